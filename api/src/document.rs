@@ -37,9 +37,12 @@ impl DocumentError {
 
 /// Deserializes `value` into `T`, naming the failing field's path on error.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, DocumentError> {
-    serde_path_to_error::deserialize(value).map_err(|error| DocumentError::InvalidField {
-        path: display_path(&error.path().to_string()),
-        message: error.inner().to_string(),
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let message = error.inner().to_string();
+        DocumentError::InvalidField {
+            path: field_path(&error.path().to_string(), &message),
+            message,
+        }
     })
 }
 
@@ -72,8 +75,8 @@ pub fn unknown_fields<T: DeserializeOwned + Serialize>(
     document: &Value,
 ) -> Result<Vec<String>, DocumentError> {
     let typed: T = from_value(document.clone())?;
-    let written =
-        serde_json::to_value(&typed).map_err(|error| DocumentError::Serialize(error.to_string()))?;
+    let written = serde_json::to_value(&typed)
+        .map_err(|error| DocumentError::Serialize(error.to_string()))?;
     let mut unknown = Vec::new();
     collect_missing(document, &written, "", &mut unknown);
     Ok(unknown)
@@ -104,12 +107,17 @@ fn collect_missing(original: &Value, written: &Value, path: &str, unknown: &mut 
     }
 }
 
-/// Turns serde_path_to_error's `a.b[0].c` / `.` rendering into the form used in messages.
-fn display_path(path: &str) -> String {
-    if path == "." {
-        "(document)".to_owned()
-    } else {
-        path.to_owned()
+/// The path of the failing field. For a missing field serde reports the enclosing object,
+/// so the missing field's name (from the message) is appended.
+fn field_path(path: &str, message: &str) -> String {
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next());
+    match (path, missing) {
+        (".", Some(field)) => field.to_owned(),
+        (".", None) => "(document)".to_owned(),
+        (path, Some(field)) => format!("{path}.{field}"),
+        (path, None) => path.to_owned(),
     }
 }
 
@@ -141,10 +149,23 @@ mod tests {
     }
 
     #[test]
+    fn missing_field_path_names_the_field() {
+        let error = from_value::<Outer>(json!({"inner": [{}]})).expect_err("count is required");
+        let DocumentError::InvalidField { path, .. } = error else {
+            panic!("unexpected error {error}");
+        };
+        assert_eq!(path, "inner[0].count");
+    }
+
+    #[test]
     fn unknown_fields_are_listed_with_paths() {
-        let document = json!({"inner": [{"count": 1, "colour": "red"}], "extra": {"a": 1}, "gone": null});
+        let document =
+            json!({"inner": [{"count": 1, "colour": "red"}], "extra": {"a": 1}, "gone": null});
         let unknown = unknown_fields::<Outer>(&document).unwrap();
-        assert_eq!(unknown, vec!["extra".to_owned(), "inner[0].colour".to_owned()]);
+        assert_eq!(
+            unknown,
+            vec!["extra".to_owned(), "inner[0].colour".to_owned()]
+        );
     }
 
     #[test]

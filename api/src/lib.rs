@@ -17,3 +17,8 @@ pub mod rebalance;
 pub mod storage;
 pub mod topic;
 pub mod user;
+
+pub mod annotations;
+pub mod conditions;
+pub mod labels;
+pub mod naming;

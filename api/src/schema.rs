@@ -23,7 +23,7 @@ pub fn free_form_object(_: &mut SchemaGenerator) -> Schema {
 pub fn doc_to_description(lines: &[&str]) -> String {
     let mut paragraphs: Vec<String> = Vec::new();
     let mut current = String::new();
-    for line in lines.iter().flat_map(|chunk| chunk.lines()) {
+    for line in lines.iter().flat_map(|chunk| chunk.split('\n')) {
         let line = line.trim();
         if line.is_empty() {
             if !current.is_empty() {

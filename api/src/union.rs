@@ -126,9 +126,7 @@ where
             None => return Err(D::Error::missing_field("type")),
         },
         _ => {
-            return Err(D::Error::custom(
-                "expected an object with a `type` field",
-            ));
+            return Err(D::Error::custom("expected an object with a `type` field"));
         }
     };
     if !types.contains(&tag.as_str()) {

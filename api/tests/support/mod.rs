@@ -1,0 +1,123 @@
+//! Helpers shared by the api crate's integration tests.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use strimzi_api::document::yaml_documents;
+use strimzi_api::resource::StrimziResource;
+
+/// The Strimzi reference folder: `$STRIMZI_REFERENCE_DIR`, else `../shared/strimzi-reference`
+/// beside the workspace. Panics with instructions when it is missing.
+pub fn reference_dir() -> PathBuf {
+    let dir = std::env::var_os("STRIMZI_REFERENCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/strimzi-reference")
+        });
+    assert!(
+        dir.join("examples").is_dir(),
+        "Strimzi reference data not found at {}: set STRIMZI_REFERENCE_DIR to the folder that \
+         holds Strimzi 1.2's `examples/` and `crds/`",
+        dir.display()
+    );
+    dir
+}
+
+/// The project's own `examples/` folder.
+pub fn own_examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
+}
+
+/// Every `.yaml`/`.yml` file below `dir`, sorted.
+pub fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A Strimzi document found in a file, with where it came from.
+pub struct Found {
+    /// `file#index` for messages.
+    pub origin: String,
+    /// The document as written.
+    pub document: Value,
+}
+
+/// Every Strimzi custom resource document below `dir`, and how many other documents
+/// (ConfigMaps, Secrets, ...) were passed over.
+pub fn strimzi_documents(dir: &Path) -> (Vec<Found>, usize) {
+    let mut found = Vec::new();
+    let mut others = 0;
+    for file in yaml_files(dir) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let documents =
+            yaml_documents(&text).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+        for (index, document) in documents.into_iter().enumerate() {
+            let api_version = document["apiVersion"].as_str().unwrap_or_default();
+            if api_version.starts_with("kafka.strimzi.io/")
+                || api_version.starts_with("core.strimzi.io/")
+            {
+                found.push(Found {
+                    origin: format!("{}#{index}", file.display()),
+                    document,
+                });
+            } else {
+                others += 1;
+            }
+        }
+    }
+    (found, others)
+}
+
+/// Reads `found` as its kind and checks that nothing is lost writing it back.
+/// Returns the typed resource, or a message describing the loss.
+pub fn round_trip(found: &Found) -> Result<StrimziResource, String> {
+    let unknown = StrimziResource::unknown_fields(&found.document)
+        .map_err(|error| format!("{}: {error}", found.origin))?;
+    if !unknown.is_empty() {
+        return Err(format!(
+            "{}: fields not understood: {unknown:?}",
+            found.origin
+        ));
+    }
+    let resource = StrimziResource::from_value(found.document.clone())
+        .map_err(|error| format!("{}: {error}", found.origin))?;
+    let written = resource.to_value().map_err(|error| error.to_string())?;
+    if !same_json(&found.document, &written) {
+        return Err(format!(
+            "{}: written back differently:\n  read:    {}\n  written: {}",
+            found.origin, found.document, written
+        ));
+    }
+    Ok(resource)
+}
+
+/// JSON equality where numbers compare by value (`1` equals `1.0`).
+pub fn same_json(left: &Value, right: &Value) -> bool {
+    match (left, right) {
+        (Value::Number(l), Value::Number(r)) => l.as_f64() == r.as_f64(),
+        (Value::Array(l), Value::Array(r)) => {
+            l.len() == r.len() && l.iter().zip(r).all(|(l, r)| same_json(l, r))
+        }
+        (Value::Object(l), Value::Object(r)) => {
+            l.len() == r.len()
+                && l.iter()
+                    .all(|(key, value)| r.get(key).is_some_and(|other| same_json(value, other)))
+        }
+        _ => left == right,
+    }
+}
