@@ -16,33 +16,12 @@ pub struct KafkaClientAuthenticationTls {
     pub certificate_and_key: Option<CertAndKeySecretSource>,
 }
 
-/// SASL SCRAM-SHA-256 with a user name and a password from a Secret.
+/// SASL authentication with a user name and a password from a Secret; used by the
+/// `scram-sha-256`, `scram-sha-512` and `plain` mechanisms alike.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct KafkaClientAuthenticationScramSha256 {
-    /// User name to log in with.
-    pub username: Option<String>,
-    /// Secret key holding the password.
-    pub password_secret: Option<PasswordSecretSource>,
-}
-
-/// SASL SCRAM-SHA-512 with a user name and a password from a Secret.
-#[skip_serializing_none]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct KafkaClientAuthenticationScramSha512 {
-    /// User name to log in with.
-    pub username: Option<String>,
-    /// Secret key holding the password.
-    pub password_secret: Option<PasswordSecretSource>,
-}
-
-/// SASL PLAIN with a user name and a password from a Secret.
-#[skip_serializing_none]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct KafkaClientAuthenticationPlain {
+pub struct KafkaClientAuthenticationPassword {
     /// User name to log in with.
     pub username: Option<String>,
     /// Secret key holding the password.
@@ -67,11 +46,11 @@ crate::tagged_union! {
         /// Mutual TLS.
         Tls("tls") => KafkaClientAuthenticationTls,
         /// SASL SCRAM-SHA-256.
-        ScramSha256("scram-sha-256") => KafkaClientAuthenticationScramSha256,
+        ScramSha256("scram-sha-256") => KafkaClientAuthenticationPassword,
         /// SASL SCRAM-SHA-512.
-        ScramSha512("scram-sha-512") => KafkaClientAuthenticationScramSha512,
+        ScramSha512("scram-sha-512") => KafkaClientAuthenticationPassword,
         /// SASL PLAIN.
-        Plain("plain") => KafkaClientAuthenticationPlain,
+        Plain("plain") => KafkaClientAuthenticationPassword,
         /// Custom mechanism configured by options.
         Custom("custom") => KafkaClientAuthenticationCustom,
     }

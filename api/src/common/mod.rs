@@ -15,8 +15,7 @@ pub mod tls;
 pub mod tracing;
 
 pub use client_auth::{
-    KafkaClientAuthentication, KafkaClientAuthenticationCustom, KafkaClientAuthenticationPlain,
-    KafkaClientAuthenticationScramSha256, KafkaClientAuthenticationScramSha512,
+    KafkaClientAuthentication, KafkaClientAuthenticationCustom, KafkaClientAuthenticationPassword,
     KafkaClientAuthenticationTls,
 };
 pub use jmx::{KafkaJmxAuthentication, KafkaJmxAuthenticationPassword, KafkaJmxOptions};

@@ -131,7 +131,7 @@ fn secrets_and_tls() -> TestResult {
     round_trip::<ClientTls>(json!({"trustedCertificates": []}))?;
     assert_eq!(
         error_path::<ClientTls>(json!({"trustedCertificates": [{"certificate": "ca.crt"}]})),
-        "trustedCertificates[0]"
+        "trustedCertificates[0].secretName"
     );
     round_trip::<PasswordSource>(json!({
         "valueFrom": {"secretKeyRef": {"name": "pw", "key": "password"}}
