@@ -19,6 +19,7 @@ use crate::schema::FreeFormMap;
 #[kube(
     group = "kafka.strimzi.io",
     version = "v1",
+    derive = "PartialEq",
     kind = "KafkaConnector",
     namespaced,
     status = "KafkaConnectorStatus",

@@ -82,6 +82,24 @@ pub fn unknown_fields<T: DeserializeOwned + Serialize>(
     Ok(unknown)
 }
 
+/// JSON equality where numbers compare by value, so `1` equals `1.0`; YAML and JSON
+/// readers do not agree on how to type whole numbers in floating-point fields.
+pub fn equivalent(left: &Value, right: &Value) -> bool {
+    match (left, right) {
+        (Value::Number(left), Value::Number(right)) => left.as_f64() == right.as_f64(),
+        (Value::Array(left), Value::Array(right)) => {
+            left.len() == right.len() && left.iter().zip(right).all(|(l, r)| equivalent(l, r))
+        }
+        (Value::Object(left), Value::Object(right)) => {
+            left.len() == right.len()
+                && left
+                    .iter()
+                    .all(|(key, l)| right.get(key).is_some_and(|r| equivalent(l, r)))
+        }
+        _ => left == right,
+    }
+}
+
 fn collect_missing(original: &Value, written: &Value, path: &str, unknown: &mut Vec<String>) {
     match (original, written) {
         (Value::Object(original), Value::Object(written)) => {
@@ -166,6 +184,16 @@ mod tests {
             unknown,
             vec!["extra".to_owned(), "inner[0].colour".to_owned()]
         );
+    }
+
+    #[test]
+    fn numbers_are_equivalent_by_value() {
+        assert!(equivalent(
+            &json!({"a": [1, 2.5]}),
+            &json!({"a": [1.0, 2.5]})
+        ));
+        assert!(!equivalent(&json!({"a": 1}), &json!({"a": "1"})));
+        assert!(!equivalent(&json!({"a": 1}), &json!({"a": 1, "b": null})));
     }
 
     #[test]

@@ -22,3 +22,7 @@ pub mod annotations;
 pub mod conditions;
 pub mod labels;
 pub mod naming;
+pub mod resource;
+
+#[cfg(test)]
+mod test_support;

@@ -29,6 +29,7 @@ pub use template::{BuildConfigTemplate, KafkaConnectTemplate};
 #[kube(
     group = "kafka.strimzi.io",
     version = "v1",
+    derive = "PartialEq",
     kind = "KafkaConnect",
     namespaced,
     status = "KafkaConnectStatus",

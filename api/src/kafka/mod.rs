@@ -54,6 +54,7 @@ pub use tiered_storage::{RemoteStorageManager, TieredStorage, TieredStorageCusto
 #[kube(
     group = "kafka.strimzi.io",
     version = "v1",
+    derive = "PartialEq",
     kind = "Kafka",
     namespaced,
     status = "KafkaStatus",

@@ -1,38 +1,8 @@
-use std::path::{Path, PathBuf};
-
 use serde_json::{Value, json};
 
 use super::*;
-use crate::document::{DocumentError, from_value, unknown_fields, yaml_documents};
-
-/// Parses `document` as a `Kafka`, checks nothing was dropped, and writes it back.
-fn round_trip(document: &Value) -> Kafka {
-    let unknown = unknown_fields::<Kafka>(document).expect("document parses");
-    assert!(unknown.is_empty(), "unknown fields: {unknown:?}");
-    let kafka: Kafka = from_value(document.clone()).expect("document parses");
-    let written = serde_json::to_value(&kafka).expect("serializes");
-    assert!(
-        same_json(document, &written),
-        "round trip changed the document:\n{document:#}\n{written:#}"
-    );
-    kafka
-}
-
-/// JSON equality that compares numbers by value (`10` equals `10.0`).
-fn same_json(left: &Value, right: &Value) -> bool {
-    match (left, right) {
-        (Value::Number(l), Value::Number(r)) => l.as_f64() == r.as_f64(),
-        (Value::Array(l), Value::Array(r)) => {
-            l.len() == r.len() && l.iter().zip(r).all(|(l, r)| same_json(l, r))
-        }
-        (Value::Object(l), Value::Object(r)) => {
-            l.len() == r.len()
-                && l.iter()
-                    .all(|(key, value)| r.get(key).is_some_and(|other| same_json(value, other)))
-        }
-        _ => left == right,
-    }
-}
+use crate::document::{DocumentError, from_value};
+use crate::test_support::{invalid_path, round_trip};
 
 fn kafka_with(kafka_spec: Value) -> Value {
     json!({
@@ -43,19 +13,12 @@ fn kafka_with(kafka_spec: Value) -> Value {
     })
 }
 
-fn invalid_path(document: Value) -> String {
-    match from_value::<Kafka>(document) {
-        Err(DocumentError::InvalidField { path, .. }) => path,
-        other => panic!("expected an invalid field, got {other:?}"),
-    }
-}
-
 #[test]
 fn minimal_kafka_round_trips() {
     let document = kafka_with(json!({
         "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": false}],
     }));
-    let kafka = round_trip(&document);
+    let kafka = round_trip::<Kafka>(&document);
     let listener = &kafka.spec.kafka.listeners[0];
     assert_eq!(listener.r#type, KafkaListenerType::Internal);
     assert!(!listener.tls);
@@ -116,7 +79,7 @@ fn every_listener_type_and_authentication_round_trips() {
                  "brokers": [{"broker": 0, "host": "broker-0.example.com"}]}},
         ],
     }));
-    let kafka = round_trip(&document);
+    let kafka = round_trip::<Kafka>(&document);
     let listeners = &kafka.spec.kafka.listeners;
     let types: Vec<_> = listeners.iter().map(|listener| listener.r#type).collect();
     assert_eq!(types.len(), KafkaListenerType::ALL.len());
@@ -239,7 +202,7 @@ fn cluster_wide_options_and_unions_round_trip() {
         "maintenanceTimeWindows".into(),
         json!(["* * 0-1 ? * SUN,MON,TUE,WED,THU *"]),
     );
-    let kafka = round_trip(&document);
+    let kafka = round_trip::<Kafka>(&document);
 
     let cluster = &kafka.spec.kafka;
     let authorization = cluster.authorization.as_ref().expect("authorization");
@@ -282,7 +245,7 @@ fn other_union_variants_round_trip() {
             "minAvailableBytesPerVolume": 1_000_000_000_i64, "excludedPrincipals": ["User:admin"]},
         "metricsConfig": {"type": "strimziMetricsReporter", "values": {"allowList": ["kafka_server.*"]}},
     }));
-    let kafka = round_trip(&document);
+    let kafka = round_trip::<Kafka>(&document);
     let Some(KafkaAuthorization::Custom(custom)) = &kafka.spec.kafka.authorization else {
         panic!("custom authorization expected");
     };
@@ -305,7 +268,7 @@ fn other_union_variants_round_trip() {
         "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": false}],
         "quotas": {"type": "strimzi", "minAvailableRatioPerVolume": 0.1},
     }));
-    round_trip(&ratio);
+    round_trip::<Kafka>(&ratio);
 }
 
 #[test]
@@ -329,7 +292,7 @@ fn status_round_trips() {
             "modes": [{"mode": "add-brokers", "brokers": [3, 4]}]},
         "clusterSecurity": {"anything": {"goes": true}},
     });
-    let kafka = round_trip(&document);
+    let kafka = round_trip::<Kafka>(&document);
     let status = kafka.status.as_ref().expect("status");
     assert_eq!(status.observed_generation, Some(3));
     assert_eq!(
@@ -346,14 +309,17 @@ fn wrong_enum_value_names_the_field() {
             {"name": "ext", "port": 9094, "type": "external", "tls": false},
         ],
     }));
-    assert_eq!(invalid_path(document), "spec.kafka.listeners[1].type");
+    assert_eq!(
+        invalid_path::<Kafka>(document),
+        "spec.kafka.listeners[1].type"
+    );
 
     let document = kafka_with(json!({
         "listeners": [{"name": "np", "port": 9094, "type": "nodeport", "tls": false,
             "configuration": {"preferredNodePortAddressType": "Elsewhere"}}],
     }));
     assert_eq!(
-        invalid_path(document),
+        invalid_path::<Kafka>(document),
         "spec.kafka.listeners[0].configuration.preferredNodePortAddressType"
     );
 }
@@ -375,7 +341,7 @@ fn wrong_union_type_names_the_field() {
         "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": false}],
         "authorization": {"type": "opa"},
     }));
-    assert_eq!(invalid_path(document), "spec.kafka.authorization");
+    assert_eq!(invalid_path::<Kafka>(document), "spec.kafka.authorization");
 }
 
 #[test]
@@ -383,7 +349,10 @@ fn missing_required_fields_are_rejected() {
     let document = kafka_with(json!({
         "listeners": [{"name": "plain", "port": 9092, "type": "internal"}],
     }));
-    assert_eq!(invalid_path(document), "spec.kafka.listeners[0]");
+    assert_eq!(
+        invalid_path::<Kafka>(document),
+        "spec.kafka.listeners[0].tls"
+    );
 }
 
 #[test]
@@ -408,55 +377,4 @@ fn schema_carries_bounds_and_union_types() {
     );
     let status = serde_json::to_value(schemars::schema_for!(KafkaStatus)).expect("schema");
     assert!(status.get("required").is_none(), "{status}");
-}
-
-fn reference_dir() -> PathBuf {
-    match std::env::var_os("STRIMZI_REFERENCE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/strimzi-reference"),
-    }
-}
-
-fn yaml_files(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            yaml_files(&path, files);
-        } else if path.extension().is_some_and(|ext| ext == "yaml") {
-            files.push(path);
-        }
-    }
-}
-
-#[test]
-fn strimzi_examples_round_trip() {
-    let examples = reference_dir().join("examples");
-    if !examples.is_dir() {
-        eprintln!("no Strimzi examples at {}; skipped", examples.display());
-        return;
-    }
-    let mut files = Vec::new();
-    yaml_files(&examples, &mut files);
-    let mut seen = 0;
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("readable example");
-        for document in yaml_documents(&text).expect("valid YAML") {
-            if document["kind"] == "Kafka" {
-                let unknown = unknown_fields::<Kafka>(&document).expect("example parses");
-                assert!(
-                    unknown.is_empty(),
-                    "{}: unknown fields {unknown:?}",
-                    file.display()
-                );
-                let kafka: Kafka = from_value(document.clone()).expect("example parses");
-                let written = serde_json::to_value(&kafka).expect("serializes");
-                assert!(same_json(&document, &written), "{} changed", file.display());
-                seen += 1;
-            }
-        }
-    }
-    assert!(seen > 0, "no Kafka resources among the examples");
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use strimzi_api::document::yaml_documents;
+use strimzi_api::document::{equivalent, yaml_documents};
 use strimzi_api::resource::StrimziResource;
 
 /// The Strimzi reference folder: `$STRIMZI_REFERENCE_DIR`, else `../shared/strimzi-reference`
@@ -97,7 +97,7 @@ pub fn round_trip(found: &Found) -> Result<StrimziResource, String> {
     let resource = StrimziResource::from_value(found.document.clone())
         .map_err(|error| format!("{}: {error}", found.origin))?;
     let written = resource.to_value().map_err(|error| error.to_string())?;
-    if !same_json(&found.document, &written) {
+    if !equivalent(&found.document, &written) {
         return Err(format!(
             "{}: written back differently:\n  read:    {}\n  written: {}",
             found.origin, found.document, written
@@ -106,18 +106,32 @@ pub fn round_trip(found: &Found) -> Result<StrimziResource, String> {
     Ok(resource)
 }
 
-/// JSON equality where numbers compare by value (`1` equals `1.0`).
-pub fn same_json(left: &Value, right: &Value) -> bool {
-    match (left, right) {
-        (Value::Number(l), Value::Number(r)) => l.as_f64() == r.as_f64(),
-        (Value::Array(l), Value::Array(r)) => {
-            l.len() == r.len() && l.iter().zip(r).all(|(l, r)| same_json(l, r))
+/// The `openAPIV3Schema` of `kind` in Strimzi's reference CRDs.
+pub fn reference_schema(kind: &str) -> Value {
+    for file in yaml_files(&reference_dir().join("crds")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for crd in yaml_documents(&text).unwrap() {
+            if crd["spec"]["names"]["kind"] == kind {
+                return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone();
+            }
         }
-        (Value::Object(l), Value::Object(r)) => {
-            l.len() == r.len()
-                && l.iter()
-                    .all(|(key, value)| r.get(key).is_some_and(|other| same_json(value, other)))
-        }
-        _ => left == right,
     }
+    panic!("no CRD for {kind} among Strimzi's reference CRDs");
+}
+
+/// Whether Strimzi's own CRD lists `field` as required in the object at `path`
+/// (dotted, with `[i]` for list items), i.e. whether the API server would reject a document
+/// that lacks it.
+pub fn required_by_reference(kind: &str, path: &str, field: &str) -> bool {
+    let mut schema = reference_schema(kind);
+    for segment in path.split('.').filter(|segment| !segment.is_empty()) {
+        let (name, indexes) = segment.split_once('[').unwrap_or((segment, ""));
+        schema = schema["properties"][name].clone();
+        for _ in indexes.matches(']') {
+            schema = schema["items"].clone();
+        }
+    }
+    schema["required"]
+        .as_array()
+        .is_some_and(|required| required.iter().any(|name| name == field))
 }
