@@ -69,7 +69,6 @@ pub struct KafkaBridgeSpec {
     /// Distributed tracing of the bridge.
     pub tracing: Option<Tracing>,
     /// Configuration of the bridge itself, as `bridge.*`-style options.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 
@@ -95,7 +94,6 @@ pub struct KafkaBridgeHttpTls {
     /// Secret with the server certificate and private key.
     pub certificate_and_key: CertAndKeySecretSource,
     /// Further TLS options of the HTTP server.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 
@@ -115,7 +113,6 @@ pub struct KafkaBridgeHttpCors {
 #[serde(rename_all = "camelCase")]
 pub struct KafkaBridgeAdminClientSpec {
     /// Kafka admin client configuration.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 
@@ -129,7 +126,6 @@ pub struct KafkaBridgeConsumerSpec {
     /// Seconds after which an idle consumer is removed; `-1` (the default) never removes it.
     pub timeout_seconds: Option<i32>,
     /// Kafka consumer configuration.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 
@@ -141,7 +137,6 @@ pub struct KafkaBridgeProducerSpec {
     /// Whether the HTTP producer endpoints are available. Defaults to `true`.
     pub enabled: Option<bool>,
     /// Kafka producer configuration.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 

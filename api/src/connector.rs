@@ -39,7 +39,6 @@ pub struct KafkaConnectorSpec {
     pub version: Option<String>,
     /// Connector configuration passed to Kafka Connect. Options the operator sets itself,
     /// such as `connector.class` and `tasks.max`, are taken from the dedicated fields.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
     /// Whether the connector should be running, paused or stopped. Defaults to `running`.
     pub state: Option<ConnectorState>,
@@ -115,7 +114,6 @@ pub struct KafkaConnectorStatus {
     /// Progress of automatic restarts.
     pub auto_restart: Option<AutoRestartStatus>,
     /// The connector's status as reported by the Kafka Connect REST API.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub connector_status: Option<FreeFormMap>,
     /// The task limit currently in effect.
     pub tasks_max: Option<i32>,

@@ -38,9 +38,22 @@ impl DocumentError {
 /// Deserializes `value` into `T`, naming the failing field's path on error.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, DocumentError> {
     serde_path_to_error::deserialize(value).map_err(|error| {
-        let message = error.inner().to_string();
+        let mut path = error.path().to_string();
+        let mut message = error.inner().to_string();
+        // A union reports the failing field inside its variant at the start of the message.
+        while let Some((nested, rest)) = message
+            .strip_prefix(crate::union::NESTED_PATH_PREFIX)
+            .and_then(|rest| rest.split_once("`: "))
+        {
+            path = if path == "." {
+                nested.to_owned()
+            } else {
+                format!("{path}.{nested}")
+            };
+            message = rest.to_owned();
+        }
         DocumentError::InvalidField {
-            path: field_path(&error.path().to_string(), &message),
+            path: field_path(&path, &message),
             message,
         }
     })

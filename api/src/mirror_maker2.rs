@@ -4,7 +4,7 @@
 
 use k8s_openapi::api::core::v1::ResourceRequirements;
 use kube::CustomResource;
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
@@ -88,7 +88,6 @@ pub struct KafkaMirrorMaker2TargetClusterSpec {
     /// How to authenticate to the cluster.
     pub authentication: Option<KafkaClientAuthentication>,
     /// Kafka Connect worker configuration. Options the operator manages itself are not allowed.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 
@@ -107,7 +106,6 @@ pub struct KafkaMirrorMaker2ClusterSpec {
     /// How to authenticate to the cluster.
     pub authentication: Option<KafkaClientAuthentication>,
     /// Client configuration for the connections to this cluster.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 
@@ -143,7 +141,6 @@ pub struct KafkaMirrorMaker2ConnectorSpec {
     /// Version of the connector plugin to use, when several versions are installed.
     pub version: Option<String>,
     /// Connector configuration passed to Kafka Connect.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
     /// Whether the connector should be running, paused or stopped. Defaults to `running`.
     pub state: Option<ConnectorState>,
@@ -167,7 +164,6 @@ pub struct KafkaMirrorMaker2Status {
     /// URL of the Connect REST API.
     pub url: Option<String>,
     /// Status of each MirrorMaker 2 connector as reported by the Connect REST API.
-    #[schemars(default, schema_with = "free_form_object_list")]
     pub connectors: Option<Vec<FreeFormMap>>,
     /// Progress of automatic restarts, one entry per connector.
     pub auto_restart_statuses: Option<Vec<AutoRestartStatus>>,
@@ -177,15 +173,6 @@ pub struct KafkaMirrorMaker2Status {
     pub label_selector: Option<String>,
     /// Number of pods currently running the deployment.
     pub replicas: Option<i32>,
-}
-
-/// Schema of a list of objects whose content is not checked.
-fn free_form_object_list(generator: &mut SchemaGenerator) -> Schema {
-    let item = crate::schema::free_form_object(generator);
-    json_schema!({
-        "type": "array",
-        "items": item,
-    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::CustomResource;
-use schemars::{Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
@@ -31,7 +30,6 @@ pub struct StrimziPodSetSpec {
     /// Selects the pods that belong to this set; it must match every pod's labels.
     pub selector: LabelSelector,
     /// Complete Pod definitions, one per pod, kept exactly as written.
-    #[schemars(schema_with = "free_form_objects")]
     pub pods: Vec<FreeFormMap>,
 }
 
@@ -52,33 +50,14 @@ pub struct StrimziPodSetStatus {
     pub current_pods: Option<i32>,
 }
 
-/// Schema of `spec.pods`: a list of objects whose content is not checked.
-fn free_form_objects(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "x-kubernetes-preserve-unknown-fields": true,
-        },
-    })
-}
-
 /// Reads one entry of `spec.pods` as a Kubernetes Pod.
 pub fn pod_from_entry(entry: &FreeFormMap) -> Result<Pod, serde_json::Error> {
-    serde_json::from_value(serde_json::Value::Object(
-        entry.clone().into_iter().collect(),
-    ))
+    serde_json::from_value(serde_json::to_value(entry)?)
 }
 
 /// Turns a Kubernetes Pod into an entry of `spec.pods`.
 pub fn pod_to_entry(pod: &Pod) -> Result<FreeFormMap, serde_json::Error> {
-    match serde_json::to_value(pod)? {
-        serde_json::Value::Object(map) => Ok(map.into_iter().collect()),
-        // A Pod always serializes to an object; anything else cannot be an entry.
-        other => Err(serde::de::Error::custom(format!(
-            "a Pod serialized to a non-object: {other}"
-        ))),
-    }
+    serde_json::from_value(serde_json::to_value(pod)?)
 }
 
 impl StrimziPodSetSpec {

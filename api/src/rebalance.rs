@@ -124,7 +124,6 @@ pub struct KafkaRebalanceStatus {
     /// Where progress details of a running rebalance can be read.
     pub progress: Option<KafkaRebalanceProgress>,
     /// Summary of the proposed plan as reported by Cruise Control.
-    #[schemars(schema_with = "crate::schema::free_form_object")]
     pub optimization_result: Option<FreeFormMap>,
 }
 

@@ -35,7 +35,6 @@ pub struct KafkaTopicSpec {
     #[schemars(range(min = 1, max = 32767))]
     pub replicas: Option<i32>,
     /// Topic-level Kafka configuration, such as `retention.ms`.
-    #[schemars(schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 

@@ -136,25 +136,33 @@ where
 }
 
 /// Deserializes one variant's struct from its object, naming the failing field on error.
+///
+/// The message starts with ``at `<path>`: `` when a field inside the variant failed;
+/// [`crate::document::from_value`] moves that path into the error's field path.
 pub fn deserialize_variant<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = error.path().to_string();
         if path == "." {
             error.inner().to_string()
         } else {
-            format!("{path}: {}", error.inner())
+            format!("{NESTED_PATH_PREFIX}{path}`: {}", error.inner())
         }
     })
 }
 
+/// How a union's error message begins when it names a field inside the variant.
+pub(crate) const NESTED_PATH_PREFIX: &str = "at `";
+
 /// Builds the schema of a union: an object with a required `type` enum and the union of every
-/// variant's properties (the first variant declaring a property gives its schema).
+/// variant's properties (the first variant declaring a property gives its schema). Besides
+/// `type`, a field is required when every variant requires it.
 pub fn merged_schema(
     generator: &mut SchemaGenerator,
     doc_lines: &[&str],
     variants: &[(&str, VariantSchema)],
 ) -> Schema {
     let mut properties = Map::new();
+    let mut required_by_all: Option<Vec<Value>> = None;
     for (_, variant_schema) in variants {
         let schema = variant_schema(generator);
         if let Some(Value::Object(variant_properties)) = schema.get("properties") {
@@ -164,7 +172,21 @@ pub fn merged_schema(
                 }
             }
         }
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        required_by_all = Some(match required_by_all {
+            None => required,
+            Some(so_far) => so_far
+                .into_iter()
+                .filter(|name| required.contains(name))
+                .collect(),
+        });
     }
+    let mut required = vec![Value::String("type".to_owned())];
+    required.extend(required_by_all.unwrap_or_default());
     let tags: Vec<Value> = variants
         .iter()
         .map(|(tag, _)| Value::String((*tag).to_owned()))
@@ -180,11 +202,78 @@ pub fn merged_schema(
     let mut schema = serde_json::json!({
         "type": "object",
         "properties": properties,
-        "required": ["type"],
+        "required": required,
     });
     let description = crate::schema::doc_to_description(doc_lines);
     if let (Some(object), false) = (schema.as_object_mut(), description.is_empty()) {
         object.insert("description".to_owned(), Value::String(description));
     }
     Schema::try_from(schema).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    /// Reads from a file.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    struct FromFile {
+        /// Where.
+        path: String,
+        /// How big at most.
+        limit: Option<u32>,
+    }
+
+    /// Reads from a URL.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    struct FromUrl {
+        /// Where.
+        path: String,
+        /// Which proxy.
+        proxy: String,
+    }
+
+    crate::tagged_union! {
+        /// Where data comes from.
+        enum Source {
+            /// A file.
+            File("file") => FromFile,
+            /// A URL.
+            Url("url") => FromUrl,
+        }
+    }
+
+    #[test]
+    fn schema_merges_properties_and_requires_what_every_variant_requires() {
+        let schema = serde_json::to_value(schemars::schema_for!(Source)).unwrap();
+        assert_eq!(schema["required"], json!(["type", "path"]));
+        assert_eq!(schema["properties"]["type"]["enum"], json!(["file", "url"]));
+        for property in ["path", "limit", "proxy"] {
+            assert!(
+                schema["properties"][property].is_object(),
+                "{property} in {schema}"
+            );
+        }
+        assert_eq!(schema["description"], "Where data comes from.");
+    }
+
+    #[test]
+    fn variants_read_and_write_with_their_tag() {
+        let url = json!({"type": "url", "path": "/x", "proxy": "p"});
+        let source: Source = serde_json::from_value(url.clone()).unwrap();
+        assert_eq!(source.type_name(), "url");
+        assert_eq!(serde_json::to_value(&source).unwrap(), url);
+        let error = serde_json::from_value::<Source>(json!({"type": "ftp"})).unwrap_err();
+        assert!(
+            error.to_string().contains("unknown variant `ftp`"),
+            "{error}"
+        );
+        let error = serde_json::from_value::<Source>(json!({"path": "/x"})).unwrap_err();
+        assert!(
+            error.to_string().contains("missing field `type`"),
+            "{error}"
+        );
+    }
 }

@@ -36,7 +36,6 @@ pub struct KafkaClientAuthenticationCustom {
     /// Whether the mechanism is SASL (otherwise it is TLS-based). Defaults to false.
     pub sasl: Option<bool>,
     /// Client configuration options that implement the authentication.
-    #[schemars(schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
 }
 

@@ -59,7 +59,6 @@ pub struct KafkaConnectSpec {
     /// How the workers authenticate to Kafka.
     pub authentication: Option<KafkaClientAuthentication>,
     /// Kafka Connect worker configuration. Options the operator manages itself are not allowed.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<FreeFormMap>,
     /// CPU and memory for each worker container.
     pub resources: Option<ResourceRequirements>,

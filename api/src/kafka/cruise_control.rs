@@ -35,7 +35,6 @@ pub struct CruiseControlSpec {
     pub broker_capacity: Option<BrokerCapacity>,
     /// Cruise Control properties. Keys with some prefixes are managed by the operator and
     /// may not be set.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<crate::schema::FreeFormMap>,
     /// Metrics exposed by Cruise Control; only `jmxPrometheusExporter` is supported.
     pub metrics_config: Option<MetricsConfig>,

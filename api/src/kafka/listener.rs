@@ -116,7 +116,6 @@ pub struct KafkaListenerAuthenticationCustom {
     pub sasl: Option<bool>,
     /// Kafka settings for this listener only; each key gets the
     /// `listener.name.<listener name>.` prefix.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub listener_config: Option<crate::schema::FreeFormMap>,
 }
 

@@ -97,7 +97,6 @@ pub struct KafkaClusterSpec {
     pub listeners: Vec<GenericKafkaListener>,
     /// Kafka broker properties. Keys with some prefixes are managed by the operator and may
     /// not be set.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub config: Option<crate::schema::FreeFormMap>,
     /// Authorization of client requests; none when unset.
     pub authorization: Option<KafkaAuthorization>,

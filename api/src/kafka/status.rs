@@ -31,7 +31,6 @@ pub struct KafkaStatus {
     /// Progress of automatic rebalancing after scaling.
     pub auto_rebalance: Option<KafkaAutoRebalanceStatus>,
     /// The security settings currently in force in the cluster.
-    #[schemars(default, schema_with = "crate::schema::free_form_object")]
     pub cluster_security: Option<crate::schema::FreeFormMap>,
 }
 

@@ -1,4 +1,4 @@
-//! Helpers shared by the api crate's integration tests.
+//! Helpers shared by the compatibility tests.
 
 use std::path::{Path, PathBuf};
 

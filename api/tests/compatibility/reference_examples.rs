@@ -1,13 +1,11 @@
 //! Compatibility suite: every custom resource in Strimzi 1.2's examples reads into our types
 //! and writes back without losing, renaming or re-typing a field.
 
-mod support;
-
 use std::collections::BTreeMap;
 
+use crate::support::{reference_dir, required_by_reference, round_trip, strimzi_documents};
 use strimzi_api::document::DocumentError;
 use strimzi_api::resource::{ResourceError, StrimziResource};
-use support::{reference_dir, required_by_reference, round_trip, strimzi_documents};
 
 /// Whether reading `document` failed only because it lacks a field that Strimzi's own CRD
 /// requires: such an example would be rejected by the API server too, so rejecting it is
