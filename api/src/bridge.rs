@@ -148,9 +148,6 @@ pub struct KafkaBridgeTemplate {
     /// The Deployment that runs the bridge.
     pub deployment: Option<DeploymentTemplate>,
     /// The bridge pods.
-    ///
-    /// Strimzi's schema for these pods has no `templatedVolumes`; the shared pod template here
-    /// accepts it, but it has no effect on bridge pods.
     pub pod: Option<PodTemplate>,
     /// The Service that exposes the HTTP API.
     pub api_service: Option<InternalServiceTemplate>,

@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
-use crate::common::{Condition, ContainerTemplate, JvmOptions, PodTemplate, ResourceTemplate};
+use crate::common::{
+    Condition, ContainerTemplate, JvmOptions, PodSetPodTemplate, ResourceTemplate,
+};
 use crate::storage::Storage;
 
 /// A role a Kafka node takes in KRaft mode.
@@ -46,7 +48,7 @@ pub struct KafkaNodePoolTemplate {
     /// Metadata of the StrimziPodSet that runs the pool's pods.
     pub pod_set: Option<ResourceTemplate>,
     /// The Kafka pods.
-    pub pod: Option<PodTemplate>,
+    pub pod: Option<PodSetPodTemplate>,
     /// Metadata of the per-node Services used by external listeners.
     pub per_pod_service: Option<ResourceTemplate>,
     /// Metadata of the per-node OpenShift Routes used by `route` listeners.

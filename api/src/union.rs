@@ -86,7 +86,7 @@ macro_rules! tagged_union {
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
                 $crate::union::deserialize_tagged(deserializer, Self::TYPES, |tag, value| match tag {
-                    $($tag => $crate::union::deserialize_variant(value).map(Self::$variant),)+
+                    $($tag => $crate::union::deserialize_nested(value).map(Self::$variant),)+
                     other => ::std::result::Result::Err(::std::format!("unknown type `{other}`")),
                 })
             }
@@ -135,11 +135,12 @@ where
     build(&tag, value).map_err(D::Error::custom)
 }
 
-/// Deserializes one variant's struct from its object, naming the failing field on error.
+/// Deserializes a value that is part of a larger document (a union variant, or one part of a
+/// struct read in pieces), naming the failing field on error.
 ///
-/// The message starts with ``at `<path>`: `` when a field inside the variant failed;
+/// The message starts with ``at `<path>`: `` when a field inside the value failed;
 /// [`crate::document::from_value`] moves that path into the error's field path.
-pub fn deserialize_variant<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+pub fn deserialize_nested<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = error.path().to_string();
         if path == "." {

@@ -36,7 +36,7 @@ pub use template::{
     AdditionalVolume, ContainerEnvVar, ContainerEnvVarSource, ContainerTemplate,
     DeploymentStrategy, DeploymentTemplate, DnsPolicy, EmptyDirMedium, EmptyDirVolume,
     InternalServiceTemplate, IpFamily, IpFamilyPolicy, MetadataTemplate,
-    PodDisruptionBudgetTemplate, PodTemplate, ResourceTemplate, TemplatedVolume,
+    PodDisruptionBudgetTemplate, PodSetPodTemplate, PodTemplate, ResourceTemplate, TemplatedVolume,
 };
 pub use tls::ClientTls;
 pub use tracing::{OpenTelemetryTracing, Tracing};

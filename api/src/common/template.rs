@@ -10,7 +10,10 @@ use k8s_openapi::api::core::v1::{
     TopologySpreadConstraint, VolumeMount,
 };
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::union::deserialize_nested;
 use serde_with::skip_serializing_none;
 
 /// Extra labels and annotations added to a generated resource.
@@ -70,11 +73,41 @@ pub struct PodTemplate {
     pub tmp_dir_size_limit: Option<String>,
     /// Additional volumes added to the pods.
     pub volumes: Option<Vec<AdditionalVolume>>,
-    /// Volumes whose names may contain placeholders filled in per pod. Not every pod template
-    /// offers this field.
-    pub templated_volumes: Option<Vec<TemplatedVolume>>,
     /// Whether the pods share the host's user namespace. Defaults to true.
     pub host_users: Option<bool>,
+}
+
+/// Customisation of pods managed by a StrimziPodSet (Kafka nodes, Connect and MirrorMaker 2
+/// workers): everything a [`PodTemplate`] offers, plus volumes created per pod.
+#[skip_serializing_none]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSetPodTemplate {
+    /// The settings every pod template offers.
+    #[serde(flatten)]
+    pub pod: PodTemplate,
+    /// Volumes whose names may contain placeholders filled in per pod.
+    pub templated_volumes: Option<Vec<TemplatedVolume>>,
+}
+
+/// Reads the two parts separately rather than through `#[serde(flatten)]`, so that an error
+/// names the failing field inside the pod template.
+impl<'de> Deserialize<'de> for PodSetPodTemplate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The fields a pod set's pod template adds to [`PodTemplate`].
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Additions {
+            templated_volumes: Option<Vec<TemplatedVolume>>,
+        }
+
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let additions: Additions = deserialize_nested(value.clone()).map_err(D::Error::custom)?;
+        Ok(Self {
+            pod: deserialize_nested(value).map_err(D::Error::custom)?,
+            templated_volumes: additions.templated_volumes,
+        })
+    }
 }
 
 /// DNS policy of a pod.

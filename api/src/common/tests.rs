@@ -167,7 +167,7 @@ fn client_authentication_variants() -> TestResult {
 
 #[test]
 fn pod_template_round_trip() -> TestResult {
-    let pod = round_trip::<PodTemplate>(json!({
+    let pod = round_trip::<PodSetPodTemplate>(json!({
         "metadata": {"labels": {"app": "kafka"}, "annotations": {"a": "b"}},
         "imagePullSecrets": [{"name": "registry"}],
         "securityContext": {"runAsUser": 1001, "fsGroup": 0},
@@ -197,13 +197,28 @@ fn pod_template_round_trip() -> TestResult {
         "templatedVolumes": [{"name": "t", "persistentVolumeClaim": {"claimName": "data-$(STRIMZI_POD_NAME)"}}],
         "hostUsers": false
     }))?;
-    assert_eq!(pod.dns_policy, Some(DnsPolicy::ClusterFirstWithHostNet));
+    assert_eq!(pod.pod.dns_policy, Some(DnsPolicy::ClusterFirstWithHostNet));
+    assert_eq!(pod.templated_volumes.as_ref().map(Vec::len), Some(1));
     assert_eq!(
         error_path::<PodTemplate>(
             json!({"volumes": [{"name": "e", "emptyDir": {"medium": "Disk"}}]})
         ),
         "volumes[0].emptyDir.medium"
     );
+    // Only pods of a StrimziPodSet offer templated volumes.
+    let templated = json!({"templatedVolumes": [], "hostUsers": true});
+    assert_eq!(
+        crate::document::unknown_fields::<PodTemplate>(&templated)?,
+        vec!["templatedVolumes".to_owned()]
+    );
+    assert!(crate::document::unknown_fields::<PodSetPodTemplate>(&templated)?.is_empty());
+    let pod_set_schema = serde_json::to_value(schemars::schema_for!(PodSetPodTemplate))?;
+    for property in ["templatedVolumes", "tmpDirSizeLimit", "volumes"] {
+        assert!(
+            pod_set_schema["properties"][property].is_object(),
+            "{property}"
+        );
+    }
     assert_eq!(
         error_path::<PodTemplate>(json!({"dnsPolicy": "Cluster"})),
         "dnsPolicy"

@@ -7,7 +7,7 @@ use serde_with::skip_serializing_none;
 
 use crate::common::{
     ContainerTemplate, InternalServiceTemplate, MetadataTemplate, PodDisruptionBudgetTemplate,
-    PodTemplate, ResourceTemplate,
+    PodSetPodTemplate, PodTemplate, ResourceTemplate,
 };
 
 /// Overrides for the resources generated for a Kafka Connect or MirrorMaker 2 cluster.
@@ -18,7 +18,7 @@ pub struct KafkaConnectTemplate {
     /// The StrimziPodSet that manages the Connect pods.
     pub pod_set: Option<ResourceTemplate>,
     /// The Connect worker pods.
-    pub pod: Option<PodTemplate>,
+    pub pod: Option<PodSetPodTemplate>,
     /// The Service that exposes the Connect REST API.
     pub api_service: Option<InternalServiceTemplate>,
     /// The headless Service that gives each pod a stable DNS name.
@@ -34,9 +34,6 @@ pub struct KafkaConnectTemplate {
     /// The ClusterRoleBinding that lets the init container read node labels.
     pub cluster_role_binding: Option<ResourceTemplate>,
     /// The pod that builds the Connect image (Kubernetes only).
-    ///
-    /// Strimzi's schema for this pod has no `templatedVolumes`; the shared pod template here
-    /// accepts it, but it has no effect on a build pod.
     pub build_pod: Option<PodTemplate>,
     /// The container that builds the Connect image (Kubernetes only).
     pub build_container: Option<ContainerTemplate>,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
 use crate::common::{
-    ContainerTemplate, InternalServiceTemplate, PodDisruptionBudgetTemplate, PodTemplate,
+    ContainerTemplate, InternalServiceTemplate, PodDisruptionBudgetTemplate, PodSetPodTemplate,
     ResourceTemplate,
 };
 
@@ -15,7 +15,7 @@ use crate::common::{
 #[serde(rename_all = "camelCase")]
 pub struct KafkaClusterTemplate {
     /// The Kafka pods.
-    pub pod: Option<PodTemplate>,
+    pub pod: Option<PodSetPodTemplate>,
     /// The internal bootstrap service.
     pub bootstrap_service: Option<InternalServiceTemplate>,
     /// The headless service covering every broker.

@@ -89,6 +89,21 @@ spec:
         message: "invalid type: string",
     },
     Case {
+        what: "bad value in a pod set's pod template",
+        yaml: r#"
+apiVersion: kafka.strimzi.io/v1
+kind: KafkaNodePool
+metadata: {name: p}
+spec:
+  replicas: 3
+  roles: [broker]
+  storage: {type: ephemeral}
+  template: {pod: {terminationGracePeriodSeconds: soon}}
+"#,
+        path: "spec.template.pod.terminationGracePeriodSeconds",
+        message: "invalid type: string",
+    },
+    Case {
         what: "unknown node pool role",
         yaml: r#"
 apiVersion: kafka.strimzi.io/v1
