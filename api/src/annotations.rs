@@ -37,6 +37,9 @@ pub const CONNECTOR_OFFSETS: &str = "strimzi.io/connector-offsets";
 pub const MIRRORMAKER_CONNECTOR: &str = "strimzi.io/mirrormaker-connector";
 /// `approve`, `stop`, `refresh` or `template` on a KafkaRebalance drives the rebalance.
 pub const REBALANCE: &str = "strimzi.io/rebalance";
+/// `"true"` on a KafkaRebalance marks it as a template for automatic rebalances rather than a
+/// rebalance to run.
+pub const REBALANCE_TEMPLATE: &str = "strimzi.io/rebalance-template";
 /// `"true"` on a KafkaRebalance approves its proposal without waiting for a person.
 pub const REBALANCE_AUTO_APPROVAL: &str = "strimzi.io/rebalance-auto-approval";
 /// `"false"` on a KafkaTopic stops the topic operator from managing the topic.

@@ -1,0 +1,430 @@
+//! One entry per custom resource kind: where its CRD comes from and what Strimzi's CRD has
+//! beyond the schema (file name, printer columns, scale subresource).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceSubresourceScale,
+    JSONSchemaProps,
+};
+use kube::CustomResourceExt;
+use strimzi_api::{bridge, connect, connector, kafka, mirror_maker2, node_pool, pod_set};
+use strimzi_api::{labels, rebalance, topic, user};
+
+use crate::{rules, structural};
+
+/// A generated CRD and the file it is written to, e.g. `040-Crd-kafka.yaml`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeneratedCrd {
+    /// File name under `deploy/crds`, the same as Strimzi's.
+    pub file_name: &'static str,
+    /// The CustomResourceDefinition, ready to apply.
+    pub crd: CustomResourceDefinition,
+}
+
+/// Why a CRD could not be generated. Only a bug in the generator can cause these.
+#[derive(Debug, thiserror::Error)]
+pub enum CrdError {
+    /// The CRD derived from the types has no version or no schema.
+    #[error("the CRD of {0} has no schema")]
+    MissingSchema(&'static str),
+    /// The schema could not be converted between its typed and JSON forms.
+    #[error("the schema of {kind} does not convert: {message}")]
+    Schema {
+        /// The kind whose schema failed.
+        kind: &'static str,
+        /// The conversion error.
+        message: String,
+    },
+    /// A CEL rule names a schema path that does not exist.
+    #[error("CEL rule for {kind} at `{path}`: no such schema path")]
+    RulePath {
+        /// The kind the rule is for.
+        kind: &'static str,
+        /// The path the rule names.
+        path: &'static str,
+    },
+}
+
+impl CrdError {
+    /// A stable CamelCase word for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::MissingSchema(_) => "MissingSchema",
+            Self::Schema { .. } => "SchemaConversion",
+            Self::RulePath { .. } => "UnknownRulePath",
+        }
+    }
+}
+
+/// A printer column: `kubectl get` shows it.
+struct Column {
+    name: &'static str,
+    type_: &'static str,
+    json_path: &'static str,
+    description: &'static str,
+    priority: Option<i32>,
+}
+
+/// What Strimzi's CRD of one kind has beyond the derived schema.
+struct Kind {
+    kind: &'static str,
+    file_name: &'static str,
+    derive: fn() -> CustomResourceDefinition,
+    description: &'static str,
+    columns: &'static [Column],
+    /// The scale subresource, for kinds with a number of replicas (or tasks).
+    scale: Option<Scale>,
+}
+
+/// Paths of the scale subresource.
+struct Scale {
+    spec_replicas: &'static str,
+    status_replicas: &'static str,
+    label_selector: Option<&'static str>,
+}
+
+/// The usual scale subresource of kinds with `spec.replicas`.
+const REPLICAS_SCALE: Option<Scale> = Some(Scale {
+    spec_replicas: ".spec.replicas",
+    status_replicas: ".status.replicas",
+    label_selector: Some(".status.labelSelector"),
+});
+
+const READY: Column = Column {
+    name: "Ready",
+    type_: "string",
+    json_path: ".status.conditions[?(@.type==\"Ready\")].status",
+    description: "Whether the resource is reconciled and ready",
+    priority: None,
+};
+
+const fn cluster_label(description: &'static str) -> Column {
+    Column {
+        name: "Cluster",
+        type_: "string",
+        json_path: ".metadata.labels.strimzi\\.io/cluster",
+        description,
+        priority: None,
+    }
+}
+
+const fn desired_replicas(description: &'static str) -> Column {
+    Column {
+        name: "Desired replicas",
+        type_: "integer",
+        json_path: ".spec.replicas",
+        description,
+        priority: None,
+    }
+}
+
+/// Every kind, in the order of Strimzi's file names.
+const KINDS: &[Kind] = &[
+    Kind {
+        kind: "Kafka",
+        file_name: "040-Crd-kafka.yaml",
+        derive: kafka::Kafka::crd,
+        description: "A Kafka cluster in KRaft mode: its listeners, configuration, security, \
+            certificate authorities and the operators and tools deployed with it. The nodes \
+            themselves are described by KafkaNodePool resources.",
+        columns: &[
+            READY,
+            Column {
+                name: "Warnings",
+                type_: "string",
+                json_path: ".status.conditions[?(@.type==\"Warning\")].status",
+                description: "Whether the last reconciliation raised warnings",
+                priority: None,
+            },
+            Column {
+                name: "Kafka version",
+                type_: "string",
+                json_path: ".status.kafkaVersion",
+                description: "Kafka version the cluster runs",
+                priority: None,
+            },
+            Column {
+                name: "Metadata version",
+                type_: "string",
+                json_path: ".status.kafkaMetadataVersion",
+                description: "KRaft metadata version the cluster uses",
+                priority: None,
+            },
+        ],
+        scale: None,
+    },
+    Kind {
+        kind: "KafkaConnect",
+        file_name: "041-Crd-kafkaconnect.yaml",
+        derive: connect::KafkaConnect::crd,
+        description: "A Kafka Connect cluster: its workers, how they reach Kafka, and the \
+            connector plugins they run.",
+        columns: &[
+            desired_replicas("Number of Connect workers asked for"),
+            READY,
+        ],
+        scale: REPLICAS_SCALE,
+    },
+    Kind {
+        kind: "StrimziPodSet",
+        file_name: "042-Crd-strimzipodset.yaml",
+        derive: pod_set::StrimziPodSet::crd,
+        description: "A set of pods managed by the operator, each with its own definition; \
+            created by the cluster operator, not by users.",
+        columns: &[
+            Column {
+                name: "Pods",
+                type_: "integer",
+                json_path: ".status.pods",
+                description: "Pods in the set",
+                priority: None,
+            },
+            Column {
+                name: "Ready Pods",
+                type_: "integer",
+                json_path: ".status.readyPods",
+                description: "Pods in the set that are ready",
+                priority: None,
+            },
+            Column {
+                name: "Current Pods",
+                type_: "integer",
+                json_path: ".status.currentPods",
+                description: "Pods in the set that run their current definition",
+                priority: None,
+            },
+            Column {
+                name: "Age",
+                type_: "date",
+                json_path: ".metadata.creationTimestamp",
+                description: "Time since the set was created",
+                priority: None,
+            },
+        ],
+        scale: None,
+    },
+    Kind {
+        kind: "KafkaTopic",
+        file_name: "043-Crd-kafkatopic.yaml",
+        derive: topic::KafkaTopic::crd,
+        description: "A Kafka topic: its partitions, replication factor and configuration.",
+        columns: &[
+            cluster_label("Kafka cluster the topic is in"),
+            Column {
+                name: "Partitions",
+                type_: "integer",
+                json_path: ".spec.partitions",
+                description: "Number of partitions asked for",
+                priority: None,
+            },
+            Column {
+                name: "Replication factor",
+                type_: "integer",
+                json_path: ".spec.replicas",
+                description: "Number of replicas of each partition asked for",
+                priority: None,
+            },
+            READY,
+        ],
+        scale: None,
+    },
+    Kind {
+        kind: "KafkaUser",
+        file_name: "044-Crd-kafkauser.yaml",
+        derive: user::KafkaUser::crd,
+        description: "A Kafka user: how it authenticates, what it may do, and its quotas.",
+        columns: &[
+            cluster_label("Kafka cluster the user is for"),
+            Column {
+                name: "Authentication",
+                type_: "string",
+                json_path: ".spec.authentication.type",
+                description: "How the user authenticates",
+                priority: None,
+            },
+            Column {
+                name: "Authorization",
+                type_: "string",
+                json_path: ".spec.authorization.type",
+                description: "How the user's rights are set",
+                priority: None,
+            },
+            READY,
+        ],
+        scale: None,
+    },
+    Kind {
+        kind: "KafkaNodePool",
+        file_name: "045-Crd-kafkanodepool.yaml",
+        derive: node_pool::KafkaNodePool::crd,
+        description: "A group of Kafka nodes with the same roles, storage and resources, \
+            belonging to the Kafka cluster named by its `strimzi.io/cluster` label.",
+        columns: &[
+            desired_replicas("Number of nodes asked for"),
+            Column {
+                name: "Roles",
+                type_: "string",
+                json_path: ".status.roles",
+                description: "Roles the pool's nodes take",
+                priority: None,
+            },
+            Column {
+                name: "NodeIds",
+                type_: "string",
+                json_path: ".status.nodeIds",
+                description: "Node IDs of the pool's nodes",
+                priority: None,
+            },
+        ],
+        scale: REPLICAS_SCALE,
+    },
+    Kind {
+        kind: "KafkaBridge",
+        file_name: "046-Crd-kafkabridge.yaml",
+        derive: bridge::KafkaBridge::crd,
+        description: "An HTTP bridge that lets HTTP clients produce to and consume from Kafka.",
+        columns: &[
+            desired_replicas("Number of bridge pods asked for"),
+            Column {
+                name: "Bootstrap Servers",
+                type_: "string",
+                json_path: ".spec.bootstrapServers",
+                description: "Kafka bootstrap addresses the bridge connects to",
+                priority: Some(1),
+            },
+            READY,
+        ],
+        scale: REPLICAS_SCALE,
+    },
+    Kind {
+        kind: "KafkaConnector",
+        file_name: "047-Crd-kafkaconnector.yaml",
+        derive: connector::KafkaConnector::crd,
+        description: "A connector running in the Kafka Connect cluster named by its \
+            `strimzi.io/cluster` label.",
+        columns: &[
+            cluster_label("Kafka Connect cluster the connector runs in"),
+            Column {
+                name: "Connector class",
+                type_: "string",
+                json_path: ".spec.class",
+                description: "Java class implementing the connector",
+                priority: None,
+            },
+            Column {
+                name: "Max Tasks",
+                type_: "integer",
+                json_path: ".spec.tasksMax",
+                description: "Largest number of tasks the connector may run",
+                priority: None,
+            },
+            READY,
+        ],
+        scale: Some(Scale {
+            spec_replicas: ".spec.tasksMax",
+            status_replicas: ".status.tasksMax",
+            label_selector: None,
+        }),
+    },
+    Kind {
+        kind: "KafkaMirrorMaker2",
+        file_name: "048-Crd-kafkamirrormaker2.yaml",
+        derive: mirror_maker2::KafkaMirrorMaker2::crd,
+        description: "A MirrorMaker 2 deployment that copies topics, consumer group offsets \
+            and ACLs from source Kafka clusters into a target cluster.",
+        columns: &[
+            desired_replicas("Number of MirrorMaker 2 workers asked for"),
+            READY,
+        ],
+        scale: REPLICAS_SCALE,
+    },
+    Kind {
+        kind: "KafkaRebalance",
+        file_name: "049-Crd-kafkarebalance.yaml",
+        derive: rebalance::KafkaRebalance::crd,
+        description: "A request to Cruise Control to compute, and on approval carry out, a \
+            redistribution of partition replicas in a Kafka cluster.",
+        columns: &[
+            cluster_label("Kafka cluster to rebalance"),
+            Column {
+                name: "Template",
+                type_: "string",
+                json_path: ".metadata.annotations.strimzi\\.io/rebalance-template",
+                description: "Whether the resource is only a template for automatic rebalances",
+                priority: None,
+            },
+            Column {
+                name: "Status",
+                type_: "string",
+                json_path: ".status.conditions[*].type",
+                description: "State of the rebalance",
+                priority: None,
+            },
+        ],
+        scale: None,
+    },
+];
+
+/// Every CRD, in the order of Strimzi's file names.
+pub fn custom_resource_definitions() -> Result<Vec<GeneratedCrd>, CrdError> {
+    KINDS.iter().map(Kind::generate).collect()
+}
+
+impl Kind {
+    fn generate(&self) -> Result<GeneratedCrd, CrdError> {
+        let mut crd = (self.derive)();
+        crd.metadata.labels = Some(BTreeMap::from([
+            ("app".to_owned(), "strimzi".to_owned()),
+            (labels::CRD_INSTALL.to_owned(), "true".to_owned()),
+        ]));
+        let version = crd
+            .spec
+            .versions
+            .first_mut()
+            .ok_or(CrdError::MissingSchema(self.kind))?;
+        version.additional_printer_columns =
+            Some(self.columns.iter().map(Column::definition).collect());
+        if let (Some(scale), Some(subresources)) = (&self.scale, version.subresources.as_mut()) {
+            subresources.scale = Some(CustomResourceSubresourceScale {
+                spec_replicas_path: scale.spec_replicas.to_owned(),
+                status_replicas_path: scale.status_replicas.to_owned(),
+                label_selector_path: scale.label_selector.map(str::to_owned),
+            });
+        }
+        let validation = version
+            .schema
+            .as_mut()
+            .ok_or(CrdError::MissingSchema(self.kind))?;
+        let derived = validation
+            .open_api_v3_schema
+            .take()
+            .ok_or(CrdError::MissingSchema(self.kind))?;
+        let conversion_error = |error: serde_json::Error| CrdError::Schema {
+            kind: self.kind,
+            message: error.to_string(),
+        };
+        let mut schema = serde_json::to_value(derived).map_err(conversion_error)?;
+        structural::normalize(&mut schema, self.description);
+        rules::apply(self.kind, &mut schema)?;
+        validation.open_api_v3_schema =
+            Some(serde_json::from_value::<JSONSchemaProps>(schema).map_err(conversion_error)?);
+        Ok(GeneratedCrd {
+            file_name: self.file_name,
+            crd,
+        })
+    }
+}
+
+impl Column {
+    fn definition(&self) -> CustomResourceColumnDefinition {
+        CustomResourceColumnDefinition {
+            name: self.name.to_owned(),
+            type_: self.type_.to_owned(),
+            json_path: self.json_path.to_owned(),
+            description: Some(self.description.to_owned()),
+            priority: self.priority,
+            format: None,
+        }
+    }
+}

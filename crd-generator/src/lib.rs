@@ -1,0 +1,16 @@
+//! The CustomResourceDefinitions of Strimzi's custom resources, generated from the `api`
+//! crate's types and shaped like Strimzi 1.2's: same names, labels, printer columns and
+//! subresources, structural schemas with the same properties, plus CEL rules for checks that
+//! Strimzi only makes inside its operator.
+//!
+//! [`custom_resource_definitions`] returns them as Kubernetes objects (for operators that
+//! install or upgrade CRDs at start-up); [`files`] renders and checks the YAML files under
+//! `deploy/crds`; [`coverage`] compares their properties with Strimzi's CRDs.
+
+pub mod coverage;
+pub mod files;
+mod kinds;
+mod rules;
+mod structural;
+
+pub use kinds::{CrdError, GeneratedCrd, custom_resource_definitions};

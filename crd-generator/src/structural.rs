@@ -1,0 +1,132 @@
+//! Shapes a derived schema like Strimzi's: no `nullable` or numeric `format` (Strimzi's CRDs
+//! have neither), whole-number bounds written as integers, the root's `apiVersion`, `kind` and
+//! `metadata` properties, and status conditions as a list keyed by `type`.
+
+use serde_json::{Map, Value, json};
+
+/// Normalizes the `openAPIV3Schema` of a CRD in place and gives its root `description`.
+pub fn normalize(schema: &mut Value, description: &str) {
+    clean(schema);
+    let Some(root) = schema.as_object_mut() else {
+        return;
+    };
+    root.remove("title");
+    root.insert(
+        "description".to_owned(),
+        Value::String(description.to_owned()),
+    );
+    let properties = root
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(properties) = properties.as_object_mut() {
+        properties.insert(
+            "apiVersion".to_owned(),
+            json!({
+                "type": "string",
+                "description": "Version of the API this object is written against, e.g. `kafka.strimzi.io/v1`.",
+            }),
+        );
+        properties.insert(
+            "kind".to_owned(),
+            json!({
+                "type": "string",
+                "description": "Kind of object this is, in CamelCase.",
+            }),
+        );
+        properties.insert("metadata".to_owned(), json!({"type": "object"}));
+    }
+    if let Some(conditions) = schema.pointer_mut("/properties/status/properties/conditions") {
+        key_conditions_by_type(conditions);
+    }
+}
+
+/// Removes what Strimzi's schemas do not have, recursively.
+fn clean(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            object.remove("nullable");
+            let numeric = matches!(
+                object.get("type").and_then(Value::as_str),
+                Some("integer" | "number")
+            );
+            if numeric {
+                object.remove("format");
+            }
+            for bound in ["minimum", "maximum"] {
+                if let Some(value) = object.get_mut(bound) {
+                    integral(value);
+                }
+            }
+            object.values_mut().for_each(clean);
+        }
+        Value::Array(items) => items.iter_mut().for_each(clean),
+        _ => {}
+    }
+}
+
+/// Writes a whole-number float such as `1.0` as the integer `1`.
+fn integral(value: &mut Value) {
+    if let Some(number) = value.as_f64()
+        && number.fract() == 0.0
+        && number.abs() < 9_007_199_254_740_992.0
+    {
+        // Safe: the value is whole and within the range an f64 represents exactly.
+        #[allow(clippy::cast_possible_truncation)]
+        let whole = number as i64;
+        *value = Value::from(whole);
+    }
+}
+
+/// Makes `conditions` a list map keyed by `type`, so that server-side apply merges conditions
+/// by type and the API server refuses two conditions of one type.
+fn key_conditions_by_type(conditions: &mut Value) {
+    let Some(list) = conditions.as_object_mut() else {
+        return;
+    };
+    list.insert("x-kubernetes-list-type".to_owned(), json!("map"));
+    list.insert("x-kubernetes-list-map-keys".to_owned(), json!(["type"]));
+    if let Some(item) = list.get_mut("items").and_then(Value::as_object_mut) {
+        // A list-map key must be required.
+        item.insert("required".to_owned(), json!(["type"]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_what_strimzi_does_not_have() {
+        let mut schema = json!({
+            "title": "Thing",
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "format": "int32", "minimum": 1.0, "nullable": true},
+                "ratio": {"type": "number", "format": "double", "maximum": 1.0, "minimum": 0.5},
+                "when": {"type": "string", "format": "date-time"},
+                "status": {"type": "object", "properties": {"conditions": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"type": {"type": "string"}}}
+                }}}
+            }
+        });
+        normalize(&mut schema, "A thing.");
+        assert_eq!(schema["description"], "A thing.");
+        assert!(schema.get("title").is_none());
+        assert_eq!(
+            schema["properties"]["count"],
+            json!({"type": "integer", "minimum": 1})
+        );
+        assert_eq!(
+            schema["properties"]["ratio"],
+            json!({"type": "number", "maximum": 1, "minimum": 0.5})
+        );
+        assert_eq!(schema["properties"]["when"]["format"], "date-time");
+        assert_eq!(schema["properties"]["metadata"], json!({"type": "object"}));
+        assert_eq!(schema["properties"]["apiVersion"]["type"], "string");
+        let conditions = &schema["properties"]["status"]["properties"]["conditions"];
+        assert_eq!(conditions["x-kubernetes-list-type"], "map");
+        assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+        assert_eq!(conditions["items"]["required"], json!(["type"]));
+    }
+}
