@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(files[0].name, "040-Crd-kafka.yaml");
         let combined = &files[10];
         assert_eq!(combined.name, COMBINED_FILE);
-        assert_eq!(combined.content.matches("\n---\n").count() + 1, 10);
+        assert_eq!(combined.content.matches("\n---\n").count(), 10);
         assert!(files.iter().all(|file| file.content.starts_with(HEADER)));
     }
 

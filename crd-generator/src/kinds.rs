@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceSubresourceScale,
-    JSONSchemaProps,
+    CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
+    CustomResourceSubresourceScale, JSONSchemaProps,
 };
 use kube::CustomResourceExt;
 use strimzi_api::{bridge, connect, connector, kafka, mirror_maker2, node_pool, pod_set};
@@ -378,6 +378,11 @@ impl Kind {
             ("app".to_owned(), "strimzi".to_owned()),
             (labels::CRD_INSTALL.to_owned(), "true".to_owned()),
         ]));
+        crd.spec.names.list_kind = Some(format!("{}List", self.kind));
+        crd.spec.conversion = Some(CustomResourceConversion {
+            strategy: "None".to_owned(),
+            webhook: None,
+        });
         let version = crd
             .spec
             .versions

@@ -1,12 +1,18 @@
 //! Shapes a derived schema like Strimzi's: no `nullable` or numeric `format` (Strimzi's CRDs
-//! have neither), whole-number bounds written as integers, the root's `apiVersion`, `kind` and
-//! `metadata` properties, and status conditions as a list keyed by `type`.
+//! have neither), descriptions as flowing text, the
+//! root's `apiVersion`, `kind` and `metadata` properties, and status conditions as a list keyed
+//! by `type`.
 
 use serde_json::{Map, Value, json};
+use strimzi_api::schema::doc_to_description;
+
+/// The syntax of a Kubernetes resource quantity such as `500m`, `2Gi` or `1e3`.
+const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
 /// Normalizes the `openAPIV3Schema` of a CRD in place and gives its root `description`.
 pub fn normalize(schema: &mut Value, description: &str) {
     clean(schema);
+    quantities(schema);
     let Some(root) = schema.as_object_mut() else {
         return;
     };
@@ -52,10 +58,9 @@ fn clean(schema: &mut Value) {
             if numeric {
                 object.remove("format");
             }
-            for bound in ["minimum", "maximum"] {
-                if let Some(value) = object.get_mut(bound) {
-                    integral(value);
-                }
+            if let Some(Value::String(description)) = object.get_mut("description") {
+                // Doc comments wrap lines; a description reads as paragraphs.
+                *description = doc_to_description(&[description.as_str()]);
             }
             object.values_mut().for_each(clean);
         }
@@ -64,16 +69,31 @@ fn clean(schema: &mut Value) {
     }
 }
 
-/// Writes a whole-number float such as `1.0` as the integer `1`.
-fn integral(value: &mut Value) {
-    if let Some(number) = value.as_f64()
-        && number.fract() == 0.0
-        && number.abs() < 9_007_199_254_740_992.0
-    {
-        // Safe: the value is whole and within the range an f64 represents exactly.
-        #[allow(clippy::cast_possible_truncation)]
-        let whole = number as i64;
-        *value = Value::from(whole);
+/// Gives the values of resource `limits` and `requests` maps the quantity syntax (number or
+/// string matching [`QUANTITY_PATTERN`]) instead of a long prose description.
+fn quantities(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::Object(properties)) = object.get_mut("properties") {
+                for name in ["limits", "requests"] {
+                    let values = properties
+                        .get_mut(name)
+                        .and_then(|map| map.get_mut("additionalProperties"));
+                    if let Some(values) = values
+                        && values["x-kubernetes-int-or-string"] == true
+                    {
+                        *values = json!({
+                            "anyOf": [{"type": "integer"}, {"type": "string"}],
+                            "pattern": QUANTITY_PATTERN,
+                            "x-kubernetes-int-or-string": true,
+                        });
+                    }
+                }
+            }
+            object.values_mut().for_each(quantities);
+        }
+        Value::Array(items) => items.iter_mut().for_each(quantities),
+        _ => {}
     }
 }
 
@@ -101,9 +121,14 @@ mod tests {
             "title": "Thing",
             "type": "object",
             "properties": {
-                "count": {"type": "integer", "format": "int32", "minimum": 1.0, "nullable": true},
+                "count": {"type": "integer", "format": "int32", "minimum": 1, "nullable": true},
+                "text": {"type": "string", "description": "Wrapped\nline.\n\nNext paragraph."},
                 "ratio": {"type": "number", "format": "double", "maximum": 1.0, "minimum": 0.5},
                 "when": {"type": "string", "format": "date-time"},
+                "resources": {"type": "object", "properties": {"limits": {
+                    "type": "object",
+                    "additionalProperties": {"x-kubernetes-int-or-string": true, "description": "long"}
+                }}},
                 "status": {"type": "object", "properties": {"conditions": {
                     "type": "array",
                     "items": {"type": "object", "properties": {"type": {"type": "string"}}}
@@ -119,12 +144,20 @@ mod tests {
         );
         assert_eq!(
             schema["properties"]["ratio"],
-            json!({"type": "number", "maximum": 1, "minimum": 0.5})
+            json!({"type": "number", "maximum": 1.0, "minimum": 0.5})
         );
         assert_eq!(schema["properties"]["when"]["format"], "date-time");
+        assert_eq!(
+            schema["properties"]["text"]["description"],
+            "Wrapped line.\n\nNext paragraph."
+        );
         assert_eq!(schema["properties"]["metadata"], json!({"type": "object"}));
         assert_eq!(schema["properties"]["apiVersion"]["type"], "string");
         let conditions = &schema["properties"]["status"]["properties"]["conditions"];
+        assert_eq!(
+            schema["properties"]["resources"]["properties"]["limits"]["additionalProperties"]["pattern"],
+            QUANTITY_PATTERN
+        );
         assert_eq!(conditions["x-kubernetes-list-type"], "map");
         assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
         assert_eq!(conditions["items"]["required"], json!(["type"]));

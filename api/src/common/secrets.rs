@@ -7,10 +7,11 @@ use serde_with::skip_serializing_none;
 
 /// Trusted certificates in a Secret, picked by one key or by a glob over the keys.
 ///
-/// Exactly one of `certificate` and `pattern` should be set.
+/// Exactly one of `certificate` and `pattern` must be set.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["certificate"]}, {"required": ["pattern"]}]))]
 pub struct CertSecretSource {
     /// Name of the Secret.
     pub secret_name: String,

@@ -123,10 +123,11 @@ pub enum DnsPolicy {
     None,
 }
 
-/// An extra volume for a pod: exactly one source besides the name should be set.
+/// An extra volume for a pod: exactly one source besides the name must be set.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["secret"]}, {"required": ["configMap"]}, {"required": ["emptyDir"]}, {"required": ["persistentVolumeClaim"]}, {"required": ["csi"]}, {"required": ["image"]}]))]
 pub struct AdditionalVolume {
     /// Name of the volume, referred to by volume mounts.
     pub name: Option<String>,
@@ -144,10 +145,11 @@ pub struct AdditionalVolume {
     pub image: Option<ImageVolumeSource>,
 }
 
-/// A volume whose names may hold per-pod placeholders; exactly one source should be set.
+/// A volume whose names may hold per-pod placeholders; exactly one source must be set.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["secret"]}, {"required": ["configMap"]}, {"required": ["persistentVolumeClaim"]}]))]
 pub struct TemplatedVolume {
     /// Name of the volume, referred to by volume mounts.
     pub name: Option<String>,
@@ -193,10 +195,11 @@ pub struct ContainerTemplate {
 
 /// An environment variable with a literal value or a value read from a Secret or ConfigMap.
 ///
-/// Exactly one of `value` and `valueFrom` should be set.
+/// Exactly one of `value` and `valueFrom` must be set.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["value"]}, {"required": ["valueFrom"]}]))]
 pub struct ContainerEnvVar {
     /// Name of the variable.
     pub name: Option<String>,
@@ -210,6 +213,7 @@ pub struct ContainerEnvVar {
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["secretKeyRef"]}, {"required": ["configMapKeyRef"]}]))]
 pub struct ContainerEnvVarSource {
     /// A key of a Secret.
     pub secret_key_ref: Option<SecretKeySelector>,
