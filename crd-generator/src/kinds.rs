@@ -91,32 +91,43 @@ const REPLICAS_SCALE: Option<Scale> = Some(Scale {
     label_selector: Some(".status.labelSelector"),
 });
 
-const READY: Column = Column {
-    name: "Ready",
-    type_: "string",
-    json_path: ".status.conditions[?(@.type==\"Ready\")].status",
-    description: "Whether the resource is reconciled and ready",
-    priority: None,
-};
-
-const fn cluster_label(description: &'static str) -> Column {
+/// A column shown by default.
+const fn column(
+    name: &'static str,
+    type_: &'static str,
+    json_path: &'static str,
+    description: &'static str,
+) -> Column {
     Column {
-        name: "Cluster",
-        type_: "string",
-        json_path: ".metadata.labels.strimzi\\.io/cluster",
+        name,
+        type_,
+        json_path,
         description,
         priority: None,
     }
 }
 
-const fn desired_replicas(description: &'static str) -> Column {
-    Column {
-        name: "Desired replicas",
-        type_: "integer",
-        json_path: ".spec.replicas",
+/// Status of the `Ready` condition, the first thing users look for.
+const READY: Column = column(
+    "Ready",
+    "string",
+    ".status.conditions[?(@.type==\"Ready\")].status",
+    "Whether the resource is reconciled and ready",
+);
+
+/// The `strimzi.io/cluster` label: which cluster a resource belongs to.
+const fn cluster_label(description: &'static str) -> Column {
+    column(
+        "Cluster",
+        "string",
+        ".metadata.labels.strimzi\\.io/cluster",
         description,
-        priority: None,
-    }
+    )
+}
+
+/// `spec.replicas`.
+const fn desired_replicas(description: &'static str) -> Column {
+    column("Desired replicas", "integer", ".spec.replicas", description)
 }
 
 /// Every kind, in the order of Strimzi's file names.
@@ -130,27 +141,24 @@ const KINDS: &[Kind] = &[
             themselves are described by KafkaNodePool resources.",
         columns: &[
             READY,
-            Column {
-                name: "Warnings",
-                type_: "string",
-                json_path: ".status.conditions[?(@.type==\"Warning\")].status",
-                description: "Whether the last reconciliation raised warnings",
-                priority: None,
-            },
-            Column {
-                name: "Kafka version",
-                type_: "string",
-                json_path: ".status.kafkaVersion",
-                description: "Kafka version the cluster runs",
-                priority: None,
-            },
-            Column {
-                name: "Metadata version",
-                type_: "string",
-                json_path: ".status.kafkaMetadataVersion",
-                description: "KRaft metadata version the cluster uses",
-                priority: None,
-            },
+            column(
+                "Warnings",
+                "string",
+                ".status.conditions[?(@.type==\"Warning\")].status",
+                "Whether the last reconciliation raised warnings",
+            ),
+            column(
+                "Kafka version",
+                "string",
+                ".status.kafkaVersion",
+                "Kafka version the cluster runs",
+            ),
+            column(
+                "Metadata version",
+                "string",
+                ".status.kafkaMetadataVersion",
+                "KRaft metadata version the cluster uses",
+            ),
         ],
         scale: None,
     },
@@ -173,34 +181,25 @@ const KINDS: &[Kind] = &[
         description: "A set of pods managed by the operator, each with its own definition; \
             created by the cluster operator, not by users.",
         columns: &[
-            Column {
-                name: "Pods",
-                type_: "integer",
-                json_path: ".status.pods",
-                description: "Pods in the set",
-                priority: None,
-            },
-            Column {
-                name: "Ready Pods",
-                type_: "integer",
-                json_path: ".status.readyPods",
-                description: "Pods in the set that are ready",
-                priority: None,
-            },
-            Column {
-                name: "Current Pods",
-                type_: "integer",
-                json_path: ".status.currentPods",
-                description: "Pods in the set that run their current definition",
-                priority: None,
-            },
-            Column {
-                name: "Age",
-                type_: "date",
-                json_path: ".metadata.creationTimestamp",
-                description: "Time since the set was created",
-                priority: None,
-            },
+            column("Pods", "integer", ".status.pods", "Pods in the set"),
+            column(
+                "Ready Pods",
+                "integer",
+                ".status.readyPods",
+                "Pods in the set that are ready",
+            ),
+            column(
+                "Current Pods",
+                "integer",
+                ".status.currentPods",
+                "Pods in the set that run their current definition",
+            ),
+            column(
+                "Age",
+                "date",
+                ".metadata.creationTimestamp",
+                "Time since the set was created",
+            ),
         ],
         scale: None,
     },
@@ -211,20 +210,18 @@ const KINDS: &[Kind] = &[
         description: "A Kafka topic: its partitions, replication factor and configuration.",
         columns: &[
             cluster_label("Kafka cluster the topic is in"),
-            Column {
-                name: "Partitions",
-                type_: "integer",
-                json_path: ".spec.partitions",
-                description: "Number of partitions asked for",
-                priority: None,
-            },
-            Column {
-                name: "Replication factor",
-                type_: "integer",
-                json_path: ".spec.replicas",
-                description: "Number of replicas of each partition asked for",
-                priority: None,
-            },
+            column(
+                "Partitions",
+                "integer",
+                ".spec.partitions",
+                "Number of partitions asked for",
+            ),
+            column(
+                "Replication factor",
+                "integer",
+                ".spec.replicas",
+                "Number of replicas of each partition asked for",
+            ),
             READY,
         ],
         scale: None,
@@ -236,20 +233,18 @@ const KINDS: &[Kind] = &[
         description: "A Kafka user: how it authenticates, what it may do, and its quotas.",
         columns: &[
             cluster_label("Kafka cluster the user is for"),
-            Column {
-                name: "Authentication",
-                type_: "string",
-                json_path: ".spec.authentication.type",
-                description: "How the user authenticates",
-                priority: None,
-            },
-            Column {
-                name: "Authorization",
-                type_: "string",
-                json_path: ".spec.authorization.type",
-                description: "How the user's rights are set",
-                priority: None,
-            },
+            column(
+                "Authentication",
+                "string",
+                ".spec.authentication.type",
+                "How the user authenticates",
+            ),
+            column(
+                "Authorization",
+                "string",
+                ".spec.authorization.type",
+                "How the user's rights are set",
+            ),
             READY,
         ],
         scale: None,
@@ -262,20 +257,18 @@ const KINDS: &[Kind] = &[
             belonging to the Kafka cluster named by its `strimzi.io/cluster` label.",
         columns: &[
             desired_replicas("Number of nodes asked for"),
-            Column {
-                name: "Roles",
-                type_: "string",
-                json_path: ".status.roles",
-                description: "Roles the pool's nodes take",
-                priority: None,
-            },
-            Column {
-                name: "NodeIds",
-                type_: "string",
-                json_path: ".status.nodeIds",
-                description: "Node IDs of the pool's nodes",
-                priority: None,
-            },
+            column(
+                "Roles",
+                "string",
+                ".status.roles",
+                "Roles the pool's nodes take",
+            ),
+            column(
+                "NodeIds",
+                "string",
+                ".status.nodeIds",
+                "Node IDs of the pool's nodes",
+            ),
         ],
         scale: REPLICAS_SCALE,
     },
@@ -305,20 +298,18 @@ const KINDS: &[Kind] = &[
             `strimzi.io/cluster` label.",
         columns: &[
             cluster_label("Kafka Connect cluster the connector runs in"),
-            Column {
-                name: "Connector class",
-                type_: "string",
-                json_path: ".spec.class",
-                description: "Java class implementing the connector",
-                priority: None,
-            },
-            Column {
-                name: "Max Tasks",
-                type_: "integer",
-                json_path: ".spec.tasksMax",
-                description: "Largest number of tasks the connector may run",
-                priority: None,
-            },
+            column(
+                "Connector class",
+                "string",
+                ".spec.class",
+                "Java class implementing the connector",
+            ),
+            column(
+                "Max Tasks",
+                "integer",
+                ".spec.tasksMax",
+                "Largest number of tasks the connector may run",
+            ),
             READY,
         ],
         scale: Some(Scale {
@@ -347,20 +338,18 @@ const KINDS: &[Kind] = &[
             redistribution of partition replicas in a Kafka cluster.",
         columns: &[
             cluster_label("Kafka cluster to rebalance"),
-            Column {
-                name: "Template",
-                type_: "string",
-                json_path: ".metadata.annotations.strimzi\\.io/rebalance-template",
-                description: "Whether the resource is only a template for automatic rebalances",
-                priority: None,
-            },
-            Column {
-                name: "Status",
-                type_: "string",
-                json_path: ".status.conditions[*].type",
-                description: "State of the rebalance",
-                priority: None,
-            },
+            column(
+                "Template",
+                "string",
+                ".metadata.annotations.strimzi\\.io/rebalance-template",
+                "Whether the resource is only a template for automatic rebalances",
+            ),
+            column(
+                "Status",
+                "string",
+                ".status.conditions[*].type",
+                "State of the rebalance",
+            ),
         ],
         scale: None,
     },
