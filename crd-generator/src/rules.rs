@@ -1,5 +1,11 @@
 //! CEL rules (`x-kubernetes-validations`) for checks that Strimzi makes only inside its
 //! operator, so that the API server refuses such specs when they are applied.
+//!
+//! Two tables drive this module: [`RULES`], the rules themselves, and [`BOUNDS`], the
+//! `maxItems`/`maxLength` limits that keep the rules within the API server's CEL cost budget.
+//! Rules never compare `self` with `oldSelf` (no transition rules), and every optional field
+//! a rule reads is guarded by `has(...)`, so that leaving it out never makes a rule fail to
+//! evaluate.
 
 use serde_json::{Value, json};
 
@@ -7,28 +13,198 @@ use crate::kinds::CrdError;
 
 /// One CEL rule attached to the schema node at `path`.
 struct Rule {
+    /// The kind whose schema gets the rule, e.g. `Kafka`.
     kind: &'static str,
     /// Dot-separated property names from the root; `[]` steps into list items.
     path: &'static str,
+    /// The CEL expression; `self` is the node at `path`.
     rule: &'static str,
+    /// What the API server tells the user when the rule is false.
     message: &'static str,
 }
 
-const RULES: &[Rule] = &[];
+/// Every rule, by kind.
+const RULES: &[Rule] = &[
+    // Kafka: the listeners as a whole.
+    Rule {
+        kind: "Kafka",
+        path: "spec.kafka.listeners",
+        rule: "self.all(l, self.exists_one(o, o.name == l.name))",
+        message: "listener names must be unique: two listeners have the same name",
+    },
+    Rule {
+        kind: "Kafka",
+        path: "spec.kafka.listeners",
+        rule: "self.all(l, self.exists_one(o, o.port == l.port))",
+        message: "listener ports must be unique: two listeners use the same port",
+    },
+    // Kafka: each listener on its own.
+    Rule {
+        kind: "Kafka",
+        path: "spec.kafka.listeners[]",
+        rule: "self.tls || !(self.type in ['route', 'tlsroute', 'ingress'])",
+        message: "route, tlsroute and ingress listeners only work with encryption: set tls \
+            to true",
+    },
+    Rule {
+        kind: "Kafka",
+        path: "spec.kafka.listeners[]",
+        rule: "self.tls || !has(self.authentication) || self.authentication.type != 'tls'",
+        message: "authentication type tls (client certificates) needs a listener with tls: true",
+    },
+    Rule {
+        kind: "Kafka",
+        path: "spec.kafka.listeners[]",
+        rule: "!(self.port in [9404, 9999])",
+        message: "ports 9404 and 9999 are kept for metrics and JMX; a listener cannot use them",
+    },
+    Rule {
+        kind: "Kafka",
+        path: "spec.kafka.listeners[]",
+        rule: "self.type != 'ingress' || (has(self.configuration) \
+            && has(self.configuration.bootstrap) && has(self.configuration.bootstrap.host))",
+        message: "an ingress listener needs configuration.bootstrap.host, the host name of \
+            its bootstrap Ingress",
+    },
+    // KafkaNodePool: roles.
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.roles",
+        rule: "self.size() > 0",
+        message: "a node pool needs at least one role: broker, controller or both",
+    },
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.roles",
+        rule: "self.all(r, self.exists_one(o, o == r))",
+        message: "a role may be listed only once",
+    },
+    // KafkaNodePool: storage.
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.storage",
+        rule: "self.type != 'jbod' || (has(self.volumes) && self.volumes.size() > 0)",
+        message: "jbod storage needs at least one volume",
+    },
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.storage",
+        rule: "self.type != 'jbod' || !has(self.volumes) || self.volumes.all(v, has(v.id))",
+        message: "every volume of jbod storage needs an id",
+    },
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.storage",
+        rule: "self.type != 'jbod' || !has(self.volumes) || self.volumes.all(v, !has(v.id) \
+            || self.volumes.exists_one(o, has(o.id) && o.id == v.id))",
+        message: "the volumes of jbod storage need different ids",
+    },
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.storage",
+        rule: "self.type != 'jbod' || !has(self.volumes) || self.volumes.filter(v, \
+            has(v.kraftMetadata) && v.kraftMetadata == 'shared').size() <= 1",
+        message: "only one volume of jbod storage may set kraftMetadata: shared",
+    },
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.storage",
+        rule: "self.type != 'persistent-claim' || has(self.size)",
+        message: "persistent-claim storage needs a size, such as 100Gi",
+    },
+    Rule {
+        kind: "KafkaNodePool",
+        path: "spec.storage.volumes[]",
+        rule: "self.type != 'persistent-claim' || has(self.size)",
+        message: "a persistent-claim volume needs a size, such as 100Gi",
+    },
+];
 
-/// Attaches the rules of `kind` to its schema.
+/// A `maxItems` or `maxLength` limit on the schema node at `path`.
+struct Bound {
+    /// The kind whose schema gets the limit.
+    kind: &'static str,
+    /// The node, written as in [`Rule::path`].
+    path: &'static str,
+    /// `maxItems` (for lists) or `maxLength` (for strings).
+    keyword: &'static str,
+    /// The limit.
+    value: u64,
+}
+
+/// Bounds that keep rules within budget.
+///
+/// The API server estimates the worst-case cost of every rule when a CRD is created and
+/// refuses the CRD when one rule exceeds the per-expression limit or all rules together
+/// exceed the per-CRD limit. For a list without `maxItems` (or a string without `maxLength`)
+/// it assumes the largest size a request could hold, so a rule that compares every listener
+/// with every other one would be refused outright. Each limit here is far above what a real
+/// cluster uses and sits on a node that a rule iterates or compares:
+/// - `spec.kafka.listeners`: 100 listeners; the uniqueness rules are quadratic in it, and the
+///   per-listener rules run once per item.
+/// - `spec.kafka.listeners[].name`: 11 characters, what the name's pattern already allows;
+///   the name uniqueness rule compares names, and string comparisons cost by length.
+/// - `spec.roles`: 2 entries, since there are two roles and each may be listed once.
+/// - `spec.storage.volumes`: 100 JBOD volumes; the id uniqueness rule is quadratic in it.
+const BOUNDS: &[Bound] = &[
+    Bound {
+        kind: "Kafka",
+        path: "spec.kafka.listeners",
+        keyword: "maxItems",
+        value: 100,
+    },
+    Bound {
+        kind: "Kafka",
+        path: "spec.kafka.listeners[].name",
+        keyword: "maxLength",
+        value: 11,
+    },
+    Bound {
+        kind: "KafkaNodePool",
+        path: "spec.roles",
+        keyword: "maxItems",
+        value: 2,
+    },
+    Bound {
+        kind: "KafkaNodePool",
+        path: "spec.storage.volumes",
+        keyword: "maxItems",
+        value: 100,
+    },
+];
+
+/// Attaches the bounds and rules of `kind` to its schema.
 pub fn apply(kind: &'static str, schema: &mut Value) -> Result<(), CrdError> {
-    for rule in RULES.iter().filter(|rule| rule.kind == kind) {
-        let node = node_at(schema, rule.path).ok_or(CrdError::RulePath {
-            kind,
-            path: rule.path,
-        })?;
-        let Some(node) = node.as_object_mut() else {
-            return Err(CrdError::RulePath {
-                kind,
-                path: rule.path,
-            });
+    attach(kind, schema, RULES, BOUNDS)
+}
+
+/// Attaches the entries of `bounds` and `rules` that belong to `kind`. A path that names no
+/// node, or a bound on a node of the wrong type, is a [`CrdError::RulePath`].
+fn attach(
+    kind: &'static str,
+    schema: &mut Value,
+    rules: &'static [Rule],
+    bounds: &'static [Bound],
+) -> Result<(), CrdError> {
+    let no_path = |path: &'static str| CrdError::RulePath { kind, path };
+    for bound in bounds.iter().filter(|bound| bound.kind == kind) {
+        let node = node_at(schema, bound.path)
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| no_path(bound.path))?;
+        let expected = if bound.keyword == "maxLength" {
+            "string"
+        } else {
+            "array"
         };
+        if node.get("type").and_then(Value::as_str) != Some(expected) {
+            return Err(no_path(bound.path));
+        }
+        node.insert(bound.keyword.to_owned(), Value::from(bound.value));
+    }
+    for rule in rules.iter().filter(|rule| rule.kind == kind) {
+        let node = node_at(schema, rule.path)
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| no_path(rule.path))?;
         let validations = node
             .entry("x-kubernetes-validations")
             .or_insert_with(|| json!([]));
@@ -54,3 +230,6 @@ fn node_at<'a>(schema: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     }
     Some(node)
 }
+
+#[cfg(test)]
+mod tests;
