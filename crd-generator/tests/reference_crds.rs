@@ -5,27 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use strimzi_api::document::equivalent;
 use strimzi_crd_generator::{coverage, custom_resource_definitions};
-
-fn reference_crds_dir() -> PathBuf {
-    let dir = std::env::var_os("STRIMZI_REFERENCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/strimzi-reference")
-        })
-        .join("crds");
-    assert!(
-        dir.is_dir(),
-        "Strimzi's CRDs not found at {}: set STRIMZI_REFERENCE_DIR to the folder that holds \
-         Strimzi 1.2's `crds/`",
-        dir.display()
-    );
-    dir
-}
+use strimzi_tests::reference::reference_crds_dir;
 
 /// Strimzi's CRDs and ours, as JSON, keyed by kind.
 fn pairs() -> BTreeMap<String, (Value, Value)> {

@@ -1,3 +1,4 @@
-//! Local test environment: a real Kubernetes control plane and a real Kafka broker.
-//!
-//! Not implemented yet: this crate is filled in by the `tests` issue.
+//! Test environment of the workspace: where the reference data and our examples live. The
+//! local Kubernetes control plane and Kafka broker are added by the testenv issue.
+
+pub mod reference;

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::support::{Found, own_examples_dir, round_trip, strimzi_documents};
+use crate::support::{Found, round_trip, strimzi_documents};
 use schemars::JsonSchema;
 use serde_json::Value;
 use strimzi_api::common::{KafkaClientAuthentication, Logging, MetricsConfig};
@@ -15,6 +15,7 @@ use strimzi_api::rebalance::KafkaRebalanceMode;
 use strimzi_api::resource::StrimziResource;
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
 use strimzi_api::user::{AclRuleResource, KafkaUserAuthentication};
+use strimzi_tests::reference::own_examples_dir;
 
 /// The values a string enum, or a union's `type` field, accepts according to its schema.
 fn allowed_values<T: JsonSchema>() -> BTreeSet<String> {

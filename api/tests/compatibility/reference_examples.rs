@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::support::{reference_dir, required_by_reference, round_trip, strimzi_documents};
+use crate::support::{required_by_reference, round_trip, strimzi_documents};
 use strimzi_api::document::DocumentError;
 use strimzi_api::resource::{ResourceError, StrimziResource};
+use strimzi_tests::reference::reference_examples_dir;
 
 /// Whether reading `document` failed only because it lacks a field that Strimzi's own CRD
 /// requires: such an example would be rejected by the API server too, so rejecting it is
@@ -24,7 +25,7 @@ fn rejected_by_reference_crd(document: &serde_json::Value) -> Option<String> {
 
 #[test]
 fn every_strimzi_example_round_trips() {
-    let dir = reference_dir().join("examples");
+    let dir = reference_examples_dir();
     let (found, others) = strimzi_documents(&dir);
     let mut failures = Vec::new();
     let mut invalid_upstream = Vec::new();

@@ -1,53 +1,11 @@
 //! Helpers shared by the compatibility tests.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 use strimzi_api::document::{equivalent, yaml_documents};
 use strimzi_api::resource::StrimziResource;
-
-/// The Strimzi reference folder: `$STRIMZI_REFERENCE_DIR`, else `../shared/strimzi-reference`
-/// beside the workspace. Panics with instructions when it is missing.
-pub fn reference_dir() -> PathBuf {
-    let dir = std::env::var_os("STRIMZI_REFERENCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/strimzi-reference")
-        });
-    assert!(
-        dir.join("examples").is_dir(),
-        "Strimzi reference data not found at {}: set STRIMZI_REFERENCE_DIR to the folder that \
-         holds Strimzi 1.2's `examples/` and `crds/`",
-        dir.display()
-    );
-    dir
-}
-
-/// The project's own `examples/` folder.
-pub fn own_examples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
-}
-
-/// Every `.yaml`/`.yml` file below `dir`, sorted.
-pub fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        for entry in std::fs::read_dir(&current).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("yaml" | "yml")
-            ) {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
+use strimzi_tests::reference::{reference_crds_dir, yaml_files};
 
 /// A Strimzi document found in a file, with where it came from.
 pub struct Found {
@@ -108,7 +66,7 @@ pub fn round_trip(found: &Found) -> Result<StrimziResource, String> {
 
 /// The `openAPIV3Schema` of `kind` in Strimzi's reference CRDs.
 pub fn reference_schema(kind: &str) -> Value {
-    for file in yaml_files(&reference_dir().join("crds")) {
+    for file in yaml_files(&reference_crds_dir()) {
         let text = std::fs::read_to_string(&file).unwrap();
         for crd in yaml_documents(&text).unwrap() {
             if crd["spec"]["names"]["kind"] == kind {

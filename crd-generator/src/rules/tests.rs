@@ -2,12 +2,13 @@
 //! bounds in the schema and the rules' estimated cost.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+
 use std::sync::OnceLock;
 
 use kube_cel::{WarningKind, compile_schema, estimate_rule_cost};
 use serde_json::{Value, json};
 use strimzi_api::document::yaml_documents;
+use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
 
 use super::{BOUNDS, Bound, RULES, Rule, attach, node_at};
 use crate::CrdError;
@@ -382,49 +383,11 @@ fn rules_and_bounds_are_in_the_generated_schemas() {
     assert_eq!(name["maxLength"], 11);
 }
 
-fn reference_examples_dir() -> PathBuf {
-    let dir = std::env::var_os("STRIMZI_REFERENCE_DIR").map_or_else(
-        || {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../shared/strimzi-reference"
-            ))
-        },
-        PathBuf::from,
-    );
-    let examples = dir.join("examples");
-    assert!(
-        examples.is_dir(),
-        "Strimzi reference examples not found at {}: set STRIMZI_REFERENCE_DIR to the folder \
-         that holds Strimzi 1.2's `examples/`",
-        examples.display()
-    );
-    examples
-}
-
-fn yaml_files(dir: &Path, files: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("readable folder") {
-        let path = entry.expect("readable entry").path();
-        if path.is_dir() {
-            yaml_files(&path, files);
-        } else if matches!(
-            path.extension().and_then(|extension| extension.to_str()),
-            Some("yaml" | "yml")
-        ) {
-            files.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_example_passes_every_rule() {
-    let mut files = Vec::new();
-    yaml_files(&reference_examples_dir(), &mut files);
+    let mut files = yaml_files(&reference_examples_dir());
     let reference = files.len();
-    yaml_files(
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples")),
-        &mut files,
-    );
+    files.extend(yaml_files(&own_examples_dir()));
     assert!(
         reference > 0 && files.len() > reference,
         "no examples found"
