@@ -1,0 +1,296 @@
+//! Child processes of the test environment (etcd, the Kubernetes components, kwok, Kafka).
+//!
+//! Each child writes its output to a log file and is stopped when its [`ManagedProcess`] is
+//! dropped. So that none outlives the test binary even when it panics or is killed, children
+//! are started through `setpriv --pdeathsig KILL` from one thread that lives as long as the
+//! process: Linux kills such a child when the thread that started it ends.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::error::TestEnvError;
+
+/// What to run and where its output goes.
+#[derive(Clone, Debug)]
+pub struct ProcessSpec {
+    /// Name used in messages and for the log file, e.g. `kube-apiserver`.
+    pub name: String,
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Extra environment variables.
+    pub env: BTreeMap<OsString, OsString>,
+    /// Where stdout and stderr are written.
+    pub log: PathBuf,
+}
+
+impl ProcessSpec {
+    /// A process named `name` running `program`, logging to `<log_dir>/<name>.log`.
+    pub fn new(name: &str, program: impl Into<PathBuf>, log_dir: &Path) -> Self {
+        Self {
+            name: name.to_owned(),
+            program: program.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            log: log_dir.join(format!("{name}.log")),
+        }
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// Whether a child should die with the process that started it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Killed when this process exits, however it exits (tests).
+    Tied,
+    /// Keeps running after this process exits (`strimzi-testenv up --detach`).
+    Detached,
+}
+
+/// A running child process, stopped when dropped (unless detached).
+#[derive(Debug)]
+pub struct ManagedProcess {
+    name: String,
+    log: PathBuf,
+    child: Mutex<Child>,
+    lifetime: Lifetime,
+}
+
+/// How long a child gets to stop after SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+impl ManagedProcess {
+    /// Starts `spec`.
+    pub fn start(spec: &ProcessSpec, lifetime: Lifetime) -> Result<Self, TestEnvError> {
+        if let Some(parent) = spec.log.parent() {
+            std::fs::create_dir_all(parent).map_err(|error| TestEnvError::io(parent, error))?;
+        }
+        let log = File::create(&spec.log).map_err(|error| TestEnvError::io(&spec.log, error))?;
+        let log_err = log
+            .try_clone()
+            .map_err(|error| TestEnvError::io(&spec.log, error))?;
+        let mut command = match lifetime {
+            Lifetime::Tied => {
+                let mut command = Command::new("setpriv");
+                command
+                    .args(["--pdeathsig", "KILL", "--"])
+                    .arg(&spec.program);
+                command
+            }
+            Lifetime::Detached => Command::new(&spec.program),
+        };
+        command
+            .args(&spec.args)
+            .envs(&spec.env)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err);
+        let child = match lifetime {
+            Lifetime::Tied => spawn_from_keeper(command),
+            Lifetime::Detached => command.spawn(),
+        }
+        .map_err(|error| TestEnvError::Start {
+            component: spec.name.clone(),
+            message: format!("cannot run {}: {error}", spec.program.display()),
+            log: spec.log.clone(),
+        })?;
+        Ok(Self {
+            name: spec.name.clone(),
+            log: spec.log.clone(),
+            child: Mutex::new(child),
+            lifetime,
+        })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.lock().id()
+    }
+
+    /// The log file.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// The exit status, if the process has exited.
+    pub fn exited(&self) -> Option<ExitStatus> {
+        self.lock().try_wait().ok().flatten()
+    }
+
+    /// Waits until `ready` returns `Ok`, failing early when the process exits and with
+    /// [`TestEnvError::NotReady`] after `timeout`. `ready` returns what it observed on failure.
+    pub fn wait_ready(
+        &self,
+        timeout: Duration,
+        mut ready: impl FnMut() -> Result<(), String>,
+    ) -> Result<(), TestEnvError> {
+        let started = Instant::now();
+        let mut last = String::from("not checked yet");
+        while started.elapsed() < timeout {
+            if let Some(status) = self.exited() {
+                return Err(self.not_ready(started.elapsed(), format!("exited with {status}")));
+            }
+            match ready() {
+                Ok(()) => return Ok(()),
+                Err(observed) => last = observed,
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(self.not_ready(started.elapsed(), last))
+    }
+
+    /// The error for a process that did not become ready.
+    pub fn not_ready(&self, waited: Duration, message: String) -> TestEnvError {
+        TestEnvError::NotReady {
+            component: self.name.clone(),
+            waited,
+            message,
+            log: self.log.clone(),
+        }
+    }
+
+    /// Stops the process: SIGTERM, then SIGKILL after a grace period.
+    pub fn stop(&self) {
+        let mut child = self.lock();
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        if let Ok(pid) = i32::try_from(child.id()) {
+            // Our own child; it may have exited meanwhile, which is fine.
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+        let deadline = Instant::now() + STOP_GRACE;
+        while Instant::now() < deadline {
+            if matches!(child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Child> {
+        self.child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Drop for ManagedProcess {
+    fn drop(&mut self) {
+        if self.lifetime == Lifetime::Tied {
+            self.stop();
+        }
+    }
+}
+
+/// A request to the keeper thread: a command to spawn and where to send the result.
+type SpawnRequest = (Command, Sender<std::io::Result<Child>>);
+
+/// Spawns `command` from the keeper thread, which never ends before the process does, so
+/// that `--pdeathsig` fires only when this process exits.
+fn spawn_from_keeper(command: Command) -> std::io::Result<Child> {
+    static KEEPER: OnceLock<Mutex<Sender<SpawnRequest>>> = OnceLock::new();
+    let keeper = KEEPER.get_or_init(|| {
+        let (sender, requests) = mpsc::channel::<SpawnRequest>();
+        std::thread::Builder::new()
+            .name("testenv-process-keeper".to_owned())
+            .spawn(move || {
+                for (mut command, reply) in requests {
+                    let _ = reply.send(command.spawn());
+                }
+                // The sender lives in a static, so the loop above never ends.
+            })
+            .map(|_| ())
+            .unwrap_or_else(|error| panic!("cannot start the process keeper thread: {error}"));
+        Mutex::new(sender)
+    });
+    let (reply, result) = mpsc::channel();
+    keeper
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .send((command, reply))
+        .map_err(|_| std::io::Error::other("process keeper thread is gone"))?;
+    result
+        .recv()
+        .map_err(|_| std::io::Error::other("process keeper thread did not answer"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sleeper(dir: &Path) -> ProcessSpec {
+        ProcessSpec::new("sleeper", "sleep", dir).args(["300"])
+    }
+
+    fn alive(pid: u32) -> bool {
+        Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+    }
+
+    #[test]
+    fn dropping_a_process_stops_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let process = ManagedProcess::start(&sleeper(dir.path()), Lifetime::Tied).unwrap();
+        let pid = process.pid();
+        assert!(alive(pid));
+        drop(process);
+        assert!(!alive(pid), "process {pid} survived its handle");
+    }
+
+    #[test]
+    fn a_process_that_exits_is_not_ready_and_names_its_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = ProcessSpec::new("quitter", "sh", dir.path()).args(["-c", "echo bye; exit 3"]);
+        let process = ManagedProcess::start(&spec, Lifetime::Tied).unwrap();
+        let error = process
+            .wait_ready(Duration::from_secs(5), || Err("not yet".to_owned()))
+            .unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("quitter not ready"), "{message}");
+        assert!(message.contains("exit status: 3"), "{message}");
+        assert!(message.contains("quitter.log"), "{message}");
+        assert_eq!(std::fs::read_to_string(process.log()).unwrap(), "bye\n");
+    }
+
+    #[test]
+    fn a_missing_program_is_a_start_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = ProcessSpec::new("ghost", "/nonexistent/ghost", dir.path());
+        // setpriv starts, then fails to run the program: the child exits at once.
+        let process = ManagedProcess::start(&spec, Lifetime::Tied).unwrap();
+        let error = process.wait_ready(Duration::from_secs(5), || Err(String::new()));
+        assert!(error.is_err());
+        let detached = ManagedProcess::start(&spec, Lifetime::Detached).unwrap_err();
+        assert_eq!(detached.reason(), "StartFailed");
+    }
+}
