@@ -37,6 +37,9 @@ pub enum TestEnvError {
         /// The component's log file.
         log: PathBuf,
     },
+    /// A certificate or key could not be generated.
+    #[error("generating a test certificate failed: {0}")]
+    Certificate(String),
     /// A file or folder of the environment could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -54,6 +57,7 @@ impl TestEnvError {
             Self::MissingTool { .. } => "MissingTool",
             Self::Start { .. } => "StartFailed",
             Self::NotReady { .. } => "NotReady",
+            Self::Certificate(_) => "CertificateFailed",
             Self::Io { .. } => "IoFailed",
         }
     }

@@ -1,0 +1,152 @@
+//! Throwaway certificates for the test environment: a CA per environment, server
+//! certificates for 127.0.0.1/localhost, and client certificates for users.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
+    ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose, SanType,
+};
+
+use crate::error::TestEnvError;
+
+/// A certificate and its private key, both PEM.
+#[derive(Clone, Debug)]
+pub struct CertifiedPem {
+    /// The certificate.
+    pub cert: String,
+    /// The PKCS#8 private key.
+    pub key: String,
+}
+
+/// A certificate authority that lives as long as one test environment.
+pub struct TestCa {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+}
+
+impl std::fmt::Debug for TestCa {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("TestCa").finish_non_exhaustive()
+    }
+}
+
+impl TestCa {
+    /// A new self-signed CA with the common name `name`.
+    pub fn new(name: &str) -> Result<Self, TestEnvError> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(certificate)?;
+        params.distinguished_name = distinguished_name(name, None);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let key = KeyPair::generate().map_err(certificate)?;
+        let issuer = CertifiedIssuer::self_signed(params, key).map_err(certificate)?;
+        Ok(Self { issuer })
+    }
+
+    /// The CA certificate, PEM.
+    pub fn cert_pem(&self) -> String {
+        self.issuer.pem()
+    }
+
+    /// A server certificate for `127.0.0.1`, `localhost` and the extra `dns_names`.
+    pub fn server(
+        &self,
+        common_name: &str,
+        dns_names: &[&str],
+    ) -> Result<CertifiedPem, TestEnvError> {
+        let mut names = vec!["localhost".to_owned()];
+        names.extend(dns_names.iter().map(|name| (*name).to_owned()));
+        let mut params = CertificateParams::new(names).map_err(certificate)?;
+        params
+            .subject_alt_names
+            .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+        params.distinguished_name = distinguished_name(common_name, None);
+        params.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ];
+        self.sign(params)
+    }
+
+    /// A client certificate with `CN=<common_name>` and, if given, `O=<organization>`
+    /// (Kubernetes reads the organization as the user's group).
+    pub fn client(
+        &self,
+        common_name: &str,
+        organization: Option<&str>,
+    ) -> Result<CertifiedPem, TestEnvError> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(certificate)?;
+        params.distinguished_name = distinguished_name(common_name, organization);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        self.sign(params)
+    }
+
+    fn sign(&self, params: CertificateParams) -> Result<CertifiedPem, TestEnvError> {
+        let key = KeyPair::generate().map_err(certificate)?;
+        let cert = params.signed_by(&key, &self.issuer).map_err(certificate)?;
+        Ok(CertifiedPem {
+            cert: cert.pem(),
+            key: key.serialize_pem(),
+        })
+    }
+}
+
+/// A fresh private key, PKCS#8 PEM (e.g. for signing service-account tokens).
+pub fn private_key_pem() -> Result<String, TestEnvError> {
+    Ok(KeyPair::generate().map_err(certificate)?.serialize_pem())
+}
+
+fn distinguished_name(common_name: &str, organization: Option<&str>) -> DistinguishedName {
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, common_name);
+    if let Some(organization) = organization {
+        name.push(DnType::OrganizationName, organization);
+    }
+    name
+}
+
+fn certificate(error: rcgen::Error) -> TestEnvError {
+    TestEnvError::Certificate(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issues_server_and_client_certificates_that_openssl_accepts() {
+        let ca = TestCa::new("test-ca").unwrap();
+        let server = ca.server("kafka", &["broker.local"]).unwrap();
+        let client = ca.client("alice", Some("system:masters")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let ca_file = write("ca.crt", &ca.cert_pem());
+        for (name, pem) in [("server.crt", &server.cert), ("client.crt", &client.cert)] {
+            let cert = write(name, pem);
+            let output = std::process::Command::new("openssl")
+                .arg("verify")
+                .arg("-CAfile")
+                .arg(&ca_file)
+                .arg(&cert)
+                .output()
+                .expect("openssl is installed (apt-get install openssl)");
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let text = std::process::Command::new("openssl")
+            .args(["x509", "-noout", "-text", "-in"])
+            .arg(write("s.crt", &server.cert))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(text.contains("IP Address:127.0.0.1"), "{text}");
+        assert!(text.contains("DNS:broker.local"), "{text}");
+        assert!(server.key.contains("PRIVATE KEY"));
+    }
+}
