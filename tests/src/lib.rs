@@ -3,5 +3,7 @@
 
 pub mod certs;
 pub mod error;
+pub mod kafka;
+pub mod layout;
 pub mod process;
 pub mod reference;

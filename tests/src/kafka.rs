@@ -1,0 +1,225 @@
+//! A real Apache Kafka broker for tests: one KRaft node on 127.0.0.1 with a PLAINTEXT, a
+//! SASL_PLAINTEXT (SCRAM-SHA-512) and a TLS listener with client authentication, the
+//! `StandardAuthorizer`, and an `admin` super user created when the storage is formatted.
+//! The configuration is `tests/testenv/kafka/server.properties.template`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::certs::{CertifiedPem, TestCa};
+use crate::error::TestEnvError;
+use crate::layout::{free_port, kafka_libs, testenv_file};
+use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
+
+const TEMPLATE: &str = include_str!("../testenv/kafka/server.properties.template");
+/// Kafka UUID (16 bytes, URL-safe base64) of every test cluster; each has its own data dir.
+const CLUSTER_ID: &str = "c3RyaW16aS10ZXN0ZW52MQ";
+/// Name of the SCRAM super user created at format time.
+pub const ADMIN_USER: &str = "admin";
+/// Password of [`ADMIN_USER`].
+pub const ADMIN_PASSWORD: &str = "admin-secret";
+/// Common name of a TLS client certificate that the broker treats as a super user.
+pub const TLS_ADMIN_USER: &str = "testenv-admin";
+/// The line the broker logs once it serves requests.
+const READY_LINE: &str = "Kafka Server started";
+const JVM_FLAGS: [&str; 4] = [
+    "-Xms64m",
+    "-Xmx512m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+];
+/// How many times to pick new ports when another process took one meanwhile.
+const START_ATTEMPTS: usize = 3;
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How a client reaches one listener of the broker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listener {
+    /// `plain`, `scram` or `tls`.
+    pub name: &'static str,
+    /// `host:port` to bootstrap from.
+    pub bootstrap: String,
+    /// Kafka's `security.protocol` for this listener.
+    pub security_protocol: &'static str,
+}
+
+/// A running broker, stopped when dropped.
+#[derive(Debug)]
+pub struct KafkaBroker {
+    process: ManagedProcess,
+    ca: TestCa,
+    ca_file: PathBuf,
+    listeners: [Listener; 3],
+    _data: tempfile::TempDir,
+}
+
+impl KafkaBroker {
+    /// Formats fresh storage and starts a broker, logging to `log_dir`.
+    pub fn start(log_dir: &Path) -> Result<Self, TestEnvError> {
+        let libs = kafka_libs()?;
+        require_java()?;
+        let mut last_error = None;
+        for _ in 0..START_ATTEMPTS {
+            match Self::start_once(&libs, log_dir) {
+                Ok(broker) => return Ok(broker),
+                Err(error) => last_error = Some(error),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| TestEnvError::Certificate("no attempt made".into())))
+    }
+
+    fn start_once(libs: &Path, log_dir: &Path) -> Result<Self, TestEnvError> {
+        let data = tempfile::Builder::new()
+            .prefix("strimzi-testenv-kafka-")
+            .tempdir()
+            .map_err(|error| TestEnvError::io(std::env::temp_dir(), error))?;
+        let ca = TestCa::new("strimzi-testenv-kafka-ca")?;
+        let server = ca.server("kafka", &[])?;
+        let keystore = data.path().join("keystore.pem");
+        let truststore = data.path().join("truststore.pem");
+        write(&keystore, &format!("{}{}", server.key, server.cert))?;
+        write(&truststore, &ca.cert_pem())?;
+        let ports = [free_port()?, free_port()?, free_port()?, free_port()?];
+        let properties = TEMPLATE
+            .replace("@PLAIN_PORT@", &ports[0].to_string())
+            .replace("@SCRAM_PORT@", &ports[1].to_string())
+            .replace("@TLS_PORT@", &ports[2].to_string())
+            .replace("@CONTROLLER_PORT@", &ports[3].to_string())
+            .replace("@DATA_DIR@", &data.path().display().to_string())
+            .replace("@TLS_KEYSTORE_PEM@", &keystore.display().to_string())
+            .replace("@TLS_TRUSTSTORE_PEM@", &truststore.display().to_string());
+        let config = data.path().join("server.properties");
+        write(&config, &properties)?;
+        format_storage(libs, &config, log_dir)?;
+
+        let spec = ProcessSpec::new("kafka", "java", log_dir)
+            .args(JVM_FLAGS)
+            .args(log_properties(log_dir, "kafka-server"))
+            .args([
+                "-cp".into(),
+                classpath(libs),
+                "kafka.Kafka".into(),
+                config.into_os_string(),
+            ]);
+        let process = ManagedProcess::start(&spec, Lifetime::Tied)?;
+        let server_log = log_dir.join("kafka-server.log");
+        process.wait_ready(READY_TIMEOUT, || {
+            let text = std::fs::read_to_string(&server_log).unwrap_or_default();
+            if text.contains(READY_LINE) {
+                Ok(())
+            } else {
+                Err(format!("no \"{READY_LINE}\" in {}", server_log.display()))
+            }
+        })?;
+        let bootstrap = |port: u16| format!("127.0.0.1:{port}");
+        Ok(Self {
+            process,
+            ca_file: truststore,
+            ca,
+            listeners: [
+                Listener {
+                    name: "plain",
+                    bootstrap: bootstrap(ports[0]),
+                    security_protocol: "PLAINTEXT",
+                },
+                Listener {
+                    name: "scram",
+                    bootstrap: bootstrap(ports[1]),
+                    security_protocol: "SASL_PLAINTEXT",
+                },
+                Listener {
+                    name: "tls",
+                    bootstrap: bootstrap(ports[2]),
+                    security_protocol: "SSL",
+                },
+            ],
+            _data: data,
+        })
+    }
+
+    /// The PLAINTEXT, SCRAM and TLS listeners, in that order. On PLAINTEXT every client is
+    /// the super user `User:ANONYMOUS`; test authorization through the other two.
+    pub fn listeners(&self) -> &[Listener; 3] {
+        &self.listeners
+    }
+
+    /// The listener named `name` (`plain`, `scram` or `tls`).
+    pub fn listener(&self, name: &str) -> Option<&Listener> {
+        self.listeners.iter().find(|listener| listener.name == name)
+    }
+
+    /// The CA that signed the broker's certificate and signs client certificates, PEM.
+    pub fn ca_pem(&self) -> String {
+        self.ca.cert_pem()
+    }
+
+    /// A file holding [`Self::ca_pem`], for clients that want a path.
+    pub fn ca_file(&self) -> &Path {
+        &self.ca_file
+    }
+
+    /// A client certificate with `CN=<user>`, which the broker sees as `User:CN=<user>`
+    /// (the principal Strimzi's User Operator uses for TLS users).
+    pub fn client_certificate(&self, user: &str) -> Result<CertifiedPem, TestEnvError> {
+        self.ca.client(user, None)
+    }
+
+    /// The broker's process id.
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+}
+
+fn format_storage(libs: &Path, config: &Path, log_dir: &Path) -> Result<(), TestEnvError> {
+    let output = Command::new("java")
+        .args(JVM_FLAGS)
+        .args(log_properties(log_dir, "kafka-storage"))
+        .arg("-cp")
+        .arg(classpath(libs))
+        .args(["kafka.tools.StorageTool", "format", "--config"])
+        .arg(config)
+        .args(["--cluster-id", CLUSTER_ID, "--add-scram"])
+        .arg(format!(
+            "SCRAM-SHA-512=[name={ADMIN_USER},password={ADMIN_PASSWORD}]"
+        ))
+        .output()
+        .map_err(|error| TestEnvError::io("java", error))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(TestEnvError::Start {
+        component: "kafka storage format".to_owned(),
+        message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        log: log_dir.join("kafka-storage.log"),
+    })
+}
+
+fn classpath(libs: &Path) -> std::ffi::OsString {
+    libs.join("*").into_os_string()
+}
+
+fn log_properties(log_dir: &Path, name: &str) -> [String; 3] {
+    [
+        format!(
+            "-Dlog4j2.configurationFile={}",
+            testenv_file("kafka/log4j2.properties").display()
+        ),
+        format!("-Dkafka.logs.dir={}", log_dir.display()),
+        format!("-Dkafka.log.name={name}"),
+    ]
+}
+
+fn require_java() -> Result<(), TestEnvError> {
+    match Command::new("java").arg("-version").output() {
+        Ok(output) if output.status.success() => Ok(()),
+        _ => Err(TestEnvError::MissingTool {
+            program: "java".to_owned(),
+            install: "apt-get install -y openjdk-17-jre-headless".to_owned(),
+        }),
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), TestEnvError> {
+    std::fs::write(path, text).map_err(|error| TestEnvError::io(path, error))
+}

@@ -1,0 +1,196 @@
+//! The test broker works for a real, independent Kafka client (rdkafka) on every listener,
+//! and authentication is enforced.
+
+// Test code: a panic with its message is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rdkafka::ClientConfig;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use strimzi_tests::kafka::{ADMIN_PASSWORD, ADMIN_USER, KafkaBroker, Listener, TLS_ADMIN_USER};
+use strimzi_tests::layout::log_dir;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn broker() -> &'static KafkaBroker {
+    static BROKER: OnceLock<KafkaBroker> = OnceLock::new();
+    BROKER.get_or_init(|| {
+        let logs = log_dir("kafka-broker").unwrap();
+        KafkaBroker::start(&logs).unwrap_or_else(|error| panic!("{error}"))
+    })
+}
+
+/// Client settings for `listener`, authenticating as the super user of that listener.
+fn client_config(listener: &Listener, password: &str) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", &listener.bootstrap)
+        .set("security.protocol", listener.security_protocol);
+    match listener.name {
+        "scram" => {
+            config
+                .set("sasl.mechanism", "SCRAM-SHA-512")
+                .set("sasl.username", ADMIN_USER)
+                .set("sasl.password", password);
+        }
+        "tls" => {
+            let certificate = broker().client_certificate(TLS_ADMIN_USER).unwrap();
+            config
+                .set("ssl.ca.pem", broker().ca_pem())
+                .set("ssl.certificate.pem", certificate.cert)
+                .set("ssl.key.pem", certificate.key);
+        }
+        _ => {}
+    }
+    config
+}
+
+fn create_topic(name: &str) {
+    let admin: AdminClient<DefaultClientContext> =
+        client_config(broker().listener("plain").unwrap(), "")
+            .create()
+            .unwrap();
+    let runtime = std::thread::spawn({
+        let name = name.to_owned();
+        move || {
+            let topic = NewTopic::new(&name, 1, TopicReplication::Fixed(1));
+            let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
+            futures_executor(admin.create_topics([&topic], &options))
+        }
+    });
+    for result in runtime.join().unwrap().unwrap() {
+        result.unwrap();
+    }
+}
+
+/// Runs a future to completion on this thread (the admin API is async).
+fn futures_executor<F: std::future::Future>(future: F) -> F::Output {
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct ThreadWaker(std::thread::Thread);
+    impl Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::park_timeout(Duration::from_millis(50));
+    }
+}
+
+fn produce_and_consume(listener: &Listener) {
+    let topic = format!("smoke-{}", listener.name);
+    create_topic(&topic);
+    let producer: BaseProducer = client_config(listener, ADMIN_PASSWORD).create().unwrap();
+    let payload = format!("hello over {}", listener.name);
+    producer
+        .send(BaseRecord::<(), str>::to(&topic).payload(&payload))
+        .map_err(|(error, _)| error)
+        .unwrap();
+    producer.flush(TIMEOUT).unwrap();
+
+    let consumer: BaseConsumer = client_config(listener, ADMIN_PASSWORD)
+        .set("group.id", format!("smoke-{}", listener.name))
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    consumer.subscribe(&[&topic]).unwrap();
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while std::time::Instant::now() < deadline {
+        if let Some(message) = consumer.poll(Duration::from_millis(500)) {
+            let message = message.unwrap();
+            assert_eq!(message.payload(), Some(payload.as_bytes()));
+            return;
+        }
+    }
+    panic!(
+        "no record consumed over {} within {TIMEOUT:?}",
+        listener.name
+    );
+}
+
+#[test]
+fn plaintext_listener_produces_and_consumes() {
+    produce_and_consume(broker().listener("plain").unwrap());
+}
+
+#[test]
+fn scram_listener_produces_and_consumes() {
+    produce_and_consume(broker().listener("scram").unwrap());
+}
+
+#[test]
+fn tls_listener_produces_and_consumes_with_a_client_certificate() {
+    produce_and_consume(broker().listener("tls").unwrap());
+}
+
+#[test]
+fn a_wrong_scram_password_is_refused() {
+    let listener = broker().listener("scram").unwrap();
+    let producer: BaseProducer = client_config(listener, "not-the-password")
+        .create()
+        .unwrap();
+    let result = producer
+        .client()
+        .fetch_metadata(None, Duration::from_secs(10));
+    let error = result.expect_err("metadata must not be served to a wrong password");
+    println!("refused as expected: {error}");
+}
+
+#[test]
+fn listeners_are_bound_to_loopback_only() {
+    let pid = broker().pid();
+    let listening: Vec<(String, u16)> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .flat_map(|file| {
+            std::fs::read_to_string(file)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (address, port) = fields.get(1)?.split_once(':')?;
+            (fields.get(3) == Some(&"0A"))
+                .then(|| (address.to_owned(), u16::from_str_radix(port, 16).ok()))?
+                .1
+                .map(|port| (address.to_owned(), port))
+        })
+        .collect();
+    for listener in broker().listeners() {
+        assert!(listener.bootstrap.starts_with("127.0.0.1:"), "{listener:?}");
+        let port: u16 = listener
+            .bootstrap
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let sockets: Vec<&String> = listening
+            .iter()
+            .filter(|(_, listening_port)| *listening_port == port)
+            .map(|(address, _)| address)
+            .collect();
+        assert!(!sockets.is_empty(), "nothing listens on port {port}");
+        for address in sockets {
+            // 127.0.0.1, alone (IPv4) or mapped into IPv6 (::ffff:127.0.0.1).
+            assert!(
+                address == "0100007F" || address == "0000000000000000FFFF00000100007F",
+                "broker {pid} listens on {address} for port {port}, not on 127.0.0.1"
+            );
+        }
+    }
+}
