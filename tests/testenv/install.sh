@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Builds the binaries of the local test control plane (etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, kwok) from Go modules into a cache
+# outside the repository:
+#
+#   ${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}/<component>-<version>/bin/<binary>
+#
+# Versions come from versions.env next to this script. A component whose binaries are
+# all present is not rebuilt, so a warm cache makes this script a no-op. Each build runs
+# in a temporary directory inside the cache and is moved into place with a single rename,
+# so an interrupted build never looks complete. Build output goes to <cache>/logs/<component>.log.
+#
+# Needs: go (the version named by the Kubernetes go.mod `go` line or newer) and access
+# to a Go module proxy.
+set -Eeuo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+
+cache=${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}
+logs=$cache/logs
+
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+export GOFLAGS=-buildvcs=false
+export GOWORK=off
+
+kube_dir=$cache/kubernetes-$KUBERNETES_VERSION
+etcd_dir=$cache/etcd-$ETCD_VERSION
+kwok_dir=$cache/kwok-$KWOK_VERSION
+kube_bins=(kube-apiserver kube-controller-manager kube-scheduler)
+
+current_component=""
+current_log=""
+on_error() {
+    local rc=$?
+    if [[ -n $current_component ]]; then
+        rm -rf "${work:-}"
+        echo "install.sh: building $current_component failed (exit $rc); log: $current_log" >&2
+    else
+        echo "install.sh: failed (exit $rc) outside a component build" >&2
+    fi
+    exit "$rc"
+}
+trap on_error ERR
+
+# complete <dir> <binary>...: true when every binary exists and is executable.
+complete() {
+    local dir=$1 b
+    shift
+    for b in "$@"; do
+        [[ -x $dir/bin/$b ]] || return 1
+    done
+}
+
+# start <component>: opens the log and a temp dir ($work) inside the cache.
+start() {
+    current_component=$1
+    current_log=$logs/$1.log
+    work=$(mktemp -d "$cache/.build-$1.XXXXXX")
+    mkdir -p "$work/out/bin"
+    : >"$current_log"
+    build_started=$SECONDS
+}
+
+# finish <final dir>: moves $work/out to the final dir in one rename.
+finish() {
+    local final=$1
+    rm -rf "$final"
+    mv "$work/out" "$final"
+    rm -rf "$work"
+    echo "$current_component: built in $((SECONDS - build_started))s"
+    current_component=""
+}
+
+# log <command...>: runs a command with its output appended to the component log.
+log() {
+    echo "+ $*" >>"$current_log"
+    "$@" >>"$current_log" 2>&1
+}
+
+build_kubernetes() {
+    start kubernetes
+    local mod=$work/mod minor staging gomod m line
+    minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+    # Staging modules are published as v0.<minor>.<patch>.
+    staging=v0.${KUBERNETES_VERSION#v1.}
+    mkdir -p "$mod"
+    cd "$mod"
+    log go mod init strimzi-testenv/kubernetes
+    log go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION"
+    gomod=$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p' "$current_log" | tail -1)
+    [[ -f $gomod ]] || { echo "go.mod of k8s.io/kubernetes@$KUBERNETES_VERSION not found" >>"$current_log"; false; }
+    # Same language version and GODEBUG defaults as the upstream build.
+    log go mod edit -go="$(awk '$1 == "go" { print $2; exit }' "$gomod")"
+    while read -r line; do
+        log go mod edit -godebug="$line"
+    done < <(awk '$1 == "godebug" && $2 != "(" { print $2 }' "$gomod")
+    # Every `k8s.io/x => ./staging/src/k8s.io/x` that the module actually requires
+    # becomes `k8s.io/x => k8s.io/x v0.<minor>.<patch>`.
+    for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\/src\// { print $1 }' "$gomod"); do
+        if grep -qE "^[[:space:]]*(require[[:space:]]+)?${m//./\\.}[[:space:]]+v[^ ]*[[:space:]]*(//.*)?$" "$gomod"; then
+            log go mod edit -replace="$m=$m@$staging"
+        fi
+    done
+    local pkgs=()
+    for m in "${kube_bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$m"); done
+    log go get "${pkgs[@]/%/@$KUBERNETES_VERSION}"
+    # What /version reports. The proxy does not say which commit the tag is, so gitCommit
+    # stays empty; buildDate is the tag's time from the proxy, so builds are reproducible.
+    local info build_date ldflags="-s -w"
+    info=$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p' "$current_log" | tail -1)
+    build_date=$(sed -n 's/.*"Time": *"\([0-9T:-]*\)[^"]*Z".*/\1Z/p' "$info")
+    for m in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        ldflags+=" -X $m.gitVersion=$KUBERNETES_VERSION -X $m.gitMajor=1 -X $m.gitMinor=$minor"
+        ldflags+=" -X $m.gitTreeState=clean -X $m.gitCommit= -X $m.buildDate=${build_date:-1970-01-01T00:00:00Z}"
+    done
+    log go build -trimpath -ldflags "$ldflags" -o "$work/out/bin/" "${pkgs[@]}"
+    log go version -m "$work/out/bin/kube-apiserver"
+    cd "$here"
+    finish "$kube_dir"
+}
+
+build_etcd() {
+    start etcd
+    local mod=$work/mod
+    mkdir -p "$mod"
+    cd "$mod"
+    log go mod init strimzi-testenv/etcd
+    cat >main.go <<'EOF'
+// The etcd server, as built by etcd's own top-level main package.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() {
+	etcdmain.Main(os.Args)
+}
+EOF
+    log go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+    log go mod tidy
+    log go build -trimpath -ldflags "-s -w" -o "$work/out/bin/etcd" .
+    log "$work/out/bin/etcd" --version
+    cd "$here"
+    finish "$etcd_dir"
+}
+
+build_kwok() {
+    start kwok
+    log env GOBIN="$work/out/bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+    log "$work/out/bin/kwok" --version
+    finish "$kwok_dir"
+}
+
+command -v go >/dev/null || { echo "install.sh: go not found in PATH" >&2; exit 1; }
+mkdir -p "$cache" "$logs"
+
+# One installer at a time per cache (parallel test runs may all call this script).
+exec 9>"$cache/.lock"
+flock 9
+
+# Leftovers of interrupted builds.
+rm -rf "$cache"/.build-*
+
+if complete "$etcd_dir" etcd; then echo "etcd $ETCD_VERSION: cached"; else build_etcd; fi
+if complete "$kwok_dir" kwok; then echo "kwok $KWOK_VERSION: cached"; else build_kwok; fi
+if complete "$kube_dir" "${kube_bins[@]}"; then echo "kubernetes $KUBERNETES_VERSION: cached"; else build_kubernetes; fi
+
+echo "etcd:                    $etcd_dir/bin/etcd"
+for b in "${kube_bins[@]}"; do
+    printf '%-24s %s\n' "$b:" "$kube_dir/bin/$b"
+done
+echo "kwok:                    $kwok_dir/bin/kwok"
