@@ -90,9 +90,11 @@ impl TestCa {
     }
 }
 
-/// A fresh private key, PKCS#8 PEM (e.g. for signing service-account tokens).
-pub fn private_key_pem() -> Result<String, TestEnvError> {
-    Ok(KeyPair::generate().map_err(certificate)?.serialize_pem())
+/// A fresh key pair as (PKCS#8 private key, SubjectPublicKeyInfo public key), both PEM; e.g.
+/// for signing and checking service-account tokens.
+pub fn key_pair_pem() -> Result<(String, String), TestEnvError> {
+    let key = KeyPair::generate().map_err(certificate)?;
+    Ok((key.serialize_pem(), key.public_key_pem()))
 }
 
 fn distinguished_name(common_name: &str, organization: Option<&str>) -> DistinguishedName {

@@ -2,6 +2,8 @@
 //! local Kubernetes control plane and Kafka broker are added by the testenv issue.
 
 pub mod certs;
+pub mod control_plane;
+pub mod environment;
 pub mod error;
 pub mod kafka;
 pub mod layout;

@@ -56,6 +56,12 @@ impl ProcessSpec {
         self
     }
 
+    /// Adds one argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
     /// Sets an environment variable.
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.insert(key.into(), value.into());

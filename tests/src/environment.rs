@@ -1,0 +1,330 @@
+//! The whole test environment: control plane, Kafka broker, our CRDs, a default
+//! StorageClass with a provisioner, and fake nodes in three zones. One per test binary
+//! ([`TestEnv::shared`]); each test works in its own namespace.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{
+    HostPathVolumeSource, Namespace, Node, ObjectReference, PersistentVolume,
+    PersistentVolumeClaim, PersistentVolumeSpec,
+};
+use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+
+use crate::control_plane::{ControlPlane, KWOK_NODE_LABEL};
+use crate::error::TestEnvError;
+use crate::kafka::KafkaBroker;
+use crate::layout::log_dir;
+use crate::process::Lifetime;
+
+/// Field manager of everything the environment applies.
+const FIELD_MANAGER: &str = "strimzi-testenv";
+/// Name of the default StorageClass, served by the environment's provisioner.
+pub const STORAGE_CLASS: &str = "standard";
+/// Zones of the fake nodes, one node each.
+pub const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
+const CRD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A running environment.
+#[derive(Debug)]
+pub struct TestEnv {
+    control_plane: ControlPlane,
+    kafka: KafkaBroker,
+    log_dir: PathBuf,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl TestEnv {
+    /// The environment of this test binary, started on first use. A failed start panics with
+    /// its one-line reason (which names the log file), failing the test.
+    pub fn shared() -> &'static TestEnv {
+        static SHARED: OnceLock<TestEnv> = OnceLock::new();
+        SHARED.get_or_init(|| {
+            // Started on a thread of its own, as tests call this from inside their runtime.
+            std::thread::spawn(|| TestEnv::start(Lifetime::Tied, "shared"))
+                .join()
+                .unwrap_or_else(|_| panic!("the test environment's start thread panicked"))
+                .unwrap_or_else(|error| panic!("test environment: {error}"))
+        })
+    }
+
+    /// Starts an environment whose logs go to `target/testenv-logs/<name>-<pid>`.
+    pub fn start(lifetime: Lifetime, name: &str) -> Result<TestEnv, TestEnvError> {
+        let log_dir = log_dir(name)?;
+        let kafka_logs = log_dir.clone();
+        let kafka = std::thread::spawn(move || KafkaBroker::start(&kafka_logs));
+        // A runtime of the environment's own runs the provisioner for as long as it lives.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|error| TestEnvError::io("tokio runtime", error))?;
+        let control_plane = runtime.block_on(async {
+            let control_plane = ControlPlane::start(&log_dir, lifetime).await?;
+            let client = control_plane.client().await?;
+            install_crds(&client).await?;
+            install_storage(&client).await?;
+            add_nodes(&client).await?;
+            Ok::<_, TestEnvError>(control_plane)
+        })?;
+        let client = runtime.block_on(control_plane.client())?;
+        runtime.spawn(provision_volumes(client));
+        let kafka = kafka
+            .join()
+            .map_err(|_| TestEnvError::Certificate("the Kafka start thread panicked".into()))??;
+        Ok(TestEnv {
+            control_plane,
+            kafka,
+            log_dir,
+            runtime,
+        })
+    }
+
+    /// A new client with cluster-admin rights, for the caller's runtime.
+    pub async fn client(&self) -> Client {
+        self.control_plane
+            .client()
+            .await
+            .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// Creates a namespace of its own for one test, named `<prefix>-<n>`.
+    pub async fn namespace(&self, prefix: &str) -> String {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let namespaces: Api<Namespace> = Api::all(self.client().await);
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        namespaces
+            .create(&PostParams::default(), &namespace)
+            .await
+            .unwrap_or_else(|error| panic!("creating namespace {name}: {error}"));
+        name
+    }
+
+    /// The Kafka broker.
+    pub fn kafka(&self) -> &KafkaBroker {
+        &self.kafka
+    }
+
+    /// The control plane.
+    pub fn control_plane(&self) -> &ControlPlane {
+        &self.control_plane
+    }
+
+    /// The folder with every component's log.
+    pub fn log_dir(&self) -> &Path {
+        &self.log_dir
+    }
+
+    /// Process ids of every component: etcd, the Kubernetes components, kwok, Kafka.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut pids = self.control_plane.pids().to_vec();
+        pids.push(self.kafka.pid());
+        pids
+    }
+
+    /// `KEY=VALUE` lines telling clients how to reach the environment.
+    pub fn env_file(&self) -> String {
+        let mut lines = vec![format!(
+            "KUBECONFIG={}",
+            self.control_plane.kubeconfig().display()
+        )];
+        for listener in self.kafka.listeners() {
+            lines.push(format!(
+                "KAFKA_BOOTSTRAP_SERVERS_{}={}",
+                listener.name.to_uppercase(),
+                listener.bootstrap
+            ));
+        }
+        lines.push(format!("KAFKA_CA_FILE={}", self.kafka.ca_file().display()));
+        lines.push(format!("KAFKA_SCRAM_USERNAME={}", crate::kafka::ADMIN_USER));
+        lines.push(format!(
+            "KAFKA_SCRAM_PASSWORD={}",
+            crate::kafka::ADMIN_PASSWORD
+        ));
+        lines.join("\n") + "\n"
+    }
+
+    /// The runtime that runs the environment's own tasks.
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
+    }
+}
+
+/// Applies our CRDs with server-side apply and waits until each is Established.
+pub async fn install_crds(client: &Client) -> Result<(), TestEnvError> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let generated = strimzi_crd_generator::custom_resource_definitions()
+        .map_err(|error| api_error("generating the CRDs", error))?;
+    for generated in &generated {
+        let name = generated.crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&generated.crd),
+        )
+        .await
+        .map_err(|error| api_error(&format!("applying CRD {name}"), error))?;
+    }
+    for generated in &generated {
+        let name = generated.crd.name_any();
+        let established = kube::runtime::wait::await_condition(
+            crds.clone(),
+            &name,
+            kube::runtime::wait::conditions::is_crd_established(),
+        );
+        tokio::time::timeout(CRD_TIMEOUT, established)
+            .await
+            .map_err(|_| api_error(&format!("CRD {name}"), "not Established in time"))?
+            .map_err(|error| api_error(&format!("waiting for CRD {name}"), error))?;
+    }
+    Ok(())
+}
+
+async fn install_storage(client: &Client) -> Result<(), TestEnvError> {
+    let classes: Api<StorageClass> = Api::all(client.clone());
+    let class = StorageClass {
+        metadata: ObjectMeta {
+            name: Some(STORAGE_CLASS.to_owned()),
+            annotations: Some(BTreeMap::from([(
+                "storageclass.kubernetes.io/is-default-class".to_owned(),
+                "true".to_owned(),
+            )])),
+            ..ObjectMeta::default()
+        },
+        provisioner: FIELD_MANAGER.to_owned(),
+        allow_volume_expansion: Some(true),
+        volume_binding_mode: Some("Immediate".to_owned()),
+        ..StorageClass::default()
+    };
+    classes
+        .patch(
+            STORAGE_CLASS,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&class),
+        )
+        .await
+        .map_err(|error| api_error("creating the StorageClass", error))?;
+    Ok(())
+}
+
+/// Adds one fake node per zone for kwok to manage.
+async fn add_nodes(client: &Client) -> Result<(), TestEnvError> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    for zone in ZONES {
+        let name = format!("kwok-{zone}");
+        let node: Node = serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    KWOK_NODE_LABEL: "true",
+                    "kubernetes.io/hostname": name,
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                    "topology.kubernetes.io/zone": zone,
+                },
+                "annotations": {"kwok.x-k8s.io/node": "fake"},
+            },
+            "status": {
+                "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+                "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+            },
+        }))
+        .map_err(|error| api_error("building a fake node", error))?;
+        nodes
+            .patch(
+                &name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&node),
+            )
+            .await
+            .map_err(|error| api_error(&format!("creating node {name}"), error))?;
+    }
+    Ok(())
+}
+
+/// Gives every pending claim of the default class a volume of its own, as a cloud
+/// provisioner would; the controller manager then binds them.
+async fn provision_volumes(client: Client) {
+    let claims: Api<PersistentVolumeClaim> = Api::all(client.clone());
+    let volumes: Api<PersistentVolume> = Api::all(client);
+    let mut events = watcher(claims, watcher::Config::default())
+        .applied_objects()
+        .boxed();
+    while let Some(event) = events.next().await {
+        let Ok(claim) = event else { continue };
+        let Some(volume) = volume_for(&claim) else {
+            continue;
+        };
+        // Already provisioned claims conflict; that is fine.
+        let _ = volumes.create(&PostParams::default(), &volume).await;
+    }
+}
+
+/// The volume for `claim`, if it is an unbound claim of the default class.
+fn volume_for(claim: &PersistentVolumeClaim) -> Option<PersistentVolume> {
+    let spec = claim.spec.as_ref()?;
+    let class = spec.storage_class_name.as_deref()?;
+    if class != STORAGE_CLASS || spec.volume_name.is_some() {
+        return None;
+    }
+    let namespace = claim.namespace()?;
+    let name = claim.name_any();
+    let size = spec
+        .resources
+        .as_ref()?
+        .requests
+        .as_ref()?
+        .get("storage")?
+        .clone();
+    Some(PersistentVolume {
+        metadata: ObjectMeta {
+            name: Some(format!("pv-{namespace}-{name}")),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PersistentVolumeSpec {
+            capacity: Some(BTreeMap::from([("storage".to_owned(), size)])),
+            access_modes: spec.access_modes.clone(),
+            storage_class_name: Some(STORAGE_CLASS.to_owned()),
+            persistent_volume_reclaim_policy: Some("Delete".to_owned()),
+            host_path: Some(HostPathVolumeSource {
+                path: format!("/var/testenv/{namespace}/{name}"),
+                type_: None,
+            }),
+            claim_ref: Some(ObjectReference {
+                namespace: Some(namespace),
+                name: Some(name),
+                uid: claim.uid(),
+                ..ObjectReference::default()
+            }),
+            ..PersistentVolumeSpec::default()
+        }),
+        ..PersistentVolume::default()
+    })
+}
+
+fn api_error(what: &str, error: impl std::fmt::Display) -> TestEnvError {
+    TestEnvError::Start {
+        component: "kube-apiserver".to_owned(),
+        message: format!("{what}: {error}"),
+        log: PathBuf::from("target/testenv-logs"),
+    }
+}

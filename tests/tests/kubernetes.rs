@@ -1,0 +1,277 @@
+//! Compatibility on a real API server: our CRDs are accepted and Established, every example
+//! custom resource (Strimzi's and ours) is accepted, invalid ones are refused naming the
+//! field, and kwok makes pods Ready on the fake nodes.
+
+// Test code: a panic with its message is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
+use kube::discovery::pinned_kind;
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::document::yaml_documents;
+use strimzi_tests::environment::{STORAGE_CLASS, TestEnv};
+use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
+
+/// Creates `document` in `namespace`, returning the API server's error message on refusal.
+async fn create(client: &Client, namespace: &str, document: &Value) -> Result<(), String> {
+    let api_version = document["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = document["kind"].as_str().unwrap_or_default();
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let (resource, _) = pinned_kind(client, &gvk)
+        .await
+        .map_err(|error| format!("unknown kind {api_version} {kind}: {error}"))?;
+    let mut object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
+    object.metadata.namespace = Some(namespace.to_owned());
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    api.create(&PostParams::default(), &object)
+        .await
+        .map(|_| ())
+        .map_err(|error| error.to_string())
+}
+
+#[tokio::test]
+async fn our_crds_are_established() {
+    let env = TestEnv::shared();
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client().await);
+    let established: Vec<String> = crds
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|crd| {
+            crd.status
+                .as_ref()
+                .and_then(|status| status.conditions.as_ref())
+                .is_some_and(|conditions| {
+                    conditions
+                        .iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                })
+        })
+        .map(|crd| crd.name_any())
+        .collect();
+    println!("established CRDs: {established:?}");
+    assert_eq!(established.len(), 10, "{established:?}");
+}
+
+#[tokio::test]
+async fn every_example_is_accepted() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let mut files = yaml_files(&reference_examples_dir());
+    files.extend(yaml_files(&own_examples_dir()));
+    let (mut accepted, mut refused) = (0, Vec::new());
+    for file in &files {
+        // Examples reuse names (`my-cluster`), so each file gets a namespace of its own.
+        let namespace = env.namespace("example").await;
+        let text = std::fs::read_to_string(file).unwrap();
+        for document in yaml_documents(&text).unwrap() {
+            match create(&client, &namespace, &document).await {
+                Ok(()) => accepted += 1,
+                Err(message) => refused.push(format!("{}: {message}", file.display())),
+            }
+        }
+    }
+    println!("accepted {accepted} documents from {} files", files.len());
+    // Strimzi 1.2 ships two Connect metrics examples without `groupId` and the storage
+    // topics, which its own CRD requires: the API server refuses them, as it should.
+    let (upstream, unexpected): (Vec<_>, Vec<_>) = refused.into_iter().partition(|message| {
+        message.contains("kafka-connect-metrics.yaml") && message.contains("groupId")
+    });
+    assert!(unexpected.is_empty(), "refused:\n{}", unexpected.join("\n"));
+    assert_eq!(upstream.len(), 2, "{upstream:?}");
+    assert!(accepted >= 140, "only {accepted} documents accepted");
+}
+
+/// An invalid Kafka or KafkaNodePool: what is wrong, the document, and a fragment the
+/// refusal must contain (the field, or the rule's message).
+fn invalid_documents() -> Vec<(&'static str, Value, &'static str)> {
+    let kafka = |listeners: Value| {
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
+            "metadata": {"name": "bad"},
+            "spec": {"kafka": {"listeners": listeners}},
+        })
+    };
+    let pool = |roles: Value, storage: Value| {
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
+            "metadata": {"name": "bad", "labels": {"strimzi.io/cluster": "c"}},
+            "spec": {"replicas": 1, "roles": roles, "storage": storage},
+        })
+    };
+    let plain = json!({"name": "plain", "port": 9092, "type": "internal", "tls": false});
+    let mut negative_replicas = pool(json!(["broker"]), json!({"type": "ephemeral"}));
+    negative_replicas["spec"]["replicas"] = json!(-1);
+    vec![
+        (
+            "wrong enum",
+            kafka(json!([{"name": "a", "port": 9092, "type": "hostport", "tls": false}])),
+            "spec.kafka.listeners[0].type",
+        ),
+        (
+            "wrong type",
+            kafka(json!([{"name": "a", "port": "ninety", "type": "internal", "tls": false}])),
+            "spec.kafka.listeners[0].port",
+        ),
+        (
+            "missing required field",
+            kafka(json!([{"name": "a", "port": 9092, "type": "internal"}])),
+            "tls",
+        ),
+        (
+            "port below 9092",
+            kafka(json!([{"name": "a", "port": 9000, "type": "internal", "tls": false}])),
+            "spec.kafka.listeners[0].port",
+        ),
+        (
+            "duplicate listener names",
+            kafka(json!([plain, {"name": "plain", "port": 9093, "type": "internal", "tls": true}])),
+            "listener names must be unique",
+        ),
+        (
+            "duplicate listener ports",
+            kafka(json!([plain, {"name": "tls", "port": 9092, "type": "internal", "tls": true}])),
+            "listener ports must be unique",
+        ),
+        (
+            "route without tls",
+            kafka(json!([{"name": "r", "port": 9094, "type": "route", "tls": false}])),
+            "set tls to true",
+        ),
+        (
+            "tls authentication without tls",
+            kafka(
+                json!([{"name": "a", "port": 9093, "type": "internal", "tls": false, "authentication": {"type": "tls"}}]),
+            ),
+            "needs a listener with tls: true",
+        ),
+        (
+            "reserved port",
+            kafka(json!([{"name": "a", "port": 9999, "type": "internal", "tls": false}])),
+            "9404 and 9999",
+        ),
+        (
+            "ingress without bootstrap host",
+            kafka(json!([{"name": "i", "port": 9094, "type": "ingress", "tls": true}])),
+            "bootstrap.host",
+        ),
+        (
+            "no roles",
+            pool(json!([]), json!({"type": "ephemeral"})),
+            "at least one role",
+        ),
+        (
+            "a role twice",
+            pool(json!(["broker", "broker"]), json!({"type": "ephemeral"})),
+            "only once",
+        ),
+        (
+            "jbod without volumes",
+            pool(json!(["broker"]), json!({"type": "jbod", "volumes": []})),
+            "at least one volume",
+        ),
+        (
+            "jbod volume without id",
+            pool(
+                json!(["broker"]),
+                json!({"type": "jbod", "volumes": [{"type": "ephemeral"}]}),
+            ),
+            "needs an id",
+        ),
+        (
+            "duplicate jbod ids",
+            pool(
+                json!(["broker"]),
+                json!({"type": "jbod", "volumes": [{"id": 0, "type": "ephemeral"}, {"id": 0, "type": "ephemeral"}]}),
+            ),
+            "different ids",
+        ),
+        (
+            "two shared metadata volumes",
+            pool(
+                json!(["broker"]),
+                json!({"type": "jbod", "volumes": [{"id": 0, "type": "ephemeral", "kraftMetadata": "shared"}, {"id": 1, "type": "ephemeral", "kraftMetadata": "shared"}]}),
+            ),
+            "kraftMetadata: shared",
+        ),
+        (
+            "persistent claim without size",
+            pool(json!(["broker"]), json!({"type": "persistent-claim"})),
+            "needs a size",
+        ),
+        ("negative replicas", negative_replicas, "spec.replicas"),
+    ]
+}
+
+#[tokio::test]
+async fn invalid_documents_are_refused_naming_the_field() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("invalid").await;
+    let mut wrong = Vec::new();
+    let cases = invalid_documents();
+    for (what, document, expected) in &cases {
+        match create(&client, &namespace, document).await {
+            Ok(()) => wrong.push(format!("{what}: accepted")),
+            Err(message) if message.contains(expected) => {}
+            Err(message) => wrong.push(format!("{what}: refused without `{expected}`: {message}")),
+        }
+    }
+    println!("{} invalid documents refused", cases.len() - wrong.len());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[tokio::test]
+async fn pods_become_ready_on_fake_nodes_and_claims_are_bound() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("pods").await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &namespace);
+    let claim: PersistentVolumeClaim = serde_json::from_value(json!({
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }))
+    .unwrap();
+    claims.create(&PostParams::default(), &claim).await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "sleeper"},
+        "spec": {
+            "containers": [{"name": "main", "image": "example.invalid/sleeper:1"}],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+        },
+    }))
+    .unwrap();
+    pods.patch(
+        "sleeper",
+        &PatchParams::apply("test").force(),
+        &Patch::Apply(&pod),
+    )
+    .await
+    .unwrap();
+    let ready = kube::runtime::wait::await_condition(
+        pods.clone(),
+        "sleeper",
+        kube::runtime::wait::conditions::is_pod_running(),
+    );
+    tokio::time::timeout(Duration::from_secs(60), ready)
+        .await
+        .expect("pod not running on a kwok node within 60 s")
+        .unwrap();
+    let pod = pods.get("sleeper").await.unwrap();
+    let node = pod.spec.unwrap().node_name.unwrap();
+    assert!(node.starts_with("kwok-zone-"), "{node}");
+    let claim = claims.get("data").await.unwrap();
+    assert_eq!(
+        claim.spec.unwrap().storage_class_name.as_deref(),
+        Some(STORAGE_CLASS)
+    );
+    assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Bound"));
+}

@@ -1,0 +1,106 @@
+//! `strimzi-testenv`: the environment it starts is usable, `down` stops it, and killing it
+//! outright leaves no process behind.
+
+// Test code: a panic with its message is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_strimzi-testenv");
+
+fn pids(dir: &Path) -> Vec<u32> {
+    std::fs::read_to_string(dir.join("pids"))
+        .unwrap()
+        .lines()
+        .map(|line| line.parse().unwrap())
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+}
+
+fn wait_until_gone(pids: &[u32]) {
+    let started = Instant::now();
+    while pids.iter().any(|pid| alive(*pid)) {
+        let left: Vec<&u32> = pids.iter().filter(|pid| alive(**pid)).collect();
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "still running: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn killing_up_leaves_no_process_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut up = Command::new(BINARY)
+        .args(["up", "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !dir.path().join("env").exists() {
+        assert!(up.try_wait().unwrap().is_none(), "up exited early");
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "not ready in time"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let components = pids(dir.path());
+    assert_eq!(
+        components.len(),
+        6,
+        "etcd, 3 Kubernetes components, kwok, Kafka"
+    );
+    assert!(components.iter().all(|pid| alive(*pid)));
+    up.kill().unwrap(); // SIGKILL: no chance to clean up by itself
+    up.wait().unwrap();
+    wait_until_gone(&components);
+}
+
+#[test]
+fn detached_environment_is_described_and_stopped_by_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(BINARY)
+        .args(["up", "--detach", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let env = std::fs::read_to_string(dir.path().join("env")).unwrap();
+    for key in [
+        "KUBECONFIG=",
+        "KAFKA_BOOTSTRAP_SERVERS_PLAIN=127.0.0.1:",
+        "KAFKA_BOOTSTRAP_SERVERS_SCRAM=127.0.0.1:",
+        "KAFKA_BOOTSTRAP_SERVERS_TLS=127.0.0.1:",
+    ] {
+        assert!(env.contains(key), "{key} missing from:\n{env}");
+    }
+    let kubeconfig = std::fs::read_to_string(dir.path().join("kubeconfig")).unwrap();
+    assert!(
+        kubeconfig.contains("server: https://127.0.0.1:"),
+        "{kubeconfig}"
+    );
+    let components = pids(dir.path());
+    let down = Command::new(BINARY)
+        .args(["down", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    wait_until_gone(&components);
+}
