@@ -275,3 +275,56 @@ async fn pods_become_ready_on_fake_nodes_and_claims_are_bound() {
     );
     assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Bound"));
 }
+
+/// Socket inodes held open by `pid`.
+fn socket_inodes(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+        .filter_map(|target| {
+            let target = target.to_string_lossy().into_owned();
+            target
+                .strip_prefix("socket:[")
+                .and_then(|rest| rest.strip_suffix(']'))
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_component_listens_on_loopback_only() {
+    let env = TestEnv::shared();
+    let tables: String = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .map(|file| std::fs::read_to_string(file).unwrap_or_default())
+        .collect();
+    let mut checked = 0;
+    for pid in env.pids() {
+        let inodes = socket_inodes(pid);
+        for line in tables.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // Listening sockets (state 0A) owned by this component.
+            if fields.len() > 9
+                && fields[3] == "0A"
+                && inodes.iter().any(|inode| inode == fields[9])
+            {
+                let address = fields[1].split(':').next().unwrap();
+                let loopback = address == "0100007F"
+                    || address == "0000000000000000FFFF00000100007F"
+                    || address == "00000000000000000000000001000000";
+                assert!(loopback, "process {pid} listens on {}", fields[1]);
+                checked += 1;
+            }
+        }
+    }
+    println!(
+        "{checked} listening sockets of {} processes, all on loopback",
+        env.pids().len()
+    );
+    assert!(
+        checked >= 8,
+        "expected the listeners of every component, found {checked}"
+    );
+}

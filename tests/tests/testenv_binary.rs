@@ -104,3 +104,19 @@ fn detached_environment_is_described_and_stopped_by_down() {
     );
     wait_until_gone(&components);
 }
+
+#[test]
+fn a_missing_component_fails_with_one_line_naming_the_install_command() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(BINARY)
+        .args(["up", "--dir"])
+        .arg(dir.path())
+        .env("STRIMZI_TESTENV_CACHE", cache.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("not found: bash tests/testenv"), "{stderr}");
+}
