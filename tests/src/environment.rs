@@ -98,7 +98,9 @@ impl TestEnv {
             .unwrap_or_else(|error| panic!("{error}"))
     }
 
-    /// Creates a namespace of its own for one test, named `<prefix>-<n>`.
+    /// Creates a namespace of its own for one test, named `<prefix>-<n>`. Tests share the
+    /// Kafka broker too, so they should also use this name as a prefix for their topics and
+    /// users.
     pub async fn namespace(&self, prefix: &str) -> String {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let name = format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed));
