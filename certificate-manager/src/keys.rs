@@ -1,0 +1,163 @@
+//! Private keys: generating new ones and reading the PEM that Strimzi or a user stored.
+//!
+//! Strimzi creates RSA-4096 keys and stores them as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
+//! We read PKCS#8 RSA and ECDSA keys, and also PKCS#1 RSA keys (`RSA PRIVATE KEY`) that
+//! older tools write, and always write PKCS#8.
+
+use rcgen::{KeyPair, PKCS_ECDSA_P256_SHA256, PKCS_RSA_SHA256};
+use rsa::pkcs1::DecodeRsaPrivateKey;
+use rsa::pkcs8::EncodePrivateKey;
+use rustls_pki_types::PrivatePkcs8KeyDer;
+
+/// Size of the RSA keys we generate, as Strimzi's.
+const RSA_BITS: usize = 4096;
+
+/// The kind of key generated for a new CA or certificate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KeyAlgorithm {
+    /// RSA with a 4096-bit modulus, signing with SHA-256: what Strimzi generates.
+    #[default]
+    Rsa4096,
+    /// ECDSA on the P-256 curve with SHA-256: much faster to generate, smaller certificates.
+    EcdsaP256,
+}
+
+impl std::fmt::Display for KeyAlgorithm {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(match self {
+            KeyAlgorithm::Rsa4096 => "RSA-4096",
+            KeyAlgorithm::EcdsaP256 => "ECDSA P-256",
+        })
+    }
+}
+
+/// Why a key could not be generated or read.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// The random key generation failed.
+    #[error("generating a {algorithm} key failed: {message}")]
+    Generation {
+        /// Algorithm of the key being generated.
+        algorithm: KeyAlgorithm,
+        /// What the crypto library said.
+        message: String,
+    },
+    /// The text is not PEM.
+    #[error("not a PEM-encoded private key: {0}")]
+    NotPem(String),
+    /// The PEM holds something other than a supported private key.
+    #[error(
+        "unsupported private key ({0}); expected a PKCS#8 `PRIVATE KEY` (RSA or ECDSA) or a PKCS#1 `RSA PRIVATE KEY`"
+    )]
+    Unsupported(String),
+}
+
+impl KeyError {
+    /// Stable reason string for conditions, Events and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            KeyError::Generation { .. } => "KeyGenerationFailed",
+            KeyError::NotPem(_) | KeyError::Unsupported(_) => "InvalidPrivateKey",
+        }
+    }
+}
+
+/// Generates a new key of the given algorithm.
+pub fn generate(algorithm: KeyAlgorithm) -> Result<KeyPair, KeyError> {
+    let failed = |message: String| KeyError::Generation { algorithm, message };
+    match algorithm {
+        KeyAlgorithm::Rsa4096 => {
+            let key = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, RSA_BITS)
+                .map_err(|error| failed(error.to_string()))?;
+            let der = key.to_pkcs8_der().map_err(|error| failed(error.to_string()))?;
+            KeyPair::from_pkcs8_der_and_sign_algo(
+                &PrivatePkcs8KeyDer::from(der.as_bytes()),
+                &PKCS_RSA_SHA256,
+            )
+            .map_err(|error| failed(error.to_string()))
+        }
+        KeyAlgorithm::EcdsaP256 => {
+            KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|error| failed(error.to_string()))
+        }
+    }
+}
+
+/// Reads a private key from PEM: PKCS#8 (RSA or ECDSA P-256/P-384) or PKCS#1 RSA.
+pub fn from_pem(text: &[u8]) -> Result<KeyPair, KeyError> {
+    let block = pem::parse(text).map_err(|error| KeyError::NotPem(error.to_string()))?;
+    let unsupported = |detail: String| KeyError::Unsupported(detail);
+    match block.tag() {
+        "PRIVATE KEY" => KeyPair::try_from(block.contents())
+            .map_err(|error| unsupported(format!("PKCS#8 key not usable: {error}"))),
+        "RSA PRIVATE KEY" => {
+            let key = rsa::RsaPrivateKey::from_pkcs1_der(block.contents())
+                .map_err(|error| unsupported(format!("PKCS#1 key not readable: {error}")))?;
+            let der = key
+                .to_pkcs8_der()
+                .map_err(|error| unsupported(format!("PKCS#1 key not convertible: {error}")))?;
+            KeyPair::from_pkcs8_der_and_sign_algo(
+                &PrivatePkcs8KeyDer::from(der.as_bytes()),
+                &PKCS_RSA_SHA256,
+            )
+            .map_err(|error| unsupported(format!("PKCS#1 key not usable: {error}")))
+        }
+        other => Err(unsupported(format!("PEM block `{other}`"))),
+    }
+}
+
+/// The algorithm of a key we read or generated, if it is one we generate.
+pub fn algorithm_of(key: &KeyPair) -> Option<KeyAlgorithm> {
+    if key.algorithm() == &PKCS_RSA_SHA256 {
+        Some(KeyAlgorithm::Rsa4096)
+    } else if key.algorithm() == &PKCS_ECDSA_P256_SHA256 {
+        Some(KeyAlgorithm::EcdsaP256)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn ecdsa_keys_round_trip_through_pkcs8_pem() {
+        let key = generate(KeyAlgorithm::EcdsaP256).unwrap();
+        let pem = key.serialize_pem();
+        assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+        let read = from_pem(pem.as_bytes()).unwrap();
+        assert_eq!(read.public_key_raw(), key.public_key_raw());
+        assert_eq!(algorithm_of(&read), Some(KeyAlgorithm::EcdsaP256));
+    }
+
+    #[test]
+    fn rsa_keys_are_4096_bits_and_read_back_from_pkcs8_and_pkcs1() {
+        use rsa::pkcs1::EncodeRsaPrivateKey;
+        use rsa::pkcs8::DecodePrivateKey;
+        use rsa::traits::PublicKeyParts;
+
+        let key = generate(KeyAlgorithm::Rsa4096).unwrap();
+        let pkcs8 = key.serialize_pem();
+        let parsed = rsa::RsaPrivateKey::from_pkcs8_pem(&pkcs8).unwrap();
+        assert_eq!(parsed.size() * 8, 4096);
+        let read = from_pem(pkcs8.as_bytes()).unwrap();
+        assert_eq!(read.public_key_raw(), key.public_key_raw());
+        assert_eq!(algorithm_of(&read), Some(KeyAlgorithm::Rsa4096));
+
+        let pkcs1 = parsed.to_pkcs1_pem(rsa::pkcs8::LineEnding::LF).unwrap();
+        let from_pkcs1 = from_pem(pkcs1.as_bytes()).unwrap();
+        assert_eq!(from_pkcs1.public_key_raw(), key.public_key_raw());
+    }
+
+    #[test]
+    fn garbage_and_other_pem_blocks_are_refused() {
+        assert!(matches!(from_pem(b"not a key"), Err(KeyError::NotPem(_))));
+        let certificate = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        let error = from_pem(certificate.as_bytes()).unwrap_err();
+        assert!(matches!(error, KeyError::Unsupported(_)));
+        assert_eq!(error.reason(), "InvalidPrivateKey");
+        let bad_pkcs8 = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+        assert!(matches!(from_pem(bad_pkcs8.as_bytes()), Err(KeyError::Unsupported(_))));
+    }
+}
