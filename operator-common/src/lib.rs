@@ -1,3 +1,11 @@
 //! The runtime every operator shares: configuration, controllers, status, leader election.
-//!
-//! Not implemented yet: this crate is filled in by the `operator-common` issue.
+
+pub mod apply;
+pub mod config;
+pub mod events;
+pub mod http;
+pub mod labels;
+pub mod leader;
+pub mod logging;
+pub mod metrics;
+pub mod status;
