@@ -42,9 +42,8 @@ pub enum ApplyError {
     },
 }
 
-impl ApplyError {
-    /// A stable CamelCase word for conditions, Events and metrics.
-    pub fn reason(&self) -> &'static str {
+impl crate::ErrorReason for ApplyError {
+    fn reason(&self) -> &'static str {
         match self {
             Self::Api { .. } => "KubernetesApiError",
             Self::Invalid { .. } => "InvalidObject",

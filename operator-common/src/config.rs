@@ -68,12 +68,13 @@ pub enum ConfigError {
     },
 }
 
-impl ConfigError {
-    /// A stable CamelCase word for logs and metrics.
-    pub fn reason(&self) -> &'static str {
+impl crate::ErrorReason for ConfigError {
+    fn reason(&self) -> &'static str {
         "InvalidConfiguration"
     }
+}
 
+impl ConfigError {
     fn invalid(variable: &'static str, value: &str, expected: impl Into<String>) -> Self {
         Self::Invalid {
             variable,

@@ -25,9 +25,8 @@ pub enum EventError {
     },
 }
 
-impl EventError {
-    /// A stable CamelCase word for logs and metrics.
-    pub fn reason(&self) -> &'static str {
+impl crate::ErrorReason for EventError {
+    fn reason(&self) -> &'static str {
         "EventPublishError"
     }
 }

@@ -26,9 +26,8 @@ pub enum HttpError {
     },
 }
 
-impl HttpError {
-    /// A stable CamelCase word for logs.
-    pub fn reason(&self) -> &'static str {
+impl crate::ErrorReason for HttpError {
+    fn reason(&self) -> &'static str {
         "HttpServerError"
     }
 }

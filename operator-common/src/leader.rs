@@ -29,9 +29,8 @@ pub enum LeaderElectionError {
     },
 }
 
-impl LeaderElectionError {
-    /// A stable CamelCase word for logs and metrics.
-    pub fn reason(&self) -> &'static str {
+impl crate::ErrorReason for LeaderElectionError {
+    fn reason(&self) -> &'static str {
         "LeaderElectionError"
     }
 }

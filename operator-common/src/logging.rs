@@ -13,9 +13,8 @@ pub enum LoggingError {
     Install(String),
 }
 
-impl LoggingError {
-    /// A stable CamelCase word.
-    pub fn reason(&self) -> &'static str {
+impl crate::ErrorReason for LoggingError {
+    fn reason(&self) -> &'static str {
         "LoggingError"
     }
 }

@@ -16,9 +16,8 @@ pub enum MetricsError {
     Prometheus(#[from] prometheus::Error),
 }
 
-impl MetricsError {
-    /// A stable CamelCase word for logs.
-    pub fn reason(&self) -> &'static str {
+impl crate::ErrorReason for MetricsError {
+    fn reason(&self) -> &'static str {
         "MetricsError"
     }
 }
