@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::future::Future;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ use kube::core::object::HasStatus;
 use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::reflector::Store;
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use rand::Rng;
 use serde::Serialize;
@@ -151,8 +152,9 @@ impl<R: Reconciler> ControllerBuilder<R> {
         }
     }
 
-    /// Reconciles the owner of a `Child` (by owner reference) when the child changes.
-    /// Children are found by `selector` and cached as metadata only.
+    /// Reconciles the owner of a `Child` (by owner reference) when the child is created,
+    /// changed or deleted. Children are found by `selector` with a metadata-only watch and
+    /// not cached, for reconcilers that read what they need when they need it.
     pub fn owns_metadata<Child>(mut self, selector: &str) -> Self
     where
         Child: Resource<DynamicType = (), Scope = NamespaceResourceScope>
@@ -166,19 +168,11 @@ impl<R: Reconciler> ControllerBuilder<R> {
         let selector = selector.to_owned();
         self.owned
             .push(Box::new(move |controller, primary, runtime| {
-                let scope = CacheScope {
-                    namespace: primary.namespace.clone(),
-                    selector: Some(selector.clone()),
-                };
                 // An API of partial objects makes metadata-only list and watch requests.
-                let api: Api<PartialObjectMeta<Child>> = runtime.api(scope.namespace.as_deref());
-                let config = scope.watcher_config();
-                let (_, subscriber) = runtime
-                    .caches()
-                    .subscribe::<PartialObjectMeta<Child>>(&scope, move || {
-                        watcher(api, config).boxed()
-                    })?;
-                Ok(controller.owns_shared_stream(subscriber))
+                let api: Api<PartialObjectMeta<Child>> = runtime.api(primary.namespace.as_deref());
+                let config = watcher::Config::default().labels(&selector);
+                let children = watcher(api, config).default_backoff().touched_objects();
+                Ok(controller.owns_stream(children))
             }));
         self
     }
@@ -196,6 +190,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
             kind: R::Resource::kind(&()).into_owned(),
             selector: selector.clone().unwrap_or_default(),
             failures: Mutex::new(HashMap::new()),
+            written: Mutex::new(HashMap::new()),
         });
         let mut controllers = Vec::new();
         for namespace in scopes {
@@ -209,7 +204,8 @@ impl<R: Reconciler> ControllerBuilder<R> {
                 .runtime
                 .caches()
                 .subscribe::<Guarded<R>>(&scope, move || watcher(api, config).boxed())?;
-            let mut controller = Controller::for_shared_stream(subscriber, store.clone())
+            let triggers = subscriber.filter(skip_status_only_changes());
+            let mut controller = Controller::for_shared_stream(triggers, store.clone())
                 .with_config(ControllerConfig::default())
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
                 .graceful_shutdown_on(self.runtime.shutdown_token().cancelled_owned());
@@ -228,6 +224,29 @@ impl<R: Reconciler> ControllerBuilder<R> {
             controllers.push(count_resources(shared.clone(), store).boxed());
         }
         Ok(futures::future::join_all(controllers).map(|_| ()).boxed())
+    }
+}
+
+/// A filter of primary-resource events that drops those where neither the generation nor
+/// labels, annotations, finalizers or deletion changed: the controller's own status writes
+/// must not start another reconciliation, nor cut a failure's backoff short.
+fn skip_status_only_changes<K: Resource>()
+-> impl FnMut(&Arc<K>) -> futures::future::Ready<bool> + Send + 'static {
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    move |object| {
+        let meta = object.meta();
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (
+            &meta.uid,
+            meta.generation,
+            &meta.labels,
+            &meta.annotations,
+            &meta.finalizers,
+            meta.deletion_timestamp.is_some(),
+        )
+            .hash(&mut hasher);
+        let fingerprint = hasher.finish();
+        futures::future::ready(seen.insert(key(meta), fingerprint) != Some(fingerprint))
     }
 }
 
@@ -250,6 +269,9 @@ struct Shared<R: Reconciler> {
     selector: String,
     /// Consecutive failures per `namespace/name`, for the backoff.
     failures: Mutex<HashMap<String, u32>>,
+    /// The status last written per `namespace/name`, with the resource version the write
+    /// was based on: while the cache still has that version, it has not seen the write.
+    written: Mutex<HashMap<String, (String, R::Status)>>,
 }
 
 fn key(meta: &ObjectMeta) -> String {
@@ -320,7 +342,8 @@ impl<R: Reconciler> Shared<R> {
                 return Ok(Action::await_change());
             }
         };
-        let previous = resource.status();
+        let previous = self.previous_status(resource);
+        let previous = previous.as_ref();
         if annotations::is_true(
             resource.meta().annotations.as_ref(),
             annotations::PAUSE_RECONCILIATION,
@@ -380,6 +403,24 @@ impl<R: Reconciler> Shared<R> {
         }
     }
 
+    /// The status of `resource` as last known: from the cache, or what this controller
+    /// wrote last when the cache has not seen that write yet.
+    fn previous_status(&self, resource: &R::Resource) -> Option<R::Status> {
+        let key = key(resource.meta());
+        let mut written = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        match written.get(&key) {
+            Some((version, status))
+                if resource.meta().resource_version.as_ref() == Some(version) =>
+            {
+                Some(status.clone())
+            }
+            _ => {
+                written.remove(&key);
+                resource.status().cloned()
+            }
+        }
+    }
+
     /// Writes `next` unless only timestamps differ from `previous`; whether it wrote.
     async fn write_status(
         &self,
@@ -391,6 +432,12 @@ impl<R: Reconciler> Shared<R> {
             return Ok(false);
         }
         self.runtime.applier().write_status(resource, next).await?;
+        if let Some(version) = resource.meta().resource_version.clone() {
+            self.written
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key(resource.meta()), (version, next.clone()));
+        }
         Ok(true)
     }
 

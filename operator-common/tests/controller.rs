@@ -1,0 +1,434 @@
+//! The shared controller runtime against the real API server: reconciliation on create,
+//! update and child deletion, periodic requeue, one reconciliation per resource at a time,
+//! backoff after failures, broken resources, pause, and status writes only on real change.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Event};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+use strimzi_tests::environment::TestEnv;
+use support::{TestTopic, condition, create, eventually, start, topic};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+#[tokio::test]
+async fn reconciles_on_create_update_and_child_deletion() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-crud").await;
+    let running = start(
+        client.clone(),
+        support::config(&namespace, &[]),
+        Duration::ZERO,
+    );
+    create(
+        &client,
+        &namespace,
+        topic("orders", json!({"partitions": 3})),
+    )
+    .await;
+
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    eventually(WAIT, "the child ConfigMap", || async {
+        maps.get_opt("orders-topic").await.unwrap().is_some()
+    })
+    .await;
+    let child = maps.get("orders-topic").await.unwrap();
+    assert_eq!(child.data.unwrap()["partitions"], "3");
+    let labels = child.metadata.labels.unwrap();
+    assert_eq!(labels["strimzi.io/cluster"], "my-cluster");
+    assert_eq!(labels["strimzi.io/kind"], "KafkaTopic");
+    assert_eq!(labels["app.kubernetes.io/managed-by"], "test-operator");
+    assert_eq!(labels["team"], "a", "user labels propagate");
+    let owner = &child.metadata.owner_references.unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("KafkaTopic", "orders")
+    );
+    eventually(WAIT, "Ready with observedGeneration 1", || async {
+        let status = support::status(&client, &namespace, "orders").await;
+        status["observedGeneration"] == 1 && status["topicName"] == "orders"
+    })
+    .await;
+    let ready = condition(&client, &namespace, "orders", "Ready")
+        .await
+        .unwrap();
+    assert_eq!(ready["status"], "True");
+
+    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
+    topics
+        .patch(
+            "orders",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"partitions": 5}})),
+        )
+        .await
+        .unwrap();
+    eventually(WAIT, "the update reconciled", || async {
+        let status = support::status(&client, &namespace, "orders").await;
+        let data = maps.get("orders-topic").await.unwrap().data.unwrap();
+        status["observedGeneration"] == 2 && data["partitions"] == "5"
+    })
+    .await;
+
+    // Deleting an owned object triggers its owner, which puts it back.
+    let uid = maps.get("orders-topic").await.unwrap().uid();
+    maps.delete("orders-topic", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(WAIT, "the child recreated", || async {
+        let child = maps.get_opt("orders-topic").await.unwrap();
+        child.is_some_and(|child| child.uid() != uid)
+    })
+    .await;
+
+    // Deleting the topic stops its reconciliations; garbage collection removes the child.
+    topics
+        .delete("orders", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        Duration::from_secs(60),
+        "the child garbage-collected",
+        || async { maps.get_opt("orders-topic").await.unwrap().is_none() },
+    )
+    .await;
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+}
+
+#[tokio::test]
+async fn requeues_every_full_reconciliation_interval() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-requeue").await;
+    let config = support::config(
+        &namespace,
+        &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "500")],
+    );
+    let running = start(client.clone(), config, Duration::ZERO);
+    create(&client, &namespace, topic("periodic", json!({}))).await;
+    eventually(WAIT, "five reconciliations without changes", || async {
+        support::count(&running.journal, "periodic") >= 5
+    })
+    .await;
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+}
+
+#[tokio::test]
+async fn one_reconciliation_per_resource_at_a_time_and_resources_in_parallel() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-serial").await;
+    let running = start(
+        client.clone(),
+        support::config(&namespace, &[]),
+        Duration::from_millis(300),
+    );
+    for index in 0..4 {
+        create(
+            &client,
+            &namespace,
+            topic(&format!("busy-{index}"), json!({})),
+        )
+        .await;
+    }
+    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
+    for round in 0..10 {
+        topics
+            .patch(
+                "busy-0",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"partitions": round + 1}})),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eventually(WAIT, "the last change reconciled", || async {
+        support::status(&client, &namespace, "busy-0").await["observedGeneration"] == 11
+    })
+    .await;
+    let (overlaps, most_in_flight, busy) = {
+        let journal = running.journal.lock().unwrap();
+        let busy = journal
+            .started
+            .iter()
+            .filter(|(name, _)| name == "busy-0")
+            .count();
+        (journal.overlaps, journal.most_in_flight, busy)
+    };
+    assert_eq!(
+        overlaps, 0,
+        "two reconciliations of one topic ran at once"
+    );
+    assert!(
+        most_in_flight > 1,
+        "different topics are reconciled in parallel"
+    );
+    assert!(
+        busy < 11,
+        "changes during a reconciliation are coalesced, got {busy}"
+    );
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+}
+
+#[tokio::test]
+async fn failures_back_off_and_are_reported() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-backoff").await;
+    let running = start(
+        client.clone(),
+        support::config(&namespace, &[]),
+        Duration::ZERO,
+    );
+    create(
+        &client,
+        &namespace,
+        topic("failing", json!({"config": {support::FAIL: "true"}})),
+    )
+    .await;
+    eventually(Duration::from_secs(40), "four attempts", || async {
+        support::count(&running.journal, "failing") >= 4
+    })
+    .await;
+    let starts: Vec<_> = running
+        .journal
+        .lock()
+        .unwrap()
+        .started
+        .iter()
+        .filter(|(name, _)| name == "failing")
+        .map(|(_, at)| *at)
+        .collect();
+    // Retry n waits between half and all of 2^(n-1) seconds.
+    for (retry, pair) in starts.windows(2).take(3).enumerate() {
+        let waited = pair[1] - pair[0];
+        let ceiling = Duration::from_secs(1 << retry);
+        assert!(waited >= ceiling / 2, "retry {retry} after {waited:?}");
+    }
+    let not_ready = condition(&client, &namespace, "failing", "NotReady")
+        .await
+        .unwrap();
+    assert_eq!(not_ready["reason"], "TestFailure");
+    assert_eq!(not_ready["message"], "asked to fail by test.fail");
+    let events: Api<Event> = Api::namespaced(client.clone(), &namespace);
+    eventually(WAIT, "a Warning Event", || async {
+        events
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .any(|event| {
+                event.reason.as_deref() == Some("TestFailure")
+                    && event.type_.as_deref() == Some("Warning")
+            })
+    })
+    .await;
+    let metrics = running.runtime.metrics().encode().unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "strimzi_reconciliations_failed_total{{kind=\"KafkaTopic\",namespace=\"{namespace}\",selector=\"\"}}"
+        )),
+        "{metrics}"
+    );
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_broken_resource_is_reported_and_does_not_stop_others() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-broken").await;
+    let running = start(
+        client.clone(),
+        support::config(&namespace, &[]),
+        Duration::ZERO,
+    );
+    create(
+        &client,
+        &namespace,
+        topic("broken", json!({"partitions": 70000})),
+    )
+    .await;
+    create(&client, &namespace, topic("fine", json!({"partitions": 1}))).await;
+    eventually(WAIT, "the broken topic NotReady", || async {
+        condition(&client, &namespace, "broken", "NotReady")
+            .await
+            .is_some()
+    })
+    .await;
+    let not_ready = condition(&client, &namespace, "broken", "NotReady")
+        .await
+        .unwrap();
+    assert_eq!(not_ready["reason"], "InvalidResource");
+    let message = not_ready["message"].as_str().unwrap();
+    assert!(message.contains("spec.partitions"), "{message}");
+    eventually(WAIT, "the good topic Ready", || async {
+        condition(&client, &namespace, "fine", "Ready")
+            .await
+            .is_some()
+    })
+    .await;
+    // Once fixed, the broken topic is reconciled like any other.
+    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
+    topics
+        .patch(
+            "broken",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"partitions": 2}})),
+        )
+        .await
+        .unwrap();
+    eventually(WAIT, "the fixed topic Ready", || async {
+        condition(&client, &namespace, "broken", "Ready")
+            .await
+            .is_some()
+    })
+    .await;
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+}
+
+#[tokio::test]
+async fn paused_resources_are_left_alone() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-pause").await;
+    let running = start(
+        client.clone(),
+        support::config(&namespace, &[]),
+        Duration::ZERO,
+    );
+    let mut document = topic("paused", json!({}));
+    document["metadata"]["annotations"] = json!({"strimzi.io/pause-reconciliation": "true"});
+    create(&client, &namespace, document).await;
+    eventually(WAIT, "ReconciliationPaused", || async {
+        condition(&client, &namespace, "paused", "ReconciliationPaused")
+            .await
+            .is_some()
+    })
+    .await;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    assert!(
+        maps.get_opt("paused-topic").await.unwrap().is_none(),
+        "nothing changed while paused"
+    );
+    assert_eq!(support::count(&running.journal, "paused"), 0);
+
+    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
+    topics
+        .patch(
+            "paused",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": null}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    eventually(WAIT, "Ready once resumed", || async {
+        condition(&client, &namespace, "paused", "Ready")
+            .await
+            .is_some()
+            && condition(&client, &namespace, "paused", "ReconciliationPaused")
+                .await
+                .is_none()
+    })
+    .await;
+    assert!(maps.get_opt("paused-topic").await.unwrap().is_some());
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+}
+
+#[tokio::test]
+async fn writes_only_what_changed() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-writes").await;
+    let config = support::config(
+        &namespace,
+        &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "300")],
+    );
+    let running = start(client.clone(), config, Duration::ZERO);
+    let metrics = running.runtime.metrics().clone();
+    create(
+        &client,
+        &namespace,
+        topic("quiet", json!({"config": {"test.warn": "yes"}})),
+    )
+    .await;
+    eventually(WAIT, "Ready", || async {
+        condition(&client, &namespace, "quiet", "Ready")
+            .await
+            .is_some()
+    })
+    .await;
+    let warning = condition(&client, &namespace, "quiet", "Warning")
+        .await
+        .unwrap();
+    assert_eq!(warning["reason"], "TestWarning");
+    let transition = condition(&client, &namespace, "quiet", "Ready")
+        .await
+        .unwrap()["lastTransitionTime"]
+        .clone();
+    assert_eq!(metrics.writes("KafkaTopic", "status"), 1);
+    assert_eq!(metrics.writes("ConfigMap", "apply"), 1);
+
+    let before = support::count(&running.journal, "quiet");
+    eventually(WAIT, "three periodic reconciliations", || async {
+        support::count(&running.journal, "quiet") >= before + 3
+    })
+    .await;
+    assert_eq!(
+        metrics.writes("KafkaTopic", "status"),
+        1,
+        "no status write without a change"
+    );
+    assert_eq!(
+        metrics.writes("ConfigMap", "apply"),
+        1,
+        "no apply when the child matches"
+    );
+
+    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
+    topics
+        .patch(
+            "quiet",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"partitions": 4}})),
+        )
+        .await
+        .unwrap();
+    eventually(WAIT, "the change reconciled", || async {
+        support::status(&client, &namespace, "quiet").await["observedGeneration"] == 2
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        metrics.writes("KafkaTopic", "status"),
+        2,
+        "one status write per change"
+    );
+    assert_eq!(metrics.writes("ConfigMap", "apply"), 2);
+    let ready = condition(&client, &namespace, "quiet", "Ready")
+        .await
+        .unwrap();
+    assert_eq!(
+        ready["lastTransitionTime"], transition,
+        "an unchanged condition keeps its time"
+    );
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+}
