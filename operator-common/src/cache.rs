@@ -16,7 +16,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ReflectHandle, Store};
 use kube::runtime::watcher;
 
-use crate::http::Readiness;
+use crate::http::{CacheSync, Readiness};
 
 /// Events buffered per cache for controllers that are slower than the watch.
 const SUBSCRIBER_BUFFER: usize = 1024;
@@ -115,14 +115,8 @@ impl Caches {
                 .push(Box::new(move |readiness: &Readiness| {
                     let writer = writer.lock().unwrap_or_else(PoisonError::into_inner).take();
                     let synced = readiness.track();
-                    let ready_store = store.clone();
-                    tokio::spawn(async move {
-                        if ready_store.wait_until_ready().await.is_ok() {
-                            synced.synced();
-                        }
-                    });
                     match writer {
-                        Some(writer) => run_reflector(watch(), writer).boxed(),
+                        Some(writer) => run_reflector(watch(), writer, synced).boxed(),
                         None => futures::future::ready(()).boxed(),
                     }
                 }));
@@ -166,6 +160,7 @@ where
 async fn run_reflector<K>(
     watch: BoxStream<'static, watcher::Result<watcher::Event<K>>>,
     writer: reflector::store::Writer<K>,
+    synced: CacheSync,
 ) where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
@@ -175,9 +170,16 @@ async fn run_reflector<K>(
         .modify(|object: &mut K| object.meta_mut().managed_fields = None)
         .reflect_shared(writer)
         .boxed();
+    let mut synced = Some(synced);
     while let Some(event) = events.next().await {
-        if let Err(error) = event {
-            tracing::warn!(%error, "watch failed; retrying with backoff");
+        match event {
+            Ok(watcher::Event::InitDone) => {
+                if let Some(synced) = synced.take() {
+                    synced.synced();
+                }
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "watch failed; retrying with backoff"),
         }
     }
 }

@@ -4,6 +4,8 @@
 //! whole lease duration. As the renew deadline is shorter than the lease duration, a leader
 //! that loses the Lease stops before another replica starts.
 
+use std::time::Duration;
+
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::Client;
@@ -77,6 +79,8 @@ struct Record {
     holder: Option<String>,
     renew_time: Option<MicroTime>,
     transitions: Option<i32>,
+    /// How long the holder's claim lasts, as the holder wrote it.
+    duration_seconds: Option<i32>,
 }
 
 impl Record {
@@ -86,6 +90,7 @@ impl Record {
             holder: spec.holder_identity.filter(|holder| !holder.is_empty()),
             renew_time: spec.renew_time,
             transitions: spec.lease_transitions,
+            duration_seconds: spec.lease_duration_seconds,
         }
     }
 }
@@ -218,8 +223,13 @@ impl Elector {
             }
         };
         let held_by_me = record.holder.as_deref() == Some(identity.as_str());
-        if !held_by_me && record.holder.is_some() && seen_at.elapsed() < self.config.lease_duration
-        {
+        // The holder's own duration counts, measured on this replica's clock from when
+        // this replica first saw the current record.
+        let valid_for = record
+            .duration_seconds
+            .and_then(|seconds| u64::try_from(seconds).ok())
+            .map_or(self.config.lease_duration, Duration::from_secs);
+        if !held_by_me && record.holder.is_some() && seen_at.elapsed() < valid_for {
             return Ok(false);
         }
         let mut spec = lease.spec.take().unwrap_or_default();
@@ -280,7 +290,6 @@ impl Elector {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use std::time::Duration;
 
     #[tokio::test]
     async fn alone_always_leads() {

@@ -56,6 +56,7 @@ async fn reconciles_on_create_update_and_child_deletion() {
         status["observedGeneration"] == 1 && status["topicName"] == "orders"
     })
     .await;
+    assert!(running.runtime.readiness().is_ready(), "caches synced");
     let ready = condition(&client, &namespace, "orders", "Ready")
         .await
         .unwrap();
@@ -165,10 +166,7 @@ async fn one_reconciliation_per_resource_at_a_time_and_resources_in_parallel() {
             .count();
         (journal.overlaps, journal.most_in_flight, busy)
     };
-    assert_eq!(
-        overlaps, 0,
-        "two reconciliations of one topic ran at once"
-    );
+    assert_eq!(overlaps, 0, "two reconciliations of one topic ran at once");
     assert!(
         most_in_flight > 1,
         "different topics are reconciled in parallel"
