@@ -43,6 +43,8 @@ const BACKOFF_BASE: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(300);
 /// How often the `strimzi_resources` gauges are refreshed.
 const RESOURCE_GAUGE_PERIOD: Duration = Duration::from_secs(10);
+/// Default number of resources reconciled at once by one controller.
+pub const DEFAULT_CONCURRENCY: u16 = 16;
 /// Reason of the `NotReady` condition of a resource that does not deserialize.
 pub const INVALID_RESOURCE: &str = "InvalidResource";
 
@@ -141,14 +143,23 @@ pub struct ControllerBuilder<R: Reconciler> {
     runtime: OperatorRuntime,
     reconciler: Arc<R>,
     owned: Vec<Wiring<R>>,
+    concurrency: u16,
 }
 
 impl<R: Reconciler> ControllerBuilder<R> {
+    /// Reconciles at most `concurrency` resources at once (default
+    /// [`DEFAULT_CONCURRENCY`]; 0 for no limit).
+    pub fn concurrency(mut self, concurrency: u16) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
     pub(crate) fn new(runtime: OperatorRuntime, reconciler: R) -> Self {
         Self {
             runtime,
             reconciler: Arc::new(reconciler),
             owned: Vec::new(),
+            concurrency: DEFAULT_CONCURRENCY,
         }
     }
 
@@ -206,7 +217,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
                 .subscribe::<Guarded<R>>(&scope, move || watcher(api, config).boxed())?;
             let triggers = subscriber.filter(skip_status_only_changes());
             let mut controller = Controller::for_shared_stream(triggers, store.clone())
-                .with_config(ControllerConfig::default())
+                .with_config(ControllerConfig::default().concurrency(self.concurrency))
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
                 .graceful_shutdown_on(self.runtime.shutdown_token().cancelled_owned());
             for wire in &self.owned {
