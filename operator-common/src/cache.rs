@@ -183,3 +183,57 @@ async fn run_reflector<K>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn counting_watch(
+        watches: &Arc<AtomicUsize>,
+    ) -> impl FnOnce() -> BoxStream<'static, watcher::Result<watcher::Event<ConfigMap>>> + Send + 'static
+    {
+        let watches = watches.clone();
+        move || {
+            watches.fetch_add(1, Ordering::SeqCst);
+            futures::stream::iter([Ok(watcher::Event::Init), Ok(watcher::Event::InitDone)]).boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn one_watch_per_kind_and_scope_however_many_subscribe() {
+        let caches = Caches::default();
+        let watches = Arc::new(AtomicUsize::new(0));
+        let scope = CacheScope {
+            namespace: Some("a".into()),
+            selector: None,
+        };
+        let other = CacheScope {
+            namespace: Some("b".into()),
+            selector: None,
+        };
+        let _first = caches
+            .subscribe::<ConfigMap>(&scope, counting_watch(&watches))
+            .unwrap();
+        let _second = caches
+            .subscribe::<ConfigMap>(&scope, counting_watch(&watches))
+            .unwrap();
+        let _third = caches
+            .subscribe::<ConfigMap>(&other, counting_watch(&watches))
+            .unwrap();
+        let readiness = Readiness::default();
+        let running = caches.start(&readiness);
+        assert_eq!(running.len(), 2, "one cache per kind and scope");
+        assert_eq!(watches.load(Ordering::SeqCst), 2);
+        assert!(!readiness.is_ready());
+        futures::future::join_all(running).await;
+        assert!(
+            readiness.is_ready(),
+            "ready once every first list completed"
+        );
+        let late = caches.subscribe::<ConfigMap>(&scope, counting_watch(&watches));
+        assert!(matches!(late, Err(CacheError::AlreadyStarted { .. })));
+    }
+}

@@ -42,6 +42,8 @@ pub const LEADER_ELECTION_RETRY_PERIOD_MS: &str = "STRIMZI_LEADER_ELECTION_RETRY
 /// Strimzi's default [`LABELS_EXCLUSION_PATTERN`]: every `app.kubernetes.io/` label except
 /// `part-of`.
 pub const DEFAULT_LABELS_EXCLUSION_PATTERN: &str = "^app.kubernetes.io/(?!part-of).*";
+/// Default of [`OperatorConfig::shutdown_grace`].
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Default [`HTTP_PORT`].
 pub const DEFAULT_HTTP_PORT: u16 = 8080;
 
@@ -245,6 +247,9 @@ pub struct OperatorConfig {
     pub log_format: LogFormat,
     /// Port of the health and metrics server.
     pub http_port: u16,
+    /// How long in-flight reconciliations may run on after shutdown was asked for before
+    /// they are abandoned (30 s; not read from the environment).
+    pub shutdown_grace: Duration,
 }
 
 impl OperatorConfig {
@@ -314,6 +319,7 @@ impl OperatorConfig {
                         ConfigError::invalid(HTTP_PORT, &value, "a port number from 1 to 65535")
                     })?,
             },
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         })
     }
 

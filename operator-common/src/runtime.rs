@@ -21,9 +21,6 @@ use crate::http::{HttpError, Readiness};
 use crate::leader::Leadership;
 use crate::metrics::{Metrics, MetricsError};
 
-/// How long in-flight reconciliations may run on after shutdown was asked for.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
-
 /// The shared runtime of one operator process; cloning shares it.
 #[derive(Clone)]
 pub struct OperatorRuntime {
@@ -44,7 +41,6 @@ struct Inner {
     shutdown: CancellationToken,
     /// Cancelled once the controllers stopped, to release the Lease.
     stop_election: CancellationToken,
-    shutdown_grace: Duration,
 }
 
 impl std::fmt::Debug for OperatorRuntime {
@@ -96,7 +92,6 @@ impl OperatorRuntime {
                 election,
                 shutdown: CancellationToken::new(),
                 stop_election,
-                shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             }),
         })
     }
@@ -186,8 +181,8 @@ impl OperatorRuntime {
     }
 
     /// Starts the caches and runs `controllers` (built with [`Self::controller`]) until
-    /// shutdown: then no new reconciliation starts, those in flight get the shutdown grace
-    /// (30 s) to finish and are abandoned after it, and the Lease is released.
+    /// shutdown: then no new reconciliation starts, those in flight get the configured
+    /// shutdown grace to finish and are abandoned after it, and the Lease is released.
     pub async fn run(self, controllers: Vec<BoxFuture<'static, ()>>) {
         let caches = self.inner.caches.start(&self.inner.readiness);
         let cache_tasks: Vec<_> = caches.into_iter().map(tokio::spawn).collect();
@@ -196,7 +191,7 @@ impl OperatorRuntime {
         tokio::select! {
             _ = &mut controllers => {}
             () = self.inner.shutdown.cancelled() => {
-                if tokio::time::timeout(self.inner.shutdown_grace, &mut controllers).await.is_err() {
+                if tokio::time::timeout(self.inner.config.shutdown_grace, &mut controllers).await.is_err() {
                     tracing::warn!("reconciliations still running after the shutdown grace; abandoned");
                 }
             }

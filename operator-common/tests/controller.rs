@@ -430,3 +430,68 @@ async fn writes_only_what_changed() {
     running.runtime.shutdown_token().cancel();
     running.task.await.unwrap();
 }
+
+#[tokio::test]
+async fn shutdown_lets_in_flight_reconciliations_finish_then_stops() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-shutdown").await;
+    let running = start(
+        client.clone(),
+        support::config(&namespace, &[]),
+        Duration::from_secs(1),
+    );
+    create(&client, &namespace, topic("draining", json!({}))).await;
+    eventually(WAIT, "a reconciliation in flight", || async {
+        running
+            .journal
+            .lock()
+            .unwrap()
+            .in_flight
+            .contains("draining")
+    })
+    .await;
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+    assert!(
+        condition(&client, &namespace, "draining", "Ready")
+            .await
+            .is_some(),
+        "the in-flight reconciliation finished"
+    );
+    create(&client, &namespace, topic("after", json!({}))).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        support::count(&running.journal, "after"),
+        0,
+        "no work after shutdown"
+    );
+}
+
+#[tokio::test]
+async fn shutdown_abandons_reconciliations_that_outlast_the_grace() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("controller-abandon").await;
+    let mut config = support::config(&namespace, &[]);
+    config.shutdown_grace = Duration::from_millis(500);
+    let running = start(client.clone(), config, Duration::from_secs(20));
+    create(&client, &namespace, topic("slow", json!({}))).await;
+    eventually(WAIT, "a reconciliation in flight", || async {
+        running.journal.lock().unwrap().in_flight.contains("slow")
+    })
+    .await;
+    let asked = std::time::Instant::now();
+    running.runtime.shutdown_token().cancel();
+    running.task.await.unwrap();
+    let stopped = asked.elapsed();
+    assert!(
+        stopped < Duration::from_secs(5),
+        "stopped after {stopped:?}"
+    );
+    assert!(
+        condition(&client, &namespace, "slow", "Ready")
+            .await
+            .is_none()
+    );
+}
