@@ -182,6 +182,13 @@ impl Elector {
         }
     }
 
+    async fn read(&self) -> Result<Option<Lease>, LeaderElectionError> {
+        self.api
+            .get_opt(&self.config.lease_name)
+            .await
+            .map_err(|error| self.error(error))
+    }
+
     fn lease_seconds(&self) -> i32 {
         i32::try_from(self.config.lease_duration.as_secs_f64().ceil() as u64).unwrap_or(i32::MAX)
     }
@@ -191,12 +198,7 @@ impl Elector {
     async fn try_acquire_or_renew(&mut self) -> Result<bool, LeaderElectionError> {
         let now = MicroTime(jiff::Timestamp::now());
         let identity = self.config.identity.clone();
-        let Some(mut lease) = self
-            .api
-            .get_opt(&self.config.lease_name)
-            .await
-            .map_err(|error| self.error(error))?
-        else {
+        let Some(mut lease) = self.read().await? else {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.config.lease_name.clone()),
@@ -262,12 +264,7 @@ impl Elector {
 
     /// Gives the Lease up so that a standby can take it at once.
     async fn release(&self) -> Result<(), LeaderElectionError> {
-        let Some(mut lease) = self
-            .api
-            .get_opt(&self.config.lease_name)
-            .await
-            .map_err(|error| self.error(error))?
-        else {
+        let Some(mut lease) = self.read().await? else {
             return Ok(());
         };
         let mut spec = lease.spec.take().unwrap_or_default();

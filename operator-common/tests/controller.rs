@@ -9,24 +9,17 @@ mod support;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Event};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
-use strimzi_tests::environment::TestEnv;
 use support::{TestTopic, condition, create, eventually, start, topic};
 
-const WAIT: Duration = Duration::from_secs(30);
+use support::WAIT;
 
 #[tokio::test]
 async fn reconciles_on_create_update_and_child_deletion() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-crud").await;
-    let running = start(
-        client.clone(),
-        support::config(&namespace, &[]),
-        Duration::ZERO,
-    );
+    let (client, namespace) = support::namespace("controller-crud").await;
+    let running = support::start_default(&client, &namespace, Duration::ZERO);
     create(
         &client,
         &namespace,
@@ -62,15 +55,13 @@ async fn reconciles_on_create_update_and_child_deletion() {
         .unwrap();
     assert_eq!(ready["status"], "True");
 
-    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
-    topics
-        .patch(
-            "orders",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"partitions": 5}})),
-        )
-        .await
-        .unwrap();
+    support::patch(
+        &client,
+        &namespace,
+        "orders",
+        json!({"spec": {"partitions": 5}}),
+    )
+    .await;
     eventually(WAIT, "the update reconciled", || async {
         let status = support::status(&client, &namespace, "orders").await;
         let data = maps.get("orders-topic").await.unwrap().data.unwrap();
@@ -90,6 +81,7 @@ async fn reconciles_on_create_update_and_child_deletion() {
     .await;
 
     // Deleting the topic stops its reconciliations; garbage collection removes the child.
+    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
     topics
         .delete("orders", &DeleteParams::default())
         .await
@@ -100,15 +92,12 @@ async fn reconciles_on_create_update_and_child_deletion() {
         || async { maps.get_opt("orders-topic").await.unwrap().is_none() },
     )
     .await;
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn requeues_every_full_reconciliation_interval() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-requeue").await;
+    let (client, namespace) = support::namespace("controller-requeue").await;
     let config = support::config(
         &namespace,
         &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "500")],
@@ -119,20 +108,13 @@ async fn requeues_every_full_reconciliation_interval() {
         support::count(&running.journal, "periodic") >= 5
     })
     .await;
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn one_reconciliation_per_resource_at_a_time_and_resources_in_parallel() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-serial").await;
-    let running = start(
-        client.clone(),
-        support::config(&namespace, &[]),
-        Duration::from_millis(300),
-    );
+    let (client, namespace) = support::namespace("controller-serial").await;
+    let running = support::start_default(&client, &namespace, Duration::from_millis(300));
     for index in 0..4 {
         create(
             &client,
@@ -141,16 +123,14 @@ async fn one_reconciliation_per_resource_at_a_time_and_resources_in_parallel() {
         )
         .await;
     }
-    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
     for round in 0..10 {
-        topics
-            .patch(
-                "busy-0",
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"partitions": round + 1}})),
-            )
-            .await
-            .unwrap();
+        support::patch(
+            &client,
+            &namespace,
+            "busy-0",
+            json!({"spec": {"partitions": round + 1}}),
+        )
+        .await;
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     eventually(WAIT, "the last change reconciled", || async {
@@ -175,20 +155,13 @@ async fn one_reconciliation_per_resource_at_a_time_and_resources_in_parallel() {
         busy < 11,
         "changes during a reconciliation are coalesced, got {busy}"
     );
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn failures_back_off_and_are_reported() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-backoff").await;
-    let running = start(
-        client.clone(),
-        support::config(&namespace, &[]),
-        Duration::ZERO,
-    );
+    let (client, namespace) = support::namespace("controller-backoff").await;
+    let running = support::start_default(&client, &namespace, Duration::ZERO);
     create(
         &client,
         &namespace,
@@ -240,20 +213,13 @@ async fn failures_back_off_and_are_reported() {
         )),
         "{metrics}"
     );
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn a_broken_resource_is_reported_and_does_not_stop_others() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-broken").await;
-    let running = start(
-        client.clone(),
-        support::config(&namespace, &[]),
-        Duration::ZERO,
-    );
+    let (client, namespace) = support::namespace("controller-broken").await;
+    let running = support::start_default(&client, &namespace, Duration::ZERO);
     create(
         &client,
         &namespace,
@@ -261,63 +227,34 @@ async fn a_broken_resource_is_reported_and_does_not_stop_others() {
     )
     .await;
     create(&client, &namespace, topic("fine", json!({"partitions": 1}))).await;
-    eventually(WAIT, "the broken topic NotReady", || async {
-        condition(&client, &namespace, "broken", "NotReady")
-            .await
-            .is_some()
-    })
-    .await;
+    support::wait_for_condition(&client, &namespace, "broken", "NotReady").await;
     let not_ready = condition(&client, &namespace, "broken", "NotReady")
         .await
         .unwrap();
     assert_eq!(not_ready["reason"], "InvalidResource");
     let message = not_ready["message"].as_str().unwrap();
     assert!(message.contains("spec.partitions"), "{message}");
-    eventually(WAIT, "the good topic Ready", || async {
-        condition(&client, &namespace, "fine", "Ready")
-            .await
-            .is_some()
-    })
-    .await;
+    support::wait_for_condition(&client, &namespace, "fine", "Ready").await;
     // Once fixed, the broken topic is reconciled like any other.
-    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
-    topics
-        .patch(
-            "broken",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"partitions": 2}})),
-        )
-        .await
-        .unwrap();
-    eventually(WAIT, "the fixed topic Ready", || async {
-        condition(&client, &namespace, "broken", "Ready")
-            .await
-            .is_some()
-    })
+    support::patch(
+        &client,
+        &namespace,
+        "broken",
+        json!({"spec": {"partitions": 2}}),
+    )
     .await;
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    support::wait_for_condition(&client, &namespace, "broken", "Ready").await;
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn paused_resources_are_left_alone() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-pause").await;
-    let running = start(
-        client.clone(),
-        support::config(&namespace, &[]),
-        Duration::ZERO,
-    );
+    let (client, namespace) = support::namespace("controller-pause").await;
+    let running = support::start_default(&client, &namespace, Duration::ZERO);
     let mut document = topic("paused", json!({}));
     document["metadata"]["annotations"] = json!({"strimzi.io/pause-reconciliation": "true"});
     create(&client, &namespace, document).await;
-    eventually(WAIT, "ReconciliationPaused", || async {
-        condition(&client, &namespace, "paused", "ReconciliationPaused")
-            .await
-            .is_some()
-    })
-    .await;
+    support::wait_for_condition(&client, &namespace, "paused", "ReconciliationPaused").await;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
     assert!(
         maps.get_opt("paused-topic").await.unwrap().is_none(),
@@ -325,17 +262,8 @@ async fn paused_resources_are_left_alone() {
     );
     assert_eq!(support::count(&running.journal, "paused"), 0);
 
-    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
-    topics
-        .patch(
-            "paused",
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": null}}}),
-            ),
-        )
-        .await
-        .unwrap();
+    let resume = json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": null}}});
+    support::patch(&client, &namespace, "paused", resume).await;
     eventually(WAIT, "Ready once resumed", || async {
         condition(&client, &namespace, "paused", "Ready")
             .await
@@ -346,15 +274,12 @@ async fn paused_resources_are_left_alone() {
     })
     .await;
     assert!(maps.get_opt("paused-topic").await.unwrap().is_some());
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn writes_only_what_changed() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-writes").await;
+    let (client, namespace) = support::namespace("controller-writes").await;
     let config = support::config(
         &namespace,
         &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "300")],
@@ -367,12 +292,7 @@ async fn writes_only_what_changed() {
         topic("quiet", json!({"config": {"test.warn": "yes"}})),
     )
     .await;
-    eventually(WAIT, "Ready", || async {
-        condition(&client, &namespace, "quiet", "Ready")
-            .await
-            .is_some()
-    })
-    .await;
+    support::wait_for_condition(&client, &namespace, "quiet", "Ready").await;
     let warning = condition(&client, &namespace, "quiet", "Warning")
         .await
         .unwrap();
@@ -400,15 +320,13 @@ async fn writes_only_what_changed() {
         "no apply when the child matches"
     );
 
-    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
-    topics
-        .patch(
-            "quiet",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"partitions": 4}})),
-        )
-        .await
-        .unwrap();
+    support::patch(
+        &client,
+        &namespace,
+        "quiet",
+        json!({"spec": {"partitions": 4}}),
+    )
+    .await;
     eventually(WAIT, "the change reconciled", || async {
         support::status(&client, &namespace, "quiet").await["observedGeneration"] == 2
     })
@@ -427,32 +345,17 @@ async fn writes_only_what_changed() {
         ready["lastTransitionTime"], transition,
         "an unchanged condition keeps its time"
     );
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn shutdown_lets_in_flight_reconciliations_finish_then_stops() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-shutdown").await;
-    let running = start(
-        client.clone(),
-        support::config(&namespace, &[]),
-        Duration::from_secs(1),
-    );
+    let (client, namespace) = support::namespace("controller-shutdown").await;
+    let running = support::start_default(&client, &namespace, Duration::from_secs(1));
     create(&client, &namespace, topic("draining", json!({}))).await;
-    eventually(WAIT, "a reconciliation in flight", || async {
-        running
-            .journal
-            .lock()
-            .unwrap()
-            .in_flight
-            .contains("draining")
-    })
-    .await;
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    support::wait_in_flight(&running, "draining").await;
+    let journal = running.journal.clone();
+    running.stop().await;
     assert!(
         condition(&client, &namespace, "draining", "Ready")
             .await
@@ -462,7 +365,7 @@ async fn shutdown_lets_in_flight_reconciliations_finish_then_stops() {
     create(&client, &namespace, topic("after", json!({}))).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(
-        support::count(&running.journal, "after"),
+        support::count(&journal, "after"),
         0,
         "no work after shutdown"
     );
@@ -470,20 +373,14 @@ async fn shutdown_lets_in_flight_reconciliations_finish_then_stops() {
 
 #[tokio::test]
 async fn shutdown_abandons_reconciliations_that_outlast_the_grace() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("controller-abandon").await;
+    let (client, namespace) = support::namespace("controller-abandon").await;
     let mut config = support::config(&namespace, &[]);
     config.shutdown_grace = Duration::from_millis(500);
     let running = start(client.clone(), config, Duration::from_secs(20));
     create(&client, &namespace, topic("slow", json!({}))).await;
-    eventually(WAIT, "a reconciliation in flight", || async {
-        running.journal.lock().unwrap().in_flight.contains("slow")
-    })
-    .await;
+    support::wait_in_flight(&running, "slow").await;
     let asked = std::time::Instant::now();
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
     let stopped = asked.elapsed();
     assert!(
         stopped < Duration::from_secs(5),

@@ -11,15 +11,15 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::PostParams;
 use serde_json::json;
 use strimzi_tests::environment::TestEnv;
-use support::{Running, TestTopic, condition, create, eventually, start, topic};
+use support::{Running, condition, create, eventually, start, topic};
 
 const LEASE: &str = "test-operator-lease";
 const LEASE_DURATION: Duration = Duration::from_millis(3000);
 const RETRY_PERIOD: Duration = Duration::from_millis(500);
-const WAIT: Duration = Duration::from_secs(30);
+use support::WAIT;
 
 fn election_config(
     namespace: &str,
@@ -72,9 +72,7 @@ async fn holder(lease: &Api<Lease>) -> Option<String> {
 
 #[tokio::test]
 async fn one_of_two_replicas_reconciles_and_a_killed_leader_is_replaced() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("leader-handover").await;
+    let (client, namespace) = support::namespace("leader-handover").await;
     let a = replica(&namespace, "replica-a").await;
     let b = replica(&namespace, "replica-b").await;
     for index in 0..3 {
@@ -131,9 +129,7 @@ async fn one_of_two_replicas_reconciles_and_a_killed_leader_is_replaced() {
         "handover took {handover:?}"
     );
     assert_ne!(holder(&leases).await.as_deref(), Some(leader_name));
-    standby.running.runtime.shutdown_token().cancel();
-    let task = standby.running.task;
-    task.await.unwrap();
+    standby.running.stop().await;
     // A replica that stops gracefully releases the Lease.
     assert_eq!(holder(&leases).await, None);
     standby.runtime.shutdown_background();
@@ -141,41 +137,24 @@ async fn one_of_two_replicas_reconciles_and_a_killed_leader_is_replaced() {
 
 #[tokio::test]
 async fn a_leader_that_loses_the_lease_stops_writing() {
-    let env = TestEnv::shared();
-    let client = env.client().await;
-    let namespace = env.namespace("leader-lost").await;
+    let (client, namespace) = support::namespace("leader-lost").await;
     let running = start(
         client.clone(),
         election_config(&namespace, "replica-a"),
         Duration::from_secs(2),
     );
     create(&client, &namespace, topic("guarded", json!({}))).await;
-    eventually(WAIT, "Ready", || async {
-        condition(&client, &namespace, "guarded", "Ready")
-            .await
-            .is_some()
-    })
-    .await;
+    support::wait_for_condition(&client, &namespace, "guarded", "Ready").await;
 
     // A change whose reconciliation is in flight when the Lease is taken away.
-    let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
-    topics
-        .patch(
-            "guarded",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"partitions": 7}})),
-        )
-        .await
-        .unwrap();
-    eventually(WAIT, "the change being reconciled", || async {
-        running
-            .journal
-            .lock()
-            .unwrap()
-            .in_flight
-            .contains("guarded")
-    })
+    support::patch(
+        &client,
+        &namespace,
+        "guarded",
+        json!({"spec": {"partitions": 7}}),
+    )
     .await;
+    support::wait_in_flight(&running, "guarded").await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
     loop {
         let mut lease = leases.get(LEASE).await.unwrap();
@@ -205,14 +184,13 @@ async fn a_leader_that_loses_the_lease_stops_writing() {
     );
     let started = reconciliations(&running);
 
-    topics
-        .patch(
-            "guarded",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"partitions": 8}})),
-        )
-        .await
-        .unwrap();
+    support::patch(
+        &client,
+        &namespace,
+        "guarded",
+        json!({"spec": {"partitions": 8}}),
+    )
+    .await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(
         (
@@ -232,6 +210,5 @@ async fn a_leader_that_loses_the_lease_stops_writing() {
         status["observedGeneration"], 1,
         "the abandoned reconciliation wrote nothing"
     );
-    running.runtime.shutdown_token().cancel();
-    running.task.await.unwrap();
+    running.stop().await;
 }

@@ -281,3 +281,54 @@ pub async fn status(client: &Client, namespace: &str, name: &str) -> serde_json:
     );
     api.get(name).await.unwrap().data["status"].clone()
 }
+
+impl Running {
+    /// Asks the controller to stop and waits until it has.
+    pub async fn stop(self) {
+        self.runtime.shutdown_token().cancel();
+        self.task.await.unwrap();
+    }
+}
+
+/// A client and a namespace of its own for one test.
+pub async fn namespace(prefix: &str) -> (Client, String) {
+    let env = strimzi_tests::environment::TestEnv::shared();
+    (env.client().await, env.namespace(prefix).await)
+}
+
+/// Merges `patch` into the KafkaTopic `name`.
+pub async fn patch(client: &Client, namespace: &str, name: &str, patch: serde_json::Value) {
+    let topics: Api<TestTopic> = Api::namespaced(client.clone(), namespace);
+    topics
+        .patch(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(patch),
+        )
+        .await
+        .unwrap();
+}
+
+/// How long tests wait for the controller to act.
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// Starts the test controller on `namespace` with default settings.
+pub fn start_default(client: &Client, namespace: &str, work: Duration) -> Running {
+    start(client.clone(), config(namespace, &[]), work)
+}
+
+/// Waits until the topic has a condition of `type`.
+pub async fn wait_for_condition(client: &Client, namespace: &str, name: &str, r#type: &str) {
+    eventually(WAIT, &format!("{name} {type}"), || async {
+        condition(client, namespace, name, r#type).await.is_some()
+    })
+    .await;
+}
+
+/// Waits until a reconciliation of `name` is in flight.
+pub async fn wait_in_flight(running: &Running, name: &str) {
+    eventually(WAIT, &format!("{name} being reconciled"), || async {
+        running.journal.lock().unwrap().in_flight.contains(name)
+    })
+    .await;
+}
