@@ -392,3 +392,27 @@ async fn shutdown_abandons_reconciliations_that_outlast_the_grace() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn watches_every_configured_namespace_with_the_selector() {
+    let (client, first) = support::namespace("controller-selector").await;
+    let (_, second) = support::namespace("controller-selector").await;
+    let config = support::config(
+        &format!("{first},{second}"),
+        &[("STRIMZI_CUSTOM_RESOURCE_SELECTOR", "team=a")],
+    );
+    let running = start(client.clone(), config, Duration::ZERO);
+    for namespace in [&first, &second] {
+        create(&client, namespace, topic("selected", json!({}))).await;
+        let mut other_team = topic("ignored", json!({}));
+        other_team["metadata"]["labels"]["team"] = json!("b");
+        create(&client, namespace, other_team).await;
+    }
+    for namespace in [&first, &second] {
+        support::wait_for_condition(&client, namespace, "selected", "Ready").await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(support::count(&running.journal, "ignored"), 0);
+    assert!(support::status(&client, &first, "ignored").await.is_null());
+    running.stop().await;
+}
