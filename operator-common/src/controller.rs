@@ -3,8 +3,8 @@
 //! only, shared caches, one reconciliation per resource at a time, a periodic full
 //! reconciliation, exponential backoff with jitter after failures, resources that do not
 //! deserialize reported in their status without breaking the watch, the
-//! `strimzi.io/pause-reconciliation` annotation, status written only when it changed, and
-//! reconciliation only while leading.
+//! `strimzi.io/pause-reconciliation` annotation, an optional finalizer for cleanup on
+//! deletion, status written only when it changed, and reconciliation only while leading.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -20,6 +20,7 @@ use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::object::HasStatus;
 use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::finalizer::{Error as FinalizerError, Event as FinalizerEvent, finalizer};
 use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
@@ -71,6 +72,23 @@ pub trait Reconciler: Send + Sync + 'static {
         &self,
         resource: Arc<Self::Resource>,
     ) -> impl Future<Output = Result<Reconciled<Self::Status>, Self::Error>> + Send;
+
+    /// A finalizer that keeps a deleted resource until [`Self::cleanup`] succeeded, for
+    /// kinds whose deletion needs work outside Kubernetes; `None` (the default) otherwise.
+    /// A paused resource keeps its finalizer until reconciliation resumes.
+    fn finalizer(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Removes what `resource`, now being deleted, made outside Kubernetes; retried with
+    /// backoff until it succeeds. Only called with a [`Self::finalizer`].
+    fn cleanup(
+        &self,
+        resource: Arc<Self::Resource>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        drop(resource);
+        std::future::ready(Ok(()))
+    }
 }
 
 /// The outcome of a successful reconciliation.
@@ -116,6 +134,17 @@ pub enum ControllerError {
     /// Writing the status failed.
     #[error(transparent)]
     Status(#[from] crate::apply::ApplyError),
+    /// Adding or removing the finalizer failed.
+    #[error("{0}")]
+    Finalizer(String),
+}
+
+/// The controller error of a reconciler error.
+fn failure(error: &impl ErrorReason) -> ControllerError {
+    ControllerError::Reconcile {
+        reason: error.reason(),
+        message: error.to_string(),
+    }
 }
 
 impl ErrorReason for ControllerError {
@@ -124,6 +153,7 @@ impl ErrorReason for ControllerError {
             Self::Reconcile { reason, .. } => reason,
             Self::LostLeadership => "LostLeadership",
             Self::Status(error) => error.reason(),
+            Self::Finalizer(_) => "FinalizerError",
         }
     }
 }
@@ -369,6 +399,42 @@ impl<R: Reconciler> Shared<R> {
             tracing::info!("reconciliation paused");
             return Ok(requeue);
         }
+        let Some(finalizer_name) = self.reconciler.finalizer() else {
+            return self.reconcile_resource(resource, previous).await;
+        };
+        let api: Api<R::Resource> = self.runtime.api(resource.meta().namespace.as_deref());
+        finalizer(
+            &api,
+            finalizer_name,
+            Arc::new(resource.clone()),
+            |event| async move {
+                match event {
+                    FinalizerEvent::Apply(resource) => {
+                        self.reconcile_resource(&resource, previous).await
+                    }
+                    FinalizerEvent::Cleanup(resource) => {
+                        let cleaned = self.reconciler.cleanup(resource).await;
+                        cleaned.map_err(|error| failure(&error))?;
+                        tracing::info!("cleaned up");
+                        Ok(Action::await_change())
+                    }
+                }
+            },
+        )
+        .await
+        .map_err(|error| match error {
+            FinalizerError::ApplyFailed(error) | FinalizerError::CleanupFailed(error) => error,
+            other => ControllerError::Finalizer(other.to_string()),
+        })
+    }
+
+    /// Runs the reconciler on `resource` and writes the outcome into its status.
+    async fn reconcile_resource(
+        &self,
+        resource: &R::Resource,
+        previous: Option<&R::Status>,
+    ) -> Result<Action, ControllerError> {
+        let requeue = Action::requeue(self.runtime.config().full_reconciliation_interval);
         let metrics = self.runtime.metrics().reconciliations(
             &self.kind,
             resource.meta().namespace.as_deref().unwrap_or_default(),

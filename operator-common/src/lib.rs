@@ -9,9 +9,9 @@
 //!   SIGTERM, lets in-flight reconciliations finish within a grace and releases the Lease.
 //! - [`controller`]: a [`controller::Reconciler`] turns a resource into its status; the
 //!   builder puts it on kube-runtime's `Controller` with shared caches, metadata-only watches
-//!   of owned objects, a periodic full reconciliation, backoff with jitter, pause, status
-//!   conditions written only on change, and resources that do not deserialize reported in
-//!   their status.
+//!   of owned objects, a periodic full reconciliation, backoff with jitter, pause, an
+//!   optional finalizer with a cleanup step, status conditions written only on change, and
+//!   resources that do not deserialize reported in their status.
 //! - [`status`]: `Ready`, `NotReady`, `Warning` and `ReconciliationPaused` conditions,
 //!   `observedGeneration`, kept transition times.
 //! - [`apply`]: server-side apply with a field manager, skipped when nothing would change;

@@ -80,18 +80,20 @@ async fn reconciles_on_create_update_and_child_deletion() {
     })
     .await;
 
-    // Deleting the topic stops its reconciliations; garbage collection removes the child.
+    // Deleting the topic runs the cleanup, which deletes the child, then lets it go.
     let topics: Api<TestTopic> = Api::namespaced(client.clone(), &namespace);
+    let finalizers = topics.get("orders").await.unwrap().finalizers().to_vec();
+    assert_eq!(finalizers, [support::FINALIZER]);
     topics
         .delete("orders", &DeleteParams::default())
         .await
         .unwrap();
-    eventually(
-        Duration::from_secs(60),
-        "the child garbage-collected",
-        || async { maps.get_opt("orders-topic").await.unwrap().is_none() },
-    )
+    eventually(WAIT, "the topic and its child gone", || async {
+        topics.get_opt("orders").await.unwrap().is_none()
+            && maps.get_opt("orders-topic").await.unwrap().is_none()
+    })
     .await;
+    assert_eq!(running.journal.lock().unwrap().cleaned, ["orders"]);
     running.stop().await;
 }
 

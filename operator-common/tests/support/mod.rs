@@ -1,6 +1,7 @@
 //! A small test controller on the real `KafkaTopic` CRD: for each topic it applies a
 //! ConfigMap `<topic>-topic` (Strimzi labels, owner reference, the partition count) and
-//! reports the topic name in the status. It records every reconciliation so that tests can
+//! reports the topic name in the status; a finalizer makes it delete the ConfigMap itself
+//! when the topic is deleted. It records every reconciliation so that tests can
 //! check ordering, concurrency and leadership.
 //!
 //! Its resource type, [`TestTopic`], reads `spec.partitions` as a `u16` while the CRD allows
@@ -43,6 +44,8 @@ pub struct TestTopicSpec {
 
 /// Label selecting the ConfigMaps of the test controller.
 pub const CHILD_SELECTOR: &str = "strimzi.io/kind=KafkaTopic";
+/// The test controller's finalizer.
+pub const FINALIZER: &str = "strimzi.io/test-operator";
 /// `spec.config` key that makes reconciliation fail.
 pub const FAIL: &str = "test.fail";
 
@@ -75,6 +78,8 @@ pub struct Journal {
     pub most_in_flight: usize,
     /// Reconciliations that started while the same topic was being reconciled.
     pub overlaps: usize,
+    /// Topics cleaned up after their deletion.
+    pub cleaned: Vec<String>,
 }
 
 pub struct TestReconciler {
@@ -121,6 +126,20 @@ impl Reconciler for TestReconciler {
         let result = self.reconcile_topic(&topic).await;
         self.journal.lock().unwrap().in_flight.remove(&name);
         result
+    }
+
+    fn finalizer(&self) -> Option<&'static str> {
+        Some(FINALIZER)
+    }
+
+    async fn cleanup(&self, topic: Arc<TestTopic>) -> Result<(), TestError> {
+        let selector = format!("{CHILD_SELECTOR},strimzi.io/name={}", topic.name_any());
+        self.runtime
+            .applier()
+            .delete_unwanted::<ConfigMap>(&topic.namespace().unwrap_or_default(), &selector, &[])
+            .await?;
+        self.journal.lock().unwrap().cleaned.push(topic.name_any());
+        Ok(())
     }
 }
 
