@@ -6,7 +6,7 @@
 //! `strimzi.io/pause-reconciliation` annotation, an optional finalizer for cleanup on
 //! deletion, status written only when it changed, and reconciliation only while leading.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
@@ -245,7 +245,8 @@ impl<R: Reconciler> ControllerBuilder<R> {
                 .runtime
                 .caches()
                 .subscribe::<Guarded<R>>(&scope, move || watcher(api, config).boxed())?;
-            let triggers = subscriber.filter(skip_status_only_changes());
+            let fingerprints = Fingerprints::default();
+            let triggers = subscriber.filter(skip_status_only_changes(fingerprints.clone()));
             let mut controller = Controller::for_shared_stream(triggers, store.clone())
                 .with_config(ControllerConfig::default().concurrency(self.concurrency))
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
@@ -262,18 +263,21 @@ impl<R: Reconciler> ControllerBuilder<R> {
                     }
                 });
             controllers.push(run.boxed());
-            controllers.push(count_resources(shared.clone(), store).boxed());
+            controllers.push(maintain(shared.clone(), store, scope, fingerprints).boxed());
         }
         Ok(futures::future::join_all(controllers).map(|_| ()).boxed())
     }
 }
 
+/// The fingerprint of each resource's last event, per `namespace/name`.
+type Fingerprints = Arc<Mutex<HashMap<String, u64>>>;
+
 /// A filter of primary-resource events that drops those where neither the generation nor
 /// labels, annotations, finalizers or deletion changed: the controller's own status writes
 /// must not start another reconciliation, nor cut a failure's backoff short.
-fn skip_status_only_changes<K: Resource>()
--> impl FnMut(&Arc<K>) -> futures::future::Ready<bool> + Send + 'static {
-    let mut seen: HashMap<String, u64> = HashMap::new();
+fn skip_status_only_changes<K: Resource>(
+    seen: Fingerprints,
+) -> impl FnMut(&Arc<K>) -> futures::future::Ready<bool> + Send + 'static {
     move |object| {
         let meta = object.meta();
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -287,7 +291,11 @@ fn skip_status_only_changes<K: Resource>()
         )
             .hash(&mut hasher);
         let fingerprint = hasher.finish();
-        futures::future::ready(seen.insert(key(meta), fingerprint) != Some(fingerprint))
+        let previous = seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key(meta), fingerprint);
+        futures::future::ready(previous != Some(fingerprint))
     }
 }
 
@@ -578,11 +586,42 @@ impl<R: Reconciler> Shared<R> {
     }
 }
 
-/// Keeps the `strimzi_resources` and `strimzi_resources_paused` gauges of one cache up to
-/// date until shutdown.
-async fn count_resources<R: Reconciler>(shared: Arc<Shared<R>>, store: Store<Guarded<R>>) {
+/// Until shutdown, keeps the `strimzi_resources` and `strimzi_resources_paused` gauges of
+/// one cache up to date and forgets what was remembered about resources since deleted.
+async fn maintain<R: Reconciler>(
+    shared: Arc<Shared<R>>,
+    store: Store<Guarded<R>>,
+    scope: CacheScope,
+    fingerprints: Fingerprints,
+) {
     let shutdown = shared.runtime.shutdown_token();
     loop {
+        let live: HashSet<String> = store
+            .state()
+            .iter()
+            .map(|object| key(object.meta()))
+            .collect();
+        fingerprints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|key, _| live.contains(key));
+        let forget = |key: &String| {
+            let in_scope = scope.namespace.as_ref().is_none_or(|namespace| {
+                key.strip_prefix(namespace.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+            });
+            in_scope && !live.contains(key)
+        };
+        shared
+            .failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|key, _| !forget(key));
+        shared
+            .written
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|key, _| !forget(key));
         let mut per_namespace: HashMap<String, (usize, usize)> = HashMap::new();
         for object in store.state() {
             let counts = per_namespace
