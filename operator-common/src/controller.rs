@@ -81,7 +81,8 @@ pub trait Reconciler: Send + Sync + 'static {
     }
 
     /// Removes what `resource`, now being deleted, made outside Kubernetes; retried with
-    /// backoff until it succeeds. Only called with a [`Self::finalizer`].
+    /// backoff until it succeeds, and possibly called again after it did, so it must be
+    /// idempotent. Only called with a [`Self::finalizer`].
     fn cleanup(
         &self,
         resource: Arc<Self::Resource>,

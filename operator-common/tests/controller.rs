@@ -93,7 +93,12 @@ async fn reconciles_on_create_update_and_child_deletion() {
             && maps.get_opt("orders-topic").await.unwrap().is_none()
     })
     .await;
-    assert_eq!(running.journal.lock().unwrap().cleaned, ["orders"]);
+    // At least once: a stale cached copy may run an idempotent cleanup again.
+    let cleaned = running.journal.lock().unwrap().cleaned.clone();
+    assert!(
+        !cleaned.is_empty() && cleaned.iter().all(|name| name == "orders"),
+        "{cleaned:?}"
+    );
     running.stop().await;
 }
 
