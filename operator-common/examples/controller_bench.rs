@@ -5,7 +5,8 @@
 //! (needs the testenv: `bash tests/testenv/install.sh`).
 //!
 //! 1. Creates 1,000 KafkaTopics, then starts the controller and times until each is Ready:
-//!    every reconciliation reads and applies a ConfigMap and writes a status.
+//!    each topic gets the finalizer, then its reconciliation reads and applies a ConfigMap
+//!    and writes a status.
 //! 2. Reports the process's resident memory with the 1,000 topics cached.
 //! 3. Starts a second controller with a 100 ms full-reconciliation interval over the same,
 //!    already reconciled topics and counts reconciliations for 15 s: each reads the ConfigMap,
@@ -88,7 +89,7 @@ async fn main() {
     second.task.await.unwrap();
 
     println!(
-        "initial reconciliation of {TOPICS} topics: {:.1} s, {:.0} reconciliations/s (1 GET + 1 apply + 1 status write each)",
+        "initial reconciliation of {TOPICS} topics: {:.1} s, {:.0} reconciliations/s (each: a finalizer patch, then 1 GET, 1 apply and 1 status write)",
         initial.as_secs_f64(),
         TOPICS as f64 / initial.as_secs_f64()
     );

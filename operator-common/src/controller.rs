@@ -161,12 +161,7 @@ impl ErrorReason for ControllerError {
 
 type Guarded<R> = DeserializeGuard<<R as Reconciler>::Resource>;
 type Wiring<R> = Box<
-    dyn Fn(
-            Controller<Guarded<R>>,
-            &CacheScope,
-            &OperatorRuntime,
-        ) -> Result<Controller<Guarded<R>>, CacheError>
-        + Send,
+    dyn Fn(Controller<Guarded<R>>, &CacheScope, &OperatorRuntime) -> Controller<Guarded<R>> + Send,
 >;
 
 /// Builds the controller of one reconciler; obtained from [`OperatorRuntime::controller`].
@@ -214,7 +209,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
                 let api: Api<PartialObjectMeta<Child>> = runtime.api(primary.namespace.as_deref());
                 let config = watcher::Config::default().labels(&selector);
                 let children = watcher(api, config).default_backoff().touched_objects();
-                Ok(controller.owns_stream(children))
+                controller.owns_stream(children)
             }));
         self
     }
@@ -253,7 +248,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
                 .graceful_shutdown_on(self.runtime.shutdown_token().cancelled_owned());
             for wire in &self.owned {
-                controller = wire(controller, &scope, &self.runtime)?;
+                controller = wire(controller, &scope, &self.runtime);
             }
             let context = shared.clone();
             let run = controller
@@ -422,8 +417,14 @@ impl<R: Reconciler> Shared<R> {
                         self.reconcile_resource(&resource, previous).await
                     }
                     FinalizerEvent::Cleanup(resource) => {
-                        let cleaned = self.reconciler.cleanup(resource).await;
-                        cleaned.map_err(|error| failure(&error))?;
+                        let regarding = resource.object_ref(&());
+                        if let Err(error) = self.reconciler.cleanup(resource).await {
+                            let message = error.to_string();
+                            tracing::warn!(reason = error.reason(), %message, "cleanup failed");
+                            self.publish_failure(regarding, error.reason(), &message)
+                                .await;
+                            return Err(failure(&error));
+                        }
                         tracing::info!("cleaned up");
                         Ok(Action::await_change())
                     }
