@@ -34,3 +34,17 @@ pub fn init(level: LogLevel, format: LogFormat) -> Result<(), LoggingError> {
     };
     result.map_err(|error| LoggingError::Install(error.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorReason;
+
+    #[test]
+    fn installs_once() {
+        assert!(init(LogLevel::Debug, LogFormat::Json).is_ok());
+        let again = init(LogLevel::Info, LogFormat::Plain).expect_err("a logger is installed");
+        assert_eq!(again.reason(), "LoggingError");
+        tracing::info!(kind = "KafkaTopic", "logged as JSON");
+    }
+}
