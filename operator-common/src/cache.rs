@@ -144,7 +144,9 @@ impl Caches {
                 .unwrap_or_else(PoisonError::into_inner)
                 .starters,
         );
-        starters.into_iter().map(|start| start(readiness)).collect()
+        let running = starters.into_iter().map(|start| start(readiness)).collect();
+        readiness.all_tracked();
+        running
     }
 }
 
