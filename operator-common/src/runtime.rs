@@ -4,8 +4,7 @@
 //! Lease.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use kube::core::NamespaceResourceScope;
@@ -36,7 +35,8 @@ struct Inner {
     caches: Caches,
     readiness: Readiness,
     leadership: Leadership,
-    election: Option<tokio::task::JoinHandle<()>>,
+    /// The leader election task, until [`OperatorRuntime::run`] waits for it to end.
+    election: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Cancelled to stop taking work.
     shutdown: CancellationToken,
     /// Cancelled once the controllers stopped, to release the Lease.
@@ -89,7 +89,7 @@ impl OperatorRuntime {
                 caches: Caches::default(),
                 readiness: Readiness::default(),
                 leadership,
-                election,
+                election: Mutex::new(election),
                 shutdown: CancellationToken::new(),
                 stop_election,
             }),
@@ -200,10 +200,16 @@ impl OperatorRuntime {
             task.abort();
         }
         self.inner.stop_election.cancel();
-        if let Some(election) = &self.inner.election {
-            // Waits for the Lease release; the task ends on its own after cancellation.
-            while !election.is_finished() {
-                tokio::time::sleep(Duration::from_millis(20)).await;
+        let election = self
+            .inner
+            .election
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(election) = election {
+            // Ends once the Lease is released.
+            if let Err(error) = election.await {
+                tracing::warn!(%error, "leader election task");
             }
         }
     }
