@@ -369,8 +369,8 @@ fn error_policy<R: Reconciler>(
     Action::requeue(delay)
 }
 
-/// The delay before retry number `attempt` (from 1): doubling from [`BACKOFF_BASE`] up to
-/// [`BACKOFF_MAX`], of which a random half is taken off so that failures spread out.
+/// The delay before retry number `attempt` (from 1): doubling from 1 s up to 5 minutes,
+/// of which a random part up to half is taken off so that failures spread out.
 pub fn backoff(attempt: u32, rng: &mut impl Rng) -> Duration {
     let exponential = BACKOFF_BASE.saturating_mul(1 << attempt.saturating_sub(1).min(16));
     let ceiling = exponential.min(BACKOFF_MAX);
