@@ -1,0 +1,678 @@
+//! Controllers on kube-runtime's `Controller`: the primary kind watched in the configured
+//! namespaces with the custom-resource selector, owned kinds watched by label as metadata
+//! only, shared caches, one reconciliation per resource at a time, a periodic full
+//! reconciliation, exponential backoff with jitter after failures, resources that do not
+//! deserialize reported in their status without breaking the watch, the
+//! `strimzi.io/pause-reconciliation` annotation, an optional finalizer for cleanup on
+//! deletion, status written only when it changed, and reconciliation only while leading.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::core::object::HasStatus;
+use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
+use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::finalizer::{Error as FinalizerError, Event as FinalizerEvent, finalizer};
+use kube::runtime::reflector::Store;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use rand::Rng;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use strimzi_api::annotations;
+use strimzi_api::common::Condition;
+use tracing::Instrument;
+
+use crate::ErrorReason;
+use crate::cache::{CacheError, CacheScope};
+use crate::config::WatchedNamespaces;
+use crate::events::Severity;
+use crate::runtime::OperatorRuntime;
+use crate::status::{self, OperatorStatus};
+
+/// Delay before the first retry of a failed reconciliation.
+const BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// Longest delay between retries.
+const BACKOFF_MAX: Duration = Duration::from_secs(300);
+/// How often the `strimzi_resources` gauges are refreshed.
+const RESOURCE_GAUGE_PERIOD: Duration = Duration::from_secs(10);
+/// Default number of resources reconciled at once by one controller.
+pub const DEFAULT_CONCURRENCY: u16 = 16;
+/// Reason of the `NotReady` condition of a resource that does not deserialize.
+pub const INVALID_RESOURCE: &str = "InvalidResource";
+
+/// What an operator does for one kind of custom resource.
+pub trait Reconciler: Send + Sync + 'static {
+    /// The custom resource kind.
+    type Resource: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + HasStatus<Status = Self::Status>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static;
+    /// Its status.
+    type Status: OperatorStatus;
+    /// Why a reconciliation failed.
+    type Error: ErrorReason + Send + Sync + 'static;
+
+    /// Brings the world in line with `resource` and returns the status to report (without
+    /// `Ready`, `NotReady` and `observedGeneration`, which the controller sets).
+    fn reconcile(
+        &self,
+        resource: Arc<Self::Resource>,
+    ) -> impl Future<Output = Result<Reconciled<Self::Status>, Self::Error>> + Send;
+
+    /// A finalizer that keeps a deleted resource until [`Self::cleanup`] succeeded, for
+    /// kinds whose deletion needs work outside Kubernetes; `None` (the default) otherwise.
+    /// A paused resource keeps its finalizer until reconciliation resumes.
+    fn finalizer(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Removes what `resource`, now being deleted, made outside Kubernetes; retried with
+    /// backoff until it succeeds, and possibly called again after it did, so it must be
+    /// idempotent. Only called with a [`Self::finalizer`].
+    fn cleanup(
+        &self,
+        resource: Arc<Self::Resource>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        drop(resource);
+        std::future::ready(Ok(()))
+    }
+}
+
+/// The outcome of a successful reconciliation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reconciled<S> {
+    /// The kind-specific part of the status.
+    pub status: S,
+    /// `Warning` conditions to report next to `Ready`.
+    pub warnings: Vec<Condition>,
+}
+
+impl<S> Reconciled<S> {
+    /// A reconciliation that reports `status` and no warnings.
+    pub fn new(status: S) -> Self {
+        Self {
+            status,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Adds a `Warning` condition.
+    pub fn warn(mut self, reason: &str, message: &str) -> Self {
+        self.warnings
+            .push(status::warning(reason, message, &status::timestamp_now()));
+        self
+    }
+}
+
+/// Why the controller ended a reconciliation without success.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The reconciler failed.
+    #[error("{message}")]
+    Reconcile {
+        /// The reconciler error's reason.
+        reason: &'static str,
+        /// The reconciler error's text.
+        message: String,
+    },
+    /// This replica stopped leading; the reconciliation was abandoned.
+    #[error("stopped leading; reconciliation abandoned")]
+    LostLeadership,
+    /// Writing the status failed.
+    #[error(transparent)]
+    Status(#[from] crate::apply::ApplyError),
+    /// Adding or removing the finalizer failed.
+    #[error("{0}")]
+    Finalizer(String),
+}
+
+/// The controller error of a reconciler error.
+fn failure(error: &impl ErrorReason) -> ControllerError {
+    ControllerError::Reconcile {
+        reason: error.reason(),
+        message: error.to_string(),
+    }
+}
+
+impl ErrorReason for ControllerError {
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Reconcile { reason, .. } => reason,
+            Self::LostLeadership => "LostLeadership",
+            Self::Status(error) => error.reason(),
+            Self::Finalizer(_) => "FinalizerError",
+        }
+    }
+}
+
+type Guarded<R> = DeserializeGuard<<R as Reconciler>::Resource>;
+type Wiring<R> = Box<
+    dyn Fn(Controller<Guarded<R>>, &CacheScope, &OperatorRuntime) -> Controller<Guarded<R>> + Send,
+>;
+
+/// Builds the controller of one reconciler; obtained from [`OperatorRuntime::controller`].
+pub struct ControllerBuilder<R: Reconciler> {
+    runtime: OperatorRuntime,
+    reconciler: Arc<R>,
+    owned: Vec<Wiring<R>>,
+    concurrency: u16,
+}
+
+impl<R: Reconciler> ControllerBuilder<R> {
+    /// Reconciles at most `concurrency` resources at once (default
+    /// [`DEFAULT_CONCURRENCY`]; 0 for no limit).
+    pub fn concurrency(mut self, concurrency: u16) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    pub(crate) fn new(runtime: OperatorRuntime, reconciler: R) -> Self {
+        Self {
+            runtime,
+            reconciler: Arc::new(reconciler),
+            owned: Vec::new(),
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+
+    /// Reconciles the owner of a `Child` (by owner reference) when the child is created,
+    /// changed or deleted. Children are found by `selector` with a metadata-only watch and
+    /// not cached, for reconcilers that read what they need when they need it.
+    pub fn owns_metadata<Child>(mut self, selector: &str) -> Self
+    where
+        Child: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + Clone
+            + Debug
+            + DeserializeOwned
+            + Send
+            + Sync
+            + 'static,
+    {
+        let selector = selector.to_owned();
+        self.owned
+            .push(Box::new(move |controller, primary, runtime| {
+                // An API of partial objects makes metadata-only list and watch requests.
+                let api: Api<PartialObjectMeta<Child>> = runtime.api(primary.namespace.as_deref());
+                let config = watcher::Config::default().labels(&selector);
+                let children = watcher(api, config).default_backoff().touched_objects();
+                controller.owns_stream(children)
+            }));
+        self
+    }
+
+    /// The controller, ready to be run by [`OperatorRuntime::run`].
+    pub fn build(self) -> Result<BoxFuture<'static, ()>, CacheError> {
+        let scopes: Vec<Option<String>> = match &self.runtime.config().namespaces {
+            WatchedNamespaces::All => vec![None],
+            WatchedNamespaces::List(namespaces) => namespaces.iter().cloned().map(Some).collect(),
+        };
+        let selector = self.runtime.config().selector_string();
+        let shared = Arc::new(Shared {
+            reconciler: self.reconciler,
+            runtime: self.runtime.clone(),
+            kind: R::Resource::kind(&()).into_owned(),
+            selector: selector.clone().unwrap_or_default(),
+            failures: Mutex::new(HashMap::new()),
+            written: Mutex::new(HashMap::new()),
+        });
+        let mut controllers = Vec::new();
+        for namespace in scopes {
+            let scope = CacheScope {
+                namespace,
+                selector: selector.clone(),
+            };
+            let api: Api<Guarded<R>> = self.runtime.api(scope.namespace.as_deref());
+            let config = scope.watcher_config();
+            let (store, subscriber) = self
+                .runtime
+                .caches()
+                .subscribe::<Guarded<R>>(&scope, move || watcher(api, config).boxed())?;
+            let fingerprints = Fingerprints::default();
+            let triggers = subscriber.filter(skip_status_only_changes(fingerprints.clone()));
+            let mut controller = Controller::for_shared_stream(triggers, store.clone())
+                .with_config(ControllerConfig::default().concurrency(self.concurrency))
+                .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
+                .graceful_shutdown_on(self.runtime.shutdown_token().cancelled_owned());
+            for wire in &self.owned {
+                controller = wire(controller, &scope, &self.runtime);
+            }
+            let context = shared.clone();
+            let run = controller
+                .run(reconcile::<R>, error_policy::<R>, context)
+                .for_each(|result| async move {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "controller");
+                    }
+                });
+            controllers.push(run.boxed());
+            controllers.push(maintain(shared.clone(), store, scope, fingerprints).boxed());
+        }
+        Ok(futures::future::join_all(controllers).map(|_| ()).boxed())
+    }
+}
+
+/// The fingerprint of each resource's last event, per `namespace/name`.
+type Fingerprints = Arc<Mutex<HashMap<String, u64>>>;
+
+/// A filter of primary-resource events that drops those where neither the generation nor
+/// labels, annotations, finalizers or deletion changed: the controller's own status writes
+/// must not start another reconciliation, nor cut a failure's backoff short.
+fn skip_status_only_changes<K: Resource>(
+    seen: Fingerprints,
+) -> impl FnMut(&Arc<K>) -> futures::future::Ready<bool> + Send + 'static {
+    move |object| {
+        let meta = object.meta();
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (
+            &meta.uid,
+            meta.generation,
+            &meta.labels,
+            &meta.annotations,
+            &meta.finalizers,
+            meta.deletion_timestamp.is_some(),
+        )
+            .hash(&mut hasher);
+        let fingerprint = hasher.finish();
+        let previous = seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key(meta), fingerprint);
+        futures::future::ready(previous != Some(fingerprint))
+    }
+}
+
+/// A stream that yields each time this replica starts leading after not leading.
+fn leadership_acquired(
+    leadership: crate::leader::Leadership,
+) -> impl futures::Stream<Item = ()> + Send + 'static {
+    futures::stream::unfold(leadership, |leadership| async move {
+        leadership.lost().await;
+        leadership.acquired().await;
+        Some(((), leadership))
+    })
+}
+
+/// State shared by the reconciliations of one controller.
+struct Shared<R: Reconciler> {
+    reconciler: Arc<R>,
+    runtime: OperatorRuntime,
+    kind: String,
+    selector: String,
+    /// Consecutive failures per `namespace/name`, for the backoff.
+    failures: Mutex<HashMap<String, u32>>,
+    /// The status last written per `namespace/name`, with the resource version the write
+    /// was based on: while the cache still has that version, it has not seen the write.
+    written: Mutex<HashMap<String, (String, R::Status)>>,
+}
+
+fn key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+async fn reconcile<R: Reconciler>(
+    object: Arc<Guarded<R>>,
+    shared: Arc<Shared<R>>,
+) -> Result<Action, ControllerError> {
+    let leadership = shared.runtime.leadership().clone();
+    if !leadership.is_leading() {
+        // Reconciled by the leader; when this replica leads, everything is reconciled.
+        return Ok(Action::await_change());
+    }
+    let span = tracing::info_span!(
+        "reconcile",
+        kind = %shared.kind,
+        namespace = object.meta().namespace.as_deref().unwrap_or_default(),
+        name = object.meta().name.as_deref().unwrap_or_default(),
+    );
+    let work = shared.reconcile_leading(object).instrument(span);
+    tokio::select! {
+        biased;
+        () = leadership.lost() => Err(ControllerError::LostLeadership),
+        result = work => result,
+    }
+}
+
+fn error_policy<R: Reconciler>(
+    object: Arc<Guarded<R>>,
+    error: &ControllerError,
+    shared: Arc<Shared<R>>,
+) -> Action {
+    if matches!(error, ControllerError::LostLeadership) {
+        return Action::await_change();
+    }
+    let mut failures = shared
+        .failures
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let attempts = failures.entry(key(object.meta())).or_insert(0);
+    *attempts = attempts.saturating_add(1);
+    let delay = backoff(*attempts, &mut rand::rng());
+    tracing::debug!(attempts = *attempts, delay = ?delay, "retrying after backoff");
+    Action::requeue(delay)
+}
+
+/// The delay before retry number `attempt` (from 1): doubling from 1 s up to 5 minutes,
+/// of which a random part up to half is taken off so that failures spread out.
+pub fn backoff(attempt: u32, rng: &mut impl Rng) -> Duration {
+    let exponential = BACKOFF_BASE.saturating_mul(1 << attempt.saturating_sub(1).min(16));
+    let ceiling = exponential.min(BACKOFF_MAX);
+    ceiling.mul_f64(rng.random_range(0.5..=1.0))
+}
+
+impl<R: Reconciler> Shared<R> {
+    async fn reconcile_leading(&self, object: Arc<Guarded<R>>) -> Result<Action, ControllerError> {
+        let requeue = Action::requeue(self.runtime.config().full_reconciliation_interval);
+        let resource = match &object.0 {
+            Ok(resource) => resource,
+            Err(invalid) => {
+                self.report_invalid(&object, &invalid.error).await?;
+                return Ok(Action::await_change());
+            }
+        };
+        let previous = self.previous_status(resource);
+        let previous = previous.as_ref();
+        if annotations::is_true(
+            resource.meta().annotations.as_ref(),
+            annotations::PAUSE_RECONCILIATION,
+        ) {
+            let next = status::with_conditions(
+                previous.cloned().unwrap_or_default(),
+                previous,
+                vec![status::paused(&status::timestamp_now())],
+                previous.and_then(OperatorStatus::observed_generation),
+            );
+            self.write_status(resource, previous, &next).await?;
+            tracing::info!("reconciliation paused");
+            return Ok(requeue);
+        }
+        let Some(finalizer_name) = self.reconciler.finalizer() else {
+            return self.reconcile_resource(resource, previous).await;
+        };
+        let api: Api<R::Resource> = self.runtime.api(resource.meta().namespace.as_deref());
+        finalizer(
+            &api,
+            finalizer_name,
+            Arc::new(resource.clone()),
+            |event| async move {
+                match event {
+                    FinalizerEvent::Apply(resource) => {
+                        self.reconcile_resource(&resource, previous).await
+                    }
+                    FinalizerEvent::Cleanup(resource) => {
+                        let regarding = resource.object_ref(&());
+                        if let Err(error) = self.reconciler.cleanup(resource).await {
+                            let message = error.to_string();
+                            tracing::warn!(reason = error.reason(), %message, "cleanup failed");
+                            self.publish_failure(regarding, error.reason(), &message)
+                                .await;
+                            return Err(failure(&error));
+                        }
+                        tracing::info!("cleaned up");
+                        Ok(Action::await_change())
+                    }
+                }
+            },
+        )
+        .await
+        .map_err(|error| match error {
+            FinalizerError::ApplyFailed(error) | FinalizerError::CleanupFailed(error) => error,
+            other => ControllerError::Finalizer(other.to_string()),
+        })
+    }
+
+    /// Runs the reconciler on `resource` and writes the outcome into its status.
+    async fn reconcile_resource(
+        &self,
+        resource: &R::Resource,
+        previous: Option<&R::Status>,
+    ) -> Result<Action, ControllerError> {
+        let requeue = Action::requeue(self.runtime.config().full_reconciliation_interval);
+        let metrics = self.runtime.metrics().reconciliations(
+            &self.kind,
+            resource.meta().namespace.as_deref().unwrap_or_default(),
+            &self.selector,
+        );
+        metrics.started();
+        let started = Instant::now();
+        let result = self.reconciler.reconcile(Arc::new(resource.clone())).await;
+        let generation = resource.meta().generation;
+        let now = status::timestamp_now();
+        match result {
+            Ok(reconciled) => {
+                let mut conditions = vec![status::ready(&now)];
+                conditions.extend(reconciled.warnings);
+                let next =
+                    status::with_conditions(reconciled.status, previous, conditions, generation);
+                let written = self.write_status(resource, previous, &next).await;
+                metrics.finished(written.is_ok(), started.elapsed().as_secs_f64());
+                written?;
+                self.failures
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&key(resource.meta()));
+                tracing::info!(duration = ?started.elapsed(), "reconciled");
+                Ok(requeue)
+            }
+            Err(error) => {
+                metrics.finished(false, started.elapsed().as_secs_f64());
+                let (reason, message) = (error.reason(), error.to_string());
+                tracing::warn!(reason, %message, "reconciliation failed");
+                let next = status::with_conditions(
+                    previous.cloned().unwrap_or_default(),
+                    previous,
+                    vec![status::not_ready(reason, &message, &now)],
+                    generation,
+                );
+                if self.write_status(resource, previous, &next).await? {
+                    self.publish_failure(resource.object_ref(&()), reason, &message)
+                        .await;
+                }
+                Err(ControllerError::Reconcile { reason, message })
+            }
+        }
+    }
+
+    /// The status of `resource` as last known: from the cache, or what this controller
+    /// wrote last when the cache has not seen that write yet.
+    fn previous_status(&self, resource: &R::Resource) -> Option<R::Status> {
+        let key = key(resource.meta());
+        let mut written = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        match written.get(&key) {
+            Some((version, status))
+                if resource.meta().resource_version.as_ref() == Some(version) =>
+            {
+                Some(status.clone())
+            }
+            _ => {
+                written.remove(&key);
+                resource.status().cloned()
+            }
+        }
+    }
+
+    /// Writes `next` unless only timestamps differ from `previous`; whether it wrote.
+    async fn write_status(
+        &self,
+        resource: &R::Resource,
+        previous: Option<&R::Status>,
+        next: &R::Status,
+    ) -> Result<bool, ControllerError> {
+        if !status::changed(previous, next) {
+            return Ok(false);
+        }
+        self.runtime.applier().write_status(resource, next).await?;
+        if let Some(version) = resource.meta().resource_version.clone() {
+            self.written
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key(resource.meta()), (version, next.clone()));
+        }
+        Ok(true)
+    }
+
+    async fn publish_failure(
+        &self,
+        regarding: k8s_openapi::api::core::v1::ObjectReference,
+        reason: &str,
+        message: &str,
+    ) {
+        let published = self
+            .runtime
+            .events()
+            .publish(&regarding, Severity::Warning, reason, "Reconcile", message)
+            .await;
+        if let Err(error) = published {
+            tracing::warn!(%error, "publishing the failure Event");
+        }
+    }
+
+    /// Gives a resource that does not deserialize a `NotReady` condition naming the field.
+    async fn report_invalid(
+        &self,
+        object: &Guarded<R>,
+        fallback: &str,
+    ) -> Result<(), ControllerError> {
+        let meta = object.meta();
+        let namespace = meta.namespace.clone().unwrap_or_default();
+        let name = meta.name.clone().unwrap_or_default();
+        // Read again untyped, to name the field the typed reading stumbled on.
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.runtime.client().clone(),
+            &namespace,
+            &ApiResource::erase::<R::Resource>(&()),
+        );
+        let raw = api.get_opt(&name).await.ok().flatten();
+        let document = raw.as_ref().and_then(|raw| serde_json::to_value(raw).ok());
+        let message = document
+            .and_then(|document| strimzi_api::document::from_value::<R::Resource>(document).err())
+            .map_or_else(|| fallback.to_owned(), |error| error.to_string());
+        let previous: Option<R::Status> = raw
+            .as_ref()
+            .and_then(|raw| raw.data.get("status"))
+            .and_then(|status| serde_json::from_value(status.clone()).ok());
+        let next = status::with_conditions(
+            R::Status::default(),
+            previous.as_ref(),
+            vec![status::not_ready(
+                INVALID_RESOURCE,
+                &message,
+                &status::timestamp_now(),
+            )],
+            meta.generation,
+        );
+        tracing::warn!(%message, "resource does not deserialize");
+        if status::changed(previous.as_ref(), &next) {
+            self.runtime.applier().write_status(object, &next).await?;
+            self.publish_failure(object.object_ref(&()), INVALID_RESOURCE, &message)
+                .await;
+        }
+        Ok(())
+    }
+}
+
+/// Until shutdown, keeps the `strimzi_resources` and `strimzi_resources_paused` gauges of
+/// one cache up to date and forgets what was remembered about resources since deleted.
+async fn maintain<R: Reconciler>(
+    shared: Arc<Shared<R>>,
+    store: Store<Guarded<R>>,
+    scope: CacheScope,
+    fingerprints: Fingerprints,
+) {
+    let shutdown = shared.runtime.shutdown_token();
+    loop {
+        let live: HashSet<String> = store
+            .state()
+            .iter()
+            .map(|object| key(object.meta()))
+            .collect();
+        fingerprints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|key, _| live.contains(key));
+        let forget = |key: &String| {
+            let in_scope = scope.namespace.as_ref().is_none_or(|namespace| {
+                key.strip_prefix(namespace.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+            });
+            in_scope && !live.contains(key)
+        };
+        shared
+            .failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|key, _| !forget(key));
+        shared
+            .written
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|key, _| !forget(key));
+        let mut per_namespace: HashMap<String, (usize, usize)> = HashMap::new();
+        for object in store.state() {
+            let counts = per_namespace
+                .entry(object.namespace().unwrap_or_default())
+                .or_default();
+            counts.0 += 1;
+            if annotations::is_true(
+                object.meta().annotations.as_ref(),
+                annotations::PAUSE_RECONCILIATION,
+            ) {
+                counts.1 += 1;
+            }
+        }
+        for (namespace, (total, paused)) in per_namespace {
+            shared
+                .runtime
+                .metrics()
+                .reconciliations(&shared.kind, &namespace, &shared.selector)
+                .set_resources(total, paused);
+        }
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(RESOURCE_GAUGE_PERIOD) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn backoff_doubles_with_jitter_up_to_a_ceiling() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for attempt in 1..=20 {
+            let delay = backoff(attempt, &mut rng);
+            let ceiling = BACKOFF_BASE
+                .saturating_mul(1 << (attempt - 1).min(16))
+                .min(BACKOFF_MAX);
+            assert!(
+                delay <= ceiling && delay >= ceiling / 2,
+                "{attempt}: {delay:?}"
+            );
+        }
+        let delays: Vec<Duration> = (0..10).map(|_| backoff(3, &mut rng)).collect();
+        assert!(
+            delays.iter().any(|delay| *delay != delays[0]),
+            "jitter varies delays"
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! Prometheus metrics with Strimzi's names (`strimzi_reconciliations_total`, ...) plus process
+//! metrics and our own counter of API writes.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+/// Labels of the reconciliation metrics: the kind, the namespace and the resource selector.
+const RECONCILIATION_LABELS: [&str; 3] = ["kind", "namespace", "selector"];
+
+/// Metrics could not be registered or encoded.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    /// Registering or encoding failed.
+    #[error("metrics: {0}")]
+    Prometheus(#[from] prometheus::Error),
+}
+
+impl crate::ErrorReason for MetricsError {
+    fn reason(&self) -> &'static str {
+        "MetricsError"
+    }
+}
+
+/// Every metric of one operator, registered in one registry.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    registry: Registry,
+    reconciliations: IntCounterVec,
+    successful: IntCounterVec,
+    failed: IntCounterVec,
+    duration: HistogramVec,
+    resources: IntGaugeVec,
+    paused: IntGaugeVec,
+    api_writes: IntCounterVec,
+}
+
+/// The reconciliation metrics of one kind in one namespace (or all) with one selector.
+#[derive(Debug, Clone)]
+pub struct ReconciliationMetrics {
+    metrics: Metrics,
+    labels: [String; 3],
+}
+
+impl Metrics {
+    /// Registers every metric, process metrics included, in a new registry.
+    pub fn new() -> Result<Self, MetricsError> {
+        let registry = Registry::new();
+        let counter = |name: &str, help: &str| -> Result<IntCounterVec, MetricsError> {
+            let counter = IntCounterVec::new(Opts::new(name, help), &RECONCILIATION_LABELS)?;
+            registry.register(Box::new(counter.clone()))?;
+            Ok(counter)
+        };
+        let gauge = |name: &str, help: &str| -> Result<IntGaugeVec, MetricsError> {
+            let gauge = IntGaugeVec::new(Opts::new(name, help), &RECONCILIATION_LABELS)?;
+            registry.register(Box::new(gauge.clone()))?;
+            Ok(gauge)
+        };
+        let reconciliations = counter("strimzi_reconciliations_total", "Reconciliations started")?;
+        let successful = counter(
+            "strimzi_reconciliations_successful_total",
+            "Reconciliations that succeeded",
+        )?;
+        let failed = counter(
+            "strimzi_reconciliations_failed_total",
+            "Reconciliations that failed",
+        )?;
+        let duration = HistogramVec::new(
+            HistogramOpts::new(
+                "strimzi_reconciliations_duration_seconds",
+                "Time a reconciliation took",
+            )
+            .buckets(vec![
+                0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0,
+            ]),
+            &RECONCILIATION_LABELS,
+        )?;
+        registry.register(Box::new(duration.clone()))?;
+        let resources = gauge("strimzi_resources", "Custom resources watched")?;
+        let paused = gauge(
+            "strimzi_resources_paused",
+            "Custom resources whose reconciliation is paused",
+        )?;
+        let api_writes = IntCounterVec::new(
+            Opts::new(
+                "strimzi_operator_api_writes_total",
+                "Writes to the Kubernetes API server by verb and kind",
+            ),
+            &["kind", "verb"],
+        )?;
+        registry.register(Box::new(api_writes.clone()))?;
+        #[cfg(target_os = "linux")]
+        registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
+        Ok(Self {
+            registry,
+            reconciliations,
+            successful,
+            failed,
+            duration,
+            resources,
+            paused,
+            api_writes,
+        })
+    }
+
+    /// The reconciliation metrics of `kind` in `namespace` (empty for all) with `selector`.
+    pub fn reconciliations(
+        &self,
+        kind: &str,
+        namespace: &str,
+        selector: &str,
+    ) -> ReconciliationMetrics {
+        ReconciliationMetrics {
+            metrics: self.clone(),
+            labels: [kind.to_owned(), namespace.to_owned(), selector.to_owned()],
+        }
+    }
+
+    /// Counts one write (`verb` is `apply`, `delete`, `status`, ...) of an object of `kind`.
+    pub fn count_write(&self, kind: &str, verb: &str) {
+        self.api_writes.with_label_values(&[kind, verb]).inc();
+    }
+
+    /// Writes of objects of `kind` with `verb` so far.
+    pub fn writes(&self, kind: &str, verb: &str) -> u64 {
+        self.api_writes.with_label_values(&[kind, verb]).get()
+    }
+
+    /// Every metric in Prometheus text format.
+    pub fn encode(&self) -> Result<String, MetricsError> {
+        let mut buffer = Vec::new();
+        TextEncoder::new().encode(&self.registry.gather(), &mut buffer)?;
+        Ok(String::from_utf8_lossy(&buffer).into_owned())
+    }
+}
+
+impl ReconciliationMetrics {
+    fn labels(&self) -> [&str; 3] {
+        [&self.labels[0], &self.labels[1], &self.labels[2]]
+    }
+
+    /// Counts a started reconciliation.
+    pub fn started(&self) {
+        self.metrics
+            .reconciliations
+            .with_label_values(&self.labels())
+            .inc();
+    }
+
+    /// Counts a finished reconciliation and records how long it took.
+    pub fn finished(&self, succeeded: bool, seconds: f64) {
+        let counter = if succeeded {
+            &self.metrics.successful
+        } else {
+            &self.metrics.failed
+        };
+        counter.with_label_values(&self.labels()).inc();
+        self.metrics
+            .duration
+            .with_label_values(&self.labels())
+            .observe(seconds);
+    }
+
+    /// Sets how many resources are watched and how many of them are paused.
+    pub fn set_resources(&self, total: usize, paused: usize) {
+        let as_gauge = |count: usize| i64::try_from(count).unwrap_or(i64::MAX);
+        self.metrics
+            .resources
+            .with_label_values(&self.labels())
+            .set(as_gauge(total));
+        self.metrics
+            .paused
+            .with_label_values(&self.labels())
+            .set(as_gauge(paused));
+    }
+
+    /// Reconciliations started so far.
+    pub fn started_count(&self) -> u64 {
+        self.metrics
+            .reconciliations
+            .with_label_values(&self.labels())
+            .get()
+    }
+
+    /// Reconciliations that failed so far.
+    pub fn failed_count(&self) -> u64 {
+        self.metrics.failed.with_label_values(&self.labels()).get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn strimzi_names_in_text_format() {
+        let metrics = Metrics::new().unwrap();
+        let topics = metrics.reconciliations("KafkaTopic", "ns", "");
+        topics.started();
+        topics.finished(true, 0.2);
+        topics.started();
+        topics.finished(false, 0.1);
+        topics.set_resources(3, 1);
+        metrics.count_write("ConfigMap", "apply");
+        assert_eq!(metrics.writes("ConfigMap", "apply"), 1);
+        assert_eq!(topics.started_count(), 2);
+        assert_eq!(topics.failed_count(), 1);
+        let text = metrics.encode().unwrap();
+        for line in [
+            "strimzi_reconciliations_total{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 2",
+            "strimzi_reconciliations_successful_total{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
+            "strimzi_reconciliations_failed_total{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
+            "strimzi_reconciliations_duration_seconds_count{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 2",
+            "strimzi_resources{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 3",
+            "strimzi_resources_paused{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
+            "strimzi_operator_api_writes_total{kind=\"ConfigMap\",verb=\"apply\"} 1",
+            "process_resident_memory_bytes",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! What one operator process shares between its controllers: client, configuration,
+//! metrics, writer, Event recorder, caches, readiness and leadership; and how it runs them
+//! until SIGTERM, finishing in-flight reconciliations within a bound and releasing the
+//! Lease.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use kube::core::NamespaceResourceScope;
+use kube::{Api, Client, Resource};
+use tokio_util::sync::CancellationToken;
+
+use crate::apply::Applier;
+use crate::cache::Caches;
+use crate::config::OperatorConfig;
+use crate::controller::{ControllerBuilder, Reconciler};
+use crate::events::EventPublisher;
+use crate::http::{HttpError, Readiness};
+use crate::leader::Leadership;
+use crate::metrics::{Metrics, MetricsError};
+
+/// The shared runtime of one operator process; cloning shares it.
+#[derive(Clone)]
+pub struct OperatorRuntime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    config: OperatorConfig,
+    metrics: Metrics,
+    applier: Applier,
+    events: EventPublisher,
+    caches: Caches,
+    readiness: Readiness,
+    leadership: Leadership,
+    /// The leader election task, until [`OperatorRuntime::run`] waits for it to end.
+    election: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Cancelled to stop taking work.
+    shutdown: CancellationToken,
+    /// Cancelled once the controllers stopped, to release the Lease.
+    stop_election: CancellationToken,
+}
+
+impl std::fmt::Debug for OperatorRuntime {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("OperatorRuntime")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OperatorRuntime {
+    /// The runtime of operator `name` (its field manager and Event reporter), starting leader
+    /// election when configured. Must be called inside a Tokio runtime.
+    pub fn new(client: Client, config: OperatorConfig, name: &str) -> Result<Self, MetricsError> {
+        Self::with_metrics(client, config, name, Metrics::new()?)
+    }
+
+    /// Like [`Self::new`] with metrics of the caller's.
+    pub fn with_metrics(
+        client: Client,
+        config: OperatorConfig,
+        name: &str,
+        metrics: Metrics,
+    ) -> Result<Self, MetricsError> {
+        let stop_election = CancellationToken::new();
+        let identity = config
+            .leader_election
+            .as_ref()
+            .map(|election| election.identity.clone());
+        let (leadership, election) = match &config.leader_election {
+            Some(election) => {
+                let (leadership, task) =
+                    crate::leader::elect(client.clone(), election.clone(), stop_election.clone());
+                (leadership, Some(task))
+            }
+            None => (Leadership::always(), None),
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                applier: Applier::new(client.clone(), name, metrics.clone()),
+                events: EventPublisher::new(client.clone(), name, identity),
+                client,
+                config,
+                metrics,
+                caches: Caches::default(),
+                readiness: Readiness::default(),
+                leadership,
+                election: Mutex::new(election),
+                shutdown: CancellationToken::new(),
+                stop_election,
+            }),
+        })
+    }
+
+    /// The Kubernetes client.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &OperatorConfig {
+        &self.inner.config
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// The writer every controller writes with.
+    pub fn applier(&self) -> &Applier {
+        &self.inner.applier
+    }
+
+    /// The shared Event recorder.
+    pub fn events(&self) -> &EventPublisher {
+        &self.inner.events
+    }
+
+    /// The shared caches.
+    pub fn caches(&self) -> &Caches {
+        &self.inner.caches
+    }
+
+    /// Whether the caches have synced.
+    pub fn readiness(&self) -> &Readiness {
+        &self.inner.readiness
+    }
+
+    /// Whether this replica leads.
+    pub fn leadership(&self) -> &Leadership {
+        &self.inner.leadership
+    }
+
+    /// Cancelled when the operator is to stop; cancel it to stop the operator.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.inner.shutdown.clone()
+    }
+
+    /// An API of `K` in `namespace`, or in all namespaces.
+    pub fn api<K>(&self, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
+    {
+        match namespace {
+            Some(namespace) => Api::namespaced(self.inner.client.clone(), namespace),
+            None => Api::all(self.inner.client.clone()),
+        }
+    }
+
+    /// A builder of the controller of `reconciler`.
+    pub fn controller<R: Reconciler>(&self, reconciler: R) -> ControllerBuilder<R> {
+        ControllerBuilder::new(self.clone(), reconciler)
+    }
+
+    /// Serves `/healthy`, `/ready` and `/metrics` on `address` until shutdown; the bound
+    /// address.
+    pub async fn serve_http(&self, address: SocketAddr) -> Result<SocketAddr, HttpError> {
+        let (bound, _task) = crate::http::serve(
+            address,
+            self.inner.metrics.clone(),
+            self.inner.readiness.clone(),
+            self.inner.shutdown.clone(),
+        )
+        .await?;
+        Ok(bound)
+    }
+
+    /// Cancels the shutdown token on SIGTERM or SIGINT.
+    pub fn shutdown_on_signals(&self) {
+        let shutdown = self.inner.shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutdown requested");
+            shutdown.cancel();
+        });
+    }
+
+    /// Starts the caches and runs `controllers` (built with [`Self::controller`]) until
+    /// shutdown: then no new reconciliation starts, those in flight get the configured
+    /// shutdown grace to finish and are abandoned after it, and the Lease is released.
+    pub async fn run(self, controllers: Vec<BoxFuture<'static, ()>>) {
+        let caches = self.inner.caches.start(&self.inner.readiness);
+        let cache_tasks: Vec<_> = caches.into_iter().map(tokio::spawn).collect();
+        let controllers = futures::future::join_all(controllers);
+        tokio::pin!(controllers);
+        tokio::select! {
+            _ = &mut controllers => {}
+            () = self.inner.shutdown.cancelled() => {
+                if tokio::time::timeout(self.inner.config.shutdown_grace, &mut controllers).await.is_err() {
+                    tracing::warn!("reconciliations still running after the shutdown grace; abandoned");
+                }
+            }
+        }
+        for task in cache_tasks {
+            task.abort();
+        }
+        self.inner.stop_election.cancel();
+        let election = self
+            .inner
+            .election
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(election) = election {
+            // Ends once the Lease is released.
+            if let Err(error) = election.await {
+                tracing::warn!(%error, "leader election task");
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut terminate), Ok(mut interrupt)) => {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        }
+        _ => {
+            tracing::warn!("cannot listen for signals; stopping on Ctrl-C only");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}
