@@ -500,3 +500,215 @@ async fn every_operation_works_on_the_scram_listener() {
 async fn every_operation_works_on_the_mtls_listener() {
     every_operation("tls").await;
 }
+
+/// rdkafka settings for the SCRAM listener as `user`.
+fn rdkafka_scram(user: &str, password: &str) -> rdkafka::ClientConfig {
+    let mut config = rdkafka::ClientConfig::new();
+    config
+        .set(
+            "bootstrap.servers",
+            &broker().listener("scram").unwrap().bootstrap,
+        )
+        .set("security.protocol", "SASL_PLAINTEXT")
+        .set("sasl.mechanism", "SCRAM-SHA-512")
+        .set("sasl.username", user)
+        .set("sasl.password", password)
+        .set("message.timeout.ms", "5000");
+    config
+}
+
+/// Whether `user` can fetch metadata over the SCRAM listener with rdkafka.
+async fn rdkafka_authenticates(user: &str, password: &str) -> bool {
+    let config = rdkafka_scram(user, password);
+    tokio::task::spawn_blocking(move || {
+        use rdkafka::producer::Producer;
+        let producer: rdkafka::producer::BaseProducer = config.create().unwrap();
+        producer
+            .client()
+            .fetch_metadata(None, Duration::from_secs(5))
+            .is_ok()
+    })
+    .await
+    .unwrap()
+}
+
+/// Produces one record to `topic` as `user` with rdkafka; the delivery error, if any.
+async fn rdkafka_produce(user: &str, password: &str, topic: &str) -> Result<(), String> {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let producer: FutureProducer = rdkafka_scram(user, password).create().unwrap();
+    producer
+        .send(
+            FutureRecord::<(), str>::to(topic).payload("hello"),
+            Duration::from_secs(5),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|(error, _)| error.to_string())
+}
+
+#[tokio::test]
+async fn a_scram_user_created_by_the_client_authenticates_with_rdkafka() {
+    let admin = admin("plain");
+    let user = "kafka-rd-scram-user";
+    assert!(!rdkafka_authenticates(user, "rd-password").await);
+    let upsert = ScramCredentialChange::Upsert {
+        user: user.into(),
+        password: "rd-password".into(),
+        iterations: 8192,
+    };
+    admin.alter_user_scram_credentials(&[upsert]).await.unwrap()[user]
+        .as_ref()
+        .unwrap();
+    eventually("rdkafka authenticates as the new user", || {
+        rdkafka_authenticates(user, "rd-password")
+    })
+    .await;
+    assert!(!rdkafka_authenticates(user, "another-password").await);
+}
+
+#[tokio::test]
+async fn an_acl_created_by_the_client_is_enforced_for_rdkafka() {
+    let admin = admin("scram");
+    let (user, password, topic) = ("kafka-rd-acl-user", "acl-password", "kafka-rd-acl-topic");
+    let upsert = ScramCredentialChange::Upsert {
+        user: user.into(),
+        password: password.into(),
+        iterations: 4096,
+    };
+    admin.alter_user_scram_credentials(&[upsert]).await.unwrap()[user]
+        .as_ref()
+        .unwrap();
+    admin
+        .create_topics(&[NewTopic::new(topic)], false)
+        .await
+        .unwrap()[topic]
+        .as_ref()
+        .unwrap();
+    eventually("rdkafka authenticates as the ACL user", || {
+        rdkafka_authenticates(user, password)
+    })
+    .await;
+    let denied = rdkafka_produce(user, password, topic).await.unwrap_err();
+    assert!(denied.contains("uthoriz"), "{denied}");
+
+    let bindings: Vec<AclBinding> = [AclOperation::Write, AclOperation::Describe]
+        .into_iter()
+        .map(|operation| AclBinding {
+            resource_type: AclResourceType::Topic,
+            resource_name: topic.into(),
+            pattern_type: PatternType::Literal,
+            principal: format!("User:{user}"),
+            host: "*".into(),
+            operation,
+            permission: AclPermission::Allow,
+        })
+        .collect();
+    let created = admin.create_acls(&bindings).await.unwrap();
+    assert!(created.iter().all(Result::is_ok), "{created:?}");
+    eventually("rdkafka may write once the ACL exists", || async {
+        rdkafka_produce(user, password, topic).await.is_ok()
+    })
+    .await;
+
+    let deleted = admin
+        .delete_acls(&[AclBindingFilter::for_principal(format!("User:{user}"))])
+        .await
+        .unwrap();
+    assert_eq!(deleted[0].as_ref().unwrap().len(), 2);
+    eventually("rdkafka is denied again once the ACL is gone", || async {
+        rdkafka_produce(user, password, topic).await.is_err()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_unreachable_broker_gives_a_timeout_within_the_bound() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let refusing = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    // Accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_address = silent.local_addr().unwrap().to_string();
+    let _accepting = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    for address in [refusing, silent_address] {
+        let mut config = AdminConfig::plaintext(&address);
+        config.request_timeout = Duration::from_millis(500);
+        config.operation_timeout = Duration::from_secs(2);
+        let admin = AdminClient::new(config).unwrap();
+        let started = Instant::now();
+        let error = admin.describe_cluster().await.unwrap_err();
+        let elapsed = started.elapsed();
+        assert_eq!(error.reason(), "KafkaTimeout", "{address}: {error}");
+        assert!(error.is_retriable());
+        assert!(
+            elapsed < Duration::from_millis(2500),
+            "{address}: took {elapsed:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_sasl_password_gives_an_authentication_error() {
+    let mut config = config("scram");
+    if let Some(sasl) = config.sasl.as_mut() {
+        sasl.password = "not-the-password".into();
+    }
+    let admin = AdminClient::new(config).unwrap();
+    let started = Instant::now();
+    let error = admin.describe_cluster().await.unwrap_err();
+    assert_eq!(error.reason(), "KafkaAuthenticationFailed", "{error}");
+    assert!(!error.is_retriable());
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn the_strimzi_variables_configure_mtls_and_scram() {
+    let dir = tempfile::tempdir().unwrap();
+    let certificate = broker().client_certificate(TLS_ADMIN_USER).unwrap();
+    let truststore = dir.path().join("ca.crt");
+    let keystore = dir.path().join("user.pem");
+    std::fs::write(&truststore, broker().ca_pem()).unwrap();
+    std::fs::write(
+        &keystore,
+        format!("{}{}", certificate.cert, certificate.key),
+    )
+    .unwrap();
+    let tls = [
+        (
+            "STRIMZI_KAFKA_BOOTSTRAP_SERVERS",
+            broker().listener("tls").unwrap().bootstrap.clone(),
+        ),
+        ("STRIMZI_TLS_ENABLED", "true".to_owned()),
+        (
+            "STRIMZI_TRUSTSTORE_LOCATION",
+            truststore.display().to_string(),
+        ),
+        ("STRIMZI_KEYSTORE_LOCATION", keystore.display().to_string()),
+    ];
+    let scram = [
+        (
+            "STRIMZI_KAFKA_BOOTSTRAP_SERVERS",
+            broker().listener("scram").unwrap().bootstrap.clone(),
+        ),
+        ("STRIMZI_SECURITY_PROTOCOL", "SASL_PLAINTEXT".to_owned()),
+        ("STRIMZI_SASL_MECHANISM", "scram-sha-512".to_owned()),
+        ("STRIMZI_SASL_USERNAME", ADMIN_USER.to_owned()),
+        ("STRIMZI_SASL_PASSWORD", ADMIN_PASSWORD.to_owned()),
+    ];
+    for variables in [&tls[..], &scram[..]] {
+        let config = AdminConfig::from_lookup(|name| {
+            variables
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.clone())
+        })
+        .unwrap();
+        let admin = AdminClient::new(config).unwrap();
+        assert_eq!(admin.describe_cluster().await.unwrap().brokers.len(), 1);
+    }
+}
