@@ -712,3 +712,53 @@ async fn the_strimzi_variables_configure_mtls_and_scram() {
         assert_eq!(admin.describe_cluster().await.unwrap().brokers.len(), 1);
     }
 }
+
+/// A TCP proxy in front of the broker whose connections can be cut (fault injection).
+struct CuttableProxy {
+    address: String,
+    links: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    _accept: tokio::task::JoinHandle<()>,
+}
+
+impl CuttableProxy {
+    async fn start(target: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let links = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let accepted = links.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let target = target.clone();
+                accepted.lock().unwrap().push(tokio::spawn(async move {
+                    let mut server = tokio::net::TcpStream::connect(target).await.unwrap();
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }));
+            }
+        });
+        Self {
+            address,
+            links,
+            _accept: accept,
+        }
+    }
+
+    /// Closes every proxied connection.
+    fn cut(&self) -> usize {
+        let mut links = self.links.lock().unwrap();
+        links.iter().for_each(tokio::task::JoinHandle::abort);
+        let cut = links.len();
+        links.clear();
+        cut
+    }
+}
+
+#[tokio::test]
+async fn the_client_reconnects_after_a_connection_breaks() {
+    let proxy = CuttableProxy::start(broker().listener("plain").unwrap().bootstrap.clone()).await;
+    let admin = AdminClient::new(AdminConfig::plaintext(&proxy.address)).unwrap();
+    admin.list_topics().await.unwrap();
+    assert_eq!(proxy.cut(), 1);
+    // The broken connection is noticed and replaced (by one to an advertised address).
+    admin.list_topics().await.unwrap();
+    assert_eq!(admin.describe_cluster().await.unwrap().brokers.len(), 1);
+}
