@@ -226,6 +226,28 @@ impl AdminClient {
         result
     }
 
+    /// Sends `request` to `target` until the response passes `check`, retrying retriable
+    /// failures (of sending or of `check`) within the operation timeout.
+    pub(crate) async fn call<R, C>(
+        &self,
+        operation: &str,
+        target: Target,
+        request: &R,
+        check: C,
+    ) -> Result<R::Response, AdminError>
+    where
+        R: Request + Sync,
+        R::Response: Send,
+        C: Fn(&R::Response) -> Result<(), AdminError> + Send + Sync,
+    {
+        self.retrying(operation, || async {
+            let response = self.send(target, request).await?;
+            check(&response)?;
+            Ok(response)
+        })
+        .await
+    }
+
     /// Runs `attempt` until it succeeds, fails for good, or the operation timeout passes.
     pub(crate) async fn retrying<T, F, Fut>(
         &self,

@@ -37,7 +37,7 @@ impl KafkaAdmin for AdminClient {
     async fn list_topics(&self) -> Result<Vec<String>, AdminError> {
         let request = MetadataRequest::default().with_topics(None);
         let response = self
-            .retrying("list topics", || self.send(Target::Any, &request))
+            .call("list topics", Target::Any, &request, |_| Ok(()))
             .await?;
         let mut names: Vec<String> = response
             .topics
@@ -63,7 +63,7 @@ impl KafkaAdmin for AdminClient {
                 .collect(),
         ));
         let response = self
-            .retrying("describe topics", || self.send(Target::Any, &request))
+            .call("describe topics", Target::Any, &request, |_| Ok(()))
             .await?;
         Ok(response
             .topics
@@ -125,10 +125,8 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
         let response = self
-            .retrying("create topics", || async {
-                let response = self.send(Target::Controller, &request).await?;
-                not_controller(response.topics.iter().map(|topic| topic.error_code))?;
-                Ok(response)
+            .call("create topics", Target::Controller, &request, |response| {
+                not_controller(response.topics.iter().map(|topic| topic.error_code))
             })
             .await?;
         Ok(response
@@ -163,10 +161,8 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
         let response = self
-            .retrying("delete topics", || async {
-                let response = self.send(Target::Controller, &request).await?;
-                not_controller(response.responses.iter().map(|topic| topic.error_code))?;
-                Ok(response)
+            .call("delete topics", Target::Controller, &request, |response| {
+                not_controller(response.responses.iter().map(|topic| topic.error_code))
             })
             .await?;
         Ok(response
@@ -203,11 +199,12 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
         let response = self
-            .retrying("create partitions", || async {
-                let response = self.send(Target::Controller, &request).await?;
-                not_controller(response.results.iter().map(|topic| topic.error_code))?;
-                Ok(response)
-            })
+            .call(
+                "create partitions",
+                Target::Controller,
+                &request,
+                |response| not_controller(response.results.iter().map(|topic| topic.error_code)),
+            )
             .await?;
         Ok(response
             .results
@@ -240,7 +237,7 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
             let response = self
-                .retrying("describe configs", || self.send(target, &request))
+                .call("describe configs", target, &request, |_| Ok(()))
                 .await?;
             for (resource, result) in group.into_iter().zip(response.results) {
                 let entries = item(result.error_code, result.error_message.as_ref()).map(|()| {
@@ -291,7 +288,7 @@ impl KafkaAdmin for AdminClient {
                         .collect(),
                 );
             let response = self
-                .retrying("alter configs", || self.send(target, &request))
+                .call("alter configs", target, &request, |_| Ok(()))
                 .await?;
             for (resource, result) in group.into_iter().zip(response.responses) {
                 results.insert(
@@ -320,11 +317,12 @@ impl KafkaAdmin for AdminClient {
                     .collect()
             }));
         let response = self
-            .retrying("list partition reassignments", || async {
-                let response = self.send(Target::Controller, &request).await?;
-                item(response.error_code, response.error_message.as_ref())?;
-                Ok(response)
-            })
+            .call(
+                "list partition reassignments",
+                Target::Controller,
+                &request,
+                |response| item(response.error_code, response.error_message.as_ref()),
+            )
             .await?;
         let ids = |ids: &[kafka_protocol::messages::BrokerId]| ids.iter().map(|id| id.0).collect();
         Ok(response
@@ -377,11 +375,12 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
         let response = self
-            .retrying("alter partition reassignments", || async {
-                let response = self.send(Target::Controller, &request).await?;
-                item(response.error_code, response.error_message.as_ref())?;
-                Ok(response)
-            })
+            .call(
+                "alter partition reassignments",
+                Target::Controller,
+                &request,
+                |response| item(response.error_code, response.error_message.as_ref()),
+            )
             .await?;
         Ok(response
             .responses
@@ -410,10 +409,8 @@ impl KafkaAdmin for AdminClient {
             .with_operation(filter.operation.code())
             .with_permission_type(filter.permission.code());
         let response = self
-            .retrying("describe ACLs", || async {
-                let response = self.send(Target::Any, &request).await?;
-                item(response.error_code, response.error_message.as_ref())?;
-                Ok(response)
+            .call("describe ACLs", Target::Any, &request, |response| {
+                item(response.error_code, response.error_message.as_ref())
             })
             .await?;
         let mut bindings = Vec::new();
@@ -455,7 +452,7 @@ impl KafkaAdmin for AdminClient {
                 .collect(),
         );
         let response = self
-            .retrying("create ACLs", || self.send(Target::Any, &request))
+            .call("create ACLs", Target::Any, &request, |_| Ok(()))
             .await?;
         Ok(response
             .results
@@ -484,7 +481,7 @@ impl KafkaAdmin for AdminClient {
                 .collect(),
         );
         let response = self
-            .retrying("delete ACLs", || self.send(Target::Any, &request))
+            .call("delete ACLs", Target::Any, &request, |_| Ok(()))
             .await?;
         Ok(response
             .filter_results
@@ -528,11 +525,12 @@ impl KafkaAdmin for AdminClient {
                     .collect()
             }));
         let response = self
-            .retrying("describe SCRAM credentials", || async {
-                let response = self.send(Target::Any, &request).await?;
-                item(response.error_code, response.error_message.as_ref())?;
-                Ok(response)
-            })
+            .call(
+                "describe SCRAM credentials",
+                Target::Any,
+                &request,
+                |response| item(response.error_code, response.error_message.as_ref()),
+            )
             .await?;
         Ok(response
             .results
@@ -595,11 +593,12 @@ impl KafkaAdmin for AdminClient {
             }
         }
         let response = self
-            .retrying("alter SCRAM credentials", || async {
-                let response = self.send(Target::Controller, &request).await?;
-                not_controller(response.results.iter().map(|result| result.error_code))?;
-                Ok(response)
-            })
+            .call(
+                "alter SCRAM credentials",
+                Target::Controller,
+                &request,
+                |response| not_controller(response.results.iter().map(|result| result.error_code)),
+            )
             .await?;
         Ok(response
             .results
@@ -637,11 +636,12 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
         let response = self
-            .retrying("describe client quotas", || async {
-                let response = self.send(Target::Any, &request).await?;
-                item(response.error_code, response.error_message.as_ref())?;
-                Ok(response)
-            })
+            .call(
+                "describe client quotas",
+                Target::Any,
+                &request,
+                |response| item(response.error_code, response.error_message.as_ref()),
+            )
             .await?;
         Ok(response
             .entries
@@ -707,7 +707,7 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
         let response = self
-            .retrying("alter client quotas", || self.send(Target::Any, &request))
+            .call("alter client quotas", Target::Any, &request, |_| Ok(()))
             .await?;
         Ok(response
             .entries
@@ -766,10 +766,8 @@ impl KafkaAdmin for AdminClient {
             .with_client_software_name(StrBytes::from_static_str("strimzi-rs-admin"))
             .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
         let response = self
-            .retrying("describe features", || async {
-                let response = self.send(Target::Any, &request).await?;
-                item(response.error_code, None)?;
-                Ok(response)
+            .call("describe features", Target::Any, &request, |response| {
+                item(response.error_code, None)
             })
             .await?;
         Ok(FeatureMetadata {
@@ -820,11 +818,12 @@ impl KafkaAdmin for AdminClient {
                     .collect(),
             );
         let response = self
-            .retrying("update features", || async {
-                let response = self.send(Target::Controller, &request).await?;
-                item(response.error_code, response.error_message.as_ref())?;
-                Ok(response)
-            })
+            .call(
+                "update features",
+                Target::Controller,
+                &request,
+                |response| item(response.error_code, response.error_message.as_ref()),
+            )
             .await?;
         // From version 2 on, a successful response lists no per-feature results.
         let mut results: BTreeMap<String, ItemResult<()>> = updates
