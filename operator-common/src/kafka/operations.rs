@@ -165,18 +165,10 @@ impl KafkaAdmin for AdminClient {
                 not_controller(response.responses.iter().map(|topic| topic.error_code))
             })
             .await?;
-        Ok(response
-            .responses
-            .iter()
-            .map(|topic| {
-                let name = topic
-                    .name
-                    .as_ref()
-                    .map(|n| n.0.to_string())
-                    .unwrap_or_default();
-                (name, item(topic.error_code, topic.error_message.as_ref()))
-            })
-            .collect())
+        Ok(by_name(response.responses.iter().map(|topic| {
+            let name = topic.name.as_ref().map_or("", |n| n.0.as_str());
+            (name, topic.error_code, topic.error_message.as_ref())
+        })))
     }
 
     async fn create_partitions(
@@ -206,16 +198,13 @@ impl KafkaAdmin for AdminClient {
                 |response| not_controller(response.results.iter().map(|topic| topic.error_code)),
             )
             .await?;
-        Ok(response
-            .results
-            .iter()
-            .map(|topic| {
-                (
-                    topic.name.0.to_string(),
-                    item(topic.error_code, topic.error_message.as_ref()),
-                )
-            })
-            .collect())
+        Ok(by_name(response.results.iter().map(|topic| {
+            (
+                topic.name.0.as_str(),
+                topic.error_code,
+                topic.error_message.as_ref(),
+            )
+        })))
     }
 
     async fn describe_configs(
@@ -600,16 +589,13 @@ impl KafkaAdmin for AdminClient {
                 |response| not_controller(response.results.iter().map(|result| result.error_code)),
             )
             .await?;
-        Ok(response
-            .results
-            .iter()
-            .map(|result| {
-                (
-                    result.user.to_string(),
-                    item(result.error_code, result.error_message.as_ref()),
-                )
-            })
-            .collect())
+        Ok(by_name(response.results.iter().map(|result| {
+            (
+                result.user.as_str(),
+                result.error_code,
+                result.error_message.as_ref(),
+            )
+        })))
     }
 
     async fn describe_client_quotas(
@@ -848,6 +834,15 @@ fn not_controller(codes: impl IntoIterator<Item = i16>) -> Result<(), AdminError
         return AdminError::check(code, None);
     }
     Ok(())
+}
+
+/// Per-name results from `(name, error code, error message)` of each item.
+fn by_name<'a>(
+    items: impl Iterator<Item = (&'a str, i16, Option<&'a StrBytes>)>,
+) -> BTreeMap<String, ItemResult<()>> {
+    items
+        .map(|(name, code, message)| (name.to_owned(), item(code, message)))
+        .collect()
 }
 
 /// Broker configs go to that broker; everything else to any broker.
