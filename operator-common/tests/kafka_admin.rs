@@ -762,3 +762,21 @@ async fn the_client_reconnects_after_a_connection_breaks() {
     admin.list_topics().await.unwrap();
     assert_eq!(admin.describe_cluster().await.unwrap().brokers.len(), 1);
 }
+
+#[tokio::test]
+async fn a_broker_certificate_from_another_ca_is_refused() {
+    let other_ca = strimzi_tests::certs::TestCa::new("another-ca").unwrap();
+    let mut config = config("tls");
+    if let Some(tls) = config.tls.as_mut() {
+        tls.ca_pem = other_ca.cert_pem();
+    }
+    let started = Instant::now();
+    let error = AdminClient::new(config)
+        .unwrap()
+        .describe_cluster()
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason(), "KafkaTlsError", "{error}");
+    assert!(error.to_string().contains("UnknownIssuer"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

@@ -32,8 +32,8 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
 type Reply = oneshot::Sender<Result<Bytes, AdminError>>;
 
 /// Requests waiting for their response, or why the connection is gone.
-#[derive(Default)]
 struct InFlight {
+    address: String,
     waiting: HashMap<i32, Reply>,
     closed: Option<String>,
 }
@@ -108,7 +108,11 @@ impl Connector {
             }
         };
         let (reader, writer) = tokio::io::split(stream);
-        let in_flight = Arc::new(Mutex::new(InFlight::default()));
+        let in_flight = Arc::new(Mutex::new(InFlight {
+            address: address.to_owned(),
+            waiting: HashMap::new(),
+            closed: None,
+        }));
         let connection = Arc::new(Connection {
             address: address.to_owned(),
             client_id: StrBytes::from_string(self.client_id.clone()),
@@ -321,9 +325,10 @@ async fn read_responses(mut reader: ReadHalf<Box<dyn Stream>>, in_flight: Arc<Mu
 fn close(in_flight: &Mutex<InFlight>, reason: &str) {
     let mut in_flight = lock(in_flight);
     in_flight.closed.get_or_insert_with(|| reason.to_owned());
+    let address = in_flight.address.clone();
     for (_, reply) in in_flight.waiting.drain() {
         let _ = reply.send(Err(AdminError::Connection {
-            address: String::new(),
+            address: address.clone(),
             message: reason.to_owned(),
         }));
     }

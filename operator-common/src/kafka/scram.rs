@@ -167,6 +167,11 @@ mod tests {
     }
 
     #[test]
+    fn plain_sends_the_user_name_and_password_after_an_empty_authorization_id() {
+        assert_eq!(plain_message("alice", "pw"), b"\0alice\0pw");
+    }
+
+    #[test]
     fn a_foreign_nonce_is_refused() {
         let mut client = ScramClient::new("user", "pw");
         assert!(client.client_final(b"r=other,s=c2FsdA==,i=4096").is_err());
