@@ -67,7 +67,7 @@ pub fn generate(algorithm: KeyAlgorithm) -> Result<KeyPair, KeyError> {
     let failed = |message: String| KeyError::Generation { algorithm, message };
     match algorithm {
         KeyAlgorithm::Rsa4096 => {
-            let key = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, RSA_BITS)
+            let key = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, RSA_BITS)
                 .map_err(|error| failed(error.to_string()))?;
             let der = key.to_pkcs8_der().map_err(|error| failed(error.to_string()))?;
             KeyPair::from_pkcs8_der_and_sign_algo(

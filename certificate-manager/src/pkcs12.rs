@@ -5,7 +5,7 @@
 
 use p12_keystore::{Certificate, KeyStore, KeyStoreEntry, PrivateKey, PrivateKeyChain};
 use rand::Rng;
-use rand::distributions::Alphanumeric;
+use rand::distr::Alphanumeric;
 use rcgen::KeyPair;
 
 use crate::certificate::ParsedCertificate;
@@ -36,7 +36,7 @@ pub struct Pkcs12Store {
 
 /// A random alphanumeric store password.
 pub fn random_password() -> String {
-    rand::thread_rng()
+    rand::rng()
         .sample_iter(&Alphanumeric)
         .take(PASSWORD_LENGTH)
         .map(char::from)

@@ -20,6 +20,8 @@
 //! - [`leader`]: leader election through a Lease; [`cache`]: caches shared by controllers;
 //!   [`http`]: `/healthy`, `/ready`, `/metrics`; [`metrics`]: Strimzi's metric names;
 //!   [`events`]: Kubernetes Events; [`logging`]: plain or JSON logs.
+//! - [`kafka`]: the Kafka admin client the operators use to talk to Kafka (topics, configs,
+//!   ACLs, SCRAM credentials, quotas, quorum, features, reassignments).
 //!
 //! Every error enum implements [`ErrorReason`], whose stable reason is used in conditions,
 //! Events and metric labels.
@@ -91,6 +93,7 @@ pub mod controller;
 pub mod events;
 pub mod http;
 pub mod labels;
+pub mod kafka;
 pub mod leader;
 pub mod logging;
 pub mod metrics;

@@ -1,0 +1,23 @@
+//! A Kafka admin client in pure Rust on the `kafka-protocol` crate: topics, configs, ACLs,
+//! SCRAM credentials, quotas, cluster, quorum and feature state, partition reassignments.
+//!
+//! [`AdminClient`] implements [`KafkaAdmin`]. It keeps one connection per broker (TLS with
+//! rustls and SASL SCRAM-SHA-512 or PLAIN as configured), negotiates the highest API version
+//! both sides support, discovers brokers from metadata, sends each request where Kafka wants
+//! it (any broker, the controller, or one broker for its own configs) and retries retriable
+//! failures with backoff until the operation timeout. Configure it from Strimzi's
+//! environment variables with [`AdminConfig::from_env`] (see [`config`]).
+
+pub mod client;
+pub mod config;
+mod connection;
+pub mod error;
+pub mod model;
+mod operations;
+pub mod scram;
+mod tls;
+
+pub use client::{AdminClient, KafkaAdmin};
+pub use config::{AdminConfig, SaslConfig, SaslMechanism, SecurityProtocol, TlsConfig};
+pub use error::AdminError;
+pub use model::*;
