@@ -31,10 +31,9 @@ pub const CRD_INSTALL: &str = "strimzi.io/crd-install";
 /// Value of [`CONTROLLER`] for pods managed by a StrimziPodSet.
 pub const CONTROLLER_STRIMZI_POD_SET: &str = "strimzipodset";
 
-/// Kubernetes recommended label: the application name, always [`KUBERNETES_NAME_VALUE`].
+/// Kubernetes recommended label: the application name, which Strimzi sets to the component
+/// type (`kafka`, `entity-operator`, `kafka-connect`, ...).
 pub const KUBERNETES_NAME: &str = "app.kubernetes.io/name";
-/// Value of [`KUBERNETES_NAME`].
-pub const KUBERNETES_NAME_VALUE: &str = "strimzi";
 /// Kubernetes recommended label: the instance, i.e. the custom resource's name.
 pub const KUBERNETES_INSTANCE: &str = "app.kubernetes.io/instance";
 /// Kubernetes recommended label: the larger application, `strimzi-<cluster>`.

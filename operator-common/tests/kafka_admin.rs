@@ -321,20 +321,29 @@ async fn acls(admin: &AdminClient, prefix: &str) {
         .unwrap();
     assert!(created.iter().all(Result::is_ok), "{created:?}");
     let filter = AclBindingFilter::for_principal(&principal);
-    let mut found = admin.describe_acls(&filter).await.unwrap();
-    found.sort();
     let mut expected = vec![read.clone(), describe.clone()];
     expected.sort();
-    assert_eq!(found, expected);
+    // ACL changes reach the broker's authorizer asynchronously, through the metadata log.
+    let described = |wanted: Vec<AclBinding>| {
+        let filter = filter.clone();
+        async move {
+            let mut found = admin.describe_acls(&filter).await.unwrap();
+            found.sort();
+            found == wanted
+        }
+    };
+    eventually("both ACLs are described", || described(expected.clone())).await;
     let deleted = admin.delete_acls(&[read.to_filter()]).await.unwrap();
     assert_eq!(deleted[0].as_ref().unwrap(), &vec![read.clone()]);
-    let remaining = admin.describe_acls(&filter).await.unwrap();
-    assert_eq!(remaining, vec![describe]);
+    eventually("only the Describe ACL remains", || {
+        described(vec![describe.clone()])
+    })
+    .await;
     admin
         .delete_acls(std::slice::from_ref(&filter))
         .await
         .unwrap();
-    assert!(admin.describe_acls(&filter).await.unwrap().is_empty());
+    eventually("no ACL remains", || described(Vec::new())).await;
 }
 
 async fn scram_credentials(admin: &AdminClient, prefix: &str) {
