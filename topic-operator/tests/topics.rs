@@ -1,0 +1,313 @@
+//! The topic operator against the real API server and the real Kafka broker: each behaviour
+//! driven through KafkaTopic resources and checked in Kafka with the admin client.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use strimzi_operator_common::kafka::{AlterConfigOp, ConfigResource, KafkaAdmin};
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_updates_reverts_drift_and_deletes_a_topic() {
+    let (client, ns) = namespace("to-lifecycle").await;
+    let operator = Operator::on(
+        &client,
+        &ns,
+        &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "2000")],
+    );
+    let admin = admin();
+    let topic = format!("{ns}.orders");
+    create(
+        &client,
+        &ns,
+        "orders",
+        json!({"topicName": topic, "partitions": 2, "replicas": 1,
+               "config": {"retention.ms": 7200000, "cleanup.policy": "delete"}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "orders").await;
+    assert_eq!(partitions(&admin, &topic).await, Some(2));
+    let configs = overrides(&admin, &topic).await;
+    assert_eq!(configs["retention.ms"], "7200000");
+    assert_eq!(configs["cleanup.policy"], "delete");
+    let status = status(&client, &ns, "orders").await;
+    assert_eq!(status["topicName"], topic);
+    let described = admin.describe_topics(&[topic.clone()]).await.unwrap();
+    let id = described[&topic].as_ref().unwrap().topic_id.to_string();
+    assert_eq!(status["topicId"], id);
+    assert_eq!(status["observedGeneration"], 1);
+
+    // Update: more partitions, a changed config, a config removed.
+    patch(
+        &client,
+        &ns,
+        "orders",
+        json!({"spec": {"partitions": 4, "config": {"retention.ms": 3600000, "cleanup.policy": null}}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "orders").await;
+    assert_eq!(partitions(&admin, &topic).await, Some(4));
+    let configs = overrides(&admin, &topic).await;
+    assert_eq!(
+        configs.get("retention.ms").map(String::as_str),
+        Some("3600000")
+    );
+    assert!(!configs.contains_key("cleanup.policy"), "{configs:?}");
+
+    // Drift made directly in Kafka is reverted by the periodic reconciliation.
+    let resource = ConfigResource::topic(&topic);
+    let drift = BTreeMap::from([(
+        resource.clone(),
+        vec![
+            AlterConfigOp::Set {
+                name: "retention.ms".into(),
+                value: "1000".into(),
+            },
+            AlterConfigOp::Set {
+                name: "segment.ms".into(),
+                value: "600000".into(),
+            },
+        ],
+    )]);
+    let altered = admin
+        .incremental_alter_configs(&drift, false)
+        .await
+        .unwrap();
+    assert!(altered[&resource].is_ok());
+    eventually("drift reverted", || async {
+        let configs = overrides(&admin, &topic).await;
+        configs.get("retention.ms").map(String::as_str) == Some("3600000")
+            && !configs.contains_key("segment.ms")
+    })
+    .await;
+
+    // A partition decrease is refused; the topic keeps its partitions.
+    patch(&client, &ns, "orders", json!({"spec": {"partitions": 1}})).await;
+    let refused = wait_not_ready(
+        &client,
+        &ns,
+        "orders",
+        "NotSupported",
+        "Decreasing partitions",
+    )
+    .await;
+    assert_eq!(refused["status"], "True");
+    assert_eq!(partitions(&admin, &topic).await, Some(4));
+
+    // A replication factor change without Cruise Control is refused too.
+    patch(
+        &client,
+        &ns,
+        "orders",
+        json!({"spec": {"partitions": 4, "replicas": 3}}),
+    )
+    .await;
+    let refused =
+        wait_not_ready(&client, &ns, "orders", "NotSupported", "Replication factor").await;
+    assert_eq!(refused["status"], "True");
+
+    // Deleting the resource deletes the topic, then the finalizer.
+    delete(&client, &ns, "orders").await;
+    eventually("topic deleted from Kafka", || async {
+        partitions(&admin, &topic).await.is_none()
+    })
+    .await;
+    eventually("KafkaTopic gone", || async {
+        !exists(&client, &ns, "orders").await
+    })
+    .await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_defaults_apply_when_partitions_and_replicas_are_unset() {
+    let (client, ns) = namespace("to-defaults").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    // The resource name is the topic name.
+    let name = format!("{ns}-plain");
+    create(&client, &ns, &name, json!({})).await;
+    wait_ready(&client, &ns, &name).await;
+    assert_eq!(partitions(&admin, &name).await, Some(1));
+    assert_eq!(
+        status(&client, &ns, &name).await["topicName"],
+        name.as_str()
+    );
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_older_of_two_topics_for_one_kafka_topic_wins() {
+    let (client, ns) = namespace("to-conflict").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.shared");
+    create(
+        &client,
+        &ns,
+        "first",
+        json!({"topicName": topic, "partitions": 2}),
+    )
+    .await;
+    wait_ready(&client, &ns, "first").await;
+    create(
+        &client,
+        &ns,
+        "second",
+        json!({"topicName": topic, "partitions": 5}),
+    )
+    .await;
+    let conflict = wait_not_ready(&client, &ns, "second", "ResourceConflict", "Managed by").await;
+    assert_eq!(
+        conflict["message"],
+        format!("Managed by Ref{{namespace='{ns}', name='first'}}")
+    );
+    assert_eq!(partitions(&admin, &topic).await, Some(2));
+    // Deleting the loser leaves the topic to the winner.
+    delete(&client, &ns, "second").await;
+    eventually("second gone", || async {
+        !exists(&client, &ns, "second").await
+    })
+    .await;
+    assert_eq!(partitions(&admin, &topic).await, Some(2));
+    assert!(is_ready(&client, &ns, "first").await);
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_topic_name_is_not_supported() {
+    let (client, ns) = namespace("to-rename").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.before");
+    create(&client, &ns, "renamed", json!({"topicName": topic})).await;
+    wait_ready(&client, &ns, "renamed").await;
+    let other = format!("{ns}.after");
+    patch(
+        &client,
+        &ns,
+        "renamed",
+        json!({"spec": {"topicName": other}}),
+    )
+    .await;
+    let refused = wait_not_ready(&client, &ns, "renamed", "NotSupported", "topicName").await;
+    assert!(
+        refused["message"].as_str().unwrap().contains("topicName"),
+        "{refused}"
+    );
+    assert!(partitions(&admin, &other).await.is_none());
+    assert!(partitions(&admin, &topic).await.is_some());
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unmanaged_topic_stays_when_its_resource_is_deleted() {
+    let (client, ns) = namespace("to-unmanaged").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.kept");
+    create(
+        &client,
+        &ns,
+        "kept",
+        json!({"topicName": topic, "partitions": 1}),
+    )
+    .await;
+    wait_ready(&client, &ns, "kept").await;
+    patch(
+        &client,
+        &ns,
+        "kept",
+        json!({"metadata": {"annotations": {"strimzi.io/managed": "false"}}, "spec": {"partitions": 3}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "kept").await;
+    assert_eq!(
+        partitions(&admin, &topic).await,
+        Some(1),
+        "unmanaged: no change"
+    );
+    delete(&client, &ns, "kept").await;
+    eventually("kept gone", || async {
+        !exists(&client, &ns, "kept").await
+    })
+    .await;
+    assert_eq!(partitions(&admin, &topic).await, Some(1), "the topic stays");
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_alterable_configs_are_changed_and_the_rest_is_a_warning() {
+    let (client, ns) = namespace("to-alterable").await;
+    let operator = Operator::on(
+        &client,
+        &ns,
+        &[("STRIMZI_ALTERABLE_TOPIC_CONFIG", "retention.ms")],
+    );
+    let admin = admin();
+    let topic = format!("{ns}.limited");
+    create(
+        &client,
+        &ns,
+        "limited",
+        json!({"topicName": topic, "config": {"retention.ms": 1000000, "segment.ms": 900000}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "limited").await;
+    patch(
+        &client,
+        &ns,
+        "limited",
+        json!({"spec": {"config": {"retention.ms": 2000000, "segment.ms": 800000}}}),
+    )
+    .await;
+    eventually("InvalidConfig warning", || async {
+        condition(&client, &ns, "limited", "Warning")
+            .await
+            .is_some_and(|warning| {
+                warning["reason"] == "InvalidConfig"
+                    && warning["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("segment.ms")
+            })
+    })
+    .await;
+    let configs = overrides(&admin, &topic).await;
+    assert_eq!(configs["retention.ms"], "2000000");
+    assert_eq!(configs["segment.ms"], "900000");
+    assert!(is_ready(&client, &ns, "limited").await);
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_topic_is_left_alone() {
+    let (client, ns) = namespace("to-paused").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.paused");
+    let mut document = support::topic("paused", json!({"topicName": topic}));
+    document["metadata"]["annotations"] = json!({"strimzi.io/pause-reconciliation": "true"});
+    try_create(&client, &ns, document).await.unwrap();
+    eventually("ReconciliationPaused", || async {
+        condition(&client, &ns, "paused", "ReconciliationPaused")
+            .await
+            .is_some()
+    })
+    .await;
+    assert!(partitions(&admin, &topic).await.is_none());
+    patch(
+        &client,
+        &ns,
+        "paused",
+        json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": null}}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "paused").await;
+    assert_eq!(partitions(&admin, &topic).await, Some(1));
+    operator.stop().await;
+}
