@@ -16,10 +16,12 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Secret;
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair,
-    KeyUsagePurpose, SerialNumber,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair, KeyUsagePurpose,
+    SerialNumber,
 };
-use strimzi_api::annotations::{CA_CERT_GENERATION, CA_KEY_GENERATION, FORCE_RENEW, FORCE_REPLACE, is_true};
+use strimzi_api::annotations::{
+    CA_CERT_GENERATION, CA_KEY_GENERATION, FORCE_RENEW, FORCE_REPLACE, is_true,
+};
 use strimzi_api::kafka::{CertificateAuthority as CaSpec, CertificateExpirationPolicy};
 use strimzi_api::naming;
 use time::OffsetDateTime;
@@ -144,11 +146,21 @@ pub enum CaTrigger {
 impl std::fmt::Display for CaTrigger {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CaTrigger::CertificateMissing => formatter.write_str("the CA certificate Secret is missing"),
-            CaTrigger::ForceRenew => write!(formatter, "the certificate Secret is annotated {FORCE_RENEW}"),
-            CaTrigger::ForceReplace => write!(formatter, "the key Secret is annotated {FORCE_REPLACE}"),
+            CaTrigger::CertificateMissing => {
+                formatter.write_str("the CA certificate Secret is missing")
+            }
+            CaTrigger::ForceRenew => write!(
+                formatter,
+                "the certificate Secret is annotated {FORCE_RENEW}"
+            ),
+            CaTrigger::ForceReplace => {
+                write!(formatter, "the key Secret is annotated {FORCE_REPLACE}")
+            }
             CaTrigger::Expiring { not_after } => {
-                write!(formatter, "the CA certificate expires on {not_after} and is within its renewal period")
+                write!(
+                    formatter,
+                    "the CA certificate expires on {not_after} and is within its renewal period"
+                )
             }
         }
     }
@@ -172,7 +184,10 @@ pub enum CaAction {
 impl CaAction {
     /// Whether a new CA certificate is issued, so leaf certificates must be issued again.
     pub fn issues_certificate(&self) -> bool {
-        matches!(self, CaAction::Create | CaAction::RenewCertificate(_) | CaAction::ReplaceKey(_))
+        matches!(
+            self,
+            CaAction::Create | CaAction::RenewCertificate(_) | CaAction::ReplaceKey(_)
+        )
     }
 
     /// Whether the CA key changes.
@@ -236,7 +251,9 @@ pub enum CaError {
         key_data: String,
     },
     /// A user-supplied CA certificate cannot sign.
-    #[error("data key {key} of Secret {secret} is not a CA certificate (basic constraints CA:FALSE)")]
+    #[error(
+        "data key {key} of Secret {secret} is not a CA certificate (basic constraints CA:FALSE)"
+    )]
     NotACertificateAuthority {
         /// Name of the Secret.
         secret: String,
@@ -244,7 +261,9 @@ pub enum CaError {
         key: String,
     },
     /// A user-supplied CA certificate has expired.
-    #[error("the CA certificate in data key {key} of Secret {secret} expired on {not_after}; replace it")]
+    #[error(
+        "the CA certificate in data key {key} of Secret {secret} expired on {not_after}; replace it"
+    )]
     Expired {
         /// Name of the Secret.
         secret: String,
@@ -352,11 +371,22 @@ pub fn observe(
             key_generation: generation(key_secret, &key_name, CA_KEY_GENERATION)?,
         }),
         (Some(cert_secret), Some(key_secret)) => {
-            let stored = read_stored(kind, settings, cert_secret, &cert_name, key_secret, &key_name)?;
+            let stored = read_stored(
+                kind,
+                settings,
+                cert_secret,
+                &cert_name,
+                key_secret,
+                &key_name,
+            )?;
             Ok(ObservedCa::Complete(Box::new(stored)))
         }
         (cert_secret, _) => {
-            let missing = if cert_secret.is_none() { cert_name } else { key_name };
+            let missing = if cert_secret.is_none() {
+                cert_name
+            } else {
+                key_name
+            };
             Err(CaError::MissingSecret {
                 secret: missing,
                 why: format!(
@@ -386,7 +416,10 @@ fn read_stored(
         });
     }
     if !settings.generate && !certificate.is_ca() {
-        return Err(CaError::NotACertificateAuthority { secret: cert_name.to_owned(), key: CA_CRT.to_owned() });
+        return Err(CaError::NotACertificateAuthority {
+            secret: cert_name.to_owned(),
+            key: CA_CRT.to_owned(),
+        });
     }
     let old_certificates = cert_secret
         .data
@@ -394,10 +427,15 @@ fn read_stored(
         .flatten()
         .filter(|(data_key, _)| data_key.ends_with(".crt") && data_key.as_str() != CA_CRT)
         .filter_map(|(data_key, value)| {
-            ParsedCertificate::from_pem(&value.0).ok().map(|parsed| (data_key.clone(), parsed))
+            ParsedCertificate::from_pem(&value.0)
+                .ok()
+                .map(|parsed| (data_key.clone(), parsed))
         })
         .collect();
-    let trust_store = match (secrets::data(cert_secret, CA_P12), secrets::data(cert_secret, CA_PASSWORD)) {
+    let trust_store = match (
+        secrets::data(cert_secret, CA_P12),
+        secrets::data(cert_secret, CA_PASSWORD),
+    ) {
         (Some(bytes), Some(password)) => Some(Pkcs12Store {
             bytes: bytes.to_vec(),
             password: String::from_utf8_lossy(password).into_owned(),
@@ -418,8 +456,10 @@ fn read_stored(
 }
 
 fn read_certificate(secret: &Secret, name: &str, key: &str) -> Result<ParsedCertificate, CaError> {
-    let bytes = secrets::data(secret, key)
-        .ok_or_else(|| CaError::MissingData { secret: name.to_owned(), key: key.to_owned() })?;
+    let bytes = secrets::data(secret, key).ok_or_else(|| CaError::MissingData {
+        secret: name.to_owned(),
+        key: key.to_owned(),
+    })?;
     ParsedCertificate::from_pem(bytes).map_err(|error| CaError::InvalidCertificate {
         secret: name.to_owned(),
         key: key.to_owned(),
@@ -428,8 +468,10 @@ fn read_certificate(secret: &Secret, name: &str, key: &str) -> Result<ParsedCert
 }
 
 fn read_key(secret: &Secret, name: &str) -> Result<KeyPair, CaError> {
-    let bytes = secrets::data(secret, CA_KEY)
-        .ok_or_else(|| CaError::MissingData { secret: name.to_owned(), key: CA_KEY.to_owned() })?;
+    let bytes = secrets::data(secret, CA_KEY).ok_or_else(|| CaError::MissingData {
+        secret: name.to_owned(),
+        key: CA_KEY.to_owned(),
+    })?;
     keys::from_pem(bytes).map_err(|error| CaError::InvalidKey {
         secret: name.to_owned(),
         key: CA_KEY.to_owned(),
@@ -441,11 +483,14 @@ fn read_key(secret: &Secret, name: &str) -> Result<KeyPair, CaError> {
 fn generation(secret: &Secret, name: &str, annotation: &str) -> Result<u32, CaError> {
     match secrets::annotation(secret, annotation) {
         None => Ok(0),
-        Some(value) => value.trim().parse().map_err(|_| CaError::InvalidAnnotation {
-            secret: name.to_owned(),
-            annotation: annotation.to_owned(),
-            value: value.to_owned(),
-        }),
+        Some(value) => value
+            .trim()
+            .parse()
+            .map_err(|_| CaError::InvalidAnnotation {
+                secret: name.to_owned(),
+                annotation: annotation.to_owned(),
+                value: value.to_owned(),
+            }),
     }
 }
 
@@ -453,21 +498,33 @@ fn generation(secret: &Secret, name: &str, annotation: &str) -> Result<u32, CaEr
 /// renewals wait for a maintenance window; creating a missing CA or certificate does not.
 /// When both force annotations are set, replacing the key wins, as it renews the certificate
 /// too.
-pub fn decide(settings: &CaSettings, observed: &ObservedCa, now: OffsetDateTime, window_open: bool) -> CaAction {
+pub fn decide(
+    settings: &CaSettings,
+    observed: &ObservedCa,
+    now: OffsetDateTime,
+    window_open: bool,
+) -> CaAction {
     if !settings.generate {
         return CaAction::Keep;
     }
     let stored = match observed {
         ObservedCa::Absent => return CaAction::Create,
-        ObservedCa::KeyOnly { .. } => return CaAction::RenewCertificate(CaTrigger::CertificateMissing),
+        ObservedCa::KeyOnly { .. } => {
+            return CaAction::RenewCertificate(CaTrigger::CertificateMissing);
+        }
         ObservedCa::Complete(stored) => stored,
     };
     let due = if stored.force_replace {
         Some(CaAction::ReplaceKey(CaTrigger::ForceReplace))
     } else if stored.force_renew {
         Some(CaAction::RenewCertificate(CaTrigger::ForceRenew))
-    } else if stored.certificate.in_renewal_period(now, settings.renewal_days) {
-        let trigger = CaTrigger::Expiring { not_after: stored.certificate.not_after() };
+    } else if stored
+        .certificate
+        .in_renewal_period(now, settings.renewal_days)
+    {
+        let trigger = CaTrigger::Expiring {
+            not_after: stored.certificate.not_after(),
+        };
         Some(match settings.policy {
             CertificateExpirationPolicy::RenewCertificate => CaAction::RenewCertificate(trigger),
             CertificateExpirationPolicy::ReplaceKey => CaAction::ReplaceKey(trigger),
@@ -478,7 +535,9 @@ pub fn decide(settings: &CaSettings, observed: &ObservedCa, now: OffsetDateTime,
     match due {
         None => CaAction::Keep,
         Some(action) if window_open => action,
-        Some(CaAction::RenewCertificate(trigger) | CaAction::ReplaceKey(trigger)) => CaAction::Postponed(trigger),
+        Some(CaAction::RenewCertificate(trigger) | CaAction::ReplaceKey(trigger)) => {
+            CaAction::Postponed(trigger)
+        }
         Some(other) => other,
     }
 }
@@ -597,56 +656,88 @@ pub fn apply(
         });
     }
 
-    let (certificate, key, cert_generation, key_generation, mut old, existing_store) = match (observed, &action) {
-        (ObservedCa::Absent, _) => {
-            let key = keys::generate(settings.key_algorithm).map_err(|error| failed(error.to_string()))?;
-            let certificate = self_signed(kind, 0, &key, now, settings.validity_days).map_err(failed)?;
-            (certificate, key, 0, 0, BTreeMap::new(), None)
-        }
-        (ObservedCa::KeyOnly { key, key_generation }, _) => {
-            let certificate =
-                self_signed(kind, key_generation, &key, now, settings.validity_days).map_err(failed)?;
-            (certificate, key, 0, key_generation, BTreeMap::new(), None)
-        }
-        (ObservedCa::Complete(stored), CaAction::RenewCertificate(_)) => {
-            let stored = *stored;
-            let certificate =
-                self_signed(kind, stored.key_generation, &stored.key, now, settings.validity_days).map_err(failed)?;
+    let (certificate, key, cert_generation, key_generation, mut old, existing_store) =
+        match (observed, &action) {
+            (ObservedCa::Absent, _) => {
+                let key = keys::generate(settings.key_algorithm)
+                    .map_err(|error| failed(error.to_string()))?;
+                let certificate =
+                    self_signed(kind, 0, &key, now, settings.validity_days).map_err(failed)?;
+                (certificate, key, 0, 0, BTreeMap::new(), None)
+            }
             (
-                certificate,
-                stored.key,
-                stored.cert_generation + 1,
-                stored.key_generation,
-                stored.old_certificates,
-                stored.trust_store,
-            )
-        }
-        (ObservedCa::Complete(stored), CaAction::ReplaceKey(_)) => {
-            let stored = *stored;
-            let key_generation = stored.key_generation + 1;
-            let key = keys::generate(settings.key_algorithm).map_err(|error| failed(error.to_string()))?;
-            let certificate =
-                self_signed(kind, key_generation, &key, now, settings.validity_days).map_err(failed)?;
-            let mut old = stored.old_certificates;
-            old.insert(old_certificate_key(stored.certificate.not_after()), stored.certificate);
-            (certificate, key, stored.cert_generation + 1, key_generation, old, stored.trust_store)
-        }
-        (ObservedCa::Complete(stored), _) => {
-            let stored = *stored;
-            (
-                stored.certificate,
-                stored.key,
-                stored.cert_generation,
-                stored.key_generation,
-                stored.old_certificates,
-                stored.trust_store,
-            )
-        }
-    };
+                ObservedCa::KeyOnly {
+                    key,
+                    key_generation,
+                },
+                _,
+            ) => {
+                let certificate =
+                    self_signed(kind, key_generation, &key, now, settings.validity_days)
+                        .map_err(failed)?;
+                (certificate, key, 0, key_generation, BTreeMap::new(), None)
+            }
+            (ObservedCa::Complete(stored), CaAction::RenewCertificate(_)) => {
+                let stored = *stored;
+                let certificate = self_signed(
+                    kind,
+                    stored.key_generation,
+                    &stored.key,
+                    now,
+                    settings.validity_days,
+                )
+                .map_err(failed)?;
+                (
+                    certificate,
+                    stored.key,
+                    stored.cert_generation + 1,
+                    stored.key_generation,
+                    stored.old_certificates,
+                    stored.trust_store,
+                )
+            }
+            (ObservedCa::Complete(stored), CaAction::ReplaceKey(_)) => {
+                let stored = *stored;
+                let key_generation = stored.key_generation + 1;
+                let key = keys::generate(settings.key_algorithm)
+                    .map_err(|error| failed(error.to_string()))?;
+                let certificate =
+                    self_signed(kind, key_generation, &key, now, settings.validity_days)
+                        .map_err(failed)?;
+                let mut old = stored.old_certificates;
+                old.insert(
+                    old_certificate_key(stored.certificate.not_after()),
+                    stored.certificate,
+                );
+                (
+                    certificate,
+                    key,
+                    stored.cert_generation + 1,
+                    key_generation,
+                    old,
+                    stored.trust_store,
+                )
+            }
+            (ObservedCa::Complete(stored), _) => {
+                let stored = *stored;
+                (
+                    stored.certificate,
+                    stored.key,
+                    stored.cert_generation,
+                    stored.key_generation,
+                    stored.old_certificates,
+                    stored.trust_store,
+                )
+            }
+        };
 
     if !settings.generate {
         if certificate.is_expired(now) {
-            return Err(CaError::Expired { secret: cert_name, key: CA_CRT.to_owned(), not_after: certificate.not_after() });
+            return Err(CaError::Expired {
+                secret: cert_name,
+                key: CA_CRT.to_owned(),
+                not_after: certificate.not_after(),
+            });
         }
         if certificate.in_renewal_period(now, settings.renewal_days) {
             warnings.push(CaWarning {
@@ -671,9 +762,15 @@ pub fn apply(
         let store = match existing_store {
             Some(store) if unchanged => Some(store),
             existing if settings.pkcs12 => {
-                let password = existing.map_or_else(pkcs12::random_password, |store| store.password);
-                let entries = trusted.iter().map(|(alias, certificate)| (alias.as_str(), certificate));
-                Some(pkcs12::trust_store(entries, &password).map_err(|error| failed(error.to_string()))?)
+                let password =
+                    existing.map_or_else(pkcs12::random_password, |store| store.password);
+                let entries = trusted
+                    .iter()
+                    .map(|(alias, certificate)| (alias.as_str(), certificate));
+                Some(
+                    pkcs12::trust_store(entries, &password)
+                        .map_err(|error| failed(error.to_string()))?,
+                )
             }
             _ => None,
         };
@@ -721,22 +818,38 @@ pub fn apply(
 /// The certificate Secret without the old certificates, for when every component trusts and
 /// uses the current CA (Strimzi drops them after the cluster has rolled). `None` when there are
 /// none to drop.
-pub fn without_old_certificates(authority: &CertificateAuthority, cert_secret: &Secret) -> Result<Option<Secret>, CaError> {
+pub fn without_old_certificates(
+    authority: &CertificateAuthority,
+    cert_secret: &Secret,
+) -> Result<Option<Secret>, CaError> {
     let has_old = authority.trusted.keys().any(|data_key| data_key != CA_CRT);
     if !has_old {
         return Ok(None);
     }
-    let mut data = BTreeMap::from([(CA_CRT.to_owned(), authority.certificate.to_pem().into_bytes())]);
+    let mut data = BTreeMap::from([(
+        CA_CRT.to_owned(),
+        authority.certificate.to_pem().into_bytes(),
+    )]);
     if authority.settings.pkcs12 {
         let password = secrets::data(cert_secret, CA_PASSWORD)
-            .map_or_else(pkcs12::random_password, |password| String::from_utf8_lossy(password).into_owned());
-        let store = pkcs12::trust_store([(CA_CRT, &authority.certificate)], &password)
-            .map_err(|error| CaError::Generation { kind: authority.kind, message: error.to_string() })?;
+            .map_or_else(pkcs12::random_password, |password| {
+                String::from_utf8_lossy(password).into_owned()
+            });
+        let store = pkcs12::trust_store([(CA_CRT, &authority.certificate)], &password).map_err(
+            |error| CaError::Generation {
+                kind: authority.kind,
+                message: error.to_string(),
+            },
+        )?;
         data.insert(CA_P12.to_owned(), store.bytes);
         data.insert(CA_PASSWORD.to_owned(), store.password.into_bytes());
     }
     let annotations = cert_secret.metadata.annotations.clone().unwrap_or_default();
-    Ok(Some(secrets::build(secrets::name(cert_secret), annotations, data)))
+    Ok(Some(secrets::build(
+        secrets::name(cert_secret),
+        annotations,
+        data,
+    )))
 }
 
 /// Data key under which a replaced CA certificate is kept: `ca-<expiry>.crt` with the expiry
@@ -766,7 +879,10 @@ fn self_signed(
     let mut params = CertificateParams::default();
     let mut name = DistinguishedName::new();
     name.push(DnType::OrganizationName, ORGANIZATION);
-    name.push(DnType::CommonName, format!("{} v{key_generation}", kind.common_name()));
+    name.push(
+        DnType::CommonName,
+        format!("{} v{key_generation}", kind.common_name()),
+    );
     params.distinguished_name = name;
     params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];

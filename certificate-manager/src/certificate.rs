@@ -47,7 +47,8 @@ pub struct ParsedCertificate {
 impl ParsedCertificate {
     /// Reads the first `CERTIFICATE` block of a PEM text.
     pub fn from_pem(text: &[u8]) -> Result<Self, CertificateError> {
-        let blocks = pem::parse_many(text).map_err(|error| CertificateError::NotPem(error.to_string()))?;
+        let blocks =
+            pem::parse_many(text).map_err(|error| CertificateError::NotPem(error.to_string()))?;
         let block = blocks
             .into_iter()
             .find(|block| block.tag() == "CERTIFICATE")
@@ -155,7 +156,10 @@ impl ParsedCertificate {
 
     /// SHA-1 of the DER as 40 lowercase hex digits, as Strimzi computes certificate thumbprints.
     pub fn thumbprint(&self) -> String {
-        Sha1::digest(&self.der).iter().map(|byte| format!("{byte:02x}")).collect()
+        Sha1::digest(&self.der)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
     }
 
     /// The first 8 characters of [`Self::thumbprint`], the hash stub Strimzi puts on pods so a
@@ -174,7 +178,9 @@ impl ParsedCertificate {
         ) else {
             return false;
         };
-        certificate.verify_signature(Some(issuer.public_key())).is_ok()
+        certificate
+            .verify_signature(Some(issuer.public_key()))
+            .is_ok()
     }
 }
 

@@ -69,16 +69,17 @@ pub fn generate(algorithm: KeyAlgorithm) -> Result<KeyPair, KeyError> {
         KeyAlgorithm::Rsa4096 => {
             let key = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, RSA_BITS)
                 .map_err(|error| failed(error.to_string()))?;
-            let der = key.to_pkcs8_der().map_err(|error| failed(error.to_string()))?;
+            let der = key
+                .to_pkcs8_der()
+                .map_err(|error| failed(error.to_string()))?;
             KeyPair::from_pkcs8_der_and_sign_algo(
                 &PrivatePkcs8KeyDer::from(der.as_bytes()),
                 &PKCS_RSA_SHA256,
             )
             .map_err(|error| failed(error.to_string()))
         }
-        KeyAlgorithm::EcdsaP256 => {
-            KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|error| failed(error.to_string()))
-        }
+        KeyAlgorithm::EcdsaP256 => KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
+            .map_err(|error| failed(error.to_string())),
     }
 }
 
@@ -158,6 +159,9 @@ mod tests {
         assert!(matches!(error, KeyError::Unsupported(_)));
         assert_eq!(error.reason(), "InvalidPrivateKey");
         let bad_pkcs8 = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
-        assert!(matches!(from_pem(bad_pkcs8.as_bytes()), Err(KeyError::Unsupported(_))));
+        assert!(matches!(
+            from_pem(bad_pkcs8.as_bytes()),
+            Err(KeyError::Unsupported(_))
+        ));
     }
 }

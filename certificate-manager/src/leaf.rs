@@ -152,9 +152,15 @@ impl LeafSpec {
             .filter_map(|dns| dns.clone().try_into().ok().map(SanType::DnsName))
             .chain(self.ip_addresses.iter().map(|ip| SanType::IpAddress(*ip)))
             .collect();
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
         params.extended_key_usages = match self.usage {
-            LeafUsage::Server => vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth],
+            LeafUsage::Server => vec![
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ],
             LeafUsage::Client => vec![ExtendedKeyUsagePurpose::ClientAuth],
         };
         params.use_authority_key_identifier_extension = true;
@@ -185,12 +191,19 @@ pub struct ExistingLeaf {
 impl ExistingLeaf {
     /// Reads the entries of `name` from a Secret.
     pub fn from_secret(secret: &Secret, name: &str) -> Self {
-        let entry = |suffix: &str| secrets::data(secret, &format!("{name}.{suffix}")).map(<[u8]>::to_vec);
-        let key_store = entry("p12").zip(entry("password")).map(|(bytes, password)| Pkcs12Store {
-            bytes,
-            password: String::from_utf8_lossy(&password).into_owned(),
-        });
-        Self { certificate: entry("crt"), key: entry("key"), key_store }
+        let entry =
+            |suffix: &str| secrets::data(secret, &format!("{name}.{suffix}")).map(<[u8]>::to_vec);
+        let key_store = entry("p12")
+            .zip(entry("password"))
+            .map(|(bytes, password)| Pkcs12Store {
+                bytes,
+                password: String::from_utf8_lossy(&password).into_owned(),
+            });
+        Self {
+            certificate: entry("crt"),
+            key: entry("key"),
+            key_store,
+        }
     }
 }
 
@@ -218,11 +231,19 @@ impl std::fmt::Display for IssueReason {
         match self {
             IssueReason::Reused => formatter.write_str("the existing certificate is still valid"),
             IssueReason::Missing => formatter.write_str("no certificate exists yet"),
-            IssueReason::Unreadable(why) => write!(formatter, "the stored certificate is unusable: {why}"),
+            IssueReason::Unreadable(why) => {
+                write!(formatter, "the stored certificate is unusable: {why}")
+            }
             IssueReason::CaRenewed => formatter.write_str("the CA certificate was renewed"),
-            IssueReason::SignedByOtherCa => formatter.write_str("the certificate was signed by another CA"),
-            IssueReason::NamesChanged => formatter.write_str("the DNS names or IP addresses changed"),
-            IssueReason::Expiring => formatter.write_str("the certificate is within its renewal period"),
+            IssueReason::SignedByOtherCa => {
+                formatter.write_str("the certificate was signed by another CA")
+            }
+            IssueReason::NamesChanged => {
+                formatter.write_str("the DNS names or IP addresses changed")
+            }
+            IssueReason::Expiring => {
+                formatter.write_str("the certificate is within its renewal period")
+            }
         }
     }
 }
@@ -288,12 +309,21 @@ impl IssuedCertificate {
     pub fn secret_data(&self) -> BTreeMap<String, ByteString> {
         let name = &self.name;
         let mut data = BTreeMap::from([
-            (format!("{name}.crt"), ByteString(self.certificate.to_pem().into_bytes())),
-            (format!("{name}.key"), ByteString(self.key_pem.clone().into_bytes())),
+            (
+                format!("{name}.crt"),
+                ByteString(self.certificate.to_pem().into_bytes()),
+            ),
+            (
+                format!("{name}.key"),
+                ByteString(self.key_pem.clone().into_bytes()),
+            ),
         ]);
         if let Some(store) = &self.key_store {
             data.insert(format!("{name}.p12"), ByteString(store.bytes.clone()));
-            data.insert(format!("{name}.password"), ByteString(store.password.clone().into_bytes()));
+            data.insert(
+                format!("{name}.password"),
+                ByteString(store.password.clone().into_bytes()),
+            );
         }
         data
     }
@@ -320,12 +350,16 @@ pub fn issue_or_reuse(
                     IssueReason::SignedByOtherCa
                 } else if !spec.names_match(&certificate) {
                     IssueReason::NamesChanged
-                } else if context.window_open && certificate.in_renewal_period(context.now, settings.renewal_days) {
+                } else if context.window_open
+                    && certificate.in_renewal_period(context.now, settings.renewal_days)
+                {
                     IssueReason::Expiring
                 } else {
                     let key_store = match &existing.key_store {
                         Some(store) if context.pkcs12 => Some(store.clone()),
-                        None if context.pkcs12 => Some(key_store(spec, &key, &certificate, authority)?),
+                        None if context.pkcs12 => {
+                            Some(key_store(spec, &key, &certificate, authority)?)
+                        }
                         _ => None,
                     };
                     return Ok(IssuedCertificate {
@@ -349,22 +383,35 @@ pub fn issue(
     reason: IssueReason,
     context: &IssueContext<'_>,
 ) -> Result<IssuedCertificate, LeafError> {
-    let failed = |message: String| LeafError { name: spec.name.clone(), message };
+    let failed = |message: String| LeafError {
+        name: spec.name.clone(),
+        message,
+    };
     let settings = authority.settings();
     let key = keys::generate(settings.key_algorithm).map_err(|error| failed(error.to_string()))?;
-    let issuer = Issuer::from_ca_cert_der(&authority.certificate().der().to_vec().into(), authority.key())
-        .map_err(|error| failed(format!("reading the CA certificate: {error}")))?;
+    let issuer = Issuer::from_ca_cert_der(
+        &authority.certificate().der().to_vec().into(),
+        authority.key(),
+    )
+    .map_err(|error| failed(format!("reading the CA certificate: {error}")))?;
     let signed = spec
         .params(context.now, settings.validity_days)
         .signed_by(&key, &issuer)
         .map_err(|error| failed(error.to_string()))?;
-    let certificate = ParsedCertificate::from_der(signed.der()).map_err(|error| failed(error.to_string()))?;
+    let certificate =
+        ParsedCertificate::from_der(signed.der()).map_err(|error| failed(error.to_string()))?;
     let key_store = if context.pkcs12 {
         Some(key_store(spec, &key, &certificate, authority)?)
     } else {
         None
     };
-    Ok(IssuedCertificate { name: spec.name.clone(), certificate, key_pem: key.serialize_pem(), key_store, reason })
+    Ok(IssuedCertificate {
+        name: spec.name.clone(),
+        certificate,
+        key_pem: key.serialize_pem(),
+        key_store,
+        reason,
+    })
 }
 
 fn key_store(
@@ -373,14 +420,25 @@ fn key_store(
     certificate: &ParsedCertificate,
     authority: &CertificateAuthority,
 ) -> Result<Pkcs12Store, LeafError> {
-    pkcs12::key_store(&spec.name, key, &[certificate, authority.certificate()])
-        .map_err(|error| LeafError { name: spec.name.clone(), message: error.to_string() })
+    pkcs12::key_store(&spec.name, key, &[certificate, authority.certificate()]).map_err(|error| {
+        LeafError {
+            name: spec.name.clone(),
+            message: error.to_string(),
+        }
+    })
 }
 
 fn read_existing(existing: &ExistingLeaf) -> Result<(ParsedCertificate, KeyPair), String> {
-    let certificate_pem = existing.certificate.as_deref().ok_or("the certificate is missing")?;
-    let key_pem = existing.key.as_deref().ok_or("the private key is missing")?;
-    let certificate = ParsedCertificate::from_pem(certificate_pem).map_err(|error| error.to_string())?;
+    let certificate_pem = existing
+        .certificate
+        .as_deref()
+        .ok_or("the certificate is missing")?;
+    let key_pem = existing
+        .key
+        .as_deref()
+        .ok_or("the private key is missing")?;
+    let certificate =
+        ParsedCertificate::from_pem(certificate_pem).map_err(|error| error.to_string())?;
     let key = keys::from_pem(key_pem).map_err(|error| error.to_string())?;
     if !certificate.matches_key(&key) {
         return Err("the private key does not belong to the certificate".to_owned());

@@ -48,10 +48,12 @@ impl MaintenanceWindows {
             .iter()
             .map(|expression| {
                 let expression = expression.as_ref();
-                parser.parse(expression).map_err(|error| MaintenanceWindowError {
-                    expression: expression.to_owned(),
-                    message: error.to_string(),
-                })
+                parser
+                    .parse(expression)
+                    .map_err(|error| MaintenanceWindowError {
+                        expression: expression.to_owned(),
+                        message: error.to_string(),
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self { windows })

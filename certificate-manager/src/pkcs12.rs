@@ -51,7 +51,10 @@ pub fn trust_store<'a>(
 ) -> Result<Pkcs12Store, Pkcs12Error> {
     let mut store = KeyStore::new();
     for (alias, certificate) in certificates {
-        store.add_entry(alias, KeyStoreEntry::Certificate(to_p12_certificate(certificate)?));
+        store.add_entry(
+            alias,
+            KeyStoreEntry::Certificate(to_p12_certificate(certificate)?),
+        );
     }
     write(&store, password)
 }
@@ -76,7 +79,11 @@ pub fn key_store(
     let mut store = KeyStore::new();
     store.add_entry(
         alias,
-        KeyStoreEntry::PrivateKeyChain(PrivateKeyChain::new(local_key_id, private_key, certificates)),
+        KeyStoreEntry::PrivateKeyChain(PrivateKeyChain::new(
+            local_key_id,
+            private_key,
+            certificates,
+        )),
     );
     write(&store, &random_password())
 }
@@ -86,11 +93,15 @@ fn write(store: &KeyStore, password: &str) -> Result<Pkcs12Store, Pkcs12Error> {
         .writer(password)
         .write()
         .map_err(|error| Pkcs12Error(error.to_string()))?;
-    Ok(Pkcs12Store { bytes, password: password.to_owned() })
+    Ok(Pkcs12Store {
+        bytes,
+        password: password.to_owned(),
+    })
 }
 
 fn to_p12_certificate(certificate: &ParsedCertificate) -> Result<Certificate, Pkcs12Error> {
-    Certificate::from_der(certificate.der()).map_err(|error| Pkcs12Error(format!("certificate: {error}")))
+    Certificate::from_der(certificate.der())
+        .map_err(|error| Pkcs12Error(format!("certificate: {error}")))
 }
 
 fn sha1_of(bytes: &[u8]) -> Vec<u8> {

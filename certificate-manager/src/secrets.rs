@@ -44,7 +44,11 @@ pub(crate) fn build(
             ..ObjectMeta::default()
         },
         type_: Some("Opaque".to_owned()),
-        data: Some(data.into_iter().map(|(key, value)| (key, ByteString(value))).collect()),
+        data: Some(
+            data.into_iter()
+                .map(|(key, value)| (key, ByteString(value)))
+                .collect(),
+        ),
         ..Secret::default()
     }
 }

@@ -36,7 +36,7 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     assert_eq!(configs["cleanup.policy"], "delete");
     let status = status(&client, &ns, "orders").await;
     assert_eq!(status["topicName"], topic);
-    let described = admin.describe_topics(&[topic.clone()]).await.unwrap();
+    let described = admin.describe_topics(std::slice::from_ref(&topic)).await.unwrap();
     let id = described[&topic].as_ref().unwrap().topic_id.to_string();
     assert_eq!(status["topicId"], id);
     assert_eq!(status["observedGeneration"], 1);
