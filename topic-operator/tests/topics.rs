@@ -36,7 +36,10 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     assert_eq!(configs["cleanup.policy"], "delete");
     let status = status(&client, &ns, "orders").await;
     assert_eq!(status["topicName"], topic);
-    let described = admin.describe_topics(std::slice::from_ref(&topic)).await.unwrap();
+    let described = admin
+        .describe_topics(std::slice::from_ref(&topic))
+        .await
+        .unwrap();
     let id = described[&topic].as_ref().unwrap().topic_id.to_string();
     assert_eq!(status["topicId"], id);
     assert_eq!(status["observedGeneration"], 1);
@@ -310,4 +313,198 @@ async fn a_paused_topic_is_left_alone() {
     wait_ready(&client, &ns, "paused").await;
     assert_eq!(partitions(&admin, &topic).await, Some(1));
     operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_restarted_mid_way_loses_nothing() {
+    let (client, ns) = namespace("to-restart").await;
+    let admin = admin();
+    let names: Vec<String> = (0..30).map(|i| format!("{ns}-t{i}")).collect();
+    let operator = Operator::on(&client, &ns, &[]);
+    futures::future::join_all(
+        names
+            .iter()
+            .map(|name| create(&client, &ns, name, json!({"partitions": 2}))),
+    )
+    .await;
+    // Stopped while reconciliations are under way.
+    operator.stop().await;
+    // While it is down, one KafkaTopic is deleted (its finalizer holds it) and one changes.
+    delete(&client, &ns, &names[0]).await;
+    patch(&client, &ns, &names[1], json!({"spec": {"partitions": 3}})).await;
+    let operator = Operator::on(&client, &ns, &[]);
+    for name in &names[1..] {
+        wait_ready(&client, &ns, name).await;
+    }
+    assert_eq!(partitions(&admin, &names[1]).await, Some(3));
+    for name in &names[2..] {
+        assert_eq!(partitions(&admin, name).await, Some(2), "{name}");
+    }
+    eventually("deleted while down", || async {
+        !exists(&client, &ns, &names[0]).await && partitions(&admin, &names[0]).await.is_none()
+    })
+    .await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_bad_specs_each_end_in_a_clear_condition() {
+    let (client, ns) = namespace("to-bad").await;
+    let admin = admin();
+    let operator = Operator::on(&client, &ns, &[]);
+    // Topics that exist with 3 partitions, for KafkaTopics asking for fewer.
+    let existing: Vec<_> = (0..33)
+        .map(|i| {
+            let mut topic =
+                strimzi_operator_common::kafka::NewTopic::new(format!("{ns}-shrink{i}"));
+            topic.partitions = Some(3);
+            topic
+        })
+        .collect();
+    let created = admin.create_topics(&existing, false).await.unwrap();
+    assert!(created.values().all(Result::is_ok));
+    let negative = (0..34).map(|i| {
+        let client = client.clone();
+        let ns = ns.clone();
+        async move {
+            let error = try_create(
+                &client,
+                &ns,
+                support::topic(&format!("neg{i}"), json!({"partitions": -1})),
+            )
+            .await
+            .expect_err("the CRD rejects negative partitions");
+            assert!(error.to_string().contains("partitions"), "{error}");
+        }
+    });
+    let unknown = (0..33).map(|i| {
+        let client = client.clone();
+        let ns = ns.clone();
+        async move {
+            let name = format!("unknown{i}");
+            create(
+                &client,
+                &ns,
+                &name,
+                json!({"topicName": format!("{ns}-unknown{i}"), "config": {"no.such.config": "x"}}),
+            )
+            .await;
+            let condition =
+                wait_not_ready(&client, &ns, &name, "KafkaError", "no.such.config").await;
+            assert_eq!(condition["status"], "True");
+        }
+    });
+    let shrink = (0..33).map(|i| {
+        let client = client.clone();
+        let ns = ns.clone();
+        async move {
+            let name = format!("shrink{i}");
+            create(
+                &client,
+                &ns,
+                &name,
+                json!({"topicName": format!("{ns}-shrink{i}"), "partitions": 1}),
+            )
+            .await;
+            wait_not_ready(&client, &ns, &name, "NotSupported", "Decreasing partitions").await;
+        }
+    });
+    futures::future::join3(
+        futures::future::join_all(negative),
+        futures::future::join_all(unknown),
+        futures::future::join_all(shrink),
+    )
+    .await;
+    for i in 0..33 {
+        assert_eq!(
+            partitions(&admin, &format!("{ns}-shrink{i}")).await,
+            Some(3)
+        );
+        assert!(
+            partitions(&admin, &format!("{ns}-unknown{i}"))
+                .await
+                .is_none()
+        );
+    }
+    // The operator is still working.
+    let good = format!("{ns}-good");
+    create(&client, &ns, &good, json!({"partitions": 2})).await;
+    wait_ready(&client, &ns, &good).await;
+    assert!(!operator.task.is_finished());
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_is_deleted_even_when_kafka_is_unreachable() {
+    let (client, ns) = namespace("to-unreachable").await;
+    let unreachable = format!("127.0.0.1:{}", strimzi_tests::layout::free_port().unwrap());
+    let mut config = config_for(&ns, &unreachable, &[]);
+    config.kafka.operation_timeout = std::time::Duration::from_secs(2);
+    config.kafka.request_timeout = std::time::Duration::from_secs(1);
+    let operator = Operator::start(&client, config);
+    create(&client, &ns, "lonely", json!({})).await;
+    create(&client, &ns, "stays", json!({})).await;
+    for name in ["lonely", "stays"] {
+        wait_not_ready(&client, &ns, name, "KafkaError", "").await;
+    }
+    // Deleting one KafkaTopic waits for Kafka: the finalizer holds it.
+    delete(&client, &ns, "lonely").await;
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert!(
+        exists(&client, &ns, "lonely").await,
+        "held by the finalizer"
+    );
+    // Deleting the namespace completes: the finalizers are removed, the topics left.
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+        kube::Api::all(client.clone());
+    namespaces.delete(&ns, &Default::default()).await.unwrap();
+    eventually("namespace gone", || async {
+        namespaces.get_opt(&ns).await.unwrap().is_none()
+    })
+    .await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_several_namespaces_and_only_selected_resources() {
+    let (client, first) = namespace("to-multi").await;
+    let second = env().namespace("to-multi").await;
+    let admin = admin();
+    let namespaces = format!("{first},{second}");
+    let operator = Operator::on(
+        &client,
+        &first,
+        &[
+            ("STRIMZI_NAMESPACE", namespaces.as_str()),
+            ("STRIMZI_RESOURCE_LABELS", "strimzi.io/cluster=my-cluster"),
+        ],
+    );
+    create(&client, &first, &format!("{first}-a"), json!({})).await;
+    create(&client, &second, &format!("{second}-b"), json!({})).await;
+    let mut other = support::topic(&format!("{second}-other"), json!({}));
+    other["metadata"]["labels"] = json!({"strimzi.io/cluster": "other-cluster"});
+    try_create(&client, &second, other).await.unwrap();
+    wait_ready(&client, &first, &format!("{first}-a")).await;
+    wait_ready(&client, &second, &format!("{second}-b")).await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert!(
+        partitions(&admin, &format!("{second}-other"))
+            .await
+            .is_none()
+    );
+    assert!(
+        status(&client, &second, &format!("{second}-other"))
+            .await
+            .is_null()
+    );
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_config_review_reads_auto_topic_creation() {
+    // The test broker runs with auto.create.topics.enable=false.
+    let enabled = strimzi_topic_operator::review_cluster_config(&admin())
+        .await
+        .unwrap();
+    assert!(!enabled);
 }
