@@ -508,3 +508,78 @@ async fn the_cluster_config_review_reads_auto_topic_creation() {
         .unwrap();
     assert!(!enabled);
 }
+
+/// `GET path` on `127.0.0.1:port`; the whole response, or `None` when nothing listens.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_health_and_manages_topics_until_sigterm() {
+    let (client, ns) = namespace("to-binary").await;
+    let binary = env!("CARGO_BIN_EXE_strimzi-topic-operator");
+    // A bad value: one readable line and a non-zero exit.
+    let refused = std::process::Command::new(binary)
+        .env("STRIMZI_NAMESPACE", &ns)
+        .env("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", bootstrap())
+        .env("STRIMZI_MAX_BATCH_SIZE", "0")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("STRIMZI_MAX_BATCH_SIZE"), "{stderr}");
+
+    let port = strimzi_tests::layout::free_port().unwrap();
+    let mut child = std::process::Command::new(binary)
+        .env("KUBECONFIG", env().control_plane().kubeconfig())
+        .env("STRIMZI_NAMESPACE", &ns)
+        .env("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", bootstrap())
+        .env("STRIMZI_RESOURCE_LABELS", "strimzi.io/cluster=my-cluster")
+        .env("STRIMZI_HTTP_PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let topic = format!("{ns}.from-binary");
+    create(
+        &client,
+        &ns,
+        "from-binary",
+        json!({"topicName": topic, "partitions": 3}),
+    )
+    .await;
+    wait_ready(&client, &ns, "from-binary").await;
+    assert_eq!(partitions(&admin(), &topic).await, Some(3));
+    let health = tokio::task::spawn_blocking(move || {
+        (
+            http_get(port, "/healthy"),
+            http_get(port, "/ready"),
+            http_get(port, "/metrics"),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(health.0.unwrap_or_default().starts_with("HTTP/1.0 200"));
+    assert!(health.1.unwrap_or_default().starts_with("HTTP/1.0 200"));
+    assert!(
+        health
+            .2
+            .unwrap_or_default()
+            .contains("strimzi_reconciliations_total")
+    );
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
