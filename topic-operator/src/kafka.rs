@@ -4,12 +4,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use kafka_protocol::error::ResponseError;
+use prometheus::{IntCounterVec, Opts};
 use strimzi_operator_common::kafka::{
     AdminError, AlterConfigOp, ConfigResource, ItemResult, KafkaAdmin, NewTopic,
 };
+use strimzi_operator_common::metrics::{Metrics, MetricsError};
 
 use crate::batch::{BatchSettings, Batcher};
 use crate::error::TopicError;
@@ -18,40 +19,56 @@ use crate::model::ActualTopic;
 /// The outcome of one item of a batch.
 type Outcome<T> = Result<T, TopicError>;
 
-/// Kafka requests sent, per operation, since start.
-#[derive(Debug, Default)]
+/// Name of the counter of Kafka requests, labelled by Kafka API.
+pub const KAFKA_REQUESTS: &str = "strimzi_topic_operator_kafka_requests_total";
+
+/// Kafka requests sent since start, per Kafka API; served on `/metrics`.
+#[derive(Debug, Clone)]
 pub struct RequestCounts {
-    describe_topics: AtomicU64,
-    describe_configs: AtomicU64,
-    create_topics: AtomicU64,
-    create_partitions: AtomicU64,
-    alter_configs: AtomicU64,
-    delete_topics: AtomicU64,
+    counter: IntCounterVec,
 }
 
 impl RequestCounts {
-    /// Requests sent so far, by Kafka API name.
-    pub fn snapshot(&self) -> BTreeMap<&'static str, u64> {
-        let read = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        BTreeMap::from([
-            ("CreatePartitions", read(&self.create_partitions)),
-            ("CreateTopics", read(&self.create_topics)),
-            ("DeleteTopics", read(&self.delete_topics)),
-            ("DescribeConfigs", read(&self.describe_configs)),
-            ("IncrementalAlterConfigs", read(&self.alter_configs)),
-            ("Metadata", read(&self.describe_topics)),
-        ])
+    /// Counters registered in `metrics`.
+    pub fn register(metrics: &Metrics) -> Result<Self, MetricsError> {
+        let counter = IntCounterVec::new(
+            Opts::new(
+                KAFKA_REQUESTS,
+                "Kafka admin requests sent by the topic operator",
+            ),
+            &["api"],
+        )
+        .map_err(MetricsError::from)?;
+        metrics.register(Box::new(counter.clone()))?;
+        Ok(Self { counter })
     }
 
-    /// Requests sent so far, all operations together.
+    fn count(&self, api: &str) {
+        self.counter.with_label_values(&[api]).inc();
+    }
+
+    /// Requests sent so far, all APIs together.
     pub fn total(&self) -> u64 {
-        self.snapshot().values().sum()
+        [
+            DESCRIBE_TOPICS,
+            DESCRIBE_CONFIGS,
+            CREATE_TOPICS,
+            CREATE_PARTITIONS,
+            ALTER_CONFIGS,
+            DELETE_TOPICS,
+        ]
+        .iter()
+        .map(|api| self.counter.with_label_values(&[*api]).get())
+        .sum()
     }
 }
 
-fn count(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
-}
+const DESCRIBE_TOPICS: &str = "Metadata";
+const DESCRIBE_CONFIGS: &str = "DescribeConfigs";
+const CREATE_TOPICS: &str = "CreateTopics";
+const CREATE_PARTITIONS: &str = "CreatePartitions";
+const ALTER_CONFIGS: &str = "IncrementalAlterConfigs";
+const DELETE_TOPICS: &str = "DeleteTopics";
 
 /// The batched Kafka operations of the topic operator; cloning shares them.
 #[derive(Clone)]
@@ -66,9 +83,14 @@ pub struct TopicKafka {
 }
 
 impl TopicKafka {
-    /// Batched operations on `admin`; must be called inside a Tokio runtime.
-    pub fn new(admin: Arc<dyn KafkaAdmin>, settings: BatchSettings) -> Self {
-        let requests = Arc::new(RequestCounts::default());
+    /// Batched operations on `admin`, counting requests in `requests`; must be called
+    /// inside a Tokio runtime.
+    pub fn new(
+        admin: Arc<dyn KafkaAdmin>,
+        settings: BatchSettings,
+        requests: RequestCounts,
+    ) -> Self {
+        let requests = Arc::new(requests);
         let describe = {
             let (admin, requests) = (admin.clone(), requests.clone());
             Batcher::spawn("describe", settings, move |names: Vec<String>| {
@@ -80,7 +102,7 @@ impl TopicKafka {
             Batcher::spawn("create", settings, move |topics: Vec<NewTopic>| {
                 let (admin, requests) = (admin.clone(), requests.clone());
                 async move {
-                    count(&requests.create_topics);
+                    requests.count(CREATE_TOPICS);
                     let names: Vec<String> =
                         topics.iter().map(|topic| topic.name.clone()).collect();
                     let unique = unique_by_name(topics);
@@ -102,7 +124,7 @@ impl TopicKafka {
                 move |items: Vec<(String, i32)>| {
                     let (admin, requests) = (admin.clone(), requests.clone());
                     async move {
-                        count(&requests.create_partitions);
+                        requests.count(CREATE_PARTITIONS);
                         let totals: BTreeMap<String, i32> = items.iter().cloned().collect();
                         let results = admin.create_partitions(&totals, false).await;
                         per_item(&items, results, |(name, _)| name.clone(), |()| ())
@@ -118,7 +140,7 @@ impl TopicKafka {
                 move |items: Vec<(String, Vec<AlterConfigOp>)>| {
                     let (admin, requests) = (admin.clone(), requests.clone());
                     async move {
-                        count(&requests.alter_configs);
+                        requests.count(ALTER_CONFIGS);
                         let changes: BTreeMap<ConfigResource, Vec<AlterConfigOp>> = items
                             .iter()
                             .map(|(name, ops)| (ConfigResource::topic(name), ops.clone()))
@@ -139,7 +161,7 @@ impl TopicKafka {
             Batcher::spawn("delete", settings, move |names: Vec<String>| {
                 let (admin, requests) = (admin.clone(), requests.clone());
                 async move {
-                    count(&requests.delete_topics);
+                    requests.count(DELETE_TOPICS);
                     let unique: Vec<String> = names
                         .iter()
                         .cloned()
@@ -268,7 +290,7 @@ async fn describe_batch(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    count(&requests.describe_topics);
+    requests.count(DESCRIBE_TOPICS);
     let described = match admin.describe_topics(&unique).await {
         Ok(described) => described,
         Err(error) => {
@@ -283,7 +305,7 @@ async fn describe_batch(
     let configs = if existing.is_empty() {
         Ok(BTreeMap::new())
     } else {
-        count(&requests.describe_configs);
+        requests.count(DESCRIBE_CONFIGS);
         admin.describe_configs(&existing).await
     };
     let configs = match configs {

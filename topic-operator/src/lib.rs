@@ -39,14 +39,26 @@ use strimzi_api::topic::KafkaTopic;
 use strimzi_operator_common::cache::{CacheError, CacheScope};
 use strimzi_operator_common::config::WatchedNamespaces;
 use strimzi_operator_common::kafka::{ConfigResource, KafkaAdmin};
+use strimzi_operator_common::metrics::MetricsError;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
 use crate::config::TopicOperatorConfig;
-use crate::kafka::TopicKafka;
+use crate::kafka::{RequestCounts, TopicKafka};
 use crate::reconciler::TopicReconciler;
 
 /// The operator's name: field manager and Event reporter.
 pub const NAME: &str = "strimzi-topic-operator";
+
+/// The controller could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Its caches could not be subscribed to.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// Its metrics could not be registered.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+}
 
 /// The topic controller of `runtime`, talking to Kafka through `admin`, and its batched
 /// Kafka operations (whose request counts it exposes). Run the controller with
@@ -55,8 +67,9 @@ pub fn controller(
     runtime: &OperatorRuntime,
     config: &TopicOperatorConfig,
     admin: Arc<dyn KafkaAdmin>,
-) -> Result<(TopicKafka, BoxFuture<'static, ()>), CacheError> {
-    let kafka = TopicKafka::new(admin, config.batching);
+) -> Result<(TopicKafka, BoxFuture<'static, ()>), StartError> {
+    let requests = RequestCounts::register(runtime.metrics())?;
+    let kafka = TopicKafka::new(admin, config.batching, requests);
     let namespaces: Vec<Option<String>> = match &runtime.config().namespaces {
         WatchedNamespaces::All => vec![None],
         WatchedNamespaces::List(namespaces) => namespaces.iter().cloned().map(Some).collect(),
