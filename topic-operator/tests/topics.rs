@@ -583,3 +583,49 @@ async fn the_binary_serves_health_and_manages_topics_until_sigterm() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {pid}");
+}
+
+/// A broker of this test's own, frozen (SIGSTOP) and resumed (SIGCONT) mid-way: the
+/// operator reports the outage and catches up once Kafka answers again. (The test
+/// environment's broker cannot be restarted on the same port, so freezing stands in for a
+/// restart.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_recovers_when_kafka_comes_back() {
+    let (client, ns) = namespace("to-kafka-outage").await;
+    let logs = strimzi_tests::layout::log_dir("topic-operator-outage").unwrap();
+    let broker = tokio::task::spawn_blocking(move || {
+        strimzi_tests::kafka::KafkaBroker::start(&logs).unwrap_or_else(|error| panic!("{error}"))
+    })
+    .await
+    .unwrap();
+    let bootstrap = broker.listener("plain").unwrap().bootstrap.clone();
+    let admin = strimzi_operator_common::kafka::AdminClient::new(
+        strimzi_operator_common::kafka::AdminConfig::plaintext(&bootstrap),
+    )
+    .unwrap();
+    let mut config = config_for(&ns, &bootstrap, &[]);
+    config.kafka.request_timeout = std::time::Duration::from_secs(2);
+    config.kafka.operation_timeout = std::time::Duration::from_secs(4);
+    let operator = Operator::start(&client, config);
+    create(&client, &ns, "before", json!({"partitions": 1})).await;
+    wait_ready(&client, &ns, "before").await;
+
+    signal(broker.pid(), "-STOP");
+    create(&client, &ns, "during", json!({"partitions": 2})).await;
+    patch(&client, &ns, "before", json!({"spec": {"partitions": 3}})).await;
+    wait_not_ready(&client, &ns, "during", "KafkaError", "").await;
+    signal(broker.pid(), "-CONT");
+
+    wait_ready(&client, &ns, "during").await;
+    wait_ready(&client, &ns, "before").await;
+    assert_eq!(partitions(&admin, "during").await, Some(2));
+    assert_eq!(partitions(&admin, "before").await, Some(3));
+    operator.stop().await;
+}
