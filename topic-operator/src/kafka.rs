@@ -3,6 +3,7 @@
 //! in requests of up to the batch size, however many reconciliations ask at once.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::sync::Arc;
 
 use kafka_protocol::error::ResponseError;
@@ -70,16 +71,37 @@ const CREATE_PARTITIONS: &str = "CreatePartitions";
 const ALTER_CONFIGS: &str = "IncrementalAlterConfigs";
 const DELETE_TOPICS: &str = "DeleteTopics";
 
+/// What every batch handler uses: the admin client and the request counters.
+struct Context {
+    admin: Arc<dyn KafkaAdmin>,
+    requests: RequestCounts,
+}
+
 /// The batched Kafka operations of the topic operator; cloning shares them.
 #[derive(Clone)]
 pub struct TopicKafka {
-    admin: Arc<dyn KafkaAdmin>,
+    context: Arc<Context>,
     describe: Batcher<String, Outcome<Option<ActualTopic>>>,
     create: Batcher<NewTopic, Outcome<String>>,
     grow: Batcher<(String, i32), Outcome<()>>,
     alter: Batcher<(String, Vec<AlterConfigOp>), Outcome<()>>,
     delete: Batcher<String, Outcome<()>>,
-    requests: Arc<RequestCounts>,
+}
+
+/// A batcher handing its batches to `handler` with `context`.
+fn batcher<I, O, Fut>(
+    name: &'static str,
+    settings: BatchSettings,
+    context: &Arc<Context>,
+    handler: fn(Arc<Context>, Vec<I>) -> Fut,
+) -> Batcher<I, O>
+where
+    I: Send + 'static,
+    O: Send + 'static,
+    Fut: Future<Output = Vec<O>> + Send + 'static,
+{
+    let context = context.clone();
+    Batcher::spawn(name, settings, move |items| handler(context.clone(), items))
 }
 
 impl TopicKafka {
@@ -90,117 +112,25 @@ impl TopicKafka {
         settings: BatchSettings,
         requests: RequestCounts,
     ) -> Self {
-        let requests = Arc::new(requests);
-        let describe = {
-            let (admin, requests) = (admin.clone(), requests.clone());
-            Batcher::spawn("describe", settings, move |names: Vec<String>| {
-                describe_batch(admin.clone(), requests.clone(), names)
-            })
-        };
-        let create = {
-            let (admin, requests) = (admin.clone(), requests.clone());
-            Batcher::spawn("create", settings, move |topics: Vec<NewTopic>| {
-                let (admin, requests) = (admin.clone(), requests.clone());
-                async move {
-                    requests.count(CREATE_TOPICS);
-                    let names: Vec<String> =
-                        topics.iter().map(|topic| topic.name.clone()).collect();
-                    let unique = unique_by_name(topics);
-                    let results = admin.create_topics(&unique, false).await;
-                    per_item(
-                        &names,
-                        results,
-                        |name| name.clone(),
-                        |created| created.topic_id.to_string(),
-                    )
-                }
-            })
-        };
-        let grow = {
-            let (admin, requests) = (admin.clone(), requests.clone());
-            Batcher::spawn(
-                "create partitions",
-                settings,
-                move |items: Vec<(String, i32)>| {
-                    let (admin, requests) = (admin.clone(), requests.clone());
-                    async move {
-                        requests.count(CREATE_PARTITIONS);
-                        let totals: BTreeMap<String, i32> = items.iter().cloned().collect();
-                        let results = admin.create_partitions(&totals, false).await;
-                        per_item(&items, results, |(name, _)| name.clone(), |()| ())
-                    }
-                },
-            )
-        };
-        let alter = {
-            let (admin, requests) = (admin.clone(), requests.clone());
-            Batcher::spawn(
-                "alter configs",
-                settings,
-                move |items: Vec<(String, Vec<AlterConfigOp>)>| {
-                    let (admin, requests) = (admin.clone(), requests.clone());
-                    async move {
-                        requests.count(ALTER_CONFIGS);
-                        let changes: BTreeMap<ConfigResource, Vec<AlterConfigOp>> = items
-                            .iter()
-                            .map(|(name, ops)| (ConfigResource::topic(name), ops.clone()))
-                            .collect();
-                        let results = admin.incremental_alter_configs(&changes, false).await;
-                        per_item(
-                            &items,
-                            results,
-                            |(name, _)| ConfigResource::topic(name),
-                            |()| (),
-                        )
-                    }
-                },
-            )
-        };
-        let delete = {
-            let (admin, requests) = (admin.clone(), requests.clone());
-            Batcher::spawn("delete", settings, move |names: Vec<String>| {
-                let (admin, requests) = (admin.clone(), requests.clone());
-                async move {
-                    requests.count(DELETE_TOPICS);
-                    let unique: Vec<String> = names
-                        .iter()
-                        .cloned()
-                        .collect::<BTreeSet<_>>()
-                        .into_iter()
-                        .collect();
-                    // A topic that does not exist any more is deleted already.
-                    let results = admin.delete_topics(&unique).await.map(|results| {
-                        results
-                            .into_iter()
-                            .map(|(name, result)| match result {
-                                Err(error) if is_unknown_topic(&error) => (name, Ok(())),
-                                other => (name, other),
-                            })
-                            .collect::<BTreeMap<_, _>>()
-                    });
-                    per_item(&names, results, |name| name.clone(), |()| ())
-                }
-            })
-        };
+        let context = Arc::new(Context { admin, requests });
         Self {
-            admin,
-            describe,
-            create,
-            grow,
-            alter,
-            delete,
-            requests,
+            describe: batcher("describe", settings, &context, describe_batch),
+            create: batcher("create", settings, &context, create_batch),
+            grow: batcher("create partitions", settings, &context, grow_batch),
+            alter: batcher("alter configs", settings, &context, alter_batch),
+            delete: batcher("delete", settings, &context, delete_batch),
+            context,
         }
     }
 
     /// The admin client underneath.
     pub fn admin(&self) -> &Arc<dyn KafkaAdmin> {
-        &self.admin
+        &self.context.admin
     }
 
     /// Kafka requests sent so far.
     pub fn requests(&self) -> &RequestCounts {
-        &self.requests
+        &self.context.requests
     }
 
     /// The topic `name` as Kafka has it, `None` when it does not exist.
@@ -227,6 +157,78 @@ impl TopicKafka {
     pub async fn delete(&self, name: &str) -> Outcome<()> {
         self.delete.call(name.to_owned()).await?
     }
+}
+
+/// Creates `topics`; their ids.
+async fn create_batch(context: Arc<Context>, topics: Vec<NewTopic>) -> Vec<Outcome<String>> {
+    context.requests.count(CREATE_TOPICS);
+    let names: Vec<String> = topics.iter().map(|topic| topic.name.clone()).collect();
+    let results = context
+        .admin
+        .create_topics(&unique_by_name(topics), false)
+        .await;
+    per_item(&names, results, Clone::clone, |created| {
+        created.topic_id.to_string()
+    })
+}
+
+/// Raises partition counts.
+async fn grow_batch(context: Arc<Context>, items: Vec<(String, i32)>) -> Vec<Outcome<()>> {
+    context.requests.count(CREATE_PARTITIONS);
+    let totals: BTreeMap<String, i32> = items.iter().cloned().collect();
+    let results = context.admin.create_partitions(&totals, false).await;
+    per_item(&items, results, |(name, _)| name.clone(), |()| ())
+}
+
+/// Sets and deletes topic configs.
+async fn alter_batch(
+    context: Arc<Context>,
+    items: Vec<(String, Vec<AlterConfigOp>)>,
+) -> Vec<Outcome<()>> {
+    context.requests.count(ALTER_CONFIGS);
+    let changes: BTreeMap<ConfigResource, Vec<AlterConfigOp>> = items
+        .iter()
+        .map(|(name, ops)| (ConfigResource::topic(name), ops.clone()))
+        .collect();
+    let results = context
+        .admin
+        .incremental_alter_configs(&changes, false)
+        .await;
+    per_item(
+        &items,
+        results,
+        |(name, _)| ConfigResource::topic(name),
+        |()| (),
+    )
+}
+
+/// Deletes topics; one that does not exist any more counts as deleted.
+async fn delete_batch(context: Arc<Context>, names: Vec<String>) -> Vec<Outcome<()>> {
+    context.requests.count(DELETE_TOPICS);
+    let results = context
+        .admin
+        .delete_topics(&unique(&names))
+        .await
+        .map(|results| {
+            results
+                .into_iter()
+                .map(|(name, result)| match result {
+                    Err(error) if is_unknown_topic(&error) => (name, Ok(())),
+                    other => (name, other),
+                })
+                .collect::<BTreeMap<_, _>>()
+        });
+    per_item(&names, results, Clone::clone, |()| ())
+}
+
+/// `names` sorted, each once.
+fn unique(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// `topics` with one topic per name.
@@ -280,18 +282,12 @@ fn all_failed<O>(count: usize, error: &AdminError) -> Vec<Outcome<O>> {
 
 /// Describes the topics `names` and their configs, in two requests.
 async fn describe_batch(
-    admin: Arc<dyn KafkaAdmin>,
-    requests: Arc<RequestCounts>,
+    context: Arc<Context>,
     names: Vec<String>,
 ) -> Vec<Outcome<Option<ActualTopic>>> {
-    let unique: Vec<String> = names
-        .iter()
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let Context { admin, requests } = context.as_ref();
     requests.count(DESCRIBE_TOPICS);
-    let described = match admin.describe_topics(&unique).await {
+    let described = match admin.describe_topics(&unique(&names)).await {
         Ok(described) => described,
         Err(error) => {
             return all_failed(names.len(), &error);
