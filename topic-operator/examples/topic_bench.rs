@@ -61,9 +61,11 @@ async fn ready_count(api: &Api<DynamicObject>) -> usize {
         .filter(|object| {
             let status = &object.data["status"];
             status["observedGeneration"].as_i64() == object.metadata.generation
-                && status["conditions"]
-                    .as_array()
-                    .is_some_and(|conditions| conditions.iter().any(|c| c["type"] == "Ready"))
+                && status["conditions"].as_array().is_some_and(|conditions| {
+                    conditions
+                        .iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                })
         })
         .count()
 }

@@ -1,5 +1,6 @@
 //! Why a KafkaTopic could not be reconciled; each reason is the one its condition shows.
 
+use kafka_protocol::error::ResponseError;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::kafka::AdminError;
 
@@ -15,6 +16,9 @@ pub enum TopicError {
     /// Kafka refused a request or could not be reached.
     #[error("{0}")]
     Kafka(String),
+    /// Kafka refused to create a topic that exists (its metadata may lag behind).
+    #[error("{0}")]
+    AlreadyExists(String),
     /// Kubernetes refused a request or could not be reached.
     #[error("{0}")]
     Kubernetes(String),
@@ -26,7 +30,13 @@ pub enum TopicError {
 impl TopicError {
     /// The error of a failed Kafka request.
     pub fn kafka(error: &AdminError) -> Self {
-        Self::Kafka(error.to_string())
+        match error {
+            AdminError::Kafka {
+                error: ResponseError::TopicAlreadyExists,
+                ..
+            } => Self::AlreadyExists(error.to_string()),
+            _ => Self::Kafka(error.to_string()),
+        }
     }
 }
 
@@ -35,7 +45,7 @@ impl ErrorReason for TopicError {
         match self {
             Self::NotSupported(_) => "NotSupported",
             Self::ResourceConflict(_) => "ResourceConflict",
-            Self::Kafka(_) => "KafkaError",
+            Self::Kafka(_) | Self::AlreadyExists(_) => "KafkaError",
             Self::Kubernetes(_) => "KubernetesError",
             Self::Internal(_) => "InternalError",
         }

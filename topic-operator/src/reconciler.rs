@@ -10,9 +10,11 @@ use kube::core::DeserializeGuard;
 use kube::runtime::reflector::Store;
 use kube::{Api, Client, ResourceExt};
 use strimzi_api::annotations;
+use strimzi_api::common::Condition;
 use strimzi_api::conditions;
 use strimzi_api::topic::{KafkaTopic, KafkaTopicStatus};
 use strimzi_operator_common::controller::{Reconciled, Reconciler};
+use strimzi_operator_common::status;
 
 use crate::error::TopicError;
 use crate::kafka::TopicKafka;
@@ -169,7 +171,15 @@ impl Reconciler for TopicReconciler {
             ..KafkaTopicStatus::default()
         };
         let Some(actual) = self.kafka.describe(&desired.name).await? else {
-            status.topic_id = Some(self.kafka.create(desired.new_topic()).await?);
+            status.topic_id = match self.kafka.create(desired.new_topic()).await {
+                Ok(id) => Some(id),
+                // Created moments ago, and the broker asked has not seen it yet: the next
+                // reconciliation compares it.
+                Err(TopicError::AlreadyExists(_)) if previous.topic_id.is_some() => {
+                    previous.topic_id
+                }
+                Err(error) => return Err(error),
+            };
             return Ok(Reconciled::new(status));
         };
         status.topic_id = Some(actual.topic_id.clone());
@@ -210,6 +220,10 @@ impl Reconciler for TopicReconciler {
                 ),
             )
         })
+    }
+
+    fn failure_condition(&self, reason: &str, message: &str, now: &str) -> Condition {
+        status::ready_false(reason, message, now)
     }
 
     fn finalizer(&self) -> Option<&'static str> {

@@ -30,7 +30,7 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     )
     .await;
     wait_ready(&client, &ns, "orders").await;
-    assert_eq!(partitions(&admin, &topic).await, Some(2));
+    wait_partitions(&admin, &topic, 2).await;
     let configs = overrides(&admin, &topic).await;
     assert_eq!(configs["retention.ms"], "7200000");
     assert_eq!(configs["cleanup.policy"], "delete");
@@ -53,7 +53,7 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     )
     .await;
     wait_ready(&client, &ns, "orders").await;
-    assert_eq!(partitions(&admin, &topic).await, Some(4));
+    wait_partitions(&admin, &topic, 4).await;
     let configs = overrides(&admin, &topic).await;
     assert_eq!(
         configs.get("retention.ms").map(String::as_str),
@@ -98,8 +98,8 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
         "Decreasing partitions",
     )
     .await;
-    assert_eq!(refused["status"], "True");
-    assert_eq!(partitions(&admin, &topic).await, Some(4));
+    assert_eq!(refused["type"], "Ready");
+    wait_partitions(&admin, &topic, 4).await;
 
     // A replication factor change without Cruise Control is refused too.
     patch(
@@ -111,7 +111,7 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     .await;
     let refused =
         wait_not_ready(&client, &ns, "orders", "NotSupported", "Replication factor").await;
-    assert_eq!(refused["status"], "True");
+    assert_eq!(refused["type"], "Ready");
 
     // Deleting the resource deletes the topic, then the finalizer.
     delete(&client, &ns, "orders").await;
@@ -135,7 +135,7 @@ async fn broker_defaults_apply_when_partitions_and_replicas_are_unset() {
     let name = format!("{ns}-plain");
     create(&client, &ns, &name, json!({})).await;
     wait_ready(&client, &ns, &name).await;
-    assert_eq!(partitions(&admin, &name).await, Some(1));
+    wait_partitions(&admin, &name, 1).await;
     assert_eq!(
         status(&client, &ns, &name).await["topicName"],
         name.as_str()
@@ -169,14 +169,14 @@ async fn the_older_of_two_topics_for_one_kafka_topic_wins() {
         conflict["message"],
         format!("Managed by Ref{{namespace='{ns}', name='first'}}")
     );
-    assert_eq!(partitions(&admin, &topic).await, Some(2));
+    wait_partitions(&admin, &topic, 2).await;
     // Deleting the loser leaves the topic to the winner.
     delete(&client, &ns, "second").await;
     eventually("second gone", || async {
         !exists(&client, &ns, "second").await
     })
     .await;
-    assert_eq!(partitions(&admin, &topic).await, Some(2));
+    wait_partitions(&admin, &topic, 2).await;
     assert!(is_ready(&client, &ns, "first").await);
     operator.stop().await;
 }
@@ -203,7 +203,7 @@ async fn a_changed_topic_name_is_not_supported() {
         "{refused}"
     );
     assert!(partitions(&admin, &other).await.is_none());
-    assert!(partitions(&admin, &topic).await.is_some());
+    wait_partitions(&admin, &topic, 1).await;
     operator.stop().await;
 }
 
@@ -221,6 +221,7 @@ async fn an_unmanaged_topic_stays_when_its_resource_is_deleted() {
     )
     .await;
     wait_ready(&client, &ns, "kept").await;
+    wait_partitions(&admin, &topic, 1).await;
     patch(
         &client,
         &ns,
@@ -311,7 +312,7 @@ async fn a_paused_topic_is_left_alone() {
     )
     .await;
     wait_ready(&client, &ns, "paused").await;
-    assert_eq!(partitions(&admin, &topic).await, Some(1));
+    wait_partitions(&admin, &topic, 1).await;
     operator.stop().await;
 }
 
@@ -336,9 +337,9 @@ async fn an_operator_restarted_mid_way_loses_nothing() {
     for name in &names[1..] {
         wait_ready(&client, &ns, name).await;
     }
-    assert_eq!(partitions(&admin, &names[1]).await, Some(3));
+    wait_partitions(&admin, &names[1], 3).await;
     for name in &names[2..] {
-        assert_eq!(partitions(&admin, name).await, Some(2), "{name}");
+        wait_partitions(&admin, name, 2).await;
     }
     eventually("deleted while down", || async {
         !exists(&client, &ns, &names[0]).await && partitions(&admin, &names[0]).await.is_none()
@@ -391,7 +392,7 @@ async fn a_hundred_bad_specs_each_end_in_a_clear_condition() {
             .await;
             let condition =
                 wait_not_ready(&client, &ns, &name, "KafkaError", "no.such.config").await;
-            assert_eq!(condition["status"], "True");
+            assert_eq!(condition["type"], "Ready");
         }
     });
     let shrink = (0..33).map(|i| {
@@ -555,7 +556,7 @@ async fn the_binary_serves_health_and_manages_topics_until_sigterm() {
     )
     .await;
     wait_ready(&client, &ns, "from-binary").await;
-    assert_eq!(partitions(&admin(), &topic).await, Some(3));
+    wait_partitions(&admin(), &topic, 3).await;
     let health = tokio::task::spawn_blocking(move || {
         (
             http_get(port, "/healthy"),
@@ -625,7 +626,7 @@ async fn the_operator_recovers_when_kafka_comes_back() {
 
     wait_ready(&client, &ns, "during").await;
     wait_ready(&client, &ns, "before").await;
-    assert_eq!(partitions(&admin, "during").await, Some(2));
-    assert_eq!(partitions(&admin, "before").await, Some(3));
+    wait_partitions(&admin, "during", 2).await;
+    wait_partitions(&admin, "before", 3).await;
     operator.stop().await;
 }

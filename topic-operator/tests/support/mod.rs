@@ -191,9 +191,11 @@ pub async fn is_ready(client: &Client, namespace: &str, name: &str) -> bool {
     let Some(object) = object else { return false };
     let status = &object.data["status"];
     status["observedGeneration"].as_i64() == object.metadata.generation
-        && status["conditions"]
-            .as_array()
-            .is_some_and(|conditions| conditions.iter().any(|c| c["type"] == "Ready"))
+        && status["conditions"].as_array().is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
 }
 
 /// Waits up to [`WAIT`] for `check`; panics naming `what` otherwise.
@@ -220,8 +222,8 @@ pub async fn wait_ready(client: &Client, namespace: &str, name: &str) {
     .await;
 }
 
-/// Waits until the KafkaTopic has a `NotReady` condition with `reason` and a message
-/// containing `message`; the condition.
+/// Waits until the KafkaTopic has a `Ready` condition with status `False`, `reason` and a
+/// message containing `message`; the condition.
 pub async fn wait_not_ready(
     client: &Client,
     namespace: &str,
@@ -229,21 +231,23 @@ pub async fn wait_not_ready(
     reason: &str,
     message: &str,
 ) -> Value {
-    eventually(&format!("{name} NotReady {reason}: {message}"), || async {
-        condition(client, namespace, name, "NotReady")
-            .await
-            .is_some_and(|condition| {
-                condition["reason"] == reason
-                    && condition["message"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .contains(message)
-            })
-    })
+    eventually(
+        &format!("{name} Ready=False {reason}: {message}"),
+        || async {
+            condition(client, namespace, name, "Ready")
+                .await
+                .is_some_and(|condition| {
+                    condition["status"] == "False"
+                        && condition["reason"] == reason
+                        && condition["message"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .contains(message)
+                })
+        },
+    )
     .await;
-    condition(client, namespace, name, "NotReady")
-        .await
-        .unwrap()
+    condition(client, namespace, name, "Ready").await.unwrap()
 }
 
 /// Partition count of `topic` in Kafka, `None` when it does not exist.
@@ -253,6 +257,15 @@ pub async fn partitions(admin: &AdminClient, topic: &str) -> Option<usize> {
         .as_ref()
         .ok()
         .map(|topic| topic.partitions.len())
+}
+
+/// Waits until `topic` has `expected` partitions in Kafka (the broker's metadata can lag
+/// briefly behind the controller's after a change).
+pub async fn wait_partitions(admin: &AdminClient, topic: &str, expected: usize) {
+    eventually(&format!("{topic} with {expected} partitions"), || async {
+        partitions(admin, topic).await == Some(expected)
+    })
+    .await;
 }
 
 /// The dynamic (per-topic) config overrides of `topic` in Kafka.
