@@ -98,7 +98,10 @@ pub fn controller(
         config.use_finalizers,
         config.alterable.clone(),
     );
-    let concurrency = u16::try_from(config.batching.max_queue_size).unwrap_or(u16::MAX);
+    // Enough reconciliations at once to fill two batches; more would hold more connections
+    // to the API server (and memory) without making batches bigger.
+    let concurrency = (2 * config.batching.max_batch_size).min(config.batching.max_queue_size);
+    let concurrency = u16::try_from(concurrency).unwrap_or(u16::MAX);
     let controller = runtime
         .controller(reconciler)
         .concurrency(concurrency)

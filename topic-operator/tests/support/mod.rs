@@ -268,6 +268,28 @@ pub async fn wait_partitions(admin: &AdminClient, topic: &str, expected: usize) 
     .await;
 }
 
+/// Partition count of `topic` as rdkafka (an independent client) sees it, `None` when the
+/// broker does not know the topic.
+pub async fn rdkafka_partitions(topic: &str) -> Option<usize> {
+    use rdkafka::producer::Producer;
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let producer: rdkafka::producer::BaseProducer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", bootstrap())
+            .set("allow.auto.create.topics", "false")
+            .create()
+            .unwrap();
+        let metadata = producer
+            .client()
+            .fetch_metadata(Some(&topic), Duration::from_secs(10))
+            .unwrap();
+        let found = metadata.topics().first()?;
+        found.error().is_none().then(|| found.partitions().len())
+    })
+    .await
+    .unwrap()
+}
+
 /// The dynamic (per-topic) config overrides of `topic` in Kafka.
 pub async fn overrides(admin: &AdminClient, topic: &str) -> BTreeMap<String, String> {
     let resource = ConfigResource::topic(topic);
