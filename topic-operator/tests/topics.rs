@@ -54,7 +54,11 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     .await;
     wait_ready(&client, &ns, "orders").await;
     wait_partitions(&admin, &topic, 4).await;
-    assert_eq!(rdkafka_partitions(&topic).await, Some(4), "as rdkafka sees it");
+    assert_eq!(
+        rdkafka_partitions(&topic).await,
+        Some(4),
+        "as rdkafka sees it"
+    );
     let configs = overrides(&admin, &topic).await;
     assert_eq!(
         configs.get("retention.ms").map(String::as_str),
