@@ -44,14 +44,15 @@ fn metric(text: &str, name: &str) -> f64 {
         .sum()
 }
 
-/// Peak resident set size of process `pid`, in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
+/// Peak (`VmHWM`) or current (`VmRSS`) resident set size of process `pid`, in MiB.
+fn rss_mib(pid: u32, field: &str) -> f64 {
+    let kib: u64 = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    kib as f64 / 1024.0
 }
 
 async fn ready_count(api: &Api<DynamicObject>) -> usize {
@@ -148,8 +149,9 @@ async fn bench(env: &TestEnv, count: usize) {
         delta("strimzi_operator_api_writes_total"),
     );
     println!(
-        "N={count}: operator peak RSS {:.1} MiB",
-        peak_rss_kib(operator.id()) as f64 / 1024.0
+        "N={count}: operator RSS now {:.1} MiB, peak {:.1} MiB",
+        rss_mib(operator.id(), "VmRSS"),
+        rss_mib(operator.id(), "VmHWM")
     );
 
     // Deleting the namespace deletes every topic through the finalizers.
@@ -165,7 +167,7 @@ async fn bench(env: &TestEnv, count: usize) {
     );
     println!(
         "N={count}: operator peak RSS at the end {:.1} MiB",
-        peak_rss_kib(operator.id()) as f64 / 1024.0
+        rss_mib(operator.id(), "VmHWM")
     );
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &operator.id().to_string()])
