@@ -15,6 +15,10 @@
 
 use std::time::{Duration, Instant};
 
+// The tests' helpers: the same notion of Ready.
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
@@ -59,15 +63,7 @@ async fn ready_count(api: &Api<DynamicObject>) -> usize {
     let list = api.list(&ListParams::default()).await.unwrap();
     list.items
         .iter()
-        .filter(|object| {
-            let status = &object.data["status"];
-            status["observedGeneration"].as_i64() == object.metadata.generation
-                && status["conditions"].as_array().is_some_and(|conditions| {
-                    conditions
-                        .iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-        })
+        .filter(|object| support::is_ready_object(object))
         .count()
 }
 

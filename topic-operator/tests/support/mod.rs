@@ -188,7 +188,11 @@ pub async fn condition(
 /// Whether the KafkaTopic is `Ready` for its current generation.
 pub async fn is_ready(client: &Client, namespace: &str, name: &str) -> bool {
     let object = api(client, namespace).get_opt(name).await.unwrap();
-    let Some(object) = object else { return false };
+    object.as_ref().is_some_and(is_ready_object)
+}
+
+/// Whether the KafkaTopic `object` is `Ready` for its current generation.
+pub fn is_ready_object(object: &DynamicObject) -> bool {
     let status = &object.data["status"];
     status["observedGeneration"].as_i64() == object.metadata.generation
         && status["conditions"].as_array().is_some_and(|conditions| {
