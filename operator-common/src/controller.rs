@@ -80,6 +80,13 @@ pub trait Reconciler: Send + Sync + 'static {
         None
     }
 
+    /// The condition reporting a failed reconciliation: `NotReady` (the default, as
+    /// Strimzi's cluster operator writes it) or [`status::ready_false`] (as its topic
+    /// operator does).
+    fn failure_condition(&self, reason: &str, message: &str, now: &str) -> Condition {
+        status::not_ready(reason, message, now)
+    }
+
     /// Removes what `resource`, now being deleted, made outside Kubernetes; retried with
     /// backoff until it succeeds, and possibly called again after it did, so it must be
     /// idempotent. Only called with a [`Self::finalizer`].
@@ -478,7 +485,7 @@ impl<R: Reconciler> Shared<R> {
                 let next = status::with_conditions(
                     previous.cloned().unwrap_or_default(),
                     previous,
-                    vec![status::not_ready(reason, &message, &now)],
+                    vec![self.reconciler.failure_condition(reason, &message, &now)],
                     generation,
                 );
                 if self.write_status(resource, previous, &next).await? {
@@ -571,7 +578,7 @@ impl<R: Reconciler> Shared<R> {
         let next = status::with_conditions(
             R::Status::default(),
             previous.as_ref(),
-            vec![status::not_ready(
+            vec![self.reconciler.failure_condition(
                 INVALID_RESOURCE,
                 &message,
                 &status::timestamp_now(),

@@ -128,6 +128,16 @@ impl Metrics {
         self.api_writes.with_label_values(&[kind, verb]).get()
     }
 
+    /// Registers an operator's own metric next to the shared ones, so that `/metrics`
+    /// serves it too.
+    pub fn register(
+        &self,
+        collector: Box<dyn prometheus::core::Collector>,
+    ) -> Result<(), MetricsError> {
+        self.registry.register(collector)?;
+        Ok(())
+    }
+
     /// Every metric in Prometheus text format.
     pub fn encode(&self) -> Result<String, MetricsError> {
         let mut buffer = Vec::new();

@@ -82,6 +82,15 @@ pub fn not_ready(reason: &str, message: &str, now: &str) -> Condition {
     condition(conditions::NOT_READY, Some(reason), Some(message), now)
 }
 
+/// `Ready` with status `False`: the last reconciliation failed, as Strimzi's topic operator
+/// reports it; `reason` is the error category, `message` the error text.
+pub fn ready_false(reason: &str, message: &str, now: &str) -> Condition {
+    Condition {
+        status: Some(conditions::STATUS_FALSE.to_owned()),
+        ..condition(conditions::READY, Some(reason), Some(message), now)
+    }
+}
+
 /// `Warning`: something the user should fix that did not stop the reconciliation.
 pub fn warning(reason: &str, message: &str, now: &str) -> Condition {
     condition(conditions::WARNING, Some(reason), Some(message), now)
@@ -158,6 +167,10 @@ mod tests {
         assert_eq!(failed.r#type.as_deref(), Some("NotReady"));
         assert_eq!(failed.reason.as_deref(), Some("InvalidConfig"));
         assert_eq!(failed.message.as_deref(), Some("bad"));
+        let failed = ready_false("NotSupported", "no", "t");
+        assert_eq!(failed.r#type.as_deref(), Some("Ready"));
+        assert_eq!(failed.status.as_deref(), Some("False"));
+        assert_eq!(failed.reason.as_deref(), Some("NotSupported"));
         assert_eq!(warning("W", "m", "t").r#type.as_deref(), Some("Warning"));
         assert_eq!(paused("t").r#type.as_deref(), Some("ReconciliationPaused"));
         let now = timestamp_now();

@@ -1,9 +1,61 @@
-//! Topic operator: keeps Kafka topics in line with KafkaTopic resources.
-//!
-//! Not implemented yet: see the project's issue list. The binary exists so the workspace
-//! has its final shape; it refuses to run rather than pretend to work.
+//! The `strimzi-topic-operator` binary: reads Strimzi's environment variables, serves
+//! `/healthy`, `/ready` and `/metrics`, and runs the KafkaTopic controller until SIGTERM.
 
-fn main() -> std::process::ExitCode {
-    eprintln!("strimzi-topic-operator: not implemented yet (topic-operator issue)");
-    std::process::ExitCode::FAILURE
+use std::sync::Arc;
+
+use anyhow::Context;
+use strimzi_operator_common::kafka::AdminClient;
+use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_topic_operator::config::TopicOperatorConfig;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let config = match TopicOperatorConfig::from_env() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("strimzi-topic-operator: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match run(config).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("strimzi-topic-operator: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: TopicOperatorConfig) -> anyhow::Result<()> {
+    strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
+        .context("logging")?;
+    let client = kube::Client::try_default()
+        .await
+        .context("Kubernetes client")?;
+    let admin = Arc::new(AdminClient::new(config.kafka.clone()).context("Kafka admin client")?);
+    let port = config.operator.http_port;
+    let runtime = OperatorRuntime::new(
+        client,
+        config.operator.clone(),
+        strimzi_topic_operator::NAME,
+    )
+    .context("metrics")?;
+    runtime
+        .serve_http(([0, 0, 0, 0], port).into())
+        .await
+        .context("HTTP server")?;
+    runtime.shutdown_on_signals();
+    if !config.skip_cluster_config_review {
+        let admin = admin.clone();
+        tokio::spawn(async move {
+            if let Err(error) = strimzi_topic_operator::review_cluster_config(admin.as_ref()).await
+            {
+                tracing::warn!(%error, "reviewing the Kafka cluster config");
+            }
+        });
+    }
+    let (_kafka, controller) =
+        strimzi_topic_operator::controller(&runtime, &config, admin).context("controller")?;
+    runtime.run(vec![controller]).await;
+    Ok(())
 }

@@ -1,0 +1,226 @@
+//! The topic operator's configuration, from Strimzi's environment variables: the shared
+//! operator settings (with `STRIMZI_RESOURCE_LABELS` as the KafkaTopic selector), the Kafka
+//! connection, finalizers, batching, alterable configs and the cluster config review.
+
+use std::time::Duration;
+
+use strimzi_operator_common::config::{self as common, OperatorConfig};
+use strimzi_operator_common::kafka::{AdminConfig, AdminError};
+
+use crate::batch::BatchSettings;
+use crate::model::AlterableConfigs;
+
+/// Label selector of the KafkaTopics to manage, e.g. `strimzi.io/cluster=my-cluster`.
+pub const RESOURCE_LABELS: &str = "STRIMZI_RESOURCE_LABELS";
+/// Whether KafkaTopics get the finalizer that deletes their topic (default `true`).
+pub const USE_FINALIZERS: &str = "STRIMZI_USE_FINALIZERS";
+/// Requests queued per Kafka operation before reconciliations wait (default 1024).
+pub const MAX_QUEUE_SIZE: &str = "STRIMZI_MAX_QUEUE_SIZE";
+/// Topics per Kafka request at most (default 100).
+pub const MAX_BATCH_SIZE: &str = "STRIMZI_MAX_BATCH_SIZE";
+/// How long a batch waits to fill, in milliseconds (default 100).
+pub const MAX_BATCH_LINGER_MS: &str = "STRIMZI_MAX_BATCH_LINGER_MS";
+/// `ALL`, `NONE` or the comma-separated topic configs the operator may change (default `ALL`).
+pub const ALTERABLE_TOPIC_CONFIG: &str = "STRIMZI_ALTERABLE_TOPIC_CONFIG";
+/// Whether to skip the start-up review of the broker config (default `false`).
+pub const SKIP_CLUSTER_CONFIG_REVIEW: &str = "STRIMZI_SKIP_CLUSTER_CONFIG_REVIEW";
+
+/// Kafka requests of one kind handled at once.
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// A configuration value is missing or invalid.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A shared operator setting.
+    #[error(transparent)]
+    Operator(#[from] common::ConfigError),
+    /// A Kafka connection setting.
+    #[error(transparent)]
+    Kafka(#[from] AdminError),
+    /// A topic operator setting.
+    #[error("{variable}={value:?} is invalid: expected {expected}")]
+    Invalid {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// What is accepted.
+        expected: &'static str,
+    },
+}
+
+/// Everything the topic operator is configured with.
+#[derive(Debug, Clone)]
+pub struct TopicOperatorConfig {
+    /// Namespaces, selector, intervals, logging, HTTP port, leader election.
+    pub operator: OperatorConfig,
+    /// How to reach Kafka.
+    pub kafka: AdminConfig,
+    /// Whether deleting a KafkaTopic deletes its topic (through a finalizer).
+    pub use_finalizers: bool,
+    /// How Kafka requests are batched.
+    pub batching: BatchSettings,
+    /// Which topic configs may be changed.
+    pub alterable: AlterableConfigs,
+    /// Whether to skip the start-up review of the broker config.
+    pub skip_cluster_config_review: bool,
+}
+
+impl TopicOperatorConfig {
+    /// Reads the configuration from the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the configuration through `lookup` (variable name to value).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+        // The topic operator selects its resources with STRIMZI_RESOURCE_LABELS.
+        let operator = OperatorConfig::from_lookup(|name| {
+            if name == common::CUSTOM_RESOURCE_SELECTOR {
+                get(RESOURCE_LABELS)
+            } else {
+                get(name)
+            }
+        })?;
+        let mut kafka = AdminConfig::from_lookup(&lookup)?;
+        kafka.client_id = "strimzi-topic-operator".to_owned();
+        Ok(Self {
+            operator,
+            kafka,
+            use_finalizers: boolean(USE_FINALIZERS, get(USE_FINALIZERS), true)?,
+            batching: BatchSettings {
+                max_queue_size: positive(MAX_QUEUE_SIZE, get(MAX_QUEUE_SIZE), 1024)?,
+                max_batch_size: positive(MAX_BATCH_SIZE, get(MAX_BATCH_SIZE), 100)?,
+                max_linger: Duration::from_millis(positive(
+                    MAX_BATCH_LINGER_MS,
+                    get(MAX_BATCH_LINGER_MS),
+                    100,
+                )? as u64),
+                max_in_flight: BATCHES_IN_FLIGHT,
+            },
+            alterable: AlterableConfigs::parse(&get(ALTERABLE_TOPIC_CONFIG).unwrap_or_default()),
+            skip_cluster_config_review: boolean(
+                SKIP_CLUSTER_CONFIG_REVIEW,
+                get(SKIP_CLUSTER_CONFIG_REVIEW),
+                false,
+            )?,
+        })
+    }
+}
+
+fn boolean(
+    variable: &'static str,
+    value: Option<String>,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    match value.as_deref().map(str::trim) {
+        None => Ok(default),
+        Some(text) if text.eq_ignore_ascii_case("true") => Ok(true),
+        Some(text) if text.eq_ignore_ascii_case("false") => Ok(false),
+        Some(text) => Err(ConfigError::Invalid {
+            variable,
+            value: text.to_owned(),
+            expected: "true or false",
+        }),
+    }
+}
+
+fn positive(
+    variable: &'static str,
+    value: Option<String>,
+    default: usize,
+) -> Result<usize, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(text) => {
+            text.trim()
+                .parse()
+                .ok()
+                .filter(|number| *number > 0)
+                .ok_or(ConfigError::Invalid {
+                    variable,
+                    value: text,
+                    expected: "a positive integer",
+                })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::collections::BTreeMap;
+    use strimzi_operator_common::config::WatchedNamespaces;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<TopicOperatorConfig, ConfigError> {
+        let mut variables: BTreeMap<&str, &str> = BTreeMap::from([
+            ("STRIMZI_NAMESPACE", "topics"),
+            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "localhost:9092"),
+        ]);
+        variables.extend(pairs.iter().copied());
+        TopicOperatorConfig::from_lookup(|name| variables.get(name).map(|v| (*v).to_owned()))
+    }
+
+    #[test]
+    fn strimzi_defaults() {
+        let config = read(&[]).unwrap();
+        assert!(config.use_finalizers);
+        assert_eq!(config.batching.max_queue_size, 1024);
+        assert_eq!(config.batching.max_batch_size, 100);
+        assert_eq!(config.batching.max_linger, Duration::from_millis(100));
+        assert_eq!(config.alterable, AlterableConfigs::All);
+        assert!(!config.skip_cluster_config_review);
+        assert_eq!(
+            config.operator.full_reconciliation_interval,
+            Duration::from_secs(120)
+        );
+        assert_eq!(config.operator.selector_string(), None);
+    }
+
+    #[test]
+    fn reads_every_variable() {
+        let config = read(&[
+            ("STRIMZI_NAMESPACE", "a,b"),
+            ("STRIMZI_RESOURCE_LABELS", "strimzi.io/cluster=my-cluster"),
+            ("STRIMZI_USE_FINALIZERS", "false"),
+            ("STRIMZI_MAX_QUEUE_SIZE", "10"),
+            ("STRIMZI_MAX_BATCH_SIZE", "5"),
+            ("STRIMZI_MAX_BATCH_LINGER_MS", "7"),
+            ("STRIMZI_ALTERABLE_TOPIC_CONFIG", "NONE"),
+            ("STRIMZI_SKIP_CLUSTER_CONFIG_REVIEW", "true"),
+        ])
+        .unwrap();
+        assert_eq!(
+            config.operator.namespaces,
+            WatchedNamespaces::List(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            config.operator.selector_string().as_deref(),
+            Some("strimzi.io/cluster=my-cluster")
+        );
+        assert!(!config.use_finalizers);
+        assert_eq!(config.batching.max_queue_size, 10);
+        assert_eq!(config.batching.max_batch_size, 5);
+        assert_eq!(config.batching.max_linger, Duration::from_millis(7));
+        assert_eq!(config.alterable, AlterableConfigs::None);
+        assert!(config.skip_cluster_config_review);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let error = read(&[("STRIMZI_MAX_BATCH_SIZE", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("STRIMZI_MAX_BATCH_SIZE"), "{error}");
+        let error = read(&[("STRIMZI_USE_FINALIZERS", "yes")])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("STRIMZI_USE_FINALIZERS"), "{error}");
+        let error = read(&[("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "")])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("STRIMZI_KAFKA_BOOTSTRAP_SERVERS"), "{error}");
+    }
+}

@@ -1,0 +1,343 @@
+//! The topic operator's Kafka requests, batched: describing topics with their configs,
+//! creating topics, adding partitions, altering configs and deleting topics each go to Kafka
+//! in requests of up to the batch size, however many reconciliations ask at once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::Arc;
+
+use kafka_protocol::error::ResponseError;
+use prometheus::{IntCounterVec, Opts};
+use strimzi_operator_common::kafka::{
+    AdminError, AlterConfigOp, ConfigResource, ItemResult, KafkaAdmin, NewTopic,
+};
+use strimzi_operator_common::metrics::{Metrics, MetricsError};
+
+use crate::batch::{BatchSettings, Batcher};
+use crate::error::TopicError;
+use crate::model::ActualTopic;
+
+/// The outcome of one item of a batch.
+type Outcome<T> = Result<T, TopicError>;
+
+/// Name of the counter of Kafka requests, labelled by Kafka API.
+pub const KAFKA_REQUESTS: &str = "strimzi_topic_operator_kafka_requests_total";
+
+/// Kafka requests sent since start, per Kafka API; served on `/metrics`.
+#[derive(Debug, Clone)]
+pub struct RequestCounts {
+    counter: IntCounterVec,
+}
+
+impl RequestCounts {
+    /// Counters registered in `metrics`.
+    pub fn register(metrics: &Metrics) -> Result<Self, MetricsError> {
+        let counter = IntCounterVec::new(
+            Opts::new(
+                KAFKA_REQUESTS,
+                "Kafka admin requests sent by the topic operator",
+            ),
+            &["api"],
+        )
+        .map_err(MetricsError::from)?;
+        metrics.register(Box::new(counter.clone()))?;
+        Ok(Self { counter })
+    }
+
+    fn count(&self, api: &str) {
+        self.counter.with_label_values(&[api]).inc();
+    }
+
+    /// Requests sent so far, all APIs together.
+    pub fn total(&self) -> u64 {
+        [
+            DESCRIBE_TOPICS,
+            DESCRIBE_CONFIGS,
+            CREATE_TOPICS,
+            CREATE_PARTITIONS,
+            ALTER_CONFIGS,
+            DELETE_TOPICS,
+        ]
+        .iter()
+        .map(|api| self.counter.with_label_values(&[*api]).get())
+        .sum()
+    }
+}
+
+const DESCRIBE_TOPICS: &str = "Metadata";
+const DESCRIBE_CONFIGS: &str = "DescribeConfigs";
+const CREATE_TOPICS: &str = "CreateTopics";
+const CREATE_PARTITIONS: &str = "CreatePartitions";
+const ALTER_CONFIGS: &str = "IncrementalAlterConfigs";
+const DELETE_TOPICS: &str = "DeleteTopics";
+
+/// What every batch handler uses: the admin client and the request counters.
+struct Context {
+    admin: Arc<dyn KafkaAdmin>,
+    requests: RequestCounts,
+}
+
+/// The batched Kafka operations of the topic operator; cloning shares them.
+#[derive(Clone)]
+pub struct TopicKafka {
+    context: Arc<Context>,
+    describe: Batcher<String, Outcome<Option<ActualTopic>>>,
+    create: Batcher<NewTopic, Outcome<String>>,
+    grow: Batcher<(String, i32), Outcome<()>>,
+    alter: Batcher<(String, Vec<AlterConfigOp>), Outcome<()>>,
+    delete: Batcher<String, Outcome<()>>,
+}
+
+/// A batcher handing its batches to `handler` with `context`.
+fn batcher<I, O, Fut>(
+    name: &'static str,
+    settings: BatchSettings,
+    context: &Arc<Context>,
+    handler: fn(Arc<Context>, Vec<I>) -> Fut,
+) -> Batcher<I, O>
+where
+    I: Send + 'static,
+    O: Send + 'static,
+    Fut: Future<Output = Vec<O>> + Send + 'static,
+{
+    let context = context.clone();
+    Batcher::spawn(name, settings, move |items| handler(context.clone(), items))
+}
+
+impl TopicKafka {
+    /// Batched operations on `admin`, counting requests in `requests`; must be called
+    /// inside a Tokio runtime.
+    pub fn new(
+        admin: Arc<dyn KafkaAdmin>,
+        settings: BatchSettings,
+        requests: RequestCounts,
+    ) -> Self {
+        let context = Arc::new(Context { admin, requests });
+        Self {
+            describe: batcher("describe", settings, &context, describe_batch),
+            create: batcher("create", settings, &context, create_batch),
+            grow: batcher("create partitions", settings, &context, grow_batch),
+            alter: batcher("alter configs", settings, &context, alter_batch),
+            delete: batcher("delete", settings, &context, delete_batch),
+            context,
+        }
+    }
+
+    /// The admin client underneath.
+    pub fn admin(&self) -> &Arc<dyn KafkaAdmin> {
+        &self.context.admin
+    }
+
+    /// Kafka requests sent so far.
+    pub fn requests(&self) -> &RequestCounts {
+        &self.context.requests
+    }
+
+    /// The topic `name` as Kafka has it, `None` when it does not exist.
+    pub async fn describe(&self, name: &str) -> Outcome<Option<ActualTopic>> {
+        self.describe.call(name.to_owned()).await?
+    }
+
+    /// Creates `topic`; its id.
+    pub async fn create(&self, topic: NewTopic) -> Outcome<String> {
+        self.create.call(topic).await?
+    }
+
+    /// Raises the partition count of `name` to `total`.
+    pub async fn grow(&self, name: &str, total: i32) -> Outcome<()> {
+        self.grow.call((name.to_owned(), total)).await?
+    }
+
+    /// Sets and deletes configs of `name`.
+    pub async fn alter(&self, name: &str, changes: Vec<AlterConfigOp>) -> Outcome<()> {
+        self.alter.call((name.to_owned(), changes)).await?
+    }
+
+    /// Deletes `name`; a topic that does not exist counts as deleted.
+    pub async fn delete(&self, name: &str) -> Outcome<()> {
+        self.delete.call(name.to_owned()).await?
+    }
+}
+
+/// Creates `topics`; their ids.
+async fn create_batch(context: Arc<Context>, topics: Vec<NewTopic>) -> Vec<Outcome<String>> {
+    context.requests.count(CREATE_TOPICS);
+    let names: Vec<String> = topics.iter().map(|topic| topic.name.clone()).collect();
+    let results = context
+        .admin
+        .create_topics(&unique_by_name(topics), false)
+        .await;
+    per_item(&names, results, Clone::clone, |created| {
+        created.topic_id.to_string()
+    })
+}
+
+/// Raises partition counts.
+async fn grow_batch(context: Arc<Context>, items: Vec<(String, i32)>) -> Vec<Outcome<()>> {
+    context.requests.count(CREATE_PARTITIONS);
+    let totals: BTreeMap<String, i32> = items.iter().cloned().collect();
+    let results = context.admin.create_partitions(&totals, false).await;
+    per_item(&items, results, |(name, _)| name.clone(), |()| ())
+}
+
+/// Sets and deletes topic configs.
+async fn alter_batch(
+    context: Arc<Context>,
+    items: Vec<(String, Vec<AlterConfigOp>)>,
+) -> Vec<Outcome<()>> {
+    context.requests.count(ALTER_CONFIGS);
+    let changes: BTreeMap<ConfigResource, Vec<AlterConfigOp>> = items
+        .iter()
+        .map(|(name, ops)| (ConfigResource::topic(name), ops.clone()))
+        .collect();
+    let results = context
+        .admin
+        .incremental_alter_configs(&changes, false)
+        .await;
+    per_item(
+        &items,
+        results,
+        |(name, _)| ConfigResource::topic(name),
+        |()| (),
+    )
+}
+
+/// Deletes topics; one that does not exist any more counts as deleted.
+async fn delete_batch(context: Arc<Context>, names: Vec<String>) -> Vec<Outcome<()>> {
+    context.requests.count(DELETE_TOPICS);
+    let results = context
+        .admin
+        .delete_topics(&unique(&names))
+        .await
+        .map(|results| {
+            results
+                .into_iter()
+                .map(|(name, result)| match result {
+                    Err(error) if is_unknown_topic(&error) => (name, Ok(())),
+                    other => (name, other),
+                })
+                .collect::<BTreeMap<_, _>>()
+        });
+    per_item(&names, results, Clone::clone, |()| ())
+}
+
+/// `names` sorted, each once.
+fn unique(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// `topics` with one topic per name.
+fn unique_by_name(topics: Vec<NewTopic>) -> Vec<NewTopic> {
+    let mut seen = BTreeSet::new();
+    topics
+        .into_iter()
+        .filter(|topic| seen.insert(topic.name.clone()))
+        .collect()
+}
+
+/// Whether `error` says that the topic does not exist.
+fn is_unknown_topic(error: &AdminError) -> bool {
+    matches!(
+        error,
+        AdminError::Kafka {
+            error: ResponseError::UnknownTopicOrPartition,
+            ..
+        }
+    )
+}
+
+/// One outcome per item from the per-key results of a batch request: the item's result,
+/// or the request's error for every item.
+fn per_item<I, K: Ord, T, O>(
+    items: &[I],
+    results: Result<BTreeMap<K, ItemResult<T>>, AdminError>,
+    key: impl Fn(&I) -> K,
+    output: impl Fn(&T) -> O,
+) -> Vec<Outcome<O>> {
+    match results {
+        Err(error) => all_failed(items.len(), &error),
+        Ok(results) => items
+            .iter()
+            .map(|item| match results.get(&key(item)) {
+                Some(Ok(value)) => Ok(output(value)),
+                Some(Err(error)) => Err(TopicError::kafka(error)),
+                None => Err(TopicError::Kafka(
+                    "Kafka did not answer for this topic".into(),
+                )),
+            })
+            .collect(),
+    }
+}
+
+/// `count` outcomes, each the failure of the whole request.
+fn all_failed<O>(count: usize, error: &AdminError) -> Vec<Outcome<O>> {
+    let error = TopicError::kafka(error);
+    (0..count).map(|_| Err(error.clone())).collect()
+}
+
+/// Describes the topics `names` and their configs, in two requests.
+async fn describe_batch(
+    context: Arc<Context>,
+    names: Vec<String>,
+) -> Vec<Outcome<Option<ActualTopic>>> {
+    let Context { admin, requests } = context.as_ref();
+    requests.count(DESCRIBE_TOPICS);
+    let described = match admin.describe_topics(&unique(&names)).await {
+        Ok(described) => described,
+        Err(error) => {
+            return all_failed(names.len(), &error);
+        }
+    };
+    let existing: Vec<ConfigResource> = described
+        .iter()
+        .filter(|(_, result)| result.is_ok())
+        .map(|(name, _)| ConfigResource::topic(name))
+        .collect();
+    let configs = if existing.is_empty() {
+        Ok(BTreeMap::new())
+    } else {
+        requests.count(DESCRIBE_CONFIGS);
+        admin.describe_configs(&existing).await
+    };
+    let configs = match configs {
+        Ok(configs) => configs,
+        Err(error) => {
+            return all_failed(names.len(), &error);
+        }
+    };
+    names
+        .iter()
+        .map(|name| match described.get(name) {
+            None => Err(TopicError::Kafka(
+                "Kafka did not describe this topic".into(),
+            )),
+            Some(Err(error)) if is_unknown_topic(error) => Ok(None),
+            Some(Err(error)) => Err(TopicError::kafka(error)),
+            Some(Ok(description)) => match configs.get(&ConfigResource::topic(name)) {
+                Some(Ok(entries)) => Ok(Some(ActualTopic {
+                    topic_id: description.topic_id.to_string(),
+                    partitions: i32::try_from(description.partitions.len()).unwrap_or(i32::MAX),
+                    replicas: description
+                        .partitions
+                        .iter()
+                        .map(|partition| {
+                            i32::try_from(partition.replicas.len()).unwrap_or(i32::MAX)
+                        })
+                        .max()
+                        .unwrap_or_default(),
+                    configs: entries.clone(),
+                })),
+                Some(Err(error)) if is_unknown_topic(error) => Ok(None),
+                Some(Err(error)) => Err(TopicError::kafka(error)),
+                None => Err(TopicError::Kafka(
+                    "Kafka did not describe this topic's configs".into(),
+                )),
+            },
+        })
+        .collect()
+}

@@ -1,0 +1,142 @@
+//! The topic operator: keeps Kafka topics in line with KafkaTopic resources, with Strimzi's
+//! unidirectional semantics (Kubernetes is the source of truth; changes made directly in
+//! Kafka are reverted at the next reconciliation).
+//!
+//! - [`config`]: Strimzi's environment variables and defaults.
+//! - [`model`]: pure logic: the desired topic, the changes to make, what is not supported,
+//!   which configs may be altered, which KafkaTopic owns a contested topic.
+//! - [`batch`]: a bounded queue that groups requests into batches.
+//! - [`kafka`]: the batched Kafka requests.
+//! - [`reconciler`]: the KafkaTopic reconciler on `operator-common`'s controller.
+//!
+//! # Deleting a namespace while Kafka is unreachable
+//!
+//! A KafkaTopic carries the finalizer `strimzi.io/topic-operator` (unless
+//! `STRIMZI_USE_FINALIZERS=false`), so deleting it deletes the Kafka topic first. When
+//! Kafka cannot be reached, deleting a single KafkaTopic waits (retrying with backoff)
+//! until Kafka is back, so that no topic is left behind silently. When the KafkaTopic's
+//! whole namespace is being deleted, the operator tries to delete the topic for up to
+//! [`reconciler::TERMINATING_NAMESPACE_GRACE`]; if Kafka does not answer or fails, it logs a
+//! warning, leaves the topic in Kafka and removes the finalizer, so that the namespace
+//! deletion completes. (Strimzi's operator keeps the finalizer in that case and the
+//! namespace stays `Terminating` until someone removes the finalizer by hand.)
+
+pub mod batch;
+pub mod config;
+pub mod error;
+pub mod kafka;
+pub mod model;
+pub mod reconciler;
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use kube::api::Api;
+use kube::core::DeserializeGuard;
+use kube::runtime::watcher;
+use strimzi_api::topic::KafkaTopic;
+use strimzi_operator_common::cache::{CacheError, CacheScope};
+use strimzi_operator_common::config::WatchedNamespaces;
+use strimzi_operator_common::kafka::{ConfigResource, KafkaAdmin};
+use strimzi_operator_common::metrics::MetricsError;
+use strimzi_operator_common::runtime::OperatorRuntime;
+
+use crate::config::TopicOperatorConfig;
+use crate::kafka::{RequestCounts, TopicKafka};
+use crate::reconciler::TopicReconciler;
+
+/// The operator's name: field manager and Event reporter.
+pub const NAME: &str = "strimzi-topic-operator";
+
+/// The controller could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Its caches could not be subscribed to.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// Its metrics could not be registered.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+}
+
+/// The topic controller of `runtime`, talking to Kafka through `admin`, and its batched
+/// Kafka operations (whose request counts it exposes). Run the controller with
+/// [`OperatorRuntime::run`].
+pub fn controller(
+    runtime: &OperatorRuntime,
+    config: &TopicOperatorConfig,
+    admin: Arc<dyn KafkaAdmin>,
+) -> Result<(TopicKafka, BoxFuture<'static, ()>), StartError> {
+    let requests = RequestCounts::register(runtime.metrics())?;
+    let kafka = TopicKafka::new(admin, config.batching, requests);
+    let namespaces: Vec<Option<String>> = match &runtime.config().namespaces {
+        WatchedNamespaces::All => vec![None],
+        WatchedNamespaces::List(namespaces) => namespaces.iter().cloned().map(Some).collect(),
+    };
+    let selector = runtime.config().selector_string();
+    let mut resources = Vec::new();
+    for namespace in namespaces {
+        // The same cache the controller watches through: no second watch.
+        let scope = CacheScope {
+            namespace,
+            selector: selector.clone(),
+        };
+        let api: Api<DeserializeGuard<KafkaTopic>> = runtime.api(scope.namespace.as_deref());
+        let watch = scope.watcher_config();
+        let (store, _events) = runtime
+            .caches()
+            .subscribe::<DeserializeGuard<KafkaTopic>>(&scope, move || {
+                watcher(api, watch).boxed()
+            })?;
+        resources.push(store);
+    }
+    let reconciler = TopicReconciler::new(
+        kafka.clone(),
+        runtime.client().clone(),
+        resources,
+        config.use_finalizers,
+        config.alterable.clone(),
+    );
+    // Enough reconciliations at once to fill two batches; more would hold more connections
+    // to the API server (and memory) without making batches bigger.
+    let concurrency = (2 * config.batching.max_batch_size).min(config.batching.max_queue_size);
+    let concurrency = u16::try_from(concurrency).unwrap_or(u16::MAX);
+    let controller = runtime
+        .controller(reconciler)
+        .concurrency(concurrency)
+        .build()?;
+    Ok((kafka, controller))
+}
+
+/// The broker setting that makes Kafka create topics nobody declared.
+const AUTO_CREATE_TOPICS: &str = "auto.create.topics.enable";
+
+/// Whether a broker of the cluster has `auto.create.topics.enable=true`; logs a warning if
+/// so, since topics created that way have no KafkaTopic.
+pub async fn review_cluster_config(
+    admin: &dyn KafkaAdmin,
+) -> Result<bool, strimzi_operator_common::kafka::AdminError> {
+    let cluster = admin.describe_cluster().await?;
+    let Some(broker) = cluster.brokers.first() else {
+        return Ok(false);
+    };
+    let resource = ConfigResource::broker(broker.id);
+    let configs = admin
+        .describe_configs(std::slice::from_ref(&resource))
+        .await?;
+    let enabled = configs
+        .get(&resource)
+        .and_then(|result| result.as_ref().ok())
+        .is_some_and(|entries| {
+            entries.iter().any(|entry| {
+                entry.name == AUTO_CREATE_TOPICS && entry.value.as_deref() == Some("true")
+            })
+        });
+    if enabled {
+        tracing::warn!(
+            "the Kafka cluster has {AUTO_CREATE_TOPICS}=true: topics that clients create implicitly have no KafkaTopic; consider setting it to false"
+        );
+    }
+    Ok(enabled)
+}

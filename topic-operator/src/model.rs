@@ -1,0 +1,448 @@
+//! What a KafkaTopic asks of Kafka and how it differs from what Kafka has: the desired
+//! topic, the changes to make (partitions, configs), the changes that are not supported,
+//! which configs may be altered, and which of several KafkaTopics naming one Kafka topic
+//! manages it. Pure code: no I/O.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use strimzi_api::topic::KafkaTopic;
+use strimzi_operator_common::kafka::{AlterConfigOp, ConfigEntry, ConfigSource, NewTopic};
+
+/// Which topic configs the operator may change in Kafka (`STRIMZI_ALTERABLE_TOPIC_CONFIG`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AlterableConfigs {
+    /// Every config (`ALL`, the default).
+    #[default]
+    All,
+    /// No config (`NONE`).
+    None,
+    /// Only the listed configs.
+    Only(BTreeSet<String>),
+}
+
+impl AlterableConfigs {
+    /// Reads `ALL`, `NONE` (any case) or a comma-separated list of config names; empty means
+    /// `ALL`.
+    pub fn parse(value: &str) -> Self {
+        let value = value.trim();
+        if value.is_empty() || value.eq_ignore_ascii_case("ALL") {
+            Self::All
+        } else if value.eq_ignore_ascii_case("NONE") {
+            Self::None
+        } else {
+            Self::Only(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            )
+        }
+    }
+
+    /// Whether config `name` may be changed.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::None => false,
+            Self::Only(names) => names.contains(name),
+        }
+    }
+}
+
+/// The Kafka topic a KafkaTopic asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesiredTopic {
+    /// The Kafka topic name: `spec.topicName`, or the resource name.
+    pub name: String,
+    /// `spec.partitions`; the broker's default when unset.
+    pub partitions: Option<i32>,
+    /// `spec.replicas`; the broker's default when unset.
+    pub replicas: Option<i32>,
+    /// `spec.config`, every value as Kafka reads it.
+    pub configs: BTreeMap<String, String>,
+}
+
+impl DesiredTopic {
+    /// The topic `resource` asks for.
+    pub fn of(resource: &KafkaTopic) -> Self {
+        let configs = resource
+            .spec
+            .config
+            .as_ref()
+            .map(|config| {
+                config
+                    .iter()
+                    .filter_map(|(name, value)| Some((name.clone(), config_value(value)?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            name: resource.topic_name().unwrap_or_default().to_owned(),
+            partitions: resource.spec.partitions,
+            replicas: resource.spec.replicas,
+            configs,
+        }
+    }
+
+    /// The creation request of this topic.
+    pub fn new_topic(&self) -> NewTopic {
+        let mut topic = NewTopic::new(&self.name);
+        topic.partitions = self.partitions;
+        topic.replication_factor = self
+            .replicas
+            .and_then(|replicas| i16::try_from(replicas).ok());
+        topic.configs = self.configs.clone();
+        topic
+    }
+}
+
+/// A config value of `spec.config` as Kafka reads it: strings as they are, numbers and
+/// booleans printed, lists joined with commas; `null` leaves the config unset.
+fn config_value(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        Value::Array(items) => Some(
+            items
+                .iter()
+                .filter_map(config_value)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        other => Some(other.to_string()),
+    }
+}
+
+/// What Kafka has of a topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActualTopic {
+    /// The topic id.
+    pub topic_id: String,
+    /// The partition count.
+    pub partitions: i32,
+    /// The largest replica count of any partition.
+    pub replicas: i32,
+    /// Every config with its source.
+    pub configs: Vec<ConfigEntry>,
+}
+
+/// A change a KafkaTopic asks for that the operator does not make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsupported {
+    /// Fewer partitions than Kafka has.
+    PartitionDecrease {
+        /// Partitions in Kafka.
+        current: i32,
+        /// Partitions asked for.
+        requested: i32,
+    },
+    /// A different replication factor (needs partition reassignment).
+    ReplicationFactorChange {
+        /// Replicas in Kafka.
+        current: i32,
+        /// Replicas asked for.
+        requested: i32,
+    },
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::PartitionDecrease { current, requested } => write!(
+                formatter,
+                "Decreasing partitions not supported (from {current} to {requested})"
+            ),
+            Self::ReplicationFactorChange { current, requested } => write!(
+                formatter,
+                "Replication factor change not supported (from {current} to {requested}) without Cruise Control"
+            ),
+        }
+    }
+}
+
+/// The changes that bring an existing Kafka topic in line with a KafkaTopic.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Changes {
+    /// The new partition count, when it is to grow.
+    pub partitions: Option<i32>,
+    /// Configs to set and dynamic overrides to delete.
+    pub configs: Vec<AlterConfigOp>,
+    /// Configs of the spec that differ from Kafka but may not be altered.
+    pub not_alterable: Vec<String>,
+    /// Changes asked for that are refused.
+    pub unsupported: Vec<Unsupported>,
+}
+
+impl Changes {
+    /// Whether Kafka is to be changed.
+    pub fn is_empty(&self) -> bool {
+        self.partitions.is_none() && self.configs.is_empty()
+    }
+}
+
+/// The changes that turn `actual` into `desired`, altering only `alterable` configs.
+pub fn changes(
+    desired: &DesiredTopic,
+    actual: &ActualTopic,
+    alterable: &AlterableConfigs,
+) -> Changes {
+    let mut changes = Changes::default();
+    if let Some(requested) = desired.partitions {
+        if requested > actual.partitions {
+            changes.partitions = Some(requested);
+        } else if requested < actual.partitions {
+            changes.unsupported.push(Unsupported::PartitionDecrease {
+                current: actual.partitions,
+                requested,
+            });
+        }
+    }
+    if let Some(requested) = desired.replicas
+        && requested != actual.replicas
+    {
+        changes
+            .unsupported
+            .push(Unsupported::ReplicationFactorChange {
+                current: actual.replicas,
+                requested,
+            });
+    }
+    let current: BTreeMap<&str, &ConfigEntry> = actual
+        .configs
+        .iter()
+        .map(|entry| (entry.name.as_str(), entry))
+        .collect();
+    for (name, value) in &desired.configs {
+        let entry = current.get(name.as_str());
+        if entry.is_some_and(|entry| entry.value.as_ref() == Some(value)) {
+            continue;
+        }
+        if alterable.allows(name) {
+            changes.configs.push(AlterConfigOp::Set {
+                name: name.clone(),
+                value: value.clone(),
+            });
+        } else {
+            changes.not_alterable.push(name.clone());
+        }
+    }
+    for entry in &actual.configs {
+        let is_override = entry.source == ConfigSource::DynamicTopic && !entry.read_only;
+        if is_override && !desired.configs.contains_key(&entry.name) {
+            if alterable.allows(&entry.name) {
+                changes.configs.push(AlterConfigOp::Delete {
+                    name: entry.name.clone(),
+                });
+            } else {
+                changes.not_alterable.push(entry.name.clone());
+            }
+        }
+    }
+    changes
+}
+
+/// One KafkaTopic naming a Kafka topic, as far as ownership goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// `namespace/name` of the KafkaTopic.
+    pub key: String,
+    /// Its creation timestamp (RFC 3339, so that text order is time order).
+    pub created: String,
+    /// Whether its status says it manages the topic already (`Ready` with this topic name).
+    pub ready: bool,
+}
+
+/// The claim that manages the topic among `claims`: one that is `Ready` for it already,
+/// otherwise the oldest; ties go to the smallest key.
+pub fn owner(claims: &[Claim]) -> Option<&Claim> {
+    claims
+        .iter()
+        .min_by(|a, b| (!a.ready, &a.created, &a.key).cmp(&(!b.ready, &b.created, &b.key)))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn entry(name: &str, value: &str, source: ConfigSource) -> ConfigEntry {
+        ConfigEntry {
+            name: name.into(),
+            value: Some(value.into()),
+            source,
+            read_only: false,
+            sensitive: false,
+        }
+    }
+
+    fn actual(partitions: i32, replicas: i32, configs: Vec<ConfigEntry>) -> ActualTopic {
+        ActualTopic {
+            topic_id: "id".into(),
+            partitions,
+            replicas,
+            configs,
+        }
+    }
+
+    fn desired(partitions: Option<i32>, configs: &[(&str, &str)]) -> DesiredTopic {
+        DesiredTopic {
+            name: "t".into(),
+            partitions,
+            replicas: None,
+            configs: configs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn reads_spec_values_as_kafka_does() {
+        let topic: KafkaTopic = serde_json::from_value(json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaTopic",
+            "metadata": {"name": "resource-name"},
+            "spec": {"partitions": 3, "config": {
+                "retention.ms": 7200000, "cleanup.policy": ["compact", "delete"],
+                "preallocate": true, "compression.type": "lz4", "segment.ms": null
+            }}
+        }))
+        .unwrap();
+        let topic = DesiredTopic::of(&topic);
+        assert_eq!(topic.name, "resource-name");
+        assert_eq!(topic.partitions, Some(3));
+        assert_eq!(topic.configs["retention.ms"], "7200000");
+        assert_eq!(topic.configs["cleanup.policy"], "compact,delete");
+        assert_eq!(topic.configs["preallocate"], "true");
+        assert_eq!(topic.configs["compression.type"], "lz4");
+        assert!(!topic.configs.contains_key("segment.ms"));
+    }
+
+    #[test]
+    fn grows_partitions_and_refuses_to_shrink_them() {
+        let none = AlterableConfigs::All;
+        assert_eq!(
+            changes(&desired(Some(5), &[]), &actual(3, 1, vec![]), &none).partitions,
+            Some(5)
+        );
+        assert!(changes(&desired(Some(3), &[]), &actual(3, 1, vec![]), &none).is_empty());
+        assert!(changes(&desired(None, &[]), &actual(3, 1, vec![]), &none).is_empty());
+        let shrink = changes(&desired(Some(2), &[]), &actual(3, 1, vec![]), &none);
+        assert_eq!(shrink.partitions, None);
+        assert_eq!(
+            shrink.unsupported,
+            vec![Unsupported::PartitionDecrease {
+                current: 3,
+                requested: 2
+            }]
+        );
+        assert!(
+            shrink.unsupported[0]
+                .to_string()
+                .contains("Decreasing partitions")
+        );
+    }
+
+    #[test]
+    fn refuses_a_replication_factor_change() {
+        let mut topic = desired(None, &[]);
+        topic.replicas = Some(3);
+        let changes = changes(&topic, &actual(1, 1, vec![]), &AlterableConfigs::All);
+        assert_eq!(
+            changes.unsupported,
+            vec![Unsupported::ReplicationFactorChange {
+                current: 1,
+                requested: 3
+            }]
+        );
+    }
+
+    #[test]
+    fn sets_differing_configs_and_deletes_overrides_not_in_the_spec() {
+        let kafka = vec![
+            entry("retention.ms", "1000", ConfigSource::DynamicTopic),
+            entry("segment.ms", "5000", ConfigSource::DynamicTopic),
+            entry("cleanup.policy", "delete", ConfigSource::Default),
+            entry("max.message.bytes", "100", ConfigSource::StaticBroker),
+        ];
+        let topic = desired(
+            None,
+            &[("retention.ms", "2000"), ("cleanup.policy", "delete")],
+        );
+        let changes = changes(&topic, &actual(1, 1, kafka), &AlterableConfigs::All);
+        assert_eq!(
+            changes.configs,
+            vec![
+                AlterConfigOp::Set {
+                    name: "retention.ms".into(),
+                    value: "2000".into()
+                },
+                AlterConfigOp::Delete {
+                    name: "segment.ms".into()
+                },
+            ]
+        );
+        assert!(changes.not_alterable.is_empty());
+    }
+
+    #[test]
+    fn alters_only_alterable_configs_and_names_the_rest() {
+        let kafka = vec![
+            entry("retention.ms", "1000", ConfigSource::DynamicTopic),
+            entry("segment.ms", "5000", ConfigSource::DynamicTopic),
+        ];
+        let topic = desired(None, &[("retention.ms", "2000"), ("flush.ms", "9")]);
+        let alterable = AlterableConfigs::parse("retention.ms, compression.type");
+        let changes = changes(&topic, &actual(1, 1, kafka.clone()), &alterable);
+        assert_eq!(
+            changes.configs,
+            vec![AlterConfigOp::Set {
+                name: "retention.ms".into(),
+                value: "2000".into()
+            }]
+        );
+        assert_eq!(
+            changes.not_alterable,
+            vec!["flush.ms".to_owned(), "segment.ms".to_owned()]
+        );
+        let nothing = super::changes(
+            &topic,
+            &actual(1, 1, kafka),
+            &AlterableConfigs::parse("none"),
+        );
+        assert!(nothing.configs.is_empty());
+        assert_eq!(nothing.not_alterable.len(), 3);
+    }
+
+    #[test]
+    fn parses_alterable_configs() {
+        assert_eq!(AlterableConfigs::parse(""), AlterableConfigs::All);
+        assert_eq!(AlterableConfigs::parse("ALL"), AlterableConfigs::All);
+        assert_eq!(AlterableConfigs::parse("NONE"), AlterableConfigs::None);
+        assert!(AlterableConfigs::parse("a,b").allows("b"));
+        assert!(!AlterableConfigs::parse("a,b").allows("c"));
+    }
+
+    #[test]
+    fn the_ready_or_else_the_oldest_claim_owns_the_topic() {
+        let claim = |key: &str, created: &str, ready: bool| Claim {
+            key: key.into(),
+            created: created.into(),
+            ready,
+        };
+        let older = claim("ns/a", "2026-01-01T00:00:00Z", false);
+        let newer = claim("ns/b", "2026-02-01T00:00:00Z", false);
+        let twin = claim("ns/c", "2026-01-01T00:00:00Z", false);
+        assert_eq!(owner(&[newer.clone(), older.clone()]), Some(&older));
+        assert_eq!(owner(&[twin.clone(), older.clone()]), Some(&older));
+        let newer_ready = claim("ns/b", "2026-02-01T00:00:00Z", true);
+        assert_eq!(
+            owner(&[older.clone(), newer_ready.clone()]),
+            Some(&newer_ready)
+        );
+        assert_eq!(owner(&[]), None);
+    }
+}

@@ -1,0 +1,311 @@
+//! Shared helpers of the topic operator's tests: the operator started in-process on the
+//! shared test environment (real API server, real Kafka), KafkaTopics written as JSON,
+//! waiting for conditions, and reading topics back from Kafka with the admin client.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use serde_json::{Value, json};
+use strimzi_api::topic::KafkaTopic;
+use strimzi_operator_common::kafka::{AdminClient, AdminConfig, ConfigResource, KafkaAdmin};
+use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_tests::environment::TestEnv;
+use strimzi_topic_operator::config::TopicOperatorConfig;
+use strimzi_topic_operator::kafka::TopicKafka;
+
+/// How long tests wait for the operator to act.
+pub const WAIT: Duration = Duration::from_secs(60);
+
+pub fn env() -> &'static TestEnv {
+    TestEnv::shared()
+}
+
+/// Bootstrap address of the shared broker's PLAINTEXT listener.
+pub fn bootstrap() -> String {
+    env().kafka().listener("plain").unwrap().bootstrap.clone()
+}
+
+/// An admin client of the shared broker, to check what the operator did.
+pub fn admin() -> AdminClient {
+    AdminClient::new(AdminConfig::plaintext(&bootstrap())).unwrap()
+}
+
+/// A client and a namespace of its own for one test.
+pub async fn namespace(prefix: &str) -> (Client, String) {
+    (env().client().await, env().namespace(prefix).await)
+}
+
+/// Topic operator configuration watching `namespace`, Kafka at `bootstrap`, with `extra`.
+pub fn config_for(namespace: &str, bootstrap: &str, extra: &[(&str, &str)]) -> TopicOperatorConfig {
+    let mut variables: BTreeMap<String, String> = BTreeMap::from([
+        ("STRIMZI_NAMESPACE".to_owned(), namespace.to_owned()),
+        (
+            "STRIMZI_KAFKA_BOOTSTRAP_SERVERS".to_owned(),
+            bootstrap.to_owned(),
+        ),
+        (
+            "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS".to_owned(),
+            "120000".to_owned(),
+        ),
+    ]);
+    for (key, value) in extra {
+        variables.insert((*key).to_owned(), (*value).to_owned());
+    }
+    TopicOperatorConfig::from_lookup(|name| variables.get(name).cloned()).unwrap()
+}
+
+/// A topic operator running in this process.
+pub struct Operator {
+    pub runtime: OperatorRuntime,
+    pub kafka: TopicKafka,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+impl Operator {
+    /// Starts the operator with `config`.
+    pub fn start(client: &Client, config: TopicOperatorConfig) -> Self {
+        let admin: Arc<dyn KafkaAdmin> = Arc::new(AdminClient::new(config.kafka.clone()).unwrap());
+        let runtime = OperatorRuntime::new(
+            client.clone(),
+            config.operator.clone(),
+            "strimzi-topic-operator",
+        )
+        .unwrap();
+        let (kafka, controller) =
+            strimzi_topic_operator::controller(&runtime, &config, admin).unwrap();
+        let task = tokio::spawn(runtime.clone().run(vec![controller]));
+        Self {
+            runtime,
+            kafka,
+            task,
+        }
+    }
+
+    /// Starts the operator on `namespace` and the shared broker, with `extra` variables.
+    pub fn on(client: &Client, namespace: &str, extra: &[(&str, &str)]) -> Self {
+        Self::start(client, config_for(namespace, &bootstrap(), extra))
+    }
+
+    /// Asks the operator to stop and waits until it has.
+    pub async fn stop(self) {
+        self.runtime.shutdown_token().cancel();
+        self.task.await.unwrap();
+    }
+}
+
+fn api(client: &Client, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &kube::api::ApiResource::erase::<KafkaTopic>(&()),
+    )
+}
+
+/// A KafkaTopic document named `name` with `spec`.
+pub fn topic(name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaTopic",
+        "metadata": {"name": name, "labels": {"strimzi.io/cluster": "my-cluster"}},
+        "spec": spec,
+    })
+}
+
+/// Creates the KafkaTopic `document` in `namespace`; the API server's error, if any.
+pub async fn try_create(
+    client: &Client,
+    namespace: &str,
+    document: Value,
+) -> Result<(), kube::Error> {
+    let object: DynamicObject = serde_json::from_value(document).unwrap();
+    api(client, namespace)
+        .create(&PostParams::default(), &object)
+        .await
+        .map(|_| ())
+}
+
+/// Creates a KafkaTopic `name` with `spec` in `namespace`.
+pub async fn create(client: &Client, namespace: &str, name: &str, spec: Value) {
+    try_create(client, namespace, topic(name, spec))
+        .await
+        .unwrap();
+}
+
+/// Merges `patch` into the KafkaTopic `name`.
+pub async fn patch(client: &Client, namespace: &str, name: &str, patch: Value) {
+    api(client, namespace)
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+}
+
+/// Deletes the KafkaTopic `name`.
+pub async fn delete(client: &Client, namespace: &str, name: &str) {
+    api(client, namespace)
+        .delete(name, &DeleteParams::default())
+        .await
+        .unwrap();
+}
+
+/// Whether the KafkaTopic `name` exists.
+pub async fn exists(client: &Client, namespace: &str, name: &str) -> bool {
+    api(client, namespace)
+        .get_opt(name)
+        .await
+        .unwrap()
+        .is_some()
+}
+
+/// The KafkaTopic's `status`, as JSON (`null` when unset or gone).
+pub async fn status(client: &Client, namespace: &str, name: &str) -> Value {
+    api(client, namespace)
+        .get_opt(name)
+        .await
+        .unwrap()
+        .map(|object| object.data["status"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// The condition of `type` of the KafkaTopic.
+pub async fn condition(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    r#type: &str,
+) -> Option<Value> {
+    status(client, namespace, name).await["conditions"]
+        .as_array()?
+        .iter()
+        .find(|condition| condition["type"] == r#type)
+        .cloned()
+}
+
+/// Whether the KafkaTopic is `Ready` for its current generation.
+pub async fn is_ready(client: &Client, namespace: &str, name: &str) -> bool {
+    let object = api(client, namespace).get_opt(name).await.unwrap();
+    object.as_ref().is_some_and(is_ready_object)
+}
+
+/// Whether the KafkaTopic `object` is `Ready` for its current generation.
+pub fn is_ready_object(object: &DynamicObject) -> bool {
+    let status = &object.data["status"];
+    status["observedGeneration"].as_i64() == object.metadata.generation
+        && status["conditions"].as_array().is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+}
+
+/// Waits up to [`WAIT`] for `check`; panics naming `what` otherwise.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until the KafkaTopic is Ready for its current generation.
+pub async fn wait_ready(client: &Client, namespace: &str, name: &str) {
+    eventually(&format!("{name} Ready"), || {
+        is_ready(client, namespace, name)
+    })
+    .await;
+}
+
+/// Waits until the KafkaTopic has a `Ready` condition with status `False`, `reason` and a
+/// message containing `message`; the condition.
+pub async fn wait_not_ready(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    reason: &str,
+    message: &str,
+) -> Value {
+    eventually(
+        &format!("{name} Ready=False {reason}: {message}"),
+        || async {
+            condition(client, namespace, name, "Ready")
+                .await
+                .is_some_and(|condition| {
+                    condition["status"] == "False"
+                        && condition["reason"] == reason
+                        && condition["message"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .contains(message)
+                })
+        },
+    )
+    .await;
+    condition(client, namespace, name, "Ready").await.unwrap()
+}
+
+/// Partition count of `topic` in Kafka, `None` when it does not exist.
+pub async fn partitions(admin: &AdminClient, topic: &str) -> Option<usize> {
+    let described = admin.describe_topics(&[topic.to_owned()]).await.unwrap();
+    described[topic]
+        .as_ref()
+        .ok()
+        .map(|topic| topic.partitions.len())
+}
+
+/// Waits until `topic` has `expected` partitions in Kafka (the broker's metadata can lag
+/// briefly behind the controller's after a change).
+pub async fn wait_partitions(admin: &AdminClient, topic: &str, expected: usize) {
+    eventually(&format!("{topic} with {expected} partitions"), || async {
+        partitions(admin, topic).await == Some(expected)
+    })
+    .await;
+}
+
+/// Partition count of `topic` as rdkafka (an independent client) sees it, `None` when the
+/// broker does not know the topic.
+pub async fn rdkafka_partitions(topic: &str) -> Option<usize> {
+    use rdkafka::producer::Producer;
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let producer: rdkafka::producer::BaseProducer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", bootstrap())
+            .set("allow.auto.create.topics", "false")
+            .create()
+            .unwrap();
+        let metadata = producer
+            .client()
+            .fetch_metadata(Some(&topic), Duration::from_secs(10))
+            .unwrap();
+        let found = metadata.topics().first()?;
+        found.error().is_none().then(|| found.partitions().len())
+    })
+    .await
+    .unwrap()
+}
+
+/// The dynamic (per-topic) config overrides of `topic` in Kafka.
+pub async fn overrides(admin: &AdminClient, topic: &str) -> BTreeMap<String, String> {
+    let resource = ConfigResource::topic(topic);
+    let configs = admin
+        .describe_configs(std::slice::from_ref(&resource))
+        .await
+        .unwrap();
+    configs[&resource]
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry.source == strimzi_operator_common::kafka::ConfigSource::DynamicTopic)
+        .map(|entry| (entry.name.clone(), entry.value.clone().unwrap_or_default()))
+        .collect()
+}

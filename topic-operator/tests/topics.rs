@@ -1,0 +1,638 @@
+//! The topic operator against the real API server and the real Kafka broker: each behaviour
+//! driven through KafkaTopic resources and checked in Kafka with the admin client.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use strimzi_operator_common::kafka::{AlterConfigOp, ConfigResource, KafkaAdmin};
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_updates_reverts_drift_and_deletes_a_topic() {
+    let (client, ns) = namespace("to-lifecycle").await;
+    let operator = Operator::on(
+        &client,
+        &ns,
+        &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "2000")],
+    );
+    let admin = admin();
+    let topic = format!("{ns}.orders");
+    create(
+        &client,
+        &ns,
+        "orders",
+        json!({"topicName": topic, "partitions": 2, "replicas": 1,
+               "config": {"retention.ms": 7200000, "cleanup.policy": "delete"}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "orders").await;
+    wait_partitions(&admin, &topic, 2).await;
+    let configs = overrides(&admin, &topic).await;
+    assert_eq!(configs["retention.ms"], "7200000");
+    assert_eq!(configs["cleanup.policy"], "delete");
+    let status = status(&client, &ns, "orders").await;
+    assert_eq!(status["topicName"], topic);
+    let described = admin
+        .describe_topics(std::slice::from_ref(&topic))
+        .await
+        .unwrap();
+    let id = described[&topic].as_ref().unwrap().topic_id.to_string();
+    assert_eq!(status["topicId"], id);
+    assert_eq!(status["observedGeneration"], 1);
+
+    // Update: more partitions, a changed config, a config removed.
+    patch(
+        &client,
+        &ns,
+        "orders",
+        json!({"spec": {"partitions": 4, "config": {"retention.ms": 3600000, "cleanup.policy": null}}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "orders").await;
+    wait_partitions(&admin, &topic, 4).await;
+    assert_eq!(
+        rdkafka_partitions(&topic).await,
+        Some(4),
+        "as rdkafka sees it"
+    );
+    let configs = overrides(&admin, &topic).await;
+    assert_eq!(
+        configs.get("retention.ms").map(String::as_str),
+        Some("3600000")
+    );
+    assert!(!configs.contains_key("cleanup.policy"), "{configs:?}");
+
+    // Drift made directly in Kafka is reverted by the periodic reconciliation.
+    let resource = ConfigResource::topic(&topic);
+    let drift = BTreeMap::from([(
+        resource.clone(),
+        vec![
+            AlterConfigOp::Set {
+                name: "retention.ms".into(),
+                value: "1000".into(),
+            },
+            AlterConfigOp::Set {
+                name: "segment.ms".into(),
+                value: "600000".into(),
+            },
+        ],
+    )]);
+    let altered = admin
+        .incremental_alter_configs(&drift, false)
+        .await
+        .unwrap();
+    assert!(altered[&resource].is_ok());
+    eventually("drift reverted", || async {
+        let configs = overrides(&admin, &topic).await;
+        configs.get("retention.ms").map(String::as_str) == Some("3600000")
+            && !configs.contains_key("segment.ms")
+    })
+    .await;
+
+    // A partition decrease is refused; the topic keeps its partitions.
+    patch(&client, &ns, "orders", json!({"spec": {"partitions": 1}})).await;
+    let refused = wait_not_ready(
+        &client,
+        &ns,
+        "orders",
+        "NotSupported",
+        "Decreasing partitions",
+    )
+    .await;
+    assert_eq!(refused["type"], "Ready");
+    wait_partitions(&admin, &topic, 4).await;
+
+    // A replication factor change without Cruise Control is refused too.
+    patch(
+        &client,
+        &ns,
+        "orders",
+        json!({"spec": {"partitions": 4, "replicas": 3}}),
+    )
+    .await;
+    let refused =
+        wait_not_ready(&client, &ns, "orders", "NotSupported", "Replication factor").await;
+    assert_eq!(refused["type"], "Ready");
+
+    // Deleting the resource deletes the topic, then the finalizer.
+    delete(&client, &ns, "orders").await;
+    eventually("topic deleted from Kafka", || async {
+        partitions(&admin, &topic).await.is_none()
+    })
+    .await;
+    assert_eq!(rdkafka_partitions(&topic).await, None, "as rdkafka sees it");
+    eventually("KafkaTopic gone", || async {
+        !exists(&client, &ns, "orders").await
+    })
+    .await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_defaults_apply_when_partitions_and_replicas_are_unset() {
+    let (client, ns) = namespace("to-defaults").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    // The resource name is the topic name.
+    let name = format!("{ns}-plain");
+    create(&client, &ns, &name, json!({})).await;
+    wait_ready(&client, &ns, &name).await;
+    wait_partitions(&admin, &name, 1).await;
+    assert_eq!(
+        status(&client, &ns, &name).await["topicName"],
+        name.as_str()
+    );
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_older_of_two_topics_for_one_kafka_topic_wins() {
+    let (client, ns) = namespace("to-conflict").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.shared");
+    create(
+        &client,
+        &ns,
+        "first",
+        json!({"topicName": topic, "partitions": 2}),
+    )
+    .await;
+    wait_ready(&client, &ns, "first").await;
+    create(
+        &client,
+        &ns,
+        "second",
+        json!({"topicName": topic, "partitions": 5}),
+    )
+    .await;
+    let conflict = wait_not_ready(&client, &ns, "second", "ResourceConflict", "Managed by").await;
+    assert_eq!(
+        conflict["message"],
+        format!("Managed by Ref{{namespace='{ns}', name='first'}}")
+    );
+    wait_partitions(&admin, &topic, 2).await;
+    // Deleting the loser leaves the topic to the winner.
+    delete(&client, &ns, "second").await;
+    eventually("second gone", || async {
+        !exists(&client, &ns, "second").await
+    })
+    .await;
+    wait_partitions(&admin, &topic, 2).await;
+    assert!(is_ready(&client, &ns, "first").await);
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_topic_name_is_not_supported() {
+    let (client, ns) = namespace("to-rename").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.before");
+    create(&client, &ns, "renamed", json!({"topicName": topic})).await;
+    wait_ready(&client, &ns, "renamed").await;
+    let other = format!("{ns}.after");
+    patch(
+        &client,
+        &ns,
+        "renamed",
+        json!({"spec": {"topicName": other}}),
+    )
+    .await;
+    let refused = wait_not_ready(&client, &ns, "renamed", "NotSupported", "topicName").await;
+    assert!(
+        refused["message"].as_str().unwrap().contains("topicName"),
+        "{refused}"
+    );
+    assert!(partitions(&admin, &other).await.is_none());
+    wait_partitions(&admin, &topic, 1).await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unmanaged_topic_stays_when_its_resource_is_deleted() {
+    let (client, ns) = namespace("to-unmanaged").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.kept");
+    create(
+        &client,
+        &ns,
+        "kept",
+        json!({"topicName": topic, "partitions": 1}),
+    )
+    .await;
+    wait_ready(&client, &ns, "kept").await;
+    wait_partitions(&admin, &topic, 1).await;
+    patch(
+        &client,
+        &ns,
+        "kept",
+        json!({"metadata": {"annotations": {"strimzi.io/managed": "false"}}, "spec": {"partitions": 3}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "kept").await;
+    assert_eq!(
+        partitions(&admin, &topic).await,
+        Some(1),
+        "unmanaged: no change"
+    );
+    delete(&client, &ns, "kept").await;
+    eventually("kept gone", || async {
+        !exists(&client, &ns, "kept").await
+    })
+    .await;
+    assert_eq!(partitions(&admin, &topic).await, Some(1), "the topic stays");
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_alterable_configs_are_changed_and_the_rest_is_a_warning() {
+    let (client, ns) = namespace("to-alterable").await;
+    let operator = Operator::on(
+        &client,
+        &ns,
+        &[("STRIMZI_ALTERABLE_TOPIC_CONFIG", "retention.ms")],
+    );
+    let admin = admin();
+    let topic = format!("{ns}.limited");
+    create(
+        &client,
+        &ns,
+        "limited",
+        json!({"topicName": topic, "config": {"retention.ms": 1000000, "segment.ms": 900000}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "limited").await;
+    patch(
+        &client,
+        &ns,
+        "limited",
+        json!({"spec": {"config": {"retention.ms": 2000000, "segment.ms": 800000}}}),
+    )
+    .await;
+    eventually("InvalidConfig warning", || async {
+        condition(&client, &ns, "limited", "Warning")
+            .await
+            .is_some_and(|warning| {
+                warning["reason"] == "InvalidConfig"
+                    && warning["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("segment.ms")
+            })
+    })
+    .await;
+    let configs = overrides(&admin, &topic).await;
+    assert_eq!(configs["retention.ms"], "2000000");
+    assert_eq!(configs["segment.ms"], "900000");
+    assert!(is_ready(&client, &ns, "limited").await);
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_topic_is_left_alone() {
+    let (client, ns) = namespace("to-paused").await;
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    let topic = format!("{ns}.paused");
+    let mut document = support::topic("paused", json!({"topicName": topic}));
+    document["metadata"]["annotations"] = json!({"strimzi.io/pause-reconciliation": "true"});
+    try_create(&client, &ns, document).await.unwrap();
+    eventually("ReconciliationPaused", || async {
+        condition(&client, &ns, "paused", "ReconciliationPaused")
+            .await
+            .is_some()
+    })
+    .await;
+    assert!(partitions(&admin, &topic).await.is_none());
+    patch(
+        &client,
+        &ns,
+        "paused",
+        json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": null}}}),
+    )
+    .await;
+    wait_ready(&client, &ns, "paused").await;
+    wait_partitions(&admin, &topic, 1).await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_restarted_mid_way_loses_nothing() {
+    let (client, ns) = namespace("to-restart").await;
+    let admin = admin();
+    let names: Vec<String> = (0..30).map(|i| format!("{ns}-t{i}")).collect();
+    let operator = Operator::on(&client, &ns, &[]);
+    futures::future::join_all(
+        names
+            .iter()
+            .map(|name| create(&client, &ns, name, json!({"partitions": 2}))),
+    )
+    .await;
+    // Stopped while reconciliations are under way.
+    operator.stop().await;
+    // While it is down, one KafkaTopic is deleted (its finalizer holds it) and one changes.
+    delete(&client, &ns, &names[0]).await;
+    patch(&client, &ns, &names[1], json!({"spec": {"partitions": 3}})).await;
+    let operator = Operator::on(&client, &ns, &[]);
+    for name in &names[1..] {
+        wait_ready(&client, &ns, name).await;
+    }
+    wait_partitions(&admin, &names[1], 3).await;
+    for name in &names[2..] {
+        wait_partitions(&admin, name, 2).await;
+    }
+    eventually("deleted while down", || async {
+        !exists(&client, &ns, &names[0]).await && partitions(&admin, &names[0]).await.is_none()
+    })
+    .await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_bad_specs_each_end_in_a_clear_condition() {
+    let (client, ns) = namespace("to-bad").await;
+    let admin = admin();
+    let operator = Operator::on(&client, &ns, &[]);
+    // Topics that exist with 3 partitions, for KafkaTopics asking for fewer.
+    let existing: Vec<_> = (0..33)
+        .map(|i| {
+            let mut topic =
+                strimzi_operator_common::kafka::NewTopic::new(format!("{ns}-shrink{i}"));
+            topic.partitions = Some(3);
+            topic
+        })
+        .collect();
+    let created = admin.create_topics(&existing, false).await.unwrap();
+    assert!(created.values().all(Result::is_ok));
+    let negative = (0..34).map(|i| {
+        let client = client.clone();
+        let ns = ns.clone();
+        async move {
+            let error = try_create(
+                &client,
+                &ns,
+                support::topic(&format!("neg{i}"), json!({"partitions": -1})),
+            )
+            .await
+            .expect_err("the CRD rejects negative partitions");
+            assert!(error.to_string().contains("partitions"), "{error}");
+        }
+    });
+    let unknown = (0..33).map(|i| {
+        let client = client.clone();
+        let ns = ns.clone();
+        async move {
+            let name = format!("unknown{i}");
+            create(
+                &client,
+                &ns,
+                &name,
+                json!({"topicName": format!("{ns}-unknown{i}"), "config": {"no.such.config": "x"}}),
+            )
+            .await;
+            let condition =
+                wait_not_ready(&client, &ns, &name, "KafkaError", "no.such.config").await;
+            assert_eq!(condition["type"], "Ready");
+        }
+    });
+    let shrink = (0..33).map(|i| {
+        let client = client.clone();
+        let ns = ns.clone();
+        async move {
+            let name = format!("shrink{i}");
+            create(
+                &client,
+                &ns,
+                &name,
+                json!({"topicName": format!("{ns}-shrink{i}"), "partitions": 1}),
+            )
+            .await;
+            wait_not_ready(&client, &ns, &name, "NotSupported", "Decreasing partitions").await;
+        }
+    });
+    futures::future::join3(
+        futures::future::join_all(negative),
+        futures::future::join_all(unknown),
+        futures::future::join_all(shrink),
+    )
+    .await;
+    for i in 0..33 {
+        assert_eq!(
+            partitions(&admin, &format!("{ns}-shrink{i}")).await,
+            Some(3)
+        );
+        assert!(
+            partitions(&admin, &format!("{ns}-unknown{i}"))
+                .await
+                .is_none()
+        );
+    }
+    // The operator is still working.
+    let good = format!("{ns}-good");
+    create(&client, &ns, &good, json!({"partitions": 2})).await;
+    wait_ready(&client, &ns, &good).await;
+    assert!(!operator.task.is_finished());
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_is_deleted_even_when_kafka_is_unreachable() {
+    let (client, ns) = namespace("to-unreachable").await;
+    let unreachable = format!("127.0.0.1:{}", strimzi_tests::layout::free_port().unwrap());
+    let mut config = config_for(&ns, &unreachable, &[]);
+    config.kafka.operation_timeout = std::time::Duration::from_secs(2);
+    config.kafka.request_timeout = std::time::Duration::from_secs(1);
+    let operator = Operator::start(&client, config);
+    create(&client, &ns, "lonely", json!({})).await;
+    create(&client, &ns, "stays", json!({})).await;
+    for name in ["lonely", "stays"] {
+        wait_not_ready(&client, &ns, name, "KafkaError", "").await;
+    }
+    // Deleting one KafkaTopic waits for Kafka: the finalizer holds it.
+    delete(&client, &ns, "lonely").await;
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert!(
+        exists(&client, &ns, "lonely").await,
+        "held by the finalizer"
+    );
+    // Deleting the namespace completes: the finalizers are removed, the topics left.
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+        kube::Api::all(client.clone());
+    namespaces.delete(&ns, &Default::default()).await.unwrap();
+    eventually("namespace gone", || async {
+        namespaces.get_opt(&ns).await.unwrap().is_none()
+    })
+    .await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_several_namespaces_and_only_selected_resources() {
+    let (client, first) = namespace("to-multi").await;
+    let second = env().namespace("to-multi").await;
+    let admin = admin();
+    let namespaces = format!("{first},{second}");
+    let operator = Operator::on(
+        &client,
+        &first,
+        &[
+            ("STRIMZI_NAMESPACE", namespaces.as_str()),
+            ("STRIMZI_RESOURCE_LABELS", "strimzi.io/cluster=my-cluster"),
+        ],
+    );
+    create(&client, &first, &format!("{first}-a"), json!({})).await;
+    create(&client, &second, &format!("{second}-b"), json!({})).await;
+    let mut other = support::topic(&format!("{second}-other"), json!({}));
+    other["metadata"]["labels"] = json!({"strimzi.io/cluster": "other-cluster"});
+    try_create(&client, &second, other).await.unwrap();
+    wait_ready(&client, &first, &format!("{first}-a")).await;
+    wait_ready(&client, &second, &format!("{second}-b")).await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert!(
+        partitions(&admin, &format!("{second}-other"))
+            .await
+            .is_none()
+    );
+    assert!(
+        status(&client, &second, &format!("{second}-other"))
+            .await
+            .is_null()
+    );
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_config_review_reads_auto_topic_creation() {
+    // The test broker runs with auto.create.topics.enable=false.
+    let enabled = strimzi_topic_operator::review_cluster_config(&admin())
+        .await
+        .unwrap();
+    assert!(!enabled);
+}
+
+/// `GET path` on `127.0.0.1:port`; the whole response, or `None` when nothing listens.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serves_health_and_manages_topics_until_sigterm() {
+    let (client, ns) = namespace("to-binary").await;
+    let binary = env!("CARGO_BIN_EXE_strimzi-topic-operator");
+    // A bad value: one readable line and a non-zero exit.
+    let refused = std::process::Command::new(binary)
+        .env("STRIMZI_NAMESPACE", &ns)
+        .env("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", bootstrap())
+        .env("STRIMZI_MAX_BATCH_SIZE", "0")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("STRIMZI_MAX_BATCH_SIZE"), "{stderr}");
+
+    let port = strimzi_tests::layout::free_port().unwrap();
+    let mut child = std::process::Command::new(binary)
+        .env("KUBECONFIG", env().control_plane().kubeconfig())
+        .env("STRIMZI_NAMESPACE", &ns)
+        .env("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", bootstrap())
+        .env("STRIMZI_RESOURCE_LABELS", "strimzi.io/cluster=my-cluster")
+        .env("STRIMZI_HTTP_PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let topic = format!("{ns}.from-binary");
+    create(
+        &client,
+        &ns,
+        "from-binary",
+        json!({"topicName": topic, "partitions": 3}),
+    )
+    .await;
+    wait_ready(&client, &ns, "from-binary").await;
+    wait_partitions(&admin(), &topic, 3).await;
+    let health = tokio::task::spawn_blocking(move || {
+        (
+            http_get(port, "/healthy"),
+            http_get(port, "/ready"),
+            http_get(port, "/metrics"),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(health.0.unwrap_or_default().starts_with("HTTP/1.0 200"));
+    assert!(health.1.unwrap_or_default().starts_with("HTTP/1.0 200"));
+    assert!(
+        health
+            .2
+            .unwrap_or_default()
+            .contains("strimzi_reconciliations_total")
+    );
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
+
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {pid}");
+}
+
+/// A broker of this test's own, frozen (SIGSTOP) and resumed (SIGCONT) mid-way: the
+/// operator reports the outage and catches up once Kafka answers again. (The test
+/// environment's broker cannot be restarted on the same port, so freezing stands in for a
+/// restart.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_recovers_when_kafka_comes_back() {
+    let (client, ns) = namespace("to-kafka-outage").await;
+    let logs = strimzi_tests::layout::log_dir("topic-operator-outage").unwrap();
+    let broker = tokio::task::spawn_blocking(move || {
+        strimzi_tests::kafka::KafkaBroker::start(&logs).unwrap_or_else(|error| panic!("{error}"))
+    })
+    .await
+    .unwrap();
+    let bootstrap = broker.listener("plain").unwrap().bootstrap.clone();
+    let admin = strimzi_operator_common::kafka::AdminClient::new(
+        strimzi_operator_common::kafka::AdminConfig::plaintext(&bootstrap),
+    )
+    .unwrap();
+    let mut config = config_for(&ns, &bootstrap, &[]);
+    config.kafka.request_timeout = std::time::Duration::from_secs(2);
+    config.kafka.operation_timeout = std::time::Duration::from_secs(4);
+    let operator = Operator::start(&client, config);
+    create(&client, &ns, "before", json!({"partitions": 1})).await;
+    wait_ready(&client, &ns, "before").await;
+
+    signal(broker.pid(), "-STOP");
+    create(&client, &ns, "during", json!({"partitions": 2})).await;
+    patch(&client, &ns, "before", json!({"spec": {"partitions": 3}})).await;
+    wait_not_ready(&client, &ns, "during", "KafkaError", "").await;
+    signal(broker.pid(), "-CONT");
+
+    wait_ready(&client, &ns, "during").await;
+    wait_ready(&client, &ns, "before").await;
+    wait_partitions(&admin, "during", 2).await;
+    wait_partitions(&admin, "before", 3).await;
+    operator.stop().await;
+}
