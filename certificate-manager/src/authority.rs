@@ -424,16 +424,6 @@ fn read_stored(
                 .map(|parsed| (data_key.clone(), parsed))
         })
         .collect();
-    let trust_store = match (
-        secrets::data(cert_secret, CA_P12),
-        secrets::data(cert_secret, CA_PASSWORD),
-    ) {
-        (Some(bytes), Some(password)) => Some(Pkcs12Store {
-            bytes: bytes.to_vec(),
-            password: String::from_utf8_lossy(password).into_owned(),
-        }),
-        _ => None,
-    };
     Ok(StoredCa {
         certificate,
         key,
@@ -442,7 +432,7 @@ fn read_stored(
         force_renew: is_true(cert_secret.metadata.annotations.as_ref(), FORCE_RENEW),
         force_replace: is_true(key_secret.metadata.annotations.as_ref(), FORCE_REPLACE),
         old_certificates,
-        trust_store,
+        trust_store: stored_trust_store(cert_secret),
     })
 }
 
@@ -635,7 +625,6 @@ pub fn apply(
     action: CaAction,
     now: OffsetDateTime,
 ) -> Result<ReconciledCa, CaError> {
-    let failed = |message: String| CaError::Generation { kind, message };
     let cert_name = kind.cert_secret_name(cluster);
     let mut warnings = Vec::new();
     if let CaAction::Postponed(trigger) = &action {
@@ -685,29 +674,7 @@ pub fn apply(
 
     let (cert_secret, key_secret) = if settings.generate {
         let unchanged = !action.issues_certificate() && !expired_certificates_removed;
-        let store = match existing_store {
-            Some(store) if unchanged => Some(store),
-            existing if settings.pkcs12 => {
-                let password =
-                    existing.map_or_else(pkcs12::random_password, |store| store.password);
-                let entries = trusted
-                    .iter()
-                    .map(|(alias, certificate)| (alias.as_str(), certificate));
-                Some(
-                    pkcs12::trust_store(entries, &password)
-                        .map_err(|error| failed(error.to_string()))?,
-                )
-            }
-            _ => None,
-        };
-        let mut data: BTreeMap<String, Vec<u8>> = trusted
-            .iter()
-            .map(|(data_key, certificate)| (data_key.clone(), certificate.to_pem().into_bytes()))
-            .collect();
-        if let Some(store) = store.filter(|_| settings.pkcs12) {
-            data.insert(CA_P12.to_owned(), store.bytes);
-            data.insert(CA_PASSWORD.to_owned(), store.password.into_bytes());
-        }
+        let data = cert_secret_data(kind, settings.pkcs12, &trusted, existing_store, unchanged)?;
         let cert_secret = secrets::build(
             &cert_name,
             BTreeMap::from([(CA_CERT_GENERATION.to_owned(), cert_generation.to_string())]),
@@ -815,30 +782,65 @@ pub fn without_old_certificates(
     if !has_old {
         return Ok(None);
     }
-    let mut data = BTreeMap::from([(
-        CA_CRT.to_owned(),
-        authority.certificate.to_pem().into_bytes(),
-    )]);
-    if authority.settings.pkcs12 {
-        let password = secrets::data(cert_secret, CA_PASSWORD)
-            .map_or_else(pkcs12::random_password, |password| {
-                String::from_utf8_lossy(password).into_owned()
-            });
-        let store = pkcs12::trust_store([(CA_CRT, &authority.certificate)], &password).map_err(
-            |error| CaError::Generation {
-                kind: authority.kind,
-                message: error.to_string(),
-            },
-        )?;
-        data.insert(CA_P12.to_owned(), store.bytes);
-        data.insert(CA_PASSWORD.to_owned(), store.password.into_bytes());
-    }
+    let current = BTreeMap::from([(CA_CRT.to_owned(), authority.certificate.clone())]);
+    let data = cert_secret_data(
+        authority.kind,
+        authority.settings.pkcs12,
+        &current,
+        stored_trust_store(cert_secret),
+        false,
+    )?;
     let annotations = cert_secret.metadata.annotations.clone().unwrap_or_default();
     Ok(Some(secrets::build(
         secrets::name(cert_secret),
         annotations,
         data,
     )))
+}
+
+/// The trust store and its password stored in a certificate Secret, if both are there.
+fn stored_trust_store(cert_secret: &Secret) -> Option<Pkcs12Store> {
+    let bytes = secrets::data(cert_secret, CA_P12)?;
+    let password = secrets::data(cert_secret, CA_PASSWORD)?;
+    Some(Pkcs12Store {
+        bytes: bytes.to_vec(),
+        password: String::from_utf8_lossy(password).into_owned(),
+    })
+}
+
+/// The certificate Secret's data: every trusted certificate as PEM under its data key and,
+/// with PKCS#12 on, a trust store of them all. `existing` is reused as it is when `unchanged`;
+/// otherwise a new store is written, keeping the existing password.
+fn cert_secret_data(
+    kind: CaKind,
+    pkcs12: bool,
+    trusted: &BTreeMap<String, ParsedCertificate>,
+    existing: Option<Pkcs12Store>,
+    unchanged: bool,
+) -> Result<BTreeMap<String, Vec<u8>>, CaError> {
+    let mut data: BTreeMap<String, Vec<u8>> = trusted
+        .iter()
+        .map(|(data_key, certificate)| (data_key.clone(), certificate.to_pem().into_bytes()))
+        .collect();
+    if !pkcs12 {
+        return Ok(data);
+    }
+    let store = match existing {
+        Some(store) if unchanged => store,
+        existing => {
+            let password = existing.map_or_else(pkcs12::random_password, |store| store.password);
+            let entries = trusted
+                .iter()
+                .map(|(alias, certificate)| (alias.as_str(), certificate));
+            pkcs12::trust_store(entries, &password).map_err(|error| CaError::Generation {
+                kind,
+                message: error.to_string(),
+            })?
+        }
+    };
+    data.insert(CA_P12.to_owned(), store.bytes);
+    data.insert(CA_PASSWORD.to_owned(), store.password.into_bytes());
+    Ok(data)
 }
 
 /// Data key under which a replaced CA certificate is kept: `ca-<expiry>.crt` with the expiry

@@ -274,8 +274,6 @@ pub struct IssueContext<'a> {
     pub window_open: bool,
     /// What the CA reconciliation did in this pass.
     pub ca_action: &'a CaAction,
-    /// Whether to write a PKCS#12 key store next to the PEM files.
-    pub pkcs12: bool,
 }
 
 /// A certificate with its key, new or reused.
@@ -356,8 +354,8 @@ pub fn issue_or_reuse(
                     IssueReason::Expiring
                 } else {
                     let key_store = match &existing.key_store {
-                        Some(store) if context.pkcs12 => Some(store.clone()),
-                        None if context.pkcs12 => {
+                        Some(store) if settings.pkcs12 => Some(store.clone()),
+                        None if settings.pkcs12 => {
                             Some(key_store(spec, &key, &certificate, authority)?)
                         }
                         _ => None,
@@ -400,7 +398,7 @@ pub fn issue(
         .map_err(|error| failed(error.to_string()))?;
     let certificate =
         ParsedCertificate::from_der(signed.der()).map_err(|error| failed(error.to_string()))?;
-    let key_store = if context.pkcs12 {
+    let key_store = if settings.pkcs12 {
         Some(key_store(spec, &key, &certificate, authority)?)
     } else {
         None

@@ -158,7 +158,6 @@ fn a_user_supplied_certificate_that_is_not_a_ca_is_refused() {
         now: T0,
         window_open: true,
         ca_action: &ca.action,
-        pkcs12: false,
     };
     let issued = leaf::issue(
         &ca.authority,

@@ -75,7 +75,6 @@ fn broker_certificate(ca: &ReconciledCa) -> IssuedCertificate {
         now: time::OffsetDateTime::now_utc(),
         window_open: true,
         ca_action: &ca.action,
-        pkcs12: true,
     };
     leaf::issue_or_reuse(&ca.authority, &spec, None, &context).unwrap()
 }
@@ -248,7 +247,6 @@ fn verify_everything(algorithm: KeyAlgorithm) {
         now: time::OffsetDateTime::now_utc(),
         window_open: true,
         ca_action: &ca.action,
-        pkcs12: true,
     };
     let user =
         leaf::issue_or_reuse(&ca.authority, &LeafSpec::user("alice"), None, &context).unwrap();

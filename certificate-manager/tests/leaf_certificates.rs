@@ -6,7 +6,7 @@ mod support;
 use std::net::IpAddr;
 
 use k8s_openapi::api::core::v1::Secret;
-use strimzi_certificate_manager::authority::{CaAction, CaTrigger, ReconciledCa};
+use strimzi_certificate_manager::authority::{CaAction, CaSettings, CaTrigger, ReconciledCa};
 use strimzi_certificate_manager::leaf::{
     self, DEFAULT_CLUSTER_DOMAIN, ExistingLeaf, IssueContext, IssueReason, IssuedCertificate,
     LeafSpec, NodeLocation,
@@ -24,7 +24,6 @@ fn context(ca: &ReconciledCa) -> IssueContext<'_> {
         now: T0,
         window_open: true,
         ca_action: &ca.action,
-        pkcs12: true,
     }
 }
 
@@ -225,13 +224,12 @@ fn changed_names_expiry_a_renewed_ca_another_ca_or_bad_data_issue_again() {
 
 #[test]
 fn without_pkcs12_only_pem_entries_are_written() {
-    let ca = created(&settings());
-    let context = IssueContext {
+    let ca = created(&CaSettings {
         pkcs12: false,
-        ..context(&ca)
-    };
+        ..settings()
+    });
     let issued =
-        leaf::issue_or_reuse(&ca.authority, &LeafSpec::user("bob"), None, &context).unwrap();
+        leaf::issue_or_reuse(&ca.authority, &LeafSpec::user("bob"), None, &context(&ca)).unwrap();
     assert_eq!(
         issued.secret_data().keys().cloned().collect::<Vec<_>>(),
         ["user.crt", "user.key"]
