@@ -1,0 +1,2 @@
+//! The bootstrap and headless brokers Services and the per-listener Services. Owner: listeners
+//! and services.
