@@ -246,3 +246,363 @@ fn revision_ignores_nothing_we_generate_and_changes_with_the_spec() {
     changed.version.image = "other:1".into();
     assert_ne!(first, revision(&changed));
 }
+
+/// A Kafka and pools from JSON, resolved with the test configuration.
+fn resolve_json(
+    kafka: serde_json::Value,
+    pools: Vec<serde_json::Value>,
+) -> Result<KafkaCluster, strimzi_cluster_operator::model::ModelError> {
+    let mut kafka: Kafka = serde_json::from_value(kafka).unwrap();
+    kafka.metadata.namespace = Some("ns".into());
+    kafka.metadata.uid = Some("kafka-uid".into());
+    let pools: Vec<KafkaNodePool> = pools
+        .into_iter()
+        .map(|pool| {
+            let mut pool: KafkaNodePool = serde_json::from_value(pool).unwrap();
+            pool.metadata.namespace = Some("ns".into());
+            pool.metadata.uid = Some("pool-uid".into());
+            pool
+        })
+        .collect();
+    let config = config();
+    resolve(&ModelInput {
+        kafka: &kafka,
+        pools: &pools,
+        cluster_id: "id",
+        config: &config,
+    })
+}
+
+fn kafka_json(spec_kafka: serde_json::Value) -> serde_json::Value {
+    let mut kafka = serde_json::json!({
+        "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": false}]
+    });
+    kafka
+        .as_object_mut()
+        .unwrap()
+        .extend(spec_kafka.as_object().unwrap().clone());
+    serde_json::json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "Kafka",
+        "metadata": {"name": "c"},
+        "spec": {"kafka": kafka}
+    })
+}
+
+fn pool_json(
+    name: &str,
+    replicas: i32,
+    roles: &[&str],
+    extra: serde_json::Value,
+) -> serde_json::Value {
+    let mut spec = serde_json::json!({
+        "replicas": replicas,
+        "roles": roles,
+        "storage": {"type": "persistent-claim", "size": "10Gi"}
+    });
+    spec.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    serde_json::json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaNodePool",
+        "metadata": {"name": name, "labels": {"strimzi.io/cluster": "c"}},
+        "spec": spec
+    })
+}
+
+#[test]
+fn invalid_pools_are_rejected_with_a_reason() {
+    use serde_json::json;
+    let cases = [
+        (vec![], "InvalidKafkaNodePools", "No KafkaNodePools"),
+        (
+            vec![pool_json("b", 3, &["broker"], json!({}))],
+            "InvalidKafkaNodePools",
+            "controller role",
+        ),
+        (
+            vec![pool_json("c", 3, &["controller"], json!({}))],
+            "InvalidKafkaNodePools",
+            "broker role",
+        ),
+        (
+            vec![pool_json("x", 3, &[], json!({}))],
+            "InvalidKafkaNodePools",
+            "no role",
+        ),
+        (
+            vec![pool_json(
+                "x",
+                3,
+                &["broker", "controller"],
+                json!({"storage": {"type": "persistent-claim"}}),
+            )],
+            "InvalidConfigurationException",
+            "size",
+        ),
+    ];
+    for (pools, reason, fragment) in cases {
+        let error = resolve_json(kafka_json(json!({})), pools).unwrap_err();
+        assert_eq!(error.reason(), reason, "{error}");
+        assert!(error.to_string().contains(fragment), "{error}");
+    }
+    let error = resolve_json(
+        kafka_json(json!({"config": {"default.replication.factor": 4}})),
+        vec![pool_json("x", 3, &["broker", "controller"], json!({}))],
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("should be set to 3 or less"),
+        "{error}"
+    );
+}
+
+#[test]
+fn spec_warnings_follow_strimzi() {
+    use serde_json::json;
+    let reasons = |cluster: KafkaCluster| -> Vec<String> {
+        cluster.warnings.into_iter().map(|w| w.reason).collect()
+    };
+    let two_controllers = resolve_json(
+        kafka_json(json!({"config": {"default.replication.factor": 2, "min.insync.replicas": 1}})),
+        vec![pool_json("x", 2, &["broker", "controller"], json!({}))],
+    )
+    .unwrap();
+    assert_eq!(reasons(two_controllers), ["KafkaKRaftControllerNodeCount"]);
+    let defaults = resolve_json(
+        kafka_json(json!({})),
+        vec![pool_json("x", 3, &["broker", "controller"], json!({}))],
+    )
+    .unwrap();
+    assert_eq!(
+        reasons(defaults),
+        ["KafkaDefaultReplicationFactor", "KafkaMinInsyncReplicas"]
+    );
+    let single_ephemeral = resolve_json(
+        kafka_json(json!({})),
+        vec![pool_json(
+            "x",
+            1,
+            &["broker", "controller"],
+            json!({"storage": {"type": "ephemeral"}}),
+        )],
+    )
+    .unwrap();
+    assert_eq!(reasons(single_ephemeral), ["KafkaStorage"]);
+}
+
+#[test]
+fn claims_follow_delete_claim() {
+    use serde_json::json;
+    let mut pool = pool_json(
+        "x",
+        1,
+        &["broker", "controller"],
+        json!({"storage": {"type": "jbod", "volumes": [
+            {"id": 0, "type": "persistent-claim", "size": "1Gi", "deleteClaim": true,
+             "class": "fast", "selector": {"zone": "a"}, "volumeAttributesClass": "gold"},
+            {"id": 1, "type": "persistent-claim", "size": "2Gi"}]},
+            "template": {"persistentVolumeClaim": {"metadata": {
+                "labels": {"team": "a", "strimzi.io/name": "ignored"},
+                "annotations": {"note": "n"}}}}}),
+    );
+    pool["status"] = json!({"nodeIds": [0, 1, 2]});
+    let cluster = resolve_json(
+        kafka_json(json!({"config": {"default.replication.factor": 1, "min.insync.replicas": 1}})),
+        vec![pool],
+    )
+    .unwrap();
+    let claims = cluster.persistent_volume_claims();
+    let names: Vec<String> = claims
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["data-0-c-x-0", "data-1-c-x-0"]);
+    let first = &claims[0];
+    assert_eq!(
+        first.metadata.owner_references.as_ref().unwrap()[0].kind,
+        "KafkaNodePool"
+    );
+    assert!(claims[1].metadata.owner_references.is_none());
+    let labels = first.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels["team"], "a");
+    assert_eq!(labels["strimzi.io/name"], "c-kafka");
+    assert_eq!(first.metadata.annotations.as_ref().unwrap()["note"], "n");
+    let spec = first.spec.as_ref().unwrap();
+    assert_eq!(spec.storage_class_name.as_deref(), Some("fast"));
+    assert_eq!(spec.volume_attributes_class_name.as_deref(), Some("gold"));
+    assert_eq!(
+        spec.selector
+            .as_ref()
+            .unwrap()
+            .match_labels
+            .as_ref()
+            .unwrap()["zone"],
+        "a"
+    );
+    assert_eq!(cluster.claims_to_delete(), ["data-0-c-x-1", "data-0-c-x-2"]);
+}
+
+#[test]
+fn pods_with_templates_jvm_options_and_rack() {
+    use serde_json::json;
+    let cluster = resolve_json(
+        kafka_json(json!({
+            "config": {"default.replication.factor": 1, "min.insync.replicas": 1},
+            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+            "brokerRackInitImage": "init:1",
+            "jvmOptions": {"-Xmx": "1g", "-XX": {"UseG1GC": "true", "UnlockExperimentalVMOptions": "true", "MaxRAMPercentage": "70"},
+                           "javaSystemProperties": [{"name": "a", "value": "b"}], "gcLoggingEnabled": true},
+            "livenessProbe": {"initialDelaySeconds": 60},
+            "template": {
+                "pod": {"metadata": {"labels": {"from": "kafka"}}, "terminationGracePeriodSeconds": 120,
+                        "tolerations": [{"key": "k", "operator": "Exists"}],
+                        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}]}}},
+                        "volumes": [{"name": "extra", "emptyDir": {}}],
+                        "templatedVolumes": [{"name": "per-node", "secret": {"secretName": "s-{nodeId}",
+                            "items": [{"key": "{nodePodName}.crt", "path": "node.crt"}]}}]},
+                "kafkaContainer": {"env": [{"name": "KAFKA_CLUSTER_NAME", "value": "ignored"}, {"name": "USER", "value": "u"}],
+                                   "volumeMounts": [{"name": "extra", "mountPath": "/extra"}]},
+                "podSet": {"metadata": {"annotations": {"kafka": "template"}}}
+            }
+        })),
+        vec![pool_json("b", 1, &["broker", "controller"], json!({
+            "resources": {"requests": {"memory": "2Gi"}},
+            "template": {"podSet": {"metadata": {"annotations": {"pool": "template"}}}}
+        }))],
+    )
+    .unwrap();
+    let pod_sets = cluster.pod_sets(&PodInputs::default());
+    insta::assert_yaml_snapshot!("features-pod-sets", pod_sets);
+    let annotations = pod_sets[0].metadata.annotations.as_ref().unwrap();
+    assert_eq!(
+        annotations.get("pool").map(String::as_str),
+        Some("template")
+    );
+    assert!(
+        !annotations.contains_key("kafka"),
+        "the pool's podSet template wins"
+    );
+    let pod = &pods_of(&pod_sets)[0];
+    assert_eq!(
+        pod.metadata.labels.as_ref().unwrap()["from"],
+        "kafka",
+        "the Kafka's pod template applies"
+    );
+    let spec = pod.spec.as_ref().unwrap();
+    assert_eq!(spec.termination_grace_period_seconds, Some(120));
+    let terms = &spec
+        .affinity
+        .as_ref()
+        .unwrap()
+        .node_affinity
+        .as_ref()
+        .unwrap()
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+        .unwrap()
+        .node_selector_terms;
+    let keys: Vec<&str> = terms[0]
+        .match_expressions
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|e| e.key.as_str())
+        .collect();
+    assert_eq!(keys, ["disk", "topology.kubernetes.io/zone"]);
+    let init = &spec.init_containers.as_ref().unwrap()[0];
+    assert_eq!(init.image.as_deref(), Some("init:1"));
+    let env: BTreeMap<String, Option<String>> = spec.containers[0]
+        .env
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|var| (var.name, var.value))
+        .collect();
+    assert_eq!(env["KAFKA_CLUSTER_NAME"].as_deref(), Some("c"));
+    assert_eq!(env["USER"].as_deref(), Some("u"));
+    assert_eq!(
+        env["KAFKA_HEAP_OPTS"].as_deref(),
+        Some("-Xmx1g -XX:MaxRAMPercentage=70")
+    );
+    assert_eq!(
+        env["KAFKA_JVM_PERFORMANCE_OPTS"].as_deref(),
+        Some("-XX:+UnlockExperimentalVMOptions -XX:+UseG1GC")
+    );
+    assert_eq!(
+        env["STRIMZI_JAVA_SYSTEM_PROPERTIES"].as_deref(),
+        Some("-Da=b")
+    );
+    assert_eq!(env["STRIMZI_KAFKA_GC_LOG_ENABLED"].as_deref(), Some("true"));
+    assert!(
+        !env.contains_key("STRIMZI_DYNAMIC_HEAP_PERCENTAGE"),
+        "-Xmx set"
+    );
+    let volumes: BTreeMap<String, serde_json::Value> = spec
+        .volumes
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.name.clone(), serde_json::to_value(v).unwrap()))
+        .collect();
+    assert_eq!(volumes["per-node"]["secret"]["secretName"], "s-0");
+    assert_eq!(
+        volumes["per-node"]["secret"]["items"][0]["key"],
+        "c-b-0.crt"
+    );
+    assert!(volumes.contains_key("rack-volume"));
+    assert_eq!(
+        spec.containers[0]
+            .liveness_probe
+            .as_ref()
+            .unwrap()
+            .initial_delay_seconds,
+        Some(60)
+    );
+}
+
+#[test]
+fn dynamic_heap_follows_memory_resources() {
+    use serde_json::json;
+    let heap = |pool_extra: serde_json::Value| -> BTreeMap<String, String> {
+        let cluster = resolve_json(
+            kafka_json(
+                json!({"config": {"default.replication.factor": 1, "min.insync.replicas": 1}}),
+            ),
+            vec![pool_json("b", 1, &["broker", "controller"], pool_extra)],
+        )
+        .unwrap();
+        let pod = &pods_of(&cluster.pod_sets(&PodInputs::default()))[0];
+        pod.spec.as_ref().unwrap().containers[0]
+            .env
+            .clone()
+            .unwrap()
+            .into_iter()
+            .filter(|var| var.name.contains("HEAP"))
+            .map(|var| (var.name, var.value.unwrap_or_default()))
+            .collect()
+    };
+    assert_eq!(
+        heap(json!({"resources": {"limits": {"memory": "4Gi"}}})),
+        BTreeMap::from([
+            (
+                "STRIMZI_DYNAMIC_HEAP_MAX".to_owned(),
+                "5368709120".to_owned()
+            ),
+            (
+                "STRIMZI_DYNAMIC_HEAP_PERCENTAGE".to_owned(),
+                "50".to_owned()
+            ),
+        ])
+    );
+    assert_eq!(
+        heap(json!({})),
+        BTreeMap::from([("KAFKA_HEAP_OPTS".to_owned(), "-Xms128M".to_owned())])
+    );
+    assert_eq!(
+        heap(json!({"jvmOptions": {"-Xms": "1g"}})),
+        BTreeMap::from([("KAFKA_HEAP_OPTS".to_owned(), "-Xms1g".to_owned())])
+    );
+}

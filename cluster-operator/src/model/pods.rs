@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 use strimzi_api::annotations;
 use strimzi_api::common::{
     ContainerTemplate, KafkaJmxAuthentication, MetricsConfig, Probe as ProbeOptions, RackType,
+    TemplatedVolume,
 };
 use strimzi_api::kafka::KafkaListenerType;
 use strimzi_api::labels;
@@ -247,6 +248,37 @@ fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Op
         .and_then(|value| serde_json::from_value(value).ok())
 }
 
+/// A templated volume of node `node_id`: `{nodeId}` and `{nodePodName}` in the Secret or
+/// ConfigMap name, their item keys and paths, and the claim name are replaced.
+fn templated_volume(volume: &TemplatedVolume, node_id: i32, pod_name: &str) -> Option<Volume> {
+    let fill = |text: &mut String| {
+        *text = text
+            .replace("{nodeId}", &node_id.to_string())
+            .replace("{nodePodName}", pod_name);
+    };
+    let fill_items = |items: &mut Option<Vec<KeyToPath>>| {
+        for item in items.iter_mut().flatten() {
+            fill(&mut item.key);
+            fill(&mut item.path);
+        }
+    };
+    let mut volume = volume.clone();
+    if let Some(secret) = volume.secret.as_mut() {
+        if let Some(name) = secret.secret_name.as_mut() {
+            fill(name);
+        }
+        fill_items(&mut secret.items);
+    }
+    if let Some(config_map) = volume.config_map.as_mut() {
+        fill(&mut config_map.name);
+        fill_items(&mut config_map.items);
+    }
+    if let Some(claim) = volume.persistent_volume_claim.as_mut() {
+        fill(&mut claim.claim_name);
+    }
+    convert(&volume)
+}
+
 /// Appends the template's environment variables whose names are not taken yet.
 fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>) {
     for var in template.and_then(|t| t.env.as_ref()).into_iter().flatten() {
@@ -446,7 +478,7 @@ impl KafkaCluster {
                 affinity: self.affinity(pool, template),
                 init_containers,
                 containers: vec![self.kafka_container(pool, template)],
-                volumes: Some(self.volumes(pool, template, &pod_name)),
+                volumes: Some(self.volumes(pool, template, node_id, &pod_name)),
                 tolerations: pod_template.and_then(|pod| pod.tolerations.clone()),
                 termination_grace_period_seconds: Some(
                     pod_template
@@ -548,7 +580,13 @@ impl KafkaCluster {
 
     /// The volumes of a pod: data volumes, then the service account token, `/tmp`, the
     /// per-node ConfigMap, the ready files, the init volume and the template's volumes.
-    fn volumes(&self, pool: &NodePool, template: &PoolTemplate, pod_name: &str) -> Vec<Volume> {
+    fn volumes(
+        &self,
+        pool: &NodePool,
+        template: &PoolTemplate,
+        node_id: i32,
+        pod_name: &str,
+    ) -> Vec<Volume> {
         let pod_template = template.pod.as_ref().map(|pod| &pod.pod);
         let mut volumes: Vec<Volume> = data_volumes(&pool.storage)
             .into_iter()
@@ -598,6 +636,16 @@ impl KafkaCluster {
         }
         let additional = pod_template.and_then(|pod| pod.volumes.as_ref());
         volumes.extend(additional.into_iter().flatten().filter_map(convert));
+        let templated = template
+            .pod
+            .as_ref()
+            .and_then(|pod| pod.templated_volumes.as_ref());
+        volumes.extend(
+            templated
+                .into_iter()
+                .flatten()
+                .filter_map(|volume| templated_volume(volume, node_id, pod_name)),
+        );
         volumes
     }
 
