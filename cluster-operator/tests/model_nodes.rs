@@ -606,3 +606,30 @@ fn dynamic_heap_follows_memory_resources() {
         BTreeMap::from([("KAFKA_HEAP_OPTS".to_owned(), "-Xms1g".to_owned())])
     );
 }
+
+#[test]
+fn pool_status_reports_ids_roles_and_selector() {
+    use serde_json::json;
+    let cluster = resolve_json(
+        kafka_json(json!({"config": {"default.replication.factor": 1, "min.insync.replicas": 1}})),
+        vec![pool_json("b", 3, &["broker", "controller"], json!({}))],
+    )
+    .unwrap();
+    let status = cluster.pool_status(&cluster.pools[0]);
+    assert_eq!(status.node_ids, Some(vec![0, 1, 2]));
+    assert_eq!(status.replicas, Some(3));
+    assert_eq!(status.cluster_id.as_deref(), Some("id"));
+    assert_eq!(
+        status.label_selector.as_deref(),
+        Some(
+            "strimzi.io/cluster=c,strimzi.io/kind=Kafka,strimzi.io/name=c-kafka,strimzi.io/pool-name=b"
+        )
+    );
+    let roles: Vec<String> = status
+        .roles
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(roles, ["controller", "broker"]);
+}

@@ -1,8 +1,8 @@
 //! Resolving a Kafka and its node pools into a [`KafkaCluster`]. Owner: nodes and pods.
 
-use strimzi_api::node_pool::{KafkaNodePool, ProcessRole};
+use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolStatus, ProcessRole};
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
-use strimzi_operator_common::labels::owner_reference;
+use strimzi_operator_common::labels::{owner_reference, selector_string};
 
 use super::images::resolve_version;
 use super::node_ids::assign_node_ids;
@@ -206,5 +206,20 @@ fn is_ephemeral(storage: &Storage) -> bool {
             .iter()
             .flatten()
             .all(|volume| matches!(volume, SingleVolumeStorage::Ephemeral(_))),
+    }
+}
+
+impl KafkaCluster {
+    /// The status of pool `pool` after this reconciliation (without conditions, which the
+    /// caller adds): its node IDs, roles, replicas, the selector of its pods and the cluster ID.
+    pub fn pool_status(&self, pool: &NodePool) -> KafkaNodePoolStatus {
+        KafkaNodePoolStatus {
+            node_ids: Some(pool.node_ids.iter().copied().collect()),
+            roles: Some(pool.roles.iter().copied().collect()),
+            replicas: i32::try_from(pool.node_ids.len()).ok(),
+            label_selector: Some(selector_string(&self.pool_selector(pool))),
+            cluster_id: Some(self.cluster_id.clone()),
+            ..KafkaNodePoolStatus::default()
+        }
     }
 }

@@ -63,9 +63,9 @@ pub fn data_volumes(storage: &Storage) -> Vec<DataVolume> {
     }
 }
 
-/// The directory that holds the KRaft metadata log: the volume marked `kraftMetadata: shared`,
-/// else the JBOD volume with the lowest ID (the only volume otherwise), as
-/// `/var/lib/kafka/<volume>/kafka-log<node id>` without the node part.
+/// The volume that holds the KRaft metadata log: the one marked `kraftMetadata: shared`, else
+/// the JBOD volume with the lowest ID (or the only volume). Kafka's log directory on a volume
+/// is `<mount path>/kafka-log<node id>`.
 pub fn kraft_metadata_volume(storage: &Storage) -> Option<DataVolume> {
     let volumes = data_volumes(storage);
     volumes
