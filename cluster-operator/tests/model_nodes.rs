@@ -172,14 +172,21 @@ fn generated_cluster(
             .unwrap()
         })
         .collect();
+    resolve_resources(&kafka, &pools).ok()
+}
+
+/// Resolves `kafka` and `pools` with the test configuration and cluster ID `id`.
+fn resolve_resources(
+    kafka: &Kafka,
+    pools: &[KafkaNodePool],
+) -> Result<KafkaCluster, strimzi_cluster_operator::model::ModelError> {
     let config = config();
     resolve(&ModelInput {
-        kafka: &kafka,
-        pools: &pools,
+        kafka,
+        pools,
         cluster_id: "id",
         config: &config,
     })
-    .ok()
 }
 
 proptest! {
@@ -264,13 +271,7 @@ fn resolve_json(
             pool
         })
         .collect();
-    let config = config();
-    resolve(&ModelInput {
-        kafka: &kafka,
-        pools: &pools,
-        cluster_id: "id",
-        config: &config,
-    })
+    resolve_resources(&kafka, &pools)
 }
 
 fn kafka_json(spec_kafka: serde_json::Value) -> serde_json::Value {

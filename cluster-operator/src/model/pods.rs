@@ -365,15 +365,31 @@ impl KafkaCluster {
     /// Whether a node of `pool` needs the init container: brokers with topology-label rack
     /// awareness or a `nodeport` listener.
     fn needs_init_container(&self, pool: &NodePool) -> bool {
-        let topology_rack = self.spec.rack.as_ref().is_some_and(|rack| {
-            rack.r#type.unwrap_or(RackType::TopologyLabel) == RackType::TopologyLabel
-        });
         let node_port = self
             .spec
             .listeners
             .iter()
             .any(|listener| listener.r#type == KafkaListenerType::NodePort);
-        pool.roles.contains(&ProcessRole::Broker) && (topology_rack || node_port)
+        pool.roles.contains(&ProcessRole::Broker) && (self.uses_topology_label_rack() || node_port)
+    }
+
+    /// Whether brokers read their rack from a node label (the default rack type).
+    fn uses_topology_label_rack(&self) -> bool {
+        self.spec.rack.as_ref().is_some_and(|rack| {
+            rack.r#type.unwrap_or(RackType::TopologyLabel) == RackType::TopologyLabel
+        })
+    }
+
+    /// The node label that names the rack, for topology-label rack awareness.
+    fn topology_label_key(&self) -> Option<String> {
+        self.uses_topology_label_rack()
+            .then(|| {
+                self.spec
+                    .rack
+                    .as_ref()
+                    .and_then(|rack| rack.topology_key.clone())
+            })
+            .flatten()
     }
 
     /// The image pull policy of `image`: the operator's setting, else `Always` for `:latest`
@@ -541,14 +557,7 @@ impl KafkaCluster {
             .pod
             .as_ref()
             .and_then(|pod| pod.pod.affinity.clone());
-        let topology_key = self
-            .spec
-            .rack
-            .as_ref()
-            .filter(|rack| {
-                rack.r#type.unwrap_or(RackType::TopologyLabel) == RackType::TopologyLabel
-            })
-            .and_then(|rack| rack.topology_key.clone());
+        let topology_key = self.topology_label_key();
         let Some(topology_key) = topology_key.filter(|_| pool.roles.contains(&ProcessRole::Broker))
         else {
             return affinity;
@@ -810,14 +819,7 @@ impl KafkaCluster {
                 ..EnvVarSource::default()
             }),
         }];
-        let topology_key = self
-            .spec
-            .rack
-            .as_ref()
-            .filter(|rack| {
-                rack.r#type.unwrap_or(RackType::TopologyLabel) == RackType::TopologyLabel
-            })
-            .and_then(|rack| rack.topology_key.clone());
+        let topology_key = self.topology_label_key();
         if let Some(key) = topology_key {
             vars.push(env("RACK_TOPOLOGY_KEY", key));
         }
