@@ -79,6 +79,7 @@ fn inputs(cluster: &KafkaCluster) -> PodInputs {
         },
         server_cert_hashes: hashes.clone(),
         configuration_hashes: hashes,
+        custom_listener_cert_thumbprints: None,
     }
 }
 

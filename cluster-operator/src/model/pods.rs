@@ -50,8 +50,10 @@ pub const METRICS_PORT: i32 = 9404;
 pub const JMX_PORT: i32 = 9999;
 /// `strimzi.io/kafka-version` on pods and pod sets.
 pub const KAFKA_VERSION_ANNOTATION: &str = "strimzi.io/kafka-version";
-/// `strimzi.io/broker-configuration-hash` on pods.
-pub const CONFIGURATION_HASH_ANNOTATION: &str = "strimzi.io/broker-configuration-hash";
+/// `strimzi.io/configuration-hash` on pods: a hash of the node's configuration.
+pub const CONFIGURATION_HASH_ANNOTATION: &str = "strimzi.io/configuration-hash";
+/// `strimzi.io/custom-listener-cert-thumbprints` on broker pods.
+pub const CUSTOM_CERT_THUMBPRINTS_ANNOTATION: &str = "strimzi.io/custom-listener-cert-thumbprints";
 /// `strimzi.io/storage` on pod sets: the storage the pods were built for.
 pub const STORAGE_ANNOTATION: &str = "strimzi.io/storage";
 
@@ -101,9 +103,11 @@ pub struct PodInputs {
     pub ca_generations: CaGenerations,
     /// `strimzi.io/server-cert-hash` by pod name.
     pub server_cert_hashes: BTreeMap<String, String>,
-    /// Hash of each node's configuration by pod name
-    /// (`strimzi.io/broker-configuration-hash`).
+    /// Hash of each node's configuration by pod name (`strimzi.io/configuration-hash`).
     pub configuration_hashes: BTreeMap<String, String>,
+    /// Thumbprints of the user-provided listener certificates, set on broker pods so that a
+    /// new certificate rolls them (`strimzi.io/custom-listener-cert-thumbprints`).
+    pub custom_listener_cert_thumbprints: Option<String>,
 }
 
 /// The revision of a pod definition: a short hash of everything the operator generated for
@@ -460,6 +464,16 @@ impl KafkaCluster {
         }
         if let Some(hash) = inputs.configuration_hashes.get(&pod_name) {
             pod_annotations.insert(CONFIGURATION_HASH_ANNOTATION.to_owned(), hash.clone());
+        }
+        if let Some(thumbprints) = inputs
+            .custom_listener_cert_thumbprints
+            .as_ref()
+            .filter(|_| is_broker)
+        {
+            pod_annotations.insert(
+                CUSTOM_CERT_THUMBPRINTS_ANNOTATION.to_owned(),
+                thumbprints.clone(),
+            );
         }
 
         let init_containers = self
