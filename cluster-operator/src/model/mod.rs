@@ -35,6 +35,7 @@ pub mod pods;
 pub mod policies;
 pub mod services;
 pub mod storage;
+pub mod user_config;
 
 /// Everything [`resolve`] needs: the custom resources and what the operator knows about them.
 #[derive(Clone, Debug)]
