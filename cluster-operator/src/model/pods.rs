@@ -34,8 +34,10 @@ use strimzi_api::node_pool::ProcessRole;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_api::storage::SingleVolumeStorage;
 
+use super::listener_config::ListenerSettings;
+use super::object_meta::{merged, template_annotations, template_labels, with_additional_labels};
 use super::storage::data_volumes;
-use super::templates::{PoolTemplate, metadata, with_template_annotations, with_template_labels};
+use super::templates::{PoolTemplate, metadata};
 use super::{KafkaCluster, NodePool};
 
 /// Port of the Kafka agent (broker state for the operator).
@@ -121,17 +123,6 @@ pub fn pod_revision(pod: &Pod) -> String {
         .take(4)
         .map(|byte| format!("{byte:02x}"))
         .collect()
-}
-
-/// The port name Strimzi gives a listener (`tcp-clients`, `tcp-clientstls` and
-/// `tcp-external` for the historical defaults, else `tcp-<name>`).
-pub fn listener_port_name(name: &str, port: i32, listener_type: KafkaListenerType) -> String {
-    match (name, port, listener_type) {
-        ("plain", 9092, KafkaListenerType::Internal) => "tcp-clients".to_owned(),
-        ("tls", 9093, KafkaListenerType::Internal) => "tcp-clientstls".to_owned(),
-        ("external", 9094, _) => "tcp-external".to_owned(),
-        _ => format!("tcp-{name}"),
-    }
 }
 
 /// A TCP container port.
@@ -347,11 +338,14 @@ impl KafkaCluster {
             metadata: ObjectMeta {
                 name: Some(strimzi_api::naming::pool_pod_set(&self.name, &pool.name)),
                 namespace: Some(self.namespace.clone()),
-                labels: Some(with_template_labels(
-                    self.pool_labels(pool),
-                    pod_set_metadata,
+                labels: Some(with_additional_labels(
+                    &self.pool_labels(pool),
+                    &template_labels(pod_set_metadata),
                 )),
-                annotations: Some(with_template_annotations(annotations, pod_set_metadata)),
+                annotations: Some(merged([
+                    &annotations,
+                    &template_annotations(pod_set_metadata),
+                ])),
                 owner_references: pool.owner.clone().map(|owner| vec![owner]),
                 ..ObjectMeta::default()
             },
@@ -495,8 +489,14 @@ impl KafkaCluster {
             metadata: ObjectMeta {
                 name: Some(pod_name.clone()),
                 namespace: Some(self.namespace.clone()),
-                labels: Some(with_template_labels(pod_labels, pod_metadata)),
-                annotations: Some(with_template_annotations(pod_annotations, pod_metadata)),
+                labels: Some(with_additional_labels(
+                    &pod_labels,
+                    &template_labels(pod_metadata),
+                )),
+                annotations: Some(merged([
+                    &pod_annotations,
+                    &template_annotations(pod_metadata),
+                ])),
                 ..ObjectMeta::default()
             },
             spec: Some(PodSpec {
@@ -721,12 +721,12 @@ impl KafkaCluster {
         }
         if pool.roles.contains(&ProcessRole::Broker) {
             ports.push(container_port("tcp-replication", REPLICATION_PORT));
-            ports.extend(self.spec.listeners.iter().map(|listener| {
-                container_port(
-                    &listener_port_name(&listener.name, listener.port, listener.r#type),
-                    listener.port,
-                )
-            }));
+            ports.extend(
+                self.spec
+                    .listeners
+                    .iter()
+                    .map(|listener| container_port(&listener.port_name(), listener.port)),
+            );
         }
         if self.spec.metrics_config.is_some() {
             ports.push(container_port("tcp-prometheus", METRICS_PORT));

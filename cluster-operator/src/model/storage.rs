@@ -12,7 +12,8 @@ use kube::api::ObjectMeta;
 use strimzi_api::annotations::DELETE_CLAIM;
 use strimzi_api::storage::{PersistentClaimStorage, SingleVolumeStorage, Storage};
 
-use super::templates::{metadata, with_template_annotations, with_template_labels};
+use super::object_meta::{merged, template_annotations, template_labels, with_additional_labels};
+use super::templates::metadata;
 use super::{KafkaCluster, ModelError, NodePool};
 
 /// Where the data volumes are mounted in the Kafka container.
@@ -169,7 +170,7 @@ impl KafkaCluster {
     fn pool_claims(&self, pool: &NodePool, node_ids: &BTreeSet<i32>) -> Vec<PersistentVolumeClaim> {
         let template = self.pool_template(pool).persistent_volume_claim;
         let template = metadata(template.as_ref());
-        let labels = with_template_labels(self.pool_labels(pool), template);
+        let labels = with_additional_labels(&self.pool_labels(pool), &template_labels(template));
         let volumes = data_volumes(&pool.storage);
         volumes
             .iter()
@@ -185,10 +186,8 @@ impl KafkaCluster {
             })
             .map(|(name, claim)| {
                 let delete_claim = claim.delete_claim.unwrap_or(false);
-                let annotations = with_template_annotations(
-                    BTreeMap::from([(DELETE_CLAIM.to_owned(), delete_claim.to_string())]),
-                    template,
-                );
+                let own = BTreeMap::from([(DELETE_CLAIM.to_owned(), delete_claim.to_string())]);
+                let annotations = merged([&own, &template_annotations(template)]);
                 PersistentVolumeClaim {
                     metadata: ObjectMeta {
                         name: Some(name),

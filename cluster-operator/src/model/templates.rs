@@ -1,6 +1,5 @@
 //! The templates of a pool's objects: the pool's template properties override the Kafka's one
-//! by one, and template labels and annotations merge into the generated metadata. Owner: nodes
-//! and pods.
+//! by one. Owner: nodes and pods.
 
 use std::collections::BTreeMap;
 
@@ -56,52 +55,12 @@ impl KafkaCluster {
         }
     }
 
-    /// Labels of a pool's objects (StrimziPodSet, ConfigMaps, claims): the pool's propagating
-    /// user labels, the cluster's Strimzi labels and `strimzi.io/pool-name`.
-    pub fn pool_labels(&self, pool: &NodePool) -> BTreeMap<String, String> {
-        let mut all = self
-            .component_labels()
-            .labels(&pool.resource_labels, &self.config.label_exclusion);
-        all.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
-        all
-    }
-
     /// Labels that select a pool's pods (the StrimziPodSet selector).
     pub fn pool_selector(&self, pool: &NodePool) -> BTreeMap<String, String> {
         let mut selector = self.selector();
         selector.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
         selector
     }
-}
-
-/// `labels` with the template's labels added; template labels cannot replace `strimzi.io/`
-/// labels.
-pub fn with_template_labels(
-    mut labels: BTreeMap<String, String>,
-    template: Option<&MetadataTemplate>,
-) -> BTreeMap<String, String> {
-    let extra = template.and_then(|metadata| metadata.labels.as_ref());
-    for (key, value) in extra.into_iter().flatten() {
-        if !key.starts_with(labels::STRIMZI_DOMAIN) {
-            labels.insert(key.clone(), value.clone());
-        }
-    }
-    labels
-}
-
-/// `annotations` with the template's annotations added (the template wins).
-pub fn with_template_annotations(
-    mut annotations: BTreeMap<String, String>,
-    template: Option<&MetadataTemplate>,
-) -> BTreeMap<String, String> {
-    let extra = template.and_then(|metadata| metadata.annotations.as_ref());
-    annotations.extend(
-        extra
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    annotations
 }
 
 /// The metadata template of a resource template.
