@@ -635,3 +635,47 @@ fn pool_status_reports_ids_roles_and_selector() {
         .collect();
     assert_eq!(roles, ["controller", "broker"]);
 }
+
+#[test]
+fn controller_only_pods_have_no_client_ports_and_no_listener_thumbprints() {
+    let pools = [
+        ("brokers".to_owned(), 1, true, false),
+        ("controllers".to_owned(), 1, false, true),
+    ];
+    let cluster = generated_cluster("c", &pools, &[("plain".to_owned(), 9092)]).unwrap();
+    let inputs = PodInputs {
+        custom_listener_cert_thumbprints: Some("{external=abc}".into()),
+        ..PodInputs::default()
+    };
+    for pod in pods_of(&cluster.pod_sets(&inputs)) {
+        let name = pod.metadata.name.clone().unwrap();
+        let annotations = pod.metadata.annotations.clone().unwrap();
+        let ports: Vec<String> = pod.spec.unwrap().containers[0]
+            .ports
+            .clone()
+            .unwrap()
+            .into_iter()
+            .filter_map(|port| port.name)
+            .collect();
+        let thumbprints = annotations.get("strimzi.io/custom-listener-cert-thumbprints");
+        if name == "c-brokers-0" {
+            assert_eq!(thumbprints.map(String::as_str), Some("{external=abc}"));
+            assert_eq!(
+                ports,
+                [
+                    "tcp-kafkaagent",
+                    "tcp-replication",
+                    "tcp-clients",
+                    "tcp-prometheus",
+                    "jmx"
+                ]
+            );
+        } else {
+            assert_eq!(thumbprints, None);
+            assert_eq!(
+                ports,
+                ["tcp-kafkaagent", "tcp-ctrlplane", "tcp-prometheus", "jmx"]
+            );
+        }
+    }
+}
