@@ -27,6 +27,7 @@ pub mod broker_config;
 pub mod certificates;
 pub mod cluster;
 pub mod config_maps;
+pub mod desired;
 pub mod images;
 pub mod listener_config;
 pub mod listeners;
@@ -35,10 +36,12 @@ pub mod node_ids;
 pub mod object_meta;
 pub mod pods;
 pub mod policies;
+pub mod rbac;
 pub mod routes;
 pub mod services;
 pub mod storage;
 pub mod templates;
+pub mod trust_bundle;
 pub mod user_config;
 
 /// Everything [`resolve`] needs: the custom resources and what the operator knows about them.

@@ -1,0 +1,236 @@
+//! Every object of the Kafka component in one go: [`build`] runs the model's steps (listener
+//! addresses, certificate requests, certificates issued or reused, configuration and its
+//! hashes, pod sets, claims) on values the caller already read, and returns the objects in
+//! the order Strimzi 1.2 applies them. The reconcile loop can use it once the listener
+//! addresses are known; snapshot tests and the benchmark use it as a whole. Owner: whole
+//! model.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret, ServiceAccount};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
+use kube::Resource;
+use serde::Serialize;
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_certificate_manager::authority::CertificateAuthority;
+use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext, LeafError};
+
+use super::config_maps::ExternalConfiguration;
+use super::listeners::{ListenerAddresses, ListenerObjects, ObservedListeners};
+use super::pods::{CaGenerations, PodInputs};
+use super::{KafkaCluster, ModelError, ModelWarning};
+
+/// How the nodes' server certificates are obtained.
+#[derive(Clone, Debug)]
+pub enum NodeCertificates<'a> {
+    /// Reuse the certificates in the existing Secrets (by name, the pod name) while they are
+    /// still good, issue the others with the cluster CA; their Secrets are part of the result.
+    Issue {
+        /// The existing per-node certificate Secrets by name.
+        existing: &'a BTreeMap<String, Secret>,
+        /// The time, maintenance window and what the CA step did.
+        context: IssueContext<'a>,
+    },
+    /// The certificate thumbprints (`strimzi.io/server-cert-hash`) by pod name, computed
+    /// elsewhere; no certificate Secrets are built.
+    Hashes(&'a BTreeMap<String, String>),
+}
+
+/// What [`build`] needs besides the resolved cluster.
+#[derive(Clone, Debug)]
+pub struct BuildInputs<'a> {
+    /// The listener objects as Kubernetes has them (with load balancer addresses, node
+    /// ports, route hosts).
+    pub observed: &'a ObservedListeners,
+    /// The cluster CA, which signs the node certificates and whose trusted certificates go
+    /// into the trust bundle.
+    pub cluster_ca: &'a CertificateAuthority,
+    /// The certificates the clients CA trusts, as PEM.
+    pub clients_ca_pem: &'a str,
+    /// The CA generations the pods carry.
+    pub ca_generations: CaGenerations,
+    /// How node certificates are obtained.
+    pub node_certificates: NodeCertificates<'a>,
+    /// External logging and metrics configuration the Kafka refers to.
+    pub external: &'a ExternalConfiguration,
+    /// The existing JMX Secret, whose credentials are kept.
+    pub jmx_secret: Option<&'a Secret>,
+    /// Thumbprints of user-provided listener certificates, if any.
+    pub custom_listener_cert_thumbprints: Option<String>,
+}
+
+/// Why the objects cannot be built yet or at all.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Some listeners have no address yet (e.g. a load balancer being provisioned).
+    #[error("the addresses of listeners {} are not assigned yet", .0.join(", "))]
+    ListenersPending(Vec<String>),
+    /// A node certificate could not be issued.
+    #[error(transparent)]
+    Certificate(#[from] LeafError),
+    /// The resources or the configuration they refer to are invalid.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+impl BuildError {
+    /// Stable reason for conditions, Events and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::ListenersPending(_) => "ListenerAddressesPending",
+            Self::Certificate(error) => error.reason(),
+            Self::Model(error) => error.reason(),
+        }
+    }
+}
+
+/// Every object of the Kafka component, plus the listener addresses and the warnings.
+#[derive(Clone, Debug)]
+pub struct DesiredObjects {
+    /// `<cluster>-trustbundle`.
+    pub trust_bundle: Secret,
+    /// `<cluster>-network-policy-kafka`, unless NetworkPolicies are not generated.
+    pub network_policy: Option<NetworkPolicy>,
+    /// The nodes' data claims.
+    pub claims: Vec<PersistentVolumeClaim>,
+    /// `<cluster>-kafka`.
+    pub service_account: ServiceAccount,
+    /// `strimzi-<namespace>-<cluster>-kafka-init`, when the init container runs.
+    pub init_cluster_role_binding: Option<ClusterRoleBinding>,
+    /// `<cluster>-kafka`.
+    pub role: Role,
+    /// `<cluster>-kafka-role`.
+    pub role_binding: RoleBinding,
+    /// Services, Ingresses, Routes and TLSRoutes of the listeners.
+    pub listeners: ListenerObjects,
+    /// The per-node certificate Secrets (empty with [`NodeCertificates::Hashes`]).
+    pub node_certificates: Vec<Secret>,
+    /// The per-node ConfigMaps.
+    pub config_maps: Vec<ConfigMap>,
+    /// `<cluster>-kafka-jmx`, when JMX uses password authentication.
+    pub jmx_secret: Option<Secret>,
+    /// `<cluster>-kafka`.
+    pub pod_disruption_budget: PodDisruptionBudget,
+    /// One StrimziPodSet per pool.
+    pub pod_sets: Vec<StrimziPodSet>,
+    /// The listener addresses the objects were built with (for the Kafka status).
+    pub addresses: ListenerAddresses,
+    /// Warnings of the resources and their configuration.
+    pub warnings: Vec<ModelWarning>,
+}
+
+/// One object as a manifest: `apiVersion`, `kind` and the object's fields.
+fn manifest<K: Resource<DynamicType = ()> + Serialize>(object: &K) -> serde_json::Value {
+    let mut value = serde_json::to_value(object).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("apiVersion".to_owned(), K::api_version(&()).into());
+        map.insert("kind".to_owned(), K::kind(&()).into());
+    }
+    value
+}
+
+impl DesiredObjects {
+    /// Every object as a manifest, in the order Strimzi 1.2 applies them: the trust bundle
+    /// (CA step), NetworkPolicy, claims, ServiceAccount, init ClusterRoleBinding, Role,
+    /// RoleBinding, listener Services, Routes, TLSRoutes and Ingresses, node certificate
+    /// Secrets, ConfigMaps, JMX Secret, PodDisruptionBudget and StrimziPodSets.
+    pub fn manifests(&self) -> Vec<serde_json::Value> {
+        let mut all = vec![manifest(&self.trust_bundle)];
+        all.extend(self.network_policy.iter().map(manifest));
+        all.extend(self.claims.iter().map(manifest));
+        all.push(manifest(&self.service_account));
+        all.extend(self.init_cluster_role_binding.iter().map(manifest));
+        all.push(manifest(&self.role));
+        all.push(manifest(&self.role_binding));
+        all.extend(self.listeners.services.iter().map(manifest));
+        all.extend(
+            self.listeners
+                .routes
+                .iter()
+                .chain(&self.listeners.tls_routes)
+                .map(|route| serde_json::to_value(route).unwrap_or_default()),
+        );
+        all.extend(self.listeners.ingresses.iter().map(manifest));
+        all.extend(self.node_certificates.iter().map(manifest));
+        all.extend(self.config_maps.iter().map(manifest));
+        all.extend(self.jmx_secret.iter().map(manifest));
+        all.push(manifest(&self.pod_disruption_budget));
+        all.extend(self.pod_sets.iter().map(manifest));
+        all
+    }
+}
+
+/// The node certificate Secrets and the thumbprints by pod name.
+fn node_certificates(
+    cluster: &KafkaCluster,
+    addresses: &ListenerAddresses,
+    inputs: &BuildInputs<'_>,
+) -> Result<(Vec<Secret>, BTreeMap<String, String>), LeafError> {
+    let (existing, context) = match &inputs.node_certificates {
+        NodeCertificates::Hashes(hashes) => return Ok((Vec::new(), (*hashes).clone())),
+        NodeCertificates::Issue { existing, context } => (existing, context),
+    };
+    let generation = inputs.cluster_ca.cert_generation();
+    let mut secrets = Vec::new();
+    let mut thumbprints = BTreeMap::new();
+    for (node, spec) in cluster
+        .nodes()
+        .zip(cluster.node_certificate_specs(addresses))
+    {
+        let stored = existing
+            .get(&spec.name)
+            .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
+        let issued = leaf::issue_or_reuse(inputs.cluster_ca, &spec, stored.as_ref(), context)?;
+        thumbprints.insert(spec.name.clone(), issued.thumbprint());
+        secrets.push(cluster.node_certificate_secret(&node, issued.secret_data(), generation));
+    }
+    Ok((secrets, thumbprints))
+}
+
+/// Builds every object of the Kafka component from the resolved cluster and what the caller
+/// read from Kubernetes; fails while listener addresses are pending, when a certificate
+/// cannot be issued or when the external configuration is unusable.
+pub fn build(
+    cluster: &KafkaCluster,
+    inputs: &BuildInputs<'_>,
+) -> Result<DesiredObjects, BuildError> {
+    let listeners = cluster.listener_objects();
+    let addresses = cluster.listener_addresses(inputs.observed);
+    if !addresses.pending.is_empty() {
+        return Err(BuildError::ListenersPending(addresses.pending));
+    }
+    let (node_certificates, server_cert_hashes) = node_certificates(cluster, &addresses, inputs)?;
+    cluster.validate_external_configuration(inputs.external)?;
+    let config_maps = cluster.config_maps(&addresses, inputs.external);
+    let pod_inputs = PodInputs {
+        ca_generations: inputs.ca_generations,
+        server_cert_hashes,
+        configuration_hashes: cluster.configuration_hashes(&addresses),
+        custom_listener_cert_thumbprints: inputs.custom_listener_cert_thumbprints.clone(),
+    };
+    let mut warnings = cluster.warnings.clone();
+    warnings.extend(cluster.configuration_warnings());
+    Ok(DesiredObjects {
+        trust_bundle: cluster.trust_bundle_secret(
+            &inputs.cluster_ca.trusted_pem_bundle(),
+            inputs.clients_ca_pem,
+            &inputs.ca_generations,
+        ),
+        network_policy: cluster.network_policy(),
+        claims: cluster.persistent_volume_claims(),
+        service_account: cluster.service_account(),
+        init_cluster_role_binding: cluster.init_cluster_role_binding(),
+        role: cluster.kafka_role(),
+        role_binding: cluster.kafka_role_binding(),
+        listeners,
+        node_certificates,
+        config_maps,
+        jmx_secret: cluster.jmx_secret(inputs.jmx_secret),
+        pod_disruption_budget: cluster.pod_disruption_budget(),
+        pod_sets: cluster.pod_sets(&pod_inputs),
+        addresses,
+        warnings,
+    })
+}
