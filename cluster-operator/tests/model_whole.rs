@@ -575,6 +575,8 @@ proptest! {
         check_names_and_labels(&objects);
         check_ports(&objects);
         check_advertised_addresses_in_certificates(&cluster, &objects);
+        let distinct: BTreeSet<_> = objects.warnings.iter().map(|warning| &warning.message).collect();
+        prop_assert_eq!(distinct.len(), objects.warnings.len(), "{:?}", objects.warnings);
     }
 }
 

@@ -210,8 +210,14 @@ pub fn build(
         configuration_hashes: cluster.configuration_hashes(&addresses),
         custom_listener_cert_thumbprints: inputs.custom_listener_cert_thumbprints.clone(),
     };
+    // Resolving and the configuration both check the replication settings; report each
+    // warning once.
     let mut warnings = cluster.warnings.clone();
-    warnings.extend(cluster.configuration_warnings());
+    for warning in cluster.configuration_warnings() {
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
+        }
+    }
     Ok(DesiredObjects {
         trust_bundle: cluster.trust_bundle_secret(
             &inputs.cluster_ca.trusted_pem_bundle(),

@@ -1,0 +1,274 @@
+//! Time to build the model of a 3-pool, 100-node cluster (3 controllers, two pools of broker
+//! nodes), with internal, TLS, load balancer and route listeners: each step and the whole
+//! `desired::build`, excluding key generation (node certificates are reused from existing
+//! Secrets, or their hashes passed in). Prints figures; asserts nothing about time.
+//!
+//! Run with `cargo bench -p strimzi-cluster-operator --bench model`.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Secret, ServiceStatus};
+use strimzi_api::kafka::Kafka;
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings};
+use strimzi_certificate_manager::keys::KeyAlgorithm;
+use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
+use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
+use strimzi_cluster_operator::model::desired::{BuildInputs, NodeCertificates, build};
+use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
+use strimzi_cluster_operator::model::listeners::ObservedListeners;
+use strimzi_cluster_operator::model::pods::{CaGenerations, PodInputs};
+use strimzi_cluster_operator::model::{ModelConfig, ModelInput, resolve};
+use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
+use strimzi_operator_common::labels::LabelExclusion;
+use time::OffsetDateTime;
+
+const CLUSTER: &str = "bench";
+const NAMESPACE: &str = "bench";
+/// Pools: name, replicas, roles.
+const POOLS: &[(&str, i32, &[&str])] = &[
+    ("controllers", 3, &["controller"]),
+    ("brokers-a", 49, &["broker"]),
+    ("brokers-b", 48, &["broker"]),
+];
+const ITERATIONS: u32 = 30;
+
+fn config() -> ModelConfig {
+    ModelConfig {
+        images: KafkaImages::strimzi_defaults(),
+        cluster_domain: "cluster.local".into(),
+        operator_namespace: "strimzi".into(),
+        operator_namespace_labels: None,
+        network_policy_generation: true,
+        image_pull_policy: None,
+        image_pull_secrets: Vec::new(),
+        label_exclusion: LabelExclusion::new(DEFAULT_LABELS_EXCLUSION_PATTERN).unwrap(),
+        managed_by: "strimzi-cluster-operator".into(),
+        kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.into(),
+    }
+}
+
+fn resources() -> (Kafka, Vec<KafkaNodePool>) {
+    let kafka = serde_json::from_value(serde_json::json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "Kafka",
+        "metadata": {"name": CLUSTER, "namespace": NAMESPACE, "uid": "kafka-uid"},
+        "spec": {"kafka": {
+            "listeners": [
+                {"name": "plain", "port": 9092, "type": "internal", "tls": false},
+                {"name": "tls", "port": 9093, "type": "internal", "tls": true,
+                 "authentication": {"type": "tls"}},
+                {"name": "external", "port": 9094, "type": "loadbalancer", "tls": true,
+                 "authentication": {"type": "scram-sha-512"}}
+            ],
+            "authorization": {"type": "simple", "superUsers": ["CN=admin"]},
+            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+            "config": {"default.replication.factor": 3, "min.insync.replicas": 2,
+                       "offsets.topic.replication.factor": 3},
+            "metricsConfig": {"type": "strimziMetricsReporter"}
+        }}
+    }))
+    .unwrap();
+    let pools = POOLS
+        .iter()
+        .map(|(name, replicas, roles)| {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "kafka.strimzi.io/v1",
+                "kind": "KafkaNodePool",
+                "metadata": {"name": name, "namespace": NAMESPACE, "uid": format!("{name}-uid"),
+                             "labels": {"strimzi.io/cluster": CLUSTER}},
+                "spec": {"replicas": replicas, "roles": roles, "storage": {"type": "jbod", "volumes": [
+                    {"id": 0, "type": "persistent-claim", "size": "100Gi", "kraftMetadata": "shared"},
+                    {"id": 1, "type": "persistent-claim", "size": "100Gi"}]}}
+            }))
+            .unwrap()
+        })
+        .collect();
+    (kafka, pools)
+}
+
+/// Median and minimum of `ITERATIONS` runs of `step`.
+fn measure<T>(label: &str, mut step: impl FnMut() -> T) -> T {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..ITERATIONS {
+        let start = Instant::now();
+        last = Some(std::hint::black_box(step()));
+        times.push(start.elapsed());
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    let min = times[0];
+    println!(
+        "{label:<52} median {:>9.3} ms   min {:>9.3} ms",
+        ms(median),
+        ms(min)
+    );
+    last.unwrap()
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    let (kafka, pools) = resources();
+    let config = config();
+    let input = ModelInput {
+        kafka: &kafka,
+        pools: &pools,
+        cluster_id: "bench-cluster-id",
+        config: &config,
+    };
+    let settings = CaSettings {
+        key_algorithm: KeyAlgorithm::EcdsaP256,
+        ..CaSettings::default()
+    };
+    let now = OffsetDateTime::now_utc();
+    let cluster_ca =
+        authority::reconcile(CaKind::Cluster, CLUSTER, &settings, None, None, now, true)
+            .unwrap()
+            .authority;
+    let clients_ca =
+        authority::reconcile(CaKind::Clients, CLUSTER, &settings, None, None, now, true)
+            .unwrap()
+            .authority;
+    let keep = CaAction::Keep;
+    let context = IssueContext {
+        now,
+        window_open: true,
+        ca_action: &keep,
+    };
+
+    println!(
+        "model of {} nodes in {} pools, {ITERATIONS} runs per step",
+        POOLS.iter().map(|pool| pool.1).sum::<i32>(),
+        POOLS.len()
+    );
+    let cluster = measure("resolve", || resolve(&input).unwrap());
+    let objects = measure("listener_objects", || cluster.listener_objects());
+    let mut observed = ObservedListeners {
+        services: objects.services,
+        ..ObservedListeners::default()
+    };
+    for service in &mut observed.services {
+        if service.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer") {
+            let host = format!(
+                "{}.lb.example.com",
+                service.metadata.name.as_deref().unwrap()
+            );
+            service.status = Some(ServiceStatus {
+                load_balancer: Some(LoadBalancerStatus {
+                    ingress: Some(vec![LoadBalancerIngress {
+                        hostname: Some(host),
+                        ..LoadBalancerIngress::default()
+                    }]),
+                }),
+                ..ServiceStatus::default()
+            });
+        }
+    }
+    let addresses = measure("listener_addresses", || {
+        cluster.listener_addresses(&observed)
+    });
+    assert!(
+        addresses.pending.is_empty(),
+        "pending: {:?}",
+        addresses.pending
+    );
+    let specs = measure("node_certificate_specs", || {
+        cluster.node_certificate_specs(&addresses)
+    });
+
+    // The Secrets a previous reconciliation wrote (issuing them is not measured).
+    let start = Instant::now();
+    let existing: BTreeMap<String, Secret> = cluster
+        .nodes()
+        .zip(&specs)
+        .map(|(node, spec)| {
+            let issued = leaf::issue_or_reuse(&cluster_ca, spec, None, &context).unwrap();
+            let secret = cluster.node_certificate_secret(
+                &node,
+                issued.secret_data(),
+                cluster_ca.cert_generation(),
+            );
+            (spec.name.clone(), secret)
+        })
+        .collect();
+    println!(
+        "(setup: issuing {} ECDSA node certificates took {:.1} ms)",
+        existing.len(),
+        ms(start.elapsed())
+    );
+
+    let hashes = measure(
+        "reuse node certificates (parse, verify, thumbprint)",
+        || {
+            specs
+                .iter()
+                .map(|spec| {
+                    let stored = ExistingLeaf::from_secret(&existing[&spec.name], &spec.name);
+                    let issued =
+                        leaf::issue_or_reuse(&cluster_ca, spec, Some(&stored), &context).unwrap();
+                    (spec.name.clone(), issued.thumbprint())
+                })
+                .collect::<BTreeMap<_, _>>()
+        },
+    );
+    let external = ExternalConfiguration::default();
+    measure("config_maps", || cluster.config_maps(&addresses, &external));
+    let configuration_hashes = measure("configuration_hashes", || {
+        cluster.configuration_hashes(&addresses)
+    });
+    let pod_inputs = PodInputs {
+        ca_generations: CaGenerations::default(),
+        server_cert_hashes: hashes.clone(),
+        configuration_hashes,
+        custom_listener_cert_thumbprints: None,
+    };
+    measure("pod_sets", || cluster.pod_sets(&pod_inputs));
+    measure("persistent_volume_claims", || {
+        cluster.persistent_volume_claims()
+    });
+
+    let clients_pem = clients_ca.trusted_pem_bundle();
+    let inputs = |node_certificates| BuildInputs {
+        observed: &observed,
+        cluster_ca: &cluster_ca,
+        clients_ca_pem: &clients_pem,
+        ca_generations: CaGenerations::default(),
+        node_certificates,
+        external: &external,
+        jmx_secret: None,
+        custom_listener_cert_thumbprints: None,
+    };
+    let reuse = inputs(NodeCertificates::Issue {
+        existing: &existing,
+        context: context.clone(),
+    });
+    let desired = measure("desired::build, reusing certificate Secrets", || {
+        build(&cluster, &reuse).unwrap()
+    });
+    let precomputed = inputs(NodeCertificates::Hashes(&hashes));
+    measure("desired::build, precomputed certificate hashes", || {
+        build(&cluster, &precomputed).unwrap()
+    });
+    measure("resolve + desired::build (reusing Secrets)", || {
+        let cluster = resolve(&input).unwrap();
+        build(&cluster, &reuse).unwrap()
+    });
+    let manifests = measure("manifests (serialize every object to JSON)", || {
+        desired.manifests()
+    });
+    let bytes: usize = manifests
+        .iter()
+        .map(|manifest| serde_json::to_vec(manifest).unwrap().len())
+        .sum();
+    println!(
+        "{} objects, {:.1} MiB of JSON",
+        manifests.len(),
+        bytes as f64 / (1024.0 * 1024.0)
+    );
+}
