@@ -489,6 +489,84 @@ fn node_certificate_secret_is_named_after_the_pod() {
     );
 }
 
+#[test]
+fn node_port_bootstrap_uses_the_brokers_nodes() {
+    let cluster = all_types_cluster();
+    let mut addresses =
+        cluster.listener_addresses(&as_kubernetes_has_them(&cluster.listener_objects()));
+    let node = |addresses: Value| -> k8s_openapi::api::core::v1::Node {
+        serde_json::from_value(
+            json!({ "metadata": { "name": "n" }, "status": { "addresses": addresses } }),
+        )
+        .unwrap()
+    };
+    let nodes = [
+        node(json!([
+            { "type": "InternalIP", "address": "10.0.0.1" },
+            { "type": "InternalDNS", "address": "node-1.internal" },
+            { "type": "ExternalIP", "address": "203.0.113.1" },
+        ])),
+        node(json!([{ "type": "InternalDNS", "address": "node-1.internal" }])),
+        node(json!([{ "type": "ExternalIP", "address": "203.0.113.2" }])),
+    ];
+    cluster.add_node_port_bootstrap_addresses(&mut addresses, &nodes);
+    let hosts: Vec<String> = addresses.bootstrap["nodeport"]
+        .iter()
+        .map(|address| format!("{}:{}", address.host, address.port))
+        .collect();
+    // The listener prefers InternalDNS; the third node has none and gives its external IP.
+    assert_eq!(hosts, ["node-1.internal:32190", "203.0.113.2:32190"]);
+    let status = cluster.listener_status(&addresses, CA_PEM, &BTreeMap::new());
+    let nodeport = status
+        .iter()
+        .find(|status| status.name.as_deref() == Some("nodeport"))
+        .unwrap();
+    assert_eq!(
+        nodeport.bootstrap_servers.as_deref(),
+        Some("node-1.internal:32190,203.0.113.2:32190")
+    );
+}
+
+#[test]
+fn pool_templates_override_the_kafka_template() {
+    let mut cluster = all_types_cluster();
+    let pool = cluster
+        .pools
+        .iter_mut()
+        .find(|pool| pool.name == "brokers")
+        .unwrap();
+    pool.template = Some(
+        serde_json::from_value(json!({
+            "perPodService": { "metadata": { "labels": { "pool-level": "yes" } } },
+            "perPodRoute": { "metadata": { "annotations": { "route-level": "yes" } } },
+        }))
+        .unwrap(),
+    );
+    let objects = cluster.listener_objects();
+    let per_node = objects
+        .services
+        .iter()
+        .find(|service| service.metadata.name.as_deref() == Some("edge-cluster-brokers-lb-0"))
+        .unwrap();
+    let labels = per_node.metadata.labels.as_ref().unwrap();
+    let annotations = per_node.metadata.annotations.as_ref().unwrap();
+    assert_eq!(labels["pool-level"], "yes");
+    assert!(!annotations.contains_key("prometheus.io/scrape"));
+    assert_eq!(
+        annotations["external-dns.alpha.kubernetes.io/hostname"],
+        "lb-broker-0.edge.example.com"
+    );
+    let route = objects
+        .routes
+        .iter()
+        .find(|route| route.metadata.name.as_deref() == Some("edge-cluster-brokers-route-0"))
+        .unwrap();
+    assert_eq!(
+        route.metadata.annotations.as_ref().unwrap()["route-level"],
+        "yes"
+    );
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
