@@ -452,22 +452,16 @@ fn pdb_uses_the_template_max_unavailable() {
         serde_json::to_value(cluster.pod_disruption_budget().spec.unwrap().min_available).unwrap()
     };
     assert_eq!(min_available(&cluster), json!(5));
-    cluster
-        .spec
-        .template
-        .as_mut()
-        .unwrap()
-        .pod_disruption_budget =
-        Some(serde_json::from_value(json!({ "maxUnavailable": 0 })).unwrap());
-    assert_eq!(min_available(&cluster), json!(6));
-    cluster
-        .spec
-        .template
-        .as_mut()
-        .unwrap()
-        .pod_disruption_budget =
-        Some(serde_json::from_value(json!({ "maxUnavailable": 10 })).unwrap());
-    assert_eq!(min_available(&cluster), json!(0));
+    for (max_unavailable, expected) in [(0, 6), (2, 4), (10, 0)] {
+        cluster
+            .spec
+            .template
+            .as_mut()
+            .unwrap()
+            .pod_disruption_budget =
+            Some(serde_json::from_value(json!({ "maxUnavailable": max_unavailable })).unwrap());
+        assert_eq!(min_available(&cluster), json!(expected));
+    }
 }
 
 #[test]
@@ -580,6 +574,14 @@ mod properties {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     }
 
+    /// Whether the certificate requested by `spec` is valid for `host` (a name or an IP).
+    fn certificate_names(spec: &LeafSpec, host: &str) -> bool {
+        match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => spec.ip_addresses.contains(&ip),
+            Err(_) => spec.dns_names.contains(host),
+        }
+    }
+
     fn listener_type() -> impl Strategy<Value = KafkaListenerType> {
         proptest::sample::select(KafkaListenerType::ALL.to_vec())
     }
@@ -689,20 +691,12 @@ mod properties {
                     {
                         continue;
                     }
-                    let covered = match advertised.host.parse::<std::net::IpAddr>() {
-                        Ok(ip) => spec.ip_addresses.contains(&ip),
-                        Err(_) => spec.dns_names.contains(&advertised.host),
-                    };
-                    prop_assert!(covered, "{} of {} not in {:?}", advertised.host, node.pod_name, spec);
+                    prop_assert!(certificate_names(spec, &advertised.host), "{} of {} not in {:?}", advertised.host, node.pod_name, spec);
                 }
                 for bootstrap in addresses.bootstrap.get(&listener.name).into_iter().flatten() {
                     for node in cluster.brokers() {
                         let spec = &specs[&node.pod_name];
-                        let covered = match bootstrap.host.parse::<std::net::IpAddr>() {
-                            Ok(ip) => spec.ip_addresses.contains(&ip),
-                            Err(_) => spec.dns_names.contains(&bootstrap.host),
-                        };
-                        prop_assert!(covered, "bootstrap {} not in {}", bootstrap.host, node.pod_name);
+                        prop_assert!(certificate_names(spec, &bootstrap.host), "bootstrap {} not in {}", bootstrap.host, node.pod_name);
                     }
                 }
             }

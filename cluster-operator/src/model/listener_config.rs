@@ -193,23 +193,15 @@ impl ListenerSettings for GenericKafkaListener {
     }
 
     fn broker_host(&self, node: &KafkaNode) -> Option<String> {
-        self.broker(node.node_id)
-            .and_then(|broker| broker.host)
-            .or_else(|| {
-                self.settings()
-                    .host_template
-                    .map(|template| render_node_template(&template, node))
-            })
+        let own = self.broker(node.node_id).and_then(|broker| broker.host);
+        own_or_rendered(own, self.settings().host_template, node)
     }
 
     fn broker_advertised_host(&self, node: &KafkaNode) -> Option<String> {
-        self.broker(node.node_id)
-            .and_then(|broker| broker.advertised_host)
-            .or_else(|| {
-                self.settings()
-                    .advertised_host_template
-                    .map(|template| render_node_template(&template, node))
-            })
+        let own = self
+            .broker(node.node_id)
+            .and_then(|broker| broker.advertised_host);
+        own_or_rendered(own, self.settings().advertised_host_template, node)
     }
 
     fn broker_advertised_port(&self, node: &KafkaNode) -> Option<i32> {
@@ -269,6 +261,15 @@ impl ListenerSettings for GenericKafkaListener {
         };
         format!("${{strimzifile:/opt/kafka/init/external.address:nodeport.{kind}.address}}")
     }
+}
+
+/// A broker's own value if it has one, else the template rendered for it.
+fn own_or_rendered(
+    own: Option<String>,
+    template: Option<String>,
+    node: &KafkaNode,
+) -> Option<String> {
+    own.or_else(|| template.map(|template| render_node_template(&template, node)))
 }
 
 /// A broker's own map if it has one, else the template rendered for it.

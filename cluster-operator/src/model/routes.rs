@@ -14,7 +14,8 @@ use strimzi_api::kafka::{GenericKafkaListener, KafkaListenerType};
 
 use super::listener_config::ListenerSettings;
 use super::object_meta::{
-    StringMap, merged, template_annotations, template_labels, with_additional_labels,
+    PerPodTemplate, StringMap, merged, template_annotations, template_labels,
+    with_additional_labels,
 };
 use super::{KafkaCluster, KafkaNode, NodePool};
 
@@ -131,7 +132,7 @@ impl KafkaCluster {
         &'a self,
         listener_type: KafkaListenerType,
         bootstrap_template: Option<&ResourceTemplate>,
-        broker_template: impl Fn(&'a NodePool) -> Option<&'a ResourceTemplate>,
+        broker_template: PerPodTemplate,
         extra_annotations: &StringMap,
     ) -> Vec<(&'a GenericKafkaListener, Exposure)> {
         let mut exposures: Vec<_> = self
@@ -151,7 +152,7 @@ impl KafkaCluster {
                         listener,
                         pool,
                         &node,
-                        broker_template(pool),
+                        self.per_pod_template(pool, broker_template),
                         extra_annotations,
                     ),
                 ));
@@ -167,12 +168,7 @@ impl KafkaCluster {
         self.exposures(
             KafkaListenerType::Ingress,
             template.and_then(|template| template.external_bootstrap_ingress.as_ref()),
-            |pool| {
-                pool.template
-                    .as_ref()
-                    .and_then(|template| template.per_pod_ingress.as_ref())
-                    .or_else(|| template.and_then(|template| template.per_pod_ingress.as_ref()))
-            },
+            PerPodTemplate::Ingress,
             &passthrough_annotations(),
         )
         .into_iter()
@@ -213,60 +209,48 @@ impl KafkaCluster {
         }
     }
 
-    /// The broker route template of a pool: its own `perPodRoute`, else the Kafka's.
-    fn per_pod_route_template<'a>(&'a self, pool: &'a NodePool) -> Option<&'a ResourceTemplate> {
-        pool.template
-            .as_ref()
-            .and_then(|template| template.per_pod_route.as_ref())
-            .or_else(|| {
-                self.kafka_template()
-                    .and_then(|template| template.per_pod_route.as_ref())
-            })
-    }
-
-    fn bootstrap_route_template(&self) -> Option<&ResourceTemplate> {
-        self.kafka_template()
-            .and_then(|template| template.external_bootstrap_route.as_ref())
+    /// The exposures of `route` or `tlsroute` listeners, which share the route templates.
+    fn route_exposures(
+        &self,
+        listener_type: KafkaListenerType,
+    ) -> Vec<(&GenericKafkaListener, Exposure)> {
+        self.exposures(
+            listener_type,
+            self.kafka_template()
+                .and_then(|template| template.external_bootstrap_route.as_ref()),
+            PerPodTemplate::Route,
+            &StringMap::new(),
+        )
     }
 
     /// The OpenShift Routes (`route.openshift.io/v1`) of `route` listeners, with passthrough
     /// TLS termination.
     pub fn routes(&self) -> Vec<DynamicObject> {
-        self.exposures(
-            KafkaListenerType::Route,
-            self.bootstrap_route_template(),
-            |pool| self.per_pod_route_template(pool),
-            &StringMap::new(),
-        )
-        .into_iter()
-        .map(|(listener, exposure)| {
-            let mut spec = json!({
-                "to": { "kind": "Service", "name": exposure.service },
-                "port": { "targetPort": listener.port },
-                "tls": { "termination": "passthrough" },
-            });
-            if let Some(host) = exposure.host {
-                spec["host"] = Value::String(host);
-            }
-            dynamic_object(
-                ROUTE_GVK,
-                self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
-                spec,
-            )
-        })
-        .collect()
+        self.route_exposures(KafkaListenerType::Route)
+            .into_iter()
+            .map(|(listener, exposure)| {
+                let mut spec = json!({
+                    "to": { "kind": "Service", "name": exposure.service },
+                    "port": { "targetPort": listener.port },
+                    "tls": { "termination": "passthrough" },
+                });
+                if let Some(host) = exposure.host {
+                    spec["host"] = Value::String(host);
+                }
+                dynamic_object(
+                    ROUTE_GVK,
+                    self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
+                    spec,
+                )
+            })
+            .collect()
     }
 
     /// The Gateway API TLSRoutes (`gateway.networking.k8s.io/v1`) of `tlsroute` listeners,
     /// attached to the listener's `parentRefs`. They use the route templates.
     pub fn tls_routes(&self) -> Vec<DynamicObject> {
-        self.exposures(
-            KafkaListenerType::TlsRoute,
-            self.bootstrap_route_template(),
-            |pool| self.per_pod_route_template(pool),
-            &StringMap::new(),
-        )
-        .into_iter()
+        self.route_exposures(KafkaListenerType::TlsRoute)
+            .into_iter()
         .map(|(listener, exposure)| {
             let parent_refs = listener.settings().parent_refs.unwrap_or_default();
             let mut spec = json!({

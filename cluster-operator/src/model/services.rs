@@ -9,7 +9,8 @@ use strimzi_api::{labels, naming};
 
 use super::listener_config::ListenerSettings;
 use super::object_meta::{
-    StringMap, merged, template_annotations, template_labels, with_additional_labels,
+    PerPodTemplate, StringMap, merged, template_annotations, template_labels,
+    with_additional_labels,
 };
 use super::{KafkaCluster, KafkaNode, NodePool};
 
@@ -294,17 +295,6 @@ impl KafkaCluster {
             .collect()
     }
 
-    /// The pool's `perPodService` template, else the Kafka's.
-    fn per_pod_service_template<'a>(&'a self, pool: &'a NodePool) -> Option<&'a ResourceTemplate> {
-        pool.template
-            .as_ref()
-            .and_then(|template| template.per_pod_service.as_ref())
-            .or_else(|| {
-                self.kafka_template()
-                    .and_then(|template| template.per_pod_service.as_ref())
-            })
-    }
-
     /// The brokers of every pool with the pool they belong to.
     pub(crate) fn brokers_by_pool(&self) -> impl Iterator<Item = (&NodePool, KafkaNode)> {
         self.pools.iter().flat_map(move |pool| {
@@ -327,7 +317,7 @@ impl KafkaCluster {
                     listener,
                     &listener.per_node_name(&self.name, &node),
                     &self.pool_labels(pool),
-                    self.per_pod_service_template(pool),
+                    self.per_pod_template(pool, PerPodTemplate::Service),
                     selector,
                     &listener.broker_labels(&node),
                     &listener.broker_annotations(&node),
