@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::{Kafka, KafkaListenerType};
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_certificate_manager::leaf::LeafSpec;
-use strimzi_cluster_operator::model::images::KafkaImages;
+use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_cluster_operator::model::listeners::{
     ListenerAddresses, ListenerObjects, ObservedListeners,
 };
@@ -38,6 +38,19 @@ fn config() -> ModelConfig {
         image_pull_secrets: Vec::new(),
         label_exclusion: LabelExclusion::new("^app.kubernetes.io/(?!part-of).*").unwrap(),
         managed_by: "strimzi-cluster-operator".to_owned(),
+        kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.to_owned(),
+    }
+}
+
+/// An owner reference as the operator sets them, with a made-up uid.
+fn owner(kind: &str, name: &str) -> OwnerReference {
+    OwnerReference {
+        api_version: "kafka.strimzi.io/v1".to_owned(),
+        kind: kind.to_owned(),
+        name: name.to_owned(),
+        uid: format!("00000000-0000-0000-0000-{:0>12}", name.len()),
+        block_owner_deletion: Some(false),
+        controller: Some(false),
     }
 }
 
@@ -55,6 +68,10 @@ fn cluster(kafka: &Kafka, pools: &[KafkaNodePool], config: ModelConfig) -> Kafka
             next_id += pool.spec.replicas;
             NodePool {
                 name: pool.metadata.name.clone().unwrap(),
+                owner: Some(owner(
+                    "KafkaNodePool",
+                    pool.metadata.name.as_deref().unwrap(),
+                )),
                 resource_labels: pool.metadata.labels.clone().unwrap_or_default(),
                 roles: pool.spec.roles.iter().copied().collect(),
                 node_ids,
@@ -67,14 +84,7 @@ fn cluster(kafka: &Kafka, pools: &[KafkaNodePool], config: ModelConfig) -> Kafka
         })
         .collect();
     KafkaCluster {
-        owner: Some(OwnerReference {
-            api_version: "kafka.strimzi.io/v1".to_owned(),
-            kind: "Kafka".to_owned(),
-            name: name.clone(),
-            uid: "00000000-0000-0000-0000-000000000001".to_owned(),
-            block_owner_deletion: Some(false),
-            controller: Some(false),
-        }),
+        owner: Some(owner("Kafka", &name)),
         namespace: kafka
             .metadata
             .namespace

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use strimzi_api::common::{MetadataTemplate, ResourceTemplate};
 use strimzi_api::labels;
 
@@ -86,14 +86,27 @@ impl KafkaCluster {
         })
     }
 
-    /// Metadata of a cluster object: its name, namespace, owner, labels and annotations.
+    /// Metadata of a cluster object, owned by the Kafka: its name, namespace, owner, labels
+    /// and annotations.
     pub fn object_meta(&self, name: &str, labels: StringMap, annotations: StringMap) -> ObjectMeta {
+        self.object_meta_owned_by(self.owner.as_ref(), name, labels, annotations)
+    }
+
+    /// Metadata of an object in the cluster's namespace owned by `owner` (the Kafka, or the
+    /// KafkaNodePool for a pool's per-node objects).
+    pub fn object_meta_owned_by(
+        &self,
+        owner: Option<&OwnerReference>,
+        name: &str,
+        labels: StringMap,
+        annotations: StringMap,
+    ) -> ObjectMeta {
         ObjectMeta {
             name: Some(name.to_owned()),
             namespace: Some(self.namespace.clone()),
             labels: non_empty(labels),
             annotations: non_empty(annotations),
-            owner_references: self.owner.clone().map(|owner| vec![owner]),
+            owner_references: owner.map(|owner| vec![owner.clone()]),
             ..ObjectMeta::default()
         }
     }

@@ -56,11 +56,9 @@ fn metadata_of(template: Option<&ResourceTemplate>) -> Option<&MetadataTemplate>
 
 /// Where one Ingress, Route or TLSRoute sends traffic and how it is labelled.
 struct Exposure {
-    name: String,
+    metadata: ObjectMeta,
     service: String,
     host: Option<String>,
-    labels: StringMap,
-    annotations: StringMap,
 }
 
 impl KafkaCluster {
@@ -85,18 +83,20 @@ impl KafkaCluster {
         let bootstrap = listener.bootstrap();
         let metadata = metadata_of(template);
         Exposure {
-            name: listener.bootstrap_route_name(&self.name),
+            metadata: self.object_meta(
+                &listener.bootstrap_route_name(&self.name),
+                merged([
+                    &with_additional_labels(&self.labels(), &template_labels(metadata)),
+                    &bootstrap.labels.unwrap_or_default(),
+                ]),
+                merged([
+                    extra_annotations,
+                    &template_annotations(metadata),
+                    &bootstrap.annotations.unwrap_or_default(),
+                ]),
+            ),
             service: listener.bootstrap_service_name(&self.name),
-            host: bootstrap.host.clone(),
-            labels: merged([
-                &with_additional_labels(&self.labels(), &template_labels(metadata)),
-                &bootstrap.labels.unwrap_or_default(),
-            ]),
-            annotations: merged([
-                extra_annotations,
-                &template_annotations(metadata),
-                &bootstrap.annotations.unwrap_or_default(),
-            ]),
+            host: bootstrap.host,
         }
     }
 
@@ -112,18 +112,21 @@ impl KafkaCluster {
         let metadata = metadata_of(template);
         let name = listener.per_node_name(&self.name, node);
         Exposure {
-            service: name.clone(),
-            name,
-            host: listener.broker_host(node),
-            labels: with_additional_labels(
-                &self.pool_labels(pool),
-                &merged([&template_labels(metadata), &listener.broker_labels(node)]),
+            metadata: self.object_meta_owned_by(
+                pool.owner.as_ref(),
+                &name,
+                with_additional_labels(
+                    &self.pool_labels(pool),
+                    &merged([&template_labels(metadata), &listener.broker_labels(node)]),
+                ),
+                merged([
+                    extra_annotations,
+                    &template_annotations(metadata),
+                    &listener.broker_annotations(node),
+                ]),
             ),
-            annotations: merged([
-                extra_annotations,
-                &template_annotations(metadata),
-                &listener.broker_annotations(node),
-            ]),
+            service: name,
+            host: listener.broker_host(node),
         }
     }
 
@@ -192,7 +195,7 @@ impl KafkaCluster {
             },
         };
         Ingress {
-            metadata: self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
+            metadata: exposure.metadata,
             spec: Some(IngressSpec {
                 ingress_class_name: listener.settings().class,
                 rules: Some(vec![IngressRule {
@@ -237,11 +240,7 @@ impl KafkaCluster {
                 if let Some(host) = exposure.host {
                     spec["host"] = Value::String(host);
                 }
-                dynamic_object(
-                    ROUTE_GVK,
-                    self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
-                    spec,
-                )
+                dynamic_object(ROUTE_GVK, exposure.metadata, spec)
             })
             .collect()
     }
@@ -262,7 +261,7 @@ impl KafkaCluster {
             }
             dynamic_object(
                 TLS_ROUTE_GVK,
-                self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
+                exposure.metadata,
                 spec,
             )
         })

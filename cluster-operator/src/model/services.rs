@@ -221,7 +221,8 @@ impl KafkaCluster {
     ) -> Service {
         let settings = listener.settings();
         let metadata = template.and_then(|template| template.metadata.as_ref());
-        let mut object_meta = self.object_meta(
+        let mut object_meta = self.object_meta_owned_by(
+            overrides.owner.as_ref(),
             name,
             with_additional_labels(
                 base_labels,
@@ -286,6 +287,7 @@ impl KafkaCluster {
                     &bootstrap.labels.clone().unwrap_or_default(),
                     &bootstrap.annotations.clone().unwrap_or_default(),
                     ServiceOverrides {
+                        owner: self.owner.clone(),
                         node_port: bootstrap.node_port,
                         load_balancer_ip: bootstrap.load_balancer_ip,
                         external_ips: bootstrap.external_ips,
@@ -322,6 +324,7 @@ impl KafkaCluster {
                     &listener.broker_labels(&node),
                     &listener.broker_annotations(&node),
                     ServiceOverrides {
+                        owner: pool.owner.clone(),
                         node_port: broker.node_port,
                         load_balancer_ip: broker.load_balancer_ip,
                         external_ips: broker.external_ips,
@@ -333,8 +336,10 @@ impl KafkaCluster {
     }
 }
 
-/// Per-Service settings from the bootstrap or broker overrides.
+/// Per-Service settings: the owner (the Kafka, or the KafkaNodePool of a per-node
+/// Service) and the bootstrap or broker overrides.
 struct ServiceOverrides {
+    owner: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
     node_port: Option<i32>,
     load_balancer_ip: Option<String>,
     external_ips: Option<Vec<String>>,
