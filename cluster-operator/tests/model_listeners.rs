@@ -301,6 +301,9 @@ fn snapshots_of_every_example_kafka() {
                 "serviceAccount": cluster.service_account(),
                 "podDisruptionBudget": cluster.pod_disruption_budget(),
                 "networkPolicy": cluster.network_policy(),
+                "role": cluster.kafka_role(),
+                "roleBinding": cluster.kafka_role_binding(),
+                "initClusterRoleBinding": cluster.init_cluster_role_binding(),
                 "addresses": addresses_view(&addresses),
                 "listenerStatus": cluster.listener_status(&addresses, CA_PEM, &BTreeMap::new()),
                 "certificates": cluster
@@ -569,6 +572,116 @@ fn pool_templates_override_the_kafka_template() {
         route.metadata.annotations.as_ref().unwrap()["route-level"],
         "yes"
     );
+}
+
+#[test]
+fn custom_listener_certificates_go_into_the_node_secrets() {
+    let mut cluster = all_types_cluster();
+    for (listener, secret) in [("lb", "lb-cert"), ("route", "route-cert")] {
+        let listener = cluster
+            .spec
+            .listeners
+            .iter_mut()
+            .find(|candidate| candidate.name == listener)
+            .unwrap();
+        listener
+            .configuration
+            .as_mut()
+            .unwrap()
+            .broker_cert_chain_and_key = Some(
+            serde_json::from_value(
+                json!({ "secretName": secret, "certificate": "tls.crt", "key": "tls.key" }),
+            )
+            .unwrap(),
+        );
+    }
+    assert_eq!(
+        cluster.custom_certificate_secret_names(),
+        ["lb-cert", "route-cert"]
+    );
+    let secret = |name: &str, keys: &[&str]| -> k8s_openapi::api::core::v1::Secret {
+        let data: BTreeMap<String, k8s_openapi::ByteString> = keys
+            .iter()
+            .map(|key| {
+                (
+                    (*key).to_owned(),
+                    k8s_openapi::ByteString(format!("{name}/{key}").into_bytes()),
+                )
+            })
+            .collect();
+        serde_json::from_value(json!({ "metadata": { "name": name }, "data": data })).unwrap()
+    };
+    let custom = cluster
+        .custom_listener_certificates(&[
+            secret("lb-cert", &["tls.crt", "tls.key"]),
+            secret("route-cert", &["tls.crt", "tls.key"]),
+        ])
+        .unwrap();
+    assert_eq!(
+        custom.secret_data.keys().collect::<Vec<_>>(),
+        [
+            "lb-9096.crt",
+            "lb-9096.key",
+            "route-9098.crt",
+            "route-9098.key"
+        ]
+    );
+    assert_eq!(custom.certificates["lb"], "lb-cert/tls.crt");
+    let addresses =
+        cluster.listener_addresses(&as_kubernetes_has_them(&cluster.listener_objects()));
+    let status = cluster.listener_status(&addresses, CA_PEM, &custom.certificates);
+    let certificate_of = |name: &str| {
+        status
+            .iter()
+            .find(|status| status.name.as_deref() == Some(name))
+            .and_then(|status| status.certificates.clone())
+            .unwrap()
+    };
+    assert_eq!(certificate_of("route"), ["route-cert/tls.crt"]);
+    assert_eq!(certificate_of("tls"), [CA_PEM]);
+
+    let error = cluster
+        .custom_listener_certificates(&[secret("lb-cert", &["tls.crt"])])
+        .unwrap_err();
+    assert_eq!(error.reason(), "InvalidConfigurationException");
+    assert_eq!(
+        error.to_string(),
+        "Failed to process Secrets with custom certificates: [Secret lb-cert does not contain \
+         custom certificate private key under the key tls.key., Secret route-cert with custom \
+         TLS certificate does not exist.]"
+    );
+}
+
+#[test]
+fn init_container_binding_only_when_a_node_is_read() {
+    let mut cluster = all_types_cluster();
+    assert!(cluster.init_cluster_role_binding().is_some());
+    cluster
+        .spec
+        .listeners
+        .retain(|listener| listener.r#type != KafkaListenerType::NodePort);
+    assert!(cluster.init_cluster_role_binding().is_none());
+    cluster.spec.rack = Some(serde_json::from_value(json!({ "topologyKey": "zone" })).unwrap());
+    let binding = cluster.init_cluster_role_binding().unwrap();
+    assert_eq!(
+        binding.metadata.name.as_deref(),
+        Some("strimzi-myproject-edge-cluster-kafka-init")
+    );
+    assert!(binding.metadata.owner_references.is_none());
+    let role = cluster.kafka_role();
+    let names = role.rules.unwrap()[0].resource_names.clone().unwrap();
+    assert!(names.contains(&"edge-cluster-clients-ca-cert".to_owned()));
+    cluster
+        .spec
+        .listeners
+        .iter_mut()
+        .for_each(|listener| listener.authentication = None);
+    let names = cluster.kafka_role().rules.unwrap()[0]
+        .resource_names
+        .clone()
+        .unwrap();
+    assert!(!names.contains(&"edge-cluster-clients-ca-cert".to_owned()));
+    assert!(names.contains(&"edge-cluster-controllers-5".to_owned()));
 }
 
 mod properties {
