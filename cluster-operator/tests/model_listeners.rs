@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::DynamicObject;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use strimzi_api::kafka::{Kafka, KafkaListenerType};
+use strimzi_api::kafka::{GenericKafkaListener, Kafka, KafkaListenerType};
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_certificate_manager::leaf::LeafSpec;
 use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
@@ -796,7 +796,7 @@ mod properties {
         }
 
         #[test]
-        fn tls_addresses_are_in_the_certificates(cluster in generated_cluster()) {
+        fn advertised_addresses_are_in_the_certificates(cluster in generated_cluster()) {
             let objects = cluster.listener_objects();
             let addresses = cluster.listener_addresses(&as_kubernetes_has_them(&objects));
             prop_assert!(addresses.pending.is_empty());
@@ -805,7 +805,10 @@ mod properties {
                 .into_iter()
                 .map(|spec| (spec.name.clone(), spec))
                 .collect();
-            for listener in cluster.spec.listeners.iter().filter(|listener| listener.tls) {
+            // Strimzi leaves the addresses of plain in-cluster listeners out of the certificates;
+            // every other listener's addresses are in them.
+            let needs_names = |listener: &&GenericKafkaListener| listener.tls || listener.r#type.is_external();
+            for listener in cluster.spec.listeners.iter().filter(needs_names) {
                 for node in cluster.brokers() {
                     let spec = &specs[&node.pod_name];
                     let advertised = &addresses.advertised[&(listener.name.clone(), node.node_id)];
