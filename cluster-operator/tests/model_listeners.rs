@@ -285,6 +285,9 @@ fn snapshots_of_every_example_kafka() {
     for path in example_files() {
         for cluster in clusters_in(&path) {
             count += 1;
+            cluster
+                .validate_listeners()
+                .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
             let objects = cluster.listener_objects();
             let addresses = cluster.listener_addresses(&as_kubernetes_has_them(&objects));
             assert!(
@@ -682,6 +685,32 @@ fn init_container_binding_only_when_a_node_is_read() {
         .unwrap();
     assert!(!names.contains(&"edge-cluster-clients-ca-cert".to_owned()));
     assert!(names.contains(&"edge-cluster-controllers-5".to_owned()));
+}
+
+#[test]
+fn invalid_listeners_are_reported_together() {
+    let mut cluster = all_types_cluster();
+    let ingress = cluster
+        .spec
+        .listeners
+        .iter_mut()
+        .find(|listener| listener.name == "ingress")
+        .unwrap();
+    let configuration = ingress.configuration.as_mut().unwrap();
+    configuration.host_template = None;
+    configuration.brokers =
+        Some(serde_json::from_value(json!([{ "broker": 1, "host": "one.example.com" }])).unwrap());
+    cluster.spec.listeners[1].port = 9092;
+    cluster.spec.listeners[0].tls = false;
+    let error = cluster.validate_listeners().unwrap_err();
+    assert_eq!(error.reason(), "InvalidConfigurationException");
+    assert_eq!(
+        error.to_string(),
+        "Listener configuration is not valid: [every listener needs to have a unique port number, \
+         listener ingress is missing a broker host name for broker with ID 0 which is required for \
+         Ingress based listeners, listener ingress is missing a broker host name for broker with ID 2 \
+         which is required for Ingress based listeners]"
+    );
 }
 
 mod properties {

@@ -29,6 +29,7 @@ pub mod cluster;
 pub mod config_maps;
 pub mod images;
 pub mod listener_config;
+pub mod listener_validation;
 pub mod listeners;
 pub mod logging;
 pub mod node_ids;
