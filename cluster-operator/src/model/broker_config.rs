@@ -406,7 +406,16 @@ impl KafkaCluster {
         let (chain, key) = self.node_cert_placeholders(node);
         let reporter = "cruise.control.metrics.reporter.";
         out.section("Cruise Control configuration");
-        out.line("cruise.control.metrics.topic", CRUISE_CONTROL_METRICS_TOPIC);
+        let topic_name = self
+            .kafka
+            .spec
+            .cruise_control
+            .as_ref()
+            .and_then(|cruise_control| cruise_control.config.as_ref())
+            .and_then(|config| config.get("metric.reporter.topic"))
+            .and_then(user_config::config_value)
+            .unwrap_or_else(|| CRUISE_CONTROL_METRICS_TOPIC.to_owned());
+        out.line("cruise.control.metrics.topic", topic_name);
         out.line(
             &format!("{reporter}ssl.endpoint.identification.algorithm"),
             "HTTPS",
@@ -425,18 +434,26 @@ impl KafkaCluster {
             self.trust_bundle_placeholder("cluster-ca.crt"),
         );
         out.line("cruise.control.metrics.topic.auto.create", "true");
-        let config = self.spec.config.as_ref();
-        for option in [
-            "cruise.control.metrics.topic.num.partitions",
-            "cruise.control.metrics.topic.replication.factor",
-            "cruise.control.metrics.topic.min.insync.replicas",
-        ] {
-            if let Some(value) = config
-                .and_then(|config| config.get(option))
+        // Topic settings the user did not give come from the broker defaults; the user's own
+        // reach Kafka through the user configuration.
+        let user = |key: &str| {
+            self.spec
+                .config
+                .as_ref()
+                .and_then(|config| config.get(key))
                 .and_then(user_config::config_value)
-            {
-                out.line(option, value);
-            }
+        };
+        let topic = "cruise.control.metrics.topic.";
+        if user(&format!("{topic}num.partitions")).is_none() {
+            let partitions = user("num.partitions").unwrap_or_else(|| "1".to_owned());
+            out.line(&format!("{topic}num.partitions"), partitions);
+        }
+        if user(&format!("{topic}replication.factor")).is_none() {
+            let factor = user("default.replication.factor").unwrap_or_else(|| "1".to_owned());
+            out.line(&format!("{topic}replication.factor"), factor);
+        }
+        if user(&format!("{topic}min.insync.replicas")).is_none() {
+            out.line(&format!("{topic}min.insync.replicas"), 1);
         }
         out.blank();
     }
