@@ -122,7 +122,10 @@ fn read_example(path: &Path) -> Example {
                         .collect()
                 })
                 .unwrap_or_default();
-            (document["metadata"]["name"].as_str().unwrap().to_owned(), data)
+            (
+                document["metadata"]["name"].as_str().unwrap().to_owned(),
+                data,
+            )
         })
         .collect();
     Example {
@@ -223,7 +226,8 @@ fn config_map_of_a_metrics_example() {
     );
     assert!(data["metrics-config.json"].starts_with('{'));
     assert!(
-        data["server.config"].contains("metric.reporters=org.apache.kafka.common.metrics.JmxReporter")
+        data["server.config"]
+            .contains("metric.reporters=org.apache.kafka.common.metrics.JmxReporter")
     );
     let mut metadata = first.metadata.clone();
     metadata.labels.as_mut().unwrap().remove("unused");
@@ -261,7 +265,10 @@ fn replication_warnings_follow_the_broker_count() {
         .into_iter()
         .map(|warning| warning.reason)
         .collect();
-    assert_eq!(reasons, ["KafkaDefaultReplicationFactor", "KafkaMinInsyncReplicas"]);
+    assert_eq!(
+        reasons,
+        ["KafkaDefaultReplicationFactor", "KafkaMinInsyncReplicas"]
+    );
 
     let single = reference::reference_examples_dir().join("kafka/kafka-single-node.yaml");
     let mut cluster = read_example(&single).clusters[0].clone();
@@ -303,4 +310,191 @@ proptest! {
             keys.len()
         );
     }
+}
+
+/// A cluster of one dual-role pool (`pool`, 3 nodes, JBOD volumes 2 and 1) from `kafka`
+/// (the `spec.kafka` section as YAML).
+fn custom_cluster(kafka: &str) -> KafkaCluster {
+    let indented: String = kafka.lines().map(|line| format!("    {line}\n")).collect();
+    let kafka: Kafka = strimzi_api::document::from_yaml(&format!(
+        "apiVersion: kafka.strimzi.io/v1\nkind: Kafka\nmetadata:\n  name: c\n  namespace: ns\nspec:\n  kafka:\n{indented}"
+    ))
+    .unwrap();
+    let pool: KafkaNodePool = strimzi_api::document::from_yaml(
+        "apiVersion: kafka.strimzi.io/v1\nkind: KafkaNodePool\nmetadata:\n  name: pool\n  labels:\n    strimzi.io/cluster: c\nspec:\n  replicas: 3\n  roles: [controller, broker]\n  storage:\n    type: jbod\n    volumes:\n      - {id: 2, type: ephemeral}\n      - {id: 1, type: persistent-claim, size: 1Gi}\n",
+    )
+    .unwrap();
+    cluster(&kafka, &[pool])
+}
+
+/// `server.config` of node 0 of `cluster`.
+fn node_zero(cluster: &KafkaCluster, addresses: &ListenerAddresses) -> String {
+    let node = cluster.nodes().next().unwrap();
+    cluster.server_config(&node, addresses)
+}
+
+const PLAIN: &str = "listeners:\n  - {name: plain, port: 9092, type: internal, tls: false}\n";
+
+#[test]
+fn jbod_log_dirs_and_metadata_on_the_lowest_volume() {
+    let config = node_zero(&custom_cluster(PLAIN), &ListenerAddresses::default());
+    assert!(config.contains(
+        "\nlog.dirs=/var/lib/kafka/data-2/kafka-log0,/var/lib/kafka/data-1/kafka-log0\n"
+    ));
+    assert!(config.contains("\nmetadata.log.dir=/var/lib/kafka/data-1/kafka-log0\n"));
+}
+
+#[test]
+fn rack_placeholders_by_type() {
+    let topology = custom_cluster(&format!("{PLAIN}rack: {{topologyKey: zone}}\n"));
+    assert!(
+        node_zero(&topology, &ListenerAddresses::default())
+            .contains("\nbroker.rack=${strimzidir:/opt/kafka/init:rack.id}\n")
+    );
+    let variable = custom_cluster(&format!(
+        "{PLAIN}rack: {{type: environment-variable, envVarName: MY_ZONE}}\n"
+    ));
+    assert!(
+        node_zero(&variable, &ListenerAddresses::default())
+            .contains("\nbroker.rack=${strimzienv:MY_ZONE}\n")
+    );
+}
+
+#[test]
+fn listener_security_and_advertised_addresses() {
+    let cluster = custom_cluster(
+        "listeners:
+  - name: scram
+    port: 9094
+    type: internal
+    tls: false
+    authentication: {type: scram-sha-512}
+    configuration: {maxConnections: 10, maxConnectionCreationRate: 2}
+  - name: ext
+    port: 9095
+    type: loadbalancer
+    tls: true
+    authentication: {type: custom, sasl: true, listenerConfig: {sasl.enabled.mechanisms: PLAIN}}
+    configuration:
+      brokerCertChainAndKey: {secretName: my-cert, certificate: tls.crt, key: tls.key}
+",
+    );
+    let mut addresses = ListenerAddresses::default();
+    addresses.advertised.insert(
+        ("ext".to_owned(), 0),
+        strimzi_cluster_operator::model::listeners::AdvertisedAddress {
+            host: "broker-0.example.com".to_owned(),
+            port: 443,
+        },
+    );
+    let config = node_zero(&cluster, &addresses);
+    for line in [
+        "listener.name.scram-9094.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "listener.name.scram-9094.sasl.enabled.mechanisms=SCRAM-SHA-512",
+        "listener.name.scram-9094.max.connections=10",
+        "listener.name.scram-9094.max.connection.creation.rate=2",
+        "listener.name.ext-9095.sasl.enabled.mechanisms=PLAIN",
+        "listener.name.ext-9095.ssl.keystore.certificate.chain=${strimzisecrets:ns/my-cert:tls.crt}",
+        "listener.name.ext-9095.ssl.keystore.key=${strimzisecrets:ns/my-cert:tls.key}",
+        "listener.security.protocol.map=CONTROLPLANE-9090:SSL,REPLICATION-9091:SSL,SCRAM-9094:SASL_PLAINTEXT,EXT-9095:SASL_SSL",
+        "advertised.listeners=CONTROLPLANE-9090://c-pool-0.c-kafka-brokers.ns.svc:9090,REPLICATION-9091://c-pool-0.c-kafka-brokers.ns.svc:9091,SCRAM-9094://c-pool-0.c-kafka-brokers.ns.svc:9094,EXT-9095://broker-0.example.com:443",
+    ] {
+        assert!(
+            config.lines().any(|l| l == line),
+            "missing {line} in\n{config}"
+        );
+    }
+}
+
+#[test]
+fn custom_authorization_quotas_and_tiered_storage() {
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}authorization: {{type: custom, authorizerClass: my.Authorizer, superUsers: [CN=admin]}}
+quotas: {{type: strimzi, producerByteRate: 100, minAvailableRatioPerVolume: 0.1, excludedPrincipals: ['User:me']}}
+tieredStorage:
+  type: custom
+  remoteStorageManager: {{className: my.Rsm, classPath: /opt/rsm/*, config: {{bucket: b}}}}
+"
+    ));
+    let config = node_zero(&cluster, &ListenerAddresses::default());
+    for line in [
+        "authorizer.class.name=my.Authorizer",
+        "super.users=User:CN=c-kafka,O=io.strimzi;User:CN=c-entity-topic-operator,O=io.strimzi;User:CN=c-entity-user-operator,O=io.strimzi;User:CN=c-kafka-exporter,O=io.strimzi;User:CN=c-cruise-control,O=io.strimzi;User:CN=cluster-operator,O=io.strimzi;User:CN=admin",
+        "client.quota.callback.class=io.strimzi.kafka.quotas.StaticQuotaCallback",
+        "client.quota.callback.static.kafka.admin.bootstrap.servers=c-kafka-brokers:9091",
+        "client.quota.callback.static.produce=100",
+        "client.quota.callback.static.storage.per.volume.limit.min.available.ratio=0.1",
+        "client.quota.callback.static.excluded.principal.name.list=User:CN=c-kafka,O=io.strimzi;User:CN=c-cruise-control,O=io.strimzi;User:me",
+        "remote.log.storage.manager.class.name=my.Rsm",
+        "remote.log.storage.manager.class.path=/opt/rsm/*",
+        "rsm.config.bucket=b",
+        "remote.log.metadata.manager.listener.name=REPLICATION-9091",
+    ] {
+        assert!(
+            config.lines().any(|l| l == line),
+            "missing {line} in\n{config}"
+        );
+    }
+}
+
+#[test]
+fn user_providers_and_reporters_are_merged() {
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}metricsConfig: {{type: strimziMetricsReporter, values: {{allowList: ['kafka_log.*', 'kafka_network.*']}}}}
+config:
+  config.providers: env
+  config.providers.env.class: org.apache.kafka.common.config.provider.EnvVarConfigProvider
+  metric.reporters: my.Reporter
+"
+    ));
+    let config = node_zero(&cluster, &ListenerAddresses::default());
+    for line in [
+        "config.providers=env,strimzienv,strimzisecrets,strimzifile,strimzidir",
+        "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+        "metric.reporters=my.Reporter,io.strimzi.kafka.metrics.prometheus.ServerKafkaMetricsReporter",
+        "kafka.metrics.reporters=io.strimzi.kafka.metrics.prometheus.ServerYammerMetricsReporter",
+        "prometheus.metrics.reporter.allowlist=kafka_log.*,kafka_network.*",
+    ] {
+        assert!(
+            config.lines().any(|l| l == line),
+            "missing {line} in\n{config}"
+        );
+    }
+    assert_eq!(config.matches("metric.reporters=").count(), 1);
+    assert_eq!(config.matches("\nconfig.providers=").count(), 1);
+}
+
+#[test]
+fn inline_and_external_logging() {
+    let inline = custom_cluster(&format!(
+        "{PLAIN}logging: {{type: inline, loggers: {{rootLogger.level: DEBUG, logger.x.name: x}}}}\n"
+    ));
+    let text = inline.logging_configuration(None).unwrap();
+    assert!(text.starts_with("# Do not change this generated file."));
+    assert!(text.contains("\nrootLogger.level=DEBUG\n"));
+    assert!(text.contains("\nlogger.x.name=x\n"));
+    assert!(text.ends_with("\nmonitorInterval=30\n"));
+
+    let external = custom_cluster(&format!(
+        "{PLAIN}logging: {{type: external, valueFrom: {{configMapKeyRef: {{name: logs, key: log4j2.properties}}}}}}\n"
+    ));
+    assert_eq!(
+        external
+            .logging_configuration(Some("rootLogger.level=WARN"))
+            .unwrap(),
+        "rootLogger.level=WARN\nmonitorInterval=30\n"
+    );
+    assert_eq!(
+        external
+            .logging_configuration(Some("monitorInterval=5\nrootLogger.level=WARN\n"))
+            .unwrap(),
+        "monitorInterval=5\nrootLogger.level=WARN\n"
+    );
+    let error = external.logging_configuration(None).unwrap_err();
+    assert!(error.to_string().contains("ConfigMap logs"), "{error}");
+    assert!(
+        external
+            .validate_external_configuration(&ExternalConfiguration::default())
+            .is_err()
+    );
 }
