@@ -498,3 +498,43 @@ fn inline_and_external_logging() {
             .is_err()
     );
 }
+
+#[test]
+fn invalid_configuration_is_reported() {
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}config: {{config.providers: 'env,strimzienv'}}\n"
+    ));
+    let error = cluster.validate_configuration().unwrap_err();
+    assert_eq!(error.reason(), "InvalidConfigurationException");
+    assert!(
+        error
+            .to_string()
+            .contains("config.provider strimzienv not permitted")
+    );
+    assert!(custom_cluster(PLAIN).validate_configuration().is_ok());
+
+    let path = reference::reference_examples_dir().join("kafka/kafka-single-node.yaml");
+    let mut single = read_example(&path).clusters[0].clone();
+    single.kafka.spec.cruise_control = Some(Default::default());
+    assert!(
+        single
+            .validate_configuration()
+            .unwrap_err()
+            .to_string()
+            .contains("only one broker")
+    );
+}
+
+#[test]
+fn dynamic_options_are_listed_for_the_operator() {
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}config: {{log.retention.ms: 1000, num.partitions: 3, min.insync.replicas: 2}}\n"
+    ));
+    assert_eq!(
+        cluster.dynamic_configuration(),
+        [
+            ("min.insync.replicas".to_owned(), "2".to_owned()),
+            ("log.retention.ms".to_owned(), "1000".to_owned())
+        ]
+    );
+}

@@ -15,7 +15,7 @@ use strimzi_api::storage::{SingleVolumeStorage, Storage};
 
 use super::listeners::ListenerAddresses;
 use super::user_config::{self, Properties};
-use super::{KafkaCluster, KafkaNode};
+use super::{KafkaCluster, KafkaNode, ModelError};
 
 /// Name of the KRaft controller listener.
 pub const CONTROL_PLANE_LISTENER: &str = "CONTROLPLANE-9090";
@@ -30,6 +30,9 @@ pub const DATA_MOUNT_PATH: &str = "/var/lib/kafka";
 /// Port of the metrics endpoint (JMX exporter or Strimzi metrics reporter).
 pub const METRICS_PORT: i32 = 9404;
 
+/// Config provider aliases the operator defines itself.
+const RESERVED_PROVIDER_ALIASES: &[&str] =
+    &["strimzienv", "strimzisecrets", "strimzifile", "strimzidir"];
 /// Authorizer class of `simple` authorization in KRaft clusters.
 const STANDARD_AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
 /// Metrics reporter Cruise Control reads broker metrics from.
@@ -84,6 +87,43 @@ impl KafkaCluster {
     /// The `server.config` of `node`.
     pub fn server_config(&self, node: &KafkaNode, addresses: &ListenerAddresses) -> String {
         self.render_server_config(node, addresses, UserOptions::All)
+    }
+
+    /// Checks the parts of the configuration that cannot be turned into a valid
+    /// `server.config`: user config providers that reuse the operator's aliases, and Cruise
+    /// Control with fewer than two brokers.
+    pub fn validate_configuration(&self) -> Result<(), ModelError> {
+        let (config, _) = user_config::user_configuration(self.spec.config.as_ref());
+        if let Some(aliases) = config.get("config.providers") {
+            if let Some(alias) = aliases
+                .split(',')
+                .find(|alias| RESERVED_PROVIDER_ALIASES.contains(alias))
+            {
+                return Err(ModelError::InvalidConfiguration(format!(
+                    "config.provider {alias} not permitted as it reserved for Strimzi. Not permitted aliases: [{}]",
+                    RESERVED_PROVIDER_ALIASES.join(", ")
+                )));
+            }
+        }
+        if self.kafka.spec.cruise_control.is_some() && self.brokers().count() < 2 {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "Kafka {}/{} has invalid configuration. Cruise Control cannot be deployed with a Kafka cluster which has only one broker. It requires at least two Kafka brokers.",
+                self.namespace, self.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The user options Kafka can change while running, which the operator applies to the
+    /// running cluster (they are left out of the configuration hash).
+    pub fn dynamic_configuration(&self) -> Vec<(String, String)> {
+        let (config, _) = user_config::user_configuration(self.spec.config.as_ref());
+        config
+            .entries()
+            .iter()
+            .filter(|(key, _)| super::config_maps::is_dynamic_option(key))
+            .cloned()
+            .collect()
     }
 
     /// Writes `server.config`, optionally leaving out the dynamically updatable user options.

@@ -205,17 +205,13 @@ impl KafkaCluster {
         Ok(Some(rules.to_string()))
     }
 
-    /// Labels of a node's ConfigMap: the pool's labels and the pod name.
+    /// Labels of a node's ConfigMap: the pool's propagated user labels, Strimzi's labels with
+    /// the pool name, and the pod name (no role labels: only pods carry them).
     fn node_labels(&self, pool: &NodePool, node: &KafkaNode) -> BTreeMap<String, String> {
         let mut result = self
             .component_labels()
             .labels(&pool.resource_labels, &self.config.label_exclusion);
         result.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
-        result.insert(labels::BROKER_ROLE.to_owned(), node.is_broker().to_string());
-        result.insert(
-            labels::CONTROLLER_ROLE.to_owned(),
-            node.is_controller().to_string(),
-        );
         result.insert(POD_NAME_LABEL.to_owned(), node.pod_name.clone());
         result
     }
