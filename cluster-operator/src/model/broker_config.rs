@@ -94,16 +94,16 @@ impl KafkaCluster {
     /// Control with fewer than two brokers.
     pub fn validate_configuration(&self) -> Result<(), ModelError> {
         let (config, _) = user_config::user_configuration(self.spec.config.as_ref());
-        if let Some(aliases) = config.get("config.providers") {
-            if let Some(alias) = aliases
+        let reserved = config.get("config.providers").and_then(|aliases| {
+            aliases
                 .split(',')
                 .find(|alias| RESERVED_PROVIDER_ALIASES.contains(alias))
-            {
-                return Err(ModelError::InvalidConfiguration(format!(
-                    "config.provider {alias} not permitted as it reserved for Strimzi. Not permitted aliases: [{}]",
-                    RESERVED_PROVIDER_ALIASES.join(", ")
-                )));
-            }
+        });
+        if let Some(alias) = reserved {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "config.provider {alias} not permitted as it reserved for Strimzi. Not permitted aliases: [{}]",
+                RESERVED_PROVIDER_ALIASES.join(", ")
+            )));
         }
         if self.kafka.spec.cruise_control.is_some() && self.brokers().count() < 2 {
             return Err(ModelError::InvalidConfiguration(format!(
