@@ -538,3 +538,12 @@ fn dynamic_options_are_listed_for_the_operator() {
         ]
     );
 }
+
+#[test]
+fn hash_stub_is_the_sha1_prefix() {
+    // printf 'abc' | sha1sum → a9993e364706816aba3e25717850c26c9cd0d89d
+    assert_eq!(
+        strimzi_cluster_operator::model::config_maps::hash_stub("abc"),
+        "a9993e36"
+    );
+}

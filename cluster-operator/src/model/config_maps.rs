@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sha2::{Digest, Sha512};
+use sha1::{Digest, Sha1};
 use strimzi_api::common::MetricsConfig;
 use strimzi_api::labels;
 
@@ -106,14 +106,14 @@ pub fn is_dynamic_option(key: &str) -> bool {
     DYNAMIC_OPTIONS.contains(&key)
 }
 
-/// Strimzi's hash stub: the first eight hex digits of the SHA-512 digest of `text`.
+/// Strimzi's hash stub: the first eight hex digits of the SHA-1 digest of `text`.
 pub fn hash_stub(text: &str) -> String {
-    let digest = Sha512::digest(text.as_bytes());
-    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
-    // Strimzi formats the digest as a number, which drops a leading zero digit.
-    let trimmed = hex.trim_start_matches('0');
-    let padded = format!("{trimmed:0>40}");
-    padded.chars().take(8).collect()
+    let digest = Sha1::digest(text.as_bytes());
+    digest
+        .iter()
+        .take(4)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 impl KafkaCluster {
