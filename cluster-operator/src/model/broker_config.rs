@@ -244,17 +244,9 @@ impl KafkaCluster {
     /// The TLS settings of the control plane and replication listeners: the node certificate,
     /// and mutual TLS against the cluster CA.
     fn write_internal_listener(&self, out: &mut ConfigWriter, node: &KafkaNode, name: &str) {
-        let prefix = format!("listener.name.{}", name.to_lowercase());
-        let (chain, key) = self.node_cert_placeholders(node);
-        out.line(&format!("{prefix}.ssl.keystore.certificate.chain"), chain);
-        out.line(&format!("{prefix}.ssl.keystore.key"), key);
-        out.line(&format!("{prefix}.ssl.keystore.type"), "PEM");
-        out.line(
-            &format!("{prefix}.ssl.truststore.certificates"),
-            self.trust_bundle_placeholder("cluster-ca.crt"),
-        );
-        out.line(&format!("{prefix}.ssl.truststore.type"), "PEM");
-        out.line(&format!("{prefix}.ssl.client.auth"), "required");
+        let prefix = format!("listener.name.{}.", name.to_lowercase());
+        self.write_cluster_tls(out, node, &prefix);
+        out.line(&format!("{prefix}ssl.client.auth"), "required");
         out.blank();
     }
 
@@ -425,9 +417,10 @@ impl KafkaCluster {
         out.blank();
     }
 
-    /// The TLS client settings the broker-side plugins (Cruise Control reporter, remote log
-    /// metadata manager, quota plugin) use to reach the replication listener.
-    fn write_plugin_client_tls(&self, out: &mut ConfigWriter, node: &KafkaNode, prefix: &str) {
+    /// The node certificate as key store and the cluster CA as trust store, under `prefix`:
+    /// used by the internal listeners and by the broker-side plugins (remote log metadata
+    /// manager, quota plugin) that reach the replication listener.
+    fn write_cluster_tls(&self, out: &mut ConfigWriter, node: &KafkaNode, prefix: &str) {
         let (chain, key) = self.node_cert_placeholders(node);
         out.line(&format!("{prefix}ssl.keystore.certificate.chain"), chain);
         out.line(&format!("{prefix}ssl.keystore.key"), key);
@@ -526,7 +519,7 @@ impl KafkaCluster {
             format!("{}:{REPLICATION_PORT}", naming::brokers_service(&self.name)),
         );
         out.line(&format!("{client}security.protocol"), "SSL");
-        self.write_plugin_client_tls(out, node, client);
+        self.write_cluster_tls(out, node, client);
         out.raw("# RSM configs set by the operator and by the user");
         let manager = custom.remote_storage_manager.clone().unwrap_or_default();
         out.line(
@@ -559,7 +552,7 @@ impl KafkaCluster {
             format!("{}:{REPLICATION_PORT}", naming::brokers_service(&self.name)),
         );
         out.line(&format!("{prefix}kafka.admin.security.protocol"), "SSL");
-        self.write_plugin_client_tls(out, node, &format!("{prefix}kafka.admin."));
+        self.write_cluster_tls(out, node, &format!("{prefix}kafka.admin."));
         if let Some(rate) = quotas.producer_byte_rate {
             out.line(&format!("{prefix}produce"), rate);
         }
