@@ -374,7 +374,7 @@ fn listener_security_and_advertised_addresses() {
     port: 9095
     type: loadbalancer
     tls: true
-    authentication: {type: custom, sasl: true, listenerConfig: {sasl.enabled.mechanisms: PLAIN}}
+    authentication: {type: custom, sasl: true, listenerConfig: {sasl.enabled.mechanisms: PLAIN, ssl.keystore.path: foo}}
     configuration:
       brokerCertChainAndKey: {secretName: my-cert, certificate: tls.crt, key: tls.key}
 ",
@@ -388,6 +388,11 @@ fn listener_security_and_advertised_addresses() {
         },
     );
     let config = node_zero(&cluster, &addresses);
+    assert!(!config.contains("ssl.keystore.path"), "{config}");
+    assert_eq!(
+        cluster.configuration_warnings()[0].reason,
+        "ForbiddenConfigurationOption"
+    );
     for line in [
         "listener.name.scram-9094.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
         "listener.name.scram-9094.sasl.enabled.mechanisms=SCRAM-SHA-512",

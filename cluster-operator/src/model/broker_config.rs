@@ -347,11 +347,14 @@ impl KafkaCluster {
                 out.blank();
             }
             Some(KafkaListenerAuthentication::Custom(custom)) => {
-                for (key, value) in custom
+                let options = custom
                     .listener_config
                     .iter()
-                    .flat_map(|config| config.iter())
-                {
+                    .flat_map(|config| config.iter());
+                for (key, value) in options {
+                    if user_config::is_forbidden_listener_option(key) {
+                        continue;
+                    }
                     if let Some(value) = user_config::config_value(value) {
                         out.line(&format!("{prefix}.{key}"), value);
                     }

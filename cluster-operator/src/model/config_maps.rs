@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sha1::{Digest, Sha1};
 use strimzi_api::common::MetricsConfig;
+use strimzi_api::kafka::KafkaListenerAuthentication;
 use strimzi_api::labels;
 
 use super::broker_config::UserOptions;
@@ -238,6 +239,24 @@ impl KafkaCluster {
     /// left at Kafka's unsafe defaults and options that do nothing in KRaft clusters.
     pub fn configuration_warnings(&self) -> Vec<ModelWarning> {
         let (_, mut warnings) = user_config::user_configuration(self.spec.config.as_ref());
+        for listener in &self.spec.listeners {
+            let Some(KafkaListenerAuthentication::Custom(custom)) = &listener.authentication else {
+                continue;
+            };
+            let options = custom
+                .listener_config
+                .iter()
+                .flat_map(|config| config.keys());
+            for key in options.filter(|key| user_config::is_forbidden_listener_option(key)) {
+                warnings.push(ModelWarning::new(
+                    user_config::FORBIDDEN_OPTION_REASON,
+                    format!(
+                        "Configuration option \"{key}\" of listener {} is forbidden and will be ignored",
+                        listener.name
+                    ),
+                ));
+            }
+        }
         let config = self.spec.config.as_ref();
         let is_set = |key: &str| config.is_some_and(|config| config.contains_key(key));
         let brokers = self.brokers().count();

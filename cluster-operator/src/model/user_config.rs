@@ -52,6 +52,15 @@ pub const FORBIDDEN_PREFIX_EXCEPTIONS: &[&str] = &[
     "controller.quorum.fetch.timeout.ms",
 ];
 
+/// Prefix of the listener options of `custom` authentication that the operator keeps for
+/// itself (the listener's TLS settings).
+pub const CUSTOM_AUTH_FORBIDDEN_PREFIX: &str = "ssl.";
+
+/// Whether a `listenerConfig` option of `custom` authentication is dropped.
+pub fn is_forbidden_listener_option(key: &str) -> bool {
+    key.to_lowercase().starts_with(CUSTOM_AUTH_FORBIDDEN_PREFIX)
+}
+
 /// Options the operator sets when the user does not: `min.insync.replicas=1`, so that removing
 /// the option from the resource turns it back to Kafka's default.
 pub const DEFAULTS: &[(&str, &str)] = &[("min.insync.replicas", "1")];
