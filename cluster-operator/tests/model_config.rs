@@ -552,3 +552,39 @@ fn hash_stub_is_the_sha1_prefix() {
         "a9993e36"
     );
 }
+
+#[test]
+fn replication_settings_above_the_broker_count_are_rejected() {
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}config: {{default.replication.factor: 4}}\n"
+    ));
+    assert_eq!(
+        cluster.validate_configuration().unwrap_err().to_string(),
+        "Kafka configuration option 'default.replication.factor' should be set to 3 or less because this cluster has only 3 Kafka broker(s)."
+    );
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}config: {{transaction.state.log.min.isr: two}}\n"
+    ));
+    assert!(cluster.validate_configuration().is_err());
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}quotas: {{type: strimzi, minAvailableBytesPerVolume: 1, minAvailableRatioPerVolume: 0.1}}\n"
+    ));
+    assert!(
+        cluster
+            .validate_configuration()
+            .unwrap_err()
+            .to_string()
+            .contains("mutually exclusive")
+    );
+}
+
+#[test]
+fn quota_callback_in_config_yields_to_the_quotas_plugin() {
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}quotas: {{type: kafka, producerByteRate: 10}}\nconfig: {{client.quota.callback.class: my.Callback}}\n"
+    ));
+    assert!(!node_zero(&cluster, &ListenerAddresses::default()).contains("my.Callback"));
+    let warnings = cluster.configuration_warnings();
+    assert_eq!(warnings[0].reason, "QuotasPluginConflict");
+    assert!(warnings[0].message.contains("`kafka` plugin"));
+}

@@ -15,7 +15,7 @@ use strimzi_api::storage::{SingleVolumeStorage, Storage};
 
 use super::listeners::ListenerAddresses;
 use super::user_config::{self, Properties};
-use super::{KafkaCluster, KafkaNode, ModelError};
+use super::{KafkaCluster, KafkaNode, ModelError, ModelWarning};
 
 /// Name of the KRaft controller listener.
 pub const CONTROL_PLANE_LISTENER: &str = "CONTROLPLANE-9090";
@@ -30,6 +30,27 @@ pub const DATA_MOUNT_PATH: &str = "/var/lib/kafka";
 /// Port of the metrics endpoint (JMX exporter or Strimzi metrics reporter).
 pub const METRICS_PORT: i32 = 9404;
 
+/// Metrics the Strimzi metrics reporter exports when `allowList` is not given.
+const DEFAULT_METRICS_ALLOW_LIST: &[&str] = &[
+    "kafka_cluster_partition.*",
+    "kafka_controller_kafkacontroller.*",
+    "kafka_controller_controllerstats_uncleanleaderelectionspersec_total",
+    "kafka_log_log_size",
+    "kafka_network_requestmetrics.*",
+    "kafka_network_socketserver_networkprocessoravgidlepercent",
+    "kafka_server_app_info.*",
+    "kafka_server_brokertopicmetrics.*",
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",
+    "kafka_server_kafkaserver_brokerstate",
+    "kafka_server_kafkaserver_clusterid_info",
+    "kafka_server_kafkaserver_linux.*",
+    "kafka_server_raft.*",
+    "kafka_server_replicamanager.*",
+    "kafka_server_request_queue_size",
+    "kafka_server_socket_server.*",
+];
+/// The option naming the client quota callback class.
+const QUOTA_CALLBACK_OPTION: &str = "client.quota.callback.class";
 /// Config provider aliases the operator defines itself.
 const RESERVED_PROVIDER_ALIASES: &[&str] =
     &["strimzienv", "strimzisecrets", "strimzifile", "strimzidir"];
@@ -90,10 +111,11 @@ impl KafkaCluster {
     }
 
     /// Checks the parts of the configuration that cannot be turned into a valid
-    /// `server.config`: user config providers that reuse the operator's aliases, and Cruise
-    /// Control with fewer than two brokers.
+    /// `server.config`: user config providers that reuse the operator's aliases, replication
+    /// settings above the broker count, conflicting quota limits, and Cruise Control with
+    /// fewer than two brokers.
     pub fn validate_configuration(&self) -> Result<(), ModelError> {
-        let (config, _) = user_config::user_configuration(self.spec.config.as_ref());
+        let (config, _) = self.user_options();
         let reserved = config.get("config.providers").and_then(|aliases| {
             aliases
                 .split(',')
@@ -105,7 +127,41 @@ impl KafkaCluster {
                 RESERVED_PROVIDER_ALIASES.join(", ")
             )));
         }
-        if self.kafka.spec.cruise_control.is_some() && self.brokers().count() < 2 {
+        let brokers = self.brokers().count();
+        for option in [
+            "default.replication.factor",
+            "offsets.topic.replication.factor",
+            "transaction.state.log.replication.factor",
+            "transaction.state.log.min.isr",
+        ] {
+            let Some(value) = self
+                .spec
+                .config
+                .as_ref()
+                .and_then(|config| config.get(option))
+            else {
+                continue;
+            };
+            let text = user_config::config_value(value).unwrap_or_default();
+            let number: i64 = text.parse().map_err(|_| {
+                ModelError::InvalidConfiguration(format!("Property {option} should be an integer"))
+            })?;
+            if number > brokers as i64 {
+                let or_less = if brokers > 1 { " or less" } else { "" };
+                return Err(ModelError::InvalidConfiguration(format!(
+                    "Kafka configuration option '{option}' should be set to {brokers}{or_less} because this cluster has only {brokers} Kafka broker(s)."
+                )));
+            }
+        }
+        if let Some(QuotasPlugin::Strimzi(quotas)) = &self.spec.quotas
+            && quotas.min_available_bytes_per_volume.is_some()
+            && quotas.min_available_ratio_per_volume.is_some()
+        {
+            return Err(ModelError::InvalidConfiguration(
+                "You cannot configure both `minAvailableBytesPerVolume` and `minAvailableRatioPerVolume`, they are mutually exclusive.".to_owned(),
+            ));
+        }
+        if self.kafka.spec.cruise_control.is_some() && brokers < 2 {
             return Err(ModelError::InvalidConfiguration(format!(
                 "Kafka {}/{} has invalid configuration. Cruise Control cannot be deployed with a Kafka cluster which has only one broker. It requires at least two Kafka brokers.",
                 self.namespace, self.name
@@ -114,10 +170,29 @@ impl KafkaCluster {
         Ok(())
     }
 
+    /// The user's options as they reach `server.config`, with the warnings about dropped ones:
+    /// forbidden options, and a quota callback class that conflicts with `quotas`.
+    pub(crate) fn user_options(&self) -> (Properties, Vec<ModelWarning>) {
+        let (mut config, mut warnings) = user_config::user_configuration(self.spec.config.as_ref());
+        if let Some(quotas) = &self.spec.quotas
+            && config.remove(QUOTA_CALLBACK_OPTION).is_some()
+        {
+            let plugin = match quotas {
+                QuotasPlugin::Kafka(_) => "kafka",
+                QuotasPlugin::Strimzi(_) => "strimzi",
+            };
+            warnings.push(ModelWarning::new(
+                "QuotasPluginConflict",
+                format!("Quotas plugin class cannot be configured in .spec.kafka.config, when .spec.kafka.quotas contains configuration of `{plugin}` plugin. The plugin from .spec.kafka.quotas will be used"),
+            ));
+        }
+        (config, warnings)
+    }
+
     /// The user options Kafka can change while running, which the operator applies to the
     /// running cluster (they are left out of the configuration hash).
     pub fn dynamic_configuration(&self) -> Vec<(String, String)> {
-        let (config, _) = user_config::user_configuration(self.spec.config.as_ref());
+        let (config, _) = self.user_options();
         config
             .entries()
             .iter()
@@ -601,7 +676,12 @@ impl KafkaCluster {
             .values
             .as_ref()
             .and_then(|values| values.allow_list.clone())
-            .unwrap_or_else(|| vec![".*".to_owned()]);
+            .unwrap_or_else(|| {
+                DEFAULT_METRICS_ALLOW_LIST
+                    .iter()
+                    .map(|regex| (*regex).to_owned())
+                    .collect()
+            });
         out.section("Strimzi Metrics Reporter configuration");
         out.line("prometheus.metrics.reporter.listener.enable", "true");
         out.line(
@@ -621,7 +701,7 @@ impl KafkaCluster {
         node: &KafkaNode,
         options: UserOptions,
     ) {
-        let (mut config, _) = user_config::user_configuration(self.spec.config.as_ref());
+        let (mut config, _) = self.user_options();
 
         let mut providers = vec!["strimzienv", "strimzisecrets"];
         if node.is_broker() {

@@ -238,7 +238,7 @@ impl KafkaCluster {
     /// Warnings about `spec.kafka.config`: dropped forbidden options, replication settings
     /// left at Kafka's unsafe defaults and options that do nothing in KRaft clusters.
     pub fn configuration_warnings(&self) -> Vec<ModelWarning> {
-        let (_, mut warnings) = user_config::user_configuration(self.spec.config.as_ref());
+        let (_, mut warnings) = self.user_options();
         for listener in &self.spec.listeners {
             let Some(KafkaListenerAuthentication::Custom(custom)) = &listener.authentication else {
                 continue;
