@@ -71,9 +71,10 @@ pub const FORBIDDEN_OPTION_REASON: &str = "ForbiddenConfigurationOption";
 /// Whether the operator keeps `key` for itself (a forbidden prefix without an exception).
 pub fn is_forbidden(key: &str) -> bool {
     let lower = key.to_lowercase();
+    // Like Strimzi, only the key is lower-cased, so a prefix with capitals never matches.
     FORBIDDEN_PREFIXES
         .iter()
-        .any(|prefix| lower.starts_with(&prefix.to_lowercase()))
+        .any(|prefix| lower.starts_with(prefix))
         && !FORBIDDEN_PREFIX_EXCEPTIONS.contains(&key)
 }
 
