@@ -134,12 +134,15 @@ fn read_example(path: &Path) -> Example {
     }
 }
 
-/// The example files with Kafka clusters that these tests cover.
+/// The example files with Kafka clusters that these tests cover: Strimzi's and ours.
 fn example_files() -> Vec<std::path::PathBuf> {
     let dir = reference::reference_examples_dir();
     ["kafka", "security", "metrics", "cruise-control"]
         .iter()
         .flat_map(|folder| reference::yaml_files(&dir.join(folder)))
+        .chain(reference::yaml_files(
+            &reference::own_examples_dir().join("kafka"),
+        ))
         .filter(|path| {
             let text = std::fs::read_to_string(path).unwrap();
             text.contains("\nkind: Kafka\n") || text.starts_with("kind: Kafka\n")
@@ -149,24 +152,34 @@ fn example_files() -> Vec<std::path::PathBuf> {
 
 /// The content of the user ConfigMaps an example cluster refers to.
 fn external(example: &Example, cluster: &KafkaCluster) -> ExternalConfiguration {
+    let lookup = |reference: Option<&k8s_openapi::api::core::v1::ConfigMapKeySelector>| {
+        reference.and_then(|reference| {
+            example
+                .config_maps
+                .get(&reference.name)
+                .and_then(|data| data.get(&reference.key))
+                .cloned()
+        })
+    };
     let metrics = match &cluster.spec.metrics_config {
-        Some(strimzi_api::common::MetricsConfig::JmxPrometheusExporter(exporter)) => exporter
-            .value_from
-            .as_ref()
-            .and_then(|value_from| value_from.config_map_key_ref.as_ref())
-            .and_then(|reference| {
-                example
-                    .config_maps
-                    .get(&reference.name)
-                    .and_then(|data| data.get(&reference.key))
-                    .cloned()
-            }),
+        Some(strimzi_api::common::MetricsConfig::JmxPrometheusExporter(exporter)) => lookup(
+            exporter
+                .value_from
+                .as_ref()
+                .and_then(|value_from| value_from.config_map_key_ref.as_ref()),
+        ),
         _ => None,
     };
-    ExternalConfiguration {
-        logging: None,
-        metrics,
-    }
+    let logging = match &cluster.spec.logging {
+        Some(strimzi_api::common::Logging::External(logging)) => lookup(
+            logging
+                .value_from
+                .as_ref()
+                .and_then(|value_from| value_from.config_map_key_ref.as_ref()),
+        ),
+        _ => None,
+    };
+    ExternalConfiguration { logging, metrics }
 }
 
 #[test]
@@ -176,9 +189,16 @@ fn snapshots_of_every_example_node() {
     let mut covered = 0;
     for path in files {
         let example = read_example(&path);
-        let relative = path
-            .strip_prefix(reference::reference_examples_dir())
-            .unwrap()
+        let (prefix, relative) = match path.strip_prefix(reference::reference_examples_dir()) {
+            Ok(relative) => ("", relative.to_path_buf()),
+            Err(_) => (
+                "own__",
+                path.strip_prefix(reference::own_examples_dir())
+                    .unwrap()
+                    .to_path_buf(),
+            ),
+        };
+        let relative = relative
             .with_extension("")
             .display()
             .to_string()
@@ -186,8 +206,16 @@ fn snapshots_of_every_example_node() {
         for cluster in &example.clusters {
             let addresses = ListenerAddresses::default();
             let external = external(&example, cluster);
-            cluster.validate_external_configuration(&external).unwrap();
             let mut text = String::new();
+            // A broken user ConfigMap is part of the snapshot: the reconciliation reports it.
+            for check in [
+                cluster.validate_configuration(),
+                cluster.validate_external_configuration(&external),
+            ] {
+                if let Err(error) = check {
+                    text.push_str(&format!("===== error {} =====\n{error}\n", error.reason()));
+                }
+            }
             for config_map in cluster.config_maps(&addresses, &external) {
                 let data = config_map.data.unwrap();
                 text.push_str(&format!(
@@ -197,9 +225,11 @@ fn snapshots_of_every_example_node() {
                 ));
                 covered += 1;
             }
-            let logging = cluster.logging_configuration(None).unwrap();
+            let logging = cluster
+                .logging_configuration(external.logging.as_deref())
+                .unwrap_or_else(|error| error.to_string());
             text.push_str(&format!("===== log4j2.properties =====\n{logging}"));
-            insta::assert_snapshot!(format!("{relative}__{}", cluster.name), text);
+            insta::assert_snapshot!(format!("{prefix}{relative}__{}", cluster.name), text);
         }
     }
     assert!(covered >= 20, "only {covered} nodes covered");
