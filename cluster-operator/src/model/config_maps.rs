@@ -188,19 +188,24 @@ impl KafkaCluster {
         let reference = exporter
             .value_from
             .as_ref()
-            .and_then(|value_from| value_from.config_map_key_ref.as_ref());
-        let missing = || {
-            let (name, key) = reference
-                .map(|reference| (reference.name.as_str(), reference.key.as_str()))
-                .unwrap_or_default();
+            .and_then(|value_from| value_from.config_map_key_ref.as_ref())
+            .ok_or_else(|| {
+                ModelError::InvalidConfiguration(
+                    "Metrics configuration is invalid: [ConfigMap reference is missing]".to_owned(),
+                )
+            })?;
+        let content = external.ok_or_else(|| {
             ModelError::InvalidConfiguration(format!(
-                "ConfigMap {name} does not exist or doesn't contain the configuration under the {key} key."
+                "ConfigMap {} does not exist or does not contain specified key {}",
+                reference.name, reference.key
             ))
-        };
-        let content = external.ok_or_else(missing)?;
+        })?;
+        if content.is_empty() {
+            return Ok(Some("{}".to_owned()));
+        }
         let rules: serde_json::Value = serde_yaml_ng::from_str(content).map_err(|error| {
             ModelError::InvalidConfiguration(format!(
-                "The JMX Prometheus exporter configuration is not valid YAML: {error}"
+                "Failed to parse metrics configuration: {error}"
             ))
         })?;
         Ok(Some(rules.to_string()))
