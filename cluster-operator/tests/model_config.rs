@@ -618,3 +618,22 @@ fn quota_callback_in_config_yields_to_the_quotas_plugin() {
     assert_eq!(warnings[0].reason, "QuotasPluginConflict");
     assert!(warnings[0].message.contains("`kafka` plugin"));
 }
+
+#[test]
+fn options_unused_in_kraft_are_warned_about() {
+    let cluster = custom_cluster(&format!(
+        "{PLAIN}config: {{inter.broker.protocol.version: '3.9', log.message.format.version: '3.9', default.replication.factor: 3, min.insync.replicas: 2}}\n"
+    ));
+    let reasons: Vec<String> = cluster
+        .configuration_warnings()
+        .into_iter()
+        .map(|warning| warning.reason)
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "KafkaInterBrokerProtocolVersionInKRaft",
+            "KafkaLogMessageFormatVersionInKRaft"
+        ]
+    );
+}
