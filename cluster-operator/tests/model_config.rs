@@ -28,6 +28,8 @@ fn model_config() -> ModelConfig {
         image_pull_secrets: Vec::new(),
         label_exclusion: LabelExclusion::new("^app.kubernetes.io/(?!part-of).*").unwrap(),
         managed_by: "strimzi-cluster-operator".to_owned(),
+        kafka_init_image: strimzi_cluster_operator::model::images::DEFAULT_KAFKA_INIT_IMAGE
+            .to_owned(),
     }
 }
 
@@ -50,6 +52,7 @@ fn cluster(kafka: &Kafka, pools: &[KafkaNodePool]) -> KafkaCluster {
                 resources: pool.spec.resources.clone(),
                 jvm_options: pool.spec.jvm_options.clone(),
                 template: pool.spec.template.clone(),
+                owner: None,
             }
         })
         .collect();
