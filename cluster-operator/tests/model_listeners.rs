@@ -2,14 +2,13 @@
 //! Strimzi's examples and ours, as snapshots, plus properties over generated listeners.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Service, ServiceStatus};
 use k8s_openapi::api::networking::v1::{
     Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::DynamicObject;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,7 +19,7 @@ use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaIma
 use strimzi_cluster_operator::model::listeners::{
     ListenerAddresses, ListenerObjects, ObservedListeners,
 };
-use strimzi_cluster_operator::model::{KafkaCluster, KafkaVersion, ModelConfig, NodePool};
+use strimzi_cluster_operator::model::{KafkaCluster, ModelConfig, ModelInput, resolve};
 use strimzi_operator_common::labels::{LabelExclusion, is_label_value};
 use strimzi_tests::reference;
 
@@ -29,7 +28,7 @@ const CA_PEM: &str = "-----BEGIN CERTIFICATE-----\ncluster-ca\n-----END CERTIFIC
 
 fn config() -> ModelConfig {
     ModelConfig {
-        images: KafkaImages::default(),
+        images: KafkaImages::strimzi_defaults(),
         cluster_domain: "cluster.local".to_owned(),
         operator_namespace: "strimzi".to_owned(),
         operator_namespace_labels: None,
@@ -42,68 +41,37 @@ fn config() -> ModelConfig {
     }
 }
 
-/// An owner reference as the operator sets them, with a made-up uid.
-fn owner(kind: &str, name: &str) -> OwnerReference {
-    OwnerReference {
-        api_version: "kafka.strimzi.io/v1".to_owned(),
-        kind: kind.to_owned(),
-        name: name.to_owned(),
-        uid: format!("00000000-0000-0000-0000-{:0>12}", name.len()),
-        block_owner_deletion: Some(false),
-        controller: Some(false),
-    }
-}
-
-/// A cluster as `resolve` would give it for a new Kafka: pools sorted by name, node IDs
-/// 0, 1, ... across them in that order.
+/// A cluster as `resolve` makes it, in namespace `myproject`, with fixed UIDs so the owner
+/// references show.
 fn cluster(kafka: &Kafka, pools: &[KafkaNodePool], config: ModelConfig) -> KafkaCluster {
-    let name = kafka.metadata.name.clone().unwrap();
-    let mut pools: Vec<&KafkaNodePool> = pools.iter().collect();
-    pools.sort_by_key(|pool| pool.metadata.name.clone());
-    let mut next_id = 0;
-    let pools = pools
-        .into_iter()
-        .map(|pool| {
-            let node_ids: BTreeSet<i32> = (next_id..next_id + pool.spec.replicas).collect();
-            next_id += pool.spec.replicas;
-            NodePool {
-                name: pool.metadata.name.clone().unwrap(),
-                owner: Some(owner(
-                    "KafkaNodePool",
-                    pool.metadata.name.as_deref().unwrap(),
-                )),
-                resource_labels: pool.metadata.labels.clone().unwrap_or_default(),
-                roles: pool.spec.roles.iter().copied().collect(),
-                node_ids,
-                removed_node_ids: BTreeSet::new(),
-                storage: pool.spec.storage.clone(),
-                resources: pool.spec.resources.clone(),
-                jvm_options: pool.spec.jvm_options.clone(),
-                template: pool.spec.template.clone(),
-            }
+    let mut kafka = kafka.clone();
+    kafka
+        .metadata
+        .namespace
+        .get_or_insert_with(|| NAMESPACE.to_owned());
+    kafka.metadata.uid = Some("00000000-0000-0000-0000-00000000000a".to_owned());
+    let pools: Vec<KafkaNodePool> = pools
+        .iter()
+        .enumerate()
+        .map(|(index, pool)| {
+            let mut pool = pool.clone();
+            pool.metadata.namespace = kafka.metadata.namespace.clone();
+            pool.metadata.uid = Some(format!("00000000-0000-0000-0000-{index:012}"));
+            pool
         })
         .collect();
-    KafkaCluster {
-        owner: Some(owner("Kafka", &name)),
-        namespace: kafka
-            .metadata
-            .namespace
-            .clone()
-            .unwrap_or_else(|| NAMESPACE.to_owned()),
-        resource_labels: kafka.metadata.labels.clone().unwrap_or_default(),
-        spec: kafka.spec.kafka.clone(),
-        kafka: kafka.clone(),
-        cluster_id: "cluster-id".to_owned(),
-        version: KafkaVersion {
-            version: "4.3.1".to_owned(),
-            metadata_version: "4.3-IV0".to_owned(),
-            image: "quay.io/strimzi/kafka:1.2.0-kafka-4.3.1".to_owned(),
-        },
-        pools,
-        config,
-        warnings: Vec::new(),
-        name,
-    }
+    resolve(&ModelInput {
+        kafka: &kafka,
+        pools: &pools,
+        cluster_id: "cluster-id",
+        config: &config,
+    })
+    .unwrap_or_else(|error| {
+        panic!(
+            "{}: {error}",
+            kafka.metadata.name.as_deref().unwrap_or_default()
+        )
+    })
 }
 
 /// Every Kafka of a multi-document YAML file with the node pools labelled for it.
@@ -775,16 +743,23 @@ mod properties {
                 "metadata": { "name": name, "namespace": NAMESPACE },
                 "spec": { "kafka": { "listeners": listeners } },
             })).unwrap();
+            // The first pool has both roles, so every cluster has brokers and controllers.
             let pools: Vec<KafkaNodePool> = pools
                 .into_iter()
-                .map(|(pool, (replicas, broker))| {
+                .enumerate()
+                .map(|(index, (pool, (replicas, broker)))| {
+                    let roles = match (index, broker) {
+                        (0, _) => json!(["controller", "broker"]),
+                        (_, true) => json!(["broker"]),
+                        (_, false) => json!(["controller"]),
+                    };
                     serde_json::from_value(json!({
                         "apiVersion": "kafka.strimzi.io/v1",
                         "kind": "KafkaNodePool",
                         "metadata": { "name": pool, "labels": { "strimzi.io/cluster": name } },
                         "spec": {
                             "replicas": replicas,
-                            "roles": if broker { json!(["broker"]) } else { json!(["controller"]) },
+                            "roles": roles,
                             "storage": { "type": "ephemeral" },
                         },
                     })).unwrap()
