@@ -449,6 +449,27 @@ fn pdb_uses_the_template_max_unavailable() {
 }
 
 #[test]
+fn trust_bundle_holds_both_cas() {
+    let cluster = all_types_cluster();
+    let secret = cluster.trust_bundle_secret("cluster pem", "clients pem");
+    assert_eq!(
+        secret.metadata.name.as_deref(),
+        Some("edge-cluster-trustbundle")
+    );
+    let data = secret.data.unwrap();
+    assert_eq!(data["cluster-ca.crt"].0, b"cluster pem");
+    assert_eq!(data["clients-ca.crt"].0, b"clients pem");
+    let role = cluster.kafka_role();
+    assert!(
+        role.rules.unwrap()[0]
+            .resource_names
+            .as_ref()
+            .unwrap()
+            .contains(&"edge-cluster-trustbundle".to_owned())
+    );
+}
+
+#[test]
 fn node_certificate_secret_is_named_after_the_pod() {
     let cluster = all_types_cluster();
     let node = cluster.nodes().next().unwrap();

@@ -137,6 +137,31 @@ impl KafkaCluster {
         }
     }
 
+    /// `<cluster>-trustbundle`: the CA certificates the Kafka nodes trust, read by their
+    /// configuration through the Kubernetes API: `cluster-ca.crt` and `clients-ca.crt` (PEM;
+    /// several certificates each while a CA is being replaced).
+    pub fn trust_bundle_secret(&self, cluster_ca_pem: &str, clients_ca_pem: &str) -> Secret {
+        Secret {
+            metadata: self.object_meta(
+                &super::policies::trust_bundle_secret(&self.name),
+                self.labels(),
+                StringMap::new(),
+            ),
+            type_: Some("Opaque".to_owned()),
+            data: Some(BTreeMap::from([
+                (
+                    "cluster-ca.crt".to_owned(),
+                    ByteString(cluster_ca_pem.as_bytes().to_vec()),
+                ),
+                (
+                    "clients-ca.crt".to_owned(),
+                    ByteString(clients_ca_pem.as_bytes().to_vec()),
+                ),
+            ])),
+            ..Secret::default()
+        }
+    }
+
     /// The Secret named after the node's pod that holds its certificate, key and key store
     /// (`data`, e.g. from `IssuedCertificate::secret_data`), annotated with the generation of
     /// the cluster CA certificate that signed it. `data` also carries the entries of
