@@ -432,8 +432,8 @@ fn listener_security_and_advertised_addresses() {
         "listener.name.scram-9094.max.connections=10",
         "listener.name.scram-9094.max.connection.creation.rate=2",
         "listener.name.ext-9095.sasl.enabled.mechanisms=PLAIN",
-        "listener.name.ext-9095.ssl.keystore.certificate.chain=${strimzisecrets:ns/my-cert:tls.crt}",
-        "listener.name.ext-9095.ssl.keystore.key=${strimzisecrets:ns/my-cert:tls.key}",
+        "listener.name.ext-9095.ssl.keystore.certificate.chain=${strimzisecrets:ns/c-pool-0:ext-9095.crt}",
+        "listener.name.ext-9095.ssl.keystore.key=${strimzisecrets:ns/c-pool-0:ext-9095.key}",
         "listener.security.protocol.map=CONTROLPLANE-9090:SSL,REPLICATION-9091:SSL,SCRAM-9094:SASL_PLAINTEXT,EXT-9095:SASL_SSL",
         "advertised.listeners=CONTROLPLANE-9090://c-pool-0.c-kafka-brokers.ns.svc:9090,REPLICATION-9091://c-pool-0.c-kafka-brokers.ns.svc:9091,SCRAM-9094://c-pool-0.c-kafka-brokers.ns.svc:9094,EXT-9095://broker-0.example.com:443",
     ] {

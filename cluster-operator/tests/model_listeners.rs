@@ -741,10 +741,15 @@ mod properties {
                         listener_type,
                         KafkaListenerType::Route | KafkaListenerType::Ingress | KafkaListenerType::TlsRoute
                     );
-                    let mut configuration = json!({
-                        "bootstrap": { "host": format!("{name}.example.com"), "alternativeNames": ["alt.example.com"] },
-                        "hostTemplate": format!("{name}-{{nodeId}}.example.com"),
-                    });
+                    // Host names may only be set on listeners that route by host name.
+                    let mut configuration = if needs_tls {
+                        json!({
+                            "bootstrap": { "host": format!("{name}.example.com"), "alternativeNames": ["alt.example.com"] },
+                            "hostTemplate": format!("{name}-{{nodeId}}.example.com"),
+                        })
+                    } else {
+                        json!({ "bootstrap": { "alternativeNames": ["alt.example.com"] } })
+                    };
                     if overrides {
                         configuration["advertisedHostTemplate"] = json!(format!("adv-{name}-{{nodePodName}}.example.com"));
                         configuration["brokers"] = json!([{ "broker": 0, "advertisedHost": "10.1.2.3" }]);

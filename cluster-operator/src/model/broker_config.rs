@@ -355,11 +355,16 @@ impl KafkaCluster {
             .configuration
             .as_ref()
             .and_then(|configuration| configuration.broker_cert_chain_and_key.as_ref());
+        // A custom certificate is copied into the node's own Secret as
+        // `<listener>-<port>.crt/.key`, the only Secrets the node may read.
         let (chain, key) = match custom {
-            Some(custom) => (
-                self.secret_placeholder(&custom.secret_name, &custom.certificate),
-                self.secret_placeholder(&custom.secret_name, &custom.key),
-            ),
+            Some(_) => {
+                let copy = format!("{}-{}", listener.name, listener.port);
+                (
+                    self.secret_placeholder(&node.pod_name, &format!("{copy}.crt")),
+                    self.secret_placeholder(&node.pod_name, &format!("{copy}.key")),
+                )
+            }
             None => self.node_cert_placeholders(node),
         };
         out.line(&format!("{prefix}.ssl.keystore.certificate.chain"), chain);

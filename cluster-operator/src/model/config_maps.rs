@@ -158,7 +158,7 @@ impl KafkaCluster {
                         name: Some(node.pod_name.clone()),
                         namespace: Some(self.namespace.clone()),
                         labels: Some(self.node_labels(pool, &node)),
-                        owner_references: self.owner.clone().map(|owner| vec![owner]),
+                        owner_references: pool.owner.clone().map(|owner| vec![owner]),
                         ..ObjectMeta::default()
                     },
                     data: Some(data),
@@ -222,7 +222,7 @@ impl KafkaCluster {
         result
     }
 
-    /// `strimzi.io/broker-configuration-hash` of every node by pod name.
+    /// `strimzi.io/configuration-hash` of every node by pod name.
     pub fn configuration_hashes(&self, addresses: &ListenerAddresses) -> BTreeMap<String, String> {
         self.nodes()
             .map(|node| {
@@ -232,7 +232,7 @@ impl KafkaCluster {
             .collect()
     }
 
-    /// `strimzi.io/broker-configuration-hash` of `node`: a hash of its `server.config`
+    /// `strimzi.io/configuration-hash` of `node`: a hash of its `server.config`
     /// without the options Kafka can change while running, so the node rolls exactly when
     /// its static configuration (listeners, advertised addresses, security, plugins and
     /// static user options) changes.
