@@ -30,6 +30,25 @@ pub const DATA_MOUNT_PATH: &str = "/var/lib/kafka";
 /// Port of the metrics endpoint (JMX exporter or Strimzi metrics reporter).
 pub const METRICS_PORT: i32 = 9404;
 
+/// Metrics the Strimzi metrics reporter exports when `allowList` is not given.
+const DEFAULT_METRICS_ALLOW_LIST: &[&str] = &[
+    "kafka_cluster_partition.*",
+    "kafka_controller_kafkacontroller.*",
+    "kafka_controller_controllerstats_uncleanleaderelectionspersec_total",
+    "kafka_log_log_size",
+    "kafka_network_requestmetrics.*",
+    "kafka_network_socketserver_networkprocessoravgidlepercent",
+    "kafka_server_app_info.*",
+    "kafka_server_brokertopicmetrics.*",
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",
+    "kafka_server_kafkaserver_brokerstate",
+    "kafka_server_kafkaserver_clusterid_info",
+    "kafka_server_kafkaserver_linux.*",
+    "kafka_server_raft.*",
+    "kafka_server_replicamanager.*",
+    "kafka_server_request_queue_size",
+    "kafka_server_socket_server.*",
+];
 /// Authorizer class of `simple` authorization in KRaft clusters.
 const STANDARD_AUTHORIZER: &str = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
 /// Metrics reporter Cruise Control reads broker metrics from.
@@ -204,17 +223,9 @@ impl KafkaCluster {
     /// The TLS settings of the control plane and replication listeners: the node certificate,
     /// and mutual TLS against the cluster CA.
     fn write_internal_listener(&self, out: &mut ConfigWriter, node: &KafkaNode, name: &str) {
-        let prefix = format!("listener.name.{}", name.to_lowercase());
-        let (chain, key) = self.node_cert_placeholders(node);
-        out.line(&format!("{prefix}.ssl.keystore.certificate.chain"), chain);
-        out.line(&format!("{prefix}.ssl.keystore.key"), key);
-        out.line(&format!("{prefix}.ssl.keystore.type"), "PEM");
-        out.line(
-            &format!("{prefix}.ssl.truststore.certificates"),
-            self.trust_bundle_placeholder("cluster-ca.crt"),
-        );
-        out.line(&format!("{prefix}.ssl.truststore.type"), "PEM");
-        out.line(&format!("{prefix}.ssl.client.auth"), "required");
+        let prefix = format!("listener.name.{}.", name.to_lowercase());
+        self.write_cluster_tls(out, node, &prefix);
+        out.line(&format!("{prefix}ssl.client.auth"), "required");
         out.blank();
     }
 
@@ -315,11 +326,14 @@ impl KafkaCluster {
                 out.blank();
             }
             Some(KafkaListenerAuthentication::Custom(custom)) => {
-                for (key, value) in custom
+                let options = custom
                     .listener_config
                     .iter()
-                    .flat_map(|config| config.iter())
-                {
+                    .flat_map(|config| config.iter());
+                for (key, value) in options {
+                    if user_config::is_forbidden_listener_option(key) {
+                        continue;
+                    }
                     if let Some(value) = user_config::config_value(value) {
                         out.line(&format!("{prefix}.{key}"), value);
                     }
@@ -341,11 +355,16 @@ impl KafkaCluster {
             .configuration
             .as_ref()
             .and_then(|configuration| configuration.broker_cert_chain_and_key.as_ref());
+        // A custom certificate is copied into the node's own Secret as
+        // `<listener>-<port>.crt/.key`, the only Secrets the node may read.
         let (chain, key) = match custom {
-            Some(custom) => (
-                self.secret_placeholder(&custom.secret_name, &custom.certificate),
-                self.secret_placeholder(&custom.secret_name, &custom.key),
-            ),
+            Some(_) => {
+                let copy = format!("{}-{}", listener.name, listener.port);
+                (
+                    self.secret_placeholder(&node.pod_name, &format!("{copy}.crt")),
+                    self.secret_placeholder(&node.pod_name, &format!("{copy}.key")),
+                )
+            }
             None => self.node_cert_placeholders(node),
         };
         out.line(&format!("{prefix}.ssl.keystore.certificate.chain"), chain);
@@ -385,9 +404,10 @@ impl KafkaCluster {
         out.blank();
     }
 
-    /// The TLS client settings the broker-side plugins (Cruise Control reporter, remote log
-    /// metadata manager, quota plugin) use to reach the replication listener.
-    fn write_plugin_client_tls(&self, out: &mut ConfigWriter, node: &KafkaNode, prefix: &str) {
+    /// The node certificate as key store and the cluster CA as trust store, under `prefix`:
+    /// used by the internal listeners and by the broker-side plugins (remote log metadata
+    /// manager, quota plugin) that reach the replication listener.
+    fn write_cluster_tls(&self, out: &mut ConfigWriter, node: &KafkaNode, prefix: &str) {
         let (chain, key) = self.node_cert_placeholders(node);
         out.line(&format!("{prefix}ssl.keystore.certificate.chain"), chain);
         out.line(&format!("{prefix}ssl.keystore.key"), key);
@@ -406,7 +426,16 @@ impl KafkaCluster {
         let (chain, key) = self.node_cert_placeholders(node);
         let reporter = "cruise.control.metrics.reporter.";
         out.section("Cruise Control configuration");
-        out.line("cruise.control.metrics.topic", CRUISE_CONTROL_METRICS_TOPIC);
+        let topic_name = self
+            .kafka
+            .spec
+            .cruise_control
+            .as_ref()
+            .and_then(|cruise_control| cruise_control.config.as_ref())
+            .and_then(|config| config.get("metric.reporter.topic"))
+            .and_then(user_config::config_value)
+            .unwrap_or_else(|| CRUISE_CONTROL_METRICS_TOPIC.to_owned());
+        out.line("cruise.control.metrics.topic", topic_name);
         out.line(
             &format!("{reporter}ssl.endpoint.identification.algorithm"),
             "HTTPS",
@@ -425,18 +454,26 @@ impl KafkaCluster {
             self.trust_bundle_placeholder("cluster-ca.crt"),
         );
         out.line("cruise.control.metrics.topic.auto.create", "true");
-        let config = self.spec.config.as_ref();
-        for option in [
-            "cruise.control.metrics.topic.num.partitions",
-            "cruise.control.metrics.topic.replication.factor",
-            "cruise.control.metrics.topic.min.insync.replicas",
-        ] {
-            if let Some(value) = config
-                .and_then(|config| config.get(option))
+        // Topic settings the user did not give come from the broker defaults; the user's own
+        // reach Kafka through the user configuration.
+        let user = |key: &str| {
+            self.spec
+                .config
+                .as_ref()
+                .and_then(|config| config.get(key))
                 .and_then(user_config::config_value)
-            {
-                out.line(option, value);
-            }
+        };
+        let topic = "cruise.control.metrics.topic.";
+        if user(&format!("{topic}num.partitions")).is_none() {
+            let partitions = user("num.partitions").unwrap_or_else(|| "1".to_owned());
+            out.line(&format!("{topic}num.partitions"), partitions);
+        }
+        if user(&format!("{topic}replication.factor")).is_none() {
+            let factor = user("default.replication.factor").unwrap_or_else(|| "1".to_owned());
+            out.line(&format!("{topic}replication.factor"), factor);
+        }
+        if user(&format!("{topic}min.insync.replicas")).is_none() {
+            out.line(&format!("{topic}min.insync.replicas"), 1);
         }
         out.blank();
     }
@@ -469,7 +506,7 @@ impl KafkaCluster {
             format!("{}:{REPLICATION_PORT}", naming::brokers_service(&self.name)),
         );
         out.line(&format!("{client}security.protocol"), "SSL");
-        self.write_plugin_client_tls(out, node, client);
+        self.write_cluster_tls(out, node, client);
         out.raw("# RSM configs set by the operator and by the user");
         let manager = custom.remote_storage_manager.clone().unwrap_or_default();
         out.line(
@@ -502,7 +539,7 @@ impl KafkaCluster {
             format!("{}:{REPLICATION_PORT}", naming::brokers_service(&self.name)),
         );
         out.line(&format!("{prefix}kafka.admin.security.protocol"), "SSL");
-        self.write_plugin_client_tls(out, node, &format!("{prefix}kafka.admin."));
+        self.write_cluster_tls(out, node, &format!("{prefix}kafka.admin."));
         if let Some(rate) = quotas.producer_byte_rate {
             out.line(&format!("{prefix}produce"), rate);
         }
@@ -548,7 +585,12 @@ impl KafkaCluster {
             .values
             .as_ref()
             .and_then(|values| values.allow_list.clone())
-            .unwrap_or_else(|| vec![".*".to_owned()]);
+            .unwrap_or_else(|| {
+                DEFAULT_METRICS_ALLOW_LIST
+                    .iter()
+                    .map(|regex| (*regex).to_owned())
+                    .collect()
+            });
         out.section("Strimzi Metrics Reporter configuration");
         out.line("prometheus.metrics.reporter.listener.enable", "true");
         out.line(
@@ -568,12 +610,14 @@ impl KafkaCluster {
         node: &KafkaNode,
         options: UserOptions,
     ) {
-        let (mut config, _) = user_config::user_configuration(self.spec.config.as_ref());
+        let (mut config, _) = self.user_options();
 
-        let mut providers = vec!["strimzienv", "strimzisecrets"];
-        if node.is_broker() {
-            providers.extend(["strimzifile", "strimzidir"]);
-        }
+        // Controllers only get the environment and Secret providers.
+        let providers = if node.is_broker() {
+            user_config::RESERVED_PROVIDER_ALIASES
+        } else {
+            &user_config::RESERVED_PROVIDER_ALIASES[..2]
+        };
         let mut aliases = providers.join(",");
         if let Some(user_aliases) = config.remove("config.providers") {
             aliases = format!("{user_aliases},{aliases}");

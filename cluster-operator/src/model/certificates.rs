@@ -10,7 +10,18 @@ use strimzi_certificate_manager::leaf::{LeafSpec, NodeLocation};
 
 use super::listeners::ListenerAddresses;
 use super::object_meta::StringMap;
-use super::{KafkaCluster, KafkaNode};
+use super::{KafkaCluster, KafkaNode, ModelError};
+
+/// The custom server certificates of TLS listeners (`brokerCertChainAndKey`), read from the
+/// users' Secrets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CustomListenerCertificates {
+    /// Entries every node's certificate Secret carries: `<listener>-<port>.crt` and
+    /// `<listener>-<port>.key`, which the broker configuration refers to.
+    pub secret_data: BTreeMap<String, ByteString>,
+    /// The certificate (PEM) of each listener, by listener name, for the listener status.
+    pub certificates: BTreeMap<String, String>,
+}
 
 impl KafkaCluster {
     /// The certificate request of every node: its pod name, Service names and, for brokers,
@@ -40,9 +51,121 @@ impl KafkaCluster {
             .collect()
     }
 
+    /// The names of the Secrets holding custom listener certificates, for the caller to read.
+    pub fn custom_certificate_secret_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .spec
+            .listeners
+            .iter()
+            .filter(|listener| listener.tls)
+            .filter_map(|listener| {
+                listener
+                    .configuration
+                    .as_ref()?
+                    .broker_cert_chain_and_key
+                    .as_ref()
+            })
+            .map(|source| source.secret_name.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Takes the custom listener certificates out of the users' Secrets (`secrets`, those
+    /// named by [`Self::custom_certificate_secret_names`] that exist). A missing Secret or key
+    /// is an error naming every problem.
+    pub fn custom_listener_certificates(
+        &self,
+        secrets: &[Secret],
+    ) -> Result<CustomListenerCertificates, ModelError> {
+        let mut result = CustomListenerCertificates::default();
+        let mut problems = Vec::new();
+        for listener in self.spec.listeners.iter().filter(|listener| listener.tls) {
+            let Some(source) = listener
+                .configuration
+                .as_ref()
+                .and_then(|configuration| configuration.broker_cert_chain_and_key.as_ref())
+            else {
+                continue;
+            };
+            let secret = secrets
+                .iter()
+                .find(|secret| secret.metadata.name.as_deref() == Some(&source.secret_name));
+            let Some(data) = secret.map(|secret| secret.data.clone().unwrap_or_default()) else {
+                problems.push(format!(
+                    "Secret {} with custom TLS certificate does not exist.",
+                    source.secret_name
+                ));
+                continue;
+            };
+            let (Some(certificate), Some(key)) =
+                (data.get(&source.certificate), data.get(&source.key))
+            else {
+                problems.push(if data.contains_key(&source.certificate) {
+                    format!(
+                        "Secret {} does not contain custom certificate private key under the key {}.",
+                        source.secret_name, source.key
+                    )
+                } else {
+                    format!(
+                        "Secret {} does not contain certificate under the key {}.",
+                        source.secret_name, source.certificate
+                    )
+                });
+                continue;
+            };
+            let prefix = format!("{}-{}", listener.name, listener.port);
+            result
+                .secret_data
+                .insert(format!("{prefix}.crt"), certificate.clone());
+            result
+                .secret_data
+                .insert(format!("{prefix}.key"), key.clone());
+            result.certificates.insert(
+                listener.name.clone(),
+                String::from_utf8_lossy(&certificate.0).into_owned(),
+            );
+        }
+        if problems.is_empty() {
+            Ok(result)
+        } else {
+            Err(ModelError::InvalidConfiguration(format!(
+                "Failed to process Secrets with custom certificates: [{}]",
+                problems.join(", ")
+            )))
+        }
+    }
+
+    /// `<cluster>-trustbundle`: the CA certificates the Kafka nodes trust, read by their
+    /// configuration through the Kubernetes API: `cluster-ca.crt` and `clients-ca.crt` (PEM;
+    /// several certificates each while a CA is being replaced).
+    pub fn trust_bundle_secret(&self, cluster_ca_pem: &str, clients_ca_pem: &str) -> Secret {
+        Secret {
+            metadata: self.object_meta(
+                &super::policies::trust_bundle_secret(&self.name),
+                self.labels(),
+                StringMap::new(),
+            ),
+            type_: Some("Opaque".to_owned()),
+            data: Some(BTreeMap::from([
+                (
+                    "cluster-ca.crt".to_owned(),
+                    ByteString(cluster_ca_pem.as_bytes().to_vec()),
+                ),
+                (
+                    "clients-ca.crt".to_owned(),
+                    ByteString(clients_ca_pem.as_bytes().to_vec()),
+                ),
+            ])),
+            ..Secret::default()
+        }
+    }
+
     /// The Secret named after the node's pod that holds its certificate, key and key store
     /// (`data`, e.g. from `IssuedCertificate::secret_data`), annotated with the generation of
-    /// the cluster CA certificate that signed it.
+    /// the cluster CA certificate that signed it. `data` also carries the entries of
+    /// [`CustomListenerCertificates::secret_data`] when listeners have custom certificates.
     pub fn node_certificate_secret(
         &self,
         node: &KafkaNode,

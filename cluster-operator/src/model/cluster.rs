@@ -76,6 +76,7 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
         namespace,
     };
     validate_broker_bounded_settings(&cluster)?;
+    cluster.validate_listeners()?;
     warnings.extend(spec_warnings(&cluster));
     Ok(KafkaCluster {
         warnings,

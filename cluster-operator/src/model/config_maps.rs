@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sha2::{Digest, Sha512};
+use sha1::{Digest, Sha1};
 use strimzi_api::common::MetricsConfig;
+use strimzi_api::kafka::KafkaListenerAuthentication;
 use strimzi_api::labels;
 
 use super::broker_config::UserOptions;
@@ -106,14 +107,14 @@ pub fn is_dynamic_option(key: &str) -> bool {
     DYNAMIC_OPTIONS.contains(&key)
 }
 
-/// Strimzi's hash stub: the first eight hex digits of the SHA-512 digest of `text`.
+/// Strimzi's hash stub: the first eight hex digits of the SHA-1 digest of `text`.
 pub fn hash_stub(text: &str) -> String {
-    let digest = Sha512::digest(text.as_bytes());
-    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
-    // Strimzi formats the digest as a number, which drops a leading zero digit.
-    let trimmed = hex.trim_start_matches('0');
-    let padded = format!("{trimmed:0>40}");
-    padded.chars().take(8).collect()
+    let digest = Sha1::digest(text.as_bytes());
+    digest
+        .iter()
+        .take(4)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 impl KafkaCluster {
@@ -157,7 +158,7 @@ impl KafkaCluster {
                         name: Some(node.pod_name.clone()),
                         namespace: Some(self.namespace.clone()),
                         labels: Some(self.node_labels(pool, &node)),
-                        owner_references: self.owner.clone().map(|owner| vec![owner]),
+                        owner_references: pool.owner.clone().map(|owner| vec![owner]),
                         ..ObjectMeta::default()
                     },
                     data: Some(data),
@@ -187,40 +188,41 @@ impl KafkaCluster {
         let reference = exporter
             .value_from
             .as_ref()
-            .and_then(|value_from| value_from.config_map_key_ref.as_ref());
-        let missing = || {
-            let (name, key) = reference
-                .map(|reference| (reference.name.as_str(), reference.key.as_str()))
-                .unwrap_or_default();
+            .and_then(|value_from| value_from.config_map_key_ref.as_ref())
+            .ok_or_else(|| {
+                ModelError::InvalidConfiguration(
+                    "Metrics configuration is invalid: [ConfigMap reference is missing]".to_owned(),
+                )
+            })?;
+        let content = external.ok_or_else(|| {
             ModelError::InvalidConfiguration(format!(
-                "ConfigMap {name} does not exist or doesn't contain the configuration under the {key} key."
+                "ConfigMap {} does not exist or does not contain specified key {}",
+                reference.name, reference.key
             ))
-        };
-        let content = external.ok_or_else(missing)?;
+        })?;
+        if content.is_empty() {
+            return Ok(Some("{}".to_owned()));
+        }
         let rules: serde_json::Value = serde_yaml_ng::from_str(content).map_err(|error| {
             ModelError::InvalidConfiguration(format!(
-                "The JMX Prometheus exporter configuration is not valid YAML: {error}"
+                "Failed to parse metrics configuration: {error}"
             ))
         })?;
         Ok(Some(rules.to_string()))
     }
 
-    /// Labels of a node's ConfigMap: the pool's labels and the pod name.
+    /// Labels of a node's ConfigMap: the pool's propagated user labels, Strimzi's labels with
+    /// the pool name, and the pod name (no role labels: only pods carry them).
     fn node_labels(&self, pool: &NodePool, node: &KafkaNode) -> BTreeMap<String, String> {
         let mut result = self
             .component_labels()
             .labels(&pool.resource_labels, &self.config.label_exclusion);
         result.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
-        result.insert(labels::BROKER_ROLE.to_owned(), node.is_broker().to_string());
-        result.insert(
-            labels::CONTROLLER_ROLE.to_owned(),
-            node.is_controller().to_string(),
-        );
         result.insert(POD_NAME_LABEL.to_owned(), node.pod_name.clone());
         result
     }
 
-    /// `strimzi.io/broker-configuration-hash` of every node by pod name.
+    /// `strimzi.io/configuration-hash` of every node by pod name.
     pub fn configuration_hashes(&self, addresses: &ListenerAddresses) -> BTreeMap<String, String> {
         self.nodes()
             .map(|node| {
@@ -230,7 +232,7 @@ impl KafkaCluster {
             .collect()
     }
 
-    /// `strimzi.io/broker-configuration-hash` of `node`: a hash of its `server.config`
+    /// `strimzi.io/configuration-hash` of `node`: a hash of its `server.config`
     /// without the options Kafka can change while running, so the node rolls exactly when
     /// its static configuration (listeners, advertised addresses, security, plugins and
     /// static user options) changes.
@@ -241,7 +243,25 @@ impl KafkaCluster {
     /// Warnings about `spec.kafka.config`: dropped forbidden options, replication settings
     /// left at Kafka's unsafe defaults and options that do nothing in KRaft clusters.
     pub fn configuration_warnings(&self) -> Vec<ModelWarning> {
-        let (_, mut warnings) = user_config::user_configuration(self.spec.config.as_ref());
+        let (_, mut warnings) = self.user_options();
+        for listener in &self.spec.listeners {
+            let Some(KafkaListenerAuthentication::Custom(custom)) = &listener.authentication else {
+                continue;
+            };
+            let options = custom
+                .listener_config
+                .iter()
+                .flat_map(|config| config.keys());
+            for key in options.filter(|key| user_config::is_forbidden_listener_option(key)) {
+                warnings.push(ModelWarning::new(
+                    user_config::FORBIDDEN_OPTION_REASON,
+                    format!(
+                        "Configuration option \"{key}\" of listener {} is forbidden and will be ignored",
+                        listener.name
+                    ),
+                ));
+            }
+        }
         let config = self.spec.config.as_ref();
         let is_set = |key: &str| config.is_some_and(|config| config.contains_key(key));
         let brokers = self.brokers().count();

@@ -193,23 +193,15 @@ impl ListenerSettings for GenericKafkaListener {
     }
 
     fn broker_host(&self, node: &KafkaNode) -> Option<String> {
-        self.broker(node.node_id)
-            .and_then(|broker| broker.host)
-            .or_else(|| {
-                self.settings()
-                    .host_template
-                    .map(|template| render_node_template(&template, node))
-            })
+        let own = self.broker(node.node_id).and_then(|broker| broker.host);
+        own_or_rendered(own, self.settings().host_template, node)
     }
 
     fn broker_advertised_host(&self, node: &KafkaNode) -> Option<String> {
-        self.broker(node.node_id)
-            .and_then(|broker| broker.advertised_host)
-            .or_else(|| {
-                self.settings()
-                    .advertised_host_template
-                    .map(|template| render_node_template(&template, node))
-            })
+        let own = self
+            .broker(node.node_id)
+            .and_then(|broker| broker.advertised_host);
+        own_or_rendered(own, self.settings().advertised_host_template, node)
     }
 
     fn broker_advertised_port(&self, node: &KafkaNode) -> Option<i32> {
@@ -271,6 +263,15 @@ impl ListenerSettings for GenericKafkaListener {
     }
 }
 
+/// A broker's own value if it has one, else the template rendered for it.
+fn own_or_rendered(
+    own: Option<String>,
+    template: Option<String>,
+    node: &KafkaNode,
+) -> Option<String> {
+    own.or_else(|| template.map(|template| render_node_template(&template, node)))
+}
+
 /// A broker's own map if it has one, else the template rendered for it.
 fn per_broker_map(
     own: Option<StringMap>,
@@ -291,6 +292,82 @@ fn per_broker_map(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn listener(name: &str, port: i32, listener_type: &str) -> GenericKafkaListener {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "port": port, "type": listener_type, "tls": true,
+        }))
+        .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    fn node(node_id: i32) -> KafkaNode {
+        KafkaNode {
+            pool: "pool".to_owned(),
+            node_id,
+            pod_name: format!("c-pool-{node_id}"),
+            roles: std::collections::BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn names_of_older_releases_are_kept() {
+        assert_eq!(
+            listener("plain", 9092, "internal").port_name(),
+            "tcp-clients"
+        );
+        assert_eq!(
+            listener("tls", 9093, "internal").port_name(),
+            "tcp-clientstls"
+        );
+        assert_eq!(listener("plain", 9092, "nodeport").port_name(), "tcp-plain");
+        let external = listener("external", 9094, "route");
+        assert_eq!(external.port_name(), "tcp-external");
+        assert_eq!(external.bootstrap_route_name("c"), "c-kafka-bootstrap");
+        assert_eq!(
+            external.bootstrap_service_name("c"),
+            "c-kafka-external-bootstrap"
+        );
+        assert_eq!(external.per_node_name("c", &node(2)), "c-pool-2");
+        let other = listener("external", 9095, "route");
+        assert_eq!(
+            other.bootstrap_route_name("c"),
+            "c-kafka-external-bootstrap"
+        );
+        assert_eq!(other.per_node_name("c", &node(2)), "c-pool-external-2");
+    }
+
+    #[test]
+    fn broker_overrides_win_over_templates() {
+        let mut listener = listener("ext", 9094, "ingress");
+        listener.configuration = Some(
+            serde_json::from_value(serde_json::json!({
+                "hostTemplate": "b{nodeId}.example.com",
+                "advertisedHostTemplate": "{nodePodName}.adv",
+                "advertisedPortTemplate": "30000 + {nodeId}",
+                "perBrokerLabelsTemplate": { "node": "n{nodeId}" },
+                "brokers": [ { "broker": 1, "host": "one.example.com", "labels": { "own": "yes" } } ],
+            }))
+            .unwrap_or_else(|error| panic!("{error}")),
+        );
+        assert_eq!(
+            listener.broker_host(&node(0)).as_deref(),
+            Some("b0.example.com")
+        );
+        assert_eq!(
+            listener.broker_host(&node(1)).as_deref(),
+            Some("one.example.com")
+        );
+        assert_eq!(
+            listener.broker_advertised_host(&node(2)).as_deref(),
+            Some("c-pool-2.adv")
+        );
+        assert_eq!(listener.broker_advertised_port(&node(2)), Some(30002));
+        assert_eq!(listener.broker_labels(&node(0))["node"], "n0");
+        assert_eq!(
+            listener.broker_labels(&node(1)),
+            StringMap::from([("own".to_owned(), "yes".to_owned())])
+        );
+    }
 
     #[test]
     fn port_templates_are_evaluated() {

@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{Node, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::DynamicObject;
 use strimzi_api::kafka::{
-    GenericKafkaListener, KafkaListenerType, ListenerAddress, ListenerStatus,
+    GenericKafkaListener, KafkaListenerType, ListenerAddress, ListenerStatus, NodeAddressType,
 };
 use strimzi_api::naming;
 
@@ -125,6 +125,35 @@ impl ObservedListeners {
             .find(|route| route.metadata.name.as_deref() == Some(name))
             .and_then(route_host)
     }
+}
+
+/// The address clients reach a Kubernetes node at: of the preferred type if it has one,
+/// else the first of external DNS, external IP, internal DNS, internal IP and host name.
+fn node_address(node: &Node, preferred: Option<NodeAddressType>) -> Option<String> {
+    let addresses = node.status.as_ref()?.addresses.as_ref()?;
+    let of_type = |address_type: &str| {
+        addresses
+            .iter()
+            .find(|address| address.type_ == address_type)
+            .map(|address| address.address.clone())
+    };
+    let preferred = preferred.map(|preferred| match preferred {
+        NodeAddressType::ExternalDns => "ExternalDNS",
+        NodeAddressType::ExternalIp => "ExternalIP",
+        NodeAddressType::InternalDns => "InternalDNS",
+        NodeAddressType::InternalIp => "InternalIP",
+        NodeAddressType::Hostname => "Hostname",
+    });
+    preferred
+        .into_iter()
+        .chain([
+            "ExternalDNS",
+            "ExternalIP",
+            "InternalDNS",
+            "InternalIP",
+            "Hostname",
+        ])
+        .find_map(of_type)
 }
 
 /// The order in which Strimzi lists the listener types in the Kafka status.
@@ -367,6 +396,33 @@ impl KafkaCluster {
             }
         }
         addresses
+    }
+
+    /// Adds the bootstrap addresses of `nodeport` listeners once the brokers run: the
+    /// address of each Kubernetes node (`broker_nodes`, the Nodes the broker pods are
+    /// scheduled on) with the bootstrap Service's node port.
+    pub fn add_node_port_bootstrap_addresses(
+        &self,
+        addresses: &mut ListenerAddresses,
+        broker_nodes: &[Node],
+    ) {
+        for listener in &self.spec.listeners {
+            let Some(&port) = addresses.bootstrap_node_ports.get(&listener.name) else {
+                continue;
+            };
+            let preferred = listener.settings().preferred_node_port_address_type;
+            let mut bootstrap: Vec<AdvertisedAddress> = Vec::new();
+            for host in broker_nodes
+                .iter()
+                .filter_map(|node| node_address(node, preferred))
+            {
+                let address = AdvertisedAddress { host, port };
+                if !bootstrap.contains(&address) {
+                    bootstrap.push(address);
+                }
+            }
+            addresses.bootstrap.insert(listener.name.clone(), bootstrap);
+        }
     }
 
     /// The `listeners` of the Kafka status: each listener's bootstrap addresses and, for TLS

@@ -5,67 +5,49 @@ use strimzi_api::common::Logging;
 use super::user_config::Properties;
 use super::{KafkaCluster, ModelError};
 
-/// Strimzi's default Log4j2 configuration of the Kafka nodes, which inline loggers override.
-pub const DEFAULT_KAFKA_LOGGING: &str = "name = KafkaConfig
+/// The loggers of Strimzi's default Kafka logging: property id, logger name and level.
+const DEFAULT_LOGGERS: &[(&str, &str, &str)] = &[
+    ("kafka", "kafka", "INFO"),
+    ("orgapachekafka", "org.apache.kafka", "INFO"),
+    ("requestlogger", "kafka.request.logger", "WARN"),
+    ("requestchannel", "kafka.network.RequestChannel$", "WARN"),
+    ("controller", "org.apache.kafka.controller", "INFO"),
+    ("logcleaner", "kafka.log.LogCleaner", "INFO"),
+    ("statechange", "state.change.logger", "INFO"),
+    ("authorizer", "kafka.authorizer.logger", "INFO"),
+];
 
-appender.console.type = Console
-appender.console.name = STDOUT
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yyyy-MM-dd HH:mm:ss} %-5p [%t] %c{1}:%L - %m%n
-
-rootLogger.level = INFO
-rootLogger.appenderRefs = console
-rootLogger.appenderRef.console.ref = STDOUT
-rootLogger.additivity = false
-
-logger.kafka.name = kafka
-logger.kafka.level = INFO
-logger.kafka.appenderRefs = console
-logger.kafka.appenderRef.console.ref = STDOUT
-logger.kafka.additivity = false
-
-logger.orgapachekafka.name = org.apache.kafka
-logger.orgapachekafka.level = INFO
-logger.orgapachekafka.appenderRefs = console
-logger.orgapachekafka.appenderRef.console.ref = STDOUT
-logger.orgapachekafka.additivity = false
-
-logger.requestlogger.name = kafka.request.logger
-logger.requestlogger.level = WARN
-logger.requestlogger.appenderRefs = console
-logger.requestlogger.appenderRef.console.ref = STDOUT
-logger.requestlogger.additivity = false
-
-logger.requestchannel.name = kafka.network.RequestChannel$
-logger.requestchannel.level = WARN
-logger.requestchannel.appenderRefs = console
-logger.requestchannel.appenderRef.console.ref = STDOUT
-logger.requestchannel.additivity = false
-
-logger.controller.name = org.apache.kafka.controller
-logger.controller.level = INFO
-logger.controller.appenderRefs = console
-logger.controller.appenderRef.console.ref = STDOUT
-logger.controller.additivity = false
-
-logger.logcleaner.name = kafka.log.LogCleaner
-logger.logcleaner.level = INFO
-logger.logcleaner.appenderRefs = console
-logger.logcleaner.appenderRef.console.ref = STDOUT
-logger.logcleaner.additivity = false
-
-logger.statechange.name = state.change.logger
-logger.statechange.level = INFO
-logger.statechange.appenderRefs = console
-logger.statechange.appenderRef.console.ref = STDOUT
-logger.statechange.additivity = false
-
-logger.authorizer.name = kafka.authorizer.logger
-logger.authorizer.level = INFO
-logger.authorizer.appenderRefs = console
-logger.authorizer.appenderRef.console.ref = STDOUT
-logger.authorizer.additivity = false
-";
+/// Strimzi's default Log4j2 configuration of the Kafka nodes, which inline loggers override:
+/// everything goes to the console.
+fn default_logging_properties() -> Properties {
+    let mut properties = Properties::from_pairs([
+        ("name", "KafkaConfig"),
+        ("appender.console.type", "Console"),
+        ("appender.console.name", "STDOUT"),
+        ("appender.console.layout.type", "PatternLayout"),
+        (
+            "appender.console.layout.pattern",
+            "%d{yyyy-MM-dd HH:mm:ss} %-5p [%t] %c{1}:%L - %m%n",
+        ),
+        ("rootLogger.level", "INFO"),
+    ]);
+    let console = |properties: &mut Properties, prefix: &str| {
+        properties.set(format!("{prefix}.appenderRefs"), "console".to_owned());
+        properties.set(
+            format!("{prefix}.appenderRef.console.ref"),
+            "STDOUT".to_owned(),
+        );
+        properties.set(format!("{prefix}.additivity"), "false".to_owned());
+    };
+    console(&mut properties, "rootLogger");
+    for (id, name, level) in DEFAULT_LOGGERS {
+        let prefix = format!("logger.{id}");
+        properties.set(format!("{prefix}.name"), (*name).to_owned());
+        properties.set(format!("{prefix}.level"), (*level).to_owned());
+        console(&mut properties, &prefix);
+    }
+    properties
+}
 
 /// First line of a generated logging configuration.
 const GENERATED_COMMENT: &str = "# Do not change this generated file. Logging can be configured in the corresponding Kubernetes resource.\n";
@@ -99,7 +81,7 @@ impl KafkaCluster {
                 Ok(with_monitor_interval(content.to_owned()))
             }
             Some(Logging::Inline(logging)) => {
-                let mut properties = Properties::parse(DEFAULT_KAFKA_LOGGING);
+                let mut properties = default_logging_properties();
                 for (logger, level) in logging.loggers.iter().flatten() {
                     properties.set(logger.clone(), level.clone());
                 }
@@ -112,7 +94,7 @@ impl KafkaCluster {
 
 /// Strimzi's default logging configuration as the nodes get it.
 pub fn default_logging_configuration() -> String {
-    generated(&Properties::parse(DEFAULT_KAFKA_LOGGING))
+    generated(&default_logging_properties())
 }
 
 /// A generated logging file: the comment line, then the properties.

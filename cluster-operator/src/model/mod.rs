@@ -30,6 +30,7 @@ pub mod config_maps;
 pub mod desired;
 pub mod images;
 pub mod listener_config;
+pub mod listener_validation;
 pub mod listeners;
 pub mod logging;
 pub mod node_ids;

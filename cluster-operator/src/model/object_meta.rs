@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use strimzi_api::common::MetadataTemplate;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use strimzi_api::common::{MetadataTemplate, ResourceTemplate};
 use strimzi_api::labels;
 
 use super::{KafkaCluster, NodePool};
@@ -53,15 +53,60 @@ pub fn non_empty(map: StringMap) -> Option<StringMap> {
     (!map.is_empty()).then_some(map)
 }
 
+/// The per-node objects whose metadata a pool's template (or else the Kafka's) sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerPodTemplate {
+    /// `perPodService`.
+    Service,
+    /// `perPodRoute` (also used for TLSRoutes).
+    Route,
+    /// `perPodIngress`.
+    Ingress,
+}
+
 impl KafkaCluster {
-    /// Metadata of a cluster object: its name, namespace, owner, labels and annotations.
+    /// The template of a pool's per-node objects of one kind: the pool's own, else the
+    /// Kafka's.
+    pub fn per_pod_template<'a>(
+        &'a self,
+        pool: &'a NodePool,
+        kind: PerPodTemplate,
+    ) -> Option<&'a ResourceTemplate> {
+        let from_pool = pool.template.as_ref().and_then(|template| match kind {
+            PerPodTemplate::Service => template.per_pod_service.as_ref(),
+            PerPodTemplate::Route => template.per_pod_route.as_ref(),
+            PerPodTemplate::Ingress => template.per_pod_ingress.as_ref(),
+        });
+        from_pool.or_else(|| {
+            self.kafka_template().and_then(|template| match kind {
+                PerPodTemplate::Service => template.per_pod_service.as_ref(),
+                PerPodTemplate::Route => template.per_pod_route.as_ref(),
+                PerPodTemplate::Ingress => template.per_pod_ingress.as_ref(),
+            })
+        })
+    }
+
+    /// Metadata of a cluster object, owned by the Kafka: its name, namespace, owner, labels
+    /// and annotations.
     pub fn object_meta(&self, name: &str, labels: StringMap, annotations: StringMap) -> ObjectMeta {
+        self.object_meta_owned_by(self.owner.as_ref(), name, labels, annotations)
+    }
+
+    /// Metadata of an object in the cluster's namespace owned by `owner` (the Kafka, or the
+    /// KafkaNodePool for a pool's per-node objects).
+    pub fn object_meta_owned_by(
+        &self,
+        owner: Option<&OwnerReference>,
+        name: &str,
+        labels: StringMap,
+        annotations: StringMap,
+    ) -> ObjectMeta {
         ObjectMeta {
             name: Some(name.to_owned()),
             namespace: Some(self.namespace.clone()),
             labels: non_empty(labels),
             annotations: non_empty(annotations),
-            owner_references: self.owner.clone().map(|owner| vec![owner]),
+            owner_references: owner.map(|owner| vec![owner.clone()]),
             ..ObjectMeta::default()
         }
     }

@@ -10,11 +10,15 @@ use k8s_openapi::api::networking::v1::{
     NetworkPolicySpec,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use rand::Rng;
 use rand::distr::Alphanumeric;
-use strimzi_api::common::{KafkaJmxAuthentication, MetadataTemplate};
+use strimzi_api::common::{KafkaJmxAuthentication, MetadataTemplate, RackType};
+use strimzi_api::kafka::{KafkaListenerAuthentication, KafkaListenerType};
 use strimzi_api::{labels, naming};
 
 use super::KafkaCluster;
@@ -24,6 +28,14 @@ use super::object_meta::{
 use super::services::{
     CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
 };
+
+/// API group of Roles, ClusterRoles and their bindings.
+const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
+
+/// The Secret with the CA certificates the Kafka nodes trust (`<cluster>-trustbundle`).
+pub fn trust_bundle_secret(cluster: &str) -> String {
+    format!("{cluster}-trustbundle")
+}
 
 /// Pods a voluntary disruption may take down at once unless the template says otherwise.
 const DEFAULT_MAX_UNAVAILABLE: i32 = 1;
@@ -105,6 +117,103 @@ impl KafkaCluster {
             metadata: self.templated_meta(&naming::kafka_component(&self.name), template),
             ..ServiceAccount::default()
         }
+    }
+
+    /// The subject the Kafka pods run as: the `<cluster>-kafka` ServiceAccount.
+    fn kafka_service_account_subject(&self) -> Subject {
+        Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: naming::kafka_component(&self.name),
+            namespace: Some(self.namespace.clone()),
+            ..Subject::default()
+        }
+    }
+
+    /// `<cluster>-kafka`: lets the Kafka pods read the Secrets their configuration refers to
+    /// (the cluster CA certificate, the trust bundle, each node's certificate and, with TLS
+    /// client authentication, the clients CA certificate) through the Kubernetes API.
+    pub fn kafka_role(&self) -> Role {
+        let mut secrets: Vec<String> = vec![
+            naming::cluster_ca_cert_secret(&self.name),
+            trust_bundle_secret(&self.name),
+        ];
+        if self.spec.listeners.iter().any(|listener| {
+            matches!(
+                listener.authentication,
+                Some(KafkaListenerAuthentication::Tls(_))
+            )
+        }) {
+            secrets.push(naming::clients_ca_cert_secret(&self.name));
+        }
+        secrets.extend(self.nodes().map(|node| node.pod_name));
+        Role {
+            metadata: self.object_meta(
+                &naming::kafka_component(&self.name),
+                self.labels(),
+                StringMap::new(),
+            ),
+            rules: Some(vec![PolicyRule {
+                api_groups: Some(vec![String::new()]),
+                resources: Some(vec!["secrets".to_owned()]),
+                verbs: vec!["get".to_owned()],
+                resource_names: Some(secrets),
+                ..PolicyRule::default()
+            }]),
+        }
+    }
+
+    /// `<cluster>-kafka-role`: binds [`Self::kafka_role`] to the Kafka ServiceAccount.
+    pub fn kafka_role_binding(&self) -> RoleBinding {
+        RoleBinding {
+            metadata: self.object_meta(
+                &format!("{}-kafka-role", self.name),
+                self.labels(),
+                StringMap::new(),
+            ),
+            role_ref: RoleRef {
+                api_group: RBAC_API_GROUP.to_owned(),
+                kind: "Role".to_owned(),
+                name: naming::kafka_component(&self.name),
+            },
+            subjects: Some(vec![self.kafka_service_account_subject()]),
+        }
+    }
+
+    /// `strimzi-<namespace>-<cluster>-kafka-init`: lets the brokers' init container read
+    /// their Kubernetes node (for its rack label or its addresses) through the
+    /// `strimzi-kafka-broker` ClusterRole. Only when a topology-label rack or a `nodeport`
+    /// listener needs it. Cluster-scoped, so without owner.
+    pub fn init_cluster_role_binding(&self) -> Option<ClusterRoleBinding> {
+        let rack_from_node = self.spec.rack.as_ref().is_some_and(|rack| {
+            rack.r#type.unwrap_or(RackType::TopologyLabel) == RackType::TopologyLabel
+        });
+        let node_port = self
+            .spec
+            .listeners
+            .iter()
+            .any(|listener| listener.r#type == KafkaListenerType::NodePort);
+        if !rack_from_node && !node_port {
+            return None;
+        }
+        let template = self
+            .kafka_template()
+            .and_then(|template| template.cluster_role_binding.as_ref())
+            .and_then(|template| template.metadata.as_ref());
+        let mut metadata = self.templated_meta(
+            &format!("strimzi-{}-{}-kafka-init", self.namespace, self.name),
+            template,
+        );
+        metadata.namespace = None;
+        metadata.owner_references = None;
+        Some(ClusterRoleBinding {
+            metadata,
+            role_ref: RoleRef {
+                api_group: RBAC_API_GROUP.to_owned(),
+                kind: "ClusterRole".to_owned(),
+                name: "strimzi-kafka-broker".to_owned(),
+            },
+            subjects: Some(vec![self.kafka_service_account_subject()]),
+        })
     }
 
     /// `<cluster>-kafka`: keeps all but `maxUnavailable` (default 1) Kafka pods running

@@ -14,7 +14,8 @@ use strimzi_api::kafka::{GenericKafkaListener, KafkaListenerType};
 
 use super::listener_config::ListenerSettings;
 use super::object_meta::{
-    StringMap, merged, template_annotations, template_labels, with_additional_labels,
+    PerPodTemplate, StringMap, merged, template_annotations, template_labels,
+    with_additional_labels,
 };
 use super::{KafkaCluster, KafkaNode, NodePool};
 
@@ -55,11 +56,9 @@ fn metadata_of(template: Option<&ResourceTemplate>) -> Option<&MetadataTemplate>
 
 /// Where one Ingress, Route or TLSRoute sends traffic and how it is labelled.
 struct Exposure {
-    name: String,
+    metadata: ObjectMeta,
     service: String,
     host: Option<String>,
-    labels: StringMap,
-    annotations: StringMap,
 }
 
 impl KafkaCluster {
@@ -84,18 +83,20 @@ impl KafkaCluster {
         let bootstrap = listener.bootstrap();
         let metadata = metadata_of(template);
         Exposure {
-            name: listener.bootstrap_route_name(&self.name),
+            metadata: self.object_meta(
+                &listener.bootstrap_route_name(&self.name),
+                merged([
+                    &with_additional_labels(&self.labels(), &template_labels(metadata)),
+                    &bootstrap.labels.unwrap_or_default(),
+                ]),
+                merged([
+                    extra_annotations,
+                    &template_annotations(metadata),
+                    &bootstrap.annotations.unwrap_or_default(),
+                ]),
+            ),
             service: listener.bootstrap_service_name(&self.name),
-            host: bootstrap.host.clone(),
-            labels: merged([
-                &with_additional_labels(&self.labels(), &template_labels(metadata)),
-                &bootstrap.labels.unwrap_or_default(),
-            ]),
-            annotations: merged([
-                extra_annotations,
-                &template_annotations(metadata),
-                &bootstrap.annotations.unwrap_or_default(),
-            ]),
+            host: bootstrap.host,
         }
     }
 
@@ -111,18 +112,21 @@ impl KafkaCluster {
         let metadata = metadata_of(template);
         let name = listener.per_node_name(&self.name, node);
         Exposure {
-            service: name.clone(),
-            name,
-            host: listener.broker_host(node),
-            labels: with_additional_labels(
-                &self.pool_labels(pool),
-                &merged([&template_labels(metadata), &listener.broker_labels(node)]),
+            metadata: self.object_meta_owned_by(
+                pool.owner.as_ref(),
+                &name,
+                with_additional_labels(
+                    &self.pool_labels(pool),
+                    &merged([&template_labels(metadata), &listener.broker_labels(node)]),
+                ),
+                merged([
+                    extra_annotations,
+                    &template_annotations(metadata),
+                    &listener.broker_annotations(node),
+                ]),
             ),
-            annotations: merged([
-                extra_annotations,
-                &template_annotations(metadata),
-                &listener.broker_annotations(node),
-            ]),
+            service: name,
+            host: listener.broker_host(node),
         }
     }
 
@@ -131,7 +135,7 @@ impl KafkaCluster {
         &'a self,
         listener_type: KafkaListenerType,
         bootstrap_template: Option<&ResourceTemplate>,
-        broker_template: impl Fn(&'a NodePool) -> Option<&'a ResourceTemplate>,
+        broker_template: PerPodTemplate,
         extra_annotations: &StringMap,
     ) -> Vec<(&'a GenericKafkaListener, Exposure)> {
         let mut exposures: Vec<_> = self
@@ -151,7 +155,7 @@ impl KafkaCluster {
                         listener,
                         pool,
                         &node,
-                        broker_template(pool),
+                        self.per_pod_template(pool, broker_template),
                         extra_annotations,
                     ),
                 ));
@@ -167,12 +171,7 @@ impl KafkaCluster {
         self.exposures(
             KafkaListenerType::Ingress,
             template.and_then(|template| template.external_bootstrap_ingress.as_ref()),
-            |pool| {
-                pool.template
-                    .as_ref()
-                    .and_then(|template| template.per_pod_ingress.as_ref())
-                    .or_else(|| template.and_then(|template| template.per_pod_ingress.as_ref()))
-            },
+            PerPodTemplate::Ingress,
             &passthrough_annotations(),
         )
         .into_iter()
@@ -196,7 +195,7 @@ impl KafkaCluster {
             },
         };
         Ingress {
-            metadata: self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
+            metadata: exposure.metadata,
             spec: Some(IngressSpec {
                 ingress_class_name: listener.settings().class,
                 rules: Some(vec![IngressRule {
@@ -213,60 +212,44 @@ impl KafkaCluster {
         }
     }
 
-    /// The broker route template of a pool: its own `perPodRoute`, else the Kafka's.
-    fn per_pod_route_template<'a>(&'a self, pool: &'a NodePool) -> Option<&'a ResourceTemplate> {
-        pool.template
-            .as_ref()
-            .and_then(|template| template.per_pod_route.as_ref())
-            .or_else(|| {
-                self.kafka_template()
-                    .and_then(|template| template.per_pod_route.as_ref())
-            })
-    }
-
-    fn bootstrap_route_template(&self) -> Option<&ResourceTemplate> {
-        self.kafka_template()
-            .and_then(|template| template.external_bootstrap_route.as_ref())
+    /// The exposures of `route` or `tlsroute` listeners, which share the route templates.
+    fn route_exposures(
+        &self,
+        listener_type: KafkaListenerType,
+    ) -> Vec<(&GenericKafkaListener, Exposure)> {
+        self.exposures(
+            listener_type,
+            self.kafka_template()
+                .and_then(|template| template.external_bootstrap_route.as_ref()),
+            PerPodTemplate::Route,
+            &StringMap::new(),
+        )
     }
 
     /// The OpenShift Routes (`route.openshift.io/v1`) of `route` listeners, with passthrough
     /// TLS termination.
     pub fn routes(&self) -> Vec<DynamicObject> {
-        self.exposures(
-            KafkaListenerType::Route,
-            self.bootstrap_route_template(),
-            |pool| self.per_pod_route_template(pool),
-            &StringMap::new(),
-        )
-        .into_iter()
-        .map(|(listener, exposure)| {
-            let mut spec = json!({
-                "to": { "kind": "Service", "name": exposure.service },
-                "port": { "targetPort": listener.port },
-                "tls": { "termination": "passthrough" },
-            });
-            if let Some(host) = exposure.host {
-                spec["host"] = Value::String(host);
-            }
-            dynamic_object(
-                ROUTE_GVK,
-                self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
-                spec,
-            )
-        })
-        .collect()
+        self.route_exposures(KafkaListenerType::Route)
+            .into_iter()
+            .map(|(listener, exposure)| {
+                let mut spec = json!({
+                    "to": { "kind": "Service", "name": exposure.service },
+                    "port": { "targetPort": listener.port },
+                    "tls": { "termination": "passthrough" },
+                });
+                if let Some(host) = exposure.host {
+                    spec["host"] = Value::String(host);
+                }
+                dynamic_object(ROUTE_GVK, exposure.metadata, spec)
+            })
+            .collect()
     }
 
     /// The Gateway API TLSRoutes (`gateway.networking.k8s.io/v1`) of `tlsroute` listeners,
     /// attached to the listener's `parentRefs`. They use the route templates.
     pub fn tls_routes(&self) -> Vec<DynamicObject> {
-        self.exposures(
-            KafkaListenerType::TlsRoute,
-            self.bootstrap_route_template(),
-            |pool| self.per_pod_route_template(pool),
-            &StringMap::new(),
-        )
-        .into_iter()
+        self.route_exposures(KafkaListenerType::TlsRoute)
+            .into_iter()
         .map(|(listener, exposure)| {
             let parent_refs = listener.settings().parent_refs.unwrap_or_default();
             let mut spec = json!({
@@ -278,7 +261,7 @@ impl KafkaCluster {
             }
             dynamic_object(
                 TLS_ROUTE_GVK,
-                self.object_meta(&exposure.name, exposure.labels, exposure.annotations),
+                exposure.metadata,
                 spec,
             )
         })

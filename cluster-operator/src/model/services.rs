@@ -9,7 +9,8 @@ use strimzi_api::{labels, naming};
 
 use super::listener_config::ListenerSettings;
 use super::object_meta::{
-    StringMap, merged, template_annotations, template_labels, with_additional_labels,
+    PerPodTemplate, StringMap, merged, template_annotations, template_labels,
+    with_additional_labels,
 };
 use super::{KafkaCluster, KafkaNode, NodePool};
 
@@ -206,35 +207,31 @@ impl KafkaCluster {
 
     /// A Service of a listener with its own Services: type, port, the listener's labels and
     /// annotations (which the template's override) and the type-specific settings.
-    #[allow(clippy::too_many_arguments)]
     fn listener_service(
         &self,
         listener: &GenericKafkaListener,
-        name: &str,
-        base_labels: &StringMap,
-        template: Option<&ResourceTemplate>,
-        selector: StringMap,
-        listener_labels: &StringMap,
-        listener_annotations: &StringMap,
-        overrides: ServiceOverrides,
+        target: ServiceTarget<'_>,
     ) -> Service {
         let settings = listener.settings();
-        let metadata = template.and_then(|template| template.metadata.as_ref());
-        let mut object_meta = self.object_meta(
-            name,
+        let metadata = target
+            .template
+            .and_then(|template| template.metadata.as_ref());
+        let mut object_meta = self.object_meta_owned_by(
+            target.owner,
+            &target.name,
             with_additional_labels(
-                base_labels,
-                &merged([listener_labels, &template_labels(metadata)]),
+                &target.base_labels,
+                &merged([&target.labels, &template_labels(metadata)]),
             ),
-            merged([listener_annotations, &template_annotations(metadata)]),
+            merged([&target.annotations, &template_annotations(metadata)]),
         );
         let mut spec = ServiceSpec {
             type_: Some(listener.service_type().to_owned()),
-            selector: Some(selector),
+            selector: Some(target.selector),
             ports: Some(vec![service_port(
                 &listener.port_name(),
                 listener.port,
-                overrides.node_port,
+                target.node_port,
             )]),
             ip_family_policy: listener.ip_family_policy().map(ip_family_policy_name),
             ip_families: listener.ip_families().map(ip_family_names),
@@ -244,7 +241,7 @@ impl KafkaCluster {
         };
         match listener.r#type {
             KafkaListenerType::LoadBalancer => {
-                spec.load_balancer_ip = overrides.load_balancer_ip;
+                spec.load_balancer_ip = target.load_balancer_ip;
                 spec.load_balancer_source_ranges = settings
                     .load_balancer_source_ranges
                     .filter(|ranges| !ranges.is_empty());
@@ -255,7 +252,7 @@ impl KafkaCluster {
                     .filter(|finalizers| !finalizers.is_empty());
             }
             KafkaListenerType::NodePort => {
-                spec.external_ips = overrides.external_ips.filter(|ips| !ips.is_empty());
+                spec.external_ips = target.external_ips.filter(|ips| !ips.is_empty());
             }
             _ => {}
         }
@@ -278,13 +275,14 @@ impl KafkaCluster {
                 let bootstrap = listener.bootstrap();
                 self.listener_service(
                     listener,
-                    &listener.bootstrap_service_name(&self.name),
-                    &self.labels(),
-                    template,
-                    self.brokers_selector(),
-                    &bootstrap.labels.clone().unwrap_or_default(),
-                    &bootstrap.annotations.clone().unwrap_or_default(),
-                    ServiceOverrides {
+                    ServiceTarget {
+                        name: listener.bootstrap_service_name(&self.name),
+                        owner: self.owner.as_ref(),
+                        base_labels: self.labels(),
+                        template,
+                        selector: self.brokers_selector(),
+                        labels: bootstrap.labels.unwrap_or_default(),
+                        annotations: bootstrap.annotations.unwrap_or_default(),
                         node_port: bootstrap.node_port,
                         load_balancer_ip: bootstrap.load_balancer_ip,
                         external_ips: bootstrap.external_ips,
@@ -292,17 +290,6 @@ impl KafkaCluster {
                 )
             })
             .collect()
-    }
-
-    /// The pool's `perPodService` template, else the Kafka's.
-    fn per_pod_service_template<'a>(&'a self, pool: &'a NodePool) -> Option<&'a ResourceTemplate> {
-        pool.template
-            .as_ref()
-            .and_then(|template| template.per_pod_service.as_ref())
-            .or_else(|| {
-                self.kafka_template()
-                    .and_then(|template| template.per_pod_service.as_ref())
-            })
     }
 
     /// The brokers of every pool with the pool they belong to.
@@ -325,13 +312,14 @@ impl KafkaCluster {
                 let broker = listener.broker(node.node_id).unwrap_or_default();
                 services.push(self.listener_service(
                     listener,
-                    &listener.per_node_name(&self.name, &node),
-                    &self.pool_labels(pool),
-                    self.per_pod_service_template(pool),
-                    selector,
-                    &listener.broker_labels(&node),
-                    &listener.broker_annotations(&node),
-                    ServiceOverrides {
+                    ServiceTarget {
+                        name: listener.per_node_name(&self.name, &node),
+                        owner: pool.owner.as_ref(),
+                        base_labels: self.pool_labels(pool),
+                        template: self.per_pod_template(pool, PerPodTemplate::Service),
+                        selector,
+                        labels: listener.broker_labels(&node),
+                        annotations: listener.broker_annotations(&node),
                         node_port: broker.node_port,
                         load_balancer_ip: broker.load_balancer_ip,
                         external_ips: broker.external_ips,
@@ -343,8 +331,16 @@ impl KafkaCluster {
     }
 }
 
-/// Per-Service settings from the bootstrap or broker overrides.
-struct ServiceOverrides {
+/// One Service of a listener: its name, owner (the Kafka, or the KafkaNodePool of a per-node
+/// Service), labels, template, selector and the bootstrap or broker overrides.
+struct ServiceTarget<'a> {
+    name: String,
+    owner: Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+    base_labels: StringMap,
+    template: Option<&'a ResourceTemplate>,
+    selector: StringMap,
+    labels: StringMap,
+    annotations: StringMap,
     node_port: Option<i32>,
     load_balancer_ip: Option<String>,
     external_ips: Option<Vec<String>>,

@@ -2,8 +2,9 @@
 //! it adds, and how the options are written in Java properties format. Owner: configuration.
 
 use serde_json::Value;
+use strimzi_api::kafka::QuotasPlugin;
 
-use super::ModelWarning;
+use super::{KafkaCluster, ModelError, ModelWarning};
 
 /// Option prefixes the operator manages itself; user options starting with one are dropped.
 pub const FORBIDDEN_PREFIXES: &[&str] = &[
@@ -52,6 +53,15 @@ pub const FORBIDDEN_PREFIX_EXCEPTIONS: &[&str] = &[
     "controller.quorum.fetch.timeout.ms",
 ];
 
+/// Prefix of the listener options of `custom` authentication that the operator keeps for
+/// itself (the listener's TLS settings).
+pub const CUSTOM_AUTH_FORBIDDEN_PREFIX: &str = "ssl.";
+
+/// Whether a `listenerConfig` option of `custom` authentication is dropped.
+pub fn is_forbidden_listener_option(key: &str) -> bool {
+    key.to_lowercase().starts_with(CUSTOM_AUTH_FORBIDDEN_PREFIX)
+}
+
 /// Options the operator sets when the user does not: `min.insync.replicas=1`, so that removing
 /// the option from the resource turns it back to Kafka's default.
 pub const DEFAULTS: &[(&str, &str)] = &[("min.insync.replicas", "1")];
@@ -62,9 +72,10 @@ pub const FORBIDDEN_OPTION_REASON: &str = "ForbiddenConfigurationOption";
 /// Whether the operator keeps `key` for itself (a forbidden prefix without an exception).
 pub fn is_forbidden(key: &str) -> bool {
     let lower = key.to_lowercase();
+    // Like Strimzi, only the key is lower-cased, so a prefix with capitals never matches.
     FORBIDDEN_PREFIXES
         .iter()
-        .any(|prefix| lower.starts_with(&prefix.to_lowercase()))
+        .any(|prefix| lower.starts_with(prefix))
         && !FORBIDDEN_PREFIX_EXCEPTIONS.contains(&key)
 }
 
@@ -200,6 +211,105 @@ pub fn user_configuration(
         }
     }
     (properties, warnings)
+}
+
+/// The option naming the client quota callback class.
+const QUOTA_CALLBACK_OPTION: &str = "client.quota.callback.class";
+/// Config provider aliases the operator defines itself; the last two only on brokers.
+pub const RESERVED_PROVIDER_ALIASES: &[&str] =
+    &["strimzienv", "strimzisecrets", "strimzifile", "strimzidir"];
+
+impl KafkaCluster {
+    /// Checks the parts of the configuration that cannot be turned into a valid
+    /// `server.config`: user config providers that reuse the operator's aliases, replication
+    /// settings above the broker count, conflicting quota limits, and Cruise Control with
+    /// fewer than two brokers.
+    pub fn validate_configuration(&self) -> Result<(), ModelError> {
+        let (config, _) = self.user_options();
+        let reserved = config.get("config.providers").and_then(|aliases| {
+            aliases
+                .split(',')
+                .find(|alias| RESERVED_PROVIDER_ALIASES.contains(alias))
+        });
+        if let Some(alias) = reserved {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "config.provider {alias} not permitted as it reserved for Strimzi. Not permitted aliases: [{}]",
+                RESERVED_PROVIDER_ALIASES.join(", ")
+            )));
+        }
+        let brokers = self.brokers().count();
+        for option in [
+            "default.replication.factor",
+            "offsets.topic.replication.factor",
+            "transaction.state.log.replication.factor",
+            "transaction.state.log.min.isr",
+        ] {
+            let Some(value) = self
+                .spec
+                .config
+                .as_ref()
+                .and_then(|config| config.get(option))
+            else {
+                continue;
+            };
+            let text = config_value(value).unwrap_or_default();
+            let number: i64 = text.parse().map_err(|_| {
+                ModelError::InvalidConfiguration(format!("Property {option} should be an integer"))
+            })?;
+            if number > brokers as i64 {
+                let or_less = if brokers > 1 { " or less" } else { "" };
+                return Err(ModelError::InvalidConfiguration(format!(
+                    "Kafka configuration option '{option}' should be set to {brokers}{or_less} because this cluster has only {brokers} Kafka broker(s)."
+                )));
+            }
+        }
+        if let Some(QuotasPlugin::Strimzi(quotas)) = &self.spec.quotas
+            && quotas.min_available_bytes_per_volume.is_some()
+            && quotas.min_available_ratio_per_volume.is_some()
+        {
+            return Err(ModelError::InvalidConfiguration(
+                "You cannot configure both `minAvailableBytesPerVolume` and `minAvailableRatioPerVolume`, they are mutually exclusive.".to_owned(),
+            ));
+        }
+        if self.kafka.spec.cruise_control.is_some() && brokers < 2 {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "Kafka {}/{} has invalid configuration. Cruise Control cannot be deployed with a Kafka cluster which has only one broker. It requires at least two Kafka brokers.",
+                self.namespace, self.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The user's options as they reach `server.config`, with the warnings about dropped ones:
+    /// forbidden options, and a quota callback class that conflicts with `quotas`.
+    pub(crate) fn user_options(&self) -> (Properties, Vec<ModelWarning>) {
+        let (mut config, mut warnings) = user_configuration(self.spec.config.as_ref());
+        if let Some(quotas) = &self.spec.quotas
+            && config.remove(QUOTA_CALLBACK_OPTION).is_some()
+        {
+            let plugin = match quotas {
+                QuotasPlugin::Kafka(_) => "kafka",
+                QuotasPlugin::Strimzi(_) => "strimzi",
+            };
+            warnings.push(ModelWarning::new(
+                "QuotasPluginConflict",
+                format!("Quotas plugin class cannot be configured in .spec.kafka.config, when .spec.kafka.quotas contains configuration of `{plugin}` plugin. The plugin from .spec.kafka.quotas will be used"),
+            ));
+        }
+        (config, warnings)
+    }
+
+    /// The user options Kafka can change while running, which the operator applies to the
+    /// running cluster (they are left out of the configuration hash).
+    pub fn dynamic_configuration(&self) -> Vec<(String, String)> {
+        let (config, _) = self.user_options();
+        config
+            .entries()
+            .iter()
+            .filter(|(key, _)| super::config_maps::is_dynamic_option(key))
+            .cloned()
+            .collect()
+    }
 }
 
 /// The text of a scalar option value; `None` for lists, objects and null.
