@@ -15,6 +15,7 @@ use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings};
 use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
+use strimzi_cluster_operator::model::certificates::CustomListenerCertificates;
 use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{BuildInputs, NodeCertificates, build};
 use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
@@ -234,6 +235,7 @@ fn main() {
     });
 
     let clients_pem = clients_ca.trusted_pem_bundle();
+    let custom = CustomListenerCertificates::default();
     let inputs = |node_certificates| BuildInputs {
         observed: &observed,
         cluster_ca: &cluster_ca,
@@ -242,6 +244,7 @@ fn main() {
         node_certificates,
         external: &external,
         jmx_secret: None,
+        custom_certificates: &custom,
         custom_listener_cert_thumbprints: None,
     };
     let reuse = inputs(NodeCertificates::Issue {

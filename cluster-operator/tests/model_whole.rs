@@ -24,6 +24,7 @@ use strimzi_certificate_manager::authority::{
 };
 use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_certificate_manager::leaf::IssueContext;
+use strimzi_cluster_operator::model::certificates::CustomListenerCertificates;
 use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
     BuildInputs, DesiredObjects, NodeCertificates, build,
@@ -216,6 +217,32 @@ fn observed_listeners(cluster: &KafkaCluster) -> ObservedListeners {
     }
 }
 
+/// The users' Secrets with custom listener certificates the cluster refers to, with
+/// `tls.crt` and `tls.key` placeholders.
+fn custom_certificate_secrets(cluster: &KafkaCluster) -> Vec<Secret> {
+    cluster
+        .custom_certificate_secret_names()
+        .into_iter()
+        .map(|name| Secret {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name),
+                ..kube::api::ObjectMeta::default()
+            },
+            data: Some(BTreeMap::from([
+                (
+                    "tls.crt".to_owned(),
+                    k8s_openapi::ByteString(b"certificate".to_vec()),
+                ),
+                (
+                    "tls.key".to_owned(),
+                    k8s_openapi::ByteString(b"key".to_vec()),
+                ),
+            ])),
+            ..Secret::default()
+        })
+        .collect()
+}
+
 /// The CAs and the issue context shared by the builds of one cluster.
 struct Cas {
     cluster: CertificateAuthority,
@@ -240,6 +267,9 @@ impl Cas {
         external: &ExternalConfiguration,
         existing: &BTreeMap<String, Secret>,
     ) -> DesiredObjects {
+        let custom = cluster
+            .custom_listener_certificates(&custom_certificate_secrets(cluster))
+            .unwrap();
         let inputs = BuildInputs {
             observed,
             cluster_ca: &self.cluster,
@@ -259,6 +289,7 @@ impl Cas {
             },
             external,
             jmx_secret: None,
+            custom_certificates: &custom,
             custom_listener_cert_thumbprints: None,
         };
         build(cluster, &inputs).unwrap()
@@ -369,6 +400,7 @@ fn listeners_without_addresses_are_pending() {
         node_certificates: NodeCertificates::Hashes(&BTreeMap::new()),
         external: &ExternalConfiguration::default(),
         jmx_secret: None,
+        custom_certificates: &CustomListenerCertificates::default(),
         custom_listener_cert_thumbprints: None,
     };
     let error = build(&cluster, &inputs).unwrap_err();
@@ -569,6 +601,7 @@ proptest! {
             node_certificates: NodeCertificates::Hashes(&hashes),
             external: &ExternalConfiguration::default(),
             jmx_secret: None,
+        custom_certificates: &CustomListenerCertificates::default(),
             custom_listener_cert_thumbprints: None,
         };
         let objects = build(&cluster, &inputs).unwrap();

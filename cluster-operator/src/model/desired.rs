@@ -17,6 +17,7 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_certificate_manager::authority::CertificateAuthority;
 use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext, LeafError};
 
+use super::certificates::CustomListenerCertificates;
 use super::config_maps::ExternalConfiguration;
 use super::listeners::{ListenerAddresses, ListenerObjects, ObservedListeners};
 use super::pods::{CaGenerations, PodInputs};
@@ -57,7 +58,11 @@ pub struct BuildInputs<'a> {
     pub external: &'a ExternalConfiguration,
     /// The existing JMX Secret, whose credentials are kept.
     pub jmx_secret: Option<&'a Secret>,
-    /// Thumbprints of user-provided listener certificates, if any.
+    /// The custom listener certificates (`brokerCertChainAndKey`), which every node's
+    /// certificate Secret carries.
+    pub custom_certificates: &'a CustomListenerCertificates,
+    /// Thumbprints of the custom listener certificates, if any, which roll the brokers when
+    /// they change.
     pub custom_listener_cert_thumbprints: Option<String>,
 }
 
@@ -184,7 +189,9 @@ fn node_certificates(
             .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
         let issued = leaf::issue_or_reuse(inputs.cluster_ca, &spec, stored.as_ref(), context)?;
         thumbprints.insert(spec.name.clone(), issued.thumbprint());
-        secrets.push(cluster.node_certificate_secret(&node, issued.secret_data(), generation));
+        let mut data = issued.secret_data();
+        data.extend(inputs.custom_certificates.secret_data.clone());
+        secrets.push(cluster.node_certificate_secret(&node, data, generation));
     }
     Ok((secrets, thumbprints))
 }
@@ -222,7 +229,6 @@ pub fn build(
         trust_bundle: cluster.trust_bundle_secret(
             &inputs.cluster_ca.trusted_pem_bundle(),
             inputs.clients_ca_pem,
-            &inputs.ca_generations,
         ),
         network_policy: cluster.network_policy(),
         claims: cluster.persistent_volume_claims(),

@@ -37,12 +37,10 @@ pub mod node_ids;
 pub mod object_meta;
 pub mod pods;
 pub mod policies;
-pub mod rbac;
 pub mod routes;
 pub mod services;
 pub mod storage;
 pub mod templates;
-pub mod trust_bundle;
 pub mod user_config;
 
 /// Everything [`resolve`] needs: the custom resources and what the operator knows about them.

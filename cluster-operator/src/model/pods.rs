@@ -362,7 +362,7 @@ impl KafkaCluster {
 
     /// Whether a node of `pool` needs the init container: brokers with topology-label rack
     /// awareness or a `nodeport` listener.
-    pub(super) fn needs_init_container(&self, pool: &NodePool) -> bool {
+    fn needs_init_container(&self, pool: &NodePool) -> bool {
         let node_port = self
             .spec
             .listeners
