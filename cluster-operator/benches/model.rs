@@ -6,6 +6,9 @@
 //! Run with `cargo bench -p strimzi-cluster-operator --bench model`.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -18,12 +21,9 @@ use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
 use strimzi_cluster_operator::model::certificates::CustomListenerCertificates;
 use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{BuildInputs, NodeCertificates, build};
-use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_cluster_operator::model::listeners::ObservedListeners;
 use strimzi_cluster_operator::model::pods::{CaGenerations, PodInputs};
-use strimzi_cluster_operator::model::{ModelConfig, ModelInput, resolve};
-use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
-use strimzi_operator_common::labels::LabelExclusion;
+use strimzi_cluster_operator::model::{ModelInput, resolve};
 use time::OffsetDateTime;
 
 const CLUSTER: &str = "bench";
@@ -35,21 +35,6 @@ const POOLS: &[(&str, i32, &[&str])] = &[
     ("brokers-b", 48, &["broker"]),
 ];
 const ITERATIONS: u32 = 30;
-
-fn config() -> ModelConfig {
-    ModelConfig {
-        images: KafkaImages::strimzi_defaults(),
-        cluster_domain: "cluster.local".into(),
-        operator_namespace: "strimzi".into(),
-        operator_namespace_labels: None,
-        network_policy_generation: true,
-        image_pull_policy: None,
-        image_pull_secrets: Vec::new(),
-        label_exclusion: LabelExclusion::new(DEFAULT_LABELS_EXCLUSION_PATTERN).unwrap(),
-        managed_by: "strimzi-cluster-operator".into(),
-        kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.into(),
-    }
-}
 
 fn resources() -> (Kafka, Vec<KafkaNodePool>) {
     let kafka = serde_json::from_value(serde_json::json!({
@@ -116,7 +101,7 @@ fn ms(duration: Duration) -> f64 {
 
 fn main() {
     let (kafka, pools) = resources();
-    let config = config();
+    let config = support::default_model_config();
     let input = ModelInput {
         kafka: &kafka,
         pools: &pools,

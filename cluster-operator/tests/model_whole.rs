@@ -4,6 +4,8 @@
 //! objects built for generated clusters.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::Path;
@@ -29,32 +31,15 @@ use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
     BuildInputs, DesiredObjects, NodeCertificates, build,
 };
-use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_cluster_operator::model::listeners::ObservedListeners;
 use strimzi_cluster_operator::model::pods::CaGenerations;
-use strimzi_cluster_operator::model::{KafkaCluster, ModelConfig, ModelInput, resolve};
-use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
-use strimzi_operator_common::labels::{LabelExclusion, is_label_value};
+use strimzi_cluster_operator::model::{KafkaCluster, ModelInput, resolve};
+use strimzi_operator_common::labels::is_label_value;
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
 use time::OffsetDateTime;
 
 const NAMESPACE: &str = "myproject";
 const REDACTED: &str = "[redacted]";
-
-fn config() -> ModelConfig {
-    ModelConfig {
-        images: KafkaImages::strimzi_defaults(),
-        cluster_domain: "cluster.local".into(),
-        operator_namespace: "strimzi".into(),
-        operator_namespace_labels: None,
-        network_policy_generation: true,
-        image_pull_policy: None,
-        image_pull_secrets: Vec::new(),
-        label_exclusion: LabelExclusion::new(DEFAULT_LABELS_EXCLUSION_PATTERN).unwrap(),
-        managed_by: "strimzi-cluster-operator".into(),
-        kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.into(),
-    }
-}
 
 /// The resources of one example file.
 struct Example {
@@ -324,7 +309,7 @@ fn redact(manifests: &mut [serde_json::Value]) {
 }
 
 fn resolve_example(example: &Example, stem: &str) -> KafkaCluster {
-    let config = config();
+    let config = support::default_model_config();
     resolve(&ModelInput {
         kafka: &example.kafka,
         pools: &example.pools,
@@ -471,7 +456,7 @@ fn generated_cluster(
             .unwrap()
         })
         .collect();
-    let config = config();
+    let config = support::default_model_config();
     resolve(&ModelInput {
         kafka: &kafka,
         pools: &pools,
