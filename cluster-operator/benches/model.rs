@@ -12,7 +12,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Secret, ServiceStatus};
+use k8s_openapi::api::core::v1::Secret;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings};
@@ -21,7 +21,6 @@ use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
 use strimzi_cluster_operator::model::certificates::CustomListenerCertificates;
 use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{BuildInputs, NodeCertificates, build};
-use strimzi_cluster_operator::model::listeners::ObservedListeners;
 use strimzi_cluster_operator::model::pods::{CaGenerations, PodInputs};
 use strimzi_cluster_operator::model::{ModelInput, resolve};
 use time::OffsetDateTime;
@@ -134,28 +133,8 @@ fn main() {
         POOLS.len()
     );
     let cluster = measure("resolve", || resolve(&input).unwrap());
-    let objects = measure("listener_objects", || cluster.listener_objects());
-    let mut observed = ObservedListeners {
-        services: objects.services,
-        ..ObservedListeners::default()
-    };
-    for service in &mut observed.services {
-        if service.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer") {
-            let host = format!(
-                "{}.lb.example.com",
-                service.metadata.name.as_deref().unwrap()
-            );
-            service.status = Some(ServiceStatus {
-                load_balancer: Some(LoadBalancerStatus {
-                    ingress: Some(vec![LoadBalancerIngress {
-                        hostname: Some(host),
-                        ..LoadBalancerIngress::default()
-                    }]),
-                }),
-                ..ServiceStatus::default()
-            });
-        }
-    }
+    measure("listener_objects", || cluster.listener_objects());
+    let observed = support::observed_listeners(&cluster);
     let addresses = measure("listener_addresses", || {
         cluster.listener_addresses(&observed)
     });

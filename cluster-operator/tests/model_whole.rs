@@ -10,13 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::Path;
 
-use k8s_openapi::api::core::v1::{
-    ConfigMap, LoadBalancerIngress, LoadBalancerStatus, Secret, Service, ServiceStatus,
-};
-use k8s_openapi::api::networking::v1::{
-    IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
-};
-use kube::api::DynamicObject;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use proptest::prelude::*;
 use serde::Deserialize;
 use strimzi_api::kafka::Kafka;
@@ -125,81 +119,6 @@ fn ecdsa_ca(kind: CaKind, cluster: &str) -> CertificateAuthority {
     )
     .unwrap()
     .authority
-}
-
-/// The listener objects with the addresses Kubernetes would assign: a host name for each
-/// load balancer, node ports, route hosts and an ingress address.
-fn observed_listeners(cluster: &KafkaCluster) -> ObservedListeners {
-    let objects = cluster.listener_objects();
-    let mut next_node_port = 31000;
-    let services = objects
-        .services
-        .into_iter()
-        .map(|mut service: Service| {
-            let name = service.metadata.name.clone().unwrap();
-            let spec = service.spec.as_mut().unwrap();
-            match spec.type_.as_deref() {
-                Some("LoadBalancer") => {
-                    service.status = Some(ServiceStatus {
-                        load_balancer: Some(LoadBalancerStatus {
-                            ingress: Some(vec![LoadBalancerIngress {
-                                hostname: Some(format!("{name}.lb.example.com")),
-                                ..LoadBalancerIngress::default()
-                            }]),
-                        }),
-                        ..ServiceStatus::default()
-                    });
-                }
-                Some("NodePort") => {
-                    for port in spec.ports.iter_mut().flatten() {
-                        if port.node_port.is_none() {
-                            port.node_port = Some(next_node_port);
-                            next_node_port += 1;
-                        }
-                    }
-                }
-                _ => {}
-            }
-            service
-        })
-        .collect();
-    let ingresses = objects
-        .ingresses
-        .into_iter()
-        .map(|mut ingress| {
-            ingress.status = Some(IngressStatus {
-                load_balancer: Some(IngressLoadBalancerStatus {
-                    ingress: Some(vec![IngressLoadBalancerIngress {
-                        ip: Some("192.0.2.10".into()),
-                        ..IngressLoadBalancerIngress::default()
-                    }]),
-                }),
-            });
-            ingress
-        })
-        .collect();
-    let routes = objects
-        .routes
-        .into_iter()
-        .map(|mut route: DynamicObject| {
-            let host = route.data["spec"]["host"].as_str().map_or_else(
-                || {
-                    format!(
-                        "{}-{NAMESPACE}.apps.example.com",
-                        route.metadata.name.as_deref().unwrap()
-                    )
-                },
-                str::to_owned,
-            );
-            route.data["status"] = serde_json::json!({"ingress": [{"host": host}]});
-            route
-        })
-        .collect();
-    ObservedListeners {
-        services,
-        ingresses,
-        routes,
-    }
 }
 
 /// The users' Secrets with custom listener certificates the cluster refers to, with
@@ -329,7 +248,7 @@ fn snapshot_examples(dir: &Path, prefix: &str) {
         let relative = path.strip_prefix(dir).unwrap().with_extension("");
         let stem = relative.to_string_lossy().replace('/', "-");
         let cluster = resolve_example(&example, &stem);
-        let observed = observed_listeners(&cluster);
+        let observed = support::observed_listeners(&cluster);
         let external = external_configuration(&example);
         let cas = Cas::new(&cluster.name);
         let first = cas.build(&cluster, &observed, &external, &BTreeMap::new());
@@ -575,7 +494,7 @@ proptest! {
         let Some(cluster) = generated_cluster(&name, &pools, &listeners) else {
             return Ok(());
         };
-        let observed = observed_listeners(&cluster);
+        let observed = support::observed_listeners(&cluster);
         let hashes: BTreeMap<String, String> =
             cluster.nodes().map(|node| (node.pod_name, "hash".to_owned())).collect();
         let inputs = BuildInputs {
