@@ -198,13 +198,11 @@ fn main() {
         cluster.persistent_volume_claims()
     });
 
-    let clients_pem = clients_ca.trusted_pem_bundle();
     let custom = CustomListenerCertificates::default();
     let inputs = |node_certificates| BuildInputs {
         observed: &observed,
         cluster_ca: &cluster_ca,
-        clients_ca_pem: &clients_pem,
-        ca_generations: CaGenerations::default(),
+        clients_ca: &clients_ca,
         node_certificates,
         external: &external,
         jmx_secret: None,

@@ -26,7 +26,6 @@ use strimzi_cluster_operator::model::desired::{
     BuildInputs, DesiredObjects, NodeCertificates, build,
 };
 use strimzi_cluster_operator::model::listeners::ObservedListeners;
-use strimzi_cluster_operator::model::pods::CaGenerations;
 use strimzi_cluster_operator::model::{KafkaCluster, ModelInput, resolve};
 use strimzi_operator_common::labels::is_label_value;
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
@@ -177,12 +176,7 @@ impl Cas {
         let inputs = BuildInputs {
             observed,
             cluster_ca: &self.cluster,
-            clients_ca_pem: &self.clients.trusted_pem_bundle(),
-            ca_generations: CaGenerations {
-                cluster_ca_cert: self.cluster.cert_generation(),
-                cluster_ca_key: self.cluster.key_generation(),
-                clients_ca_cert: self.clients.cert_generation(),
-            },
+            clients_ca: &self.clients,
             node_certificates: NodeCertificates::Issue {
                 existing,
                 context: IssueContext {
@@ -299,8 +293,7 @@ fn listeners_without_addresses_are_pending() {
     let inputs = BuildInputs {
         observed: &ObservedListeners::default(),
         cluster_ca: &cas.cluster,
-        clients_ca_pem: "",
-        ca_generations: CaGenerations::default(),
+        clients_ca: &cas.clients,
         node_certificates: NodeCertificates::Hashes(&BTreeMap::new()),
         external: &ExternalConfiguration::default(),
         jmx_secret: None,
@@ -500,8 +493,7 @@ proptest! {
         let inputs = BuildInputs {
             observed: &observed,
             cluster_ca: &GENERATED_CAS.cluster,
-            clients_ca_pem: "",
-            ca_generations: CaGenerations::default(),
+            clients_ca: &GENERATED_CAS.clients,
             node_certificates: NodeCertificates::Hashes(&hashes),
             external: &ExternalConfiguration::default(),
             jmx_secret: None,

@@ -45,13 +45,12 @@ pub struct BuildInputs<'a> {
     /// The listener objects as Kubernetes has them (with load balancer addresses, node
     /// ports, route hosts).
     pub observed: &'a ObservedListeners,
-    /// The cluster CA, which signs the node certificates and whose trusted certificates go
-    /// into the trust bundle.
+    /// The cluster CA, which signs the node certificates; its trusted certificates go into
+    /// the trust bundle and its generations onto the pods.
     pub cluster_ca: &'a CertificateAuthority,
-    /// The certificates the clients CA trusts, as PEM.
-    pub clients_ca_pem: &'a str,
-    /// The CA generations the pods carry.
-    pub ca_generations: CaGenerations,
+    /// The clients CA, whose trusted certificates go into the trust bundle and whose
+    /// certificate generation goes onto the pods.
+    pub clients_ca: &'a CertificateAuthority,
     /// How node certificates are obtained.
     pub node_certificates: NodeCertificates<'a>,
     /// External logging and metrics configuration the Kafka refers to.
@@ -212,7 +211,11 @@ pub fn build(
     cluster.validate_external_configuration(inputs.external)?;
     let config_maps = cluster.config_maps(&addresses, inputs.external);
     let pod_inputs = PodInputs {
-        ca_generations: inputs.ca_generations,
+        ca_generations: CaGenerations {
+            cluster_ca_cert: inputs.cluster_ca.cert_generation(),
+            cluster_ca_key: inputs.cluster_ca.key_generation(),
+            clients_ca_cert: inputs.clients_ca.cert_generation(),
+        },
         server_cert_hashes,
         configuration_hashes: cluster.configuration_hashes(&addresses),
         custom_listener_cert_thumbprints: inputs.custom_listener_cert_thumbprints.clone(),
@@ -228,7 +231,7 @@ pub fn build(
     Ok(DesiredObjects {
         trust_bundle: cluster.trust_bundle_secret(
             &inputs.cluster_ca.trusted_pem_bundle(),
-            inputs.clients_ca_pem,
+            &inputs.clients_ca.trusted_pem_bundle(),
         ),
         network_policy: cluster.network_policy(),
         claims: cluster.persistent_volume_claims(),
