@@ -287,28 +287,6 @@ fn hashes_ignore_dynamic_options_only() {
     assert!(before.iter().all(|(pod, hash)| after[pod] != *hash));
 }
 
-#[test]
-fn replication_warnings_follow_the_broker_count() {
-    let path = reference::reference_examples_dir().join("kafka/kafka-persistent.yaml");
-    let mut cluster = read_example(&path).clusters[0].clone();
-    assert!(cluster.configuration_warnings().is_empty());
-    cluster.spec.config = None;
-    let reasons: Vec<String> = cluster
-        .configuration_warnings()
-        .into_iter()
-        .map(|warning| warning.reason)
-        .collect();
-    assert_eq!(
-        reasons,
-        ["KafkaDefaultReplicationFactor", "KafkaMinInsyncReplicas"]
-    );
-
-    let single = reference::reference_examples_dir().join("kafka/kafka-single-node.yaml");
-    let mut cluster = read_example(&single).clusters[0].clone();
-    cluster.spec.config = None;
-    assert!(cluster.configuration_warnings().is_empty());
-}
-
 /// Keys the operator keeps for itself, built from the forbidden prefixes.
 fn forbidden_key() -> impl Strategy<Value = String> {
     let prefixes: Vec<&'static str> =

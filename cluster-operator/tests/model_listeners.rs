@@ -451,7 +451,7 @@ fn pdb_uses_the_template_max_unavailable() {
 #[test]
 fn trust_bundle_holds_both_cas() {
     let cluster = all_types_cluster();
-    let secret = cluster.trust_bundle_secret("cluster pem", "clients pem");
+    let secret = cluster.trust_bundle_secret("cluster pem", "clients pem", &Default::default());
     assert_eq!(
         secret.metadata.name.as_deref(),
         Some("edge-cluster-trustbundle")
@@ -662,17 +662,14 @@ fn init_container_binding_only_when_a_node_is_read() {
     assert!(binding.metadata.owner_references.is_none());
     let role = cluster.kafka_role();
     let names = role.rules.unwrap()[0].resource_names.clone().unwrap();
-    assert!(names.contains(&"edge-cluster-clients-ca-cert".to_owned()));
-    cluster
-        .spec
-        .listeners
-        .iter_mut()
-        .for_each(|listener| listener.authentication = None);
-    let names = cluster.kafka_role().rules.unwrap()[0]
-        .resource_names
-        .clone()
-        .unwrap();
-    assert!(!names.contains(&"edge-cluster-clients-ca-cert".to_owned()));
+    assert_eq!(
+        names[..3],
+        [
+            "edge-cluster-cluster-ca-cert",
+            "edge-cluster-clients-ca-cert",
+            "edge-cluster-trustbundle"
+        ]
+    );
     assert!(names.contains(&"edge-cluster-controllers-5".to_owned()));
 }
 

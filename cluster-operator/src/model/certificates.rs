@@ -5,11 +5,14 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use strimzi_api::annotations;
 use strimzi_certificate_manager::leaf::{LeafSpec, NodeLocation};
+use strimzi_operator_common::labels::ComponentLabels;
 
 use super::listeners::ListenerAddresses;
 use super::object_meta::StringMap;
+use super::pods::CaGenerations;
 use super::{KafkaCluster, KafkaNode, ModelError};
 
 /// The custom server certificates of TLS listeners (`brokerCertChainAndKey`), read from the
@@ -140,12 +143,39 @@ impl KafkaCluster {
     /// `<cluster>-trustbundle`: the CA certificates the Kafka nodes trust, read by their
     /// configuration through the Kubernetes API: `cluster-ca.crt` and `clients-ca.crt` (PEM;
     /// several certificates each while a CA is being replaced).
-    pub fn trust_bundle_secret(&self, cluster_ca_pem: &str, clients_ca_pem: &str) -> Secret {
+    /// Labelled as Strimzi labels it (component type `trust-bundle`) and annotated with both
+    /// CA certificate generations, so a change of either CA shows on the Secret.
+    pub fn trust_bundle_secret(
+        &self,
+        cluster_ca_pem: &str,
+        clients_ca_pem: &str,
+        generations: &CaGenerations,
+    ) -> Secret {
+        let component = ComponentLabels {
+            component_name: "strimzi".to_owned(),
+            component_type: "trust-bundle".to_owned(),
+            ..self.component_labels()
+        };
+        let labels = component.labels(&self.resource_labels, &self.config.label_exclusion);
+        let owner = self.owner.clone().map(|owner| OwnerReference {
+            block_owner_deletion: Some(true),
+            ..owner
+        });
         Secret {
-            metadata: self.object_meta(
+            metadata: self.object_meta_owned_by(
+                owner.as_ref(),
                 &super::policies::trust_bundle_secret(&self.name),
-                self.labels(),
-                StringMap::new(),
+                labels,
+                StringMap::from([
+                    (
+                        annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+                        generations.cluster_ca_cert.to_string(),
+                    ),
+                    (
+                        annotations::CLIENTS_CA_CERT_GENERATION.to_owned(),
+                        generations.clients_ca_cert.to_string(),
+                    ),
+                ]),
             ),
             type_: Some("Opaque".to_owned()),
             data: Some(BTreeMap::from([

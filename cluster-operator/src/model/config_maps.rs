@@ -240,8 +240,8 @@ impl KafkaCluster {
         hash_stub(&self.render_server_config(node, addresses, UserOptions::StaticOnly))
     }
 
-    /// Warnings about `spec.kafka.config`: dropped forbidden options, replication settings
-    /// left at Kafka's unsafe defaults and options that do nothing in KRaft clusters.
+    /// Warnings about `spec.kafka.config`: dropped forbidden options and options that do
+    /// nothing in KRaft clusters. (Replication settings are checked by [`super::resolve`].)
     pub fn configuration_warnings(&self) -> Vec<ModelWarning> {
         let (_, mut warnings) = self.user_options();
         for listener in &self.spec.listeners {
@@ -264,19 +264,6 @@ impl KafkaCluster {
         }
         let config = self.spec.config.as_ref();
         let is_set = |key: &str| config.is_some_and(|config| config.contains_key(key));
-        let brokers = self.brokers().count();
-        if brokers > 1 && !is_set("default.replication.factor") {
-            warnings.push(ModelWarning::new(
-                "KafkaDefaultReplicationFactor",
-                "default.replication.factor option is not configured. It defaults to 1 which does not guarantee reliability and availability. You should configure this option in .spec.kafka.config.",
-            ));
-        }
-        if brokers > 1 && !is_set("min.insync.replicas") {
-            warnings.push(ModelWarning::new(
-                "KafkaMinInsyncReplicas",
-                "min.insync.replicas option is not configured. It defaults to 1 which does not guarantee reliability and availability. You should configure this option in .spec.kafka.config.",
-            ));
-        }
         for (key, reason) in [
             (
                 "inter.broker.protocol.version",

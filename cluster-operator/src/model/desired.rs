@@ -220,18 +220,13 @@ pub fn build(
         configuration_hashes: cluster.configuration_hashes(&addresses),
         custom_listener_cert_thumbprints: inputs.custom_listener_cert_thumbprints.clone(),
     };
-    // Resolving and the configuration both check the replication settings; report each
-    // warning once.
     let mut warnings = cluster.warnings.clone();
-    for warning in cluster.configuration_warnings() {
-        if !warnings.contains(&warning) {
-            warnings.push(warning);
-        }
-    }
+    warnings.extend(cluster.configuration_warnings());
     Ok(DesiredObjects {
         trust_bundle: cluster.trust_bundle_secret(
             &inputs.cluster_ca.trusted_pem_bundle(),
             &inputs.clients_ca.trusted_pem_bundle(),
+            &pod_inputs.ca_generations,
         ),
         network_policy: cluster.network_policy(),
         claims: cluster.persistent_volume_claims(),

@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use rand::Rng;
 use rand::distr::Alphanumeric;
 use strimzi_api::common::{KafkaJmxAuthentication, MetadataTemplate, RackType};
-use strimzi_api::kafka::{KafkaListenerAuthentication, KafkaListenerType};
+use strimzi_api::kafka::KafkaListenerType;
 use strimzi_api::{labels, naming};
 
 use super::KafkaCluster;
@@ -130,21 +130,14 @@ impl KafkaCluster {
     }
 
     /// `<cluster>-kafka`: lets the Kafka pods read the Secrets their configuration refers to
-    /// (the cluster CA certificate, the trust bundle, each node's certificate and, with TLS
-    /// client authentication, the clients CA certificate) through the Kubernetes API.
+    /// through the Kubernetes API: both CA certificate Secrets, the trust bundle and each
+    /// node's certificate, in Strimzi's order.
     pub fn kafka_role(&self) -> Role {
         let mut secrets: Vec<String> = vec![
             naming::cluster_ca_cert_secret(&self.name),
+            naming::clients_ca_cert_secret(&self.name),
             trust_bundle_secret(&self.name),
         ];
-        if self.spec.listeners.iter().any(|listener| {
-            matches!(
-                listener.authentication,
-                Some(KafkaListenerAuthentication::Tls(_))
-            )
-        }) {
-            secrets.push(naming::clients_ca_cert_secret(&self.name));
-        }
         secrets.extend(self.nodes().map(|node| node.pod_name));
         Role {
             metadata: self.object_meta(
