@@ -3,9 +3,242 @@
 
 use std::collections::BTreeMap;
 
+use strimzi_api::kafka::KafkaClusterSpec;
+
+use super::{KafkaVersion, ModelError};
+
+/// A Kafka version the operator runs, with the KRaft `metadata.version` a new cluster starts at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SupportedVersion {
+    /// Kafka version, e.g. `4.3.1`.
+    pub version: &'static str,
+    /// Its default KRaft metadata version, e.g. `4.3-IV0`.
+    pub metadata_version: &'static str,
+}
+
+/// The Kafka versions Strimzi 1.2 supports (its `kafka-versions.yaml`), oldest first.
+pub const SUPPORTED_VERSIONS: [SupportedVersion; 3] = [
+    SupportedVersion {
+        version: "4.2.0",
+        metadata_version: "4.2-IV1",
+    },
+    SupportedVersion {
+        version: "4.3.0",
+        metadata_version: "4.3-IV0",
+    },
+    SupportedVersion {
+        version: "4.3.1",
+        metadata_version: "4.3-IV0",
+    },
+];
+
+/// The version a Kafka without `spec.kafka.version` runs.
+pub const DEFAULT_KAFKA_VERSION: &str = "4.3.1";
+
+/// The Strimzi release whose images run the nodes by default.
+pub const STRIMZI_VERSION: &str = "1.2.0";
+
+/// The default image of the init container (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`).
+pub const DEFAULT_KAFKA_INIT_IMAGE: &str = "quay.io/strimzi/operator:1.2.0";
+
+/// The supported version `version`, if it is one.
+pub fn supported_version(version: &str) -> Option<SupportedVersion> {
+    SUPPORTED_VERSIONS
+        .into_iter()
+        .find(|supported| supported.version == version)
+}
+
 /// The Kafka image of each supported Kafka version.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KafkaImages {
     /// Image by Kafka version.
     pub by_version: BTreeMap<String, String>,
+}
+
+impl KafkaImages {
+    /// Strimzi 1.2's own images: `quay.io/strimzi/kafka:1.2.0-kafka-<version>`.
+    pub fn strimzi_defaults() -> Self {
+        let by_version = SUPPORTED_VERSIONS
+            .iter()
+            .map(|supported| {
+                (
+                    supported.version.to_owned(),
+                    format!(
+                        "quay.io/strimzi/kafka:{STRIMZI_VERSION}-kafka-{}",
+                        supported.version
+                    ),
+                )
+            })
+            .collect();
+        Self { by_version }
+    }
+
+    /// Reads `STRIMZI_KAFKA_IMAGES`: `<version>=<image>` entries separated by commas, spaces,
+    /// tabs or line breaks. Every supported version needs an image.
+    pub fn parse(value: &str) -> Result<Self, String> {
+        let mut by_version = BTreeMap::new();
+        for entry in value
+            .split([',', ' ', '\t', '\n', '\r'])
+            .filter(|entry| !entry.is_empty())
+        {
+            let Some((version, image)) = entry.split_once('=') else {
+                return Err(format!(
+                    "STRIMZI_KAFKA_IMAGES: entry `{entry}` is not of the form <version>=<image>"
+                ));
+            };
+            by_version.insert(version.trim().to_owned(), image.trim().to_owned());
+        }
+        let missing: Vec<&str> = SUPPORTED_VERSIONS
+            .iter()
+            .map(|supported| supported.version)
+            .filter(|version| !by_version.contains_key(*version))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "STRIMZI_KAFKA_IMAGES has no image for the supported Kafka version(s) {}",
+                missing.join(", ")
+            ));
+        }
+        Ok(Self { by_version })
+    }
+
+    /// The image of `version`.
+    pub fn image(&self, version: &str) -> Option<&str> {
+        self.by_version.get(version).map(String::as_str)
+    }
+}
+
+/// The version, metadata version and image of `spec`: `version` (or the default) must be
+/// supported; `image` and `metadataVersion` override what the version implies.
+pub fn resolve_version(
+    spec: &KafkaClusterSpec,
+    images: &KafkaImages,
+) -> Result<KafkaVersion, ModelError> {
+    let requested = spec.version.as_deref().unwrap_or(DEFAULT_KAFKA_VERSION);
+    let Some(supported) = supported_version(requested) else {
+        let versions: Vec<&str> = SUPPORTED_VERSIONS.iter().map(|v| v.version).collect();
+        return Err(ModelError::UnsupportedKafkaVersion(format!(
+            "Unsupported Kafka.spec.kafka.version: {requested}. Supported versions are: [{}]",
+            versions.join(", ")
+        )));
+    };
+    let image = match (&spec.image, images.image(requested)) {
+        (Some(image), _) => image.clone(),
+        (None, Some(image)) => image.to_owned(),
+        (None, None) => {
+            return Err(ModelError::UnsupportedKafkaVersion(format!(
+                "No image is configured for Kafka version {requested}; set STRIMZI_KAFKA_IMAGES \
+                 or spec.kafka.image"
+            )));
+        }
+    };
+    let metadata_version = spec
+        .metadata_version
+        .clone()
+        .unwrap_or_else(|| supported.metadata_version.to_owned());
+    validate_metadata_version(&metadata_version)?;
+    Ok(KafkaVersion {
+        version: requested.to_owned(),
+        metadata_version,
+        image,
+    })
+}
+
+/// Checks that `metadata_version` reads as `<major>.<minor>` or `<major>.<minor>-IV<n>` and is
+/// not older than `3.3-IV3`, the oldest Kafka 4 accepts.
+fn validate_metadata_version(metadata_version: &str) -> Result<(), ModelError> {
+    let invalid = || {
+        ModelError::InvalidConfiguration(format!("Metadata version {metadata_version} is invalid"))
+    };
+    let (release, iv) = match metadata_version.split_once("-IV") {
+        Some((release, iv)) => (release, Some(iv.parse::<u32>().map_err(|_| invalid())?)),
+        None => (metadata_version, None),
+    };
+    let (major, minor) = release.split_once('.').ok_or_else(invalid)?;
+    let major: u32 = major.parse().map_err(|_| invalid())?;
+    let minor: u32 = minor.parse().map_err(|_| invalid())?;
+    // A bare `3.3` means its newest feature level, which is at least 3.3-IV3.
+    let too_old =
+        (major, minor) < (3, 3) || ((major, minor) == (3, 3) && iv.is_some_and(|iv| iv < 3));
+    if too_old {
+        return Err(ModelError::InvalidConfiguration(
+            "The oldest supported metadata version is 3.3-IV3".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn defaults_are_strimzi_images() {
+        let images = KafkaImages::strimzi_defaults();
+        assert_eq!(
+            images.image("4.3.1"),
+            Some("quay.io/strimzi/kafka:1.2.0-kafka-4.3.1")
+        );
+        assert_eq!(images.by_version.len(), SUPPORTED_VERSIONS.len());
+    }
+
+    #[test]
+    fn parses_the_operator_environment_format() {
+        let images = KafkaImages::parse(
+            "4.2.0=registry/kafka:a\n4.3.0=registry/kafka:b, 4.3.1=registry/kafka:c\t9.9.9=x",
+        )
+        .unwrap();
+        assert_eq!(images.image("4.3.0"), Some("registry/kafka:b"));
+        assert_eq!(images.image("9.9.9"), Some("x"));
+        assert!(KafkaImages::parse("4.2.0").unwrap_err().contains("4.2.0"));
+        assert!(
+            KafkaImages::parse("4.2.0=a 4.3.0=b")
+                .unwrap_err()
+                .contains("4.3.1")
+        );
+    }
+
+    #[test]
+    fn resolves_version_image_and_metadata_version() {
+        let images = KafkaImages::strimzi_defaults();
+        let resolved = resolve_version(&KafkaClusterSpec::default(), &images).unwrap();
+        assert_eq!(resolved.version, "4.3.1");
+        assert_eq!(resolved.metadata_version, "4.3-IV0");
+        assert_eq!(resolved.image, "quay.io/strimzi/kafka:1.2.0-kafka-4.3.1");
+
+        let spec = KafkaClusterSpec {
+            version: Some("4.2.0".into()),
+            metadata_version: Some("4.1-IV1".into()),
+            image: Some("mine:1".into()),
+            ..KafkaClusterSpec::default()
+        };
+        let resolved = resolve_version(&spec, &images).unwrap();
+        assert_eq!(resolved.image, "mine:1");
+        assert_eq!(resolved.metadata_version, "4.1-IV1");
+    }
+
+    #[test]
+    fn rejects_unsupported_versions_and_bad_metadata_versions() {
+        let images = KafkaImages::strimzi_defaults();
+        let spec = |version: &str, metadata: Option<&str>| KafkaClusterSpec {
+            version: Some(version.into()),
+            metadata_version: metadata.map(Into::into),
+            ..KafkaClusterSpec::default()
+        };
+        let error = resolve_version(&spec("3.9.0", None), &images).unwrap_err();
+        assert_eq!(error.reason(), "UnsupportedKafkaVersionException");
+        let no_images = KafkaImages::default();
+        assert!(matches!(
+            resolve_version(&spec("4.3.1", None), &no_images),
+            Err(ModelError::UnsupportedKafkaVersion(_))
+        ));
+        for bad in ["3.3-IV2", "3.2", "four", "4.3-IVx"] {
+            assert!(
+                resolve_version(&spec("4.3.1", Some(bad)), &images).is_err(),
+                "{bad} accepted"
+            );
+        }
+        assert!(resolve_version(&spec("4.3.1", Some("3.3-IV3")), &images).is_ok());
+    }
 }
