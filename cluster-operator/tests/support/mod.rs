@@ -1,0 +1,151 @@
+//! Shared helpers of the cluster operator's tests: the operator started in-process on the
+//! shared test environment (real API server, kwok nodes that make pods Ready), resources
+//! written as YAML or JSON, and waiting for what the operator does.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::core::NamespaceResourceScope;
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use strimzi_cluster_operator::config::ClusterOperatorConfig;
+use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_tests::environment::TestEnv;
+
+/// How long tests wait for the operator to act.
+pub const WAIT: Duration = Duration::from_secs(90);
+
+pub fn env() -> &'static TestEnv {
+    TestEnv::shared()
+}
+
+/// A client and a namespace of its own for one test.
+pub async fn namespace(prefix: &str) -> (Client, String) {
+    (env().client().await, env().namespace(prefix).await)
+}
+
+/// Cluster operator configuration watching `namespace`, with `extra` variables.
+pub fn config_for(namespace: &str, extra: &[(&str, &str)]) -> ClusterOperatorConfig {
+    let mut variables: BTreeMap<String, String> = BTreeMap::from([
+        ("STRIMZI_NAMESPACE".to_owned(), namespace.to_owned()),
+        (
+            "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS".to_owned(),
+            "120000".to_owned(),
+        ),
+        (
+            "STRIMZI_OPERATION_TIMEOUT_MS".to_owned(),
+            "60000".to_owned(),
+        ),
+    ]);
+    for (key, value) in extra {
+        variables.insert((*key).to_owned(), (*value).to_owned());
+    }
+    ClusterOperatorConfig::from_lookup(|name| variables.get(name).cloned()).unwrap()
+}
+
+/// A cluster operator running in this process.
+pub struct Operator {
+    pub runtime: OperatorRuntime,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+impl Operator {
+    /// Starts the Kafka and StrimziPodSet controllers on `namespace`.
+    pub fn on(client: &Client, namespace: &str) -> Self {
+        let config = config_for(namespace, &[]);
+        let runtime = OperatorRuntime::new(
+            client.clone(),
+            config.operator.clone(),
+            strimzi_cluster_operator::config::NAME,
+        )
+        .unwrap();
+        let controllers = strimzi_cluster_operator::controllers(&runtime, &config).unwrap();
+        let task = tokio::spawn(runtime.clone().run(controllers));
+        Self { runtime, task }
+    }
+
+    /// Starts only the StrimziPodSet controller on `namespace`.
+    pub fn pod_sets_only(client: &Client, namespace: &str) -> Self {
+        let config = config_for(namespace, &[]);
+        let runtime = OperatorRuntime::new(
+            client.clone(),
+            config.operator.clone(),
+            strimzi_cluster_operator::config::NAME,
+        )
+        .unwrap();
+        let controller =
+            strimzi_cluster_operator::pod_set::PodSetReconciler::controller(&runtime).unwrap();
+        let task = tokio::spawn(runtime.clone().run(vec![controller]));
+        Self { runtime, task }
+    }
+
+    /// API writes counted so far for `kind` and `verb`.
+    pub fn writes(&self, kind: &str, verb: &str) -> u64 {
+        self.runtime.metrics().writes(kind, verb)
+    }
+
+    /// Asks the operator to stop and waits until it has.
+    pub async fn stop(self) {
+        self.runtime.shutdown_token().cancel();
+        self.task.await.unwrap();
+    }
+}
+
+/// Server-side applies a document (YAML or JSON value) in `namespace`.
+pub async fn apply(client: &Client, namespace: &str, document: &Value) {
+    let object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
+    let types = object.types.clone().unwrap();
+    let (group, version) = types
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", types.api_version.as_str()));
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, &types.kind);
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk(&gvk));
+    let name = object.metadata.name.clone().unwrap();
+    api.patch(
+        &name,
+        &PatchParams::apply("test").force(),
+        &Patch::Apply(&object),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("applying {} {name}: {error}", types.kind));
+}
+
+/// Every document of a YAML file.
+pub fn documents(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| <Value as serde::Deserialize>::deserialize(document).unwrap())
+        .filter(|value| !value.is_null())
+        .collect()
+}
+
+/// Waits until `check` returns `Some` for the object `name` (or for its absence, `None`
+/// given), up to [`WAIT`]; panics with the last object seen otherwise.
+pub async fn wait_for<K, T>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    check: impl Fn(Option<&K>) -> Option<T>,
+) -> T
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+{
+    let started = Instant::now();
+    loop {
+        let object = api.get_opt(name).await.unwrap();
+        if let Some(value) = check(object.as_ref()) {
+            return value;
+        }
+        if started.elapsed() > WAIT {
+            panic!("timed out waiting for {what}; last seen: {object:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
