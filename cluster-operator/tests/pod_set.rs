@@ -5,8 +5,8 @@
 mod support;
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::{Value, json};
 use strimzi_api::pod_set::StrimziPodSet;
 use support::{Operator, apply, namespace, wait_for};
@@ -55,7 +55,9 @@ async fn pods_follow_the_set_and_running_pods_are_never_changed() {
 
     // A pod of someone else's with the same labels is left alone.
     let stranger: Pod = serde_json::from_value(pod("stranger", "x")).unwrap();
-    pods.create(&PostParams::default(), &stranger).await.unwrap();
+    pods.create(&PostParams::default(), &stranger)
+        .await
+        .unwrap();
 
     apply(&client, &ns, &pod_set(&[pod("p-0", "a"), pod("p-1", "a")])).await;
     status(&sets, 2, 2, 2).await;
@@ -66,7 +68,10 @@ async fn pods_follow_the_set_and_running_pods_are_never_changed() {
         assert_eq!(owner.uid, set.uid().unwrap());
         assert_eq!(owner.controller, Some(true));
         assert_eq!(
-            created.labels().get("strimzi.io/controller").map(String::as_str),
+            created
+                .labels()
+                .get("strimzi.io/controller")
+                .map(String::as_str),
             Some("strimzipodset")
         );
     }
@@ -90,7 +95,10 @@ async fn pods_follow_the_set_and_running_pods_are_never_changed() {
     // A pod the set no longer lists is deleted; the stranger stays.
     apply(&client, &ns, &pod_set(&[pod("p-0", "b")])).await;
     status(&sets, 1, 1, 0).await;
-    wait_for(&pods, "p-1", "p-1 to be deleted", |pod| pod.is_none().then_some(())).await;
+    wait_for(&pods, "p-1", "p-1 to be deleted", |pod| {
+        pod.is_none().then_some(())
+    })
+    .await;
     assert!(pods.get_opt("stranger").await.unwrap().is_some());
 
     operator.stop().await;

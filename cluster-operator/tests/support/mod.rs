@@ -149,3 +149,54 @@ where
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
+
+/// The folder of the operator binaries built next to the running test, example or bench.
+pub fn binaries_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/examples/<name> or target/<profile>/deps/<name>
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// Builds the cluster and topic operator binaries (debug) with the cargo running us.
+pub fn build_operator_binaries() -> std::path::PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = std::process::Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "strimzi-cluster-operator",
+            "-p",
+            "strimzi-topic-operator",
+            "--bins",
+        ])
+        .status()
+        .expect("running cargo build");
+    assert!(status.success(), "building the operator binaries failed");
+    let dir = binaries_dir();
+    assert!(
+        dir.join("strimzi-cluster-operator").exists(),
+        "no strimzi-cluster-operator in {}",
+        dir.display()
+    );
+    dir
+}
+
+/// Starts the cluster operator binary on `namespace` as a child process tied to this one.
+pub fn spawn_cluster_operator(
+    binaries: &std::path::Path,
+    namespace: &str,
+    port: u16,
+) -> strimzi_tests::process::ManagedProcess {
+    use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
+    let spec = ProcessSpec::new(
+        "cluster-operator",
+        binaries.join("strimzi-cluster-operator"),
+        env().log_dir(),
+    )
+    .env("KUBECONFIG", env().control_plane().kubeconfig())
+    .env("STRIMZI_NAMESPACE", namespace)
+    .env("STRIMZI_HTTP_PORT", port.to_string())
+    .env("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "30000");
+    ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
+}
