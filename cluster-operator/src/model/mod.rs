@@ -28,13 +28,17 @@ pub mod certificates;
 pub mod cluster;
 pub mod config_maps;
 pub mod images;
+pub mod listener_config;
 pub mod listeners;
 pub mod logging;
 pub mod node_ids;
+pub mod object_meta;
 pub mod pods;
 pub mod policies;
+pub mod routes;
 pub mod services;
 pub mod storage;
+pub mod user_config;
 
 /// Everything [`resolve`] needs: the custom resources and what the operator knows about them.
 #[derive(Clone, Debug)]

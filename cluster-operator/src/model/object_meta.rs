@@ -1,0 +1,120 @@
+//! Metadata shared by the objects of the listeners and policies: how template and listener
+//! labels and annotations combine with Strimzi's own labels, and the labels of a pool's
+//! objects. Owner: listeners and services.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use strimzi_api::common::MetadataTemplate;
+use strimzi_api::labels;
+
+use super::{KafkaCluster, NodePool};
+
+/// A label or annotation map.
+pub type StringMap = BTreeMap<String, String>;
+
+/// The labels of a metadata template (empty without one).
+pub fn template_labels(template: Option<&MetadataTemplate>) -> StringMap {
+    template
+        .and_then(|metadata| metadata.labels.clone())
+        .unwrap_or_default()
+}
+
+/// The annotations of a metadata template (empty without one).
+pub fn template_annotations(template: Option<&MetadataTemplate>) -> StringMap {
+    template
+        .and_then(|metadata| metadata.annotations.clone())
+        .unwrap_or_default()
+}
+
+/// Later maps win over earlier ones.
+pub fn merged<'a>(maps: impl IntoIterator<Item = &'a StringMap>) -> StringMap {
+    maps.into_iter()
+        .flat_map(|map| map.iter())
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
+}
+
+/// `base` with `extra` added; `extra` may override every label except Strimzi's own
+/// (`strimzi.io/...`), which stay as the operator sets them.
+pub fn with_additional_labels(base: &StringMap, extra: &StringMap) -> StringMap {
+    let mut all = base.clone();
+    all.extend(
+        extra
+            .iter()
+            .filter(|(key, _)| !key.starts_with(labels::STRIMZI_DOMAIN))
+            .map(|(key, value)| (key.clone(), value.clone())),
+    );
+    all
+}
+
+/// `None` for an empty map, as the API server stores it.
+pub fn non_empty(map: StringMap) -> Option<StringMap> {
+    (!map.is_empty()).then_some(map)
+}
+
+impl KafkaCluster {
+    /// Metadata of a cluster object: its name, namespace, owner, labels and annotations.
+    pub fn object_meta(&self, name: &str, labels: StringMap, annotations: StringMap) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some(self.namespace.clone()),
+            labels: non_empty(labels),
+            annotations: non_empty(annotations),
+            owner_references: self.owner.clone().map(|owner| vec![owner]),
+            ..ObjectMeta::default()
+        }
+    }
+
+    /// Labels of the objects that belong to one pool (its per-node Services, Routes and
+    /// Ingresses): the pool's propagating user labels, Strimzi's labels with
+    /// `strimzi.io/name: <cluster>-kafka` (so the cluster selector finds them) and
+    /// `strimzi.io/pool-name`.
+    pub fn pool_labels(&self, pool: &NodePool) -> StringMap {
+        let mut pool_labels = self
+            .component_labels()
+            .labels(&pool.resource_labels, &self.config.label_exclusion);
+        pool_labels.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
+        pool_labels
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, &str)]) -> StringMap {
+        entries
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn additional_labels_cannot_replace_strimzi_labels() {
+        let base = map(&[
+            ("strimzi.io/cluster", "c"),
+            ("app.kubernetes.io/name", "kafka"),
+        ]);
+        let extra = map(&[
+            ("strimzi.io/cluster", "other"),
+            ("app.kubernetes.io/name", "mine"),
+            ("team", "a"),
+        ]);
+        assert_eq!(
+            with_additional_labels(&base, &extra),
+            map(&[
+                ("app.kubernetes.io/name", "mine"),
+                ("strimzi.io/cluster", "c"),
+                ("team", "a"),
+            ])
+        );
+    }
+
+    #[test]
+    fn later_maps_win() {
+        let first = map(&[("a", "1"), ("b", "1")]);
+        let second = map(&[("b", "2")]);
+        assert_eq!(merged([&first, &second]), map(&[("a", "1"), ("b", "2")]));
+    }
+}

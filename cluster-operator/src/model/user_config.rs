@@ -1,0 +1,276 @@
+//! The Kafka `config` the user wrote: which options the operator keeps for itself, the defaults
+//! it adds, and how the options are written in Java properties format. Owner: configuration.
+
+use serde_json::Value;
+
+use super::ModelWarning;
+
+/// Option prefixes the operator manages itself; user options starting with one are dropped.
+pub const FORBIDDEN_PREFIXES: &[&str] = &[
+    "listeners",
+    "advertised.",
+    "broker.",
+    "listener.",
+    "host.name",
+    "port",
+    "inter.broker.listener.name",
+    "sasl.",
+    "ssl.",
+    "security.",
+    "password.",
+    "log.dir",
+    "zookeeper.connect",
+    "zookeeper.set.acl",
+    "zookeeper.ssl",
+    "zookeeper.clientCnxnSocket",
+    "authorizer.",
+    "super.user",
+    "cruise.control.metrics.topic",
+    "cruise.control.metrics.reporter.bootstrap.servers",
+    "node.id",
+    "process.roles",
+    "controller.",
+    "metadata.log.dir",
+];
+
+/// Options that start with a forbidden prefix and are still passed through.
+pub const FORBIDDEN_PREFIX_EXCEPTIONS: &[&str] = &[
+    "zookeeper.connection.timeout.ms",
+    "sasl.server.max.receive.size",
+    "ssl.cipher.suites",
+    "ssl.protocol",
+    "ssl.enabled.protocols",
+    "ssl.secure.random.implementation",
+    "cruise.control.metrics.topic.num.partitions",
+    "cruise.control.metrics.topic.replication.factor",
+    "cruise.control.metrics.topic.retention.ms",
+    "cruise.control.metrics.topic.auto.create.retries",
+    "cruise.control.metrics.topic.auto.create.timeout.ms",
+    "cruise.control.metrics.topic.min.insync.replicas",
+    "controller.quorum.election.backoff.max.ms",
+    "controller.quorum.election.timeout.ms",
+    "controller.quorum.fetch.timeout.ms",
+];
+
+/// Options the operator sets when the user does not: `min.insync.replicas=1`, so that removing
+/// the option from the resource turns it back to Kafka's default.
+pub const DEFAULTS: &[(&str, &str)] = &[("min.insync.replicas", "1")];
+
+/// Reason of the warning about a dropped option.
+pub const FORBIDDEN_OPTION_REASON: &str = "ForbiddenConfigurationOption";
+
+/// Whether the operator keeps `key` for itself (a forbidden prefix without an exception).
+pub fn is_forbidden(key: &str) -> bool {
+    let lower = key.to_lowercase();
+    FORBIDDEN_PREFIXES
+        .iter()
+        .any(|prefix| lower.starts_with(&prefix.to_lowercase()))
+        && !FORBIDDEN_PREFIX_EXCEPTIONS.contains(&key)
+}
+
+/// An ordered list of options, as a Java properties file holds them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Properties {
+    entries: Vec<(String, String)>,
+}
+
+impl Properties {
+    /// Properties with `entries` in order; later duplicates replace earlier values in place.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let mut properties = Self::default();
+        for (key, value) in entries {
+            properties.set(key.into(), value.into());
+        }
+        properties
+    }
+
+    /// Sets `key` to `value`, keeping the key's position when it is already present.
+    pub fn set(&mut self, key: String, value: String) {
+        match self
+            .entries
+            .iter_mut()
+            .find(|(existing, _)| *existing == key)
+        {
+            Some(entry) => entry.1 = value,
+            None => self.entries.push((key, value)),
+        }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|(existing, _)| existing == key)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Removes `key` and gives its value.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        let index = self
+            .entries
+            .iter()
+            .position(|(existing, _)| existing == key)?;
+        Some(self.entries.remove(index).1)
+    }
+
+    /// The entries in order.
+    pub fn entries(&self) -> &[(String, String)] {
+        &self.entries
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Reads `key=value` lines (also `key: value`), skipping blank lines and `#`/`!` comments.
+    pub fn parse(text: &str) -> Self {
+        let mut properties = Self::default();
+        for line in text.lines() {
+            let line = line.trim_start();
+            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+                continue;
+            }
+            let split = line.find(['=', ':']).unwrap_or(line.len());
+            let key = line[..split].trim_end().to_owned();
+            let value = line.get(split + 1..).unwrap_or_default().trim_start();
+            properties.set(key, value.to_owned());
+        }
+        properties
+    }
+
+    /// Writes the entries as `key=value` lines, escaping like Strimzi: separators and white
+    /// space in keys, line breaks, backslashes and leading white space in values.
+    pub fn write(&self) -> String {
+        let mut out = String::new();
+        for (key, value) in &self.entries {
+            for c in key.chars() {
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '=' | ':' | ' ' | '\t' | '\u{c}' | '\\' => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    _ => out.push(c),
+                }
+            }
+            out.push('=');
+            for (index, c) in value.chars().enumerate() {
+                match c {
+                    '\r' => out.push_str("\\r"),
+                    '\n' => out.push_str("\\n"),
+                    '\\' => out.push_str("\\\\"),
+                    ' ' | '\t' | '\u{c}' if index == 0 => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    _ => out.push(c),
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The user's Kafka options after the forbidden ones were dropped, with the defaults added.
+pub fn user_configuration(
+    config: Option<&strimzi_api::schema::FreeFormMap>,
+) -> (Properties, Vec<ModelWarning>) {
+    let mut properties = Properties::from_pairs(DEFAULTS.iter().copied());
+    let mut warnings = Vec::new();
+    for (key, value) in config.map(|config| &config.0).into_iter().flatten() {
+        if is_forbidden(key) {
+            warnings.push(ModelWarning::new(
+                FORBIDDEN_OPTION_REASON,
+                format!("Configuration option \"{key}\" is forbidden and will be ignored"),
+            ));
+            continue;
+        }
+        match config_value(value) {
+            Some(text) => properties.set(key.clone(), text),
+            None => warnings.push(ModelWarning::new(
+                FORBIDDEN_OPTION_REASON,
+                format!(
+                    "Configuration option \"{key}\" has an unsupported value type (only strings, numbers and booleans are allowed) and will be ignored"
+                ),
+            )),
+        }
+    }
+    (properties, warnings)
+}
+
+/// The text of a scalar option value; `None` for lists, objects and null.
+pub fn config_value(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn forbidden_prefixes_and_exceptions() {
+        assert!(is_forbidden("listeners"));
+        assert!(is_forbidden("listener.name.plain.foo"));
+        assert!(is_forbidden("ssl.keystore.location"));
+        assert!(is_forbidden("SSL.keystore.location"));
+        assert!(is_forbidden("controller.quorum.voters"));
+        assert!(is_forbidden("metadata.log.dir"));
+        assert!(is_forbidden("log.dirs"));
+        assert!(is_forbidden("portal"));
+        assert!(!is_forbidden("ssl.cipher.suites"));
+        assert!(!is_forbidden("controller.quorum.fetch.timeout.ms"));
+        assert!(!is_forbidden("auto.create.topics.enable"));
+        assert!(!is_forbidden("log.retention.hours"));
+    }
+
+    #[test]
+    fn user_configuration_drops_forbidden_keys_and_adds_defaults() {
+        let config: strimzi_api::schema::FreeFormMap = serde_json::from_value(json!({
+            "offsets.topic.replication.factor": 3,
+            "listeners": "PLAINTEXT://:9092",
+            "auto.create.topics.enable": false,
+            "ratio": 0.5,
+            "list": [1],
+        }))
+        .unwrap();
+        let (properties, warnings) = user_configuration(Some(&config));
+        assert_eq!(
+            properties.write(),
+            "min.insync.replicas=1\nauto.create.topics.enable=false\noffsets.topic.replication.factor=3\nratio=0.5\n"
+        );
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[1].message.contains("\"listeners\" is forbidden"));
+    }
+
+    #[test]
+    fn user_value_replaces_default_in_place() {
+        let config: strimzi_api::schema::FreeFormMap =
+            serde_json::from_value(json!({"min.insync.replicas": 2})).unwrap();
+        let (properties, _) = user_configuration(Some(&config));
+        assert_eq!(properties.write(), "min.insync.replicas=2\n");
+    }
+
+    #[test]
+    fn writing_escapes_like_strimzi() {
+        let properties = Properties::from_pairs([("a b=c", " x\\y\nz")]);
+        assert_eq!(properties.write(), "a\\ b\\=c=\\ x\\\\y\\nz\n");
+    }
+
+    #[test]
+    fn parsing_reads_pairs_and_skips_comments() {
+        let properties = Properties::parse("# c\nname = Kafka\n\nmonitorInterval: 30\n! x\n");
+        assert_eq!(properties.get("name"), Some("Kafka"));
+        assert_eq!(properties.get("monitorInterval"), Some("30"));
+        assert_eq!(properties.entries().len(), 2);
+    }
+}
