@@ -26,14 +26,13 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::networking::v1::Ingress;
+use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::NamespaceResourceScope;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sha2::{Digest, Sha256};
 use strimzi_api::kafka::{Kafka, KafkaStatus};
 use strimzi_api::labels;
 use strimzi_api::node_pool::KafkaNodePool;
@@ -211,11 +210,13 @@ impl Reconciliation<'_> {
     async fn run(mut self) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
         let cas = self.reconcile_cas().await?;
         let cluster = self.resolve_model().await?;
+        self.apply_service_account(&cluster).await?;
         let addresses = self.apply_listeners(&cluster).await?;
         let server_cert_hashes = self
             .apply_node_certificates(&cluster, &cas, &addresses)
             .await?;
         let configuration_hashes = self.apply_config_maps(&cluster, &addresses).await?;
+        self.apply_policies(&cluster).await?;
         self.apply_claims(&cluster).await?;
         let inputs = PodInputs {
             ca_generations: cas.generations(),
@@ -334,10 +335,21 @@ impl Reconciliation<'_> {
             cluster_id: &cluster_id,
             config: &self.operator.config.model,
         })?;
-        for warning in &cluster.warnings {
+        let mut warnings = cluster.warnings.clone();
+        for warning in cluster.configuration_warnings() {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+        for warning in warnings {
             self.warn(&warning.reason, &warning.message);
         }
         Ok(cluster)
+    }
+
+    /// Applies the ServiceAccount of the Kafka pods.
+    async fn apply_service_account(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+        self.apply_all(&[cluster.service_account()]).await
     }
 
     /// Applies the listener Services, Ingresses and Routes, deletes those no longer wanted,
@@ -428,7 +440,12 @@ impl Reconciliation<'_> {
         };
         let secrets = self.api::<Secret>();
         let mut thumbprints = BTreeMap::new();
-        for spec in cluster.node_certificate_specs(addresses) {
+        let generation = cas.cluster.authority.cert_generation();
+        let specs = cluster.node_certificate_specs(addresses);
+        for node in cluster.nodes() {
+            let Some(spec) = specs.iter().find(|spec| spec.name == node.pod_name) else {
+                continue;
+            };
             let current = secrets
                 .get_opt(&spec.name)
                 .await
@@ -437,20 +454,9 @@ impl Reconciliation<'_> {
                 .as_ref()
                 .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
             let issued =
-                leaf::issue_or_reuse(&cas.cluster.authority, &spec, existing.as_ref(), &context)?;
+                leaf::issue_or_reuse(&cas.cluster.authority, spec, existing.as_ref(), &context)?;
             thumbprints.insert(spec.name.clone(), issued.thumbprint());
-            let secret = Secret {
-                metadata: kube::api::ObjectMeta {
-                    name: Some(spec.name.clone()),
-                    namespace: Some(self.namespace.clone()),
-                    labels: Some(cluster.labels()),
-                    owner_references: cluster.owner.clone().map(|owner| vec![owner]),
-                    ..Default::default()
-                },
-                data: Some(issued.secret_data()),
-                type_: Some("Opaque".to_owned()),
-                ..Secret::default()
-            };
+            let secret = cluster.node_certificate_secret(&node, issued.secret_data(), generation);
             self.operator
                 .runtime
                 .applier()
@@ -468,22 +474,43 @@ impl Reconciliation<'_> {
         addresses: &ListenerAddresses,
     ) -> Result<BTreeMap<String, String>, ReconcileError> {
         let external = self.external_configuration(cluster).await?;
+        cluster.validate_external_configuration(&external)?;
         let config_maps = cluster.config_maps(addresses, &external);
         self.apply_all(&config_maps).await?;
         self.delete_others(cluster, &config_maps).await?;
-        Ok(config_maps
-            .iter()
-            .map(|config_map| {
-                let mut hasher = Sha256::new();
-                for (key, value) in config_map.data.iter().flatten() {
-                    hasher.update(key.as_bytes());
-                    hasher.update(value.as_bytes());
-                }
-                let digest = hasher.finalize();
-                let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-                (config_map.name_any(), hash)
-            })
-            .collect())
+        Ok(cluster.configuration_hashes(addresses))
+    }
+
+    /// Applies the PodDisruptionBudget, the NetworkPolicy (when generated) and the JMX
+    /// Secret (when JMX uses password authentication), and deletes those no longer wanted.
+    async fn apply_policies(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+        self.apply_all(&[cluster.pod_disruption_budget()]).await?;
+        let policies: Vec<NetworkPolicy> = cluster.network_policy().into_iter().collect();
+        self.apply_all(&policies).await?;
+        self.delete_others(cluster, &policies).await?;
+        let jmx_name = strimzi_api::naming::kafka_jmx_secret(&cluster.name);
+        let existing = self
+            .api::<Secret>()
+            .get_opt(&jmx_name)
+            .await
+            .map_err(|source| ReconcileError::api("get Secret", &jmx_name, source))?;
+        match cluster.jmx_secret(existing.as_ref()) {
+            Some(secret) => {
+                self.operator
+                    .runtime
+                    .applier()
+                    .apply(&secret, existing.as_ref())
+                    .await?;
+            }
+            None if existing.is_some() => {
+                self.api::<Secret>()
+                    .delete(&jmx_name, &Default::default())
+                    .await
+                    .map_err(|source| ReconcileError::api("delete Secret", &jmx_name, source))?;
+            }
+            None => {}
+        }
+        Ok(())
     }
 
     /// The user ConfigMaps the Kafka's logging and metrics configuration refer to.

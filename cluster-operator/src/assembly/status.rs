@@ -4,7 +4,9 @@
 
 use base64::Engine;
 use kube::ResourceExt;
-use strimzi_api::kafka::{KafkaStatus, ListenerAddress, ListenerStatus, UsedNodePoolStatus};
+use std::collections::BTreeMap;
+
+use strimzi_api::kafka::{KafkaStatus, UsedNodePoolStatus};
 use strimzi_api::labels;
 use strimzi_api::node_pool::KafkaNodePoolStatus;
 use strimzi_operator_common::controller::Reconciled;
@@ -28,39 +30,11 @@ impl Reconciliation<'_> {
         addresses: &ListenerAddresses,
         cas: &ClusterCas,
     ) -> Reconciled<KafkaStatus> {
-        let ca_certificate = cas.cluster.authority.certificate().to_pem();
-        let listeners = cluster
-            .spec
-            .listeners
-            .iter()
-            .map(|listener| {
-                let bootstrap = addresses
-                    .bootstrap
-                    .get(&listener.name)
-                    .cloned()
-                    .unwrap_or_default();
-                ListenerStatus {
-                    name: Some(listener.name.clone()),
-                    bootstrap_servers: Some(
-                        bootstrap
-                            .iter()
-                            .map(|address| format!("{}:{}", address.host, address.port))
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    ),
-                    addresses: Some(
-                        bootstrap
-                            .into_iter()
-                            .map(|address| ListenerAddress {
-                                host: Some(address.host),
-                                port: Some(address.port),
-                            })
-                            .collect(),
-                    ),
-                    certificates: listener.tls.then(|| vec![ca_certificate.clone()]),
-                }
-            })
-            .collect();
+        let listeners = cluster.listener_status(
+            addresses,
+            &cas.cluster.authority.certificate().to_pem(),
+            &BTreeMap::new(),
+        );
         let status = KafkaStatus {
             listeners: Some(listeners),
             kafka_node_pools: Some(
