@@ -45,6 +45,7 @@ async fn main() {
         &binaries,
         NAMESPACE,
         strimzi_tests::layout::free_port().unwrap(),
+        &[],
     );
     let _topic_operator = spawn_topic_operator(&binaries);
     println!("Operators running; logs in {}", env.log_dir().display());

@@ -15,68 +15,12 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
-use support::{Operator, apply, namespace, wait_for};
-
-/// A cluster of `controllers` controllers and `brokers` brokers, ephemeral storage.
-fn cluster(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
-    let pool = |pool: &str, replicas: i32, role: &str| {
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaNodePool",
-            "metadata": {"name": pool, "labels": {"strimzi.io/cluster": name}},
-            "spec": {"replicas": replicas, "roles": [role], "storage": {"type": "ephemeral"}},
-        })
-    };
-    vec![
-        pool("controller", controllers, "controller"),
-        pool("broker", brokers, "broker"),
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "Kafka",
-            "metadata": {"name": name},
-            "spec": {"kafka": {
-                "listeners": [
-                    {"name": "plain", "port": 9092, "type": "internal", "tls": false},
-                    {"name": "tls", "port": 9093, "type": "internal", "tls": true},
-                ],
-                "config": {"default.replication.factor": 3, "min.insync.replicas": 2},
-            }},
-        }),
-    ]
-}
+use support::{Operator, apply, cluster, condition, namespace, ready, wait_for};
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
     for document in documents {
         apply(client, ns, document).await;
     }
-}
-
-fn condition<'a>(kafka: &'a Kafka, kind: &str) -> Option<&'a strimzi_api::common::Condition> {
-    kafka
-        .status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|condition| condition.r#type.as_deref() == Some(kind))
-}
-
-/// Waits until the Kafka is Ready for its current generation.
-async fn ready(client: &Client, ns: &str, name: &str) -> Kafka {
-    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
-    wait_for(
-        &kafkas,
-        name,
-        &format!("Kafka {ns}/{name} to be Ready"),
-        |kafka| {
-            let kafka = kafka?;
-            let status = kafka.status.as_ref()?;
-            (condition(kafka, "Ready").is_some()
-                && status.observed_generation == kafka.metadata.generation)
-                .then(|| kafka.clone())
-        },
-    )
-    .await
 }
 
 async fn names<K>(client: &Client, ns: &str, selector: &str) -> Vec<String>

@@ -12,7 +12,8 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::core::NamespaceResourceScope;
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
 use strimzi_cluster_operator::config::ClusterOperatorConfig;
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_tests::environment::TestEnv;
@@ -157,12 +158,15 @@ pub fn binaries_dir() -> std::path::PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
-/// Builds the cluster and topic operator binaries (debug) with the cargo running us.
+/// Builds the cluster and topic operator binaries, in the profile of the running program,
+/// with the cargo running us.
 pub fn build_operator_binaries() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let release = binaries_dir().ends_with("release");
     let status = std::process::Command::new(cargo)
+        .arg("build")
+        .args(release.then_some("--release"))
         .args([
-            "build",
             "--quiet",
             "-p",
             "strimzi-cluster-operator",
@@ -187,6 +191,7 @@ pub fn spawn_cluster_operator(
     binaries: &std::path::Path,
     namespace: &str,
     port: u16,
+    extra: &[(&str, &str)],
 ) -> strimzi_tests::process::ManagedProcess {
     use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
     let spec = ProcessSpec::new(
@@ -198,5 +203,64 @@ pub fn spawn_cluster_operator(
     .env("STRIMZI_NAMESPACE", namespace)
     .env("STRIMZI_HTTP_PORT", port.to_string())
     .env("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "30000");
+    let spec = extra
+        .iter()
+        .fold(spec, |spec, (key, value)| spec.env(key, value));
     ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
+}
+
+/// A cluster of `controllers` controllers and `brokers` brokers, ephemeral storage.
+pub fn cluster(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
+    let pool = |pool: &str, replicas: i32, role: &str| {
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaNodePool",
+            "metadata": {"name": pool, "labels": {"strimzi.io/cluster": name}},
+            "spec": {"replicas": replicas, "roles": [role], "storage": {"type": "ephemeral"}},
+        })
+    };
+    vec![
+        pool("controller", controllers, "controller"),
+        pool("broker", brokers, "broker"),
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "Kafka",
+            "metadata": {"name": name},
+            "spec": {"kafka": {
+                "listeners": [
+                    {"name": "plain", "port": 9092, "type": "internal", "tls": false},
+                    {"name": "tls", "port": 9093, "type": "internal", "tls": true},
+                ],
+                "config": {"default.replication.factor": 3, "min.insync.replicas": 2},
+            }},
+        }),
+    ]
+}
+
+pub fn condition<'a>(kafka: &'a Kafka, kind: &str) -> Option<&'a strimzi_api::common::Condition> {
+    kafka
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| condition.r#type.as_deref() == Some(kind))
+}
+
+/// Waits until the Kafka is Ready for its current generation.
+pub async fn ready(client: &Client, ns: &str, name: &str) -> Kafka {
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    wait_for(
+        &kafkas,
+        name,
+        &format!("Kafka {ns}/{name} to be Ready"),
+        |kafka| {
+            let kafka = kafka?;
+            let status = kafka.status.as_ref()?;
+            (condition(kafka, "Ready").is_some()
+                && status.observed_generation == kafka.metadata.generation)
+                .then(|| kafka.clone())
+        },
+    )
+    .await
 }
