@@ -1,8 +1,225 @@
 //! Resolving a Kafka and its node pools into a [`KafkaCluster`]. Owner: nodes and pods.
 
-use super::{KafkaCluster, ModelError, ModelInput};
+use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolStatus, ProcessRole};
+use strimzi_api::storage::{SingleVolumeStorage, Storage};
+use strimzi_operator_common::labels::{owner_reference, selector_string};
+
+use super::images::resolve_version;
+use super::node_ids::assign_node_ids;
+use super::storage::validate_storage;
+use super::{KafkaCluster, ModelError, ModelInput, ModelWarning, NodePool};
+
+/// Warning reason: an even number of KRaft controllers.
+pub const KRAFT_CONTROLLER_NODE_COUNT: &str = "KafkaKRaftControllerNodeCount";
+/// Warning reason: `default.replication.factor` left at Kafka's default of 1.
+pub const DEFAULT_REPLICATION_FACTOR: &str = "KafkaDefaultReplicationFactor";
+/// Warning reason: `min.insync.replicas` left at Kafka's default of 1.
+pub const MIN_INSYNC_REPLICAS: &str = "KafkaMinInsyncReplicas";
+/// Warning reason: a storage choice that loses data.
+pub const KAFKA_STORAGE: &str = "KafkaStorage";
+
+/// Settings whose value may not exceed the number of brokers.
+const BROKER_BOUNDED_SETTINGS: [&str; 4] = [
+    "default.replication.factor",
+    "offsets.topic.replication.factor",
+    "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr",
+];
 
 /// See [`super::resolve`].
-pub fn resolve(_input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
-    todo!("resolve")
+pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
+    let kafka = input.kafka;
+    let name = kafka.metadata.name.clone().unwrap_or_default();
+    let namespace = kafka.metadata.namespace.clone().unwrap_or_default();
+    validate_pools(&name, input.pools)?;
+
+    let (assignments, mut warnings) = assign_node_ids(input.pools)?;
+    let version = resolve_version(&kafka.spec.kafka, &input.config.images)?;
+
+    let mut pools: Vec<NodePool> = input
+        .pools
+        .iter()
+        .map(|pool| {
+            let pool_name = pool.metadata.name.clone().unwrap_or_default();
+            let ids = assignments.get(&pool_name).cloned().unwrap_or_default();
+            NodePool {
+                owner: owner_reference(pool),
+                resource_labels: pool.metadata.labels.clone().unwrap_or_default(),
+                roles: pool.spec.roles.iter().copied().collect(),
+                node_ids: ids.desired,
+                removed_node_ids: ids.removed,
+                storage: pool.spec.storage.clone(),
+                resources: pool.spec.resources.clone(),
+                jvm_options: pool
+                    .spec
+                    .jvm_options
+                    .clone()
+                    .or_else(|| kafka.spec.kafka.jvm_options.clone()),
+                template: pool.spec.template.clone(),
+                name: pool_name,
+            }
+        })
+        .collect();
+    pools.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let cluster = KafkaCluster {
+        owner: owner_reference(kafka),
+        resource_labels: kafka.metadata.labels.clone().unwrap_or_default(),
+        spec: kafka.spec.kafka.clone(),
+        kafka: kafka.clone(),
+        cluster_id: input.cluster_id.to_owned(),
+        version,
+        pools,
+        config: input.config.clone(),
+        warnings: Vec::new(),
+        name,
+        namespace,
+    };
+    validate_broker_bounded_settings(&cluster)?;
+    warnings.extend(spec_warnings(&cluster));
+    Ok(KafkaCluster {
+        warnings,
+        ..cluster
+    })
+}
+
+/// Checks what a KRaft cluster needs from its pools: at least one, each with a role, valid
+/// storage, and nodes with the controller and broker roles.
+fn validate_pools(cluster: &str, pools: &[KafkaNodePool]) -> Result<(), ModelError> {
+    if pools.is_empty() {
+        return Err(ModelError::InvalidNodePools(format!(
+            "No KafkaNodePools found for Kafka cluster {cluster}: at least one KafkaNodePool \
+             labelled strimzi.io/cluster={cluster} is required"
+        )));
+    }
+    for pool in pools {
+        let pool_name = pool.metadata.name.as_deref().unwrap_or_default();
+        if pool.spec.roles.is_empty() {
+            return Err(ModelError::InvalidNodePools(format!(
+                "KafkaNodePool {pool_name} has no role defined in .spec.roles"
+            )));
+        }
+        validate_storage(pool_name, &pool.spec.storage)?;
+    }
+    let has_nodes_with = |role: ProcessRole| {
+        pools
+            .iter()
+            .any(|pool| pool.spec.has_role(role) && pool.spec.replicas > 0)
+    };
+    for role in [ProcessRole::Controller, ProcessRole::Broker] {
+        if !has_nodes_with(role) {
+            return Err(ModelError::InvalidNodePools(format!(
+                "At least one KafkaNodePool with the {role} role and at least one replica is \
+                 required when KRaft mode is enabled"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Rejects replication settings larger than the number of brokers, and non-integer values.
+fn validate_broker_bounded_settings(cluster: &KafkaCluster) -> Result<(), ModelError> {
+    let brokers = cluster.brokers().count();
+    let or_less = if brokers > 1 { " or less" } else { "" };
+    for key in BROKER_BOUNDED_SETTINGS {
+        let Some(value) = config_value(cluster, key) else {
+            continue;
+        };
+        let parsed: i64 = value.trim().parse().map_err(|_| {
+            ModelError::InvalidConfiguration(format!("Property {key} should be an integer"))
+        })?;
+        if usize::try_from(parsed).is_ok_and(|parsed| parsed > brokers) {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "Kafka configuration option '{key}' should be set to {brokers}{or_less} because \
+                 this cluster has only {brokers} Kafka broker(s)."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A key of `spec.kafka.config` as text, if set.
+fn config_value(cluster: &KafkaCluster, key: &str) -> Option<String> {
+    let value = cluster.spec.config.as_ref()?.get(key)?;
+    Some(match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// The warnings Strimzi's spec checker reports about a valid but risky cluster.
+fn spec_warnings(cluster: &KafkaCluster) -> Vec<ModelWarning> {
+    let mut warnings = Vec::new();
+    let controllers = cluster.controllers().count();
+    if controllers == 2 {
+        warnings.push(ModelWarning::new(
+            KRAFT_CONTROLLER_NODE_COUNT,
+            "Running KRaft controller quorum with two nodes is not advisable as both nodes will \
+             be needed to avoid downtime. It is recommended that a minimum of three nodes are used.",
+        ));
+    } else if controllers.is_multiple_of(2) {
+        warnings.push(ModelWarning::new(
+            KRAFT_CONTROLLER_NODE_COUNT,
+            "Running KRaft controller quorum with an odd number of nodes is recommended.",
+        ));
+    }
+    let brokers = cluster.brokers().count();
+    if brokers > 1 {
+        for (key, reason) in [
+            ("default.replication.factor", DEFAULT_REPLICATION_FACTOR),
+            ("min.insync.replicas", MIN_INSYNC_REPLICAS),
+        ] {
+            if config_value(cluster, key).is_none() {
+                warnings.push(ModelWarning::new(
+                    reason,
+                    format!(
+                        "{key} option is not configured. It defaults to 1 which does not \
+                         guarantee reliability and availability. You should configure this \
+                         option in .spec.kafka.config."
+                    ),
+                ));
+            }
+        }
+    }
+    let broker_storage_is_ephemeral = cluster
+        .pools
+        .iter()
+        .filter(|pool| pool.roles.contains(&ProcessRole::Broker) && !pool.node_ids.is_empty())
+        .all(|pool| is_ephemeral(&pool.storage));
+    if brokers == 1 && broker_storage_is_ephemeral {
+        warnings.push(ModelWarning::new(
+            KAFKA_STORAGE,
+            "A Kafka cluster with a single broker node and ephemeral storage will lose topic \
+             messages after any restart or rolling update.",
+        ));
+    }
+    warnings
+}
+
+/// Whether every volume of `storage` is ephemeral.
+fn is_ephemeral(storage: &Storage) -> bool {
+    match storage {
+        Storage::Ephemeral(_) => true,
+        Storage::PersistentClaim(_) => false,
+        Storage::Jbod(jbod) => jbod
+            .volumes
+            .iter()
+            .flatten()
+            .all(|volume| matches!(volume, SingleVolumeStorage::Ephemeral(_))),
+    }
+}
+
+impl KafkaCluster {
+    /// The status of pool `pool` after this reconciliation (without conditions, which the
+    /// caller adds): its node IDs, roles, replicas, the selector of its pods and the cluster ID.
+    pub fn pool_status(&self, pool: &NodePool) -> KafkaNodePoolStatus {
+        KafkaNodePoolStatus {
+            node_ids: Some(pool.node_ids.iter().copied().collect()),
+            roles: Some(pool.roles.iter().copied().collect()),
+            replicas: i32::try_from(pool.node_ids.len()).ok(),
+            label_selector: Some(selector_string(&self.pool_selector(pool))),
+            cluster_id: Some(self.cluster_id.clone()),
+            ..KafkaNodePoolStatus::default()
+        }
+    }
 }

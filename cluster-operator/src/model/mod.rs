@@ -38,6 +38,7 @@ pub mod policies;
 pub mod routes;
 pub mod services;
 pub mod storage;
+pub mod templates;
 pub mod user_config;
 
 /// Everything [`resolve`] needs: the custom resources and what the operator knows about them.
@@ -76,6 +77,10 @@ pub struct ModelConfig {
     pub label_exclusion: LabelExclusion,
     /// The operator's name in `app.kubernetes.io/managed-by`.
     pub managed_by: String,
+    /// Image of the init container that finds the rack and node address
+    /// (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`, [`images::DEFAULT_KAFKA_INIT_IMAGE`]); the Kafka's
+    /// `brokerRackInitImage` overrides it.
+    pub kafka_init_image: String,
 }
 
 /// A warning about the resources that does not stop the reconciliation; it becomes a
@@ -173,6 +178,9 @@ pub struct KafkaCluster {
 pub struct NodePool {
     /// Name of the KafkaNodePool.
     pub name: String,
+    /// Owner reference to the KafkaNodePool, set on the pool's objects (StrimziPodSet,
+    /// ConfigMaps, per-node Services, claims with `deleteClaim`).
+    pub owner: Option<OwnerReference>,
     /// Labels of the KafkaNodePool resource, some of which propagate to its pods.
     pub resource_labels: BTreeMap<String, String>,
     /// Roles of the pool's nodes.

@@ -1,11 +1,91 @@
 //! The StrimziPodSet of each pool with its complete pod definitions, and the revision hash.
 //! Owner: nodes and pods.
+//!
+//! The pods run Strimzi's own Kafka image unchanged, so their layout is what its start script
+//! (`/opt/kafka/kafka_run.sh`) expects: the per-node ConfigMap (`server.config`,
+//! `log4j2.properties`, `cluster.id`, `metadata.version`) at `/opt/kafka/custom-config/`, the
+//! data volumes under `/var/lib/kafka`, a memory-backed `/tmp`, and the `/var/opt/kafka` ready
+//! files. Certificates are not mounted: the brokers read them from their Secrets through the
+//! Kubernetes config provider, with the pod's service account token.
 
 use std::collections::BTreeMap;
 
-use strimzi_api::pod_set::StrimziPodSet;
+use k8s_openapi::api::core::v1::{
+    Affinity, ConfigMapProjection, ConfigMapVolumeSource, Container, ContainerPort,
+    DownwardAPIProjection, DownwardAPIVolumeFile, EmptyDirVolumeSource, EnvVar, EnvVarSource,
+    ExecAction, KeyToPath, LocalObjectReference, NodeAffinity, NodeSelector,
+    NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector,
+    PersistentVolumeClaimVolumeSource, Pod, PodSecurityContext, PodSpec, Probe,
+    ProjectedVolumeSource, SecretKeySelector, ServiceAccountTokenProjection, Volume, VolumeMount,
+    VolumeProjection,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::api::ObjectMeta;
+use sha2::{Digest, Sha256};
+use strimzi_api::annotations;
+use strimzi_api::common::{
+    ContainerTemplate, KafkaJmxAuthentication, MetricsConfig, Probe as ProbeOptions, RackType,
+    TemplatedVolume,
+};
+use strimzi_api::kafka::KafkaListenerType;
+use strimzi_api::labels;
+use strimzi_api::node_pool::ProcessRole;
+use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
+use strimzi_api::storage::SingleVolumeStorage;
 
-use super::KafkaCluster;
+use super::listener_config::ListenerSettings;
+use super::object_meta::{merged, template_annotations, template_labels, with_additional_labels};
+use super::storage::data_volumes;
+use super::templates::{PoolTemplate, metadata};
+use super::{KafkaCluster, NodePool};
+
+/// Port of the Kafka agent (broker state for the operator).
+pub const KAFKA_AGENT_PORT: i32 = 8443;
+/// Port of the KRaft controller listener.
+pub const CONTROL_PLANE_PORT: i32 = 9090;
+/// Port of the replication listener, also used by the operator and tools.
+pub const REPLICATION_PORT: i32 = 9091;
+/// Port of the Prometheus metrics endpoint.
+pub const METRICS_PORT: i32 = 9404;
+/// Port of JMX.
+pub const JMX_PORT: i32 = 9999;
+/// `strimzi.io/kafka-version` on pods and pod sets.
+pub const KAFKA_VERSION_ANNOTATION: &str = "strimzi.io/kafka-version";
+/// `strimzi.io/configuration-hash` on pods: a hash of the node's configuration.
+pub const CONFIGURATION_HASH_ANNOTATION: &str = "strimzi.io/configuration-hash";
+/// `strimzi.io/custom-listener-cert-thumbprints` on broker pods.
+pub const CUSTOM_CERT_THUMBPRINTS_ANNOTATION: &str = "strimzi.io/custom-listener-cert-thumbprints";
+/// `strimzi.io/storage` on pod sets: the storage the pods were built for.
+pub const STORAGE_ANNOTATION: &str = "strimzi.io/storage";
+
+/// Name of the Kafka container.
+const KAFKA_CONTAINER: &str = "kafka";
+/// Name of the init container.
+const INIT_CONTAINER: &str = "kafka-init";
+/// Volume shared by the init container and Kafka (rack and node address files).
+const INIT_VOLUME: &str = "rack-volume";
+/// Where [`INIT_VOLUME`] is mounted.
+const INIT_MOUNT_PATH: &str = "/opt/kafka/init";
+/// Volume of the per-node ConfigMap.
+const CONFIG_VOLUME: &str = "kafka-metrics-and-logging";
+/// Where the start script reads the per-node ConfigMap.
+const CONFIG_MOUNT_PATH: &str = "/opt/kafka/custom-config/";
+/// Memory-backed `/tmp`.
+const TMP_VOLUME: &str = "strimzi-tmp";
+/// Default size of [`TMP_VOLUME`].
+const TMP_DEFAULT_SIZE: &str = "5Mi";
+/// Files through which the container reports readiness.
+const READY_FILES_VOLUME: &str = "ready-files";
+/// Projected service account token, used by the brokers' Secret config provider and the
+/// init container.
+const SERVICE_ACCOUNT_VOLUME: &str = "kube-api-access";
+/// Where Kubernetes clients look for the service account token.
+const SERVICE_ACCOUNT_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+/// Share of the container memory the start script gives to the heap when no `-Xmx` is set.
+const DYNAMIC_HEAP_PERCENTAGE: &str = "50";
+/// Largest heap the start script picks on its own (5 GiB).
+const DYNAMIC_HEAP_MAX: &str = "5368709120";
 
 /// The CA generations the pods were built against; a change rolls the pods.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,14 +105,815 @@ pub struct PodInputs {
     pub ca_generations: CaGenerations,
     /// `strimzi.io/server-cert-hash` by pod name.
     pub server_cert_hashes: BTreeMap<String, String>,
-    /// Hash of each node's configuration by pod name
-    /// (`strimzi.io/broker-configuration-hash`).
+    /// Hash of each node's configuration by pod name (`strimzi.io/configuration-hash`).
     pub configuration_hashes: BTreeMap<String, String>,
+    /// Thumbprints of the user-provided listener certificates, set on broker pods so that a
+    /// new certificate rolls them (`strimzi.io/custom-listener-cert-thumbprints`).
+    pub custom_listener_cert_thumbprints: Option<String>,
+}
+
+/// The revision of a pod definition: a short hash of everything the operator generated for
+/// it. Fields added later by admission webhooks are not part of the definition, so they never
+/// change the revision.
+pub fn pod_revision(pod: &Pod) -> String {
+    let json = serde_json::to_vec(pod).unwrap_or_default();
+    let digest = Sha256::digest(&json);
+    digest
+        .iter()
+        .take(4)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// A TCP container port.
+fn container_port(name: &str, port: i32) -> ContainerPort {
+    ContainerPort {
+        name: Some(name.to_owned()),
+        container_port: port,
+        protocol: Some("TCP".to_owned()),
+        ..ContainerPort::default()
+    }
+}
+
+/// An environment variable with a literal value.
+fn env(name: &str, value: impl Into<String>) -> EnvVar {
+    EnvVar {
+        name: name.to_owned(),
+        value: Some(value.into()),
+        value_from: None,
+    }
+}
+
+/// A volume mount.
+fn mount(name: &str, path: &str) -> VolumeMount {
+    VolumeMount {
+        name: name.to_owned(),
+        mount_path: path.to_owned(),
+        ..VolumeMount::default()
+    }
+}
+
+/// An `emptyDir` volume.
+fn empty_dir(name: &str, size_limit: Option<String>, medium: Option<&str>) -> Volume {
+    Volume {
+        name: name.to_owned(),
+        empty_dir: Some(EmptyDirVolumeSource {
+            medium: medium.map(str::to_owned),
+            size_limit: size_limit.map(Quantity),
+        }),
+        ..Volume::default()
+    }
+}
+
+/// The projected service account token volume, as Kubernetes itself would mount it.
+fn service_account_volume() -> Volume {
+    Volume {
+        name: SERVICE_ACCOUNT_VOLUME.to_owned(),
+        projected: Some(ProjectedVolumeSource {
+            default_mode: Some(0o644),
+            sources: Some(vec![
+                VolumeProjection {
+                    service_account_token: Some(ServiceAccountTokenProjection {
+                        expiration_seconds: Some(3607),
+                        path: "token".to_owned(),
+                        ..ServiceAccountTokenProjection::default()
+                    }),
+                    ..VolumeProjection::default()
+                },
+                VolumeProjection {
+                    config_map: Some(ConfigMapProjection {
+                        name: "kube-root-ca.crt".to_owned(),
+                        items: Some(vec![KeyToPath {
+                            key: "ca.crt".to_owned(),
+                            path: "ca.crt".to_owned(),
+                            mode: None,
+                        }]),
+                        optional: None,
+                    }),
+                    ..VolumeProjection::default()
+                },
+                VolumeProjection {
+                    downward_api: Some(DownwardAPIProjection {
+                        items: Some(vec![DownwardAPIVolumeFile {
+                            path: "namespace".to_owned(),
+                            field_ref: Some(ObjectFieldSelector {
+                                api_version: Some("v1".to_owned()),
+                                field_path: "metadata.namespace".to_owned(),
+                            }),
+                            ..DownwardAPIVolumeFile::default()
+                        }]),
+                    }),
+                    ..VolumeProjection::default()
+                },
+            ]),
+        }),
+        ..Volume::default()
+    }
+}
+
+/// The read-only mount of [`service_account_volume`].
+fn service_account_mount() -> VolumeMount {
+    VolumeMount {
+        read_only: Some(true),
+        ..mount(SERVICE_ACCOUNT_VOLUME, SERVICE_ACCOUNT_MOUNT_PATH)
+    }
+}
+
+/// An exec probe of `script` with Strimzi's defaults (15 s delay, 5 s timeout, every 10 s,
+/// 1 success, 3 failures) where `options` leaves them unset.
+fn probe(script: &str, options: Option<&ProbeOptions>) -> Probe {
+    let options = options.cloned().unwrap_or_default();
+    Probe {
+        exec: Some(ExecAction {
+            command: Some(vec![script.to_owned()]),
+        }),
+        initial_delay_seconds: Some(options.initial_delay_seconds.unwrap_or(15)),
+        timeout_seconds: Some(options.timeout_seconds.unwrap_or(5)),
+        period_seconds: Some(options.period_seconds.unwrap_or(10)),
+        success_threshold: Some(options.success_threshold.unwrap_or(1)),
+        failure_threshold: Some(options.failure_threshold.unwrap_or(3)),
+        ..Probe::default()
+    }
+}
+
+/// Converts between two types that share a JSON shape (template types to Kubernetes types).
+fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Option<U> {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| serde_json::from_value(value).ok())
+}
+
+/// A templated volume of node `node_id`: `{nodeId}` and `{nodePodName}` in the Secret or
+/// ConfigMap name, their item keys and paths, and the claim name are replaced.
+fn templated_volume(volume: &TemplatedVolume, node_id: i32, pod_name: &str) -> Option<Volume> {
+    let fill = |text: &mut String| {
+        *text = text
+            .replace("{nodeId}", &node_id.to_string())
+            .replace("{nodePodName}", pod_name);
+    };
+    let fill_items = |items: &mut Option<Vec<KeyToPath>>| {
+        for item in items.iter_mut().flatten() {
+            fill(&mut item.key);
+            fill(&mut item.path);
+        }
+    };
+    let mut volume = volume.clone();
+    if let Some(secret) = volume.secret.as_mut() {
+        if let Some(name) = secret.secret_name.as_mut() {
+            fill(name);
+        }
+        fill_items(&mut secret.items);
+    }
+    if let Some(config_map) = volume.config_map.as_mut() {
+        fill(&mut config_map.name);
+        fill_items(&mut config_map.items);
+    }
+    if let Some(claim) = volume.persistent_volume_claim.as_mut() {
+        fill(&mut claim.claim_name);
+    }
+    convert(&volume)
+}
+
+/// Appends the template's environment variables whose names are not taken yet.
+fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>) {
+    for var in template.and_then(|t| t.env.as_ref()).into_iter().flatten() {
+        let Some(name) = var.name.clone() else {
+            continue;
+        };
+        if vars.iter().any(|existing| existing.name == name) {
+            continue;
+        }
+        if let Some(value) = &var.value {
+            vars.push(env(&name, value.clone()));
+        } else if let Some(source) = &var.value_from {
+            vars.push(EnvVar {
+                name,
+                value: None,
+                value_from: Some(EnvVarSource {
+                    secret_key_ref: source.secret_key_ref.clone(),
+                    config_map_key_ref: source.config_map_key_ref.clone(),
+                    ..EnvVarSource::default()
+                }),
+            });
+        }
+    }
+}
+
+/// The template's extra volume mounts.
+fn template_mounts(template: Option<&ContainerTemplate>) -> Vec<VolumeMount> {
+    template
+        .and_then(|t| t.volume_mounts.clone())
+        .unwrap_or_default()
 }
 
 impl KafkaCluster {
     /// One StrimziPodSet per pool, holding every pod of the pool.
-    pub fn pod_sets(&self, _inputs: &PodInputs) -> Vec<StrimziPodSet> {
-        todo!("pod_sets")
+    pub fn pod_sets(&self, inputs: &PodInputs) -> Vec<StrimziPodSet> {
+        self.pools
+            .iter()
+            .map(|pool| self.pod_set(pool, inputs))
+            .collect()
     }
+
+    /// The StrimziPodSet of `pool`.
+    fn pod_set(&self, pool: &NodePool, inputs: &PodInputs) -> StrimziPodSet {
+        let template = self.pool_template(pool);
+        let pod_set_metadata = metadata(template.pod_set.as_ref());
+        let annotations = BTreeMap::from([
+            (
+                KAFKA_VERSION_ANNOTATION.to_owned(),
+                self.version.version.clone(),
+            ),
+            (
+                STORAGE_ANNOTATION.to_owned(),
+                serde_json::to_string(&pool.storage).unwrap_or_default(),
+            ),
+        ]);
+        let pods = pool
+            .node_ids
+            .iter()
+            .filter_map(|&node_id| pod_to_entry(&self.pod(pool, &template, node_id, inputs)).ok())
+            .collect();
+        StrimziPodSet {
+            metadata: ObjectMeta {
+                name: Some(strimzi_api::naming::pool_pod_set(&self.name, &pool.name)),
+                namespace: Some(self.namespace.clone()),
+                labels: Some(with_additional_labels(
+                    &self.pool_labels(pool),
+                    &template_labels(pod_set_metadata),
+                )),
+                annotations: Some(merged([
+                    &annotations,
+                    &template_annotations(pod_set_metadata),
+                ])),
+                owner_references: pool.owner.clone().map(|owner| vec![owner]),
+                ..ObjectMeta::default()
+            },
+            spec: StrimziPodSetSpec {
+                selector: LabelSelector {
+                    match_labels: Some(self.pool_selector(pool)),
+                    ..LabelSelector::default()
+                },
+                pods,
+            },
+            status: None,
+        }
+    }
+
+    /// Whether a node of `pool` needs the init container: brokers with topology-label rack
+    /// awareness or a `nodeport` listener.
+    fn needs_init_container(&self, pool: &NodePool) -> bool {
+        let node_port = self
+            .spec
+            .listeners
+            .iter()
+            .any(|listener| listener.r#type == KafkaListenerType::NodePort);
+        pool.roles.contains(&ProcessRole::Broker) && (self.uses_topology_label_rack() || node_port)
+    }
+
+    /// Whether brokers read their rack from a node label (the default rack type).
+    fn uses_topology_label_rack(&self) -> bool {
+        self.spec.rack.as_ref().is_some_and(|rack| {
+            rack.r#type.unwrap_or(RackType::TopologyLabel) == RackType::TopologyLabel
+        })
+    }
+
+    /// The node label that names the rack, for topology-label rack awareness.
+    fn topology_label_key(&self) -> Option<String> {
+        self.uses_topology_label_rack()
+            .then(|| {
+                self.spec
+                    .rack
+                    .as_ref()
+                    .and_then(|rack| rack.topology_key.clone())
+            })
+            .flatten()
+    }
+
+    /// The image pull policy of `image`: the operator's setting, else `Always` for `:latest`
+    /// images and `IfNotPresent` otherwise, as Kubernetes would default it.
+    fn image_pull_policy(&self, image: &str) -> String {
+        self.config.image_pull_policy.clone().unwrap_or_else(|| {
+            if image.to_lowercase().contains(":latest") {
+                "Always".to_owned()
+            } else {
+                "IfNotPresent".to_owned()
+            }
+        })
+    }
+
+    /// The pod of node `node_id` of `pool`.
+    fn pod(
+        &self,
+        pool: &NodePool,
+        template: &PoolTemplate,
+        node_id: i32,
+        inputs: &PodInputs,
+    ) -> Pod {
+        let pod_name = strimzi_api::naming::kafka_pod(&self.name, &pool.name, node_id);
+        let pod_template = template.pod.as_ref().map(|pod| &pod.pod);
+        let is_broker = pool.roles.contains(&ProcessRole::Broker);
+        let is_controller = pool.roles.contains(&ProcessRole::Controller);
+
+        let mut pod_labels = self.pool_labels(pool);
+        pod_labels.extend([
+            (labels::BROKER_ROLE.to_owned(), is_broker.to_string()),
+            (
+                labels::CONTROLLER_ROLE.to_owned(),
+                is_controller.to_string(),
+            ),
+            ("strimzi.io/pod-name".to_owned(), pod_name.clone()),
+            (labels::STATEFULSET_POD_NAME.to_owned(), pod_name.clone()),
+            (
+                labels::CONTROLLER.to_owned(),
+                labels::CONTROLLER_STRIMZI_POD_SET.to_owned(),
+            ),
+            (
+                labels::CONTROLLER_NAME.to_owned(),
+                strimzi_api::naming::pool_pod_set(&self.name, &pool.name),
+            ),
+        ]);
+        let pod_metadata = pod_template.and_then(|pod| pod.metadata.as_ref());
+
+        let mut pod_annotations = BTreeMap::from([
+            (
+                annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+                inputs.ca_generations.cluster_ca_cert.to_string(),
+            ),
+            (
+                annotations::CLUSTER_CA_KEY_GENERATION.to_owned(),
+                inputs.ca_generations.cluster_ca_key.to_string(),
+            ),
+            (
+                annotations::CLIENTS_CA_CERT_GENERATION.to_owned(),
+                inputs.ca_generations.clients_ca_cert.to_string(),
+            ),
+            (
+                KAFKA_VERSION_ANNOTATION.to_owned(),
+                self.version.version.clone(),
+            ),
+        ]);
+        if let Some(hash) = inputs.server_cert_hashes.get(&pod_name) {
+            pod_annotations.insert(annotations::SERVER_CERT_HASH.to_owned(), hash.clone());
+        }
+        if let Some(hash) = inputs.configuration_hashes.get(&pod_name) {
+            pod_annotations.insert(CONFIGURATION_HASH_ANNOTATION.to_owned(), hash.clone());
+        }
+        if let Some(thumbprints) = inputs
+            .custom_listener_cert_thumbprints
+            .as_ref()
+            .filter(|_| is_broker)
+        {
+            pod_annotations.insert(
+                CUSTOM_CERT_THUMBPRINTS_ANNOTATION.to_owned(),
+                thumbprints.clone(),
+            );
+        }
+
+        let init_containers = self
+            .needs_init_container(pool)
+            .then(|| vec![self.init_container(pool, template)]);
+        let image_pull_secrets = pod_template
+            .and_then(|pod| pod.image_pull_secrets.clone())
+            .or_else(|| {
+                (!self.config.image_pull_secrets.is_empty()).then(|| {
+                    self.config
+                        .image_pull_secrets
+                        .iter()
+                        .map(|name| LocalObjectReference { name: name.clone() })
+                        .collect()
+                })
+            });
+
+        let mut pod = Pod {
+            metadata: ObjectMeta {
+                name: Some(pod_name.clone()),
+                namespace: Some(self.namespace.clone()),
+                labels: Some(with_additional_labels(
+                    &pod_labels,
+                    &template_labels(pod_metadata),
+                )),
+                annotations: Some(merged([
+                    &pod_annotations,
+                    &template_annotations(pod_metadata),
+                ])),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec {
+                restart_policy: Some("Always".to_owned()),
+                hostname: Some(pod_name.clone()),
+                subdomain: Some(strimzi_api::naming::brokers_service(&self.name)),
+                service_account_name: Some(strimzi_api::naming::kafka_component(&self.name)),
+                enable_service_links: pod_template.and_then(|pod| pod.enable_service_links),
+                affinity: self.affinity(pool, template),
+                init_containers,
+                containers: vec![self.kafka_container(pool, template)],
+                volumes: Some(self.volumes(pool, template, node_id, &pod_name)),
+                tolerations: pod_template.and_then(|pod| pod.tolerations.clone()),
+                termination_grace_period_seconds: Some(
+                    pod_template
+                        .and_then(|pod| pod.termination_grace_period_seconds)
+                        .map_or(30, i64::from),
+                ),
+                image_pull_secrets,
+                security_context: self.pod_security_context(pool, template),
+                priority_class_name: pod_template.and_then(|pod| pod.priority_class_name.clone()),
+                scheduler_name: Some(
+                    pod_template
+                        .and_then(|pod| pod.scheduler_name.clone())
+                        .unwrap_or_else(|| "default-scheduler".to_owned()),
+                ),
+                host_aliases: pod_template.and_then(|pod| pod.host_aliases.clone()),
+                dns_policy: pod_template
+                    .and_then(|pod| pod.dns_policy)
+                    .and_then(|policy| convert(&policy)),
+                dns_config: pod_template.and_then(|pod| pod.dns_config.clone()),
+                topology_spread_constraints: pod_template
+                    .and_then(|pod| pod.topology_spread_constraints.clone()),
+                host_users: pod_template.and_then(|pod| pod.host_users),
+                ..PodSpec::default()
+            }),
+            status: None,
+        };
+        let revision = pod_revision(&pod);
+        if let Some(annotations) = pod.metadata.annotations.as_mut() {
+            annotations.insert(annotations::REVISION.to_owned(), revision);
+        }
+        pod
+    }
+
+    /// The pod security context: the template's, else `fsGroup: 0` when the pool has
+    /// persistent volumes so that the Kafka user can write to them.
+    fn pod_security_context(
+        &self,
+        pool: &NodePool,
+        template: &PoolTemplate,
+    ) -> Option<PodSecurityContext> {
+        let from_template = template
+            .pod
+            .as_ref()
+            .and_then(|pod| pod.pod.security_context.clone());
+        from_template.or_else(|| {
+            data_volumes(&pool.storage)
+                .iter()
+                .any(|volume| matches!(volume.storage, SingleVolumeStorage::PersistentClaim(_)))
+                .then(|| PodSecurityContext {
+                    fs_group: Some(0),
+                    ..PodSecurityContext::default()
+                })
+        })
+    }
+
+    /// The template's affinity; brokers with topology-label rack awareness must also run on
+    /// nodes that carry the topology label.
+    fn affinity(&self, pool: &NodePool, template: &PoolTemplate) -> Option<Affinity> {
+        let affinity = template
+            .pod
+            .as_ref()
+            .and_then(|pod| pod.pod.affinity.clone());
+        let topology_key = self.topology_label_key();
+        let Some(topology_key) = topology_key.filter(|_| pool.roles.contains(&ProcessRole::Broker))
+        else {
+            return affinity;
+        };
+        let requirement = NodeSelectorRequirement {
+            key: topology_key,
+            operator: "Exists".to_owned(),
+            values: None,
+        };
+        let mut affinity = affinity.unwrap_or_default();
+        let node_affinity = affinity
+            .node_affinity
+            .get_or_insert_with(NodeAffinity::default);
+        let required = node_affinity
+            .required_during_scheduling_ignored_during_execution
+            .get_or_insert_with(NodeSelector::default);
+        if required.node_selector_terms.is_empty() {
+            required
+                .node_selector_terms
+                .push(NodeSelectorTerm::default());
+        }
+        for term in &mut required.node_selector_terms {
+            term.match_expressions
+                .get_or_insert_with(Vec::new)
+                .push(requirement.clone());
+        }
+        Some(affinity)
+    }
+
+    /// The volumes of a pod: data volumes, then the service account token, `/tmp`, the
+    /// per-node ConfigMap, the ready files, the init volume and the template's volumes.
+    fn volumes(
+        &self,
+        pool: &NodePool,
+        template: &PoolTemplate,
+        node_id: i32,
+        pod_name: &str,
+    ) -> Vec<Volume> {
+        let pod_template = template.pod.as_ref().map(|pod| &pod.pod);
+        let mut volumes: Vec<Volume> = data_volumes(&pool.storage)
+            .into_iter()
+            .map(|volume| match &volume.storage {
+                SingleVolumeStorage::Ephemeral(ephemeral) => {
+                    empty_dir(&volume.name, ephemeral.size_limit.clone(), None)
+                }
+                SingleVolumeStorage::PersistentClaim(_) => Volume {
+                    persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                        claim_name: format!("{}-{pod_name}", volume.name),
+                        read_only: None,
+                    }),
+                    name: volume.name,
+                    ..Volume::default()
+                },
+            })
+            .collect();
+        volumes.push(service_account_volume());
+        volumes.push(empty_dir(
+            TMP_VOLUME,
+            Some(
+                pod_template
+                    .and_then(|pod| pod.tmp_dir_size_limit.clone())
+                    .unwrap_or_else(|| TMP_DEFAULT_SIZE.to_owned()),
+            ),
+            Some("Memory"),
+        ));
+        volumes.push(Volume {
+            name: CONFIG_VOLUME.to_owned(),
+            config_map: Some(ConfigMapVolumeSource {
+                name: pod_name.to_owned(),
+                ..ConfigMapVolumeSource::default()
+            }),
+            ..Volume::default()
+        });
+        volumes.push(empty_dir(
+            READY_FILES_VOLUME,
+            Some("1Ki".to_owned()),
+            Some("Memory"),
+        ));
+        if self.needs_init_container(pool) {
+            volumes.push(empty_dir(
+                INIT_VOLUME,
+                Some("1Mi".to_owned()),
+                Some("Memory"),
+            ));
+        }
+        let additional = pod_template.and_then(|pod| pod.volumes.as_ref());
+        volumes.extend(additional.into_iter().flatten().filter_map(convert));
+        let templated = template
+            .pod
+            .as_ref()
+            .and_then(|pod| pod.templated_volumes.as_ref());
+        volumes.extend(
+            templated
+                .into_iter()
+                .flatten()
+                .filter_map(|volume| templated_volume(volume, node_id, pod_name)),
+        );
+        volumes
+    }
+
+    /// The Kafka container.
+    fn kafka_container(&self, pool: &NodePool, template: &PoolTemplate) -> Container {
+        let container_template = template.kafka_container.as_ref();
+        let mut mounts: Vec<VolumeMount> = data_volumes(&pool.storage)
+            .iter()
+            .map(|volume| mount(&volume.name, &volume.mount_path()))
+            .collect();
+        mounts.extend([
+            service_account_mount(),
+            mount(TMP_VOLUME, "/tmp"),
+            mount(CONFIG_VOLUME, CONFIG_MOUNT_PATH),
+            mount(READY_FILES_VOLUME, "/var/opt/kafka"),
+        ]);
+        if self.needs_init_container(pool) {
+            mounts.push(mount(INIT_VOLUME, INIT_MOUNT_PATH));
+        }
+        mounts.extend(template_mounts(container_template));
+        let image = self.version.image.clone();
+        Container {
+            name: KAFKA_CONTAINER.to_owned(),
+            image_pull_policy: Some(self.image_pull_policy(&image)),
+            image: Some(image),
+            args: Some(vec!["/opt/kafka/kafka_run.sh".to_owned()]),
+            env: Some(self.kafka_env(pool, container_template)),
+            ports: Some(self.container_ports(pool)),
+            volume_mounts: Some(mounts),
+            liveness_probe: Some(probe(
+                "/opt/kafka/kafka_liveness.sh",
+                self.spec.liveness_probe.as_ref(),
+            )),
+            readiness_probe: Some(probe(
+                "/opt/kafka/kafka_readiness.sh",
+                self.spec.readiness_probe.as_ref(),
+            )),
+            resources: pool.resources.clone(),
+            security_context: container_template.and_then(|t| t.security_context.clone()),
+            ..Container::default()
+        }
+    }
+
+    /// The ports of the Kafka container: the agent on every node, the control plane on
+    /// controllers, replication and the listeners on brokers, then metrics and JMX.
+    fn container_ports(&self, pool: &NodePool) -> Vec<ContainerPort> {
+        let mut ports = vec![container_port("tcp-kafkaagent", KAFKA_AGENT_PORT)];
+        if pool.roles.contains(&ProcessRole::Controller) {
+            ports.push(container_port("tcp-ctrlplane", CONTROL_PLANE_PORT));
+        }
+        if pool.roles.contains(&ProcessRole::Broker) {
+            ports.push(container_port("tcp-replication", REPLICATION_PORT));
+            ports.extend(
+                self.spec
+                    .listeners
+                    .iter()
+                    .map(|listener| container_port(&listener.port_name(), listener.port)),
+            );
+        }
+        if self.spec.metrics_config.is_some() {
+            ports.push(container_port("tcp-prometheus", METRICS_PORT));
+        }
+        if self.spec.jmx_options.is_some() {
+            ports.push(container_port("jmx", JMX_PORT));
+        }
+        ports
+    }
+
+    /// The environment of the Kafka container.
+    fn kafka_env(&self, pool: &NodePool, template: Option<&ContainerTemplate>) -> Vec<EnvVar> {
+        let jvm = pool.jvm_options.as_ref();
+        let jmx_exporter = matches!(
+            self.spec.metrics_config,
+            Some(MetricsConfig::JmxPrometheusExporter(_))
+        );
+        let mut vars = vec![
+            env("KAFKA_JMX_EXPORTER_ENABLED", jmx_exporter.to_string()),
+            env(
+                "STRIMZI_KAFKA_GC_LOG_ENABLED",
+                jvm.and_then(|jvm| jvm.gc_logging_enabled)
+                    .unwrap_or(false)
+                    .to_string(),
+            ),
+            env("KAFKA_CLUSTER_NAME", self.name.clone()),
+        ];
+        vars.extend(heap_env(pool));
+        let xx = jvm.and_then(|jvm| jvm.xx.as_ref());
+        let mut performance: Vec<(&String, &String)> = xx
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| !HEAP_XX_OPTIONS.contains(&key.as_str()))
+            .collect();
+        performance
+            .sort_by_key(|(key, _)| (!PRIORITY_XX_OPTIONS.contains(&key.as_str()), (*key).clone()));
+        if !performance.is_empty() {
+            let flags: Vec<String> = performance
+                .into_iter()
+                .map(|(key, value)| match value.to_lowercase().as_str() {
+                    "true" => format!("-XX:+{key}"),
+                    "false" => format!("-XX:-{key}"),
+                    _ => format!("-XX:{key}={value}"),
+                })
+                .collect();
+            vars.push(env("KAFKA_JVM_PERFORMANCE_OPTS", flags.join(" ")));
+        }
+        let properties: Vec<String> = jvm
+            .and_then(|jvm| jvm.java_system_properties.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|property| {
+                format!(
+                    "-D{}={}",
+                    property.name.as_deref().unwrap_or_default(),
+                    property.value.as_deref().unwrap_or_default()
+                )
+            })
+            .collect();
+        if !properties.is_empty() {
+            vars.push(env("STRIMZI_JAVA_SYSTEM_PROPERTIES", properties.join(" ")));
+        }
+        if let Some(jmx) = &self.spec.jmx_options {
+            vars.push(env("STRIMZI_JMX_ENABLED", "true"));
+            if matches!(
+                jmx.authentication,
+                Some(KafkaJmxAuthentication::Password(_))
+            ) {
+                let secret = strimzi_api::naming::kafka_jmx_secret(&self.name);
+                for (name, key) in [
+                    ("STRIMZI_JMX_USERNAME", "jmx-username"),
+                    ("STRIMZI_JMX_PASSWORD", "jmx-password"),
+                ] {
+                    vars.push(EnvVar {
+                        name: name.to_owned(),
+                        value: None,
+                        value_from: Some(EnvVarSource {
+                            secret_key_ref: Some(SecretKeySelector {
+                                name: secret.clone(),
+                                key: key.to_owned(),
+                                optional: None,
+                            }),
+                            ..EnvVarSource::default()
+                        }),
+                    });
+                }
+            }
+        }
+        add_template_env(&mut vars, template);
+        vars
+    }
+
+    /// The init container that writes the rack and the node's external address.
+    fn init_container(&self, pool: &NodePool, template: &PoolTemplate) -> Container {
+        let container_template = template.init_container.as_ref();
+        let mut vars = vec![EnvVar {
+            name: "NODE_NAME".to_owned(),
+            value: None,
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    api_version: None,
+                    field_path: "spec.nodeName".to_owned(),
+                }),
+                ..EnvVarSource::default()
+            }),
+        }];
+        let topology_key = self.topology_label_key();
+        if let Some(key) = topology_key {
+            vars.push(env("RACK_TOPOLOGY_KEY", key));
+        }
+        if self
+            .spec
+            .listeners
+            .iter()
+            .any(|listener| listener.r#type == KafkaListenerType::NodePort)
+        {
+            vars.push(env("EXTERNAL_ADDRESS", "TRUE"));
+        }
+        add_template_env(&mut vars, container_template);
+        let mut mounts = vec![service_account_mount(), mount(INIT_VOLUME, INIT_MOUNT_PATH)];
+        mounts.extend(template_mounts(container_template));
+        let image = self
+            .spec
+            .broker_rack_init_image
+            .clone()
+            .unwrap_or_else(|| self.config.kafka_init_image.clone());
+        Container {
+            name: INIT_CONTAINER.to_owned(),
+            image_pull_policy: Some(self.image_pull_policy(&image)),
+            image: Some(image),
+            args: Some(vec!["/opt/strimzi/bin/kafka_init_run.sh".to_owned()]),
+            env: Some(vars),
+            volume_mounts: Some(mounts),
+            resources: pool.resources.clone(),
+            security_context: container_template.and_then(|t| t.security_context.clone()),
+            ..Container::default()
+        }
+    }
+}
+
+/// `-XX` options that size the heap; they go to `KAFKA_HEAP_OPTS`, not the performance options.
+const HEAP_XX_OPTIONS: [&str; 2] = ["MaxRAMPercentage", "InitialRAMPercentage"];
+/// `-XX` options that must come before the others.
+const PRIORITY_XX_OPTIONS: [&str; 2] = ["UnlockDiagnosticVMOptions", "UnlockExperimentalVMOptions"];
+
+/// The heap settings: the user's `-Xms`/`-Xmx`/RAM percentages in `KAFKA_HEAP_OPTS`; without
+/// a maximum, the start script sizes the heap from the memory request or limit
+/// (`STRIMZI_DYNAMIC_HEAP_*`), or it starts at `-Xms128M` when there is none.
+fn heap_env(pool: &NodePool) -> Vec<EnvVar> {
+    let jvm = pool.jvm_options.as_ref();
+    let xx = jvm.and_then(|jvm| jvm.xx.as_ref());
+    let xx_value = |key: &str| xx.and_then(|xx| xx.get(key));
+    let mut opts: Vec<String> = Vec::new();
+    if let Some(xms) = jvm.and_then(|jvm| jvm.xms.as_ref()) {
+        opts.push(format!("-Xms{xms}"));
+    }
+    if let Some(xmx) = jvm.and_then(|jvm| jvm.xmx.as_ref()) {
+        opts.push(format!("-Xmx{xmx}"));
+    }
+    for key in ["InitialRAMPercentage", "MaxRAMPercentage"] {
+        if let Some(value) = xx_value(key) {
+            opts.push(format!("-XX:{key}={value}"));
+        }
+    }
+    let mut vars = Vec::new();
+    let user_max =
+        jvm.is_some_and(|jvm| jvm.xmx.is_some()) || xx_value("MaxRAMPercentage").is_some();
+    let user_initial =
+        jvm.is_some_and(|jvm| jvm.xms.is_some()) || xx_value("InitialRAMPercentage").is_some();
+    if !user_max {
+        let has_memory = pool.resources.as_ref().is_some_and(|resources| {
+            [&resources.requests, &resources.limits]
+                .into_iter()
+                .any(|map| map.as_ref().is_some_and(|map| map.contains_key("memory")))
+        });
+        if has_memory {
+            vars.push(env(
+                "STRIMZI_DYNAMIC_HEAP_PERCENTAGE",
+                DYNAMIC_HEAP_PERCENTAGE,
+            ));
+            vars.push(env("STRIMZI_DYNAMIC_HEAP_MAX", DYNAMIC_HEAP_MAX));
+        } else if !user_initial {
+            opts.push("-Xms128M".to_owned());
+        }
+    }
+    if !opts.is_empty() {
+        vars.push(env("KAFKA_HEAP_OPTS", opts.join(" ")));
+    }
+    vars
 }

@@ -1,12 +1,284 @@
-//! PersistentVolumeClaims of the nodes' persistent and JBOD volumes. Owner: nodes and pods.
+//! PersistentVolumeClaims of the nodes' persistent and JBOD volumes, and the storage rules a
+//! pool must follow. Owner: nodes and pods.
 
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::KafkaCluster;
+use k8s_openapi::api::core::v1::{
+    PersistentVolumeClaim, PersistentVolumeClaimSpec, VolumeResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::api::ObjectMeta;
+use strimzi_api::annotations::DELETE_CLAIM;
+use strimzi_api::storage::{PersistentClaimStorage, SingleVolumeStorage, Storage};
+
+use super::object_meta::{merged, template_annotations, template_labels, with_additional_labels};
+use super::templates::metadata;
+use super::{KafkaCluster, ModelError, NodePool};
+
+/// Where the data volumes are mounted in the Kafka container.
+pub const DATA_MOUNT_ROOT: &str = "/var/lib/kafka";
+
+/// One data volume of a node: its name in the pod (`data` or `data-<id>`) and its storage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataVolume {
+    /// Volume name, also the prefix of the claim name.
+    pub name: String,
+    /// The volume's storage.
+    pub storage: SingleVolumeStorage,
+}
+
+impl DataVolume {
+    /// Mount path in the Kafka container, `/var/lib/kafka/<name>`.
+    pub fn mount_path(&self) -> String {
+        format!("{DATA_MOUNT_ROOT}/{}", self.name)
+    }
+
+    /// Name of the volume's claim for `pod`, when the volume is persistent.
+    pub fn claim_name(&self, pod: &str) -> Option<String> {
+        matches!(self.storage, SingleVolumeStorage::PersistentClaim(_))
+            .then(|| format!("{}-{pod}", self.name))
+    }
+}
+
+/// The data volumes of `storage`: one `data` volume, or `data-<id>` per JBOD volume.
+pub fn data_volumes(storage: &Storage) -> Vec<DataVolume> {
+    match storage {
+        Storage::Ephemeral(volume) => vec![DataVolume {
+            name: "data".to_owned(),
+            storage: SingleVolumeStorage::Ephemeral(volume.clone()),
+        }],
+        Storage::PersistentClaim(volume) => vec![DataVolume {
+            name: "data".to_owned(),
+            storage: SingleVolumeStorage::PersistentClaim(volume.clone()),
+        }],
+        Storage::Jbod(jbod) => jbod
+            .volumes
+            .iter()
+            .flatten()
+            .map(|volume| DataVolume {
+                name: format!("data-{}", volume.id().unwrap_or_default()),
+                storage: volume.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The volume that holds the KRaft metadata log: the one marked `kraftMetadata: shared`, else
+/// the JBOD volume with the lowest ID (or the only volume). Kafka's log directory on a volume
+/// is `<mount path>/kafka-log<node id>`.
+pub fn kraft_metadata_volume(storage: &Storage) -> Option<DataVolume> {
+    let volumes = data_volumes(storage);
+    volumes
+        .iter()
+        .find(|volume| volume.storage.kraft_metadata().is_some())
+        .or_else(|| {
+            volumes
+                .iter()
+                .min_by_key(|volume| volume.storage.id().unwrap_or_default())
+        })
+        .cloned()
+}
+
+/// Checks the storage of pool `pool`: persistent volumes need a size; JBOD needs volumes with
+/// unique IDs; at most one volume holds the KRaft metadata.
+pub fn validate_storage(pool: &str, storage: &Storage) -> Result<(), ModelError> {
+    let invalid = |message: String| {
+        Err(ModelError::InvalidConfiguration(format!(
+            "KafkaNodePool {pool}: {message}"
+        )))
+    };
+    let check_size = |volume: &PersistentClaimStorage| volume.size.is_some();
+    match storage {
+        Storage::Ephemeral(_) => {}
+        Storage::PersistentClaim(volume) => {
+            if !check_size(volume) {
+                return invalid(
+                    "the size is mandatory for a persistent-claim storage (.spec.storage.size)"
+                        .to_owned(),
+                );
+            }
+        }
+        Storage::Jbod(jbod) => {
+            let volumes = jbod.volumes.as_deref().unwrap_or_default();
+            if volumes.is_empty() {
+                return invalid("JBOD storage needs at least one volume".to_owned());
+            }
+            let mut ids = BTreeSet::new();
+            for volume in volumes {
+                let Some(id) = volume.id() else {
+                    return invalid(
+                        "the 'id' property is required for volumes in JBOD storage".to_owned(),
+                    );
+                };
+                if !ids.insert(id) {
+                    return invalid(format!("the volume ID {id} is used more than once"));
+                }
+                if let SingleVolumeStorage::PersistentClaim(claim) = volume
+                    && !check_size(claim)
+                {
+                    return invalid(format!(
+                        "the size is mandatory for the persistent-claim volume {id}"
+                    ));
+                }
+            }
+            let metadata = volumes
+                .iter()
+                .filter(|volume| volume.kraft_metadata().is_some())
+                .count();
+            if metadata > 1 {
+                return invalid(
+                    "only one volume can be marked with kraftMetadata: shared".to_owned(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
 
 impl KafkaCluster {
     /// The claims every current node needs.
     pub fn persistent_volume_claims(&self) -> Vec<PersistentVolumeClaim> {
-        todo!("persistent_volume_claims")
+        self.pools
+            .iter()
+            .flat_map(|pool| self.pool_claims(pool, &pool.node_ids))
+            .collect()
+    }
+
+    /// The claims of removed nodes whose volumes have `deleteClaim: true`: the caller deletes
+    /// them once the nodes are gone.
+    pub fn claims_to_delete(&self) -> Vec<String> {
+        self.pools
+            .iter()
+            .flat_map(|pool| {
+                self.pool_claims(pool, &pool.removed_node_ids)
+                    .into_iter()
+                    .filter(|claim| {
+                        claim
+                            .metadata
+                            .annotations
+                            .as_ref()
+                            .and_then(|annotations| annotations.get(DELETE_CLAIM))
+                            .is_some_and(|value| value == "true")
+                    })
+                    .filter_map(|claim| claim.metadata.name)
+            })
+            .collect()
+    }
+
+    /// The claims of the nodes `node_ids` of `pool`.
+    fn pool_claims(&self, pool: &NodePool, node_ids: &BTreeSet<i32>) -> Vec<PersistentVolumeClaim> {
+        let template = self.pool_template(pool).persistent_volume_claim;
+        let template = metadata(template.as_ref());
+        let labels = with_additional_labels(&self.pool_labels(pool), &template_labels(template));
+        let volumes = data_volumes(&pool.storage);
+        volumes
+            .iter()
+            .filter_map(|volume| match &volume.storage {
+                SingleVolumeStorage::PersistentClaim(claim) => Some((volume, claim)),
+                SingleVolumeStorage::Ephemeral(_) => None,
+            })
+            .flat_map(|(volume, claim)| {
+                node_ids.iter().map(move |&node_id| {
+                    let pod = strimzi_api::naming::kafka_pod(&self.name, &pool.name, node_id);
+                    (format!("{}-{pod}", volume.name), claim)
+                })
+            })
+            .map(|(name, claim)| {
+                let delete_claim = claim.delete_claim.unwrap_or(false);
+                let own = BTreeMap::from([(DELETE_CLAIM.to_owned(), delete_claim.to_string())]);
+                let annotations = merged([&own, &template_annotations(template)]);
+                PersistentVolumeClaim {
+                    metadata: ObjectMeta {
+                        name: Some(name),
+                        namespace: Some(self.namespace.clone()),
+                        labels: Some(labels.clone()),
+                        annotations: Some(annotations),
+                        owner_references: delete_claim
+                            .then(|| pool.owner.clone().into_iter().collect()),
+                        ..ObjectMeta::default()
+                    },
+                    spec: Some(PersistentVolumeClaimSpec {
+                        access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+                        resources: Some(VolumeResourceRequirements {
+                            requests: Some(BTreeMap::from([(
+                                "storage".to_owned(),
+                                Quantity(claim.size.clone().unwrap_or_default()),
+                            )])),
+                            ..VolumeResourceRequirements::default()
+                        }),
+                        storage_class_name: claim.class.clone(),
+                        volume_attributes_class_name: claim.volume_attributes_class.clone(),
+                        selector: claim
+                            .selector
+                            .clone()
+                            .filter(|selector| !selector.is_empty())
+                            .map(|match_labels| LabelSelector {
+                                match_labels: Some(match_labels),
+                                ..LabelSelector::default()
+                            }),
+                        volume_mode: Some("Filesystem".to_owned()),
+                        ..PersistentVolumeClaimSpec::default()
+                    }),
+                    status: None,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn storage(value: serde_json::Value) -> Storage {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn volumes_and_mount_paths() {
+        let jbod = storage(json!({"type": "jbod", "volumes": [
+            {"id": 0, "type": "persistent-claim", "size": "1Gi"},
+            {"id": 3, "type": "ephemeral", "kraftMetadata": "shared"}]}));
+        let volumes = data_volumes(&jbod);
+        assert_eq!(volumes[0].mount_path(), "/var/lib/kafka/data-0");
+        assert_eq!(
+            volumes[0].claim_name("c-p-1").as_deref(),
+            Some("data-0-c-p-1")
+        );
+        assert_eq!(volumes[1].claim_name("c-p-1"), None);
+        assert_eq!(kraft_metadata_volume(&jbod).unwrap().name, "data-3");
+        let single = storage(json!({"type": "persistent-claim", "size": "1Gi"}));
+        assert_eq!(
+            data_volumes(&single)[0].claim_name("p").as_deref(),
+            Some("data-p")
+        );
+        assert_eq!(
+            kraft_metadata_volume(&single).unwrap().mount_path(),
+            "/var/lib/kafka/data"
+        );
+    }
+
+    #[test]
+    fn storage_rules() {
+        let ok = storage(json!({"type": "jbod", "volumes": [
+            {"id": 0, "type": "persistent-claim", "size": "1Gi", "kraftMetadata": "shared"},
+            {"id": 1, "type": "ephemeral"}]}));
+        assert!(validate_storage("p", &ok).is_ok());
+        for bad in [
+            json!({"type": "persistent-claim"}),
+            json!({"type": "jbod", "volumes": []}),
+            json!({"type": "jbod", "volumes": [{"type": "ephemeral"}]}),
+            json!({"type": "jbod", "volumes": [{"id": 1, "type": "ephemeral"}, {"id": 1, "type": "ephemeral"}]}),
+            json!({"type": "jbod", "volumes": [{"id": 1, "type": "persistent-claim"}]}),
+            json!({"type": "jbod", "volumes": [
+                {"id": 0, "type": "ephemeral", "kraftMetadata": "shared"},
+                {"id": 1, "type": "ephemeral", "kraftMetadata": "shared"}]}),
+        ] {
+            let error = validate_storage("p", &storage(bad.clone())).unwrap_err();
+            assert_eq!(error.reason(), "InvalidConfigurationException", "{bad}");
+        }
     }
 }
