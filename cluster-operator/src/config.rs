@@ -23,6 +23,8 @@ pub const SERVICE_DNS_DOMAIN: &str = "KUBERNETES_SERVICE_DNS_DOMAIN";
 pub const IMAGE_PULL_POLICY: &str = "STRIMZI_IMAGE_PULL_POLICY";
 /// Image pull Secrets of every pod, comma-separated names.
 pub const IMAGE_PULL_SECRETS: &str = "STRIMZI_IMAGE_PULL_SECRETS";
+/// Image of the Kafka pods' init container.
+pub const KAFKA_INIT_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE";
 /// Whether CA and user Secrets carry PKCS#12 stores (`true` by default).
 pub const PKCS12_KEYSTORE_GENERATION: &str =
     strimzi_certificate_manager::PKCS12_KEYSTORE_GENERATION_ENV;
@@ -77,6 +79,8 @@ impl ClusterOperatorConfig {
                 .map(|value| parse_names(IMAGE_PULL_SECRETS, &value))
                 .transpose()?
                 .unwrap_or_default(),
+            kafka_init_image: get(KAFKA_INIT_IMAGE)
+                .unwrap_or_else(|| crate::model::images::DEFAULT_KAFKA_INIT_IMAGE.to_owned()),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
         };

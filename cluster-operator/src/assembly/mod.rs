@@ -222,6 +222,8 @@ impl Reconciliation<'_> {
             ca_generations: cas.generations(),
             server_cert_hashes,
             configuration_hashes,
+            // Custom listener certificates are not read yet.
+            custom_listener_cert_thumbprints: None,
         };
         self.apply_pod_sets(&cluster, &inputs).await?;
         self.write_pool_statuses(&cluster).await?;

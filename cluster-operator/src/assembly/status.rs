@@ -7,8 +7,6 @@ use kube::ResourceExt;
 use std::collections::BTreeMap;
 
 use strimzi_api::kafka::{KafkaStatus, UsedNodePoolStatus};
-use strimzi_api::labels;
-use strimzi_api::node_pool::KafkaNodePoolStatus;
 use strimzi_operator_common::controller::Reconciled;
 use strimzi_operator_common::status;
 
@@ -66,7 +64,6 @@ impl Reconciliation<'_> {
         &self,
         cluster: &KafkaCluster,
     ) -> Result<(), ReconcileError> {
-        let selector = cluster.component_labels().selector();
         for pool in &cluster.pools {
             let Some(resource) = self
                 .pools
@@ -75,18 +72,7 @@ impl Reconciliation<'_> {
             else {
                 continue;
             };
-            let mut pool_selector = selector.clone();
-            pool_selector.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
-            let next = KafkaNodePoolStatus {
-                node_ids: Some(pool.node_ids.iter().copied().collect()),
-                roles: Some(pool.roles.iter().copied().collect()),
-                replicas: Some(i32::try_from(pool.node_ids.len()).unwrap_or(i32::MAX)),
-                label_selector: Some(strimzi_operator_common::labels::selector_string(
-                    &pool_selector,
-                )),
-                cluster_id: Some(cluster.cluster_id.clone()),
-                ..KafkaNodePoolStatus::default()
-            };
+            let next = cluster.pool_status(pool);
             let previous = resource.status.as_ref();
             let next =
                 status::with_conditions(next, previous, Vec::new(), resource.metadata.generation);
