@@ -17,6 +17,11 @@ use futures::future::BoxFuture;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
+/// Stack size of the operator's worker threads. Kubernetes objects with deep
+/// `managedFields` (a StrimziPodSet lists whole pods) deserialize recursively, which needs
+/// more than Tokio's default 2 MiB in debug builds.
+pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
+
 /// The controllers of the cluster operator (Kafka with its node pools, and StrimziPodSet), to
 /// be run by [`OperatorRuntime::run`].
 pub fn controllers(

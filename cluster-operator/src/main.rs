@@ -6,8 +6,7 @@ use anyhow::Context;
 use strimzi_cluster_operator::config::{ClusterOperatorConfig, NAME};
 use strimzi_operator_common::runtime::OperatorRuntime;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     let config = match ClusterOperatorConfig::from_env() {
         Ok(config) => config,
         Err(error) => {
@@ -15,7 +14,15 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match run(config).await {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
+        .enable_all()
+        .build();
+    let result = match runtime {
+        Ok(runtime) => runtime.block_on(run(config)),
+        Err(error) => Err(anyhow::Error::new(error).context("Tokio runtime")),
+    };
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{NAME}: {error:#}");

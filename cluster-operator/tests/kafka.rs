@@ -205,8 +205,8 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     assert_eq!(
         pool_node_ids(&client, &ns).await,
         BTreeMap::from([
-            ("broker".to_owned(), vec![3, 4, 5]),
-            ("controller".to_owned(), vec![0, 1, 2]),
+            ("broker".to_owned(), vec![0, 1, 2]),
+            ("controller".to_owned(), vec![3, 4, 5]),
         ])
     );
 
@@ -230,7 +230,7 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     .await;
     ready(&client, &ns, "scaled").await;
     wait_for(&pools, "broker", "the pool status after scale up", |pool| {
-        (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![3, 4, 5, 10]).then_some(())
+        (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![0, 1, 2, 10]).then_some(())
     })
     .await;
 
@@ -239,13 +239,13 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
             "broker",
             &PatchParams::default(),
             &Patch::Merge(json!({
-                "metadata": {"annotations": {"strimzi.io/remove-node-ids": "[4]"}},
+                "metadata": {"annotations": {"strimzi.io/remove-node-ids": "[1]"}},
                 "spec": {"replicas": 3},
             })),
         )
         .await
         .unwrap();
-    wait_for(&pods, "scaled-broker-4", "broker 4 to be removed", |pod| {
+    wait_for(&pods, "scaled-broker-1", "broker 1 to be removed", |pod| {
         pod.is_none().then_some(())
     })
     .await;
@@ -253,14 +253,14 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
         &pools,
         "broker",
         "the pool status after scale down",
-        |pool| (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![3, 5, 10]).then_some(()),
+        |pool| (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![0, 2, 10]).then_some(()),
     )
     .await;
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     wait_for(
         &config_maps,
-        "scaled-broker-4",
-        "the ConfigMap of broker 4 to go",
+        "scaled-broker-1",
+        "the ConfigMap of broker 1 to go",
         |cm| cm.is_none().then_some(()),
     )
     .await;

@@ -177,16 +177,19 @@ impl Reconciler for KafkaAssembly {
             .filter(|pool| pool.labels().get(labels::CLUSTER) == Some(&kafka.name_any()))
             .map(|pool| (*pool).clone())
             .collect();
-        Reconciliation {
-            operator: self,
-            kafka: &kafka,
-            name: kafka.name_any(),
-            namespace: kafka.namespace().unwrap_or_default(),
-            pools,
-            deadline: Instant::now() + self.runtime.config().operation_timeout,
-            warnings: Vec::new(),
-        }
-        .run()
+        // On the heap: the chain's state is too large for a worker thread's stack.
+        Box::pin(
+            Reconciliation {
+                operator: self,
+                kafka: &kafka,
+                name: kafka.name_any(),
+                namespace: kafka.namespace().unwrap_or_default(),
+                pools,
+                deadline: Instant::now() + self.runtime.config().operation_timeout,
+                warnings: Vec::new(),
+            }
+            .run(),
+        )
         .await
     }
 }

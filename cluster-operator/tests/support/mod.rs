@@ -49,15 +49,30 @@ pub fn config_for(namespace: &str, extra: &[(&str, &str)]) -> ClusterOperatorCon
     ClusterOperatorConfig::from_lookup(|name| variables.get(name).cloned()).unwrap()
 }
 
-/// A cluster operator running in this process.
+/// A cluster operator running in this process, on a Tokio runtime of its own whose threads
+/// have the stack the binary gives them (see `main.rs`).
 pub struct Operator {
     pub runtime: OperatorRuntime,
-    pub task: tokio::task::JoinHandle<()>,
+    pub task: Option<tokio::task::JoinHandle<()>>,
+    tokio: Option<tokio::runtime::Runtime>,
 }
 
 impl Operator {
-    /// Starts the Kafka and StrimziPodSet controllers on `namespace`.
-    pub fn on(client: &Client, namespace: &str) -> Self {
+    fn start(
+        client: &Client,
+        namespace: &str,
+        controllers: impl FnOnce(
+            &OperatorRuntime,
+            &ClusterOperatorConfig,
+        ) -> Vec<futures::future::BoxFuture<'static, ()>>,
+    ) -> Self {
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
+            .enable_all()
+            .build()
+            .unwrap();
+        let _entered = tokio.enter();
         let config = config_for(namespace, &[]);
         let runtime = OperatorRuntime::new(
             client.clone(),
@@ -65,24 +80,27 @@ impl Operator {
             strimzi_cluster_operator::config::NAME,
         )
         .unwrap();
-        let controllers = strimzi_cluster_operator::controllers(&runtime, &config).unwrap();
-        let task = tokio::spawn(runtime.clone().run(controllers));
-        Self { runtime, task }
+        let controllers = controllers(&runtime, &config);
+        let task = tokio.spawn(runtime.clone().run(controllers));
+        Self {
+            runtime,
+            task: Some(task),
+            tokio: Some(tokio),
+        }
+    }
+
+    /// Starts the Kafka and StrimziPodSet controllers on `namespace`.
+    pub fn on(client: &Client, namespace: &str) -> Self {
+        Self::start(client, namespace, |runtime, config| {
+            strimzi_cluster_operator::controllers(runtime, config).unwrap()
+        })
     }
 
     /// Starts only the StrimziPodSet controller on `namespace`.
     pub fn pod_sets_only(client: &Client, namespace: &str) -> Self {
-        let config = config_for(namespace, &[]);
-        let runtime = OperatorRuntime::new(
-            client.clone(),
-            config.operator.clone(),
-            strimzi_cluster_operator::config::NAME,
-        )
-        .unwrap();
-        let controller =
-            strimzi_cluster_operator::pod_set::PodSetReconciler::controller(&runtime).unwrap();
-        let task = tokio::spawn(runtime.clone().run(vec![controller]));
-        Self { runtime, task }
+        Self::start(client, namespace, |runtime, _| {
+            vec![strimzi_cluster_operator::pod_set::PodSetReconciler::controller(runtime).unwrap()]
+        })
     }
 
     /// API writes counted so far for `kind` and `verb`.
@@ -91,9 +109,20 @@ impl Operator {
     }
 
     /// Asks the operator to stop and waits until it has.
-    pub async fn stop(self) {
+    pub async fn stop(mut self) {
         self.runtime.shutdown_token().cancel();
-        self.task.await.unwrap();
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        self.runtime.shutdown_token().cancel();
+        if let Some(tokio) = self.tokio.take() {
+            tokio.shutdown_background();
+        }
     }
 }
 
