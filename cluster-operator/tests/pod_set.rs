@@ -49,7 +49,7 @@ async fn status(sets: &Api<StrimziPodSet>, pods: i32, ready: i32, current: i32) 
 #[tokio::test]
 async fn pods_follow_the_set_and_running_pods_are_never_changed() {
     let (client, ns) = namespace("podset").await;
-    let operator = Operator::pod_sets_only(&client, &ns);
+    let operator = Operator::pod_sets_only(&ns);
     let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
 

@@ -28,8 +28,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use kube::api::{Api, ListParams, Patch, PatchParams};
-use kube::core::NamespaceResourceScope;
+use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::reflector::ObjectRef;
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -143,21 +144,32 @@ impl KafkaAssembly {
         runtime
             .controller(reconciler)
             .concurrency(0)
-            .owns_metadata::<StrimziPodSet>(&owned)
             .owns_metadata::<Service>(&owned)
             .owns_metadata::<Ingress>(&owned)
             .owns_metadata::<ConfigMap>(&owned)
             .wire(move |controller, scope, runtime| {
+                // StrimziPodSets belong to their node pool: found by their cluster label.
+                let api: Api<PartialObjectMeta<StrimziPodSet>> =
+                    runtime.api(scope.namespace.as_deref());
+                let config = watcher::Config::default().labels(&owned);
+                let pod_sets = watcher::watcher(api, config)
+                    .default_backoff()
+                    .touched_objects();
                 let api: Api<KafkaNodePool> = runtime.api(scope.namespace.as_deref());
-                let stream = pools.watch(api, scope.namespace.clone(), labels::CLUSTER);
-                controller.watches_stream(stream, |pool: KafkaNodePool| {
-                    let namespace = pool.namespace()?;
-                    let cluster = pool.labels().get(labels::CLUSTER)?;
-                    Some(ObjectRef::new(cluster).within(&namespace))
-                })
+                let pools = pools.watch(api, scope.namespace.clone(), labels::CLUSTER);
+                controller
+                    .watches_stream(pools, |pool| kafka_of(&pool))
+                    .watches_stream(pod_sets, |pod_set| kafka_of(&pod_set))
             })
             .build()
     }
+}
+
+/// The Kafka named by the `strimzi.io/cluster` label of `object`, in its namespace.
+fn kafka_of<K: Resource>(object: &K) -> Option<ObjectRef<DeserializeGuard<Kafka>>> {
+    let namespace = object.meta().namespace.as_ref()?;
+    let cluster = object.meta().labels.as_ref()?.get(labels::CLUSTER)?;
+    Some(ObjectRef::new(cluster).within(namespace))
 }
 
 impl Reconciler for KafkaAssembly {

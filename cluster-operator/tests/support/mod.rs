@@ -18,8 +18,9 @@ use strimzi_cluster_operator::config::ClusterOperatorConfig;
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_tests::environment::TestEnv;
 
-/// How long tests wait for the operator to act.
-pub const WAIT: Duration = Duration::from_secs(90);
+/// How long tests wait for the operator to act: generous, as tests run clusters side by
+/// side and issuing their RSA certificates in a debug build takes a while.
+pub const WAIT: Duration = Duration::from_secs(300);
 
 pub fn env() -> &'static TestEnv {
     TestEnv::shared()
@@ -38,10 +39,6 @@ pub fn config_for(namespace: &str, extra: &[(&str, &str)]) -> ClusterOperatorCon
             "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS".to_owned(),
             "120000".to_owned(),
         ),
-        (
-            "STRIMZI_OPERATION_TIMEOUT_MS".to_owned(),
-            "60000".to_owned(),
-        ),
     ]);
     for (key, value) in extra {
         variables.insert((*key).to_owned(), (*value).to_owned());
@@ -59,23 +56,30 @@ pub struct Operator {
 
 impl Operator {
     fn start(
-        client: &Client,
         namespace: &str,
         controllers: impl FnOnce(
             &OperatorRuntime,
             &ClusterOperatorConfig,
         ) -> Vec<futures::future::BoxFuture<'static, ()>>,
     ) -> Self {
+        log_to_file();
         let tokio = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
             .enable_all()
             .build()
             .unwrap();
+        // A client of its own, whose connections live on this runtime.
+        let client = std::thread::scope(|scope| {
+            scope
+                .spawn(|| tokio.block_on(env().client()))
+                .join()
+                .unwrap()
+        });
         let _entered = tokio.enter();
         let config = config_for(namespace, &[]);
         let runtime = OperatorRuntime::new(
-            client.clone(),
+            client,
             config.operator.clone(),
             strimzi_cluster_operator::config::NAME,
         )
@@ -90,15 +94,15 @@ impl Operator {
     }
 
     /// Starts the Kafka and StrimziPodSet controllers on `namespace`.
-    pub fn on(client: &Client, namespace: &str) -> Self {
-        Self::start(client, namespace, |runtime, config| {
+    pub fn on(namespace: &str) -> Self {
+        Self::start(namespace, |runtime, config| {
             strimzi_cluster_operator::controllers(runtime, config).unwrap()
         })
     }
 
     /// Starts only the StrimziPodSet controller on `namespace`.
-    pub fn pod_sets_only(client: &Client, namespace: &str) -> Self {
-        Self::start(client, namespace, |runtime, _| {
+    pub fn pod_sets_only(namespace: &str) -> Self {
+        Self::start(namespace, |runtime, _| {
             vec![strimzi_cluster_operator::pod_set::PodSetReconciler::controller(runtime).unwrap()]
         })
     }
@@ -124,6 +128,24 @@ impl Drop for Operator {
             tokio.shutdown_background();
         }
     }
+}
+
+/// Sends the operator's logs of this test binary to `cluster-operator-<pid>.log` in the
+/// environment's log folder.
+fn log_to_file() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        let path = env()
+            .log_dir()
+            .join(format!("cluster-operator-{}.log", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info,strimzi=debug,kube=warn")
+            .with_writer(std::sync::Mutex::new(file))
+            .with_ansi(false)
+            .try_init();
+        println!("operator logs: {}", path.display());
+    });
 }
 
 /// Server-side applies a document (YAML or JSON value) in `namespace`.
@@ -260,7 +282,10 @@ pub fn cluster(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
                     {"name": "plain", "port": 9092, "type": "internal", "tls": false},
                     {"name": "tls", "port": 9093, "type": "internal", "tls": true},
                 ],
-                "config": {"default.replication.factor": 3, "min.insync.replicas": 2},
+                "config": {
+                    "default.replication.factor": brokers.min(3),
+                    "min.insync.replicas": (brokers - 1).clamp(1, 2),
+                },
             }},
         }),
     ]
