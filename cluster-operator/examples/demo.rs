@@ -194,7 +194,7 @@ async fn wait_with_progress(client: &Client) {
             all_pods.items.len(),
             TOPICS.len()
         );
-        if line[9..] != last.get(9..).unwrap_or_default().to_owned() {
+        if line[9..] != *last.get(9..).unwrap_or_default() {
             println!("{line}");
             last = line;
         }

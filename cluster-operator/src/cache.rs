@@ -16,9 +16,12 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
+/// The cache of one scope: its namespace (`None` for all) and its store.
+type Scoped<K> = (Option<String>, Store<K>);
+
 /// Caches of `K` by scope; cloning shares them.
 pub struct ScopedCache<K: Resource<DynamicType = ()> + 'static> {
-    stores: Arc<Mutex<Vec<(Option<String>, Store<K>)>>>,
+    stores: Arc<Mutex<Vec<Scoped<K>>>>,
 }
 
 impl<K: Resource<DynamicType = ()> + 'static> Clone for ScopedCache<K> {
