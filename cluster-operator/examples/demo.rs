@@ -214,53 +214,43 @@ async fn wait_with_progress(client: &Client) {
     }
 }
 
-async fn names<K>(client: &Client, selector: &str) -> Vec<String>
-where
-    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), NAMESPACE);
-    let mut names: Vec<String> = api
-        .list(&ListParams::default().labels(selector))
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(ResourceExt::name_any)
-        .collect();
-    names.sort();
-    names
-}
-
 async fn print_summary(client: &Client) {
     let selector = format!("strimzi.io/cluster={CLUSTER}");
     println!();
     println!("Objects of Kafka `{CLUSTER}` in namespace `{NAMESPACE}`:");
     println!(
         "  StrimziPodSets:          {}",
-        names::<StrimziPodSet>(client, &selector).await.join(" ")
+        support::names::<StrimziPodSet>(client, NAMESPACE, &selector)
+            .await
+            .join(" ")
     );
     println!(
         "  Pods:                    {}",
-        names::<Pod>(client, &selector).await.join(" ")
+        support::names::<Pod>(client, NAMESPACE, &selector)
+            .await
+            .join(" ")
     );
     println!(
         "  Services:                {}",
-        names::<Service>(client, &selector).await.join(" ")
+        support::names::<Service>(client, NAMESPACE, &selector)
+            .await
+            .join(" ")
     );
     println!(
         "  ConfigMaps:              {}",
-        names::<ConfigMap>(client, &selector).await.join(" ")
+        support::names::<ConfigMap>(client, NAMESPACE, &selector)
+            .await
+            .join(" ")
     );
     println!(
         "  Secrets:                 {}",
-        names::<Secret>(client, &selector).await.join(" ")
+        support::names::<Secret>(client, NAMESPACE, &selector)
+            .await
+            .join(" ")
     );
     println!(
         "  PersistentVolumeClaims:  {}",
-        names::<PersistentVolumeClaim>(client, &selector)
+        support::names::<PersistentVolumeClaim>(client, NAMESPACE, &selector)
             .await
             .join(" ")
     );

@@ -15,33 +15,12 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
-use support::{Operator, apply, cluster, condition, namespace, ready, wait_for};
+use support::{Operator, apply, cluster, condition, names, namespace, ready, wait_for};
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
     for document in documents {
         apply(client, ns, document).await;
     }
-}
-
-async fn names<K>(client: &Client, ns: &str, selector: &str) -> Vec<String>
-where
-    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), ns);
-    let mut names: Vec<String> = api
-        .list(&ListParams::default().labels(selector))
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter(|object| object.meta().deletion_timestamp.is_none())
-        .map(ResourceExt::name_any)
-        .collect();
-    names.sort();
-    names
 }
 
 /// The node IDs of each pool as its status reports them.

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::NamespaceResourceScope;
-use kube::{Client, Resource};
+use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
@@ -317,4 +317,27 @@ pub async fn ready(client: &Client, ns: &str, name: &str) -> Kafka {
         },
     )
     .await
+}
+
+/// The names of the objects of kind `K` in `ns` matching `selector` and not being deleted,
+/// sorted.
+pub async fn names<K>(client: &Client, ns: &str, selector: &str) -> Vec<String>
+where
+    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let mut names: Vec<String> = api
+        .list(&ListParams::default().labels(selector))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|object| object.meta().deletion_timestamp.is_none())
+        .map(ResourceExt::name_any)
+        .collect();
+    names.sort();
+    names
 }
