@@ -53,7 +53,9 @@ where
                 });
             }
             Some(Ok(Event::InitDone)) => synced = true,
-            Some(Ok(_) | Err(_)) => {}
+            Some(Ok(_)) => {}
+            // Retried with backoff by the watcher.
+            Some(Err(error)) => tracing::warn!(%error, what, "watching failed"),
         }
         if synced && done(&store.state()) {
             return Ok(());
