@@ -470,11 +470,17 @@ async fn deleting_the_kafka_lets_the_garbage_collector_remove_everything() {
     apply_all(&client, &ns, &cluster("collected", 1, 1)).await;
     ready(&client, &ns, "collected").await;
     operator.stop().await;
+    // The StrimziPodSets (and so the pods) belong to the node pools, as the model makes
+    // them; the rest to the Kafka.
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
     kafkas
         .delete("collected", &DeleteParams::foreground())
         .await
         .unwrap();
+    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
+    for pool in ["broker", "controller"] {
+        pools.delete(pool, &DeleteParams::foreground()).await.unwrap();
+    }
     let selector = "strimzi.io/cluster=collected";
     let started = std::time::Instant::now();
     loop {

@@ -20,6 +20,24 @@ pub fn new_cluster_id() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>())
 }
 
+/// The warnings as one `Warning` condition: our CRDs key `status.conditions` by `type`, so the
+/// API server refuses two `Warning`s (Strimzi writes one per warning). The reason is the first
+/// warning's; the message lists every warning with its reason.
+fn one_warning(warnings: &[(String, String)]) -> Option<(String, String)> {
+    match warnings {
+        [] => None,
+        [(reason, message)] => Some((reason.clone(), message.clone())),
+        [(first, _), ..] => Some((
+            first.clone(),
+            warnings
+                .iter()
+                .map(|(reason, message)| format!("{reason}: {message}"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        )),
+    }
+}
+
 impl Reconciliation<'_> {
     /// The Kafka's status after a successful reconciliation, with the warnings collected.
     pub(super) fn kafka_status(
@@ -52,11 +70,10 @@ impl Reconciliation<'_> {
             ),
             ..KafkaStatus::default()
         };
-        self.warnings
-            .iter()
-            .fold(Reconciled::new(status), |reconciled, (reason, message)| {
-                reconciled.warn(reason, message)
-            })
+        match one_warning(&self.warnings) {
+            Some((reason, message)) => Reconciled::new(status).warn(&reason, &message),
+            None => Reconciled::new(status),
+        }
     }
 
     /// Writes each node pool's status where it changed.
@@ -85,5 +102,36 @@ impl Reconciliation<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_warnings_become_one_condition() {
+        assert_eq!(one_warning(&[]), None);
+        let one = vec![("A".to_owned(), "a".to_owned())];
+        assert_eq!(one_warning(&one), Some(("A".to_owned(), "a".to_owned())));
+        let two = vec![
+            ("A".to_owned(), "a".to_owned()),
+            ("B".to_owned(), "b".to_owned()),
+        ];
+        assert_eq!(
+            one_warning(&two),
+            Some(("A".to_owned(), "A: a | B: b".to_owned()))
+        );
+    }
+
+    #[test]
+    fn cluster_ids_look_like_kafka_uuids() {
+        let id = new_cluster_id();
+        assert_eq!(id.len(), 22);
+        assert_ne!(id, new_cluster_id());
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
     }
 }
