@@ -233,3 +233,42 @@ impl Reconciler for PodSetReconciler {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn set(pods: serde_json::Value) -> StrimziPodSet {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "core.strimzi.io/v1",
+            "kind": "StrimziPodSet",
+            "metadata": {"name": "set", "namespace": "ns", "uid": "u-1"},
+            "spec": {"selector": {}, "pods": pods},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn listed_pods_get_namespace_controller_labels_and_owner() {
+        let pods = desired_pods(&set(serde_json::json!([
+            {"metadata": {"name": "p-0", "labels": {"a": "b"}}, "spec": {"containers": []}}
+        ])))
+        .unwrap();
+        let pod = &pods[0];
+        assert_eq!(pod.metadata.namespace.as_deref(), Some("ns"));
+        let labels = pod.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["a"], "b");
+        assert_eq!(labels[CONTROLLER], CONTROLLER_STRIMZI_POD_SET);
+        assert_eq!(labels[CONTROLLER_NAME], "set");
+        let owner = &pod.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!((owner.uid.as_str(), owner.controller), ("u-1", Some(true)));
+    }
+
+    #[test]
+    fn a_pod_without_a_name_is_refused() {
+        let error = desired_pods(&set(serde_json::json!([{"metadata": {}}]))).unwrap_err();
+        assert_eq!(error.reason(), "InvalidPod");
+        assert!(error.to_string().contains("spec.pods[0]"), "{error}");
+    }
+}

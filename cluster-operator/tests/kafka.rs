@@ -479,7 +479,10 @@ async fn deleting_the_kafka_lets_the_garbage_collector_remove_everything() {
         .unwrap();
     let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
     for pool in ["broker", "controller"] {
-        pools.delete(pool, &DeleteParams::foreground()).await.unwrap();
+        pools
+            .delete(pool, &DeleteParams::foreground())
+            .await
+            .unwrap();
     }
     let selector = "strimzi.io/cluster=collected";
     let started = std::time::Instant::now();
