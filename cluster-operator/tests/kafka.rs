@@ -145,10 +145,20 @@ fn not_ready_here(file: &Path) -> Option<String> {
             return Some(format!("a `{kind}` listener"));
         }
     }
-    let zones = strimzi_tests::environment::ZONES;
-    if text.contains("key: topology.kubernetes.io/zone") && !zones.iter().any(|z| text.contains(z))
-    {
-        return Some(format!("nodes in zones other than {zones:?}"));
+    // Zones a node affinity requires: the list items after `key: topology.kubernetes.io/zone`.
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for (index, line) in lines.iter().enumerate() {
+        if *line != "key: topology.kubernetes.io/zone" {
+            continue;
+        }
+        let required = lines[index + 1..]
+            .iter()
+            .take(4)
+            .filter_map(|line| line.strip_prefix("- "))
+            .find(|zone| !strimzi_tests::environment::ZONES.contains(zone));
+        if let Some(zone) = required {
+            return Some(format!("nodes in zone {zone}"));
+        }
     }
     text.lines()
         .filter_map(|line| line.trim().strip_prefix("class: "))
