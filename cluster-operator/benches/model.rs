@@ -6,8 +6,8 @@
 //! Run with `cargo bench -p strimzi-cluster-operator --bench model`.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+#[path = "../tests/model_support/mod.rs"]
+mod model_support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -100,7 +100,7 @@ fn ms(duration: Duration) -> f64 {
 
 fn main() {
     let (kafka, pools) = resources();
-    let config = support::default_model_config();
+    let config = model_support::default_model_config();
     let input = ModelInput {
         kafka: &kafka,
         pools: &pools,
@@ -134,7 +134,7 @@ fn main() {
     );
     let cluster = measure("resolve", || resolve(&input).unwrap());
     measure("listener_objects", || cluster.listener_objects());
-    let observed = support::observed_listeners(&cluster);
+    let observed = model_support::observed_listeners(&cluster);
     let addresses = measure("listener_addresses", || {
         cluster.listener_addresses(&observed)
     });

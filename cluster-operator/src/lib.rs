@@ -2,5 +2,34 @@
 //! clusters.
 //!
 //! - [`model`] is pure: custom resources in, desired Kubernetes objects out.
+//! - [`assembly`] is the Kafka reconciler, a chain of named steps that applies the model.
+//! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
+//! - [`config`] reads the operator's environment; [`cache`] holds the content caches the
+//!   controllers read.
 
+pub mod assembly;
+pub mod cache;
+pub mod config;
 pub mod model;
+pub mod pod_set;
+
+use futures::future::BoxFuture;
+use strimzi_operator_common::cache::CacheError;
+use strimzi_operator_common::runtime::OperatorRuntime;
+
+/// Stack size of the operator's worker threads. Kubernetes objects with deep
+/// `managedFields` (a StrimziPodSet lists whole pods) deserialize recursively, which needs
+/// more than Tokio's default 2 MiB in debug builds.
+pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
+
+/// The controllers of the cluster operator (Kafka with its node pools, and StrimziPodSet), to
+/// be run by [`OperatorRuntime::run`].
+pub fn controllers(
+    runtime: &OperatorRuntime,
+    config: &config::ClusterOperatorConfig,
+) -> Result<Vec<BoxFuture<'static, ()>>, CacheError> {
+    Ok(vec![
+        assembly::KafkaAssembly::controller(runtime, config.clone())?,
+        pod_set::PodSetReconciler::controller(runtime)?,
+    ])
+}

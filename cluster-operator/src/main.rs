@@ -1,9 +1,52 @@
-//! Cluster operator: reconciles Kafka clusters, node pools, Connect, MirrorMaker 2 and Bridge.
-//!
-//! Not implemented yet: see the project's issue list. The binary exists so the workspace
-//! has its final shape; it refuses to run rather than pretend to work.
+//! The `strimzi-cluster-operator` binary: reads Strimzi's environment variables, serves
+//! `/healthy`, `/ready` and `/metrics`, takes part in leader election, and runs the Kafka and
+//! StrimziPodSet controllers in the configured namespaces until SIGTERM.
+
+use anyhow::Context;
+use strimzi_cluster_operator::config::{ClusterOperatorConfig, NAME};
+use strimzi_operator_common::runtime::OperatorRuntime;
 
 fn main() -> std::process::ExitCode {
-    eprintln!("strimzi-cluster-operator: not implemented yet (cluster-operator issues)");
-    std::process::ExitCode::FAILURE
+    let config = match ClusterOperatorConfig::from_env() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("{NAME}: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
+        .enable_all()
+        .build();
+    let result = match runtime {
+        Ok(runtime) => runtime.block_on(run(config)),
+        Err(error) => Err(anyhow::Error::new(error).context("Tokio runtime")),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{NAME}: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
+    strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
+        .context("logging")?;
+    let client = kube::Client::try_default()
+        .await
+        .context("Kubernetes client")?;
+    let port = config.operator.http_port;
+    let runtime = OperatorRuntime::new(client, config.operator.clone(), NAME).context("metrics")?;
+    runtime
+        .serve_http(([0, 0, 0, 0], port).into())
+        .await
+        .context("HTTP server")?;
+    runtime.shutdown_on_signals();
+    tracing::info!(namespaces = ?config.operator.namespaces, "starting the cluster operator");
+    let controllers =
+        strimzi_cluster_operator::controllers(&runtime, &config).context("controllers")?;
+    runtime.run(controllers).await;
+    Ok(())
 }

@@ -4,7 +4,7 @@
 //! objects built for generated clusters.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+mod model_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -222,7 +222,7 @@ fn redact(manifests: &mut [serde_json::Value]) {
 }
 
 fn resolve_example(example: &Example, stem: &str) -> KafkaCluster {
-    let config = support::default_model_config();
+    let config = model_support::default_model_config();
     resolve(&ModelInput {
         kafka: &example.kafka,
         pools: &example.pools,
@@ -242,7 +242,7 @@ fn snapshot_examples(dir: &Path, prefix: &str) {
         let relative = path.strip_prefix(dir).unwrap().with_extension("");
         let stem = relative.to_string_lossy().replace('/', "-");
         let cluster = resolve_example(&example, &stem);
-        let observed = support::observed_listeners(&cluster);
+        let observed = model_support::observed_listeners(&cluster);
         let external = external_configuration(&example);
         let cas = Cas::new(&cluster.name);
         let first = cas.build(&cluster, &observed, &external, &BTreeMap::new());
@@ -368,7 +368,7 @@ fn generated_cluster(
             .unwrap()
         })
         .collect();
-    let config = support::default_model_config();
+    let config = model_support::default_model_config();
     resolve(&ModelInput {
         kafka: &kafka,
         pools: &pools,
@@ -487,7 +487,7 @@ proptest! {
         let Some(cluster) = generated_cluster(&name, &pools, &listeners) else {
             return Ok(());
         };
-        let observed = support::observed_listeners(&cluster);
+        let observed = model_support::observed_listeners(&cluster);
         let hashes: BTreeMap<String, String> =
             cluster.nodes().map(|node| (node.pod_name, "hash".to_owned())).collect();
         let inputs = BuildInputs {

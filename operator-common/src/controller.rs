@@ -221,6 +221,21 @@ impl<R: Reconciler> ControllerBuilder<R> {
         self
     }
 
+    /// Adds triggers of the caller's to the controller of every watched scope: `wire` gets
+    /// the controller, the scope (namespace and custom-resource selector) and the runtime,
+    /// and returns the controller with more streams, for example `owns_stream` over a
+    /// reflector whose cache the reconciler reads, or `watches_stream` mapping another kind to
+    /// the resources it concerns.
+    pub fn wire<F>(mut self, wire: F) -> Self
+    where
+        F: Fn(Controller<Guarded<R>>, &CacheScope, &OperatorRuntime) -> Controller<Guarded<R>>
+            + Send
+            + 'static,
+    {
+        self.owned.push(Box::new(wire));
+        self
+    }
+
     /// The controller, ready to be run by [`OperatorRuntime::run`].
     pub fn build(self) -> Result<BoxFuture<'static, ()>, CacheError> {
         let scopes: Vec<Option<String>> = match &self.runtime.config().namespaces {

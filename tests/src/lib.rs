@@ -7,5 +7,6 @@ pub mod environment;
 pub mod error;
 pub mod kafka;
 pub mod layout;
+pub mod measure;
 pub mod process;
 pub mod reference;

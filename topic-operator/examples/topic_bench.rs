@@ -25,39 +25,10 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use serde_json::json;
 use strimzi_api::topic::KafkaTopic;
 use strimzi_tests::environment::TestEnv;
+use strimzi_tests::measure::{http_get, metric, rss_mib};
 
 /// Full reconciliation interval of the benchmarked operator.
 const INTERVAL: Duration = Duration::from_secs(30);
-
-fn http_get(port: u16, path: &str) -> String {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return String::new();
-    };
-    let _ = write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response
-}
-
-/// Sum of the samples of metric `name` (any labels) in a `/metrics` text.
-fn metric(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|line| line.starts_with(name) && line[name.len()..].starts_with(['{', ' ']))
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
-/// Peak (`VmHWM`) or current (`VmRSS`) resident set size of process `pid`, in MiB.
-fn rss_mib(pid: u32, field: &str) -> f64 {
-    let kib: u64 = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_default();
-    kib as f64 / 1024.0
-}
 
 async fn ready_count(api: &Api<DynamicObject>) -> usize {
     let list = api.list(&ListParams::default()).await.unwrap();

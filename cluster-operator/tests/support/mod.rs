@@ -1,107 +1,343 @@
-//! What the model tests and the model benchmark share: the operator settings of a default
-//! installation in namespace `strimzi`, and listener objects as Kubernetes fills them in.
+//! Shared helpers of the cluster operator's tests: the operator started in-process on the
+//! shared test environment (real API server, kwok nodes that make pods Ready), resources
+//! written as YAML or JSON, and waiting for what the operator does.
 
-use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Service, ServiceStatus};
-use k8s_openapi::api::networking::v1::{
-    IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
-};
-use kube::api::DynamicObject;
-use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
-use strimzi_cluster_operator::model::listeners::ObservedListeners;
-use strimzi_cluster_operator::model::{KafkaCluster, ModelConfig};
-use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
-use strimzi_operator_common::labels::LabelExclusion;
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-/// The model settings of an operator installed with Strimzi's defaults in namespace
-/// `strimzi`.
-pub fn default_model_config() -> ModelConfig {
-    ModelConfig {
-        images: KafkaImages::strimzi_defaults(),
-        cluster_domain: "cluster.local".into(),
-        operator_namespace: "strimzi".into(),
-        operator_namespace_labels: None,
-        network_policy_generation: true,
-        image_pull_policy: None,
-        image_pull_secrets: Vec::new(),
-        label_exclusion: LabelExclusion::new(DEFAULT_LABELS_EXCLUSION_PATTERN)
-            .unwrap_or_else(|error| panic!("the default label exclusion is valid: {error}")),
-        managed_by: "strimzi-cluster-operator".into(),
-        kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.into(),
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::NamespaceResourceScope;
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_cluster_operator::config::ClusterOperatorConfig;
+use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_tests::environment::TestEnv;
+
+/// How long tests wait for the operator to act: generous, as tests run clusters side by
+/// side and issuing their RSA certificates in a debug build takes a while.
+pub const WAIT: Duration = Duration::from_secs(300);
+
+pub fn env() -> &'static TestEnv {
+    TestEnv::shared()
+}
+
+/// A client and a namespace of its own for one test.
+pub async fn namespace(prefix: &str) -> (Client, String) {
+    (env().client().await, env().namespace(prefix).await)
+}
+
+/// Cluster operator configuration watching `namespace`, with `extra` variables.
+pub fn config_for(namespace: &str, extra: &[(&str, &str)]) -> ClusterOperatorConfig {
+    let mut variables: BTreeMap<String, String> = BTreeMap::from([
+        ("STRIMZI_NAMESPACE".to_owned(), namespace.to_owned()),
+        (
+            "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS".to_owned(),
+            "120000".to_owned(),
+        ),
+    ]);
+    for (key, value) in extra {
+        variables.insert((*key).to_owned(), (*value).to_owned());
+    }
+    ClusterOperatorConfig::from_lookup(|name| variables.get(name).cloned()).unwrap()
+}
+
+/// A cluster operator running in this process, on a Tokio runtime of its own whose threads
+/// have the stack the binary gives them (see `main.rs`).
+pub struct Operator {
+    pub runtime: OperatorRuntime,
+    pub task: Option<tokio::task::JoinHandle<()>>,
+    tokio: Option<tokio::runtime::Runtime>,
+}
+
+impl Operator {
+    fn start(
+        namespace: &str,
+        controllers: impl FnOnce(
+            &OperatorRuntime,
+            &ClusterOperatorConfig,
+        ) -> Vec<futures::future::BoxFuture<'static, ()>>,
+    ) -> Self {
+        log_to_file();
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
+            .enable_all()
+            .build()
+            .unwrap();
+        // A client of its own, whose connections live on this runtime.
+        let client = std::thread::scope(|scope| {
+            scope
+                .spawn(|| tokio.block_on(env().client()))
+                .join()
+                .unwrap()
+        });
+        let _entered = tokio.enter();
+        let config = config_for(namespace, &[]);
+        let runtime = OperatorRuntime::new(
+            client,
+            config.operator.clone(),
+            strimzi_cluster_operator::config::NAME,
+        )
+        .unwrap();
+        let controllers = controllers(&runtime, &config);
+        let task = tokio.spawn(runtime.clone().run(controllers));
+        Self {
+            runtime,
+            task: Some(task),
+            tokio: Some(tokio),
+        }
+    }
+
+    /// Starts the Kafka and StrimziPodSet controllers on `namespace`.
+    pub fn on(namespace: &str) -> Self {
+        Self::start(namespace, |runtime, config| {
+            strimzi_cluster_operator::controllers(runtime, config).unwrap()
+        })
+    }
+
+    /// Starts only the StrimziPodSet controller on `namespace`.
+    pub fn pod_sets_only(namespace: &str) -> Self {
+        Self::start(namespace, |runtime, _| {
+            vec![strimzi_cluster_operator::pod_set::PodSetReconciler::controller(runtime).unwrap()]
+        })
+    }
+
+    /// API writes counted so far for `kind` and `verb`.
+    pub fn writes(&self, kind: &str, verb: &str) -> u64 {
+        self.runtime.metrics().writes(kind, verb)
+    }
+
+    /// Asks the operator to stop and waits until it has.
+    pub async fn stop(mut self) {
+        self.runtime.shutdown_token().cancel();
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
     }
 }
 
-/// The listener objects with the addresses Kubernetes would assign: a host name for each
-/// load balancer, node ports, route hosts and an ingress address.
-pub fn observed_listeners(cluster: &KafkaCluster) -> ObservedListeners {
-    let objects = cluster.listener_objects();
-    let namespace = &cluster.namespace;
-    let mut next_node_port = 31000;
-    let services = objects
-        .services
-        .into_iter()
-        .map(|mut service: Service| {
-            let name = service.metadata.name.clone().unwrap();
-            let spec = service.spec.as_mut().unwrap();
-            match spec.type_.as_deref() {
-                Some("LoadBalancer") => {
-                    service.status = Some(ServiceStatus {
-                        load_balancer: Some(LoadBalancerStatus {
-                            ingress: Some(vec![LoadBalancerIngress {
-                                hostname: Some(format!("{name}.lb.example.com")),
-                                ..LoadBalancerIngress::default()
-                            }]),
-                        }),
-                        ..ServiceStatus::default()
-                    });
-                }
-                Some("NodePort") => {
-                    for port in spec.ports.iter_mut().flatten() {
-                        if port.node_port.is_none() {
-                            port.node_port = Some(next_node_port);
-                            next_node_port += 1;
-                        }
-                    }
-                }
-                _ => {}
-            }
-            service
-        })
-        .collect();
-    let ingresses = objects
-        .ingresses
-        .into_iter()
-        .map(|mut ingress| {
-            ingress.status = Some(IngressStatus {
-                load_balancer: Some(IngressLoadBalancerStatus {
-                    ingress: Some(vec![IngressLoadBalancerIngress {
-                        ip: Some("192.0.2.10".into()),
-                        ..IngressLoadBalancerIngress::default()
-                    }]),
-                }),
-            });
-            ingress
-        })
-        .collect();
-    let routes = objects
-        .routes
-        .into_iter()
-        .map(|mut route: DynamicObject| {
-            let host = route.data["spec"]["host"].as_str().map_or_else(
-                || {
-                    format!(
-                        "{}-{namespace}.apps.example.com",
-                        route.metadata.name.as_deref().unwrap()
-                    )
-                },
-                str::to_owned,
-            );
-            route.data["status"] = serde_json::json!({"ingress": [{"host": host}]});
-            route
-        })
-        .collect();
-    ObservedListeners {
-        services,
-        ingresses,
-        routes,
+impl Drop for Operator {
+    fn drop(&mut self) {
+        self.runtime.shutdown_token().cancel();
+        if let Some(tokio) = self.tokio.take() {
+            tokio.shutdown_background();
+        }
     }
+}
+
+/// Sends the operator's logs of this test binary to `cluster-operator-<pid>.log` in the
+/// environment's log folder.
+fn log_to_file() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        let path = env()
+            .log_dir()
+            .join(format!("cluster-operator-{}.log", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info,strimzi=debug,kube=warn")
+            .with_writer(std::sync::Mutex::new(file))
+            .with_ansi(false)
+            .try_init();
+        println!("operator logs: {}", path.display());
+    });
+}
+
+/// Server-side applies a document (YAML or JSON value) in `namespace`.
+pub async fn apply(client: &Client, namespace: &str, document: &Value) {
+    let object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
+    let types = object.types.clone().unwrap();
+    let (group, version) = types
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", types.api_version.as_str()));
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, &types.kind);
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk(&gvk));
+    let name = object.metadata.name.clone().unwrap();
+    api.patch(
+        &name,
+        &PatchParams::apply("test").force(),
+        &Patch::Apply(&object),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("applying {} {name}: {error}", types.kind));
+}
+
+/// Every document of a YAML file.
+pub fn documents(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| <Value as serde::Deserialize>::deserialize(document).unwrap())
+        .filter(|value| !value.is_null())
+        .collect()
+}
+
+/// Waits until `check` returns `Some` for the object `name` (or for its absence, `None`
+/// given), up to [`WAIT`]; panics with the last object seen otherwise.
+pub async fn wait_for<K, T>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    check: impl Fn(Option<&K>) -> Option<T>,
+) -> T
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+{
+    let started = Instant::now();
+    loop {
+        let object = api.get_opt(name).await.unwrap();
+        if let Some(value) = check(object.as_ref()) {
+            return value;
+        }
+        if started.elapsed() > WAIT {
+            panic!("timed out waiting for {what}; last seen: {object:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The folder of the operator binaries built next to the running test, example or bench.
+pub fn binaries_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/examples/<name> or target/<profile>/deps/<name>
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// Builds the cluster and topic operator binaries, in the profile of the running program,
+/// with the cargo running us.
+pub fn build_operator_binaries() -> std::path::PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let release = binaries_dir().ends_with("release");
+    let status = std::process::Command::new(cargo)
+        .arg("build")
+        .args(release.then_some("--release"))
+        .args([
+            "--quiet",
+            "-p",
+            "strimzi-cluster-operator",
+            "-p",
+            "strimzi-topic-operator",
+            "--bins",
+        ])
+        .status()
+        .expect("running cargo build");
+    assert!(status.success(), "building the operator binaries failed");
+    let dir = binaries_dir();
+    assert!(
+        dir.join("strimzi-cluster-operator").exists(),
+        "no strimzi-cluster-operator in {}",
+        dir.display()
+    );
+    dir
+}
+
+/// Starts the cluster operator binary on `namespace` as a child process tied to this one.
+pub fn spawn_cluster_operator(
+    binaries: &std::path::Path,
+    namespace: &str,
+    port: u16,
+    extra: &[(&str, &str)],
+) -> strimzi_tests::process::ManagedProcess {
+    use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
+    let spec = ProcessSpec::new(
+        "cluster-operator",
+        binaries.join("strimzi-cluster-operator"),
+        env().log_dir(),
+    )
+    .env("KUBECONFIG", env().control_plane().kubeconfig())
+    .env("STRIMZI_NAMESPACE", namespace)
+    .env("STRIMZI_HTTP_PORT", port.to_string())
+    .env("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "30000");
+    let spec = extra
+        .iter()
+        .fold(spec, |spec, (key, value)| spec.env(key, value));
+    ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
+}
+
+/// A cluster of `controllers` controllers and `brokers` brokers, ephemeral storage.
+pub fn cluster(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
+    let pool = |pool: &str, replicas: i32, role: &str| {
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaNodePool",
+            "metadata": {"name": pool, "labels": {"strimzi.io/cluster": name}},
+            "spec": {"replicas": replicas, "roles": [role], "storage": {"type": "ephemeral"}},
+        })
+    };
+    vec![
+        pool("controller", controllers, "controller"),
+        pool("broker", brokers, "broker"),
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "Kafka",
+            "metadata": {"name": name},
+            "spec": {"kafka": {
+                "listeners": [
+                    {"name": "plain", "port": 9092, "type": "internal", "tls": false},
+                    {"name": "tls", "port": 9093, "type": "internal", "tls": true},
+                ],
+                "config": {
+                    "default.replication.factor": brokers.min(3),
+                    "min.insync.replicas": (brokers - 1).clamp(1, 2),
+                },
+            }},
+        }),
+    ]
+}
+
+pub fn condition<'a>(kafka: &'a Kafka, kind: &str) -> Option<&'a strimzi_api::common::Condition> {
+    kafka
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| condition.r#type.as_deref() == Some(kind))
+}
+
+/// Waits until the Kafka is Ready for its current generation.
+pub async fn ready(client: &Client, ns: &str, name: &str) -> Kafka {
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    wait_for(
+        &kafkas,
+        name,
+        &format!("Kafka {ns}/{name} to be Ready"),
+        |kafka| {
+            let kafka = kafka?;
+            let status = kafka.status.as_ref()?;
+            (condition(kafka, "Ready").is_some()
+                && status.observed_generation == kafka.metadata.generation)
+                .then(|| kafka.clone())
+        },
+    )
+    .await
+}
+
+/// The names of the objects of kind `K` in `ns` matching `selector` and not being deleted,
+/// sorted.
+pub async fn names<K>(client: &Client, ns: &str, selector: &str) -> Vec<String>
+where
+    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let mut names: Vec<String> = api
+        .list(&ListParams::default().labels(selector))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|object| object.meta().deletion_timestamp.is_none())
+        .map(ResourceExt::name_any)
+        .collect();
+    names.sort();
+    names
 }

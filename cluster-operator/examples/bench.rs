@@ -1,0 +1,124 @@
+//! Benchmark of the cluster operator on the real test environment (kwok makes the pods
+//! Ready): start-up time to `/ready`, time from apply to Ready for 1 and for 20 Kafka
+//! clusters of 3 controllers and 3 brokers each, the operator's peak and steady RSS, and the
+//! Kubernetes writes of periodic reconciliations when nothing changed. Prints figures and
+//! asserts none.
+//!
+//! ```text
+//! cargo run --release -p strimzi-cluster-operator --example bench
+//! ```
+//!
+//! The operator runs as a child process (built in the same profile), so its RSS is its own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use kube::Client;
+use strimzi_tests::measure::{http_get, metric, rss_mib};
+
+/// Full reconciliation interval of the benchmarked operator.
+const INTERVAL: Duration = Duration::from_secs(20);
+const MANY: usize = 20;
+
+#[tokio::main]
+async fn main() {
+    let binaries = support::build_operator_binaries();
+    let env = support::env();
+    let client = env.client().await;
+    let one = env.namespace("bench-one").await;
+    let many = env.namespace("bench-many").await;
+    let port = strimzi_tests::layout::free_port().unwrap();
+    let interval = INTERVAL.as_millis().to_string();
+
+    let started = Instant::now();
+    let operator = support::spawn_cluster_operator(
+        &binaries,
+        &format!("{one},{many}"),
+        port,
+        &[
+            ("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", &interval),
+            ("STRIMZI_LOG_LEVEL", "WARN"),
+        ],
+    );
+    while !http_get(port, "/ready").starts_with("HTTP/1.1 200")
+        && !http_get(port, "/ready").starts_with("HTTP/1.0 200")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "operator not ready; see {}",
+            operator.log().display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let startup = started.elapsed();
+    println!(
+        "start-up to /ready:                 {:>8.0} ms",
+        startup.as_secs_f64() * 1000.0
+    );
+    println!(
+        "RSS after start-up:                 {:>8.1} MiB",
+        rss_mib(operator.pid(), "VmRSS")
+    );
+
+    let single = time_to_ready(&client, &one, &["single".to_owned()]).await;
+    println!(
+        "apply -> Ready, 1 cluster (3+3):    {:>8.2} s",
+        single.as_secs_f64()
+    );
+    let names: Vec<String> = (0..MANY).map(|i| format!("cluster-{i}")).collect();
+    let all = time_to_ready(&client, &many, &names).await;
+    println!(
+        "apply -> Ready, {MANY} clusters (3+3):  {:>8.2} s",
+        all.as_secs_f64()
+    );
+    println!(
+        "peak RSS:                           {:>8.1} MiB",
+        rss_mib(operator.pid(), "VmHWM")
+    );
+
+    // Periodic reconciliations with nothing changed.
+    let before = http_get(port, "/metrics");
+    tokio::time::sleep(INTERVAL + Duration::from_secs(5)).await;
+    let after = http_get(port, "/metrics");
+    let delta = |name: &str| metric(&after, name) - metric(&before, name);
+    let reconciliations = delta("strimzi_reconciliations_total");
+    let writes = delta("strimzi_operator_api_writes_total");
+    println!(
+        "periodic reconciliations (no change): {reconciliations:>7.0}, Kubernetes writes: {writes:.0} ({:.2} per reconciliation)",
+        if reconciliations > 0.0 {
+            writes / reconciliations
+        } else {
+            0.0
+        }
+    );
+    println!(
+        "steady RSS ({} clusters):           {:>8.1} MiB",
+        MANY + 1,
+        rss_mib(operator.pid(), "VmRSS")
+    );
+    println!("(pods are simulated by kwok; no Kafka runs in them)");
+}
+
+/// Applies a 3+3 cluster per name in `namespace` and returns when all are Ready.
+async fn time_to_ready(client: &Client, namespace: &str, names: &[String]) -> Duration {
+    let started = Instant::now();
+    for name in names {
+        for document in support::cluster(name, 3, 3) {
+            let mut document = document;
+            // Pool names are per namespace: prefix them with the cluster's.
+            if document["kind"] == "KafkaNodePool" {
+                let pool = document["metadata"]["name"].as_str().unwrap().to_owned();
+                document["metadata"]["name"] = format!("{name}-{pool}").into();
+            }
+            support::apply(client, namespace, &document).await;
+        }
+    }
+    for name in names {
+        support::ready(client, namespace, name).await;
+    }
+    started.elapsed()
+}

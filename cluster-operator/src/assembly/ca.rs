@@ -1,0 +1,157 @@
+//! The CA step: the cluster and clients CAs are created, renewed or have their keys replaced
+//! by `certificate-manager`, and their Secrets written with Strimzi's labels and, when
+//! `generateSecretOwnerReference` (the default), an owner reference to the Kafka.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use kube::{Resource, ResourceExt};
+use strimzi_api::kafka::Kafka;
+use strimzi_certificate_manager::authority::{self, CaKind, CaSettings, ReconciledCa};
+use strimzi_certificate_manager::maintenance::MaintenanceWindows;
+use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
+use time::OffsetDateTime;
+
+use super::{ReconcileError, Reconciliation};
+use crate::model::pods::CaGenerations;
+
+/// Both CAs of a cluster after the CA step.
+#[derive(Debug)]
+pub struct ClusterCas {
+    /// The cluster CA, which signs the nodes' certificates.
+    pub cluster: ReconciledCa,
+    /// The clients CA, which signs the users' certificates.
+    pub clients: ReconciledCa,
+    /// Whether a maintenance time window is open now.
+    pub window_open: bool,
+    /// When the step ran.
+    pub now: OffsetDateTime,
+}
+
+impl ClusterCas {
+    /// The generations the pods are annotated with.
+    pub fn generations(&self) -> CaGenerations {
+        CaGenerations {
+            cluster_ca_cert: self.cluster.authority.cert_generation(),
+            cluster_ca_key: self.cluster.authority.key_generation(),
+            clients_ca_cert: self.clients.authority.cert_generation(),
+        }
+    }
+}
+
+impl Reconciliation<'_> {
+    /// Creates or renews the cluster and clients CAs and writes their Secrets.
+    pub(super) async fn reconcile_cas(&mut self) -> Result<ClusterCas, ReconcileError> {
+        let now = OffsetDateTime::now_utc();
+        let windows = self
+            .kafka
+            .spec
+            .maintenance_time_windows
+            .clone()
+            .unwrap_or_default();
+        let window_open = windows.is_empty() || MaintenanceWindows::parse(&windows)?.contains(now);
+        let cluster = self
+            .reconcile_ca(
+                CaKind::Cluster,
+                self.kafka.spec.cluster_ca.as_ref(),
+                now,
+                window_open,
+            )
+            .await?;
+        let clients = self
+            .reconcile_ca(
+                CaKind::Clients,
+                self.kafka.spec.clients_ca.as_ref(),
+                now,
+                window_open,
+            )
+            .await?;
+        Ok(ClusterCas {
+            cluster,
+            clients,
+            window_open,
+            now,
+        })
+    }
+
+    async fn reconcile_ca(
+        &mut self,
+        kind: CaKind,
+        spec: Option<&strimzi_api::kafka::CertificateAuthority>,
+        now: OffsetDateTime,
+        window_open: bool,
+    ) -> Result<ReconciledCa, ReconcileError> {
+        let mut settings = CaSettings::from_spec(spec);
+        settings.pkcs12 = self.operator.config.pkcs12;
+        let secrets: Api<Secret> = Api::namespaced(self.client(), &self.namespace);
+        let cert_name = kind.cert_secret_name(&self.name);
+        let key_name = kind.key_secret_name(&self.name);
+        let cert = secrets
+            .get_opt(&cert_name)
+            .await
+            .map_err(|source| ReconcileError::api("get Secret", &cert_name, source))?;
+        let key = secrets
+            .get_opt(&key_name)
+            .await
+            .map_err(|source| ReconcileError::api("get Secret", &key_name, source))?;
+        let reconciled = authority::reconcile(
+            kind,
+            &self.name,
+            &settings,
+            cert.as_ref(),
+            key.as_ref(),
+            now,
+            window_open,
+        )?;
+        let owned = spec.is_none_or(|spec| spec.generates_secret_owner_reference());
+        for (desired, current) in [
+            (&reconciled.cert_secret, &cert),
+            (&reconciled.key_secret, &key),
+        ] {
+            if let Some(desired) = desired {
+                let secret = self.ca_secret(kind, desired, owned);
+                self.operator
+                    .runtime
+                    .applier()
+                    .apply(&secret, current.as_ref())
+                    .await?;
+            }
+        }
+        for warning in &reconciled.warnings {
+            self.warn(warning.reason, &warning.message);
+        }
+        Ok(reconciled)
+    }
+
+    /// `secret` with namespace, Strimzi's labels and, if `owned`, the Kafka as owner.
+    fn ca_secret(&self, kind: CaKind, secret: &Secret, owned: bool) -> Secret {
+        let component = match kind {
+            CaKind::Cluster => "cluster-ca",
+            CaKind::Clients => "clients-ca",
+        };
+        let labels = ComponentLabels {
+            kind: Kafka::kind(&()).into_owned(),
+            cluster: self.name.clone(),
+            component_name: format!("{}-{component}", self.name),
+            component_type: "certificate-authority".to_owned(),
+            managed_by: crate::config::NAME.to_owned(),
+        }
+        .labels(
+            &self.kafka.labels().clone(),
+            &self.operator.config.model.label_exclusion,
+        );
+        let mut secret = secret.clone();
+        secret.metadata.namespace = Some(self.namespace.clone());
+        secret
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .extend(labels);
+        secret.metadata.owner_references = owned
+            .then(|| owner_reference(self.kafka))
+            .flatten()
+            .map(|owner| vec![owner]);
+        secret
+    }
+}

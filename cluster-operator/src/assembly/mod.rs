@@ -1,0 +1,676 @@
+//! The Kafka reconciler: turns a `Kafka` and its `KafkaNodePool`s into a running cluster, as a
+//! readable chain of named steps ([`Reconciliation::run`]), much like Strimzi's
+//! `KafkaReconciler`:
+//!
+//! 1. CAs: create or renew the cluster and clients CAs ([`ca`]).
+//! 2. Model: validate the resources, assign node IDs, collect warnings.
+//! 3. ServiceAccount, listener Services/Ingresses/Routes, then wait for their addresses.
+//! 4. Per-node certificate Secrets, per-node ConfigMaps, PodDisruptionBudget, NetworkPolicy.
+//! 5. PersistentVolumeClaims: create, grow, refuse to shrink ([`storage`]).
+//! 6. StrimziPodSets, node pool statuses, scale down (objects of removed nodes deleted).
+//! 7. Wait for the pods and the bootstrap Service's endpoints to be ready.
+//! 8. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
+//!
+//! Not done here, because it needs a connection to the brokers (a later issue): rolling
+//! restarts of pods whose definition changed (reported as a `Warning`), the scale-down safety
+//! check, unregistering removed nodes, KRaft metadata version upgrades and default quotas.
+
+mod ca;
+mod status;
+mod storage;
+mod wait;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use strimzi_api::kafka::{Kafka, KafkaStatus};
+use strimzi_api::labels;
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
+use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::apply::ApplyError;
+use strimzi_operator_common::cache::CacheError;
+use strimzi_operator_common::controller::{Reconciled, Reconciler};
+use strimzi_operator_common::runtime::OperatorRuntime;
+use tokio::time::Instant;
+
+use crate::cache::ScopedCache;
+use crate::config::ClusterOperatorConfig;
+use crate::model::config_maps::ExternalConfiguration;
+use crate::model::listeners::{ListenerAddresses, ObservedListeners};
+use crate::model::pods::PodInputs;
+use crate::model::{self, KafkaCluster, ModelError, ModelInput};
+
+pub use ca::ClusterCas;
+
+/// Why a Kafka could not be reconciled; the reason becomes the `NotReady` condition's.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// The Kafka and its node pools do not describe a valid cluster.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A CA Secret is unusable.
+    #[error(transparent)]
+    Ca(#[from] strimzi_certificate_manager::authority::CaError),
+    /// A node certificate could not be issued.
+    #[error(transparent)]
+    Certificate(#[from] leaf::LeafError),
+    /// `spec.maintenanceTimeWindows` has an invalid expression.
+    #[error(transparent)]
+    MaintenanceWindow(#[from] strimzi_certificate_manager::maintenance::MaintenanceWindowError),
+    /// Writing an object failed.
+    #[error(transparent)]
+    Write(#[from] ApplyError),
+    /// Reading from the API server failed.
+    #[error("{what} {name}: {source}")]
+    Api {
+        /// What was attempted.
+        what: &'static str,
+        /// The object or kind concerned.
+        name: String,
+        /// The client error.
+        source: Box<kube::Error>,
+    },
+    /// Kubernetes has not assigned addresses to some listeners yet; the reconciliation is
+    /// retried when their Services or Ingresses change.
+    #[error("waiting for Kubernetes to assign addresses to listener(s) {0}")]
+    ListenerAddressesPending(String),
+    /// Something did not happen within `STRIMZI_OPERATION_TIMEOUT_MS`.
+    #[error("timed out waiting for {what}")]
+    Timeout {
+        /// What was waited for.
+        what: String,
+    },
+}
+
+impl ReconcileError {
+    fn api(what: &'static str, name: &str, source: kube::Error) -> Self {
+        Self::Api {
+            what,
+            name: name.to_owned(),
+            source: Box::new(source),
+        }
+    }
+}
+
+impl ErrorReason for ReconcileError {
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Model(error) => error.reason(),
+            Self::Ca(error) => error.reason(),
+            Self::Certificate(error) => error.reason(),
+            Self::MaintenanceWindow(error) => error.reason(),
+            Self::Write(error) => error.reason(),
+            Self::Api { .. } => "KubernetesApiError",
+            Self::ListenerAddressesPending(_) => "ListenerAddressesPending",
+            Self::Timeout { .. } => "TimeoutException",
+        }
+    }
+}
+
+/// Reconciles Kafka resources; node pools are read from a cache of its own.
+pub struct KafkaAssembly {
+    runtime: OperatorRuntime,
+    config: Arc<ClusterOperatorConfig>,
+    pools: ScopedCache<KafkaNodePool>,
+}
+
+impl KafkaAssembly {
+    /// The Kafka controller on `runtime`: Kafkas, their node pools (by `strimzi.io/cluster`)
+    /// and the objects it owns (by `strimzi.io/kind=Kafka`) trigger reconciliations.
+    pub fn controller(
+        runtime: &OperatorRuntime,
+        config: ClusterOperatorConfig,
+    ) -> Result<BoxFuture<'static, ()>, CacheError> {
+        let pools = ScopedCache::default();
+        let reconciler = Self {
+            runtime: runtime.clone(),
+            config: Arc::new(config),
+            pools: pools.clone(),
+        };
+        let owned = format!("{}=Kafka", labels::KIND);
+        runtime
+            .controller(reconciler)
+            .concurrency(0)
+            .owns_metadata::<Service>(&owned)
+            .owns_metadata::<Ingress>(&owned)
+            .owns_metadata::<ConfigMap>(&owned)
+            .wire(move |controller, scope, runtime| {
+                // StrimziPodSets belong to their node pool: found by their cluster label.
+                let api: Api<PartialObjectMeta<StrimziPodSet>> =
+                    runtime.api(scope.namespace.as_deref());
+                let config = watcher::Config::default().labels(&owned);
+                let pod_sets = watcher::watcher(api, config)
+                    .default_backoff()
+                    .touched_objects();
+                let api: Api<KafkaNodePool> = runtime.api(scope.namespace.as_deref());
+                let pools = pools.watch(api, scope.namespace.clone(), labels::CLUSTER);
+                controller
+                    .watches_stream(pools, |pool| kafka_of(&pool))
+                    .watches_stream(pod_sets, |pod_set| kafka_of(&pod_set))
+            })
+            .build()
+    }
+}
+
+/// The Kafka named by the `strimzi.io/cluster` label of `object`, in its namespace.
+fn kafka_of<K: Resource>(object: &K) -> Option<ObjectRef<DeserializeGuard<Kafka>>> {
+    let namespace = object.meta().namespace.as_ref()?;
+    let cluster = object.meta().labels.as_ref()?.get(labels::CLUSTER)?;
+    Some(ObjectRef::new(cluster).within(namespace))
+}
+
+impl Reconciler for KafkaAssembly {
+    type Resource = Kafka;
+    type Status = KafkaStatus;
+    type Error = ReconcileError;
+
+    async fn reconcile(
+        &self,
+        kafka: Arc<Kafka>,
+    ) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
+        let pools = self
+            .pools
+            .list(&kafka.namespace().unwrap_or_default())
+            .await
+            .into_iter()
+            .filter(|pool| pool.labels().get(labels::CLUSTER) == Some(&kafka.name_any()))
+            .map(|pool| (*pool).clone())
+            .collect();
+        // On the heap: the chain's state is too large for a worker thread's stack.
+        Box::pin(
+            Reconciliation {
+                operator: self,
+                kafka: &kafka,
+                name: kafka.name_any(),
+                namespace: kafka.namespace().unwrap_or_default(),
+                pools,
+                deadline: Instant::now() + self.runtime.config().operation_timeout,
+                warnings: Vec::new(),
+            }
+            .run(),
+        )
+        .await
+    }
+}
+
+/// One reconciliation of one Kafka: what the steps share.
+pub(crate) struct Reconciliation<'a> {
+    operator: &'a KafkaAssembly,
+    kafka: &'a Kafka,
+    name: String,
+    namespace: String,
+    /// The node pools labelled for this Kafka.
+    pools: Vec<KafkaNodePool>,
+    /// When waiting steps give up (`STRIMZI_OPERATION_TIMEOUT_MS` from the start).
+    deadline: Instant,
+    /// `Warning` conditions collected by the steps: reason and message.
+    warnings: Vec<(String, String)>,
+}
+
+impl Reconciliation<'_> {
+    /// The steps, in order.
+    async fn run(mut self) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
+        let cas = self.reconcile_cas().await?;
+        let cluster = self.resolve_model().await?;
+        self.apply_service_account(&cluster).await?;
+        let addresses = self.apply_listeners(&cluster).await?;
+        let server_cert_hashes = self
+            .apply_node_certificates(&cluster, &cas, &addresses)
+            .await?;
+        let configuration_hashes = self.apply_config_maps(&cluster, &addresses).await?;
+        self.apply_policies(&cluster).await?;
+        self.apply_claims(&cluster).await?;
+        let inputs = PodInputs {
+            ca_generations: cas.generations(),
+            server_cert_hashes,
+            configuration_hashes,
+            // Custom listener certificates are not read yet.
+            custom_listener_cert_thumbprints: None,
+        };
+        self.apply_pod_sets(&cluster, &inputs).await?;
+        self.write_pool_statuses(&cluster).await?;
+        self.scale_down(&cluster).await?;
+        self.wait_for_pods_ready(&cluster).await?;
+        self.wait_for_endpoints(&cluster).await?;
+        self.delete_removed_claims(&cluster).await?;
+        Ok(self.kafka_status(&cluster, &addresses, &cas))
+    }
+
+    fn client(&self) -> Client {
+        self.operator.runtime.client().clone()
+    }
+
+    fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
+    {
+        Api::namespaced(self.client(), &self.namespace)
+    }
+
+    fn warn(&mut self, reason: &str, message: &str) {
+        self.warnings.push((reason.to_owned(), message.to_owned()));
+    }
+
+    /// Applies every object, each compared with the API server's copy first.
+    async fn apply_all<K>(&self, objects: &[K]) -> Result<(), ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + Serialize
+            + DeserializeOwned
+            + Clone
+            + std::fmt::Debug,
+    {
+        for object in objects {
+            self.operator.runtime.applier().apply(object, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the cluster's objects of kind `K` that are not among `keep`.
+    async fn delete_others<K>(
+        &self,
+        cluster: &KafkaCluster,
+        keep: &[K],
+    ) -> Result<(), ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + DeserializeOwned
+            + Clone
+            + std::fmt::Debug,
+    {
+        let keep: Vec<String> = keep.iter().map(ResourceExt::name_any).collect();
+        let selector = cluster.component_labels().selector_string();
+        let deleted = self
+            .operator
+            .runtime
+            .applier()
+            .delete_unwanted::<K>(&self.namespace, &selector, &keep)
+            .await?;
+        if !deleted.is_empty() {
+            tracing::info!(kind = %K::kind(&()), ?deleted, "deleted objects no longer needed");
+        }
+        Ok(())
+    }
+
+    /// The cluster ID: from the Kafka's status, else from a node pool's, else a new one,
+    /// which is written into the Kafka's status at once so that it is generated only once.
+    async fn cluster_id(&self) -> Result<String, ReconcileError> {
+        let known = self
+            .kafka
+            .status
+            .as_ref()
+            .and_then(|status| status.cluster_id.clone())
+            .or_else(|| {
+                self.pools
+                    .iter()
+                    .find_map(|pool| pool.status.as_ref()?.cluster_id.clone())
+            });
+        if let Some(id) = known {
+            return Ok(id);
+        }
+        let id = status::new_cluster_id();
+        let body = serde_json::json!({
+            "apiVersion": Kafka::api_version(&()),
+            "kind": Kafka::kind(&()),
+            "status": {"clusterId": id},
+        });
+        // A field manager of its own, so that later status writes never drop it.
+        self.api::<Kafka>()
+            .patch_status(
+                &self.name,
+                &PatchParams::apply(CLUSTER_ID_FIELD_MANAGER).force(),
+                &Patch::Apply(&body),
+            )
+            .await
+            .map_err(|source| ReconcileError::api("write the cluster ID of", &self.name, source))?;
+        self.operator
+            .runtime
+            .metrics()
+            .count_write("Kafka", "status");
+        Ok(id)
+    }
+
+    /// Validates the Kafka and its pools, assigns node IDs and collects the warnings.
+    async fn resolve_model(&mut self) -> Result<KafkaCluster, ReconcileError> {
+        let cluster_id = self.cluster_id().await?;
+        let cluster = model::resolve(&ModelInput {
+            kafka: self.kafka,
+            pools: &self.pools,
+            cluster_id: &cluster_id,
+            config: &self.operator.config.model,
+        })?;
+        let mut warnings = cluster.warnings.clone();
+        for warning in cluster.configuration_warnings() {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+        for warning in warnings {
+            self.warn(&warning.reason, &warning.message);
+        }
+        Ok(cluster)
+    }
+
+    /// Applies the ServiceAccount of the Kafka pods.
+    async fn apply_service_account(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+        self.apply_all(&[cluster.service_account()]).await
+    }
+
+    /// Applies the listener Services, Ingresses and Routes, deletes those no longer wanted,
+    /// and reads the addresses Kubernetes assigned.
+    async fn apply_listeners(
+        &mut self,
+        cluster: &KafkaCluster,
+    ) -> Result<ListenerAddresses, ReconcileError> {
+        let objects = cluster.listener_objects();
+        self.apply_all(&objects.services).await?;
+        self.apply_all(&objects.ingresses).await?;
+        self.delete_others(cluster, &objects.services).await?;
+        self.delete_others(cluster, &objects.ingresses).await?;
+        let routes = objects.routes.iter().chain(&objects.tls_routes);
+        let mut observed_routes = Vec::new();
+        for route in routes {
+            observed_routes.push(self.apply_dynamic(route).await?);
+        }
+        let selector = cluster.component_labels().selector_string();
+        let observed = ObservedListeners {
+            services: self.list::<Service>(&selector).await?,
+            ingresses: self.list::<Ingress>(&selector).await?,
+            routes: observed_routes,
+        };
+        let addresses = cluster.listener_addresses(&observed);
+        if !addresses.pending.is_empty() {
+            return Err(ReconcileError::ListenerAddressesPending(
+                addresses.pending.join(", "),
+            ));
+        }
+        Ok(addresses)
+    }
+
+    /// Server-side applies an object of a kind this crate has no type for (OpenShift Routes,
+    /// Gateway API TLSRoutes) and returns it as the API server has it.
+    async fn apply_dynamic(
+        &self,
+        object: &kube::api::DynamicObject,
+    ) -> Result<kube::api::DynamicObject, ReconcileError> {
+        let types = object.types.clone().unwrap_or_default();
+        let (group, version) = types
+            .api_version
+            .split_once('/')
+            .unwrap_or(("", types.api_version.as_str()));
+        let gvk = kube::api::GroupVersionKind::gvk(group, version, &types.kind);
+        let resource = kube::api::ApiResource::from_gvk(&gvk);
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(self.client(), &self.namespace, &resource);
+        let name = object.name_any();
+        let applied = api
+            .patch(
+                &name,
+                &PatchParams::apply(self.operator.runtime.applier().field_manager()).force(),
+                &Patch::Apply(object),
+            )
+            .await
+            .map_err(|source| ReconcileError::api("apply", &name, source))?;
+        Ok(applied)
+    }
+
+    async fn list<K>(&self, selector: &str) -> Result<Vec<K>, ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + DeserializeOwned
+            + Clone
+            + std::fmt::Debug,
+    {
+        Ok(self
+            .api::<K>()
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map_err(|source| ReconcileError::api("list", &K::kind(&()), source))?
+            .items)
+    }
+
+    /// Issues (or reuses) each node's server certificate and writes its Secret; the
+    /// certificate thumbprints by pod name.
+    async fn apply_node_certificates(
+        &self,
+        cluster: &KafkaCluster,
+        cas: &ClusterCas,
+        addresses: &ListenerAddresses,
+    ) -> Result<BTreeMap<String, String>, ReconcileError> {
+        let context = IssueContext {
+            now: cas.now,
+            window_open: cas.window_open,
+            ca_action: &cas.cluster.action,
+        };
+        let secrets = self.api::<Secret>();
+        let mut thumbprints = BTreeMap::new();
+        let generation = cas.cluster.authority.cert_generation();
+        let specs = cluster.node_certificate_specs(addresses);
+        for node in cluster.nodes() {
+            let Some(spec) = specs.iter().find(|spec| spec.name == node.pod_name) else {
+                continue;
+            };
+            let current = secrets
+                .get_opt(&spec.name)
+                .await
+                .map_err(|source| ReconcileError::api("get Secret", &spec.name, source))?;
+            let existing = current
+                .as_ref()
+                .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
+            let issued =
+                leaf::issue_or_reuse(&cas.cluster.authority, spec, existing.as_ref(), &context)?;
+            thumbprints.insert(spec.name.clone(), issued.thumbprint());
+            let secret = cluster.node_certificate_secret(&node, issued.secret_data(), generation);
+            self.operator
+                .runtime
+                .applier()
+                .apply(&secret, current.as_ref())
+                .await?;
+        }
+        Ok(thumbprints)
+    }
+
+    /// Applies each node's ConfigMap and deletes those of removed nodes; a hash of each
+    /// node's configuration by pod name.
+    async fn apply_config_maps(
+        &self,
+        cluster: &KafkaCluster,
+        addresses: &ListenerAddresses,
+    ) -> Result<BTreeMap<String, String>, ReconcileError> {
+        let external = self.external_configuration(cluster).await?;
+        cluster.validate_external_configuration(&external)?;
+        let config_maps = cluster.config_maps(addresses, &external);
+        self.apply_all(&config_maps).await?;
+        self.delete_others(cluster, &config_maps).await?;
+        Ok(cluster.configuration_hashes(addresses))
+    }
+
+    /// Applies the PodDisruptionBudget, the NetworkPolicy (when generated) and the JMX
+    /// Secret (when JMX uses password authentication), and deletes those no longer wanted.
+    async fn apply_policies(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+        self.apply_all(&[cluster.pod_disruption_budget()]).await?;
+        let policies: Vec<NetworkPolicy> = cluster.network_policy().into_iter().collect();
+        self.apply_all(&policies).await?;
+        self.delete_others(cluster, &policies).await?;
+        let jmx_name = strimzi_api::naming::kafka_jmx_secret(&cluster.name);
+        let existing = self
+            .api::<Secret>()
+            .get_opt(&jmx_name)
+            .await
+            .map_err(|source| ReconcileError::api("get Secret", &jmx_name, source))?;
+        match cluster.jmx_secret(existing.as_ref()) {
+            Some(secret) => {
+                self.operator
+                    .runtime
+                    .applier()
+                    .apply(&secret, existing.as_ref())
+                    .await?;
+            }
+            None if existing.is_some() => {
+                self.api::<Secret>()
+                    .delete(&jmx_name, &Default::default())
+                    .await
+                    .map_err(|source| ReconcileError::api("delete Secret", &jmx_name, source))?;
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The user ConfigMaps the Kafka's logging and metrics configuration refer to.
+    async fn external_configuration(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<ExternalConfiguration, ReconcileError> {
+        use strimzi_api::common::{Logging, MetricsConfig};
+        let logging = match &cluster.spec.logging {
+            Some(Logging::External(external)) => external.value_from.as_ref(),
+            _ => None,
+        };
+        let metrics = match &cluster.spec.metrics_config {
+            Some(MetricsConfig::JmxPrometheusExporter(exporter)) => exporter.value_from.as_ref(),
+            _ => None,
+        };
+        Ok(ExternalConfiguration {
+            logging: self.config_map_value(logging).await?,
+            metrics: self.config_map_value(metrics).await?,
+        })
+    }
+
+    async fn config_map_value(
+        &self,
+        reference: Option<&strimzi_api::common::ExternalConfigurationReference>,
+    ) -> Result<Option<String>, ReconcileError> {
+        let Some(selector) = reference.and_then(|reference| reference.config_map_key_ref.as_ref())
+        else {
+            return Ok(None);
+        };
+        let config_map = self
+            .api::<ConfigMap>()
+            .get_opt(&selector.name)
+            .await
+            .map_err(|source| ReconcileError::api("get ConfigMap", &selector.name, source))?;
+        Ok(config_map
+            .and_then(|config_map| config_map.data)
+            .and_then(|mut data| data.remove(&selector.key)))
+    }
+
+    /// Applies one StrimziPodSet per pool and deletes those of removed pools.
+    async fn apply_pod_sets(
+        &mut self,
+        cluster: &KafkaCluster,
+        inputs: &PodInputs,
+    ) -> Result<(), ReconcileError> {
+        let pod_sets = cluster.pod_sets(inputs);
+        self.apply_all(&pod_sets).await?;
+        self.delete_others(cluster, &pod_sets).await
+    }
+
+    /// Removes what removed nodes leave behind. Their pods are gone from the StrimziPodSets,
+    /// so the StrimziPodSet controller deletes them; here their per-node Secrets go.
+    async fn scale_down(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+        let jmx = strimzi_api::naming::kafka_jmx_secret(&cluster.name);
+        let nodes: Vec<Secret> = cluster
+            .nodes()
+            .map(|node| node.pod_name)
+            .chain([jmx])
+            .map(|name| Secret {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(name),
+                    ..Default::default()
+                },
+                ..Secret::default()
+            })
+            .collect();
+        self.delete_others(cluster, &nodes).await
+    }
+
+    /// Waits until every pool's StrimziPodSet reports all its pods ready.
+    async fn wait_for_pods_ready(&mut self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+        let expected: BTreeMap<String, usize> = cluster
+            .pools
+            .iter()
+            .map(|pool| {
+                (
+                    strimzi_api::naming::pool_pod_set(&cluster.name, &pool.name),
+                    pool.node_ids.len(),
+                )
+            })
+            .collect();
+        let selector = cluster.component_labels().selector_string();
+        let mut outdated = 0;
+        wait::until(
+            self.api::<StrimziPodSet>(),
+            &selector,
+            self.deadline,
+            "the Kafka pods to be ready",
+            |sets| {
+                expected.iter().all(|(name, count)| {
+                    sets.iter().any(|set| {
+                        let status = set.status.clone().unwrap_or_default();
+                        set.name_any() == *name
+                            && status.observed_generation == set.meta().generation
+                            && status.pods == i32::try_from(*count).ok()
+                            && status.ready_pods == status.pods
+                    })
+                })
+            },
+        )
+        .await?;
+        for set in self.list::<StrimziPodSet>(&selector).await? {
+            let status = set.status.unwrap_or_default();
+            outdated += status.pods.unwrap_or(0) - status.current_pods.unwrap_or(0);
+        }
+        if outdated > 0 {
+            self.warn(
+                "PodsNotUpToDate",
+                &format!(
+                    "{outdated} pod(s) run an older definition; rolling restarts are not implemented yet, delete the pods to roll them"
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Waits until the bootstrap Service has a ready endpoint.
+    async fn wait_for_endpoints(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+        if cluster.brokers().next().is_none() {
+            return Ok(());
+        }
+        let service = strimzi_api::naming::bootstrap_service(&cluster.name);
+        wait::until(
+            self.api::<EndpointSlice>(),
+            &format!("kubernetes.io/service-name={service}"),
+            self.deadline,
+            &format!("the endpoints of Service {service}"),
+            |slices| {
+                slices.iter().any(|slice| {
+                    slice.endpoints.iter().any(|endpoint| {
+                        endpoint
+                            .conditions
+                            .as_ref()
+                            .and_then(|conditions| conditions.ready)
+                            .unwrap_or(false)
+                    })
+                })
+            },
+        )
+        .await
+    }
+}
+
+/// Field manager of the first write of the cluster ID.
+const CLUSTER_ID_FIELD_MANAGER: &str = "strimzi-cluster-operator-cluster-id";

@@ -1,0 +1,137 @@
+//! What the reconciliation reports: the Kafka's status (listeners, node pools, cluster ID,
+//! versions, warnings) and each KafkaNodePool's status (node IDs, roles, replicas, selector,
+//! cluster ID).
+
+use base64::Engine;
+use kube::ResourceExt;
+use std::collections::BTreeMap;
+
+use strimzi_api::kafka::{KafkaStatus, UsedNodePoolStatus};
+use strimzi_operator_common::controller::Reconciled;
+use strimzi_operator_common::status;
+
+use super::{ClusterCas, ReconcileError, Reconciliation};
+use crate::model::KafkaCluster;
+use crate::model::listeners::ListenerAddresses;
+
+/// A new Kafka cluster ID: 16 random bytes in unpadded URL-safe base64, as Kafka's
+/// `Uuid.randomUuid()` prints them.
+pub fn new_cluster_id() -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>())
+}
+
+/// The warnings as one `Warning` condition: our CRDs key `status.conditions` by `type`, so the
+/// API server refuses two `Warning`s (Strimzi writes one per warning). The reason is the first
+/// warning's; the message lists every warning with its reason.
+fn one_warning(warnings: &[(String, String)]) -> Option<(String, String)> {
+    match warnings {
+        [] => None,
+        [(reason, message)] => Some((reason.clone(), message.clone())),
+        [(first, _), ..] => Some((
+            first.clone(),
+            warnings
+                .iter()
+                .map(|(reason, message)| format!("{reason}: {message}"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        )),
+    }
+}
+
+impl Reconciliation<'_> {
+    /// The Kafka's status after a successful reconciliation, with the warnings collected.
+    pub(super) fn kafka_status(
+        &self,
+        cluster: &KafkaCluster,
+        addresses: &ListenerAddresses,
+        cas: &ClusterCas,
+    ) -> Reconciled<KafkaStatus> {
+        let listeners = cluster.listener_status(
+            addresses,
+            &cas.cluster.authority.certificate().to_pem(),
+            &BTreeMap::new(),
+        );
+        let status = KafkaStatus {
+            listeners: Some(listeners),
+            kafka_node_pools: Some(
+                cluster
+                    .pools
+                    .iter()
+                    .map(|pool| UsedNodePoolStatus {
+                        name: Some(pool.name.clone()),
+                    })
+                    .collect(),
+            ),
+            cluster_id: Some(cluster.cluster_id.clone()),
+            kafka_version: Some(cluster.version.version.clone()),
+            kafka_metadata_version: Some(cluster.version.metadata_version.clone()),
+            operator_last_successful_version: Some(
+                crate::model::images::STRIMZI_VERSION.to_owned(),
+            ),
+            ..KafkaStatus::default()
+        };
+        match one_warning(&self.warnings) {
+            Some((reason, message)) => Reconciled::new(status).warn(&reason, &message),
+            None => Reconciled::new(status),
+        }
+    }
+
+    /// Writes each node pool's status where it changed.
+    pub(super) async fn write_pool_statuses(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<(), ReconcileError> {
+        for pool in &cluster.pools {
+            let Some(resource) = self
+                .pools
+                .iter()
+                .find(|found| found.name_any() == pool.name)
+            else {
+                continue;
+            };
+            let next = cluster.pool_status(pool);
+            let previous = resource.status.as_ref();
+            let next =
+                status::with_conditions(next, previous, Vec::new(), resource.metadata.generation);
+            if status::changed(previous, &next) {
+                self.operator
+                    .runtime
+                    .applier()
+                    .write_status(resource, &next)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_warnings_become_one_condition() {
+        assert_eq!(one_warning(&[]), None);
+        let one = vec![("A".to_owned(), "a".to_owned())];
+        assert_eq!(one_warning(&one), Some(("A".to_owned(), "a".to_owned())));
+        let two = vec![
+            ("A".to_owned(), "a".to_owned()),
+            ("B".to_owned(), "b".to_owned()),
+        ];
+        assert_eq!(
+            one_warning(&two),
+            Some(("A".to_owned(), "A: a | B: b".to_owned()))
+        );
+    }
+
+    #[test]
+    fn cluster_ids_look_like_kafka_uuids() {
+        let id = new_cluster_id();
+        assert_eq!(id.len(), 22);
+        assert_ne!(id, new_cluster_id());
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! Waiting, within the operation timeout, until objects selected by label reach a state: a
+//! list+watch of its own feeds a cache, and the condition is checked after every change.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube::Resource;
+use kube::api::Api;
+use kube::core::NamespaceResourceScope;
+use kube::runtime::reflector;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, reflector::ObjectRef};
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+
+use super::ReconcileError;
+
+/// Waits until `done` holds for the objects of `api` matching `selector`, or fails with a
+/// timeout naming `what` at `deadline`.
+pub async fn until<K>(
+    api: Api<K>,
+    selector: &str,
+    deadline: Instant,
+    what: &str,
+    done: impl Fn(&[Arc<K>]) -> bool,
+) -> Result<(), ReconcileError>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+    ObjectRef<K>: std::hash::Hash + Eq,
+{
+    let (store, writer) = reflector::store();
+    let mut events = watcher::watcher(api, watcher::Config::default().labels(selector))
+        .default_backoff()
+        .reflect(writer)
+        .boxed();
+    let mut synced = false;
+    loop {
+        let event = tokio::select! {
+            () = tokio::time::sleep_until(deadline) => None,
+            event = events.next() => event,
+        };
+        match event {
+            None => {
+                return Err(ReconcileError::Timeout {
+                    what: what.to_owned(),
+                });
+            }
+            Some(Ok(Event::InitDone)) => synced = true,
+            Some(Ok(_)) => {}
+            // Retried with backoff by the watcher.
+            Some(Err(error)) => tracing::warn!(%error, what, "watching failed"),
+        }
+        if synced && done(&store.state()) {
+            return Ok(());
+        }
+    }
+}

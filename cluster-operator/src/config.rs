@@ -1,0 +1,262 @@
+//! The cluster operator's configuration: the settings every operator shares
+//! ([`OperatorConfig`]) plus the ones that shape the Kafka clusters it builds, read from
+//! Strimzi's environment variables.
+
+use std::collections::BTreeMap;
+
+use strimzi_operator_common::config::{ConfigError, OperatorConfig};
+
+use crate::model::ModelConfig;
+use crate::model::images::KafkaImages;
+
+/// Kafka images by version, one `<version>=<image>` per line or comma-separated.
+pub const KAFKA_IMAGES: &str = "STRIMZI_KAFKA_IMAGES";
+/// Whether NetworkPolicies are generated (`true` by default).
+pub const NETWORK_POLICY_GENERATION: &str = "STRIMZI_NETWORK_POLICY_GENERATION";
+/// Namespace the operator runs in.
+pub const OPERATOR_NAMESPACE: &str = "STRIMZI_OPERATOR_NAMESPACE";
+/// Labels of the operator's namespace, `key=value` comma-separated.
+pub const OPERATOR_NAMESPACE_LABELS: &str = "STRIMZI_OPERATOR_NAMESPACE_LABELS";
+/// The cluster DNS domain (`cluster.local` by default).
+pub const SERVICE_DNS_DOMAIN: &str = "KUBERNETES_SERVICE_DNS_DOMAIN";
+/// `imagePullPolicy` of every container: `Always`, `IfNotPresent` or `Never`.
+pub const IMAGE_PULL_POLICY: &str = "STRIMZI_IMAGE_PULL_POLICY";
+/// Image pull Secrets of every pod, comma-separated names.
+pub const IMAGE_PULL_SECRETS: &str = "STRIMZI_IMAGE_PULL_SECRETS";
+/// Image of the Kafka pods' init container.
+pub const KAFKA_INIT_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE";
+/// Whether CA and user Secrets carry PKCS#12 stores (`true` by default).
+pub const PKCS12_KEYSTORE_GENERATION: &str =
+    strimzi_certificate_manager::PKCS12_KEYSTORE_GENERATION_ENV;
+
+/// The operator's name: field manager, Event reporter and `app.kubernetes.io/managed-by`.
+pub const NAME: &str = "strimzi-cluster-operator";
+
+/// Everything the cluster operator reads from its environment.
+#[derive(Clone, Debug)]
+pub struct ClusterOperatorConfig {
+    /// The settings every operator shares.
+    pub operator: OperatorConfig,
+    /// The settings that shape the generated objects.
+    pub model: ModelConfig,
+    /// Whether CA Secrets carry PKCS#12 stores.
+    pub pkcs12: bool,
+}
+
+impl ClusterOperatorConfig {
+    /// Reads the configuration from the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the configuration from `lookup`, which returns a variable's value if set.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let operator = OperatorConfig::from_lookup(&lookup)?;
+        let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+        let images = match get(KAFKA_IMAGES) {
+            Some(value) => KafkaImages::parse(&value).map_err(|expected| ConfigError::Invalid {
+                variable: KAFKA_IMAGES,
+                value,
+                expected,
+            })?,
+            None => KafkaImages::strimzi_defaults(),
+        };
+        let model = ModelConfig {
+            images,
+            cluster_domain: get(SERVICE_DNS_DOMAIN).unwrap_or_else(|| "cluster.local".to_owned()),
+            operator_namespace: get(OPERATOR_NAMESPACE).unwrap_or_default(),
+            operator_namespace_labels: get(OPERATOR_NAMESPACE_LABELS)
+                .map(|value| parse_labels(OPERATOR_NAMESPACE_LABELS, &value))
+                .transpose()?,
+            network_policy_generation: parse_bool(
+                NETWORK_POLICY_GENERATION,
+                get(NETWORK_POLICY_GENERATION),
+            )?,
+            image_pull_policy: get(IMAGE_PULL_POLICY)
+                .map(|value| parse_pull_policy(&value))
+                .transpose()?,
+            image_pull_secrets: get(IMAGE_PULL_SECRETS)
+                .map(|value| parse_names(IMAGE_PULL_SECRETS, &value))
+                .transpose()?
+                .unwrap_or_default(),
+            kafka_init_image: get(KAFKA_INIT_IMAGE)
+                .unwrap_or_else(|| crate::model::images::DEFAULT_KAFKA_INIT_IMAGE.to_owned()),
+            label_exclusion: operator.labels_exclusion.clone(),
+            managed_by: NAME.to_owned(),
+        };
+        Ok(Self {
+            pkcs12: parse_bool(PKCS12_KEYSTORE_GENERATION, get(PKCS12_KEYSTORE_GENERATION))?,
+            operator,
+            model,
+        })
+    }
+}
+
+fn invalid(variable: &'static str, value: &str, expected: &str) -> ConfigError {
+    ConfigError::Invalid {
+        variable,
+        value: value.to_owned(),
+        expected: expected.to_owned(),
+    }
+}
+
+/// A boolean that is `true` when unset.
+fn parse_bool(variable: &'static str, value: Option<String>) -> Result<bool, ConfigError> {
+    match value.as_deref().map(str::trim) {
+        None => Ok(true),
+        Some(text) if text.eq_ignore_ascii_case("true") => Ok(true),
+        Some(text) if text.eq_ignore_ascii_case("false") => Ok(false),
+        Some(text) => Err(invalid(variable, text, "true or false")),
+    }
+}
+
+fn parse_pull_policy(value: &str) -> Result<String, ConfigError> {
+    const POLICIES: [&str; 3] = ["Always", "IfNotPresent", "Never"];
+    let value = value.trim();
+    POLICIES
+        .iter()
+        .find(|policy| policy.eq_ignore_ascii_case(value))
+        .map(|policy| (*policy).to_owned())
+        .ok_or_else(|| invalid(IMAGE_PULL_POLICY, value, "Always, IfNotPresent or Never"))
+}
+
+/// Comma-separated Kubernetes object names.
+fn parse_names(variable: &'static str, value: &str) -> Result<Vec<String>, ConfigError> {
+    let names: Vec<String> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let valid = |name: &String| {
+        name.len() <= 253
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+            && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+    };
+    if names.iter().all(valid) {
+        Ok(names)
+    } else {
+        Err(invalid(
+            variable,
+            value,
+            "comma-separated Secret names (lower-case letters, digits, '-' and '.')",
+        ))
+    }
+}
+
+/// Comma-separated `key=value` labels.
+fn parse_labels(
+    variable: &'static str,
+    value: &str,
+) -> Result<BTreeMap<String, String>, ConfigError> {
+    use strimzi_operator_common::labels::{is_label_key, is_label_value};
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| match pair.split_once('=') {
+            Some((key, label)) if is_label_key(key.trim()) && is_label_value(label.trim()) => {
+                Ok((key.trim().to_owned(), label.trim().to_owned()))
+            }
+            _ => Err(invalid(
+                variable,
+                value,
+                "comma-separated key=value pairs of valid label keys and values",
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn read(variables: &[(&str, &str)]) -> Result<ClusterOperatorConfig, ConfigError> {
+        let variables: BTreeMap<String, String> = variables
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect();
+        ClusterOperatorConfig::from_lookup(|name| variables.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_follow_strimzi() {
+        let config = read(&[("STRIMZI_NAMESPACE", "kafka")]).unwrap();
+        assert_eq!(config.model.cluster_domain, "cluster.local");
+        assert!(config.model.network_policy_generation);
+        assert!(config.model.image_pull_policy.is_none());
+        assert!(config.model.image_pull_secrets.is_empty());
+        assert!(config.model.operator_namespace_labels.is_none());
+        assert_eq!(config.model.managed_by, NAME);
+        assert!(config.pkcs12);
+        assert!(!config.model.images.by_version.is_empty());
+    }
+
+    #[test]
+    fn every_variable_is_read() {
+        let config = read(&[
+            ("STRIMZI_NAMESPACE", "kafka"),
+            (
+                KAFKA_IMAGES,
+                "4.2.0=example.com/kafka:4.2.0,4.3.0=example.com/kafka:4.3.0\n4.3.1=example.com/kafka:4.3.1",
+            ),
+            (NETWORK_POLICY_GENERATION, "false"),
+            (OPERATOR_NAMESPACE, "operators"),
+            (OPERATOR_NAMESPACE_LABELS, "team=kafka, env=prod"),
+            (SERVICE_DNS_DOMAIN, "example.local"),
+            (IMAGE_PULL_POLICY, "ifnotpresent"),
+            (IMAGE_PULL_SECRETS, "registry-a,registry-b"),
+        ])
+        .unwrap();
+        assert_eq!(
+            config
+                .model
+                .images
+                .by_version
+                .get("4.3.1")
+                .map(String::as_str),
+            Some("example.com/kafka:4.3.1")
+        );
+        assert!(!config.model.network_policy_generation);
+        assert_eq!(config.model.operator_namespace, "operators");
+        assert_eq!(
+            config.model.operator_namespace_labels,
+            Some(BTreeMap::from([
+                ("env".to_owned(), "prod".to_owned()),
+                ("team".to_owned(), "kafka".to_owned())
+            ]))
+        );
+        assert_eq!(config.model.cluster_domain, "example.local");
+        assert_eq!(
+            config.model.image_pull_policy.as_deref(),
+            Some("IfNotPresent")
+        );
+        assert_eq!(
+            config.model.image_pull_secrets,
+            vec!["registry-a".to_owned(), "registry-b".to_owned()]
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        for (variable, value) in [
+            (NETWORK_POLICY_GENERATION, "maybe"),
+            (IMAGE_PULL_POLICY, "Sometimes"),
+            (IMAGE_PULL_SECRETS, "Not_A_Name"),
+            (OPERATOR_NAMESPACE_LABELS, "novalue"),
+            (KAFKA_IMAGES, "no-equals-sign"),
+        ] {
+            let error = read(&[("STRIMZI_NAMESPACE", "kafka"), (variable, value)]).unwrap_err();
+            assert!(error.to_string().contains(variable), "{error}");
+        }
+        let missing = read(&[]).unwrap_err();
+        assert!(
+            missing.to_string().contains("STRIMZI_NAMESPACE"),
+            "{missing}"
+        );
+    }
+}

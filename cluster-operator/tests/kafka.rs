@@ -1,0 +1,517 @@
+//! The Kafka reconciler against a real API server: kwok makes the pods Ready, the
+//! controller manager garbage-collects, and the operator runs in-process.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_api::pod_set::StrimziPodSet;
+use support::{Operator, apply, cluster, condition, names, namespace, ready, wait_for};
+
+async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
+    for document in documents {
+        apply(client, ns, document).await;
+    }
+}
+
+/// The node IDs of each pool as its status reports them.
+async fn pool_node_ids(client: &Client, ns: &str) -> BTreeMap<String, Vec<i32>> {
+    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), ns);
+    pools
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|pool| {
+            let ids = pool
+                .status
+                .clone()
+                .and_then(|s| s.node_ids)
+                .unwrap_or_default();
+            (pool.name_any(), ids)
+        })
+        .collect()
+}
+
+/// Checks the objects a Ready cluster must have: one StrimziPodSet per pool, a Ready pod,
+/// a ConfigMap and a certificate Secret per node, the bootstrap and brokers Services, the
+/// CA Secrets, and the pool statuses.
+async fn assert_expected_objects(client: &Client, ns: &str, kafka: &Kafka) {
+    let name = kafka.name_any();
+    let selector = format!("strimzi.io/cluster={name}");
+    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), ns);
+    let pools: Vec<KafkaNodePool> = pools
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap()
+        .items;
+    let mut expected_pods = Vec::new();
+    for pool in &pools {
+        let status = pool.status.clone().expect("pool status");
+        let ids = status.node_ids.clone().unwrap_or_default();
+        assert_eq!(
+            ids.len() as i32,
+            pool.spec.replicas,
+            "{}: {status:?}",
+            pool.name_any()
+        );
+        assert_eq!(status.cluster_id, kafka.status.as_ref().unwrap().cluster_id);
+        assert!(
+            status
+                .label_selector
+                .unwrap()
+                .contains("strimzi.io/pool-name=")
+        );
+        for id in ids {
+            expected_pods.push(format!("{name}-{}-{id}", pool.name_any()));
+        }
+    }
+    expected_pods.sort();
+    let pod_sets = names::<StrimziPodSet>(client, ns, &selector).await;
+    let mut expected_sets: Vec<String> = pools
+        .iter()
+        .map(|pool| format!("{name}-{}", pool.name_any()))
+        .collect();
+    expected_sets.sort();
+    assert_eq!(pod_sets, expected_sets);
+    assert_eq!(names::<Pod>(client, ns, &selector).await, expected_pods);
+    let config_maps = names::<ConfigMap>(client, ns, &selector).await;
+    let secrets = names::<Secret>(client, ns, &selector).await;
+    for pod in &expected_pods {
+        assert!(
+            config_maps.contains(pod),
+            "ConfigMap {pod} in {config_maps:?}"
+        );
+        assert!(secrets.contains(pod), "Secret {pod} in {secrets:?}");
+    }
+    for secret in [
+        "cluster-ca-cert",
+        "cluster-ca",
+        "clients-ca-cert",
+        "clients-ca",
+    ] {
+        let secret = format!("{name}-{secret}");
+        assert!(secrets.contains(&secret), "{secret} in {secrets:?}");
+    }
+    let services = names::<Service>(client, ns, &selector).await;
+    for service in [
+        format!("{name}-kafka-bootstrap"),
+        format!("{name}-kafka-brokers"),
+    ] {
+        assert!(services.contains(&service), "{service} in {services:?}");
+    }
+    let status = kafka.status.as_ref().unwrap();
+    assert!(status.cluster_id.as_ref().is_some_and(|id| id.len() == 22));
+    assert!(status.kafka_version.is_some());
+    assert!(status.kafka_metadata_version.is_some());
+    assert!(status.operator_last_successful_version.is_some());
+    let listeners = status.listeners.clone().unwrap_or_default();
+    assert_eq!(listeners.len(), kafka.spec.kafka.listeners.len());
+}
+
+/// Applies every document of `file` except the kinds the cluster operator does not manage.
+async fn apply_example(client: &Client, ns: &str, file: &Path) -> Option<String> {
+    let mut kafka = None;
+    for document in support::documents(file) {
+        let kind = document["kind"].as_str().unwrap_or_default().to_owned();
+        if !["Kafka", "KafkaNodePool", "ConfigMap", "Secret"].contains(&kind.as_str()) {
+            continue;
+        }
+        if kind == "Kafka" {
+            kafka = document["metadata"]["name"].as_str().map(str::to_owned);
+        }
+        apply(client, ns, &document).await;
+    }
+    kafka
+}
+
+/// Why an example cannot become Ready in this environment, if it cannot: it needs a cloud
+/// controller (load balancer or ingress addresses), OpenShift Routes or Gateway API
+/// TLSRoutes, or StorageClasses other than the environment's `standard`.
+fn not_ready_here(file: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    for kind in ["route", "tlsroute", "loadbalancer", "ingress"] {
+        if text.contains(&format!("type: {kind}")) {
+            return Some(format!("a `{kind}` listener"));
+        }
+    }
+    // Zones a node affinity requires: the list items after `key: topology.kubernetes.io/zone`.
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for (index, line) in lines.iter().enumerate() {
+        if *line != "key: topology.kubernetes.io/zone" {
+            continue;
+        }
+        let required = lines[index + 1..]
+            .iter()
+            .take(4)
+            .filter_map(|line| line.strip_prefix("- "))
+            .find(|zone| !strimzi_tests::environment::ZONES.contains(zone));
+        if let Some(zone) = required {
+            return Some(format!("nodes in zone {zone}"));
+        }
+    }
+    text.lines()
+        .filter_map(|line| line.trim().strip_prefix("class: "))
+        .find(|class| *class != strimzi_tests::environment::STORAGE_CLASS)
+        .map(|class| format!("StorageClass {class}"))
+}
+
+#[tokio::test]
+async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
+    use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
+    let client = support::env().client().await;
+    let only = std::env::var("EXAMPLE").unwrap_or_default();
+    let files: Vec<_> = yaml_files(&reference_examples_dir().join("kafka"))
+        .into_iter()
+        .chain(yaml_files(&own_examples_dir().join("kafka")))
+        .filter(|file| file.display().to_string().contains(&only))
+        .collect();
+    assert!(!files.is_empty(), "no examples found");
+    let runs = files.iter().map(|file| {
+        let client = client.clone();
+        async move {
+            let ns = support::env().namespace("example").await;
+            let operator = Operator::on(&ns);
+            let name = apply_example(&client, &ns, file).await.expect("a Kafka");
+            let outcome = match not_ready_here(file) {
+                None => {
+                    let kafka = ready(&client, &ns, &name).await;
+                    assert_expected_objects(&client, &ns, &kafka).await;
+                    "Ready".to_owned()
+                }
+                Some(missing) if !missing.contains("listener") => {
+                    // The pods wait for volumes or nodes the environment does not have: the
+                    // operator has done its part once every pod exists.
+                    let expected: i64 = support::documents(file)
+                        .iter()
+                        .filter(|document| document["kind"] == "KafkaNodePool")
+                        .filter_map(|document| document["spec"]["replicas"].as_i64())
+                        .sum();
+                    let selector = format!("strimzi.io/cluster={name}");
+                    let started = std::time::Instant::now();
+                    while (names::<Pod>(&client, &ns, &selector).await.len() as i64) < expected {
+                        assert!(
+                            started.elapsed() < support::WAIT,
+                            "pods of {name} not created"
+                        );
+                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    }
+                    format!("not Ready here (needs {missing}): its {expected} pods exist")
+                }
+                Some(missing) => {
+                    // The operator goes as far as the environment allows and says why not.
+                    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+                    let not_ready = wait_for(&kafkas, &name, "NotReady", |kafka| {
+                        condition(kafka?, "NotReady").cloned()
+                    })
+                    .await;
+                    format!(
+                        "not Ready here (needs {missing}): {}: {}",
+                        not_ready.reason.unwrap_or_default(),
+                        not_ready.message.unwrap_or_default()
+                    )
+                }
+            };
+            operator.stop().await;
+            format!("{}: {outcome}", file.display())
+        }
+    });
+    for outcome in futures::future::join_all(runs).await {
+        println!("{outcome}");
+    }
+}
+
+#[tokio::test]
+async fn pools_scale_up_and_down_following_the_node_id_annotations() {
+    let (client, ns) = namespace("scale").await;
+    let operator = Operator::on(&ns);
+    apply_all(&client, &ns, &cluster("scaled", 3, 3)).await;
+    ready(&client, &ns, "scaled").await;
+    assert_eq!(
+        pool_node_ids(&client, &ns).await,
+        BTreeMap::from([
+            ("broker".to_owned(), vec![0, 1, 2]),
+            ("controller".to_owned(), vec![3, 4, 5]),
+        ])
+    );
+
+    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
+    pools
+        .patch(
+            "broker",
+            &PatchParams::default(),
+            &Patch::Merge(json!({
+                "metadata": {"annotations": {"strimzi.io/next-node-ids": "[10-19]"}},
+                "spec": {"replicas": 4},
+            })),
+        )
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    wait_for(&pods, "scaled-broker-10", "the new broker pod", |pod| {
+        pod.filter(|pod| strimzi_cluster_operator::pod_set::is_ready(pod))
+            .map(|_| ())
+    })
+    .await;
+    ready(&client, &ns, "scaled").await;
+    wait_for(&pools, "broker", "the pool status after scale up", |pool| {
+        (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![0, 1, 2, 10]).then_some(())
+    })
+    .await;
+
+    pools
+        .patch(
+            "broker",
+            &PatchParams::default(),
+            &Patch::Merge(json!({
+                "metadata": {"annotations": {"strimzi.io/remove-node-ids": "[1]"}},
+                "spec": {"replicas": 3},
+            })),
+        )
+        .await
+        .unwrap();
+    wait_for(&pods, "scaled-broker-1", "broker 1 to be removed", |pod| {
+        pod.is_none().then_some(())
+    })
+    .await;
+    wait_for(
+        &pools,
+        "broker",
+        "the pool status after scale down",
+        |pool| (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![0, 2, 10]).then_some(()),
+    )
+    .await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    wait_for(
+        &config_maps,
+        "scaled-broker-1",
+        "the ConfigMap of broker 1 to go",
+        |cm| cm.is_none().then_some(()),
+    )
+    .await;
+    ready(&client, &ns, "scaled").await;
+    operator.stop().await;
+}
+
+#[tokio::test]
+async fn pause_then_a_spec_change_updates_config_maps_and_the_revision_on_resume() {
+    let (client, ns) = namespace("pause").await;
+    let operator = Operator::on(&ns);
+    apply_all(&client, &ns, &cluster("paused", 1, 1)).await;
+    ready(&client, &ns, "paused").await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    let revision = |set: &StrimziPodSet| {
+        set.spec.pods[0]
+            .get("metadata")
+            .and_then(|meta| meta.get("annotations"))
+            .and_then(|annotations| annotations.get("strimzi.io/revision"))
+            .cloned()
+    };
+    let config_before = config_maps.get("paused-broker-0").await.unwrap().data;
+    let revision_before = revision(&sets.get("paused-broker").await.unwrap());
+
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let pause = |value: Value| {
+        Patch::Merge(
+            json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": value}}}),
+        )
+    };
+    kafkas
+        .patch("paused", &PatchParams::default(), &pause(json!("true")))
+        .await
+        .unwrap();
+    wait_for(&kafkas, "paused", "ReconciliationPaused", |kafka| {
+        condition(kafka?, "ReconciliationPaused").map(|_| ())
+    })
+    .await;
+    kafkas
+        .patch(
+            "paused",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"kafka": {"config": {"log.retention.hours": 12}}}})),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        config_maps.get("paused-broker-0").await.unwrap().data,
+        config_before
+    );
+
+    kafkas
+        .patch("paused", &PatchParams::default(), &pause(Value::Null))
+        .await
+        .unwrap();
+    ready(&client, &ns, "paused").await;
+    let config_after = config_maps
+        .get("paused-broker-0")
+        .await
+        .unwrap()
+        .data
+        .unwrap();
+    assert!(config_after["server.config"].contains("log.retention.hours=12"));
+    assert_ne!(
+        revision(&sets.get("paused-broker").await.unwrap()),
+        revision_before
+    );
+    operator.stop().await;
+}
+
+#[tokio::test]
+async fn invalid_specs_end_not_ready_with_a_reason() {
+    let (client, ns) = namespace("invalid").await;
+    let operator = Operator::on(&ns);
+    // No node pools at all, and brokers without any controller.
+    let mut brokers_only = cluster("no-controllers", 1, 1);
+    brokers_only.remove(0);
+    apply_all(&client, &ns, &brokers_only).await;
+    let mut no_pools = cluster("no-pools", 1, 1);
+    apply(&client, &ns, &no_pools.remove(2)).await;
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    for name in ["no-controllers", "no-pools"] {
+        let not_ready = wait_for(&kafkas, name, "NotReady", |kafka| {
+            condition(kafka?, "NotReady").cloned()
+        })
+        .await;
+        assert!(
+            not_ready
+                .reason
+                .as_ref()
+                .is_some_and(|reason| !reason.is_empty())
+        );
+        assert!(
+            not_ready
+                .message
+                .as_ref()
+                .is_some_and(|message| !message.is_empty())
+        );
+        println!("{name}: {:?}: {:?}", not_ready.reason, not_ready.message);
+    }
+    operator.stop().await;
+}
+
+#[tokio::test]
+async fn an_operator_stopped_mid_reconcile_converges_after_restart_without_duplicates() {
+    let (client, ns) = namespace("restart").await;
+    let operator = Operator::on(&ns);
+    apply_all(&client, &ns, &cluster("restarted", 3, 3)).await;
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    // Stopped as soon as the first objects exist, long before the cluster is Ready.
+    let cluster_id = wait_for(&kafkas, "restarted", "the cluster ID", |kafka| {
+        kafka?.status.as_ref()?.cluster_id.clone()
+    })
+    .await;
+    operator.stop().await;
+
+    let operator = Operator::on(&ns);
+    let kafka = ready(&client, &ns, "restarted").await;
+    assert_eq!(
+        kafka.status.as_ref().unwrap().cluster_id.as_ref(),
+        Some(&cluster_id)
+    );
+    assert_expected_objects(&client, &ns, &kafka).await;
+    let pods = names::<Pod>(&client, &ns, "strimzi.io/cluster=restarted").await;
+    assert_eq!(pods.len(), 6, "{pods:?}");
+
+    // Nothing changed: another reconciliation writes nothing.
+    let writes_before: u64 = write_count(&operator);
+    kafkas
+        .patch(
+            "restarted",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"example.com/touched": "1"}}})),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert_eq!(
+        write_count(&operator),
+        writes_before,
+        "writes of a no-op reconciliation"
+    );
+    operator.stop().await;
+}
+
+fn write_count(operator: &Operator) -> u64 {
+    [
+        "Kafka",
+        "KafkaNodePool",
+        "StrimziPodSet",
+        "Pod",
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "ServiceAccount",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
+        "PersistentVolumeClaim",
+    ]
+    .iter()
+    .flat_map(|kind| {
+        ["apply", "status", "delete", "create"].map(|verb| operator.writes(kind, verb))
+    })
+    .sum()
+}
+
+#[tokio::test]
+async fn deleting_the_kafka_lets_the_garbage_collector_remove_everything() {
+    let (client, ns) = namespace("gc").await;
+    let operator = Operator::on(&ns);
+    apply_all(&client, &ns, &cluster("collected", 1, 1)).await;
+    ready(&client, &ns, "collected").await;
+    operator.stop().await;
+    // The StrimziPodSets (and so the pods) belong to the node pools, as the model makes
+    // them; the rest to the Kafka.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    kafkas
+        .delete("collected", &DeleteParams::foreground())
+        .await
+        .unwrap();
+    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
+    for pool in ["broker", "controller"] {
+        pools
+            .delete(pool, &DeleteParams::foreground())
+            .await
+            .unwrap();
+    }
+    let selector = "strimzi.io/cluster=collected";
+    let started = std::time::Instant::now();
+    loop {
+        let left = [
+            names::<StrimziPodSet>(&client, &ns, selector).await,
+            names::<Pod>(&client, &ns, selector).await,
+            names::<Service>(&client, &ns, selector).await,
+            names::<ConfigMap>(&client, &ns, selector).await,
+            names::<Secret>(&client, &ns, selector).await,
+        ]
+        .concat();
+        if left.is_empty() {
+            break;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(90) {
+            let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+            let owners: Vec<_> = sets
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|set| (set.name_any(), set.metadata.owner_references))
+                .collect();
+            let pools = names::<KafkaNodePool>(&client, &ns, selector).await;
+            panic!("left behind: {left:?}; pools {pools:?}; pod set owners {owners:#?}");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
