@@ -2,6 +2,8 @@
 //! Kafka clusters, and properties of the generated configuration.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod model_support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -15,23 +17,6 @@ use strimzi_cluster_operator::model::listeners::ListenerAddresses;
 use strimzi_cluster_operator::model::{KafkaCluster, KafkaVersion, ModelConfig, NodePool};
 use strimzi_operator_common::labels::LabelExclusion;
 use strimzi_tests::reference;
-
-/// Operator settings as Strimzi's defaults.
-fn model_config() -> ModelConfig {
-    ModelConfig {
-        images: KafkaImages::default(),
-        cluster_domain: "cluster.local".to_owned(),
-        operator_namespace: "strimzi".to_owned(),
-        operator_namespace_labels: None,
-        network_policy_generation: true,
-        image_pull_policy: None,
-        image_pull_secrets: Vec::new(),
-        label_exclusion: LabelExclusion::new("^app.kubernetes.io/(?!part-of).*").unwrap(),
-        managed_by: "strimzi-cluster-operator".to_owned(),
-        kafka_init_image: strimzi_cluster_operator::model::images::DEFAULT_KAFKA_INIT_IMAGE
-            .to_owned(),
-    }
-}
 
 /// A cluster built directly from a Kafka and its pools, node IDs assigned 0.. across the
 /// pools in the order given.
@@ -75,7 +60,7 @@ fn cluster(kafka: &Kafka, pools: &[KafkaNodePool]) -> KafkaCluster {
             image: "quay.io/strimzi/kafka:1.2.0-kafka-4.3.1".to_owned(),
         },
         pools: node_pools,
-        config: model_config(),
+        config: model_support::default_model_config(),
         warnings: Vec::new(),
     }
 }

@@ -2,6 +2,8 @@
 //! Strimzi's examples and ours, as snapshots, plus properties over generated listeners.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod model_support;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -25,21 +27,6 @@ use strimzi_tests::reference;
 
 const NAMESPACE: &str = "myproject";
 const CA_PEM: &str = "-----BEGIN CERTIFICATE-----\ncluster-ca\n-----END CERTIFICATE-----\n";
-
-fn config() -> ModelConfig {
-    ModelConfig {
-        images: KafkaImages::strimzi_defaults(),
-        cluster_domain: "cluster.local".to_owned(),
-        operator_namespace: "strimzi".to_owned(),
-        operator_namespace_labels: None,
-        network_policy_generation: true,
-        image_pull_policy: None,
-        image_pull_secrets: Vec::new(),
-        label_exclusion: LabelExclusion::new("^app.kubernetes.io/(?!part-of).*").unwrap(),
-        managed_by: "strimzi-cluster-operator".to_owned(),
-        kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.to_owned(),
-    }
-}
 
 /// A cluster as `resolve` makes it, in namespace `myproject`, with fixed UIDs so the owner
 /// references show.
@@ -106,7 +93,7 @@ fn clusters_in(path: &Path) -> Vec<KafkaCluster> {
                 })
                 .cloned()
                 .collect();
-            cluster(&kafka, &own_pools, config())
+            cluster(&kafka, &own_pools, model_support::default_model_config())
         })
         .collect()
 }
@@ -117,91 +104,6 @@ fn example_files() -> Vec<std::path::PathBuf> {
         &reference::own_examples_dir().join("kafka"),
     ));
     files
-}
-
-/// What Kubernetes (and OpenShift, and an ingress controller) would make of the objects:
-/// node ports, load balancer addresses (host names, or IPs for `*-0` brokers), admitted
-/// route hosts and ingress addresses.
-fn as_kubernetes_has_them(objects: &ListenerObjects) -> ObservedListeners {
-    let mut next_node_port = 31000;
-    let services = objects
-        .services
-        .iter()
-        .map(|service| {
-            let mut service: Service = service.clone();
-            let name = service.metadata.name.clone().unwrap();
-            let spec = service.spec.as_mut().unwrap();
-            match spec.type_.as_deref() {
-                Some("NodePort") => {
-                    for port in spec.ports.iter_mut().flatten() {
-                        if port.node_port.is_none() {
-                            port.node_port = Some(next_node_port);
-                            next_node_port += 1;
-                        }
-                    }
-                }
-                Some("LoadBalancer") => {
-                    let ingress = if name.ends_with("-0") {
-                        LoadBalancerIngress {
-                            ip: Some("192.0.2.10".to_owned()),
-                            ..LoadBalancerIngress::default()
-                        }
-                    } else {
-                        LoadBalancerIngress {
-                            hostname: Some(format!("{name}.lb.example.com")),
-                            ..LoadBalancerIngress::default()
-                        }
-                    };
-                    service.status = Some(ServiceStatus {
-                        load_balancer: Some(LoadBalancerStatus {
-                            ingress: Some(vec![ingress]),
-                        }),
-                        ..ServiceStatus::default()
-                    });
-                }
-                _ => {}
-            }
-            service
-        })
-        .collect();
-    let ingresses = objects
-        .ingresses
-        .iter()
-        .map(|ingress| Ingress {
-            status: Some(IngressStatus {
-                load_balancer: Some(IngressLoadBalancerStatus {
-                    ingress: Some(vec![IngressLoadBalancerIngress {
-                        ip: Some("192.0.2.99".to_owned()),
-                        ..IngressLoadBalancerIngress::default()
-                    }]),
-                }),
-            }),
-            ..ingress.clone()
-        })
-        .collect();
-    let routes = objects
-        .routes
-        .iter()
-        .map(|route| {
-            let mut route: DynamicObject = route.clone();
-            let host = route.data["spec"]["host"]
-                .as_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|| {
-                    format!(
-                        "{}-{NAMESPACE}.apps.example.com",
-                        route.metadata.name.as_deref().unwrap()
-                    )
-                });
-            route.data["status"] = json!({ "ingress": [ { "host": host } ] });
-            route
-        })
-        .collect();
-    ObservedListeners {
-        services,
-        ingresses,
-        routes,
-    }
 }
 
 fn leaf_view(spec: &LeafSpec) -> Value {
@@ -257,7 +159,7 @@ fn snapshots_of_every_example_kafka() {
                 .validate_listeners()
                 .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
             let objects = cluster.listener_objects();
-            let addresses = cluster.listener_addresses(&as_kubernetes_has_them(&objects));
+            let addresses = cluster.listener_addresses(&model_support::observed_listeners(&objects, NAMESPACE));
             assert!(
                 addresses.pending.is_empty(),
                 "{}: {:?}",
@@ -354,7 +256,7 @@ fn advertised_overrides_win_and_join_the_certificate() {
         .unwrap(),
     );
     let addresses =
-        cluster.listener_addresses(&as_kubernetes_has_them(&cluster.listener_objects()));
+        cluster.listener_addresses(&model_support::observed_listeners(&cluster.listener_objects(), NAMESPACE));
     let advertised = &addresses.advertised[&("lb".to_owned(), 1)];
     assert_eq!(advertised.host, "kafka-1.example.com");
     assert_eq!(advertised.port, 19096);
@@ -492,7 +394,7 @@ fn node_certificate_secret_is_named_after_the_pod() {
 fn node_port_bootstrap_uses_the_brokers_nodes() {
     let cluster = all_types_cluster();
     let mut addresses =
-        cluster.listener_addresses(&as_kubernetes_has_them(&cluster.listener_objects()));
+        cluster.listener_addresses(&model_support::observed_listeners(&cluster.listener_objects(), NAMESPACE));
     let node = |addresses: Value| -> k8s_openapi::api::core::v1::Node {
         serde_json::from_value(
             json!({ "metadata": { "name": "n" }, "status": { "addresses": addresses } }),
@@ -620,7 +522,7 @@ fn custom_listener_certificates_go_into_the_node_secrets() {
     );
     assert_eq!(custom.certificates["lb"], "lb-cert/tls.crt");
     let addresses =
-        cluster.listener_addresses(&as_kubernetes_has_them(&cluster.listener_objects()));
+        cluster.listener_addresses(&model_support::observed_listeners(&cluster.listener_objects(), NAMESPACE));
     let status = cluster.listener_status(&addresses, CA_PEM, &custom.certificates);
     let certificate_of = |name: &str| {
         status
@@ -788,7 +690,7 @@ mod properties {
                     })).unwrap()
                 })
                 .collect();
-            cluster(&kafka, &pools, config())
+            cluster(&kafka, &pools, model_support::default_model_config())
         }
     }
 
@@ -825,7 +727,7 @@ mod properties {
         #[test]
         fn advertised_addresses_are_in_the_certificates(cluster in generated_cluster()) {
             let objects = cluster.listener_objects();
-            let addresses = cluster.listener_addresses(&as_kubernetes_has_them(&objects));
+            let addresses = cluster.listener_addresses(&model_support::observed_listeners(&objects, NAMESPACE));
             prop_assert!(addresses.pending.is_empty());
             let specs: BTreeMap<String, LeafSpec> = cluster
                 .node_certificate_specs(&addresses)

@@ -3,6 +3,8 @@
 //! names and ports.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod model_support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -17,21 +19,6 @@ use strimzi_cluster_operator::model::{KafkaCluster, ModelConfig, ModelInput, res
 use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
 use strimzi_operator_common::labels::{LabelExclusion, is_label_value};
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
-
-fn config() -> ModelConfig {
-    ModelConfig {
-        images: KafkaImages::strimzi_defaults(),
-        cluster_domain: "cluster.local".into(),
-        operator_namespace: "strimzi".into(),
-        operator_namespace_labels: None,
-        network_policy_generation: true,
-        image_pull_policy: None,
-        image_pull_secrets: Vec::new(),
-        label_exclusion: LabelExclusion::new(DEFAULT_LABELS_EXCLUSION_PATTERN).unwrap(),
-        managed_by: "strimzi-cluster-operator".into(),
-        kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.into(),
-    }
-}
 
 /// The Kafka and node pools of a multi-document YAML file, placed in namespace `myproject`
 /// with fixed UIDs.
@@ -92,7 +79,7 @@ fn snapshot_examples(dir: &Path, prefix: &str) {
         };
         seen += 1;
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let config = config();
+        let config = model_support::default_model_config();
         let input = ModelInput {
             kafka: &kafka,
             pools: &pools,
@@ -181,7 +168,7 @@ fn resolve_resources(
     kafka: &Kafka,
     pools: &[KafkaNodePool],
 ) -> Result<KafkaCluster, strimzi_cluster_operator::model::ModelError> {
-    let config = config();
+    let config = model_support::default_model_config();
     resolve(&ModelInput {
         kafka,
         pools,

@@ -242,7 +242,7 @@ fn snapshot_examples(dir: &Path, prefix: &str) {
         let relative = path.strip_prefix(dir).unwrap().with_extension("");
         let stem = relative.to_string_lossy().replace('/', "-");
         let cluster = resolve_example(&example, &stem);
-        let observed = model_support::observed_listeners(&cluster);
+        let observed = model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
         let external = external_configuration(&example);
         let cas = Cas::new(&cluster.name);
         let first = cas.build(&cluster, &observed, &external, &BTreeMap::new());
@@ -487,7 +487,7 @@ proptest! {
         let Some(cluster) = generated_cluster(&name, &pools, &listeners) else {
             return Ok(());
         };
-        let observed = model_support::observed_listeners(&cluster);
+        let observed = model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
         let hashes: BTreeMap<String, String> =
             cluster.nodes().map(|node| (node.pod_name, "hash".to_owned())).collect();
         let inputs = BuildInputs {

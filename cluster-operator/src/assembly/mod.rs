@@ -4,7 +4,8 @@
 //!
 //! 1. CAs: create or renew the cluster and clients CAs ([`ca`]).
 //! 2. Model: validate the resources, assign node IDs, collect warnings.
-//! 3. ServiceAccount, listener Services/Ingresses/Routes, then wait for their addresses.
+//! 3. Trust bundle Secret; ServiceAccount with the Role and RoleBinding to read the node
+//!    Secrets; listener Services/Ingresses/Routes, then wait for their addresses.
 //! 4. Per-node certificate Secrets, per-node ConfigMaps, PodDisruptionBudget, NetworkPolicy.
 //! 5. PersistentVolumeClaims: create, grow, refuse to shrink ([`storage`]).
 //! 6. StrimziPodSets, node pool statuses, scale down (objects of removed nodes deleted).
@@ -225,6 +226,7 @@ impl Reconciliation<'_> {
     async fn run(mut self) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
         let cas = self.reconcile_cas().await?;
         let cluster = self.resolve_model().await?;
+        self.apply_trust_bundle(&cluster, &cas).await?;
         self.apply_service_account(&cluster).await?;
         let addresses = self.apply_listeners(&cluster).await?;
         let server_cert_hashes = self
@@ -352,21 +354,39 @@ impl Reconciliation<'_> {
             cluster_id: &cluster_id,
             config: &self.operator.config.model,
         })?;
-        let mut warnings = cluster.warnings.clone();
-        for warning in cluster.configuration_warnings() {
-            if !warnings.contains(&warning) {
-                warnings.push(warning);
-            }
-        }
-        for warning in warnings {
+        for warning in cluster
+            .warnings
+            .iter()
+            .chain(&cluster.configuration_warnings())
+        {
             self.warn(&warning.reason, &warning.message);
         }
         Ok(cluster)
     }
 
-    /// Applies the ServiceAccount of the Kafka pods.
+    /// Applies `<cluster>-trustbundle`: both CAs' certificates, which the nodes' configuration
+    /// reads through the Kubernetes API.
+    async fn apply_trust_bundle(
+        &self,
+        cluster: &KafkaCluster,
+        cas: &ClusterCas,
+    ) -> Result<(), ReconcileError> {
+        let bundle = cluster.trust_bundle_secret(
+            &cas.cluster.authority.trusted_pem_bundle(),
+            &cas.clients.authority.trusted_pem_bundle(),
+            &cas.generations(),
+        );
+        self.apply_all(&[bundle]).await
+    }
+
+    /// Applies the ServiceAccount of the Kafka pods, and the Role and RoleBinding that let
+    /// them read the Secrets their configuration refers to. (The init container's
+    /// ClusterRoleBinding, needed for topology-label racks and node ports, is not applied yet:
+    /// a cluster-scoped object needs cleanup on deletion.)
     async fn apply_service_account(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
-        self.apply_all(&[cluster.service_account()]).await
+        self.apply_all(&[cluster.service_account()]).await?;
+        self.apply_all(&[cluster.kafka_role()]).await?;
+        self.apply_all(&[cluster.kafka_role_binding()]).await
     }
 
     /// Applies the listener Services, Ingresses and Routes, deletes those no longer wanted,

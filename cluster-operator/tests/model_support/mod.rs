@@ -1,14 +1,18 @@
 //! What the model tests and the model benchmark share: the operator settings of a default
 //! installation in namespace `strimzi`, and listener objects as Kubernetes fills them in.
 
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
+
 use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Service, ServiceStatus};
 use k8s_openapi::api::networking::v1::{
-    IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
+    Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
 };
 use kube::api::DynamicObject;
 use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
-use strimzi_cluster_operator::model::listeners::ObservedListeners;
-use strimzi_cluster_operator::model::{KafkaCluster, ModelConfig};
+use serde_json::json;
+use strimzi_cluster_operator::model::listeners::{ListenerObjects, ObservedListeners};
+use strimzi_cluster_operator::model::ModelConfig;
 use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
 use strimzi_operator_common::labels::LabelExclusion;
 
@@ -30,30 +34,19 @@ pub fn default_model_config() -> ModelConfig {
     }
 }
 
-/// The listener objects with the addresses Kubernetes would assign: a host name for each
-/// load balancer, node ports, route hosts and an ingress address.
-pub fn observed_listeners(cluster: &KafkaCluster) -> ObservedListeners {
-    let objects = cluster.listener_objects();
-    let namespace = &cluster.namespace;
+/// What Kubernetes (and OpenShift, and an ingress controller) would make of the objects:
+/// node ports, load balancer addresses (host names, or IPs for `*-0` brokers), admitted
+/// route hosts and ingress addresses.
+pub fn observed_listeners(objects: &ListenerObjects, namespace: &str) -> ObservedListeners {
     let mut next_node_port = 31000;
     let services = objects
         .services
-        .into_iter()
-        .map(|mut service: Service| {
+        .iter()
+        .map(|service| {
+            let mut service: Service = service.clone();
             let name = service.metadata.name.clone().unwrap();
             let spec = service.spec.as_mut().unwrap();
             match spec.type_.as_deref() {
-                Some("LoadBalancer") => {
-                    service.status = Some(ServiceStatus {
-                        load_balancer: Some(LoadBalancerStatus {
-                            ingress: Some(vec![LoadBalancerIngress {
-                                hostname: Some(format!("{name}.lb.example.com")),
-                                ..LoadBalancerIngress::default()
-                            }]),
-                        }),
-                        ..ServiceStatus::default()
-                    });
-                }
                 Some("NodePort") => {
                     for port in spec.ports.iter_mut().flatten() {
                         if port.node_port.is_none() {
@@ -62,6 +55,25 @@ pub fn observed_listeners(cluster: &KafkaCluster) -> ObservedListeners {
                         }
                     }
                 }
+                Some("LoadBalancer") => {
+                    let ingress = if name.ends_with("-0") {
+                        LoadBalancerIngress {
+                            ip: Some("192.0.2.10".to_owned()),
+                            ..LoadBalancerIngress::default()
+                        }
+                    } else {
+                        LoadBalancerIngress {
+                            hostname: Some(format!("{name}.lb.example.com")),
+                            ..LoadBalancerIngress::default()
+                        }
+                    };
+                    service.status = Some(ServiceStatus {
+                        load_balancer: Some(LoadBalancerStatus {
+                            ingress: Some(vec![ingress]),
+                        }),
+                        ..ServiceStatus::default()
+                    });
+                }
                 _ => {}
             }
             service
@@ -69,33 +81,34 @@ pub fn observed_listeners(cluster: &KafkaCluster) -> ObservedListeners {
         .collect();
     let ingresses = objects
         .ingresses
-        .into_iter()
-        .map(|mut ingress| {
-            ingress.status = Some(IngressStatus {
+        .iter()
+        .map(|ingress| Ingress {
+            status: Some(IngressStatus {
                 load_balancer: Some(IngressLoadBalancerStatus {
                     ingress: Some(vec![IngressLoadBalancerIngress {
-                        ip: Some("192.0.2.10".into()),
+                        ip: Some("192.0.2.99".to_owned()),
                         ..IngressLoadBalancerIngress::default()
                     }]),
                 }),
-            });
-            ingress
+            }),
+            ..ingress.clone()
         })
         .collect();
     let routes = objects
         .routes
-        .into_iter()
-        .map(|mut route: DynamicObject| {
-            let host = route.data["spec"]["host"].as_str().map_or_else(
-                || {
+        .iter()
+        .map(|route| {
+            let mut route: DynamicObject = route.clone();
+            let host = route.data["spec"]["host"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| {
                     format!(
                         "{}-{namespace}.apps.example.com",
                         route.metadata.name.as_deref().unwrap()
                     )
-                },
-                str::to_owned,
-            );
-            route.data["status"] = serde_json::json!({"ingress": [{"host": host}]});
+                });
+            route.data["status"] = json!({ "ingress": [ { "host": host } ] });
             route
         })
         .collect();
