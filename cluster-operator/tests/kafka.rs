@@ -148,7 +148,7 @@ fn not_ready_here(file: &Path) -> Option<String> {
     // Zones a node affinity requires: the list items after `key: topology.kubernetes.io/zone`.
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     for (index, line) in lines.iter().enumerate() {
-        if *line != "key: topology.kubernetes.io/zone" {
+        if line.trim_start_matches("- ") != "key: topology.kubernetes.io/zone" {
             continue;
         }
         let required = lines[index + 1..]
