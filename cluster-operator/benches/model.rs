@@ -134,7 +134,8 @@ fn main() {
     );
     let cluster = measure("resolve", || resolve(&input).unwrap());
     measure("listener_objects", || cluster.listener_objects());
-    let observed = model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
+    let observed =
+        model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
     let addresses = measure("listener_addresses", || {
         cluster.listener_addresses(&observed)
     });

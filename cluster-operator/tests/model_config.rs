@@ -12,10 +12,8 @@ use serde_json::Value;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
-use strimzi_cluster_operator::model::images::KafkaImages;
 use strimzi_cluster_operator::model::listeners::ListenerAddresses;
-use strimzi_cluster_operator::model::{KafkaCluster, KafkaVersion, ModelConfig, NodePool};
-use strimzi_operator_common::labels::LabelExclusion;
+use strimzi_cluster_operator::model::{KafkaCluster, KafkaVersion, NodePool};
 use strimzi_tests::reference;
 
 /// A cluster built directly from a Kafka and its pools, node IDs assigned 0.. across the

@@ -7,22 +7,14 @@ mod model_support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Service, ServiceStatus};
-use k8s_openapi::api::networking::v1::{
-    Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
-};
-use kube::api::DynamicObject;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use strimzi_api::kafka::{GenericKafkaListener, Kafka, KafkaListenerType};
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_certificate_manager::leaf::LeafSpec;
-use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
-use strimzi_cluster_operator::model::listeners::{
-    ListenerAddresses, ListenerObjects, ObservedListeners,
-};
+use strimzi_cluster_operator::model::listeners::{ListenerAddresses, ObservedListeners};
 use strimzi_cluster_operator::model::{KafkaCluster, ModelConfig, ModelInput, resolve};
-use strimzi_operator_common::labels::{LabelExclusion, is_label_value};
+use strimzi_operator_common::labels::is_label_value;
 use strimzi_tests::reference;
 
 const NAMESPACE: &str = "myproject";
@@ -159,7 +151,8 @@ fn snapshots_of_every_example_kafka() {
                 .validate_listeners()
                 .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
             let objects = cluster.listener_objects();
-            let addresses = cluster.listener_addresses(&model_support::observed_listeners(&objects, NAMESPACE));
+            let addresses =
+                cluster.listener_addresses(&model_support::observed_listeners(&objects, NAMESPACE));
             assert!(
                 addresses.pending.is_empty(),
                 "{}: {:?}",
@@ -255,8 +248,10 @@ fn advertised_overrides_win_and_join_the_certificate() {
         ]))
         .unwrap(),
     );
-    let addresses =
-        cluster.listener_addresses(&model_support::observed_listeners(&cluster.listener_objects(), NAMESPACE));
+    let addresses = cluster.listener_addresses(&model_support::observed_listeners(
+        &cluster.listener_objects(),
+        NAMESPACE,
+    ));
     let advertised = &addresses.advertised[&("lb".to_owned(), 1)];
     assert_eq!(advertised.host, "kafka-1.example.com");
     assert_eq!(advertised.port, 19096);
@@ -393,8 +388,10 @@ fn node_certificate_secret_is_named_after_the_pod() {
 #[test]
 fn node_port_bootstrap_uses_the_brokers_nodes() {
     let cluster = all_types_cluster();
-    let mut addresses =
-        cluster.listener_addresses(&model_support::observed_listeners(&cluster.listener_objects(), NAMESPACE));
+    let mut addresses = cluster.listener_addresses(&model_support::observed_listeners(
+        &cluster.listener_objects(),
+        NAMESPACE,
+    ));
     let node = |addresses: Value| -> k8s_openapi::api::core::v1::Node {
         serde_json::from_value(
             json!({ "metadata": { "name": "n" }, "status": { "addresses": addresses } }),
@@ -521,8 +518,10 @@ fn custom_listener_certificates_go_into_the_node_secrets() {
         ]
     );
     assert_eq!(custom.certificates["lb"], "lb-cert/tls.crt");
-    let addresses =
-        cluster.listener_addresses(&model_support::observed_listeners(&cluster.listener_objects(), NAMESPACE));
+    let addresses = cluster.listener_addresses(&model_support::observed_listeners(
+        &cluster.listener_objects(),
+        NAMESPACE,
+    ));
     let status = cluster.listener_status(&addresses, CA_PEM, &custom.certificates);
     let certificate_of = |name: &str| {
         status

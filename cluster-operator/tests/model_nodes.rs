@@ -13,11 +13,9 @@ use proptest::prelude::*;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
-use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_cluster_operator::model::pods::{CaGenerations, PodInputs};
-use strimzi_cluster_operator::model::{KafkaCluster, ModelConfig, ModelInput, resolve};
-use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
-use strimzi_operator_common::labels::{LabelExclusion, is_label_value};
+use strimzi_cluster_operator::model::{KafkaCluster, ModelInput, resolve};
+use strimzi_operator_common::labels::is_label_value;
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
 
 /// The Kafka and node pools of a multi-document YAML file, placed in namespace `myproject`

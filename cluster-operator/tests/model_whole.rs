@@ -242,7 +242,8 @@ fn snapshot_examples(dir: &Path, prefix: &str) {
         let relative = path.strip_prefix(dir).unwrap().with_extension("");
         let stem = relative.to_string_lossy().replace('/', "-");
         let cluster = resolve_example(&example, &stem);
-        let observed = model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
+        let observed =
+            model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
         let external = external_configuration(&example);
         let cas = Cas::new(&cluster.name);
         let first = cas.build(&cluster, &observed, &external, &BTreeMap::new());

@@ -9,10 +9,10 @@ use k8s_openapi::api::networking::v1::{
     Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
 };
 use kube::api::DynamicObject;
-use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use serde_json::json;
-use strimzi_cluster_operator::model::listeners::{ListenerObjects, ObservedListeners};
 use strimzi_cluster_operator::model::ModelConfig;
+use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
+use strimzi_cluster_operator::model::listeners::{ListenerObjects, ObservedListeners};
 use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
 use strimzi_operator_common::labels::LabelExclusion;
 
