@@ -268,6 +268,9 @@ impl<R: Reconciler> ControllerBuilder<R> {
             let mut controller = Controller::for_shared_stream(triggers, store.clone())
                 .with_config(ControllerConfig::default().concurrency(self.concurrency))
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
+                .reconcile_all_on(full_reconciliations(
+                    self.runtime.config().full_reconciliation_interval,
+                ))
                 .graceful_shutdown_on(self.runtime.shutdown_token().cancelled_owned());
             for wire in &self.owned {
                 controller = wire(controller, &scope, &self.runtime);
@@ -325,6 +328,16 @@ fn leadership_acquired(
         leadership.lost().await;
         leadership.acquired().await;
         Some(((), leadership))
+    })
+}
+
+/// A stream that yields once every `interval`: the periodic full reconciliation of every
+/// cached resource, which also reaches a resource whose watch event was missed (each resource
+/// is requeued after its own reconciliation too, but only once it was reconciled at all).
+fn full_reconciliations(interval: Duration) -> impl futures::Stream<Item = ()> + Send + 'static {
+    futures::stream::unfold((), move |()| async move {
+        tokio::time::sleep(interval).await;
+        Some(((), ()))
     })
 }
 
