@@ -354,11 +354,7 @@ impl Reconciliation<'_> {
             cluster_id: &cluster_id,
             config: &self.operator.config.model,
         })?;
-        for warning in cluster
-            .warnings
-            .iter()
-            .chain(&cluster.configuration_warnings())
-        {
+        for warning in cluster.all_warnings() {
             self.warn(&warning.reason, &warning.message);
         }
         Ok(cluster)

@@ -220,8 +220,6 @@ pub fn build(
         configuration_hashes: cluster.configuration_hashes(&addresses),
         custom_listener_cert_thumbprints: inputs.custom_listener_cert_thumbprints.clone(),
     };
-    let mut warnings = cluster.warnings.clone();
-    warnings.extend(cluster.configuration_warnings());
     Ok(DesiredObjects {
         trust_bundle: cluster.trust_bundle_secret(
             &inputs.cluster_ca.trusted_pem_bundle(),
@@ -241,6 +239,6 @@ pub fn build(
         pod_disruption_budget: cluster.pod_disruption_budget(),
         pod_sets: cluster.pod_sets(&pod_inputs),
         addresses,
-        warnings,
+        warnings: cluster.all_warnings(),
     })
 }

@@ -272,6 +272,14 @@ impl KafkaCluster {
             .labels(&self.resource_labels, &self.config.label_exclusion)
     }
 
+    /// Every warning about the resources: those found while resolving, then those about
+    /// `spec.kafka.config`.
+    pub fn all_warnings(&self) -> Vec<ModelWarning> {
+        let mut warnings = self.warnings.clone();
+        warnings.extend(self.configuration_warnings());
+        warnings
+    }
+
     /// Labels that select every Kafka pod of the cluster.
     pub fn selector(&self) -> BTreeMap<String, String> {
         self.component_labels().selector()
