@@ -3,6 +3,10 @@
 //! caches of `operator-common` watch owned kinds as metadata only; the StrimziPodSet
 //! controller needs whole pods (readiness, revision), and the Kafka controller whole node
 //! pools, so they keep caches of their own here.
+//!
+//! Reconciliations that start before a cache is filled wait for it on its one [`Filled`]
+//! future (see `strimzi_operator_common::cache`): a reconciliation left waiting forever would
+//! also hold back every later reconciliation of its resource.
 
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -15,9 +19,15 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
+use strimzi_operator_common::cache::{Filled, filled};
 
-/// The cache of one scope: its namespace (`None` for all) and its store.
-type Scoped<K> = (Option<String>, Store<K>);
+/// The cache of one scope.
+struct Scoped<K: Resource<DynamicType = ()> + 'static> {
+    /// The namespace, `None` for all namespaces.
+    namespace: Option<String>,
+    store: Store<K>,
+    filled: Filled,
+}
 
 /// Caches of `K` by scope; cloning shares them.
 pub struct ScopedCache<K: Resource<DynamicType = ()> + 'static> {
@@ -61,10 +71,7 @@ where
         selector: &str,
     ) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static {
         let (store, writer) = reflector::store();
-        self.stores
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((namespace, store));
+        self.add(namespace, store);
         let config = watcher::Config::default().labels(selector);
         watcher(api, config)
             .default_backoff()
@@ -73,20 +80,38 @@ where
             .boxed()
     }
 
+    /// Adds the store of the scope `namespace`, filled by a reflector of the caller's.
+    fn add(&self, namespace: Option<String>, store: Store<K>) {
+        let filled = filled(&store);
+        self.stores
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Scoped {
+                namespace,
+                store,
+                filled,
+            });
+    }
+
     /// The cache covering `namespace`, once it has been filled.
     async fn store(&self, namespace: &str) -> Option<Store<K>> {
-        let store = self
+        let (store, filled) = self
             .stores
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .find(|(scope, _)| scope.as_deref().is_none_or(|scope| scope == namespace))
-            .map(|(_, store)| store.clone())?;
-        store.wait_until_ready().await.ok()?;
-        Some(store)
+            .find(|scoped| {
+                scoped
+                    .namespace
+                    .as_deref()
+                    .is_none_or(|scope| scope == namespace)
+            })
+            .map(|scoped| (scoped.store.clone(), scoped.filled.clone()))?;
+        filled.await.then_some(store)
     }
 
     /// The cached objects in `namespace`.
+    #[tracing::instrument(name = "cache_list", level = "debug", skip(self))]
     pub async fn list(&self, namespace: &str) -> Vec<Arc<K>> {
         match self.store(namespace).await {
             Some(store) => store
@@ -96,5 +121,45 @@ where
                 .collect(),
             None => Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn every_reconciliation_waiting_for_the_cache_is_woken_when_it_fills() {
+        let (store, mut writer) = reflector::store::<ConfigMap>();
+        let cache = ScopedCache::default();
+        cache.add(None, store);
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let cache = cache.clone();
+                tokio::spawn(async move { cache.list("ns").await.len() })
+            })
+            .collect();
+        // Every waiter is parked on the unfilled cache before the first list completes.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(waiters.iter().all(|waiter| !waiter.is_finished()));
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        for waiter in waiters {
+            let listed = tokio::time::timeout(Duration::from_secs(5), waiter)
+                .await
+                .expect("a waiter was never woken")
+                .unwrap();
+            assert_eq!(listed, 0);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_namespace_outside_every_scope_lists_nothing_at_once() {
+        let (store, _writer) = reflector::store::<ConfigMap>();
+        let cache = ScopedCache::default();
+        cache.add(Some("watched".to_owned()), store);
+        assert!(cache.list("elsewhere").await.is_empty());
     }
 }

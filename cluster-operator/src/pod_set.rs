@@ -9,9 +9,6 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, PostParams};
-use kube::core::PartialObjectMeta;
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use strimzi_api::annotations::REVISION;
 use strimzi_api::labels::{CONTROLLER, CONTROLLER_NAME, CONTROLLER_STRIMZI_POD_SET};
@@ -89,19 +86,7 @@ impl PodSetReconciler {
             .wire(move |controller, scope, runtime| {
                 let api: Api<Pod> = runtime.api(scope.namespace.as_deref());
                 let stream = pods.watch(api, scope.namespace.clone(), &managed_pods_selector());
-                // A second, metadata-only trigger for the sets themselves: after a restart the
-                // shared cache's subscription was seen to miss one set (see the report in
-                // docs/cluster-operator.md), leaving it unreconciled.
-                let sets: Api<PartialObjectMeta<StrimziPodSet>> =
-                    runtime.api(scope.namespace.as_deref());
-                let sets = watcher::watcher(sets, watcher::Config::default())
-                    .default_backoff()
-                    .touched_objects();
-                controller.owns_stream(stream).watches_stream(sets, |set| {
-                    let namespace = set.metadata.namespace.clone()?;
-                    let name = set.metadata.name.clone()?;
-                    Some(ObjectRef::new(&name).within(&namespace))
-                })
+                controller.owns_stream(stream)
             })
             .build()
     }

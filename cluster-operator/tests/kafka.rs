@@ -401,11 +401,7 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
     operator.stop().await;
 }
 
-// Open in issue 10: after a restart mid-reconcile, the new operator never reconciles one of the
-// StrimziPodSets (failed in 3 of the last 4 runs; cause not found, see docs/cluster-operator.md).
-// Run it with `cargo test -p strimzi-cluster-operator --test kafka -- --ignored`.
 #[tokio::test]
-#[ignore = "known bug, issue 10 stays open: a StrimziPodSet is missed after a restart mid-reconcile"]
 async fn an_operator_stopped_mid_reconcile_converges_after_restart_without_duplicates() {
     let (client, ns) = namespace("restart").await;
     let operator = Operator::on(&ns);

@@ -1,6 +1,10 @@
 //! Watch caches shared by an operator's controllers: one list+watch and one in-memory store
 //! per kind, namespace and label selector, however many controllers read it. Objects are
 //! cached without `managedFields`; owned kinds can be cached as metadata only.
+//!
+//! Whoever waits for a store to be filled waits on its [`Filled`] future, never on
+//! kube-runtime's `Store::wait_until_ready` directly: that one wakes only the last of several
+//! concurrent waiters, and the others wait forever.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -8,12 +12,12 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Shared};
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use kube::Resource;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::{self, ReflectHandle, Store};
+use kube::runtime::reflector::{self, Lookup, ReflectHandle, Store};
 use kube::runtime::watcher;
 
 use crate::http::{CacheSync, Readiness};
@@ -59,12 +63,42 @@ impl CacheScope {
     }
 }
 
-/// One shared cache: its store, and its writer until the caches start.
+/// Resolves once a store's first list is complete (`false` if its writer is gone first). One
+/// per store, cloned by every waiter.
+pub type Filled = Shared<BoxFuture<'static, bool>>;
+
+/// The [`Filled`] future of `store`: make it once per store, then clone it.
+pub fn filled<K>(store: &Store<K>) -> Filled
+where
+    K: Lookup + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
+{
+    let store = store.clone();
+    async move { store.wait_until_ready().await.is_ok() }
+        .boxed()
+        .shared()
+}
+
+/// What a controller gets from a shared cache.
+pub struct Subscription<K: Resource + Clone + 'static>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    /// The store.
+    pub store: Store<K>,
+    /// Every object the cache's watch creates, changes or deletes.
+    pub events: ReflectHandle<K>,
+    /// Resolves once the store is filled.
+    pub filled: Filled,
+}
+
+/// One shared cache: its store, its fill signal, and its writer until the caches start.
 struct Entry<K: Resource + Clone + 'static>
 where
     K::DynamicType: Eq + Hash + Clone,
 {
     store: Store<K>,
+    filled: Filled,
     writer: Arc<Mutex<Option<reflector::store::Writer<K>>>>,
 }
 
@@ -90,12 +124,12 @@ impl Debug for Caches {
 
 impl Caches {
     /// The cache of `K` in `scope`, fed by `watch` (called once, when the caches start):
-    /// its store and a stream of the objects it changes, for one controller.
+    /// its store, a stream of the objects it changes for one controller, and its fill signal.
     pub fn subscribe<K>(
         &self,
         scope: &CacheScope,
         watch: impl FnOnce() -> BoxStream<'static, watcher::Result<watcher::Event<K>>> + Send + 'static,
-    ) -> Result<(Store<K>, ReflectHandle<K>), CacheError>
+    ) -> Result<Subscription<K>, CacheError>
     where
         K: Resource + Clone + Debug + Send + Sync + 'static,
         K::DynamicType: Eq + Hash + Clone + Default + Send + Sync,
@@ -106,6 +140,7 @@ impl Caches {
             let (store, writer) = reflector::store_shared::<K>(SUBSCRIBER_BUFFER);
             let writer = Arc::new(Mutex::new(Some(writer)));
             let entry: Entry<K> = Entry {
+                filled: filled(&store),
                 store: store.clone(),
                 writer: writer.clone(),
             };
@@ -127,11 +162,15 @@ impl Caches {
             .and_then(|entry| entry.downcast_ref::<Entry<K>>())
             .ok_or_else(|| already_started::<K>())?;
         let writer = entry.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let subscriber = writer
+        let events = writer
             .as_ref()
             .and_then(reflector::store::Writer::subscribe)
             .ok_or_else(already_started::<K>)?;
-        Ok((entry.store.clone(), subscriber))
+        Ok(Subscription {
+            store: entry.store.clone(),
+            events,
+            filled: entry.filled.clone(),
+        })
     }
 
     /// Starts every cache subscribed so far; each runs until the returned futures are
@@ -202,6 +241,52 @@ mod tests {
             watches.fetch_add(1, Ordering::SeqCst);
             futures::stream::iter([Ok(watcher::Event::Init), Ok(watcher::Event::InitDone)]).boxed()
         }
+    }
+
+    #[tokio::test]
+    async fn every_waiter_for_a_shared_cache_is_woken_when_it_fills() {
+        let caches = Caches::default();
+        let scope = CacheScope {
+            namespace: None,
+            selector: None,
+        };
+        let (gate, opened) = tokio::sync::oneshot::channel::<()>();
+        // The first list completes only once every waiter is parked; the watch of the first
+        // subscription is the one that runs.
+        let first = caches
+            .subscribe::<ConfigMap>(&scope, || {
+                futures::stream::once(async move {
+                    let _ = opened.await;
+                    Ok(watcher::Event::InitDone)
+                })
+                .boxed()
+            })
+            .unwrap();
+        let mut subscriptions = vec![first];
+        for _ in 0..2 {
+            let never_called = || futures::stream::empty().boxed();
+            subscriptions.push(caches.subscribe::<ConfigMap>(&scope, never_called).unwrap());
+        }
+        let waiters: Vec<_> = subscriptions
+            .iter()
+            .map(|subscription| tokio::spawn(subscription.filled.clone()))
+            .collect();
+        let running: Vec<_> = caches
+            .start(&Readiness::default())
+            .into_iter()
+            .map(tokio::spawn)
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(waiters.iter().all(|waiter| !waiter.is_finished()));
+        gate.send(()).unwrap();
+        for waiter in waiters {
+            let filled = tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+                .await
+                .expect("a waiter was never woken")
+                .unwrap();
+            assert!(filled);
+        }
+        drop(running);
     }
 
     #[tokio::test]

@@ -32,7 +32,7 @@ use strimzi_api::common::Condition;
 use tracing::Instrument;
 
 use crate::ErrorReason;
-use crate::cache::{CacheError, CacheScope};
+use crate::cache::{CacheError, CacheScope, Subscription};
 use crate::config::WatchedNamespaces;
 use crate::events::Severity;
 use crate::runtime::OperatorRuntime;
@@ -259,12 +259,16 @@ impl<R: Reconciler> ControllerBuilder<R> {
             };
             let api: Api<Guarded<R>> = self.runtime.api(scope.namespace.as_deref());
             let config = scope.watcher_config();
-            let (store, subscriber) = self
+            let Subscription {
+                store,
+                events,
+                filled,
+            } = self
                 .runtime
                 .caches()
                 .subscribe::<Guarded<R>>(&scope, move || watcher(api, config).boxed())?;
             let fingerprints = Fingerprints::default();
-            let triggers = subscriber.filter(skip_status_only_changes(fingerprints.clone()));
+            let triggers = events.filter(skip_status_only_changes(fingerprints.clone()));
             let mut controller = Controller::for_shared_stream(triggers, store.clone())
                 .with_config(ControllerConfig::default().concurrency(self.concurrency))
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
@@ -283,7 +287,15 @@ impl<R: Reconciler> ControllerBuilder<R> {
                         tracing::debug!(%error, "controller");
                     }
                 });
-            controllers.push(run.boxed());
+            // Started once the cache is filled, so that kube-runtime's own wait for the store
+            // returns at once (see the `cache` module on waiting for a store).
+            controllers.push(
+                async move {
+                    filled.await;
+                    run.await;
+                }
+                .boxed(),
+            );
             controllers.push(maintain(shared.clone(), store, scope, fingerprints).boxed());
         }
         Ok(futures::future::join_all(controllers).map(|_| ()).boxed())
@@ -332,8 +344,8 @@ fn leadership_acquired(
 }
 
 /// A stream that yields once every `interval`: the periodic full reconciliation of every
-/// cached resource, which also reaches a resource whose watch event was missed (each resource
-/// is requeued after its own reconciliation too, but only once it was reconciled at all).
+/// cached resource, Strimzi's safety net for anything a watch did not report (a resource is
+/// not requeued after its own successful reconciliation: this reaches it).
 fn full_reconciliations(interval: Duration) -> impl futures::Stream<Item = ()> + Send + 'static {
     futures::stream::unfold((), move |()| async move {
         tokio::time::sleep(interval).await;
@@ -414,7 +426,6 @@ pub fn backoff(attempt: u32, rng: &mut impl Rng) -> Duration {
 
 impl<R: Reconciler> Shared<R> {
     async fn reconcile_leading(&self, object: Arc<Guarded<R>>) -> Result<Action, ControllerError> {
-        let requeue = Action::requeue(self.runtime.config().full_reconciliation_interval);
         let resource = match &object.0 {
             Ok(resource) => resource,
             Err(invalid) => {
@@ -436,7 +447,7 @@ impl<R: Reconciler> Shared<R> {
             );
             self.write_status(resource, previous, &next).await?;
             tracing::info!("reconciliation paused");
-            return Ok(requeue);
+            return Ok(Action::await_change());
         }
         let Some(finalizer_name) = self.reconciler.finalizer() else {
             return self.reconcile_resource(resource, previous).await;
@@ -479,7 +490,6 @@ impl<R: Reconciler> Shared<R> {
         resource: &R::Resource,
         previous: Option<&R::Status>,
     ) -> Result<Action, ControllerError> {
-        let requeue = Action::requeue(self.runtime.config().full_reconciliation_interval);
         let metrics = self.runtime.metrics().reconciliations(
             &self.kind,
             resource.meta().namespace.as_deref().unwrap_or_default(),
@@ -504,7 +514,7 @@ impl<R: Reconciler> Shared<R> {
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&key(resource.meta()));
                 tracing::info!(duration = ?started.elapsed(), "reconciled");
-                Ok(requeue)
+                Ok(Action::await_change())
             }
             Err(error) => {
                 metrics.finished(false, started.elapsed().as_secs_f64());

@@ -45,9 +45,10 @@ async fn caches_drop_managed_fields_and_follow_changes() {
     };
     let api = maps.clone();
     let config = scope.watcher_config();
-    let (store, mut changes) = caches
+    let subscription = caches
         .subscribe::<ConfigMap>(&scope, move || watcher(api, config).boxed())
         .unwrap();
+    let (store, mut changes) = (subscription.store, subscription.events);
     let readiness = Readiness::default();
     let tasks: Vec<_> = caches
         .start(&readiness)

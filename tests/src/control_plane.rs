@@ -13,7 +13,7 @@ use kube::{Client, Config};
 
 use crate::certs::{TestCa, key_pair_pem};
 use crate::error::TestEnvError;
-use crate::layout::{cache_dir, free_port, parse_versions, testenv_file};
+use crate::layout::{cache_dir, free_port, parse_versions, scratch_dir, testenv_file};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
 const VERSIONS: &str = include_str!("../testenv/versions.env");
@@ -73,10 +73,7 @@ impl ControlPlane {
         let etcd_bin = binary("etcd", "ETCD_VERSION", "etcd")?;
         let kwok_bin = binary("kwok", "KWOK_VERSION", "kwok")?;
 
-        let dir = tempfile::Builder::new()
-            .prefix("strimzi-testenv-k8s-")
-            .tempdir()
-            .map_err(|error| TestEnvError::io(std::env::temp_dir(), error))?;
+        let dir = scratch_dir("k8s")?;
         let files = Files::write(dir.path())?;
 
         let etcd_client = free_port()?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::certs::{CertifiedPem, TestCa};
 use crate::error::TestEnvError;
-use crate::layout::{free_port, kafka_libs, testenv_file};
+use crate::layout::{free_port, kafka_libs, scratch_dir, testenv_file};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
 const TEMPLATE: &str = include_str!("../testenv/kafka/server.properties.template");
@@ -70,10 +70,7 @@ impl KafkaBroker {
     }
 
     fn start_once(libs: &Path, log_dir: &Path) -> Result<Self, TestEnvError> {
-        let data = tempfile::Builder::new()
-            .prefix("strimzi-testenv-kafka-")
-            .tempdir()
-            .map_err(|error| TestEnvError::io(std::env::temp_dir(), error))?;
+        let data = scratch_dir("kafka")?;
         let ca = TestCa::new("strimzi-testenv-kafka-ca")?;
         let server = ca.server("kafka", &[])?;
         let keystore = data.path().join("keystore.pem");

@@ -82,6 +82,50 @@ pub fn log_dir(name: &str) -> Result<PathBuf, TestEnvError> {
     Ok(dir)
 }
 
+/// Prefix of every scratch folder the environment creates in the system's temporary folder.
+const SCRATCH_PREFIX: &str = "strimzi-testenv-";
+
+/// A fresh scratch folder `<tmp>/strimzi-testenv-<kind>-<pid>-<random>`, deleted when the
+/// returned handle drops. Shared environments live in statics that never drop, so first this
+/// removes the scratch folders of processes that are gone: their tied children died with
+/// them, and their etcd and Kafka data would otherwise fill the disk run after run.
+pub fn scratch_dir(kind: &str) -> Result<tempfile::TempDir, TestEnvError> {
+    let temp = std::env::temp_dir();
+    remove_orphaned_scratch_dirs(&temp);
+    tempfile::Builder::new()
+        .prefix(&format!("{SCRATCH_PREFIX}{kind}-{}-", std::process::id()))
+        .tempdir()
+        .map_err(|error| TestEnvError::io(&temp, error))
+}
+
+/// Removes the scratch folders in `temp` whose owner process no longer runs. Folders of
+/// running processes, and folders whose name carries no owner, are left alone.
+fn remove_orphaned_scratch_dirs(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(owner) = scratch_dir_owner(&name.to_string_lossy()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{owner}")).exists() {
+            // Another process may be sweeping the same folder; losing that race is fine.
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The owner's process ID in a scratch folder's name, `strimzi-testenv-<kind>-<pid>-<random>`.
+fn scratch_dir_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(SCRATCH_PREFIX)?;
+    let mut parts = rest.rsplitn(3, '-');
+    let _random = parts.next()?;
+    let pid = parts.next()?;
+    let _kind = parts.next()?;
+    pid.parse().ok()
+}
+
 /// A port on 127.0.0.1 that was free a moment ago. Another process may take it before it is
 /// used, so starters retry with new ports when a component cannot bind.
 pub fn free_port() -> Result<u16, TestEnvError> {
@@ -104,6 +148,45 @@ mod tests {
         assert_eq!(versions.get("B"), Some(&"two"));
         assert_eq!(versions.len(), 2);
         assert!(kafka_version().starts_with('4'), "{}", kafka_version());
+    }
+
+    #[test]
+    fn scratch_folders_name_their_owner() {
+        assert_eq!(
+            scratch_dir_owner("strimzi-testenv-k8s-4242-AbC12"),
+            Some(4242)
+        );
+        assert_eq!(scratch_dir_owner("strimzi-testenv-kafka-7-x-y"), None);
+        assert_eq!(scratch_dir_owner("strimzi-testenv-k8s-Kh8vWb"), None);
+        assert_eq!(scratch_dir_owner("other-k8s-1-abc"), None);
+        let dir = scratch_dir("unit").unwrap();
+        let name = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(scratch_dir_owner(&name), Some(std::process::id()));
+    }
+
+    #[test]
+    fn orphaned_scratch_folders_are_removed_and_live_ones_kept() {
+        let temp = tempfile::tempdir().unwrap();
+        // PIDs never reach u32::MAX - 1, so that owner is surely gone.
+        let orphan = temp
+            .path()
+            .join(format!("{SCRATCH_PREFIX}k8s-{}-aa", u32::MAX - 1));
+        let live = temp
+            .path()
+            .join(format!("{SCRATCH_PREFIX}k8s-{}-bb", std::process::id()));
+        let foreign = temp.path().join("something-else-1-cc");
+        for dir in [&orphan, &live, &foreign] {
+            std::fs::create_dir_all(dir.join("etcd")).unwrap();
+        }
+        remove_orphaned_scratch_dirs(temp.path());
+        assert!(!orphan.exists());
+        assert!(live.exists());
+        assert!(foreign.exists());
     }
 
     #[test]

@@ -84,12 +84,12 @@ pub fn controller(
         };
         let api: Api<DeserializeGuard<KafkaTopic>> = runtime.api(scope.namespace.as_deref());
         let watch = scope.watcher_config();
-        let (store, _events) = runtime
+        let subscription = runtime
             .caches()
             .subscribe::<DeserializeGuard<KafkaTopic>>(&scope, move || {
                 watcher(api, watch).boxed()
             })?;
-        resources.push(store);
+        resources.push(subscription.store);
     }
     let reconciler = TopicReconciler::new(
         kafka.clone(),

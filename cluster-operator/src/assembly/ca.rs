@@ -3,6 +3,7 @@
 //! `generateSecretOwnerReference` (the default), an owner reference to the Kafka.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
@@ -19,8 +20,9 @@ use crate::model::pods::CaGenerations;
 /// Both CAs of a cluster after the CA step.
 #[derive(Debug)]
 pub struct ClusterCas {
-    /// The cluster CA, which signs the nodes' certificates.
-    pub cluster: ReconciledCa,
+    /// The cluster CA, which signs the nodes' certificates (shared with the blocking thread
+    /// that issues them).
+    pub cluster: Arc<ReconciledCa>,
     /// The clients CA, which signs the users' certificates.
     pub clients: ReconciledCa,
     /// Whether a maintenance time window is open now.
@@ -42,6 +44,7 @@ impl ClusterCas {
 
 impl Reconciliation<'_> {
     /// Creates or renews the cluster and clients CAs and writes their Secrets.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn reconcile_cas(&mut self) -> Result<ClusterCas, ReconcileError> {
         let now = OffsetDateTime::now_utc();
         let windows = self
@@ -68,7 +71,7 @@ impl Reconciliation<'_> {
             )
             .await?;
         Ok(ClusterCas {
-            cluster,
+            cluster: Arc::new(cluster),
             clients,
             window_open,
             now,
@@ -95,15 +98,21 @@ impl Reconciliation<'_> {
             .get_opt(&key_name)
             .await
             .map_err(|source| ReconcileError::api("get Secret", &key_name, source))?;
-        let reconciled = authority::reconcile(
-            kind,
-            &self.name,
-            &settings,
-            cert.as_ref(),
-            key.as_ref(),
-            now,
-            window_open,
-        )?;
+        let reconciled = {
+            let (name, cert, key) = (self.name.clone(), cert.clone(), key.clone());
+            super::off_the_async_workers(move || {
+                authority::reconcile(
+                    kind,
+                    &name,
+                    &settings,
+                    cert.as_ref(),
+                    key.as_ref(),
+                    now,
+                    window_open,
+                )
+            })
+            .await?
+        };
         let owned = spec.is_none_or(|spec| spec.generates_secret_owner_reference());
         for (desired, current) in [
             (&reconciled.cert_secret, &cert),

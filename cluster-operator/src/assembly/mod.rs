@@ -39,7 +39,7 @@ use strimzi_api::kafka::{Kafka, KafkaStatus};
 use strimzi_api::labels;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
-use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
+use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext, LeafSpec};
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
@@ -94,6 +94,28 @@ pub enum ReconcileError {
         /// What was waited for.
         what: String,
     },
+    /// The operator stopped before certificate work it had queued could start.
+    #[error("the operator is stopping")]
+    Stopping,
+}
+
+/// Runs certificate work on Tokio's blocking threads: generating an RSA key takes seconds,
+/// and on the async workers it would stall every watch and reconciliation of the operator
+/// meanwhile. A panic in `work` is resumed here.
+async fn off_the_async_workers<T, E>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, ReconcileError>
+where
+    T: Send + 'static,
+    E: Into<ReconcileError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result.map_err(Into::into),
+        Err(error) => match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(_) => Err(ReconcileError::Stopping),
+        },
+    }
 }
 
 impl ReconcileError {
@@ -117,6 +139,7 @@ impl ErrorReason for ReconcileError {
             Self::Api { .. } => "KubernetesApiError",
             Self::ListenerAddressesPending(_) => "ListenerAddressesPending",
             Self::Timeout { .. } => "TimeoutException",
+            Self::Stopping => "OperatorStopping",
         }
     }
 }
@@ -346,6 +369,7 @@ impl Reconciliation<'_> {
     }
 
     /// Validates the Kafka and its pools, assigns node IDs and collects the warnings.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn resolve_model(&mut self) -> Result<KafkaCluster, ReconcileError> {
         let cluster_id = self.cluster_id().await?;
         let cluster = model::resolve(&ModelInput {
@@ -362,6 +386,7 @@ impl Reconciliation<'_> {
 
     /// Applies `<cluster>-trustbundle`: both CAs' certificates, which the nodes' configuration
     /// reads through the Kubernetes API.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_trust_bundle(
         &self,
         cluster: &KafkaCluster,
@@ -379,6 +404,7 @@ impl Reconciliation<'_> {
     /// them read the Secrets their configuration refers to. (The init container's
     /// ClusterRoleBinding, needed for topology-label racks and node ports, is not applied yet:
     /// a cluster-scoped object needs cleanup on deletion.)
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_service_account(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
         self.apply_all(&[cluster.service_account()]).await?;
         self.apply_all(&[cluster.kafka_role()]).await?;
@@ -387,6 +413,7 @@ impl Reconciliation<'_> {
 
     /// Applies the listener Services, Ingresses and Routes, deletes those no longer wanted,
     /// and reads the addresses Kubernetes assigned.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_listeners(
         &mut self,
         cluster: &KafkaCluster,
@@ -460,21 +487,17 @@ impl Reconciliation<'_> {
 
     /// Issues (or reuses) each node's server certificate and writes its Secret; the
     /// certificate thumbprints by pod name.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_node_certificates(
         &self,
         cluster: &KafkaCluster,
         cas: &ClusterCas,
         addresses: &ListenerAddresses,
     ) -> Result<BTreeMap<String, String>, ReconcileError> {
-        let context = IssueContext {
-            now: cas.now,
-            window_open: cas.window_open,
-            ca_action: &cas.cluster.action,
-        };
         let secrets = self.api::<Secret>();
-        let mut thumbprints = BTreeMap::new();
         let generation = cas.cluster.authority.cert_generation();
         let specs = cluster.node_certificate_specs(addresses);
+        let mut nodes = Vec::new();
         for node in cluster.nodes() {
             let Some(spec) = specs.iter().find(|spec| spec.name == node.pod_name) else {
                 continue;
@@ -483,13 +506,37 @@ impl Reconciliation<'_> {
                 .get_opt(&spec.name)
                 .await
                 .map_err(|source| ReconcileError::api("get Secret", &spec.name, source))?;
-            let existing = current
-                .as_ref()
-                .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
-            let issued =
-                leaf::issue_or_reuse(&cas.cluster.authority, spec, existing.as_ref(), &context)?;
+            nodes.push((node, spec.clone(), current));
+        }
+        // Issued on a blocking thread, which needs owned copies.
+        let requests: Vec<(LeafSpec, Option<ExistingLeaf>)> = nodes
+            .iter()
+            .map(|(_, spec, current)| {
+                let existing = current
+                    .as_ref()
+                    .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
+                (spec.clone(), existing)
+            })
+            .collect();
+        let (authority, now, window_open) = (cas.cluster.clone(), cas.now, cas.window_open);
+        let issued = off_the_async_workers(move || {
+            let context = IssueContext {
+                now,
+                window_open,
+                ca_action: &authority.action,
+            };
+            requests
+                .iter()
+                .map(|(spec, existing)| {
+                    leaf::issue_or_reuse(&authority.authority, spec, existing.as_ref(), &context)
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await?;
+        let mut thumbprints = BTreeMap::new();
+        for ((node, spec, current), issued) in nodes.iter().zip(&issued) {
             thumbprints.insert(spec.name.clone(), issued.thumbprint());
-            let secret = cluster.node_certificate_secret(&node, issued.secret_data(), generation);
+            let secret = cluster.node_certificate_secret(node, issued.secret_data(), generation);
             self.operator
                 .runtime
                 .applier()
@@ -501,6 +548,7 @@ impl Reconciliation<'_> {
 
     /// Applies each node's ConfigMap and deletes those of removed nodes; a hash of each
     /// node's configuration by pod name.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_config_maps(
         &self,
         cluster: &KafkaCluster,
@@ -516,6 +564,7 @@ impl Reconciliation<'_> {
 
     /// Applies the PodDisruptionBudget, the NetworkPolicy (when generated) and the JMX
     /// Secret (when JMX uses password authentication), and deletes those no longer wanted.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_policies(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
         self.apply_all(&[cluster.pod_disruption_budget()]).await?;
         let policies: Vec<NetworkPolicy> = cluster.network_policy().into_iter().collect();
@@ -585,6 +634,7 @@ impl Reconciliation<'_> {
     }
 
     /// Applies one StrimziPodSet per pool and deletes those of removed pools.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_pod_sets(
         &mut self,
         cluster: &KafkaCluster,
@@ -597,6 +647,7 @@ impl Reconciliation<'_> {
 
     /// Removes what removed nodes leave behind. Their pods are gone from the StrimziPodSets,
     /// so the StrimziPodSet controller deletes them; here their per-node Secrets go.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn scale_down(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
         let jmx = strimzi_api::naming::kafka_jmx_secret(&cluster.name);
         let nodes: Vec<Secret> = cluster
@@ -615,6 +666,7 @@ impl Reconciliation<'_> {
     }
 
     /// Waits until every pool's StrimziPodSet reports all its pods ready.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn wait_for_pods_ready(&mut self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
         let expected: BTreeMap<String, usize> = cluster
             .pools
@@ -662,6 +714,7 @@ impl Reconciliation<'_> {
     }
 
     /// Waits until the bootstrap Service has a ready endpoint.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn wait_for_endpoints(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
         if cluster.brokers().next().is_none() {
             return Ok(());

@@ -77,6 +77,7 @@ impl Reconciliation<'_> {
     }
 
     /// Writes each node pool's status where it changed.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn write_pool_statuses(
         &self,
         cluster: &KafkaCluster,

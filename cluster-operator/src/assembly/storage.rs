@@ -16,6 +16,7 @@ use crate::model::KafkaCluster;
 impl Reconciliation<'_> {
     /// Creates missing claims and grows or keeps existing ones; their labels and annotations
     /// (`strimzi.io/delete-claim`) follow the model.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn apply_claims(
         &mut self,
         cluster: &KafkaCluster,
@@ -123,6 +124,7 @@ impl Reconciliation<'_> {
 
     /// Deletes the claims of the cluster that no current node uses and that are annotated
     /// `strimzi.io/delete-claim: "true"` (storage with `deleteClaim: true`).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn delete_removed_claims(
         &self,
         cluster: &KafkaCluster,

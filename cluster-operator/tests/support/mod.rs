@@ -133,6 +133,7 @@ impl Drop for Operator {
 /// Sends the operator's logs of this test binary to `cluster-operator-<pid>.log` in the
 /// environment's log folder.
 fn log_to_file() {
+    use tracing_subscriber::fmt::format::FmtSpan;
     static INIT: std::sync::Once = std::sync::Once::new();
     INIT.call_once(|| {
         let path = env()
@@ -141,6 +142,8 @@ fn log_to_file() {
         let file = std::fs::File::create(&path).unwrap();
         let _ = tracing_subscriber::fmt()
             .with_env_filter("info,strimzi=debug,kube=warn")
+            // Each reconciliation and step, when it starts and ends, with its busy time.
+            .with_span_events(FmtSpan::NEW | FmtSpan::CLOSE)
             .with_writer(std::sync::Mutex::new(file))
             .with_ansi(false)
             .try_init();
