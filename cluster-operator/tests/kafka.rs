@@ -135,12 +135,12 @@ async fn apply_example(client: &Client, ns: &str, file: &Path) -> Option<String>
     kafka
 }
 
-/// Why an example cannot become Ready in this environment, if it cannot: it needs a cloud
-/// controller (load balancer or ingress addresses), OpenShift Routes or Gateway API
-/// TLSRoutes, or StorageClasses other than the environment's `standard`.
+/// Why an example cannot become Ready in this environment, if it cannot: it needs an ingress
+/// controller, OpenShift Routes or Gateway API TLSRoutes, or nodes or StorageClasses the
+/// environment does not have. (The environment gives LoadBalancer Services addresses.)
 fn not_ready_here(file: &Path) -> Option<String> {
     let text = std::fs::read_to_string(file).unwrap();
-    for kind in ["route", "tlsroute", "loadbalancer", "ingress"] {
+    for kind in ["route", "tlsroute", "ingress"] {
         if text.contains(&format!("type: {kind}")) {
             return Some(format!("a `{kind}` listener"));
         }
@@ -162,7 +162,7 @@ fn not_ready_here(file: &Path) -> Option<String> {
     }
     text.lines()
         .filter_map(|line| line.trim().strip_prefix("class: "))
-        .find(|class| *class != strimzi_tests::environment::STORAGE_CLASS)
+        .find(|class| !strimzi_tests::environment::STORAGE_CLASSES.contains(class))
         .map(|class| format!("StorageClass {class}"))
 }
 

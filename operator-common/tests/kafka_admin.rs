@@ -356,17 +356,18 @@ async fn scram_credentials(admin: &AdminClient, prefix: &str) {
     admin.alter_user_scram_credentials(&[upsert]).await.unwrap()[&user]
         .as_ref()
         .unwrap();
-    let described = admin
-        .describe_user_scram_credentials(Some(std::slice::from_ref(&user)))
-        .await
-        .unwrap();
-    assert_eq!(
-        described[&user].as_ref().unwrap(),
-        &vec![ScramCredentialInfo {
-            mechanism: ScramMechanism::ScramSha512,
-            iterations: 4096
-        }]
-    );
+    let expected = vec![ScramCredentialInfo {
+        mechanism: ScramMechanism::ScramSha512,
+        iterations: 4096,
+    }];
+    eventually("the credential is described", || async {
+        let described = admin
+            .describe_user_scram_credentials(Some(std::slice::from_ref(&user)))
+            .await
+            .unwrap();
+        described[&user].as_ref().ok() == Some(&expected)
+    })
+    .await;
     let all = admin.describe_user_scram_credentials(None).await.unwrap();
     assert!(
         all.contains_key(&user) && all.contains_key(ADMIN_USER),
@@ -392,6 +393,14 @@ async fn scram_credentials(admin: &AdminClient, prefix: &str) {
     admin.alter_user_scram_credentials(&[delete]).await.unwrap()[&user]
         .as_ref()
         .unwrap();
+    eventually("the deleted credential is not found", || async {
+        let gone = admin
+            .describe_user_scram_credentials(Some(std::slice::from_ref(&user)))
+            .await
+            .unwrap();
+        gone[&user].is_err()
+    })
+    .await;
     let gone = admin
         .describe_user_scram_credentials(Some(std::slice::from_ref(&user)))
         .await

@@ -1,6 +1,6 @@
-//! The whole test environment: control plane, Kafka broker, our CRDs, a default
-//! StorageClass with a provisioner, and fake nodes in three zones. One per test binary
-//! ([`TestEnv::shared`]); each test works in its own namespace.
+//! The whole test environment: control plane, Kafka broker, our CRDs, StorageClasses with a
+//! provisioner, addresses for LoadBalancer Services, and fake nodes in three zones. One per
+//! test binary ([`TestEnv::shared`]); each test works in its own namespace.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{
     HostPathVolumeSource, Namespace, Node, ObjectReference, PersistentVolume,
-    PersistentVolumeClaim, PersistentVolumeSpec,
+    PersistentVolumeClaim, PersistentVolumeSpec, Service,
 };
 use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -31,8 +31,13 @@ use crate::process::Lifetime;
 const FIELD_MANAGER: &str = "strimzi-testenv";
 /// Name of the default StorageClass, served by the environment's provisioner.
 pub const STORAGE_CLASS: &str = "standard";
-/// Zones of the fake nodes, one node each.
-pub const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
+/// Every StorageClass the provisioner serves: the default, and the names examples use for
+/// faster and slower disks.
+pub const STORAGE_CLASSES: [&str; 3] = [STORAGE_CLASS, "fast-ssd", "standard-hdd"];
+/// Zones of the fake nodes, one node each, named as a cloud region's zones.
+pub const ZONES: [&str; 3] = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
+/// Addresses given to LoadBalancer Services: `192.0.2.<n>`, the documentation network.
+const LOAD_BALANCER_NETWORK: &str = "192.0.2";
 const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A running environment.
@@ -78,7 +83,8 @@ impl TestEnv {
             Ok::<_, TestEnvError>(control_plane)
         })?;
         let client = runtime.block_on(control_plane.client())?;
-        runtime.spawn(provision_volumes(client));
+        runtime.spawn(provision_volumes(client.clone()));
+        runtime.spawn(assign_load_balancer_addresses(client));
         let kafka = kafka
             .join()
             .map_err(|_| TestEnvError::Certificate("the Kafka start thread panicked".into()))??;
@@ -201,28 +207,33 @@ pub async fn install_crds(client: &Client) -> Result<(), TestEnvError> {
 
 async fn install_storage(client: &Client) -> Result<(), TestEnvError> {
     let classes: Api<StorageClass> = Api::all(client.clone());
-    let class = StorageClass {
-        metadata: ObjectMeta {
-            name: Some(STORAGE_CLASS.to_owned()),
-            annotations: Some(BTreeMap::from([(
+    for name in STORAGE_CLASSES {
+        let default = (name == STORAGE_CLASS).then(|| {
+            BTreeMap::from([(
                 "storageclass.kubernetes.io/is-default-class".to_owned(),
                 "true".to_owned(),
-            )])),
-            ..ObjectMeta::default()
-        },
-        provisioner: FIELD_MANAGER.to_owned(),
-        allow_volume_expansion: Some(true),
-        volume_binding_mode: Some("Immediate".to_owned()),
-        ..StorageClass::default()
-    };
-    classes
-        .patch(
-            STORAGE_CLASS,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&class),
-        )
-        .await
-        .map_err(|error| api_error("creating the StorageClass", error))?;
+            )])
+        });
+        let class = StorageClass {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                annotations: default,
+                ..ObjectMeta::default()
+            },
+            provisioner: FIELD_MANAGER.to_owned(),
+            allow_volume_expansion: Some(true),
+            volume_binding_mode: Some("Immediate".to_owned()),
+            ..StorageClass::default()
+        };
+        classes
+            .patch(
+                name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&class),
+            )
+            .await
+            .map_err(|error| api_error(&format!("creating StorageClass {name}"), error))?;
+    }
     Ok(())
 }
 
@@ -263,7 +274,7 @@ async fn add_nodes(client: &Client) -> Result<(), TestEnvError> {
     Ok(())
 }
 
-/// Gives every pending claim of the default class a volume of its own, as a cloud
+/// Gives every pending claim of one of [`STORAGE_CLASSES`] a volume of its own, as a cloud
 /// provisioner would; the controller manager then binds them.
 async fn provision_volumes(client: Client) {
     let claims: Api<PersistentVolumeClaim> = Api::all(client.clone());
@@ -281,11 +292,11 @@ async fn provision_volumes(client: Client) {
     }
 }
 
-/// The volume for `claim`, if it is an unbound claim of the default class.
+/// The volume for `claim`, if it is an unbound claim of one of [`STORAGE_CLASSES`].
 fn volume_for(claim: &PersistentVolumeClaim) -> Option<PersistentVolume> {
     let spec = claim.spec.as_ref()?;
     let class = spec.storage_class_name.as_deref()?;
-    if class != STORAGE_CLASS || spec.volume_name.is_some() {
+    if !STORAGE_CLASSES.contains(&class) || spec.volume_name.is_some() {
         return None;
     }
     let namespace = claim.namespace()?;
@@ -305,7 +316,7 @@ fn volume_for(claim: &PersistentVolumeClaim) -> Option<PersistentVolume> {
         spec: Some(PersistentVolumeSpec {
             capacity: Some(BTreeMap::from([("storage".to_owned(), size)])),
             access_modes: spec.access_modes.clone(),
-            storage_class_name: Some(STORAGE_CLASS.to_owned()),
+            storage_class_name: Some(class.to_owned()),
             persistent_volume_reclaim_policy: Some("Delete".to_owned()),
             host_path: Some(HostPathVolumeSource {
                 path: format!("/var/testenv/{namespace}/{name}"),
@@ -321,6 +332,45 @@ fn volume_for(claim: &PersistentVolumeClaim) -> Option<PersistentVolume> {
         }),
         ..PersistentVolume::default()
     })
+}
+
+/// Gives every LoadBalancer Service without an address one of its own, as a cloud's load
+/// balancer controller would: `192.0.2.1`, `192.0.2.2`, ... in the order they are seen.
+async fn assign_load_balancer_addresses(client: Client) {
+    let services: Api<Service> = Api::all(client.clone());
+    let mut events = watcher(services, watcher::Config::default())
+        .applied_objects()
+        .boxed();
+    let mut next = 1_u32;
+    while let Some(event) = events.next().await {
+        let Ok(service) = event else { continue };
+        let is_load_balancer =
+            service.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer");
+        let assigned = service
+            .status
+            .as_ref()
+            .and_then(|status| status.load_balancer.as_ref())
+            .and_then(|balancer| balancer.ingress.as_ref())
+            .is_some_and(|ingress| !ingress.is_empty());
+        let Some(namespace) = service.namespace() else {
+            continue;
+        };
+        if !is_load_balancer || assigned {
+            continue;
+        }
+        let address = format!("{LOAD_BALANCER_NETWORK}.{}", next % 254 + 1);
+        next += 1;
+        let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": address}]}}});
+        let api: Api<Service> = Api::namespaced(client.clone(), &namespace);
+        // A Service deleted meanwhile needs no address.
+        let _ = api
+            .patch_status(
+                &service.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&status),
+            )
+            .await;
+    }
 }
 
 fn api_error(what: &str, error: impl std::fmt::Display) -> TestEnvError {
