@@ -8,18 +8,14 @@
 //! future (see `strimzi_operator_common::cache`): a reconciliation left waiting forever would
 //! also hold back every later reconciliation of its resource.
 
-use std::fmt::Debug;
-use std::hash::Hash;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{Stream, StreamExt};
 use kube::api::Api;
-use kube::core::NamespaceResourceScope;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
-use serde::de::DeserializeOwned;
-use strimzi_operator_common::cache::{Filled, filled};
+use strimzi_operator_common::cache::{Filled, WatchedKind, filled};
 
 /// The cache of one scope.
 struct Scoped<K: Resource<DynamicType = ()> + 'static> {
@@ -52,14 +48,7 @@ impl<K: Resource<DynamicType = ()> + 'static> Default for ScopedCache<K> {
 
 impl<K> ScopedCache<K>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-    ObjectRef<K>: Hash + Eq,
+    K: WatchedKind,
 {
     /// Starts caching the objects of `api` (in `namespace`, or everywhere) matching `selector`;
     /// the returned stream must be polled (by a controller) for the cache to fill, and yields

@@ -83,18 +83,7 @@ fn read_example(path: &Path) -> Example {
     let clusters = of_kind("Kafka")
         .filter_map(|document| strimzi_api::document::from_value::<Kafka>(document.clone()).ok())
         .map(|kafka| {
-            let name = kafka.metadata.name.clone().unwrap();
-            let own: Vec<KafkaNodePool> = pools
-                .iter()
-                .filter(|pool| {
-                    pool.metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|labels| labels.get("strimzi.io/cluster"))
-                        == Some(&name)
-                })
-                .cloned()
-                .collect();
+            let own = model_support::pools_of(&kafka, &pools);
             cluster(&kafka, &own)
         })
         .collect();

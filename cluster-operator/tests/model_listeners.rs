@@ -73,18 +73,7 @@ fn clusters_in(path: &Path) -> Vec<KafkaCluster> {
         .map(|document| {
             let kafka: Kafka = serde_json::from_value(document)
                 .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-            let name = kafka.metadata.name.clone();
-            let own_pools: Vec<KafkaNodePool> = pools
-                .iter()
-                .filter(|pool| {
-                    pool.metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|labels| labels.get("strimzi.io/cluster"))
-                        == name.as_ref()
-                })
-                .cloned()
-                .collect();
+            let own_pools = model_support::pools_of(&kafka, &pools);
             cluster(&kafka, &own_pools, model_support::default_model_config())
         })
         .collect()

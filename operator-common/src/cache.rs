@@ -16,9 +16,11 @@ use futures::future::{BoxFuture, Shared};
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use kube::Resource;
+use kube::core::NamespaceResourceScope;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, Lookup, ReflectHandle, Store};
 use kube::runtime::watcher;
+use serde::de::DeserializeOwned;
 
 use crate::http::{CacheSync, Readiness};
 
@@ -61,6 +63,29 @@ impl CacheScope {
             None => config,
         }
     }
+}
+
+/// A namespaced kind of fixed type that can be listed, watched and cached whole.
+pub trait WatchedKind:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + Debug
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> WatchedKind for K where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
 }
 
 /// Resolves once a store's first list is complete (`false` if its writer is gone first). One

@@ -32,7 +32,7 @@ use strimzi_api::common::Condition;
 use tracing::Instrument;
 
 use crate::ErrorReason;
-use crate::cache::{CacheError, CacheScope, Subscription};
+use crate::cache::{CacheError, CacheScope, Subscription, WatchedKind};
 use crate::config::WatchedNamespaces;
 use crate::events::Severity;
 use crate::runtime::OperatorRuntime;
@@ -201,13 +201,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
     /// not cached, for reconcilers that read what they need when they need it.
     pub fn owns_metadata<Child>(mut self, selector: &str) -> Self
     where
-        Child: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-            + Clone
-            + Debug
-            + DeserializeOwned
-            + Send
-            + Sync
-            + 'static,
+        Child: WatchedKind,
     {
         let selector = selector.to_owned();
         self.owned

@@ -679,8 +679,7 @@ impl Reconciliation<'_> {
             })
             .collect();
         let selector = cluster.component_labels().selector_string();
-        let mut outdated = 0;
-        wait::until(
+        let sets = wait::until(
             self.api::<StrimziPodSet>(),
             &selector,
             self.deadline,
@@ -698,10 +697,11 @@ impl Reconciliation<'_> {
             },
         )
         .await?;
-        for set in self.list::<StrimziPodSet>(&selector).await? {
-            let status = set.status.unwrap_or_default();
-            outdated += status.pods.unwrap_or(0) - status.current_pods.unwrap_or(0);
-        }
+        let outdated: i32 = sets
+            .iter()
+            .filter_map(|set| set.status.as_ref())
+            .map(|status| status.pods.unwrap_or(0) - status.current_pods.unwrap_or(0))
+            .sum();
         if outdated > 0 {
             self.warn(
                 "PodsNotUpToDate",
@@ -737,7 +737,8 @@ impl Reconciliation<'_> {
                 })
             },
         )
-        .await
+        .await?;
+        Ok(())
     }
 }
 

@@ -1,39 +1,30 @@
 //! Waiting, within the operation timeout, until objects selected by label reach a state: a
 //! list+watch of its own feeds a cache, and the condition is checked after every change.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use kube::Resource;
 use kube::api::Api;
-use kube::core::NamespaceResourceScope;
+use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector;
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, reflector::ObjectRef};
-use serde::de::DeserializeOwned;
 use tokio::time::Instant;
+
+use strimzi_operator_common::cache::WatchedKind;
 
 use super::ReconcileError;
 
-/// Waits until `done` holds for the objects of `api` matching `selector`, or fails with a
-/// timeout naming `what` at `deadline`.
+/// Waits until `done` holds for the objects of `api` matching `selector` and returns them, or
+/// fails with a timeout naming `what` at `deadline`.
 pub async fn until<K>(
     api: Api<K>,
     selector: &str,
     deadline: Instant,
     what: &str,
     done: impl Fn(&[Arc<K>]) -> bool,
-) -> Result<(), ReconcileError>
+) -> Result<Vec<Arc<K>>, ReconcileError>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-    ObjectRef<K>: std::hash::Hash + Eq,
+    K: WatchedKind,
 {
     let (store, writer) = reflector::store();
     let mut events = watcher::watcher(api, watcher::Config::default().labels(selector))
@@ -57,8 +48,11 @@ where
             // Retried with backoff by the watcher.
             Some(Err(error)) => tracing::warn!(%error, what, "watching failed"),
         }
-        if synced && done(&store.state()) {
-            return Ok(());
+        if synced {
+            let objects = store.state();
+            if done(&objects) {
+                return Ok(objects);
+            }
         }
     }
 }

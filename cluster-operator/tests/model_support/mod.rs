@@ -1,5 +1,6 @@
 //! What the model tests and the model benchmark share: the operator settings of a default
-//! installation in namespace `strimzi`, and listener objects as Kubernetes fills them in.
+//! installation in namespace `strimzi`, the node pools of a Kafka, and listener objects as
+//! Kubernetes fills them in.
 
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
@@ -10,11 +11,28 @@ use k8s_openapi::api::networking::v1::{
 };
 use kube::api::DynamicObject;
 use serde_json::json;
+use strimzi_api::kafka::Kafka;
+use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_cluster_operator::model::ModelConfig;
 use strimzi_cluster_operator::model::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_cluster_operator::model::listeners::{ListenerObjects, ObservedListeners};
 use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
 use strimzi_operator_common::labels::LabelExclusion;
+
+/// The pools of `pools` labelled `strimzi.io/cluster` with the name of `kafka`.
+pub fn pools_of(kafka: &Kafka, pools: &[KafkaNodePool]) -> Vec<KafkaNodePool> {
+    pools
+        .iter()
+        .filter(|pool| {
+            pool.metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(strimzi_api::labels::CLUSTER))
+                == kafka.metadata.name.as_ref()
+        })
+        .cloned()
+        .collect()
+}
 
 /// The model settings of an operator installed with Strimzi's defaults in namespace
 /// `strimzi`.
