@@ -36,6 +36,7 @@ async fn main() {
 
     let started = Instant::now();
     let operator = support::spawn_cluster_operator(
+        env,
         &binaries,
         &format!("{one},{many}"),
         port,

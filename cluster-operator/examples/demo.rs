@@ -1,18 +1,20 @@
 //! The README's main command: `cargo run -p strimzi-cluster-operator --example demo`.
 //!
-//! Starts the local environment (Kubernetes control plane with kwok nodes, our CRDs, a real
-//! Kafka broker), runs the cluster and topic operators as processes, applies Strimzi's
-//! `kafka-persistent.yaml` example (3 controllers + 3 brokers in two node pools) and three
-//! KafkaTopics, shows progress, prints what the operators made, and stays until Ctrl-C.
-//!
-//! The broker pods are simulated: kwok marks them Running and Ready, but no Kafka runs in
-//! them. The topic operator is therefore pointed at the environment's real local broker.
+//! Provisions what is missing (Kubernetes and node components built with Go, Debian
+//! packages, Strimzi's Kafka image rebuilt locally), starts a Kubernetes control plane with a
+//! real node (kubelet, containerd, runc) in a network namespace of its own, installs our
+//! CRDs, runs the cluster and topic operators as processes, applies Strimzi's
+//! `kafka-persistent.yaml` (3 controllers + 3 brokers as real Kafka pods) and three
+//! KafkaTopics, produces and consumes a record through `my-cluster-kafka-bootstrap` on the
+//! plain and the TLS listener, prints what it made, the memory each part uses and how to
+//! reach the cluster, and stays up until Ctrl-C, then cleans up.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
@@ -23,66 +25,215 @@ use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::topic::KafkaTopic;
-use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
+use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::environment::{Nodes, TestEnv};
+use strimzi_tests::measure::rss_mib;
+use strimzi_tests::process::{Lifetime, ManagedProcess};
 
 const NAMESPACE: &str = "kafka";
 const CLUSTER: &str = "my-cluster";
 const TOPICS: [&str; 3] = ["orders", "payments", "audit-log"];
 
-#[tokio::main]
-async fn main() {
-    println!("Building the cluster and topic operators ...");
+fn main() {
+    let begun = Instant::now();
+    println!(
+        "[{:>5.1}s] Building the operators and the in-cluster Kafka client ...",
+        0.0
+    );
     let binaries = support::build_operator_binaries();
     println!(
-        "Starting the local Kubernetes control plane (kwok nodes) and a real Kafka broker ..."
+        "[{:>5.1}s] Starting Kubernetes 1.37 with a real node (the first run builds the components and images: about 25 minutes cold) ...",
+        begun.elapsed().as_secs_f64()
     );
-    let env = support::env();
+    let env = TestEnv::start_with(Lifetime::Tied, "demo", Nodes::Real(1)).unwrap_or_else(|error| {
+        eprintln!("demo: {error}");
+        std::process::exit(1);
+    });
+    let nodes = env.real_nodes().expect("real nodes");
+    println!(
+        "[{:>5.1}s] Node {} Ready ({:.1}s from start to Ready); logs in {}",
+        begun.elapsed().as_secs_f64(),
+        nodes.names().join(", "),
+        nodes.start_time().as_secs_f64(),
+        env.log_dir().display()
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let operators = runtime.block_on(run(&env, &binaries, begun));
+    runtime.block_on(async {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+    });
+    println!("Stopping ...");
+    let stopping = Instant::now();
+    drop(operators);
+    drop(runtime);
+    drop(env);
+    println!(
+        "Stopped and cleaned up in {:.1}s.",
+        stopping.elapsed().as_secs_f64()
+    );
+}
+
+/// Everything after the environment is up; returns the operator processes, which stop when
+/// dropped.
+async fn run(env: &TestEnv, binaries: &Path, begun: Instant) -> Vec<ManagedProcess> {
     let client = env.client().await;
     create_namespace(&client).await;
-    println!("CRDs installed; namespace `{NAMESPACE}` created.");
-
-    let _cluster_operator = support::spawn_cluster_operator(
-        &binaries,
-        NAMESPACE,
-        strimzi_tests::layout::free_port().unwrap(),
-        &[],
+    let bootstrap = format!("{CLUSTER}-kafka-bootstrap.{NAMESPACE}.svc:9092");
+    let operators = vec![
+        support::spawn_cluster_operator(
+            env,
+            binaries,
+            NAMESPACE,
+            strimzi_tests::layout::free_port().unwrap(),
+            &[],
+        ),
+        support::spawn_topic_operator(env, binaries, NAMESPACE, CLUSTER, &bootstrap),
+    ];
+    println!(
+        "[{:>5.1}s] CRDs installed, namespace `{NAMESPACE}` created, cluster and topic operators running.",
+        begun.elapsed().as_secs_f64()
     );
-    let _topic_operator = spawn_topic_operator(&binaries);
-    println!("Operators running; logs in {}", env.log_dir().display());
 
     let example =
         strimzi_tests::reference::reference_examples_dir().join("kafka/kafka-persistent.yaml");
-    println!("Applying {} ...", example.display());
     for document in support::documents(&example) {
         support::apply(&client, NAMESPACE, &document).await;
     }
     for topic in TOPICS {
         support::apply(&client, NAMESPACE, &kafka_topic(topic)).await;
     }
-    println!("Applied Kafka `{CLUSTER}` with its node pools and KafkaTopics {TOPICS:?}.");
+    let applied = Instant::now();
+    println!(
+        "[{:>5.1}s] Applied {} and KafkaTopics {TOPICS:?}; waiting for Kafka `{CLUSTER}`:",
+        begun.elapsed().as_secs_f64(),
+        example.display()
+    );
+    wait_with_progress(&client, applied).await;
 
-    wait_with_progress(&client).await;
+    let kafka = Api::<Kafka>::namespaced(client.clone(), NAMESPACE)
+        .get(CLUSTER)
+        .await
+        .unwrap();
+    let network = env.network().unwrap();
+    let kafka_client = binaries.join("strimzi-kafka-client");
+    let ca_file = env.log_dir().join("cluster-ca.crt");
+    write_cluster_ca(&client, &ca_file).await;
+    let mut clients = Vec::new();
+    for listener in status_listeners(&kafka) {
+        let (name, address) = listener;
+        let client = ClusterClient::new(&kafka_client, network, &address);
+        let client = if name == "tls" {
+            client.tls(&ca_file)
+        } else {
+            client
+        };
+        let topic = TOPICS[0];
+        let record = format!("hello-over-{name}");
+        retry(|| client.produce(topic, 1, &record)).await;
+        let consumed = retry(|| client.consume(topic, 1)).await;
+        println!(
+            "[{:>5.1}s] Listener {name} ({address}): produced {record}-0; first record of {topic} read back: {}",
+            begun.elapsed().as_secs_f64(),
+            consumed.first().map_or("-", String::as_str)
+        );
+        clients.push((name, client));
+    }
+
     print_summary(&client).await;
+    print_memory(env, &client, &operators).await;
 
-    println!();
-    println!(
-        "NOTE: the broker pods are simulated by kwok: Kubernetes reports them Running and Ready,"
-    );
-    println!(
-        "but no Kafka runs inside them. The KafkaTopics are real topics on the local broker at {}.",
-        env.kafka().listener("plain").unwrap().bootstrap
-    );
     println!();
     println!("Everything keeps running until Ctrl-C. To look around:");
     println!(
         "  export KUBECONFIG={}",
         env.control_plane().kubeconfig().display()
     );
+    let kubectl =
+        strimzi_tests::control_plane::binary("kubernetes", "KUBERNETES_VERSION", "kubectl")
+            .unwrap();
     println!(
-        "  kubectl -n {NAMESPACE} get kafka,kafkanodepool,strimzipodset,pods,svc,cm,pvc,kafkatopic"
+        "  {} -n {NAMESPACE} get kafka,kafkanodepool,strimzipodset,pods,svc,pvc,kafkatopic",
+        kubectl.display()
     );
-    tokio::signal::ctrl_c().await.unwrap();
-    println!("Stopping.");
+    println!("A client inside the cluster's network (run as root):");
+    for (name, client) in &clients {
+        println!(
+            "  {}   # {name} listener",
+            client.command_line(&format!("consume --topic {} --count 2", TOPICS[0]))
+        );
+    }
+    println!("Or Strimzi's own console producer in a pod:");
+    println!(
+        "  {} -n {NAMESPACE} run producer -ti --rm --restart=Never --image={} --image-pull-policy=Never -- bin/kafka-console-producer.sh --bootstrap-server {CLUSTER}-kafka-bootstrap:9092 --topic {}",
+        kubectl.display(),
+        strimzi_tests::nodes::image_version("KAFKA_IMAGE"),
+        TOPICS[0]
+    );
+    operators
+}
+
+/// Retries a client call for up to two minutes (leaders may still be moving right after
+/// Ready), exiting the demo with the last error otherwise.
+async fn retry<T>(mut call: impl FnMut() -> Result<T, String>) -> T {
+    let started = Instant::now();
+    loop {
+        match call() {
+            Ok(value) => return value,
+            Err(error) if started.elapsed() > Duration::from_secs(120) => {
+                eprintln!("demo: {error}");
+                std::process::exit(1);
+            }
+            Err(_) => tokio::time::sleep(Duration::from_secs(2)).await,
+        }
+    }
+}
+
+/// (name, bootstrap address) of every listener in the Kafka's status.
+fn status_listeners(kafka: &Kafka) -> Vec<(String, String)> {
+    kafka
+        .status
+        .iter()
+        .flat_map(|status| status.listeners.iter().flatten())
+        .filter_map(|listener| Some((listener.name.clone()?, listener.bootstrap_servers.clone()?)))
+        .collect()
+}
+
+async fn write_cluster_ca(client: &Client, path: &Path) {
+    let secret = Api::<Secret>::namespaced(client.clone(), NAMESPACE)
+        .get(&format!("{CLUSTER}-cluster-ca-cert"))
+        .await
+        .unwrap();
+    let certificate = secret.data.unwrap().remove("ca.crt").unwrap();
+    std::fs::write(path, certificate.0).unwrap();
+}
+
+async fn print_memory(env: &TestEnv, client: &Client, operators: &[ManagedProcess]) {
+    println!();
+    println!("Memory (resident set size):");
+    let nodes = env.real_nodes().unwrap();
+    for (name, pid) in nodes.processes() {
+        println!("  {name:<24} {:>7.1} MiB", rss_mib(pid, "VmRSS"));
+    }
+    for (name, operator) in ["cluster-operator", "topic-operator"].iter().zip(operators) {
+        println!("  {name:<24} {:>7.1} MiB", rss_mib(operator.pid(), "VmRSS"));
+    }
+    let pods = Api::<Pod>::namespaced(client.clone(), NAMESPACE)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
+        .await
+        .unwrap();
+    for pod in pods {
+        let uid = pod.uid().unwrap_or_default();
+        println!(
+            "  pod {:<20} {:>7.1} MiB",
+            pod.name_any(),
+            nodes.pod_rss_mib(&uid)
+        );
+    }
 }
 
 async fn create_namespace(client: &Client) {
@@ -96,36 +247,12 @@ async fn create_namespace(client: &Client) {
     }
 }
 
-fn spawn_topic_operator(binaries: &std::path::Path) -> ManagedProcess {
-    let env = support::env();
-    let spec = ProcessSpec::new(
-        "topic-operator",
-        binaries.join("strimzi-topic-operator"),
-        env.log_dir(),
-    )
-    .env("KUBECONFIG", env.control_plane().kubeconfig())
-    .env("STRIMZI_NAMESPACE", NAMESPACE)
-    .env(
-        "STRIMZI_RESOURCE_LABELS",
-        format!("strimzi.io/cluster={CLUSTER}"),
-    )
-    .env(
-        "STRIMZI_KAFKA_BOOTSTRAP_SERVERS",
-        &env.kafka().listener("plain").unwrap().bootstrap,
-    )
-    .env(
-        "STRIMZI_HTTP_PORT",
-        strimzi_tests::layout::free_port().unwrap().to_string(),
-    );
-    ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
-}
-
 fn kafka_topic(name: &str) -> serde_json::Value {
     json!({
         "apiVersion": "kafka.strimzi.io/v1",
         "kind": "KafkaTopic",
         "metadata": {"name": name, "labels": {"strimzi.io/cluster": CLUSTER}},
-        "spec": {"partitions": 3, "replicas": 1, "config": {"retention.ms": 604800000}},
+        "spec": {"partitions": 3, "replicas": 3, "config": {"retention.ms": 604800000}},
     })
 }
 
@@ -149,11 +276,10 @@ fn conditions(conditions: Option<&Vec<strimzi_api::common::Condition>>) -> Strin
     }
 }
 
-async fn wait_with_progress(client: &Client) {
+async fn wait_with_progress(client: &Client, started: Instant) {
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), NAMESPACE);
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     let topics: Api<KafkaTopic> = Api::namespaced(client.clone(), NAMESPACE);
-    let started = Instant::now();
     let mut last = String::new();
     loop {
         let kafka = kafkas.get_opt(CLUSTER).await.unwrap();
@@ -170,6 +296,16 @@ async fn wait_with_progress(client: &Client) {
             .items
             .iter()
             .filter(|pod| strimzi_cluster_operator::pod_set::is_ready(pod))
+            .count();
+        let running = all_pods
+            .items
+            .iter()
+            .filter(|pod| {
+                pod.status
+                    .as_ref()
+                    .and_then(|status| status.phase.as_deref())
+                    == Some("Running")
+            })
             .count();
         let topic_list = topics.list(&ListParams::default()).await.unwrap();
         let topics_ready = topic_list
@@ -189,7 +325,7 @@ async fn wait_with_progress(client: &Client) {
             })
             .count();
         let line = format!(
-            "  [{:>3}s] Kafka: {kafka_conditions}; pods ready {ready}/{}; KafkaTopics ready {topics_ready}/{}",
+            "  [{:>3}s] Kafka: {kafka_conditions}; pods running {running}, ready {ready}/{}; KafkaTopics ready {topics_ready}/{}",
             started.elapsed().as_secs(),
             all_pods.items.len(),
             TOPICS.len()
@@ -206,9 +342,9 @@ async fn wait_with_progress(client: &Client) {
             );
             return;
         }
-        if started.elapsed() > Duration::from_secs(300) {
-            println!("Still not Ready after 5 minutes; see the operator logs.");
-            return;
+        if started.elapsed() > Duration::from_secs(900) {
+            eprintln!("demo: Kafka `{CLUSTER}` not Ready after 15 minutes; see the logs.");
+            std::process::exit(1);
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }

@@ -53,12 +53,26 @@ impl TestCa {
         common_name: &str,
         dns_names: &[&str],
     ) -> Result<CertifiedPem, TestEnvError> {
+        self.server_with_ips(common_name, dns_names, &[])
+    }
+
+    /// A server certificate for `127.0.0.1`, `localhost`, the extra `dns_names` and the
+    /// extra addresses `ips`.
+    pub fn server_with_ips(
+        &self,
+        common_name: &str,
+        dns_names: &[&str],
+        ips: &[IpAddr],
+    ) -> Result<CertifiedPem, TestEnvError> {
         let mut names = vec!["localhost".to_owned()];
         names.extend(dns_names.iter().map(|name| (*name).to_owned()));
         let mut params = CertificateParams::new(names).map_err(certificate)?;
         params
             .subject_alt_names
             .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+        params
+            .subject_alt_names
+            .extend(ips.iter().copied().map(SanType::IpAddress));
         params.distinguished_name = distinguished_name(common_name, None);
         params.extended_key_usages = vec![
             ExtendedKeyUsagePurpose::ServerAuth,

@@ -1,6 +1,12 @@
 //! A real Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver (RBAC, token and
 //! service-account authentication), kube-controller-manager, kube-scheduler and kwok, which
 //! plays the kubelet for fake nodes so that pods become Ready without running anything.
+//!
+//! With real nodes, every component runs inside the environment's network namespace (see
+//! [`crate::network`]): the API server advertises the first node's address, so pods reach it
+//! through the `kubernetes` Service, and authorizes kubelets with the Node authorizer. Two
+//! `socat` processes joined by a unix socket bridge `127.0.0.1:<port>` on the host to the
+//! same address inside, so the one kubeconfig works on both sides.
 //! The binaries are built by `tests/testenv/install.sh`; the flags are explained in
 //! `tests/testenv/README.md`.
 
@@ -13,7 +19,10 @@ use kube::{Client, Config};
 
 use crate::certs::{TestCa, key_pair_pem};
 use crate::error::TestEnvError;
-use crate::layout::{cache_dir, free_port, parse_versions, scratch_dir, testenv_file};
+use crate::layout::{
+    Provision, cache_dir, free_port, parse_versions, provision, scratch_dir, testenv_file,
+};
+use crate::network::{API_SERVICE_IP, NodeNetwork, SERVICE_NETWORK};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
 const VERSIONS: &str = include_str!("../testenv/versions.env");
@@ -22,7 +31,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// reachable from this machine only.
 const ADMIN_TOKEN: &str = "strimzi-testenv-admin-token";
 
-/// The pinned version of a control-plane component, e.g. `KUBERNETES_VERSION`.
+/// The pinned version of a component, e.g. `KUBERNETES_VERSION`.
 fn version(key: &str) -> &'static str {
     parse_versions(VERSIONS)
         .get(key)
@@ -30,8 +39,9 @@ fn version(key: &str) -> &'static str {
         .unwrap_or("unknown")
 }
 
-/// `<cache>/<component>-<version>/bin/<binary>`, or how to build it.
-fn binary(component: &str, version_key: &str, binary: &str) -> Result<PathBuf, TestEnvError> {
+/// `<cache>/<component>-<version>/bin/<binary>`, built first if missing.
+pub fn binary(component: &str, version_key: &str, binary: &str) -> Result<PathBuf, TestEnvError> {
+    provision(Provision::Kubernetes)?;
     let path = cache_dir()
         .join(format!("{component}-{}", version(version_key)))
         .join("bin")
@@ -53,6 +63,8 @@ pub struct ControlPlane {
     kwok: ManagedProcess,
     scheduler: ManagedProcess,
     controller_manager: ManagedProcess,
+    /// The host side of the loopback bridge, then the namespace side (real nodes only).
+    bridge: Vec<ManagedProcess>,
     apiserver: ManagedProcess,
     etcd: ManagedProcess,
     kubeconfig: PathBuf,
@@ -61,9 +73,13 @@ pub struct ControlPlane {
 }
 
 impl ControlPlane {
-    /// Starts every component and waits until the API server is ready and the controller
-    /// manager works (the `default` ServiceAccount exists).
-    pub async fn start(log_dir: &Path, lifetime: Lifetime) -> Result<Self, TestEnvError> {
+    /// Starts every component, inside `network` if given, and waits until the API server is
+    /// ready and the controller manager works (the `default` ServiceAccount exists).
+    pub async fn start(
+        log_dir: &Path,
+        lifetime: Lifetime,
+        network: Option<&NodeNetwork>,
+    ) -> Result<Self, TestEnvError> {
         let kubernetes = |name| binary("kubernetes", "KUBERNETES_VERSION", name);
         let (apiserver_bin, kcm_bin, scheduler_bin) = (
             kubernetes("kube-apiserver")?,
@@ -73,13 +89,24 @@ impl ControlPlane {
         let etcd_bin = binary("etcd", "ETCD_VERSION", "etcd")?;
         let kwok_bin = binary("kwok", "KWOK_VERSION", "kwok")?;
 
-        let dir = scratch_dir("k8s")?;
-        let files = Files::write(dir.path())?;
+        // With real nodes, inside the nodes' folder, which the sweep always removes.
+        let dir = match network {
+            Some(network) => tempfile::Builder::new()
+                .prefix("control-plane-")
+                .tempdir_in(network.dir())
+                .map_err(|error| TestEnvError::io(network.dir(), error))?,
+            None => scratch_dir("k8s")?,
+        };
+        let files = Files::write(dir.path(), network)?;
+        let inside = |spec: ProcessSpec| match network {
+            Some(network) => spec.launched_by(network.daemon_prefix()),
+            None => spec,
+        };
 
         let etcd_client = free_port()?;
         let etcd_peer = free_port()?;
         let etcd = ManagedProcess::start(
-            &ProcessSpec::new("etcd", etcd_bin, log_dir).args([
+            &inside(ProcessSpec::new("etcd", etcd_bin, log_dir)).args([
                 "--name=testenv".to_owned(),
                 format!("--data-dir={}", dir.path().join("etcd").display()),
                 format!("--listen-client-urls=http://127.0.0.1:{etcd_client}"),
@@ -92,39 +119,73 @@ impl ControlPlane {
             ]),
             lifetime,
         )?;
-        wait_for_port(&etcd, etcd_client).await?;
+        wait_for_port(&etcd, etcd_client, network).await?;
 
         let apiserver_port = free_port()?;
-        let apiserver = ManagedProcess::start(
-            &ProcessSpec::new("kube-apiserver", apiserver_bin, log_dir).args([
-                format!("--etcd-servers=http://127.0.0.1:{etcd_client}"),
+        let network_flags = match network {
+            // Pods reach the API server through the `kubernetes` Service, whose endpoint is
+            // the advertised address; kubelets are authorized by the Node authorizer.
+            Some(network) => vec![
+                "--bind-address=0.0.0.0".to_owned(),
+                format!("--advertise-address={}", network.node_ip(0)),
+                "--authorization-mode=Node,RBAC".to_owned(),
+                "--enable-admission-plugins=NodeRestriction".to_owned(),
+                // Node names do not resolve (there is no DNS server outside).
+                "--kubelet-preferred-address-types=InternalIP".to_owned(),
+                format!(
+                    "--kubelet-client-certificate={}",
+                    files.kubelet_client_cert.display()
+                ),
+                format!(
+                    "--kubelet-client-key={}",
+                    files.kubelet_client_key.display()
+                ),
+            ],
+            None => vec![
                 "--bind-address=127.0.0.1".to_owned(),
                 "--advertise-address=127.0.0.1".to_owned(),
                 // The endpoint reconciler refuses loopback addresses; nothing needs it here.
                 "--endpoint-reconciler-type=none".to_owned(),
-                format!("--secure-port={apiserver_port}"),
-                format!("--tls-cert-file={}", files.serving_cert.display()),
-                format!("--tls-private-key-file={}", files.serving_key.display()),
-                format!("--token-auth-file={}", files.tokens.display()),
                 "--authorization-mode=RBAC".to_owned(),
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_owned(),
-                format!(
-                    "--service-account-key-file={}",
-                    files.service_account_public_key.display()
-                ),
-                format!(
-                    "--service-account-signing-key-file={}",
-                    files.service_account_key.display()
-                ),
-                "--service-cluster-ip-range=10.0.0.0/24".to_owned(),
-                "--allow-privileged=true".to_owned(),
-                "--profiling=false".to_owned(),
-            ]),
+            ],
+        };
+        let apiserver = ManagedProcess::start(
+            &inside(ProcessSpec::new("kube-apiserver", apiserver_bin, log_dir))
+                .args(network_flags)
+                .args([
+                    format!("--etcd-servers=http://127.0.0.1:{etcd_client}"),
+                    format!("--secure-port={apiserver_port}"),
+                    format!("--tls-cert-file={}", files.serving_cert.display()),
+                    format!("--tls-private-key-file={}", files.serving_key.display()),
+                    format!("--token-auth-file={}", files.tokens.display()),
+                    "--service-account-issuer=https://kubernetes.default.svc.cluster.local"
+                        .to_owned(),
+                    format!(
+                        "--service-account-key-file={}",
+                        files.service_account_public_key.display()
+                    ),
+                    format!(
+                        "--service-account-signing-key-file={}",
+                        files.service_account_key.display()
+                    ),
+                    format!("--service-cluster-ip-range={SERVICE_NETWORK}"),
+                    "--allow-privileged=true".to_owned(),
+                    "--profiling=false".to_owned(),
+                ]),
             lifetime,
         )?;
+        let bridge = match network {
+            Some(network) => {
+                loopback_bridge(network, apiserver_port, dir.path(), log_dir, lifetime)?
+            }
+            None => Vec::new(),
+        };
         let server = format!("https://127.0.0.1:{apiserver_port}");
         let kubeconfig = dir.path().join("kubeconfig");
-        write(&kubeconfig, &kubeconfig_yaml(&server, &files.ca))?;
+        write(
+            &kubeconfig,
+            &kubeconfig_yaml(&server, &files.ca, ADMIN_TOKEN),
+        )?;
         let client = client_for(&kubeconfig).await?;
         wait_until(&apiserver, || async {
             client
@@ -137,25 +198,29 @@ impl ControlPlane {
 
         let kubeconfig_flag = format!("--kubeconfig={}", kubeconfig.display());
         let controller_manager = ManagedProcess::start(
-            &ProcessSpec::new("kube-controller-manager", kcm_bin, log_dir)
-                .arg(&kubeconfig_flag)
-                .args([
-                    "--bind-address=127.0.0.1".to_owned(),
-                    format!("--secure-port={}", free_port()?),
-                    "--leader-elect=false".to_owned(),
-                    "--use-service-account-credentials=false".to_owned(),
-                    format!(
-                        "--service-account-private-key-file={}",
-                        files.service_account_key.display()
-                    ),
-                    format!("--root-ca-file={}", files.ca.display()),
-                    "--controllers=*".to_owned(),
-                    "--profiling=false".to_owned(),
-                ]),
+            &inside(ProcessSpec::new(
+                "kube-controller-manager",
+                kcm_bin,
+                log_dir,
+            ))
+            .arg(&kubeconfig_flag)
+            .args([
+                "--bind-address=127.0.0.1".to_owned(),
+                format!("--secure-port={}", free_port()?),
+                "--leader-elect=false".to_owned(),
+                "--use-service-account-credentials=false".to_owned(),
+                format!(
+                    "--service-account-private-key-file={}",
+                    files.service_account_key.display()
+                ),
+                format!("--root-ca-file={}", files.ca.display()),
+                "--controllers=*".to_owned(),
+                "--profiling=false".to_owned(),
+            ]),
             lifetime,
         )?;
         let scheduler = ManagedProcess::start(
-            &ProcessSpec::new("kube-scheduler", scheduler_bin, log_dir)
+            &inside(ProcessSpec::new("kube-scheduler", scheduler_bin, log_dir))
                 .arg(&kubeconfig_flag)
                 .args([
                     "--bind-address=127.0.0.1".to_owned(),
@@ -166,7 +231,7 @@ impl ControlPlane {
             lifetime,
         )?;
         let kwok = ManagedProcess::start(
-            &ProcessSpec::new("kwok", kwok_bin, log_dir)
+            &inside(ProcessSpec::new("kwok", kwok_bin, log_dir))
                 .arg(&kubeconfig_flag)
                 .args([
                     format!("--config={}", testenv_file("kwok-stages.yaml").display()),
@@ -201,12 +266,32 @@ impl ControlPlane {
             kwok,
             scheduler,
             controller_manager,
+            bridge,
             apiserver,
             etcd,
             kubeconfig,
             server,
             dir,
         })
+    }
+
+    /// A kubeconfig for `user`, written next to the admin's: `admin`, `system:kube-proxy`, or
+    /// the kubelet identity `system:node:<node>` of a real node.
+    pub fn kubeconfig_for(&self, user: &str) -> Result<PathBuf, TestEnvError> {
+        let token = if user == "admin" {
+            ADMIN_TOKEN.to_owned()
+        } else {
+            identity_token(user)
+        };
+        let path = self
+            .dir
+            .path()
+            .join(format!("kubeconfig-{}", user.replace(':', "-")));
+        write(
+            &path,
+            &kubeconfig_yaml(&self.server, &self.dir.path().join("ca.crt"), &token),
+        )?;
+        Ok(path)
     }
 
     /// A client with cluster-admin rights.
@@ -230,41 +315,67 @@ impl ControlPlane {
     }
 
     /// Process ids of every component.
-    pub fn pids(&self) -> [u32; 5] {
+    pub fn pids(&self) -> Vec<u32> {
         [
-            self.etcd.pid(),
-            self.apiserver.pid(),
-            self.controller_manager.pid(),
-            self.scheduler.pid(),
-            self.kwok.pid(),
+            &self.etcd,
+            &self.apiserver,
+            &self.controller_manager,
+            &self.scheduler,
+            &self.kwok,
         ]
+        .into_iter()
+        .chain(&self.bridge)
+        .map(ManagedProcess::pid)
+        .collect()
     }
 }
 
 /// The label kwok looks for on the fake nodes it manages.
 pub const KWOK_NODE_LABEL: &str = "strimzi.io/testenv-kwok";
 
+/// The static bearer token of `user`.
+fn identity_token(user: &str) -> String {
+    format!("strimzi-testenv-{}", user.replace(':', "-"))
+}
+
 /// Files the components read.
 struct Files {
     ca: PathBuf,
     serving_cert: PathBuf,
     serving_key: PathBuf,
+    kubelet_client_cert: PathBuf,
+    kubelet_client_key: PathBuf,
     service_account_key: PathBuf,
     service_account_public_key: PathBuf,
     tokens: PathBuf,
 }
 
 impl Files {
-    fn write(dir: &Path) -> Result<Self, TestEnvError> {
+    fn write(dir: &Path, network: Option<&NodeNetwork>) -> Result<Self, TestEnvError> {
         let ca = TestCa::new("strimzi-testenv-kubernetes-ca")?;
-        let serving = ca.server(
+        let mut addresses = vec![std::net::IpAddr::V4(API_SERVICE_IP)];
+        if let Some(network) = network {
+            addresses.extend(
+                (0..network.nodes()).map(|node| std::net::IpAddr::V4(network.node_ip(node))),
+            );
+        }
+        let serving = ca.server_with_ips(
             "kube-apiserver",
-            &["kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+            &[
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local",
+            ],
+            &addresses,
         )?;
+        let kubelet_client = ca.client("kube-apiserver-kubelet-client", Some("system:masters"))?;
         let files = Self {
             ca: dir.join("ca.crt"),
             serving_cert: dir.join("apiserver.crt"),
             serving_key: dir.join("apiserver.key"),
+            kubelet_client_cert: dir.join("apiserver-kubelet-client.crt"),
+            kubelet_client_key: dir.join("apiserver-kubelet-client.key"),
             service_account_key: dir.join("service-account.key"),
             service_account_public_key: dir.join("service-account.pub"),
             tokens: dir.join("tokens.csv"),
@@ -272,18 +383,64 @@ impl Files {
         write(&files.ca, &ca.cert_pem())?;
         write(&files.serving_cert, &serving.cert)?;
         write(&files.serving_key, &serving.key)?;
+        write(&files.kubelet_client_cert, &kubelet_client.cert)?;
+        write(&files.kubelet_client_key, &kubelet_client.key)?;
         let (private_key, public_key) = key_pair_pem()?;
         write(&files.service_account_key, &private_key)?;
         write(&files.service_account_public_key, &public_key)?;
-        write(
-            &files.tokens,
-            &format!("{ADMIN_TOKEN},admin,admin,\"system:masters\"\n"),
-        )?;
+        let mut tokens = format!("{ADMIN_TOKEN},admin,admin,\"system:masters\"\n");
+        let proxy = "system:kube-proxy";
+        tokens.push_str(&format!("{},{proxy},{proxy},\n", identity_token(proxy)));
+        // Identities of the real nodes' components, with the groups the Node authorizer and
+        // the default RBAC bindings expect.
+        for node in 0..crate::nodes::MAX_NODES {
+            let user = format!("system:node:{}", crate::nodes::node_name(node));
+            tokens.push_str(&format!(
+                "{},{user},{user},\"system:nodes\"\n",
+                identity_token(&user)
+            ));
+        }
+        write(&files.tokens, &tokens)?;
         Ok(files)
     }
 }
 
-fn kubeconfig_yaml(server: &str, ca: &Path) -> String {
+/// `socat` on the host listening on `127.0.0.1:<port>`, joined through a unix socket in
+/// `dir` to `socat` inside `network`, which connects to the API server there.
+fn loopback_bridge(
+    network: &NodeNetwork,
+    port: u16,
+    dir: &Path,
+    log_dir: &Path,
+    lifetime: Lifetime,
+) -> Result<Vec<ManagedProcess>, TestEnvError> {
+    if !crate::network::on_path("socat") {
+        return Err(TestEnvError::MissingTool {
+            program: "socat".to_owned(),
+            install: "apt-get install -y socat".to_owned(),
+        });
+    }
+    let socket = dir.join("apiserver.sock");
+    let inner = ManagedProcess::start(
+        &ProcessSpec::new("apiserver-bridge-inside", "socat", log_dir)
+            .launched_by(network.daemon_prefix())
+            .args([
+                format!("UNIX-LISTEN:{},fork,unlink-early", socket.display()),
+                format!("TCP:127.0.0.1:{port}"),
+            ]),
+        lifetime,
+    )?;
+    let outer = ManagedProcess::start(
+        &ProcessSpec::new("apiserver-bridge-host", "socat", log_dir).args([
+            format!("TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork"),
+            format!("UNIX-CONNECT:{}", socket.display()),
+        ]),
+        lifetime,
+    )?;
+    Ok(vec![outer, inner])
+}
+
+fn kubeconfig_yaml(server: &str, ca: &Path, token: &str) -> String {
     format!(
         "apiVersion: v1
 kind: Config
@@ -295,7 +452,7 @@ clusters:
 users:
 - name: admin
   user:
-    token: {ADMIN_TOKEN}
+    token: {token}
 contexts:
 - name: testenv
   context:
@@ -345,11 +502,22 @@ where
     Err(process.not_ready(started.elapsed(), last))
 }
 
-async fn wait_for_port(process: &ManagedProcess, port: u16) -> Result<(), TestEnvError> {
-    wait_until(process, || async move {
+/// Waits until `port` on 127.0.0.1 (inside `network`, if given) accepts connections.
+async fn wait_for_port(
+    process: &ManagedProcess,
+    port: u16,
+    network: Option<&NodeNetwork>,
+) -> Result<(), TestEnvError> {
+    let connect = move || {
         TcpStream::connect(("127.0.0.1", port))
             .map(|_| ())
             .map_err(|error| format!("port {port}: {error}"))
+    };
+    wait_until(process, || async move {
+        match network {
+            Some(network) => network.enter(connect).map_err(|error| error.to_string())?,
+            None => connect(),
+        }
     })
     .await
 }

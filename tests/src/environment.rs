@@ -1,6 +1,8 @@
-//! The whole test environment: control plane, Kafka broker, our CRDs, StorageClasses with a
-//! provisioner, addresses for LoadBalancer Services, and fake nodes in three zones. One per
-//! test binary ([`TestEnv::shared`]); each test works in its own namespace.
+//! The whole test environment: control plane, our CRDs, StorageClasses with a provisioner,
+//! addresses for LoadBalancer Services, and either fake nodes in three zones with a local
+//! Kafka broker ([`TestEnv::shared`]), or real nodes that run pods in a network namespace of
+//! the environment's own ([`TestEnv::shared_real`]). One per test binary; each test works in
+//! its own namespace.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,9 @@ use serde_json::json;
 use crate::control_plane::{ControlPlane, KWOK_NODE_LABEL};
 use crate::error::TestEnvError;
 use crate::kafka::KafkaBroker;
-use crate::layout::log_dir;
+use crate::layout::{Provision, log_dir, provision};
+use crate::network::NodeNetwork;
+use crate::nodes::RealNodes;
 use crate::process::Lifetime;
 
 /// Field manager of everything the environment applies.
@@ -40,57 +44,106 @@ pub const ZONES: [&str; 3] = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
 const LOAD_BALANCER_NETWORK: &str = "192.0.2";
 const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// What runs the pods of an environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nodes {
+    /// Three kwok nodes, one per zone: pods become Ready but nothing runs. A local Kafka
+    /// broker runs beside the control plane.
+    Fake,
+    /// This many real nodes (kubelet, containerd, runc) in a network namespace of the
+    /// environment's own; no local Kafka broker.
+    Real(usize),
+}
+
 /// A running environment.
 #[derive(Debug)]
 pub struct TestEnv {
+    // Dropped in this order: nodes, control plane, broker, then the network's sweep.
+    nodes: Option<RealNodes>,
     control_plane: ControlPlane,
-    kafka: KafkaBroker,
+    kafka: Option<KafkaBroker>,
+    network: Option<NodeNetwork>,
     log_dir: PathBuf,
     runtime: tokio::runtime::Runtime,
 }
 
 impl TestEnv {
-    /// The environment of this test binary, started on first use. A failed start panics with
-    /// its one-line reason (which names the log file), failing the test.
+    /// The environment of this test binary with fake nodes, started on first use. A failed
+    /// start panics with its one-line reason (which names the log file), failing the test.
     pub fn shared() -> &'static TestEnv {
         static SHARED: OnceLock<TestEnv> = OnceLock::new();
-        SHARED.get_or_init(|| {
-            // Started on a thread of its own, as tests call this from inside their runtime.
-            std::thread::spawn(|| TestEnv::start(Lifetime::Tied, "shared"))
-                .join()
-                .unwrap_or_else(|_| panic!("the test environment's start thread panicked"))
-                .unwrap_or_else(|error| panic!("test environment: {error}"))
-        })
+        SHARED.get_or_init(|| start_shared(Nodes::Fake, "shared"))
     }
 
-    /// Starts an environment whose logs go to `target/testenv-logs/<name>-<pid>`.
+    /// The environment of this test binary with one real node, started on first use.
+    pub fn shared_real() -> &'static TestEnv {
+        static SHARED: OnceLock<TestEnv> = OnceLock::new();
+        SHARED.get_or_init(|| start_shared(Nodes::Real(1), "shared-real"))
+    }
+
+    /// Starts an environment with fake nodes whose logs go to
+    /// `target/testenv-logs/<name>-<pid>`.
     pub fn start(lifetime: Lifetime, name: &str) -> Result<TestEnv, TestEnvError> {
+        Self::start_with(lifetime, name, Nodes::Fake)
+    }
+
+    /// Starts an environment with `nodes` whose logs go to `target/testenv-logs/<name>-<pid>`.
+    pub fn start_with(
+        lifetime: Lifetime,
+        name: &str,
+        nodes: Nodes,
+    ) -> Result<TestEnv, TestEnvError> {
+        // Kubernetes first: its failure then stops the start before anything else is built.
+        provision(Provision::Kubernetes)?;
         let log_dir = log_dir(name)?;
         let kafka_logs = log_dir.clone();
-        let kafka = std::thread::spawn(move || KafkaBroker::start(&kafka_logs));
+        let kafka = (nodes == Nodes::Fake)
+            .then(|| std::thread::spawn(move || KafkaBroker::start(&kafka_logs)));
+        let network = match nodes {
+            Nodes::Fake => None,
+            Nodes::Real(count) => Some(NodeNetwork::create(count)?),
+        };
         // A runtime of the environment's own runs the provisioner for as long as it lives.
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .map_err(|error| TestEnvError::io("tokio runtime", error))?;
-        let control_plane = runtime.block_on(async {
-            let control_plane = ControlPlane::start(&log_dir, lifetime).await?;
+        let (control_plane, real_nodes) = runtime.block_on(async {
+            let control_plane = ControlPlane::start(&log_dir, lifetime, network.as_ref()).await?;
             let client = control_plane.client().await?;
             install_crds(&client).await?;
             install_storage(&client).await?;
-            add_nodes(&client).await?;
-            Ok::<_, TestEnvError>(control_plane)
+            let real_nodes = match &network {
+                Some(network) => {
+                    Some(RealNodes::start(network, &control_plane, &log_dir, lifetime).await?)
+                }
+                None => {
+                    add_nodes(&client).await?;
+                    None
+                }
+            };
+            Ok::<_, TestEnvError>((control_plane, real_nodes))
         })?;
         let client = runtime.block_on(control_plane.client())?;
-        runtime.spawn(provision_volumes(client.clone()));
+        // Volumes of real nodes are folders of the environment's own that pods can write.
+        let volumes = network
+            .as_ref()
+            .map(|network| network.dir().join("volumes"));
+        runtime.spawn(provision_volumes(client.clone(), volumes));
         runtime.spawn(assign_load_balancer_addresses(client));
         let kafka = kafka
-            .join()
-            .map_err(|_| TestEnvError::Certificate("the Kafka start thread panicked".into()))??;
+            .map(|started| {
+                started.join().map_err(|_| {
+                    TestEnvError::Certificate("the Kafka start thread panicked".into())
+                })?
+            })
+            .transpose()?;
         Ok(TestEnv {
+            nodes: real_nodes,
             control_plane,
             kafka,
+            network,
             log_dir,
             runtime,
         })
@@ -125,9 +178,21 @@ impl TestEnv {
         name
     }
 
-    /// The Kafka broker.
+    /// The local Kafka broker (environments with fake nodes only).
     pub fn kafka(&self) -> &KafkaBroker {
-        &self.kafka
+        self.kafka.as_ref().unwrap_or_else(|| {
+            panic!("a real-node environment has no local Kafka broker: Kafka runs in its pods")
+        })
+    }
+
+    /// The network namespace of the real nodes, if the environment has any.
+    pub fn network(&self) -> Option<&NodeNetwork> {
+        self.network.as_ref()
+    }
+
+    /// The real nodes, if the environment has any.
+    pub fn real_nodes(&self) -> Option<&RealNodes> {
+        self.nodes.as_ref()
     }
 
     /// The control plane.
@@ -140,10 +205,17 @@ impl TestEnv {
         &self.log_dir
     }
 
-    /// Process ids of every component: etcd, the Kubernetes components, kwok, Kafka.
+    /// Process ids of every component: etcd, the Kubernetes components, kwok, and Kafka or
+    /// the real nodes' components.
     pub fn pids(&self) -> Vec<u32> {
-        let mut pids = self.control_plane.pids().to_vec();
-        pids.push(self.kafka.pid());
+        let mut pids = self.control_plane.pids();
+        pids.extend(self.kafka.as_ref().map(KafkaBroker::pid));
+        pids.extend(
+            self.nodes
+                .iter()
+                .flat_map(RealNodes::processes)
+                .map(|(_, pid)| pid),
+        );
         pids
     }
 
@@ -153,14 +225,20 @@ impl TestEnv {
             "KUBECONFIG={}",
             self.control_plane.kubeconfig().display()
         )];
-        for listener in self.kafka.listeners() {
+        if let Some(network) = &self.network {
+            lines.push(format!("NETWORK_NAMESPACE={}", network.name()));
+        }
+        let Some(kafka) = &self.kafka else {
+            return lines.join("\n") + "\n";
+        };
+        for listener in kafka.listeners() {
             lines.push(format!(
                 "KAFKA_BOOTSTRAP_SERVERS_{}={}",
                 listener.name.to_uppercase(),
                 listener.bootstrap
             ));
         }
-        lines.push(format!("KAFKA_CA_FILE={}", self.kafka.ca_file().display()));
+        lines.push(format!("KAFKA_CA_FILE={}", kafka.ca_file().display()));
         lines.push(format!("KAFKA_SCRAM_USERNAME={}", crate::kafka::ADMIN_USER));
         lines.push(format!(
             "KAFKA_SCRAM_PASSWORD={}",
@@ -173,6 +251,15 @@ impl TestEnv {
     pub fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.runtime
     }
+}
+
+/// Starts a shared environment on a thread of its own (tests call this from inside their
+/// runtime), panicking with the one-line reason if it fails.
+fn start_shared(nodes: Nodes, name: &'static str) -> TestEnv {
+    std::thread::spawn(move || TestEnv::start_with(Lifetime::Tied, name, nodes))
+        .join()
+        .unwrap_or_else(|_| panic!("the test environment's start thread panicked"))
+        .unwrap_or_else(|error| panic!("test environment: {error}"))
 }
 
 /// Applies our CRDs with server-side apply and waits until each is Established.
@@ -275,8 +362,9 @@ async fn add_nodes(client: &Client) -> Result<(), TestEnvError> {
 }
 
 /// Gives every pending claim of one of [`STORAGE_CLASSES`] a volume of its own, as a cloud
-/// provisioner would; the controller manager then binds them.
-async fn provision_volumes(client: Client) {
+/// provisioner would; the controller manager then binds them. With `root`, each volume is a
+/// folder below it that any user may write (as pods run with other user ids).
+async fn provision_volumes(client: Client, root: Option<PathBuf>) {
     let claims: Api<PersistentVolumeClaim> = Api::all(client.clone());
     let volumes: Api<PersistentVolume> = Api::all(client);
     let mut events = watcher(claims, watcher::Config::default())
@@ -284,16 +372,30 @@ async fn provision_volumes(client: Client) {
         .boxed();
     while let Some(event) = events.next().await {
         let Ok(claim) = event else { continue };
-        let Some(volume) = volume_for(&claim) else {
+        let Some(volume) = volume_for(&claim, root.as_deref()) else {
             continue;
         };
+        if let Some(path) = volume
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.host_path.as_ref())
+            .map(|host_path| PathBuf::from(&host_path.path))
+            .filter(|_| root.is_some())
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // A folder that cannot be made fails the pod's mount, which reports it.
+            let _ = std::fs::create_dir_all(&path).and_then(|()| {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777))
+            });
+        }
         // Already provisioned claims conflict; that is fine.
         let _ = volumes.create(&PostParams::default(), &volume).await;
     }
 }
 
-/// The volume for `claim`, if it is an unbound claim of one of [`STORAGE_CLASSES`].
-fn volume_for(claim: &PersistentVolumeClaim) -> Option<PersistentVolume> {
+/// The volume for `claim`, if it is an unbound claim of one of [`STORAGE_CLASSES`]: a folder
+/// below `root`, or below `/var/testenv` (never created) for fake nodes.
+fn volume_for(claim: &PersistentVolumeClaim, root: Option<&Path>) -> Option<PersistentVolume> {
     let spec = claim.spec.as_ref()?;
     let class = spec.storage_class_name.as_deref()?;
     if !STORAGE_CLASSES.contains(&class) || spec.volume_name.is_some() {
@@ -319,7 +421,12 @@ fn volume_for(claim: &PersistentVolumeClaim) -> Option<PersistentVolume> {
             storage_class_name: Some(class.to_owned()),
             persistent_volume_reclaim_policy: Some("Delete".to_owned()),
             host_path: Some(HostPathVolumeSource {
-                path: format!("/var/testenv/{namespace}/{name}"),
+                path: root
+                    .unwrap_or(Path::new("/var/testenv"))
+                    .join(&namespace)
+                    .join(&name)
+                    .display()
+                    .to_string(),
                 type_: None,
             }),
             claim_ref: Some(ObjectReference {

@@ -37,6 +37,14 @@ pub enum TestEnvError {
         /// The component's log file.
         log: PathBuf,
     },
+    /// A provisioning script (building or installing a missing piece) failed.
+    #[error("provisioning with {script} failed: {message}")]
+    Provisioning {
+        /// The script, e.g. `tests/testenv/install.sh`.
+        script: String,
+        /// Its last error line, which names the component and its log.
+        message: String,
+    },
     /// A certificate or key could not be generated.
     #[error("generating a test certificate failed: {0}")]
     Certificate(String),
@@ -57,6 +65,7 @@ impl TestEnvError {
             Self::MissingTool { .. } => "MissingTool",
             Self::Start { .. } => "StartFailed",
             Self::NotReady { .. } => "NotReady",
+            Self::Provisioning { .. } => "ProvisioningFailed",
             Self::Certificate(_) => "CertificateFailed",
             Self::Io { .. } => "IoFailed",
         }

@@ -48,6 +48,7 @@ pub fn testenv_file(relative: &str) -> PathBuf {
 
 /// The folder with the Kafka jars, or the error that says how to install them.
 pub fn kafka_libs() -> Result<PathBuf, TestEnvError> {
+    provision(Provision::KafkaJars)?;
     let dir = cache_dir().join(format!("kafka-{}", kafka_version()));
     let libs = dir.join("libs");
     let installed = std::fs::read_dir(&libs)
@@ -69,6 +70,64 @@ pub fn kafka_libs() -> Result<PathBuf, TestEnvError> {
             install: "bash tests/testenv/kafka/install-kafka.sh".to_owned(),
         })
     }
+}
+
+/// What a provisioning script sets up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Provision {
+    /// `tests/testenv/install.sh`: Debian packages, the Kubernetes components, etcd, kwok,
+    /// containerd and CoreDNS.
+    Kubernetes,
+    /// `tests/testenv/kafka/install-kafka.sh`: the local Kafka broker's jars.
+    KafkaJars,
+    /// `tests/testenv/images/build-images.sh`: the container images of the real nodes.
+    Images,
+}
+
+impl Provision {
+    /// The script, relative to `tests/testenv`.
+    fn script(self) -> &'static str {
+        match self {
+            Self::Kubernetes => "install.sh",
+            Self::KafkaJars => "kafka/install-kafka.sh",
+            Self::Images => "images/build-images.sh",
+        }
+    }
+}
+
+/// Runs the provisioning script of `what` unless this process already did: a no-op on a warm
+/// cache, a cold build with a progress line per component otherwise (the scripts lock the
+/// cache, so parallel test binaries wait for one another). The scripts' progress goes
+/// straight to this process's stderr, past the test harness's capture, so a cold start shows
+/// it; their error line (which names the failed component and its log) becomes the error.
+pub fn provision(what: Provision) -> Result<(), TestEnvError> {
+    static DONE: std::sync::Mutex<Vec<Provision>> = std::sync::Mutex::new(Vec::new());
+    let mut done = DONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if done.contains(&what) {
+        return Ok(());
+    }
+    let script = testenv_file(what.script());
+    let output = std::process::Command::new("bash")
+        .arg(&script)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::io::stderr())
+        .output()
+        .map_err(|error| TestEnvError::io(&script, error))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(TestEnvError::Provisioning {
+            script: format!("tests/testenv/{}", what.script()),
+            message: stderr
+                .lines()
+                .rfind(|line| !line.trim().is_empty())
+                .unwrap_or("failed with no message")
+                .to_owned(),
+        });
+    }
+    done.push(what);
+    Ok(())
 }
 
 /// A fresh folder for the logs of one environment: `target/testenv-logs/<name>-<pid>`.
@@ -109,7 +168,7 @@ fn remove_orphaned_scratch_dirs(temp: &Path) {
         let Some(owner) = scratch_dir_owner(&name.to_string_lossy()) else {
             continue;
         };
-        if !Path::new(&format!("/proc/{owner}")).exists() {
+        if !crate::process::is_running(owner) {
             // Another process may be sweeping the same folder; losing that race is fine.
             let _ = std::fs::remove_dir_all(entry.path());
         }

@@ -2,11 +2,14 @@
 //! local Kubernetes control plane and Kafka broker are added by the testenv issue.
 
 pub mod certs;
+pub mod clients;
 pub mod control_plane;
 pub mod environment;
 pub mod error;
 pub mod kafka;
 pub mod layout;
 pub mod measure;
+pub mod network;
+pub mod nodes;
 pub mod process;
 pub mod reference;

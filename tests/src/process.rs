@@ -32,6 +32,9 @@ pub struct ProcessSpec {
     pub env: BTreeMap<OsString, OsString>,
     /// Where stdout and stderr are written.
     pub log: PathBuf,
+    /// A command the program is run through, e.g. `nsenter --net=<path> --` to start it in
+    /// a network namespace; empty to run it directly.
+    pub launcher: Vec<OsString>,
 }
 
 impl ProcessSpec {
@@ -43,7 +46,18 @@ impl ProcessSpec {
             args: Vec::new(),
             env: BTreeMap::new(),
             log: log_dir.join(format!("{name}.log")),
+            launcher: Vec::new(),
         }
+    }
+
+    /// Runs the program through `launcher` (see [`crate::network::NodeNetwork`]).
+    pub fn launched_by<I, S>(mut self, launcher: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.launcher = launcher.into_iter().map(Into::into).collect();
+        self
     }
 
     /// Adds arguments.
@@ -100,17 +114,17 @@ impl ManagedProcess {
         let log_err = log
             .try_clone()
             .map_err(|error| TestEnvError::io(&spec.log, error))?;
-        let mut command = match lifetime {
-            Lifetime::Tied => {
-                let mut command = Command::new("setpriv");
-                command
-                    .args(["--pdeathsig", "KILL", "--"])
-                    .arg(&spec.program);
-                command
-            }
-            Lifetime::Detached => Command::new(&spec.program),
+        let mut words: Vec<OsString> = match lifetime {
+            Lifetime::Tied => ["setpriv", "--pdeathsig", "KILL", "--"]
+                .map(OsString::from)
+                .to_vec(),
+            Lifetime::Detached => Vec::new(),
         };
+        words.extend(spec.launcher.iter().cloned());
+        words.push(spec.program.clone().into_os_string());
+        let mut command = Command::new(&words[0]);
         command
+            .args(&words[1..])
             .args(&spec.args)
             .envs(&spec.env)
             .stdin(Stdio::null())
@@ -216,6 +230,15 @@ impl Drop for ManagedProcess {
     }
 }
 
+/// Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
+pub fn is_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
 /// A request to the keeper thread: a command to spawn and where to send the result.
 type SpawnRequest = (Command, Sender<std::io::Result<Child>>);
 
@@ -256,21 +279,14 @@ mod tests {
         ProcessSpec::new("sleeper", "sleep", dir).args(["300"])
     }
 
-    fn alive(pid: u32) -> bool {
-        Path::new(&format!("/proc/{pid}")).exists()
-            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .unwrap_or_default()
-                .contains(") Z ")
-    }
-
     #[test]
     fn dropping_a_process_stops_it() {
         let dir = tempfile::tempdir().unwrap();
         let process = ManagedProcess::start(&sleeper(dir.path()), Lifetime::Tied).unwrap();
         let pid = process.pid();
-        assert!(alive(pid));
+        assert!(is_running(pid));
         drop(process);
-        assert!(!alive(pid), "process {pid} survived its handle");
+        assert!(!is_running(pid), "process {pid} survived its handle");
     }
 
     #[test]

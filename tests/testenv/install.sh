@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the binaries of the local test control plane (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok) from Go modules into a cache
-# outside the repository:
+# Builds the binaries of the local test Kubernetes from Go modules into a cache outside the
+# repository: the control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler), kwok's fake nodes, and what a real node runs (kubelet, kube-proxy,
+# kubectl, containerd with ctr and its runc shim, CoreDNS):
 #
 #   ${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}/<component>-<version>/bin/<binary>
 #
@@ -29,7 +30,11 @@ export GOWORK=off
 kube_dir=$cache/kubernetes-$KUBERNETES_VERSION
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
-kube_bins=(kube-apiserver kube-controller-manager kube-scheduler)
+containerd_dir=$cache/containerd-$CONTAINERD_VERSION
+coredns_dir=$cache/coredns-$COREDNS_VERSION
+# Built together in one wrapper module, so the packages they share compile once.
+kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+containerd_bins=(containerd ctr containerd-shim-runc-v2)
 
 current_component=""
 current_log=""
@@ -157,7 +162,69 @@ build_kwok() {
     finish "$kwok_dir"
 }
 
-command -v go >/dev/null || { echo "install.sh: go not found in PATH" >&2; exit 1; }
+build_containerd() {
+    start containerd
+    local mod=$work/mod module=github.com/containerd/containerd/v2 ldflags
+    mkdir -p "$mod"
+    cd "$mod"
+    log go mod init strimzi-testenv/containerd
+    log go get "$module/cmd/containerd@$CONTAINERD_VERSION" "$module/cmd/ctr@$CONTAINERD_VERSION" \
+        "$module/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION"
+    ldflags="-s -w -X $module/version.Version=$CONTAINERD_VERSION -X $module/version.Package=$module"
+    # Static, without the btrfs snapshotter (needs C headers) or generated CLI docs.
+    local tags="urfave_cli_no_docs osusergo netgo static_build no_btrfs"
+    log go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$work/out/bin/" "$module/cmd/containerd" "$module/cmd/ctr"
+    log go build -trimpath -tags "$tags no_grpc" -ldflags "$ldflags" -o "$work/out/bin/" "$module/cmd/containerd-shim-runc-v2"
+    log "$work/out/bin/containerd" --version
+    cd "$here"
+    finish "$containerd_dir"
+}
+
+build_coredns() {
+    start coredns
+    log env GOBIN="$work/out/bin" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+    log "$work/out/bin/coredns" -version
+    finish "$coredns_dir"
+}
+
+# Debian packages the real nodes and the image build use, as "<file it provides> <package>".
+debian_packages=(
+    "/usr/sbin/runc runc"
+    "/usr/lib/cni/bridge containernetworking-plugins"
+    "/usr/sbin/iptables iptables"
+    "/usr/sbin/conntrack conntrack"
+    "/usr/bin/socat socat"
+    "/usr/sbin/debootstrap debootstrap"
+    "/usr/bin/nsenter util-linux"
+    "/usr/bin/setpriv util-linux"
+    "/usr/sbin/ip iproute2"
+    "/usr/sbin/sysctl procps"
+    "/usr/bin/openssl openssl"
+    "/usr/bin/gcc gcc"
+)
+install_debian_packages() {
+    local entry file package missing=()
+    for entry in "${debian_packages[@]}"; do
+        read -r file package <<<"$entry"
+        [[ -e $file ]] || missing+=("$package")
+    done
+    ((${#missing[@]})) || return 0
+    mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+    if [[ $(id -u) != 0 ]]; then
+        echo "install.sh: missing Debian packages; run as root: apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "debian packages: installing ${missing[*]} (cold: about 1 minute)"
+    current_component="debian packages"
+    current_log=$logs/debian-packages.log
+    local started=$SECONDS
+    log apt-get update
+    log env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+    current_component=""
+    echo "debian packages: installed in $((SECONDS - started))s"
+}
+
+command -v go >/dev/null || { echo "install.sh: go not found in PATH: install Go 1.26 or newer (https://go.dev/doc/install) and put its bin folder on PATH" >&2; exit 1; }
 mkdir -p "$cache" "$logs"
 
 # One installer at a time per cache (parallel test runs may all call this script).
@@ -167,12 +234,35 @@ flock 9
 # Leftovers of interrupted builds.
 rm -rf "$cache"/.build-*
 
-if complete "$etcd_dir" etcd; then echo "etcd $ETCD_VERSION: cached"; else build_etcd; fi
-if complete "$kwok_dir" kwok; then echo "kwok $KWOK_VERSION: cached"; else build_kwok; fi
-if complete "$kube_dir" "${kube_bins[@]}"; then echo "kubernetes $KUBERNETES_VERSION: cached"; else build_kubernetes; fi
+install_debian_packages
+
+if complete "$etcd_dir" etcd; then echo "etcd $ETCD_VERSION: cached"; else echo "etcd $ETCD_VERSION: building (cold: about 2 minutes)"; build_etcd; fi
+if complete "$kwok_dir" kwok; then echo "kwok $KWOK_VERSION: cached"; else echo "kwok $KWOK_VERSION: building (cold: about 2 minutes)"; build_kwok; fi
+if complete "$kube_dir" "${kube_bins[@]}"; then
+    echo "kubernetes $KUBERNETES_VERSION: cached"
+else
+    echo "kubernetes $KUBERNETES_VERSION: building ${kube_bins[*]} (cold: about 15 minutes on 2 cores)"
+    build_kubernetes
+fi
+if complete "$containerd_dir" "${containerd_bins[@]}"; then
+    echo "containerd $CONTAINERD_VERSION: cached"
+else
+    echo "containerd $CONTAINERD_VERSION: building ${containerd_bins[*]} (cold: about 5 minutes)"
+    build_containerd
+fi
+if complete "$coredns_dir" coredns; then
+    echo "coredns $COREDNS_VERSION: cached"
+else
+    echo "coredns $COREDNS_VERSION: building (cold: about 3 minutes)"
+    build_coredns
+fi
 
 echo "etcd:                    $etcd_dir/bin/etcd"
 for b in "${kube_bins[@]}"; do
     printf '%-24s %s\n' "$b:" "$kube_dir/bin/$b"
 done
 echo "kwok:                    $kwok_dir/bin/kwok"
+for b in "${containerd_bins[@]}"; do
+    printf '%-24s %s\n' "$b:" "$containerd_dir/bin/$b"
+done
+echo "coredns:                 $coredns_dir/bin/coredns"

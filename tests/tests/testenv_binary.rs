@@ -106,17 +106,23 @@ fn detached_environment_is_described_and_stopped_by_down() {
 }
 
 #[test]
-fn a_missing_component_fails_with_one_line_naming_the_install_command() {
+fn a_component_that_cannot_be_built_fails_with_one_line_naming_the_cause() {
+    // An empty cache makes `up` provision; without Go on the PATH that fails at once.
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let output = Command::new(BINARY)
         .args(["up", "--dir"])
         .arg(dir.path())
         .env("STRIMZI_TESTENV_CACHE", cache.path())
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
         .output()
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("not found: bash tests/testenv"), "{stderr}");
+    assert!(
+        stderr.contains("provisioning with tests/testenv/install.sh failed")
+            && stderr.contains("go not found"),
+        "{stderr}"
+    );
 }

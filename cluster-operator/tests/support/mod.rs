@@ -212,8 +212,8 @@ pub fn binaries_dir() -> std::path::PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
-/// Builds the cluster and topic operator binaries, in the profile of the running program,
-/// with the cargo running us.
+/// Builds the cluster and topic operator binaries and the test environment's programs (e.g.
+/// `strimzi-kafka-client`), in the profile of the running program, with the cargo running us.
 pub fn build_operator_binaries() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let release = binaries_dir().ends_with("release");
@@ -226,6 +226,8 @@ pub fn build_operator_binaries() -> std::path::PathBuf {
             "strimzi-cluster-operator",
             "-p",
             "strimzi-topic-operator",
+            "-p",
+            "strimzi-tests",
             "--bins",
         ])
         .status()
@@ -240,8 +242,10 @@ pub fn build_operator_binaries() -> std::path::PathBuf {
     dir
 }
 
-/// Starts the cluster operator binary on `namespace` as a child process tied to this one.
+/// Starts the cluster operator binary of `env` on `namespace` as a child process tied to
+/// this one.
 pub fn spawn_cluster_operator(
+    env: &TestEnv,
     binaries: &std::path::Path,
     namespace: &str,
     port: u16,
@@ -251,15 +255,48 @@ pub fn spawn_cluster_operator(
     let spec = ProcessSpec::new(
         "cluster-operator",
         binaries.join("strimzi-cluster-operator"),
-        env().log_dir(),
+        env.log_dir(),
     )
-    .env("KUBECONFIG", env().control_plane().kubeconfig())
+    .env("KUBECONFIG", env.control_plane().kubeconfig())
     .env("STRIMZI_NAMESPACE", namespace)
     .env("STRIMZI_HTTP_PORT", port.to_string())
     .env("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "30000");
     let spec = extra
         .iter()
         .fold(spec, |spec, (key, value)| spec.env(key, value));
+    ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
+}
+
+/// Starts the topic operator binary of `env` for the KafkaTopics of `cluster` in
+/// `namespace`, talking to Kafka at `bootstrap`; with real nodes it runs inside their
+/// network, where the cluster's Service names resolve.
+pub fn spawn_topic_operator(
+    env: &TestEnv,
+    binaries: &std::path::Path,
+    namespace: &str,
+    cluster: &str,
+    bootstrap: &str,
+) -> strimzi_tests::process::ManagedProcess {
+    use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
+    let mut spec = ProcessSpec::new(
+        "topic-operator",
+        binaries.join("strimzi-topic-operator"),
+        env.log_dir(),
+    )
+    .env("KUBECONFIG", env.control_plane().kubeconfig())
+    .env("STRIMZI_NAMESPACE", namespace)
+    .env(
+        "STRIMZI_RESOURCE_LABELS",
+        format!("strimzi.io/cluster={cluster}"),
+    )
+    .env("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", bootstrap)
+    .env(
+        "STRIMZI_HTTP_PORT",
+        strimzi_tests::layout::free_port().unwrap().to_string(),
+    );
+    if let Some(network) = env.network() {
+        spec = spec.launched_by(network.exec_prefix());
+    }
     ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
 }
 

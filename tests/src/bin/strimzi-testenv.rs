@@ -1,5 +1,6 @@
 //! `strimzi-testenv`: starts the local test environment (Kubernetes control plane with fake
-//! nodes, a Kafka broker, our CRDs) for people and demos, and stops it again.
+//! nodes and a Kafka broker, or with real nodes; our CRDs) for people and demos, and stops it
+//! again.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -9,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use strimzi_tests::environment::TestEnv;
+use strimzi_tests::environment::{Nodes, TestEnv};
 use strimzi_tests::process::Lifetime;
 
 /// Local Kubernetes control plane and Kafka broker for trying the operators.
@@ -30,6 +31,10 @@ enum Action {
         /// Return once the environment is ready and leave it running; stop it with `down`.
         #[arg(long)]
         detach: bool,
+        /// Run this many real nodes (kubelet, containerd) in a network namespace instead of
+        /// fake kwok nodes and a local Kafka broker.
+        #[arg(long, value_name = "N")]
+        real_nodes: Option<usize>,
     },
     /// Stop an environment started with `up --detach`.
     Down {
@@ -44,8 +49,16 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn main() -> ExitCode {
     let result = match Args::parse().command {
-        Action::Up { dir, detach: false } => up(&dir),
-        Action::Up { dir, detach: true } => detach(&dir),
+        Action::Up {
+            dir,
+            detach: false,
+            real_nodes,
+        } => up(&dir, real_nodes),
+        Action::Up {
+            dir,
+            detach: true,
+            real_nodes,
+        } => detach(&dir, real_nodes),
         Action::Down { dir } => down(&dir),
     };
     match result {
@@ -58,13 +71,22 @@ fn main() -> ExitCode {
 }
 
 /// Runs the environment in the foreground until SIGINT or SIGTERM.
-fn up(dir: &Path) -> anyhow::Result<()> {
+fn up(dir: &Path, real_nodes: Option<usize>) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let env_file = dir.join("env");
     let _ = std::fs::remove_file(&env_file);
-    println!("starting the control plane and Kafka ...");
+    let nodes = match real_nodes {
+        Some(count) => {
+            println!("starting the control plane and {count} real node(s) ...");
+            Nodes::Real(count)
+        }
+        None => {
+            println!("starting the control plane and Kafka ...");
+            Nodes::Fake
+        }
+    };
     let started = Instant::now();
-    let env = TestEnv::start(Lifetime::Tied, "up")?;
+    let env = TestEnv::start_with(Lifetime::Tied, "up", nodes)?;
     let kubeconfig = dir.join("kubeconfig");
     std::fs::copy(env.control_plane().kubeconfig(), &kubeconfig)
         .with_context(|| format!("writing {}", kubeconfig.display()))?;
@@ -99,7 +121,7 @@ fn up(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Starts `up` in a session of its own and waits until it is ready.
-fn detach(dir: &Path) -> anyhow::Result<()> {
+fn detach(dir: &Path, real_nodes: Option<usize>) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let env_file = dir.join("env");
     let _ = std::fs::remove_file(&env_file);
@@ -109,6 +131,7 @@ fn detach(dir: &Path) -> anyhow::Result<()> {
         .arg(std::env::current_exe()?)
         .args(["up", "--dir"])
         .arg(dir)
+        .args(real_nodes.map(|count| format!("--real-nodes={count}")))
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)

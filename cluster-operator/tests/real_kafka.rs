@@ -1,0 +1,392 @@
+//! Real Kafka in real pods: the cluster operator binary (configured by Strimzi's environment
+//! variables) on the test environment's real node, running Strimzi's Kafka image rebuilt
+//! locally. Clients (rdkafka, inside the nodes' network) produce and consume through the
+//! bootstrap Service on the plain and TLS listeners, the topic operator makes a real topic,
+//! and a deleted broker pod comes back with its data.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::environment::TestEnv;
+use strimzi_tests::nodes::image_version;
+use strimzi_tests::process::ManagedProcess;
+use support::{apply, ready, wait_for};
+
+const CLUSTER: &str = "real";
+/// How long real pods may take: three JVMs starting on two cores.
+const POD_WAIT: Duration = Duration::from_secs(300);
+
+fn env() -> &'static TestEnv {
+    TestEnv::shared_real()
+}
+
+/// The operator binaries, built once per test binary.
+fn binaries() -> &'static Path {
+    static BINARIES: OnceLock<PathBuf> = OnceLock::new();
+    BINARIES.get_or_init(support::build_operator_binaries)
+}
+
+/// One controller and two brokers with persistent volumes; plain and TLS listeners.
+fn small_cluster() -> Vec<Value> {
+    let pool = |name: &str, replicas: i32, role: &str| {
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaNodePool",
+            "metadata": {"name": name, "labels": {"strimzi.io/cluster": CLUSTER}},
+            "spec": {
+                "replicas": replicas,
+                "roles": [role],
+                "storage": {"type": "jbod", "volumes": [
+                    {"id": 0, "type": "persistent-claim", "size": "1Gi", "deleteClaim": true, "kraftMetadata": "shared"},
+                ]},
+            },
+        })
+    };
+    vec![
+        pool("controller", 1, "controller"),
+        pool("broker", 2, "broker"),
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "Kafka",
+            "metadata": {"name": CLUSTER},
+            "spec": {"kafka": {
+                "listeners": [
+                    {"name": "plain", "port": 9092, "type": "internal", "tls": false},
+                    {"name": "tls", "port": 9093, "type": "internal", "tls": true},
+                ],
+                "config": {
+                    "offsets.topic.replication.factor": 2,
+                    "transaction.state.log.replication.factor": 2,
+                    "transaction.state.log.min.isr": 1,
+                    "default.replication.factor": 2,
+                    "min.insync.replicas": 1,
+                },
+            }},
+        }),
+    ]
+}
+
+/// The bootstrap address the Kafka's status gives for `listener`.
+fn bootstrap(kafka: &Kafka, listener: &str) -> String {
+    kafka
+        .status
+        .as_ref()
+        .and_then(|status| status.listeners.as_ref())
+        .and_then(|listeners| {
+            listeners
+                .iter()
+                .find(|found| found.name.as_deref() == Some(listener))
+        })
+        .and_then(|found| found.bootstrap_servers.clone())
+        .unwrap_or_else(|| panic!("no {listener} listener in the status of {kafka:#?}"))
+}
+
+/// Writes the cluster CA certificate from `<cluster>-cluster-ca-cert` to a file.
+async fn cluster_ca_file(client: &Client, ns: &str) -> PathBuf {
+    let secret = Api::<Secret>::namespaced(client.clone(), ns)
+        .get(&format!("{CLUSTER}-cluster-ca-cert"))
+        .await
+        .unwrap();
+    let certificate = secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get("ca.crt"))
+        .expect("ca.crt in the cluster CA Secret");
+    let path = env().log_dir().join(format!("{ns}-cluster-ca.crt"));
+    std::fs::write(&path, &certificate.0).unwrap();
+    path
+}
+
+/// Retries a client call until it succeeds (the first calls after Ready may meet leader
+/// elections), panicking with its last error after [`POD_WAIT`].
+async fn eventually<T>(what: &str, mut call: impl FnMut() -> Result<T, String>) -> T {
+    let started = Instant::now();
+    loop {
+        let error = match call() {
+            Ok(value) => return value,
+            Err(error) => error,
+        };
+        assert!(
+            started.elapsed() < POD_WAIT,
+            "{what} did not succeed in {POD_WAIT:?}: {error}"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+fn is_ready(pod: &Pod) -> bool {
+    strimzi_cluster_operator::pod_set::is_ready(pod)
+}
+
+/// Waits until every pod of the cluster is Running and Ready and returns them.
+async fn all_pods_ready(client: &Client, ns: &str, expected: usize) -> Vec<Pod> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let selector = format!("strimzi.io/cluster={CLUSTER}");
+    let started = Instant::now();
+    loop {
+        let list = pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .unwrap();
+        if list.items.len() == expected && list.items.iter().all(is_ready) {
+            return list.items;
+        }
+        assert!(
+            started.elapsed() < POD_WAIT,
+            "pods not all Ready in {POD_WAIT:?}: {:#?}",
+            list.items
+                .iter()
+                .map(|pod| (pod.name_any(), pod.status.clone()))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+struct Operators {
+    _cluster: ManagedProcess,
+    _topic: Option<ManagedProcess>,
+}
+
+#[tokio::test]
+async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker_pod_deletion() {
+    let env = env();
+    let client = env.client().await;
+    let ns = env.namespace("real").await;
+    let network = env.network().expect("a real-node environment");
+    let mut operators = Operators {
+        _cluster: support::spawn_cluster_operator(
+            env,
+            binaries(),
+            &ns,
+            strimzi_tests::layout::free_port().unwrap(),
+            &[],
+        ),
+        _topic: None,
+    };
+    for document in small_cluster() {
+        apply(&client, &ns, &document).await;
+    }
+    let kafka = ready(&client, &ns, CLUSTER).await;
+    let pods = all_pods_ready(&client, &ns, 3).await;
+    for pod in &pods {
+        let status = pod.status.as_ref().unwrap();
+        assert_eq!(
+            status.phase.as_deref(),
+            Some("Running"),
+            "{}",
+            pod.name_any()
+        );
+        let image = &pod.spec.as_ref().unwrap().containers[0].image;
+        assert_eq!(image.as_deref(), Some(image_version("KAFKA_IMAGE")));
+        // Neither probe failed on the way: the liveness probe never restarted Kafka.
+        let containers = status.container_statuses.as_ref().unwrap();
+        assert_eq!(containers[0].restart_count, 0, "{}", pod.name_any());
+    }
+
+    // Strimzi's start-up script ran in the image and logged what it always logs.
+    let broker = pods
+        .iter()
+        .map(ResourceExt::name_any)
+        .find(|name| name.starts_with(&format!("{CLUSTER}-broker-")))
+        .expect("a broker pod");
+    let broker_id = broker.rsplit('-').next().unwrap().to_owned();
+    let logs = Api::<Pod>::namespaced(client.clone(), &ns)
+        .logs(&broker, &LogParams::default())
+        .await
+        .unwrap();
+    assert!(
+        logs.contains(&format!("STRIMZI_BROKER_ID={broker_id}")),
+        "{logs}"
+    );
+    assert!(
+        logs.contains("Starting Kafka with configuration:"),
+        "{logs}"
+    );
+
+    // Clients through the bootstrap Service, as written in status.listeners.
+    let plain_bootstrap = bootstrap(&kafka, "plain");
+    let tls_bootstrap = bootstrap(&kafka, "tls");
+    assert_eq!(
+        plain_bootstrap,
+        format!("{CLUSTER}-kafka-bootstrap.{ns}.svc:9092")
+    );
+    let kafka_client = binaries().join("strimzi-kafka-client");
+    let plain = ClusterClient::new(&kafka_client, network, &plain_bootstrap);
+    let tls = ClusterClient::new(&kafka_client, network, &tls_bootstrap)
+        .tls(&cluster_ca_file(&client, &ns).await);
+    eventually("producing on the plain listener", || {
+        plain.produce("plain-records", 5, "plain")
+    })
+    .await;
+    let read = eventually("consuming on the plain listener", || {
+        plain.consume("plain-records", 5)
+    })
+    .await;
+    assert_eq!(
+        read,
+        (0..5).map(|n| format!("plain-{n}")).collect::<Vec<_>>()
+    );
+    eventually("producing on the TLS listener", || {
+        tls.produce("tls-records", 3, "tls")
+    })
+    .await;
+    let read = eventually("consuming on the TLS listener", || {
+        tls.consume("tls-records", 3)
+    })
+    .await;
+    assert_eq!(read, ["tls-0", "tls-1", "tls-2"]);
+
+    // The topic operator, inside the nodes' network, makes a KafkaTopic a real topic.
+    operators._topic = Some(support::spawn_topic_operator(
+        env,
+        binaries(),
+        &ns,
+        CLUSTER,
+        &plain_bootstrap,
+    ));
+    apply(
+        &client,
+        &ns,
+        &json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaTopic",
+            "metadata": {"name": "orders", "labels": {"strimzi.io/cluster": CLUSTER}},
+            "spec": {"partitions": 3, "replicas": 2},
+        }),
+    )
+    .await;
+    let topics: Api<strimzi_api::topic::KafkaTopic> = Api::namespaced(client.clone(), &ns);
+    wait_for(
+        &topics,
+        "orders",
+        "KafkaTopic orders to be Ready",
+        |topic| {
+            let conditions = topic?.status.as_ref()?.conditions.as_ref()?;
+            conditions
+                .iter()
+                .any(|c| {
+                    c.r#type.as_deref() == Some("Ready") && c.status.as_deref() == Some("True")
+                })
+                .then_some(())
+        },
+    )
+    .await;
+    assert_eq!(
+        eventually("describing topic orders", || plain.describe("orders")).await,
+        (3, 2)
+    );
+
+    // A deleted broker pod is recreated by the StrimziPodSet controller, rejoins, and what
+    // was written before is still there.
+    eventually("producing before the deletion", || {
+        plain.produce("orders", 20, "before")
+    })
+    .await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let victim = broker;
+    let old_uid = pods.get(&victim).await.unwrap().uid();
+    pods.delete(&victim, &DeleteParams::default())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let pod = pods.get_opt(&victim).await.unwrap();
+        if pod
+            .as_ref()
+            .is_some_and(|pod| pod.uid() != old_uid && is_ready(pod))
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < POD_WAIT,
+            "{victim} not recreated and Ready: {pod:#?}"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    all_pods_ready(&client, &ns, 3).await;
+    let read = eventually("consuming after the deletion", || {
+        plain.consume("orders", 20)
+    })
+    .await;
+    let mut values = read.clone();
+    values.sort();
+    let mut expected: Vec<String> = (0..20).map(|n| format!("before-{n}")).collect();
+    expected.sort();
+    assert_eq!(values, expected);
+    let logs = pods.logs(&victim, &LogParams::default()).await.unwrap();
+    assert!(
+        logs.contains(&format!("STRIMZI_BROKER_ID={broker_id}")),
+        "{logs}"
+    );
+}
+
+/// A pod of the Kafka image whose container only sleeps, with Strimzi's readiness probe.
+fn sleeping_kafka_pod(name: &str) -> Pod {
+    serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "containers": [{
+                "name": "kafka",
+                "image": image_version("KAFKA_IMAGE"),
+                "imagePullPolicy": "Never",
+                "command": ["sleep", "3600"],
+                "readinessProbe": {
+                    "exec": {"command": ["/opt/kafka/kafka_readiness.sh"]},
+                    "periodSeconds": 2,
+                    "failureThreshold": 1,
+                    "timeoutSeconds": 5,
+                },
+            }],
+            "terminationGracePeriodSeconds": 0,
+        },
+    }))
+    .unwrap()
+}
+
+/// The readiness script passes in broker pods (the other test) and fails where no broker
+/// runs. (Strimzi's liveness script, as written, passes whenever it runs: its loop's status
+/// is that of an `if` that found nothing; so only the broker pods' zero restarts are checked.)
+#[tokio::test]
+async fn the_kafka_images_readiness_script_fails_where_no_broker_runs() {
+    let env = env();
+    let client = env.client().await;
+    let ns = env.namespace("probes").await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    pods.create(&PostParams::default(), &sleeping_kafka_pod("no-broker"))
+        .await
+        .unwrap();
+    wait_for(&pods, "no-broker", "the pod to run", |pod| {
+        let status = pod?.status.as_ref()?.container_statuses.as_ref()?[0].clone();
+        status.state?.running.map(|_| ())
+    })
+    .await;
+    // Five probe periods.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let pod = pods.get("no-broker").await.unwrap();
+    let status = &pod
+        .status
+        .as_ref()
+        .unwrap()
+        .container_statuses
+        .as_ref()
+        .unwrap()[0];
+    assert!(status.state.as_ref().unwrap().running.is_some(), "{pod:#?}");
+    assert!(
+        !is_ready(&pod),
+        "a pod without a broker passed the readiness script: {pod:#?}"
+    );
+}

@@ -1,0 +1,715 @@
+#!/usr/bin/env bash
+# Rebuilds, without any container registry, the two images a real test node needs, as OCI
+# image archives that `ctr -n k8s.io images import` loads:
+#
+#   ${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}/images/
+#     pause.oci.tar                          registry.k8s.io/pause:<PAUSE_VERSION>
+#     kafka-<strimzi>-<kafka>.oci.tar        quay.io/strimzi/kafka:<strimzi>-kafka-<kafka>
+#     <archive>.inputs                       what the archive was built from
+#     stages/<part>/                         intermediate results, reused by later rebuilds
+#
+# The pause image is Kubernetes' pause.c (from the k8s.io/kubernetes module source) compiled
+# statically. The Kafka image follows Strimzi's own recipe (its Dockerfiles, scripts and poms,
+# read from the Strimzi reference folder at build time) on a Debian root filesystem made with
+# debootstrap; README.md next to this script lists how it differs from Strimzi's published image.
+#
+# Every input (versions.env, the recipe files, this script's build functions) is recorded in
+# <archive>.inputs; when it matches, the archive is reused and this script only prints
+# "cached" lines. Each part is built in <cache>/images/.build-<part>.* and moved into place
+# with one rename, so an interrupted build never looks finished. Runs are serialised with
+# flock on <cache>/images/.lock, so parallel callers wait for each other. Each part logs to
+# <cache>/logs/images-<part>.log; a failure prints one line naming the part and its log.
+#
+# Needs root (debootstrap, chroot, root-owned files in the image) and: debootstrap, gcc with a
+# static libc, go (1.24 or newer), mvn, a JDK 17, python3, tar, gzip, flock, unshare. Network:
+# the Debian mirror, Maven Central and the Go module proxy only.
+#
+# Environment:
+#   STRIMZI_TESTENV_CACHE        cache root (default $HOME/.cache/strimzi-testenv)
+#   STRIMZI_TESTENV_MAVEN_REPO   Maven local repository (default: Maven's own, ~/.m2/repository)
+#   STRIMZI_REFERENCE_DIR        Strimzi 1.2 reference data (default ../shared/strimzi-reference)
+#   STRIMZI_APACHE_KAFKA_DIR     Kafka's launcher scripts (default: apache-kafka next to it)
+#   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default: kafka-exporter-reference next to it)
+set -Eeuo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+KUBERNETES_VERSION=$(sed -n 's/^KUBERNETES_VERSION=//p' "$here/../versions.env")
+
+cache=${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}
+images=$cache/images
+stages=$images/stages
+logs=$cache/logs
+
+reference=${STRIMZI_REFERENCE_DIR:-$repo/../shared/strimzi-reference}
+apache_kafka=${STRIMZI_APACHE_KAFKA_DIR:-$reference/../apache-kafka}
+exporter_src=${STRIMZI_KAFKA_EXPORTER_DIR:-$reference/../kafka-exporter-reference}
+strimzi_source=$reference/source
+strimzi_kafka=$strimzi_source/docker-images/kafka-based/kafka
+# Strimzi keeps one third-party library list per Kafka minor version (4.3.x for 4.3.1).
+thirdparty_pom=$strimzi_source/docker-images/artifacts/kafka-thirdparty-libs/${KAFKA_VERSION%.*}.x/pom.xml
+
+pause_archive=$images/pause.oci.tar
+kafka_archive=$images/kafka-$STRIMZI_VERSION-$KAFKA_VERSION.oci.tar
+created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+
+# What the Kafka image's root filesystem holds besides Debian's minimal base: the JRE and what
+# Strimzi's Dockerfiles install or its scripts and Kafka's launchers call (openssl and keytool
+# for certificates, curl for the readiness and Cruise Control health checks, netstat for the
+# controller readiness check, hostname, gawk for to_bytes.gawk, ps, find/xargs, tar, gzip and
+# unzip for Connect builds, tini as the PID 1 the scripts exec, tzdata, useradd from passwd).
+rootfs_packages=("$JAVA_PACKAGE" ca-certificates openssl curl net-tools hostname findutils tar gzip
+    unzip gawk procps bash grep sed coreutils passwd tzdata tini)
+image_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+current_component=""
+current_log=""
+work=""
+
+# remove <dir>: deletes a build directory, first detaching anything mounted inside it (an
+# interrupted debootstrap can leave /proc or /sys mounted there), and never crossing into a
+# mount.
+remove() {
+    local dir=$1 mount
+    [[ -e $dir ]] || return 0
+    while read -r mount; do
+        umount -l "$mount" 2>/dev/null || true
+    done < <(awk -v prefix="$dir/" 'index($2, prefix) == 1 { print $2 }' /proc/self/mounts | sort -r)
+    rm -rf --one-file-system "$dir"
+}
+
+on_error() {
+    local rc=$?
+    if [[ -n $current_component ]]; then
+        [[ -z $work ]] || remove "$work"
+        echo "build-images.sh: building $current_component failed (exit $rc); log: $current_log" >&2
+    else
+        echo "build-images.sh: failed (exit $rc) outside a component build" >&2
+    fi
+    exit "$rc"
+}
+trap on_error ERR
+
+fail() {
+    echo "build-images.sh: $*" >&2
+    exit 1
+}
+
+# need <command> <how to get it>
+need() {
+    command -v "$1" >/dev/null 2>&1 || fail "'$1' not found: $2"
+}
+
+# log <command...>: runs a command with its output appended to the component log.
+log() {
+    echo "+ $*" >>"$current_log"
+    "$@" >>"$current_log" 2>&1
+}
+
+# note <text>: a line in the component log.
+note() {
+    echo "== $*" >>"$current_log"
+}
+
+# tree_hash <dir> <path>...: one digest over the names, modes and contents of the files under
+# the given paths (relative to <dir>, so the digest does not depend on where <dir> is).
+tree_hash() {
+    local dir=$1
+    shift
+    (
+        cd "$dir"
+        find "$@" \( -type f -o -type l \) -printf '%m %p %l\n' | LC_ALL=C sort
+        find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+    ) | sha256sum | cut -c1-64
+}
+
+# code_hash <function>...: digest of the named functions' source as bash holds it.
+code_hash() {
+    declare -f "$@" | sha256sum | cut -c1-64
+}
+
+# is_current <marker file> <inputs>: true when the marker records exactly these inputs.
+is_current() {
+    [[ -f $1 ]] && [[ "$(cat "$1")" == "$2" ]]
+}
+
+# write_marker <marker file> <inputs>: replaces the marker in one rename.
+write_marker() {
+    printf '%s\n' "$2" >"$1.tmp"
+    mv "$1.tmp" "$1"
+}
+
+# start <component> <description> <cold time>: opens the log and a temp dir ($work) in the cache.
+start() {
+    current_component=$1
+    current_log=$logs/images-$1.log
+    echo "$2: building (cold: about $3)"
+    work=$(mktemp -d "$images/.build-$1.XXXXXX")
+    mkdir -p "$work/out"
+    : >"$current_log"
+    build_started=$SECONDS
+}
+
+# finish_stage <stage dir> <inputs>: moves $work/out into place with one rename.
+finish_stage() {
+    printf '%s\n' "$2" >"$work/out/.inputs"
+    remove "$1"
+    mv "$work/out" "$1"
+    remove "$work"
+    work=""
+    echo "$current_component: built in $((SECONDS - build_started))s"
+    current_component=""
+}
+
+# finish_archive <archive> <inputs> <label>: moves $work/image.oci.tar into place, records inputs.
+finish_archive() {
+    rm -f "$1.inputs"
+    mv "$work/image.oci.tar" "$1"
+    write_marker "$1.inputs" "$2"
+    remove "$work"
+    work=""
+    echo "$3: built in $((SECONDS - build_started))s, $(du -m "$1" | cut -f1) MB: $1"
+    current_component=""
+}
+
+# in_root <root> <user:group> <command...>: runs a command chrooted into <root> with the host's
+# /dev and a fresh /proc mounted in a private mount namespace (gone when the command ends).
+in_root() {
+    local root=$1 user=$2
+    shift 2
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    unshare --mount --propagation private --fork -- bash -c '
+        set -e
+        root=$1 user=$2
+        shift 2
+        mount --rbind /dev "$root/dev"
+        mount -t proc proc "$root/proc"
+        exec chroot --userspec="$user" "$root" "$@"' in_root "$root" "$user" "$@"
+}
+
+# mvn_run <arg>...: Maven in batch mode, resolving from Maven Central only (a mirror of every
+# repository), with the local repository of STRIMZI_TESTENV_MAVEN_REPO when set.
+mvn_run() {
+    local settings=$work/maven-settings.xml
+    cat >"$settings" <<'EOF'
+<settings>
+  <mirrors>
+    <mirror>
+      <id>central-only</id>
+      <mirrorOf>*</mirrorOf>
+      <url>https://repo.maven.apache.org/maven2</url>
+    </mirror>
+  </mirrors>
+</settings>
+EOF
+    local args=(-B -ntp -s "$settings")
+    if [[ -n ${STRIMZI_TESTENV_MAVEN_REPO:-} ]]; then
+        args+=("-Dmaven.repo.local=$STRIMZI_TESTENV_MAVEN_REPO")
+    fi
+    log mvn "${args[@]}" "$@"
+}
+
+# pack_image <root> <runtime config json> <image name> [tar option...]: writes
+# $work/image.oci.tar from the directory tree <root> as the single layer, and checks the result.
+pack_image() {
+    local root=$1 config=$2 name=$3 diff_id
+    shift 3
+    # Sorted names without a leading "./", numeric owners, no access/change times, fixed
+    # extended-header names: the same tree gives the same layer bytes.
+    (cd "$root" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort) >"$work/layer.files"
+    log tar --create --file="$work/layer.tar" --directory="$root" --no-recursion \
+        --verbatim-files-from --files-from="$work/layer.files" \
+        --numeric-owner --format=posix \
+        --pax-option='exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime' "$@"
+    diff_id=sha256:$(sha256sum "$work/layer.tar" | cut -c1-64)
+    note "layer: $(du -m "$work/layer.tar" | cut -f1) MB uncompressed, diff_id $diff_id"
+    log gzip -n -6 "$work/layer.tar"
+    log python3 "$here/oci.py" pack --layer "$work/layer.tar.gz" --diff-id "$diff_id" \
+        --config "$config" --name "$name" --arch "$oci_arch" --created "$created" \
+        --out "$work/image.oci.tar"
+    rm -f "$work/layer.tar.gz"
+    log python3 "$here/oci.py" verify "$work/image.oci.tar" --name "$name"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The pause image: Kubernetes' pause.c, compiled as Kubernetes' build/pause/Makefile does
+# (-Os -Wall -Werror -static), as /pause in an otherwise empty image.
+build_pause() {
+    local dir makefile_tag
+    cd "$work"
+    log env GOWORK=off GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION"
+    dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' "$current_log" | tail -1)
+    [[ -f $dir/build/pause/linux/pause.c ]] || { note "pause.c not found in '$dir'"; false; }
+    makefile_tag=$(awk '$1 == "TAG" && $2 == "?=" { print $3 }' "$dir/build/pause/Makefile")
+    if [[ $makefile_tag != "$PAUSE_VERSION" ]]; then
+        note "Kubernetes $KUBERNETES_VERSION builds pause $makefile_tag, versions.env pins $PAUSE_VERSION"
+        false
+    fi
+    mkdir -p "$work/root"
+    log gcc -Os -Wall -Werror -static "-DVERSION=v$PAUSE_VERSION-$KUBERNETES_VERSION" \
+        -o "$work/root/pause" "$dir/build/pause/linux/pause.c"
+    log "$work/root/pause" -v
+    chmod 0755 "$work/root/pause"
+    touch -d "@$IMAGE_EPOCH" "$work/root/pause"
+    # Runtime settings of registry.k8s.io/pause: /pause as the entry point, run as 65535.
+    cat >"$work/config.json" <<EOF
+{
+  "User": "65535:65535",
+  "Env": ["PATH=$image_path"],
+  "Entrypoint": ["/pause"]
+}
+EOF
+    pack_image "$work/root" "$work/config.json" "$PAUSE_IMAGE" --owner=0 --group=0
+    cd "$here"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Parts of the Kafka image.
+
+# Debian's minimal base with the packages above, the kafka user, and no caches or docs.
+build_rootfs() {
+    local root=$work/out/rootfs java
+    log debootstrap --variant=minbase --arch="$deb_arch" \
+        --include="$(IFS=,; echo "${rootfs_packages[*]}")" \
+        "$DEBIAN_SUITE" "$root" "$DEBIAN_MIRROR"
+    # The user Strimzi's images run as: uid 1001 in group 0 (root), with a home directory.
+    # Bash as its shell, as on UBI (Debian's useradd would pick /bin/sh).
+    log chroot "$root" useradd -r -m -u 1001 -g 0 -s /bin/bash kafka
+    # Private home, as useradd makes it on UBI.
+    chmod 0700 "$root/home/kafka"
+    [[ -x $root/usr/bin/tini ]] || { note "/usr/bin/tini missing"; false; }
+    if awk -v prefix="$root/" 'index($2, prefix) == 1' /proc/self/mounts | grep -q .; then
+        note "debootstrap left file systems mounted in $root"
+        false
+    fi
+    java=$(chroot "$root" readlink -f /usr/bin/java)
+    [[ $java == /usr/lib/jvm/*/bin/java ]] || { note "unexpected java path $java"; false; }
+    echo "JAVA_HOME=${java%/bin/java}" >"$work/out/java.env"
+    # What a container runtime provides at start, or a build leaves behind.
+    rm -rf "${root:?}"/dev/* "${root:?}"/proc/* "${root:?}"/sys/* "${root:?}"/run/* "${root:?}"/tmp/* \
+        "${root:?}"/var/tmp/* "${root:?}"/var/lib/apt/lists/* "${root:?}"/var/cache/apt/* \
+        "${root:?}"/var/cache/debconf/*-old "${root:?}"/var/lib/dpkg/*-old \
+        "${root:?}"/usr/share/doc/* "${root:?}"/usr/share/man/* "${root:?}"/usr/share/info/* \
+        "${root:?}"/usr/share/locale/* "${root:?}"/usr/share/lintian "${root:?}"/debootstrap \
+        "${root:?}"/etc/resolv.conf "${root:?}"/etc/hostname "${root:?}"/root/.bash_history
+    find "$root/var/log" -type f -delete
+    printf '%s\n' '127.0.0.1 localhost' '::1 localhost ip6-localhost ip6-loopback' >"$root/etc/hosts"
+    log in_root "$root" 1001:0 /usr/bin/java -version
+    log in_root "$root" 1001:0 /usr/bin/tini --version
+    # What the JVM left (its perf data directory).
+    rm -rf "${root:?}"/tmp/*
+    note "root filesystem: $(du -sm "$root" | cut -f1) MB"
+}
+
+# Kafka's distribution libs/, resolved from Maven Central (kafka-dist-pom.xml).
+build_kafka_dist() {
+    local jar
+    cp "$here/kafka-dist-pom.xml" "$work/pom.xml"
+    cd "$work"
+    mvn_run -f "$work/pom.xml" "-Dkafka.version=$KAFKA_VERSION" \
+        "-Dscala.binary.version=$SCALA_BINARY_VERSION" "-Dlog4j2.version=$LOG4J2_VERSION" \
+        "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
+        -DincludeScope=runtime "-DoutputDirectory=$work/out/libs"
+    for jar in "kafka_$SCALA_BINARY_VERSION-$KAFKA_VERSION.jar" "kafka-server-$KAFKA_VERSION.jar" \
+        "kafka-clients-$KAFKA_VERSION.jar" "kafka-tools-$KAFKA_VERSION.jar" \
+        "connect-runtime-$KAFKA_VERSION.jar" "kafka-streams-$KAFKA_VERSION.jar" \
+        "log4j-core-$LOG4J2_VERSION.jar" "log4j-slf4j-impl-$LOG4J2_VERSION.jar"; do
+        [[ -f $work/out/libs/$jar ]] || { note "missing $jar"; false; }
+    done
+    note "kafka libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars"
+    cd "$here"
+}
+
+# Strimzi's Java agent (broker readiness on :8080), built with Maven from Strimzi's sources and
+# root pom, copied out of the reference folder first. Only the jar is built: Strimzi's code
+# checks (checkstyle, spotbugs, dependency analysis, enforcer), tests, javadoc, sources and its
+# distribution zip (whose descriptor is not in the reference folder) are skipped. Compiled for
+# Java 17, the JRE in the image (Strimzi compiles for 21).
+build_kafka_agent() {
+    local jar=kafka-agent-$STRIMZI_VERSION.jar
+    mkdir -p "$work/src"
+    cp "$strimzi_source/pom.xml" "$work/src/pom.xml"
+    cp -r "$strimzi_source/kafka-agent" "$work/src/kafka-agent"
+    chmod -R u+w "$work/src"
+    cd "$work/src/kafka-agent"
+    mvn_run -f "$work/src/kafka-agent/pom.xml" package \
+        -Dmaven.compiler.release=17 -Dmaven.test.skip=true -DskipTests \
+        -Dcheckstyle.skip=true -Djacoco.skip=true -Dspotbugs.skip=true -Dmdep.analyze.skip=true \
+        -Denforcer.skip=true -Dmaven.source.skip=true -Dmaven.javadoc.skip=true \
+        -Dassembly.skipAssembly=true -Dgpg.skip=true
+    # Strimzi's Makefile renames io.strimzi.kafka-agent-<v>.jar from its zip to this name.
+    cp "target/$jar" "$work/out/$jar"
+    python3 - "$work/out/$jar" >>"$current_log" 2>&1 <<'EOF'
+import sys, zipfile
+manifest = zipfile.ZipFile(sys.argv[1]).read("META-INF/MANIFEST.MF").decode()
+assert "Premain-Class: io.strimzi.kafka.agent.KafkaAgent" in manifest, manifest
+print("kafka agent manifest names its premain class")
+EOF
+    cd "$here"
+}
+
+# Strimzi's third-party libraries for this Kafka minor version, resolved from a copy of its
+# pom, changed so that Maven Central alone can serve it:
+#  - its extra repository (LinkedIn's) and the Cruise Control metrics reporter, which is only
+#    published there, are taken out;
+#  - each io.strimzi library asks for "the newest release up to Strimzi's version" (a Maven
+#    version range) instead of that exact version, since Maven Central does not have every
+#    one of them at the version Strimzi 1.2.0 names;
+#  - a library of which Maven Central has no release at all in that range is taken out (the
+#    build retries without it).
+# What differs from Strimzi's versions is printed and kept in <stage>/substitutions.txt.
+build_thirdparty_libs() {
+    local dropped="cruise-control-metrics-reporter" attempt missing
+    for attempt in 1 2 3 4 5; do
+        python3 - "$thirdparty_pom" "$work/pom.xml" "$dropped" >>"$current_log" 2>&1 <<'EOF'
+import re, sys
+import xml.etree.ElementTree as ET
+ns = "http://maven.apache.org/POM/4.0.0"
+q = lambda tag: f"{{{ns}}}{tag}"
+ET.register_namespace("", ns)
+ET.register_namespace("xsi", "http://www.w3.org/2001/XMLSchema-instance")
+source, target, dropped = sys.argv[1], sys.argv[2], set(sys.argv[3].split(","))
+tree = ET.parse(source)
+project = tree.getroot()
+properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
+for repositories in project.findall(q("repositories")):
+    project.remove(repositories)
+    print("left out <repositories>:", [r.findtext(q("url")) for r in repositories])
+dependencies = project.find(q("dependencies"))
+for dependency in list(dependencies):
+    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
+    if artifact in dropped:
+        dependencies.remove(dependency)
+        print(f"left out {group}:{artifact}")
+        continue
+    if group == "io.strimzi":
+        version = dependency.find(q("version"))
+        pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], version.text)
+        version.text = f"[0,{pinned}]"
+        print(f"{group}:{artifact}: newest release up to {pinned}")
+tree.write(target, xml_declaration=True, encoding="UTF-8")
+EOF
+        cd "$work"
+        if mvn_run -f "$work/pom.xml" \
+            "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
+            -DincludeScope=runtime "-DoutputDirectory=$work/out/libs"; then
+            break
+        fi
+        # "No versions available for io.strimzi:<artifact>:jar:[0,<v>] within specified range"
+        missing=$(sed -n 's/.*No versions available for io\.strimzi:\([^:]*\):jar:.*/\1/p' "$current_log" | tail -1)
+        if [[ -z $missing || ,$dropped, == *,$missing,* ]]; then
+            note "Maven failed, and not for an io.strimzi library missing from Maven Central"
+            false
+        fi
+        note "no release of io.strimzi:$missing on Maven Central: retrying without it"
+        dropped+=,$missing
+    done
+    [[ -d $work/out/libs ]] || { note "gave up after $attempt attempts"; false; }
+    # Compare with Strimzi's versions.
+    python3 - "$thirdparty_pom" "$work/out/libs" "$dropped" >"$work/out/substitutions.txt" <<'EOF'
+import os, re, sys
+import xml.etree.ElementTree as ET
+ns = "http://maven.apache.org/POM/4.0.0"
+q = lambda tag: f"{{{ns}}}{tag}"
+project = ET.parse(sys.argv[1]).getroot()
+properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
+jars = os.listdir(sys.argv[2])
+dropped = set(sys.argv[3].split(","))
+for dependency in project.find(q("dependencies")):
+    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
+    pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], dependency.findtext(q("version")))
+    if artifact in dropped:
+        print(f"{artifact} {pinned}: left out")
+        continue
+    found = [j[len(artifact) + 1:-4] for j in jars if re.fullmatch(re.escape(artifact) + r"-\d[^-]*(-[a-z]+)?\.jar", j)]
+    if found and pinned not in found:
+        print(f"{artifact} {pinned}: {', '.join(found)} instead")
+EOF
+    cat "$work/out/substitutions.txt" >>"$current_log"
+    if [[ -s $work/out/substitutions.txt ]]; then
+        echo "thirdparty-libs: not on Maven Central at Strimzi's versions: $(paste -sd ';' "$work/out/substitutions.txt" | sed 's/;/, /g')"
+    fi
+    note "third-party libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars"
+    cd "$here"
+}
+
+# The Prometheus JMX exporter Java agent from Maven Central: the newest release up to the
+# pinned one (a version range), because Maven Central stops before the release Strimzi
+# downloads from the project's own release page. A difference is printed and kept in
+# <stage>/substitutions.txt.
+build_jmx_exporter() {
+    local jar
+    cat >"$work/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>io.strimzi.rs.testenv</groupId>
+  <artifactId>jmx-exporter</artifactId>
+  <version>0</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>io.prometheus.jmx</groupId>
+      <artifactId>jmx_prometheus_javaagent</artifactId>
+      <version>[0,$JMX_EXPORTER_VERSION]</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+    cd "$work"
+    mvn_run -f "$work/pom.xml" \
+        "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
+        -DexcludeTransitive=true "-DoutputDirectory=$work/out"
+    jar=$(cd "$work/out" && echo jmx_prometheus_javaagent-*.jar)
+    [[ -f $work/out/$jar ]] || { note "no jmx_prometheus_javaagent jar"; false; }
+    : >"$work/out/substitutions.txt"
+    if [[ $jar != "jmx_prometheus_javaagent-$JMX_EXPORTER_VERSION.jar" ]]; then
+        echo "jmx_prometheus_javaagent $JMX_EXPORTER_VERSION: ${jar#jmx_prometheus_javaagent-} instead" |
+            sed 's/\.jar instead$/ instead/' >"$work/out/substitutions.txt"
+        echo "jmx-exporter: not on Maven Central at Strimzi's version: $(cat "$work/out/substitutions.txt")"
+    fi
+    cd "$here"
+}
+
+# Kafka Exporter, built from its sources (copied to the temp dir) with the module proxy for its
+# dependencies, with the version stamps its release build (promu) sets.
+build_kafka_exporter() {
+    local version ldflags module=github.com/prometheus/common/version
+    cp -r "$exporter_src" "$work/src"
+    chmod -R u+w "$work/src"
+    cd "$work/src"
+    version=$(cat VERSION)
+    if [[ v$version != "$KAFKA_EXPORTER_VERSION" ]]; then
+        note "the sources are Kafka Exporter $version, versions.env pins $KAFKA_EXPORTER_VERSION"
+        false
+    fi
+    ldflags="-X $module.Version=$version -X $module.Revision= -X $module.Branch=HEAD"
+    ldflags+=" -X $module.BuildUser=strimzi-testenv -X $module.BuildDate=$(date -u -d "@$IMAGE_EPOCH" +%Y%m%d-%H:%M:%S)"
+    log env CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GOWORK=off \
+        go build -trimpath -tags netgo -ldflags "$ldflags" -o "$work/out/kafka_exporter" .
+    log "$work/out/kafka_exporter" --version
+    cd "$here"
+}
+
+# copy_tree <from dir> <to dir>: the files of a Strimzi script folder, executable (0755) where
+# the source is, else 0644, as a Dockerfile COPY of Strimzi's repository gives them.
+copy_tree() {
+    local from=$1 to=$2 file
+    mkdir -p "$to"
+    for file in "$from"/*; do
+        if [[ -x $file ]]; then
+            install -m 0755 "$file" "$to/"
+        else
+            install -m 0644 "$file" "$to/"
+        fi
+    done
+}
+
+# The Kafka image: the root filesystem plus /opt laid out as Strimzi's Kafka Dockerfile does.
+build_kafka_image() {
+    local root=$work/rootfs kafka_home=/opt/kafka java_home script
+    java_home=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")
+    # Hard links: the stage's files are only read, and this copy takes no space.
+    cp -al "$stages/rootfs/rootfs" "$root"
+    local k=$root$kafka_home
+    mkdir -p "$k/libs" "$k/bin" "$k/config" "$k/plugins"
+    # Kafka's distribution: libs/ from Maven Central, bin/ from Kafka's launcher scripts.
+    cp "$stages/kafka-dist/libs/"*.jar "$k/libs/"
+    install -m 0755 "$apache_kafka"/bin/*.sh "$k/bin/"
+    install -m 0644 "$apache_kafka/LICENSE" "$apache_kafka/NOTICE" "$k/"
+    # A console-only Log4j2 configuration for tools run by hand with KAFKA_LOG4J_OPTS pointing
+    # at it (Strimzi's scripts always pass their own configuration).
+    printf '%s\n' \
+        'rootLogger.level = WARN' \
+        'rootLogger.appenderRef.stderr.ref = STDERR' \
+        'appender.stderr.type = Console' \
+        'appender.stderr.name = STDERR' \
+        'appender.stderr.target = SYSTEM_ERR' \
+        'appender.stderr.layout.type = PatternLayout' \
+        'appender.stderr.layout.pattern = [%d] %p %m (%c)%n' >"$k/config/tools-log4j2.properties"
+    # Strimzi's start, readiness and liveness scripts at the top of KAFKA_HOME.
+    copy_tree "$strimzi_kafka/scripts" "$k"
+    # Strimzi's agent and third-party libraries (the latter overwrite same-named jars).
+    cp "$stages/kafka-agent/kafka-agent-$STRIMZI_VERSION.jar" "$k/libs/"
+    cp "$stages/thirdparty-libs/libs/"*.jar "$k/libs/"
+    # Kafka Exporter with Strimzi's start script.
+    mkdir -p "$root/opt/kafka-exporter"
+    install -m 0755 "$stages/kafka-exporter/kafka_exporter" "$root/opt/kafka-exporter/"
+    copy_tree "$strimzi_kafka/exporter-scripts" "$root/opt/kafka-exporter"
+    # The Prometheus JMX exporter agent.
+    mkdir -p "$root/opt/prometheus-jmx-exporter"
+    install -m 0644 "$stages/jmx-exporter"/jmx_prometheus_javaagent-*.jar "$root/opt/prometheus-jmx-exporter/"
+    # Cruise Control: Strimzi's scripts, no Cruise Control jars yet.
+    copy_tree "$strimzi_kafka/cruise-control-scripts" "$root/opt/cruise-control"
+    mkdir -p "$root/opt/cruise-control/libs"
+    # As in Strimzi's image: /opt owned by root, readable (not writable) by everyone else.
+    chown -R 0:0 "$root/opt"
+    find "$root/opt" -type d -exec chmod 0755 {} +
+    find "$root/opt" -type f -name '*.jar' -exec chmod 0644 {} +
+    find "$root/opt" -exec touch -h -d "@$IMAGE_EPOCH" {} +
+
+    # Jars present in more than one version (Strimzi's build checks the same for classpath
+    # collisions): listed in the log, not an error.
+    note "artifacts in libs/ with more than one version:"
+    (cd "$k/libs" && find . -name '*.jar' -printf '%f\n' | sed -E 's/-[0-9][^-]*(-[A-Za-z][A-Za-z0-9.]*)?\.jar$//' | sort | uniq -d) >>"$current_log"
+    note "libs: $(find "$k/libs" -name '*.jar' | wc -l) jars, $(du -sm "$k/libs" | cut -f1) MB"
+
+    # Smoke tests inside the image, as the kafka user: Kafka's launcher with these libs on this
+    # JRE, and the shell scripts parse.
+    log in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$java_home" \
+        HOME=/home/kafka "KAFKA_HOME=$kafka_home" "LOG_DIR=$kafka_home" \
+        "KAFKA_LOG4J_OPTS=-Dlog4j2.configurationFile=$kafka_home/config/tools-log4j2.properties" \
+        bash -c "cd $kafka_home && ./bin/kafka-storage.sh random-uuid && ./bin/kafka-topics.sh --version"
+    for script in "$k"/*.sh "$root"/opt/kafka-exporter/*.sh "$root"/opt/cruise-control/*.sh; do
+        log chroot "$root" bash -n "${script#"$root"}"
+    done
+    log in_root "$root" 1001:0 /opt/kafka-exporter/kafka_exporter --version
+    # What the smoke tests left, and /tmp's time as it was, so equal inputs give equal bytes.
+    rm -rf "${root:?}"/tmp/*
+    touch -r "$stages/rootfs/rootfs/tmp" "$root/tmp"
+
+    # Runtime settings of Strimzi's image: user 1001, KAFKA_HOME as working directory, the
+    # variables its Dockerfiles set, and the shell command of its UBI base (no entry point:
+    # the cluster operator's pods name /opt/kafka/kafka_run.sh as their command). One addition,
+    # LANG=C.UTF-8: Java 17 takes its default charset from the locale (ASCII without one), where
+    # Strimzi's Java 21 uses UTF-8 regardless.
+    cat >"$work/config.json" <<EOF
+{
+  "User": "1001",
+  "WorkingDir": "$kafka_home",
+  "Env": [
+    "PATH=$image_path",
+    "container=oci",
+    "JAVA_HOME=$java_home",
+    "LANG=C.UTF-8",
+    "KAFKA_HOME=$kafka_home",
+    "KAFKA_VERSION=$KAFKA_VERSION",
+    "STRIMZI_VERSION=$STRIMZI_VERSION",
+    "KAFKA_EXPORTER_HOME=/opt/kafka-exporter",
+    "JMX_EXPORTER_HOME=/opt/prometheus-jmx-exporter",
+    "CRUISE_CONTROL_HOME=/opt/cruise-control"
+  ],
+  "Cmd": ["/bin/bash"],
+  "Labels": {
+    "name": "kafka",
+    "version": "$STRIMZI_VERSION-$KAFKA_VERSION",
+    "release": "$STRIMZI_VERSION",
+    "org.opencontainers.image.description": "Local rebuild of Strimzi's Kafka $KAFKA_VERSION image for the strimzi-rs test environment (Debian $DEBIAN_SUITE, $JAVA_PACKAGE)"
+  }
+}
+EOF
+    pack_image "$root" "$work/config.json" "$KAFKA_IMAGE"
+    remove "$root"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+[[ -d $strimzi_kafka && -f $thirdparty_pom ]] ||
+    fail "Strimzi reference data not found at $reference: set STRIMZI_REFERENCE_DIR to the strimzi-reference folder"
+[[ -d $apache_kafka/bin ]] || fail "Kafka's launcher scripts not found at $apache_kafka: set STRIMZI_APACHE_KAFKA_DIR"
+[[ -f $exporter_src/go.mod ]] || fail "Kafka Exporter sources not found at $exporter_src: set STRIMZI_KAFKA_EXPORTER_DIR"
+[[ -n $KUBERNETES_VERSION ]] || fail "KUBERNETES_VERSION not found in $here/../versions.env"
+need sha256sum "apt-get install -y coreutils"
+need flock "apt-get install -y util-linux"
+
+# Inputs of every part: a change to any of them rebuilds that part and what uses it.
+oci_hash=$(sha256sum "$here/oci.py" | cut -c1-64)
+pause_inputs="image=$PAUSE_IMAGE kubernetes=$KUBERNETES_VERSION epoch=$IMAGE_EPOCH
+oci.py=$oci_hash code=$(code_hash build_pause pack_image)"
+rootfs_inputs="suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${rootfs_packages[*]}
+code=$(code_hash build_rootfs in_root)"
+kafka_dist_inputs="kafka=$KAFKA_VERSION scala=$SCALA_BINARY_VERSION log4j2=$LOG4J2_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
+pom=$(sha256sum "$here/kafka-dist-pom.xml" | cut -c1-64) code=$(code_hash build_kafka_dist mvn_run)"
+kafka_agent_inputs="strimzi=$STRIMZI_VERSION sources=$(tree_hash "$strimzi_source" pom.xml kafka-agent)
+code=$(code_hash build_kafka_agent mvn_run)"
+thirdparty_inputs="pom=$(sha256sum "$thirdparty_pom" | cut -c1-64) plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
+code=$(code_hash build_thirdparty_libs mvn_run)"
+jmx_inputs="jmx-exporter=$JMX_EXPORTER_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_jmx_exporter mvn_run)"
+exporter_inputs="kafka-exporter=$KAFKA_EXPORTER_VERSION sources=$(tree_hash "$exporter_src" .)
+code=$(code_hash build_kafka_exporter)"
+kafka_inputs="image=$KAFKA_IMAGE strimzi=$STRIMZI_VERSION kafka=$KAFKA_VERSION epoch=$IMAGE_EPOCH
+rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
+kafka-dist=$(echo "$kafka_dist_inputs" | sha256sum | cut -c1-64)
+kafka-agent=$(echo "$kafka_agent_inputs" | sha256sum | cut -c1-64)
+thirdparty-libs=$(echo "$thirdparty_inputs" | sha256sum | cut -c1-64)
+jmx-exporter=$(echo "$jmx_inputs" | sha256sum | cut -c1-64)
+kafka-exporter=$(echo "$exporter_inputs" | sha256sum | cut -c1-64)
+strimzi-scripts=$(tree_hash "$strimzi_kafka" scripts exporter-scripts cruise-control-scripts)
+kafka-bin=$(tree_hash "$apache_kafka" bin LICENSE NOTICE)
+oci.py=$oci_hash code=$(code_hash build_kafka_image copy_tree pack_image in_root)"
+
+mkdir -p "$images" "$stages" "$logs"
+# One builder at a time per cache; parallel callers wait here, then find the archives cached.
+exec 9>"$images/.lock"
+flock 9
+# Leftovers of interrupted builds.
+for leftover in "$images"/.build-*; do
+    if [[ -e $leftover ]]; then remove "$leftover"; fi
+done
+
+pause_ready=false
+kafka_ready=false
+is_current "$pause_archive.inputs" "$pause_inputs" && [[ -f $pause_archive ]] && pause_ready=true
+is_current "$kafka_archive.inputs" "$kafka_inputs" && [[ -f $kafka_archive ]] && kafka_ready=true
+
+if ! $pause_ready || ! $kafka_ready; then
+    need python3 "apt-get install -y python3"
+    need tar "apt-get install -y tar"
+    need gzip "apt-get install -y gzip"
+    need dpkg "this script needs a Debian-based machine (dpkg)"
+    deb_arch=$(dpkg --print-architecture)
+    case $deb_arch in
+        amd64 | arm64) oci_arch=$deb_arch ;;
+        *) fail "unsupported architecture $deb_arch (amd64 and arm64 are supported)" ;;
+    esac
+fi
+if ! $pause_ready; then
+    need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
+    need gcc "apt-get install -y gcc libc6-dev"
+fi
+if ! $kafka_ready; then
+    [[ $(id -u) -eq 0 ]] || fail "building the Kafka image needs root (debootstrap, chroot, root-owned files)"
+    need debootstrap "apt-get install -y debootstrap"
+    [[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] ||
+        fail "Debian's archive keys not found: apt-get install -y debian-archive-keyring"
+    need unshare "apt-get install -y util-linux"
+    need mvn "apt-get install -y maven"
+    need javac "apt-get install -y openjdk-17-jdk-headless"
+    need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
+fi
+
+if $pause_ready; then
+    echo "pause image $PAUSE_IMAGE: cached"
+else
+    start pause "pause image $PAUSE_IMAGE" "10 seconds"
+    build_pause
+    finish_archive "$pause_archive" "$pause_inputs" "pause image"
+fi
+
+if $kafka_ready; then
+    echo "kafka image $KAFKA_IMAGE: cached"
+else
+    # stage <name> <inputs> <description> <cold time> <function>
+    stage() {
+        if is_current "$stages/$1/.inputs" "$2"; then
+            echo "$3: cached"
+        else
+            start "$1" "$3" "$4"
+            "$5"
+            finish_stage "$stages/$1" "$2"
+        fi
+    }
+    stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
+    stage kafka-dist "$kafka_dist_inputs" "Kafka $KAFKA_VERSION libs (Maven Central)" "30 seconds" build_kafka_dist
+    stage kafka-agent "$kafka_agent_inputs" "Strimzi kafka-agent $STRIMZI_VERSION (Maven)" "30 seconds" build_kafka_agent
+    stage thirdparty-libs "$thirdparty_inputs" "Strimzi third-party libs (Maven Central)" "1.5 minutes" build_thirdparty_libs
+    stage jmx-exporter "$jmx_inputs" "Prometheus JMX exporter up to $JMX_EXPORTER_VERSION (Maven Central)" "10 seconds" build_jmx_exporter
+    stage kafka-exporter "$exporter_inputs" "Kafka Exporter $KAFKA_EXPORTER_VERSION (go build)" "1 minute" build_kafka_exporter
+    start kafka "kafka image $KAFKA_IMAGE" "30 seconds"
+    build_kafka_image
+    finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
+fi
+
+echo "pause image: $pause_archive"
+echo "kafka image: $kafka_archive"

@@ -1,0 +1,552 @@
+//! The locally rebuilt images (`tests/testenv/images/build-images.sh`): the Kafka image holds
+//! what Strimzi's Kafka Dockerfile puts in it and runs with the settings of Strimzi's image, the
+//! pause image is Kubernetes' pause program, both archives are valid OCI image archives named
+//! as the kubelet and the cluster operator refer to them, and a second run of the script is a
+//! no-op.
+//!
+//! The archives are read with the `tar` command (and `sha256sum`), not unpacked to disk.
+
+// Test code: a panic with its message is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use strimzi_tests::layout::{cache_dir, parse_versions};
+
+const IMAGE_VERSIONS: &str = include_str!("../testenv/images/versions.env");
+
+fn version(key: &str) -> &'static str {
+    parse_versions(IMAGE_VERSIONS)
+        .get(key)
+        .copied()
+        .unwrap_or_else(|| panic!("{key} missing from tests/testenv/images/versions.env"))
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run_script() -> (String, Duration) {
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .arg("tests/testenv/images/build-images.sh")
+        .current_dir(workspace_root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "build-images.sh failed ({}):\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (stdout, started.elapsed())
+}
+
+/// Runs the script once per test process (a no-op on a warm cache).
+fn built() -> &'static str {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let (stdout, elapsed) = run_script();
+        eprintln!("build-images.sh ({elapsed:?}):\n{stdout}");
+        stdout
+    })
+}
+
+fn images_dir() -> PathBuf {
+    cache_dir().join("images")
+}
+
+fn kafka_archive_path() -> PathBuf {
+    built();
+    images_dir().join(format!(
+        "kafka-{}-{}.oci.tar",
+        version("STRIMZI_VERSION"),
+        version("KAFKA_VERSION")
+    ))
+}
+
+fn pause_archive_path() -> PathBuf {
+    built();
+    images_dir().join("pause.oci.tar")
+}
+
+fn command_output(command: &mut Command) -> Vec<u8> {
+    let output = command.stderr(Stdio::inherit()).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{command:?} failed: {}",
+        output.status
+    );
+    output.stdout
+}
+
+/// One entry of a layer listing (`tar -tv --numeric-owner`).
+#[derive(Debug, Clone)]
+struct Entry {
+    mode: String,
+    uid: u32,
+    gid: u32,
+    /// Symbolic link target, if the entry is one.
+    link: Option<String>,
+}
+
+impl Entry {
+    fn is_file(&self) -> bool {
+        self.mode.starts_with('-')
+    }
+
+    fn is_dir(&self) -> bool {
+        self.mode.starts_with('d')
+    }
+
+    fn executable(&self) -> bool {
+        self.mode.as_bytes().get(3) == Some(&b'x')
+    }
+
+    fn group_readable(&self) -> bool {
+        self.mode.as_bytes().get(4) == Some(&b'r')
+    }
+}
+
+/// An OCI image archive with one layer, read through `tar`.
+struct Archive {
+    path: PathBuf,
+    index: Value,
+    manifest: Value,
+    config: Value,
+    layer_blob: String,
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Archive {
+    fn open(path: &Path) -> Archive {
+        assert!(path.is_file(), "{} missing", path.display());
+        let read = |name: &str| command_output(Command::new("tar").arg("-xOf").arg(path).arg(name));
+        let blob_name = |digest: &Value| {
+            let digest = digest.as_str().unwrap();
+            format!("blobs/sha256/{}", digest.strip_prefix("sha256:").unwrap())
+        };
+        let index: Value = serde_json::from_slice(&read("index.json")).unwrap();
+        let manifest_name = blob_name(&index["manifests"][0]["digest"]);
+        let manifest: Value = serde_json::from_slice(&read(&manifest_name)).unwrap();
+        let config_name = blob_name(&manifest["config"]["digest"]);
+        let config: Value = serde_json::from_slice(&read(&config_name)).unwrap();
+        let layer_blob = blob_name(&manifest["layers"][0]["digest"]);
+        let mut archive = Archive {
+            path: path.to_owned(),
+            index,
+            manifest,
+            config,
+            layer_blob,
+            entries: BTreeMap::new(),
+        };
+        let listing = archive.pipe_layer(&["-tvz", "--numeric-owner", "-f", "-"]);
+        archive.entries = parse_listing(&String::from_utf8_lossy(&listing));
+        archive
+    }
+
+    /// Runs `tar <args>` with the layer blob on its standard input.
+    fn pipe_layer(&self, args: &[&str]) -> Vec<u8> {
+        let mut extract = Command::new("tar")
+            .arg("-xOf")
+            .arg(&self.path)
+            .arg(&self.layer_blob)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let output = Command::new("tar")
+            .args(args)
+            .stdin(extract.stdout.take().unwrap())
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert!(
+            extract.wait().unwrap().success(),
+            "reading the layer of {}",
+            self.path.display()
+        );
+        assert!(output.status.success(), "tar {args:?} on the layer failed");
+        output.stdout
+    }
+
+    /// The content of a regular file in the layer.
+    fn file(&self, name: &str) -> String {
+        String::from_utf8(self.pipe_layer(&["-xzO", "-f", "-", name])).unwrap()
+    }
+
+    fn entry(&self, name: &str) -> &Entry {
+        self.entries
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} not in the layer of {}", self.path.display()))
+    }
+
+    fn env(&self) -> BTreeMap<String, String> {
+        self.config["config"]["Env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| {
+                let (key, value) = pair.as_str().unwrap().split_once('=').unwrap();
+                (key.to_owned(), value.to_owned())
+            })
+            .collect()
+    }
+
+    /// Follows symbolic links (absolute or relative) inside the layer to a non-link entry.
+    fn resolve(&self, name: &str) -> (String, &Entry) {
+        let mut current = name.trim_start_matches('/').to_owned();
+        for _ in 0..16 {
+            let entry = self.entry(&current);
+            let Some(target) = &entry.link else {
+                return (current, entry);
+            };
+            current = if let Some(absolute) = target.strip_prefix('/') {
+                absolute.to_owned()
+            } else {
+                let parent = Path::new(&current).parent().unwrap_or(Path::new(""));
+                normalize(&parent.join(target))
+            };
+        }
+        panic!("too many symbolic links from {name}");
+    }
+}
+
+/// `a/b/../c` -> `a/c` (paths inside the layer, no leading slash).
+fn normalize(path: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for component in path.components() {
+        match component.as_os_str().to_str().unwrap() {
+            "." | "/" => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part.to_owned()),
+        }
+    }
+    parts.join("/")
+}
+
+/// Parses GNU tar's verbose listing: `mode uid/gid size date time name[ -> target]`.
+fn parse_listing(listing: &str) -> BTreeMap<String, Entry> {
+    let mut entries = BTreeMap::new();
+    for line in listing.lines() {
+        let mut rest = line;
+        let mut fields = Vec::new();
+        for _ in 0..5 {
+            let trimmed = rest.trim_start();
+            let end = trimmed.find(' ').unwrap_or(trimmed.len());
+            fields.push(&trimmed[..end]);
+            rest = &trimmed[end..];
+        }
+        let name = rest.strip_prefix(' ').unwrap_or(rest);
+        let (uid, gid) = fields[1].split_once('/').unwrap();
+        let mode = fields[0].to_owned();
+        let (name, link) = match name.split_once(" -> ") {
+            Some((name, target)) if mode.starts_with('l') => (name, Some(target.to_owned())),
+            _ => (name.split(" link to ").next().unwrap(), None),
+        };
+        let entry = Entry {
+            mode,
+            uid: uid.parse().unwrap(),
+            gid: gid.parse().unwrap(),
+            link,
+        };
+        entries.insert(name.trim_end_matches('/').to_owned(), entry);
+    }
+    entries
+}
+
+fn kafka() -> &'static Archive {
+    static ARCHIVE: OnceLock<Archive> = OnceLock::new();
+    ARCHIVE.get_or_init(|| Archive::open(&kafka_archive_path()))
+}
+
+fn pause() -> &'static Archive {
+    static ARCHIVE: OnceLock<Archive> = OnceLock::new();
+    ARCHIVE.get_or_init(|| Archive::open(&pause_archive_path()))
+}
+
+fn sha256_of_entry(archive: &Path, name: &str) -> String {
+    let mut extract = Command::new("tar")
+        .arg("-xOf")
+        .arg(archive)
+        .arg(name)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = Command::new("sha256sum")
+        .stdin(extract.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    assert!(extract.wait().unwrap().success() && output.status.success());
+    format!("sha256:{}", &String::from_utf8_lossy(&output.stdout)[..64])
+}
+
+/// The index names the image for containerd, and every descriptor's digest is its blob's.
+fn assert_valid_oci_archive(archive: &Archive, image: &str) {
+    let descriptor = &archive.index["manifests"][0];
+    assert_eq!(archive.index["manifests"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        descriptor["annotations"]["io.containerd.image.name"], image,
+        "image name annotation"
+    );
+    let tag = image.rsplit_once(':').unwrap().1;
+    assert_eq!(
+        descriptor["annotations"]["org.opencontainers.image.ref.name"],
+        tag
+    );
+    assert_eq!(
+        descriptor["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert_eq!(
+        archive.manifest["layers"][0]["mediaType"],
+        "application/vnd.oci.image.layer.v1.tar+gzip"
+    );
+    let layout = command_output(
+        Command::new("tar")
+            .arg("-xOf")
+            .arg(&archive.path)
+            .arg("oci-layout"),
+    );
+    let layout: Value = serde_json::from_slice(&layout).unwrap();
+    assert_eq!(layout["imageLayoutVersion"], "1.0.0");
+    for (what, descriptor) in [
+        ("manifest", descriptor),
+        ("config", &archive.manifest["config"]),
+        ("layer", &archive.manifest["layers"][0]),
+    ] {
+        let digest = descriptor["digest"].as_str().unwrap();
+        let name = format!("blobs/sha256/{}", digest.strip_prefix("sha256:").unwrap());
+        assert_eq!(
+            sha256_of_entry(&archive.path, &name),
+            digest,
+            "{what} digest"
+        );
+    }
+    assert_eq!(archive.config["os"], "linux");
+    assert_eq!(
+        archive.config["architecture"],
+        descriptor["platform"]["architecture"]
+    );
+    // The layer's uncompressed digest (diff_id) and everything else, checked by the script's
+    // own checker as well.
+    let verify = Command::new("python3")
+        .arg(workspace_root().join("tests/testenv/images/oci.py"))
+        .arg("verify")
+        .arg(&archive.path)
+        .arg("--name")
+        .arg(image)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "oci.py verify: {}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+}
+
+#[test]
+fn kafka_archive_is_a_valid_oci_image_named_like_strimzis() {
+    assert_valid_oci_archive(kafka(), version("KAFKA_IMAGE"));
+    assert_eq!(
+        version("KAFKA_IMAGE"),
+        format!(
+            "quay.io/strimzi/kafka:{}-kafka-{}",
+            version("STRIMZI_VERSION"),
+            version("KAFKA_VERSION")
+        )
+    );
+}
+
+#[test]
+fn kafka_image_has_strimzis_runtime_settings() {
+    let image = kafka();
+    let config = &image.config["config"];
+    assert_eq!(config["User"], "1001");
+    assert_eq!(config["WorkingDir"], "/opt/kafka");
+    // Strimzi's image has no entry point: the pods name kafka_run.sh as their command.
+    assert!(
+        config["Entrypoint"].is_null(),
+        "unexpected entry point {}",
+        config["Entrypoint"]
+    );
+    let env = image.env();
+    for (key, value) in [
+        ("KAFKA_HOME", "/opt/kafka"),
+        ("KAFKA_VERSION", version("KAFKA_VERSION")),
+        ("STRIMZI_VERSION", version("STRIMZI_VERSION")),
+        ("KAFKA_EXPORTER_HOME", "/opt/kafka-exporter"),
+        ("JMX_EXPORTER_HOME", "/opt/prometheus-jmx-exporter"),
+        ("CRUISE_CONTROL_HOME", "/opt/cruise-control"),
+    ] {
+        assert_eq!(env.get(key).map(String::as_str), Some(value), "{key}");
+    }
+    assert!(
+        env["PATH"].split(':').any(|dir| dir == "/usr/bin"),
+        "PATH {}",
+        env["PATH"]
+    );
+    // JAVA_HOME points at the JRE inside the image, and `java` on the PATH is that JRE.
+    let java_home = env.get("JAVA_HOME").expect("JAVA_HOME");
+    let java = image.entry(&format!("{}/bin/java", java_home.trim_start_matches('/')));
+    assert!(
+        java.is_file() && java.executable(),
+        "{java_home}/bin/java: {java:?}"
+    );
+    let (resolved, entry) = image.resolve("usr/bin/java");
+    assert_eq!(
+        resolved,
+        format!("{}/bin/java", java_home.trim_start_matches('/'))
+    );
+    assert!(entry.executable());
+}
+
+#[test]
+fn kafka_image_holds_what_strimzis_dockerfile_lists() {
+    let image = kafka();
+    let strimzi = version("STRIMZI_VERSION");
+    let kafka_version = version("KAFKA_VERSION");
+    let executables = [
+        "opt/kafka/kafka_run.sh".to_owned(),
+        "opt/kafka/kafka_readiness.sh".to_owned(),
+        "opt/kafka/kafka_liveness.sh".to_owned(),
+        "opt/kafka/kafka_connect_run.sh".to_owned(),
+        "opt/kafka/bin/kafka-server-start.sh".to_owned(),
+        "opt/kafka/bin/kafka-storage.sh".to_owned(),
+        "opt/kafka/bin/kafka-run-class.sh".to_owned(),
+        "opt/kafka/bin/connect-distributed.sh".to_owned(),
+        "opt/kafka-exporter/kafka_exporter".to_owned(),
+        "opt/kafka-exporter/kafka_exporter_run.sh".to_owned(),
+        "opt/cruise-control/cruise_control_run.sh".to_owned(),
+        "usr/bin/tini".to_owned(),
+    ];
+    let files = [
+        "opt/kafka/dynamic_resources.sh".to_owned(),
+        "opt/kafka/set_kafka_jmx_options.sh".to_owned(),
+        "opt/kafka/set_kafka_gc_options.sh".to_owned(),
+        "opt/kafka/to_bytes.gawk".to_owned(),
+        format!("opt/kafka/libs/kafka-agent-{strimzi}.jar"),
+        format!("opt/kafka/libs/kafka-server-{kafka_version}.jar"),
+        format!("opt/kafka/libs/kafka-clients-{kafka_version}.jar"),
+        format!("opt/kafka/libs/kafka_2.13-{kafka_version}.jar"),
+        format!("opt/kafka/libs/connect-runtime-{kafka_version}.jar"),
+        format!("opt/kafka/libs/connect-mirror-{kafka_version}.jar"),
+        "opt/cruise-control/to_bytes.gawk".to_owned(),
+    ];
+    for name in &executables {
+        let entry = image.entry(name);
+        assert!(
+            entry.is_file() && entry.executable(),
+            "{name} is not an executable file: {entry:?}"
+        );
+    }
+    for name in files.iter().chain(&executables) {
+        let entry = image.entry(name);
+        assert!(entry.is_file(), "{name}: {entry:?}");
+        if name.starts_with("opt/") {
+            // Like Strimzi's image: owned by root, readable by group 0 (the kafka user's group).
+            assert_eq!((entry.uid, entry.gid), (0, 0), "{name} owner");
+            assert!(entry.group_readable(), "{name}: {}", entry.mode);
+        }
+    }
+    // The JMX exporter agent: the pinned version, or the newest release Maven Central has
+    // below it (the script prints which); kafka_run.sh finds it by this prefix.
+    assert!(
+        image.entries.keys().any(|name| name
+            .strip_prefix("opt/prometheus-jmx-exporter/jmx_prometheus_javaagent-")
+            .is_some_and(|rest| rest.ends_with(".jar"))),
+        "no JMX exporter agent in /opt/prometheus-jmx-exporter"
+    );
+    for dir in [
+        "opt/kafka/plugins",
+        "opt/kafka/libs",
+        "opt/cruise-control/libs",
+    ] {
+        assert!(image.entry(dir).is_dir(), "{dir}");
+    }
+    // Third-party libraries from Strimzi's list (at the newest version Maven Central has).
+    let libs: Vec<&str> = image
+        .entries
+        .keys()
+        .filter_map(|name| name.strip_prefix("opt/kafka/libs/"))
+        .collect();
+    for prefix in [
+        "kafka-oauth-common-",
+        "kafka-oauth-server-",
+        "kafka-oauth-client-",
+        "kafka-quotas-plugin-",
+        "kafka-kubernetes-config-provider-",
+        "opentelemetry-api-",
+        "log4j-layout-template-json-",
+        "prometheus-metrics-exporter-httpserver-",
+    ] {
+        assert!(
+            libs.iter()
+                .any(|jar| jar.starts_with(prefix) && jar.ends_with(".jar")),
+            "no {prefix}*.jar in /opt/kafka/libs"
+        );
+    }
+    // The kafka user: uid 1001 in group 0, with a home directory.
+    let passwd = image.file("etc/passwd");
+    let kafka_user = passwd
+        .lines()
+        .find(|line| line.starts_with("kafka:"))
+        .unwrap_or_else(|| panic!("no kafka user in /etc/passwd:\n{passwd}"));
+    let fields: Vec<&str> = kafka_user.split(':').collect();
+    assert_eq!(
+        (fields[2], fields[3], fields[5]),
+        ("1001", "0", "/home/kafka"),
+        "{kafka_user}"
+    );
+    let home = image.entry("home/kafka");
+    assert!(home.is_dir() && home.uid == 1001, "/home/kafka: {home:?}");
+    // Tools the scripts call.
+    for tool in [
+        "usr/bin/curl",
+        "usr/bin/netstat",
+        "usr/bin/gawk",
+        "usr/bin/openssl",
+        "usr/bin/hostname",
+        "usr/bin/keytool",
+    ] {
+        let (_, entry) = image.resolve(tool);
+        assert!(entry.is_file() && entry.executable(), "{tool}: {entry:?}");
+    }
+}
+
+#[test]
+fn pause_image_is_kubernetes_pause_program() {
+    let image = pause();
+    assert_valid_oci_archive(image, version("PAUSE_IMAGE"));
+    assert_eq!(image.config["config"]["Entrypoint"][0], "/pause");
+    assert_eq!(image.config["config"]["User"], "65535:65535");
+    let entry = image.entry("pause");
+    assert!(
+        entry.is_file() && entry.executable() && entry.uid == 0,
+        "{entry:?}"
+    );
+    assert_eq!(image.entries.len(), 1, "{:?}", image.entries.keys());
+}
+
+#[test]
+fn second_run_is_a_no_op() {
+    built();
+    let (stdout, elapsed) = run_script();
+    assert!(
+        !stdout.contains("building"),
+        "a warm run rebuilt something:\n{stdout}"
+    );
+    assert_eq!(stdout.matches(": cached").count(), 2, "{stdout}");
+    assert!(
+        elapsed < Duration::from_secs(20),
+        "warm run took {elapsed:?}"
+    );
+}

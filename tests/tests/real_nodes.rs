@@ -1,0 +1,233 @@
+//! Real nodes of `strimzi-testenv up --real-nodes`: the node is Ready, pods run and reach
+//! Services by name, and both `down` and a SIGKILL of `up` leave nothing behind: no
+//! process, mount, cgroup, network namespace or host folder, and the kernel settings kubelet
+//! changes are back.
+
+// Test code: a panic with its message is how a failure is reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde_json::json;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_strimzi-testenv");
+const SETTINGS: [&str; 3] = [
+    "kernel.panic",
+    "kernel.panic_on_oops",
+    "vm.overcommit_memory",
+];
+
+fn kernel_settings() -> Vec<String> {
+    SETTINGS
+        .iter()
+        .map(|key| {
+            std::fs::read_to_string(format!("/proc/sys/{}", key.replace('.', "/")))
+                .unwrap()
+                .trim()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// What a real-node environment of process `owner` could leave on the host.
+fn leftovers(owner: u32, pids: &[u32]) -> Vec<String> {
+    let mut found = Vec::new();
+    let namespace = format!("strimzi-testenv-{owner}");
+    if Path::new("/run/netns").join(&namespace).exists() {
+        found.push(format!("network namespace {namespace}"));
+    }
+    if Path::new("/etc/netns").join(&namespace).exists() {
+        found.push(format!("/etc/netns/{namespace}"));
+    }
+    let folder = format!("strimzi-nodes-{owner}-");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    found.extend(
+        mounts
+            .lines()
+            .filter(|line| line.contains(&folder))
+            .map(|line| format!("mount {line}")),
+    );
+    for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&folder) {
+            found.push(format!("folder {}", entry.path().display()));
+        }
+    }
+    for hierarchy in std::fs::read_dir("/sys/fs/cgroup").unwrap().flatten() {
+        let group = hierarchy.path().join(&namespace);
+        if group.exists() {
+            found.push(format!("cgroup {}", group.display()));
+        }
+    }
+    found.extend(
+        pids.iter()
+            .filter(|pid| strimzi_tests::process::is_running(**pid))
+            .map(|pid| format!("process {pid}")),
+    );
+    found
+}
+
+fn wait_until_clean(owner: u32, pids: &[u32], before: &[String], host_paths: &[(&str, bool)]) {
+    let started = Instant::now();
+    loop {
+        let mut left = leftovers(owner, pids);
+        if kernel_settings() != before {
+            left.push(format!(
+                "kernel settings {:?}, were {before:?}",
+                kernel_settings()
+            ));
+        }
+        for (path, existed) in host_paths {
+            if !existed && Path::new(path).exists() {
+                left.push(format!("host path {path}"));
+            }
+        }
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "left behind: {left:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+async fn client(kubeconfig: &Path) -> Client {
+    let file = Kubeconfig::read_from(kubeconfig).unwrap();
+    let config = Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    Client::try_from(config).unwrap()
+}
+
+/// A node Ready, a pod Running on it, and Service names resolving in its network.
+async fn check_usable(dir: &Path, namespace: &str) {
+    let client = client(&dir.join("kubeconfig")).await;
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node = nodes.get("testenv-node-0").await.unwrap();
+    let ready = node.status.unwrap().conditions.unwrap();
+    assert!(
+        ready
+            .iter()
+            .any(|condition| condition.type_ == "Ready" && condition.status == "True"),
+        "{ready:#?}"
+    );
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "pause"},
+        "spec": {"containers": [{
+            "name": "pause",
+            "image": strimzi_tests::nodes::image_version("PAUSE_IMAGE"),
+            "imagePullPolicy": "Never",
+        }]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let started = Instant::now();
+    loop {
+        let pod = pods.get("pause").await.unwrap();
+        let status = pod.status.unwrap_or_default();
+        if status.phase.as_deref() == Some("Running") {
+            let ip = status.pod_ip.unwrap_or_default();
+            assert!(ip.starts_with("10.244.0."), "pod address {ip}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "pause pod not Running: {status:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let resolved = Command::new("ip")
+        .args(["netns", "exec", namespace, "getent", "hosts"])
+        .arg("kubernetes.default.svc.cluster.local")
+        .output()
+        .unwrap();
+    let resolved = String::from_utf8_lossy(&resolved.stdout);
+    assert!(resolved.starts_with("10.0.0.1 "), "{resolved}");
+}
+
+fn up_detached(dir: &Path) -> (u32, String, Vec<u32>) {
+    let output = Command::new(BINARY)
+        .args(["up", "--detach", "--real-nodes", "1", "--dir"])
+        .arg(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let owner: u32 = std::fs::read_to_string(dir.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let env = std::fs::read_to_string(dir.join("env")).unwrap();
+    let namespace = env
+        .lines()
+        .find_map(|line| line.strip_prefix("NETWORK_NAMESPACE="))
+        .unwrap_or_else(|| panic!("no NETWORK_NAMESPACE in {env}"))
+        .to_owned();
+    let pids = std::fs::read_to_string(dir.join("pids"))
+        .unwrap()
+        .lines()
+        .map(|line| line.parse().unwrap())
+        .collect();
+    (owner, namespace, pids)
+}
+
+/// One test, as both halves compare the machine with its state before any real node ran.
+#[tokio::test(flavor = "multi_thread")]
+async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
+    let before = kernel_settings();
+    let host_paths: Vec<(&str, bool)> = [
+        "/var/lib/kubelet",
+        "/var/log/containers",
+        "/var/log/pods",
+        "/var/lib/cni",
+    ]
+    .into_iter()
+    .map(|path| (path, Path::new(path).exists()))
+    .collect();
+
+    // `up`, then `down`.
+    let dir = tempfile::tempdir().unwrap();
+    let (owner, namespace, pids) = up_detached(dir.path());
+    assert_eq!(namespace, format!("strimzi-testenv-{owner}"));
+    check_usable(dir.path(), &namespace).await;
+    assert_ne!(
+        kernel_settings(),
+        before,
+        "kubelet changes the kernel settings"
+    );
+    let down = Command::new(BINARY)
+        .args(["down", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    wait_until_clean(owner, &pids, &before, &host_paths);
+
+    // `up`, then SIGKILL: the watchdog sweeps.
+    let dir = tempfile::tempdir().unwrap();
+    let (owner, namespace, pids) = up_detached(dir.path());
+    check_usable(dir.path(), &namespace).await;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(owner).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until_clean(owner, &pids, &before, &host_paths);
+}
