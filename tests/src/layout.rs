@@ -111,6 +111,7 @@ pub fn provision(what: Provision) -> Result<(), TestEnvError> {
     let script = testenv_file(what.script());
     let output = std::process::Command::new("bash")
         .arg(&script)
+        .env("STRIMZI_TESTENV_QUIET", "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::io::stderr())
         .output()

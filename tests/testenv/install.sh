@@ -11,6 +11,9 @@
 # in a temporary directory inside the cache and is moved into place with a single rename,
 # so an interrupted build never looks complete. Build output goes to <cache>/logs/<component>.log.
 #
+# Missing Debian packages that the real nodes and the image build need are installed first
+# (as root). `install.sh --packages` installs only those.
+#
 # Needs: go (the version named by the Kubernetes go.mod `go` line or newer) and access
 # to a Go module proxy.
 set -Eeuo pipefail
@@ -224,6 +227,12 @@ install_debian_packages() {
     echo "debian packages: installed in $((SECONDS - started))s"
 }
 
+if [[ ${1:-} == --packages ]]; then
+    mkdir -p "$logs"
+    install_debian_packages
+    exit 0
+fi
+
 command -v go >/dev/null || { echo "install.sh: go not found in PATH: install Go 1.26 or newer (https://go.dev/doc/install) and put its bin folder on PATH" >&2; exit 1; }
 mkdir -p "$cache" "$logs"
 
@@ -236,27 +245,34 @@ rm -rf "$cache"/.build-*
 
 install_debian_packages
 
-if complete "$etcd_dir" etcd; then echo "etcd $ETCD_VERSION: cached"; else echo "etcd $ETCD_VERSION: building (cold: about 2 minutes)"; build_etcd; fi
-if complete "$kwok_dir" kwok; then echo "kwok $KWOK_VERSION: cached"; else echo "kwok $KWOK_VERSION: building (cold: about 2 minutes)"; build_kwok; fi
+# cached <what>: says a component is already built (not with STRIMZI_TESTENV_QUIET=1, which
+# the test environment sets so that a warm start prints nothing).
+cached() {
+    [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] || echo "$1: cached"
+}
+
+if complete "$etcd_dir" etcd; then cached "etcd $ETCD_VERSION"; else echo "etcd $ETCD_VERSION: building (cold: about 2 minutes)"; build_etcd; fi
+if complete "$kwok_dir" kwok; then cached "kwok $KWOK_VERSION"; else echo "kwok $KWOK_VERSION: building (cold: about 2 minutes)"; build_kwok; fi
 if complete "$kube_dir" "${kube_bins[@]}"; then
-    echo "kubernetes $KUBERNETES_VERSION: cached"
+    cached "kubernetes $KUBERNETES_VERSION"
 else
     echo "kubernetes $KUBERNETES_VERSION: building ${kube_bins[*]} (cold: about 15 minutes on 2 cores)"
     build_kubernetes
 fi
 if complete "$containerd_dir" "${containerd_bins[@]}"; then
-    echo "containerd $CONTAINERD_VERSION: cached"
+    cached "containerd $CONTAINERD_VERSION"
 else
     echo "containerd $CONTAINERD_VERSION: building ${containerd_bins[*]} (cold: about 5 minutes)"
     build_containerd
 fi
 if complete "$coredns_dir" coredns; then
-    echo "coredns $COREDNS_VERSION: cached"
+    cached "coredns $COREDNS_VERSION"
 else
     echo "coredns $COREDNS_VERSION: building (cold: about 3 minutes)"
     build_coredns
 fi
 
+[[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && exit 0
 echo "etcd:                    $etcd_dir/bin/etcd"
 for b in "${kube_bins[@]}"; do
     printf '%-24s %s\n' "$b:" "$kube_dir/bin/$b"

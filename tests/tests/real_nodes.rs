@@ -1,5 +1,5 @@
-//! Real nodes of `strimzi-testenv up --real-nodes`: the node is Ready, pods run and reach
-//! Services by name, and both `down` and a SIGKILL of `up` leave nothing behind: no
+//! Real nodes of `strimzi-testenv up --real-nodes`: the nodes are Ready, pods run, and
+//! Service names resolve in the nodes' network, and both `down` and a SIGKILL of `up` leave nothing behind: no
 //! process, mount, cgroup, network namespace or host folder, and the kernel settings kubelet
 //! changes are back.
 
@@ -106,18 +106,21 @@ async fn client(kubeconfig: &Path) -> Client {
     Client::try_from(config).unwrap()
 }
 
-/// A node Ready, a pod Running on it, and Service names resolving in its network.
-async fn check_usable(dir: &Path, namespace: &str) {
+/// `count` nodes Ready, a pod Running on the first, and Service names resolving in their
+/// network.
+async fn check_usable(dir: &Path, namespace: &str, count: usize) {
     let client = client(&dir.join("kubeconfig")).await;
     let nodes: Api<Node> = Api::all(client.clone());
-    let node = nodes.get("testenv-node-0").await.unwrap();
-    let ready = node.status.unwrap().conditions.unwrap();
-    assert!(
-        ready
-            .iter()
-            .any(|condition| condition.type_ == "Ready" && condition.status == "True"),
-        "{ready:#?}"
-    );
+    for index in 0..count {
+        let node = nodes.get(&format!("testenv-node-{index}")).await.unwrap();
+        let ready = node.status.unwrap().conditions.unwrap();
+        assert!(
+            ready
+                .iter()
+                .any(|condition| condition.type_ == "Ready" && condition.status == "True"),
+            "{ready:#?}"
+        );
+    }
     let pods: Api<Pod> = Api::namespaced(client, "default");
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": "pause"},
@@ -153,9 +156,15 @@ async fn check_usable(dir: &Path, namespace: &str) {
     assert!(resolved.starts_with("10.0.0.1 "), "{resolved}");
 }
 
-fn up_detached(dir: &Path) -> (u32, String, Vec<u32>) {
+fn up_detached(dir: &Path, nodes: usize) -> (u32, String, Vec<u32>) {
     let output = Command::new(BINARY)
-        .args(["up", "--detach", "--real-nodes", "1", "--dir"])
+        .args([
+            "up",
+            "--detach",
+            "--real-nodes",
+            &nodes.to_string(),
+            "--dir",
+        ])
         .arg(dir)
         .stdin(Stdio::null())
         .output()
@@ -200,9 +209,9 @@ async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
 
     // `up`, then `down`.
     let dir = tempfile::tempdir().unwrap();
-    let (owner, namespace, pids) = up_detached(dir.path());
+    let (owner, namespace, pids) = up_detached(dir.path(), 1);
     assert_eq!(namespace, format!("strimzi-testenv-{owner}"));
-    check_usable(dir.path(), &namespace).await;
+    check_usable(dir.path(), &namespace, 1).await;
     assert_ne!(
         kernel_settings(),
         before,
@@ -220,10 +229,10 @@ async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
     );
     wait_until_clean(owner, &pids, &before, &host_paths);
 
-    // `up`, then SIGKILL: the watchdog sweeps.
+    // `up` with two nodes, then SIGKILL: the watchdog sweeps.
     let dir = tempfile::tempdir().unwrap();
-    let (owner, namespace, pids) = up_detached(dir.path());
-    check_usable(dir.path(), &namespace).await;
+    let (owner, namespace, pids) = up_detached(dir.path(), 2);
+    check_usable(dir.path(), &namespace, 2).await;
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(owner).unwrap()),
         nix::sys::signal::Signal::SIGKILL,

@@ -50,7 +50,7 @@ fail() {
 }
 
 if is_installed; then
-    echo "cached $libs_dir"
+    [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] || echo "cached $libs_dir"
     exit 0
 fi
 
@@ -60,7 +60,7 @@ if command -v flock > /dev/null; then
     exec 9> "$cache_root/.kafka-$KAFKA_VERSION.lock"
     flock 9
     if is_installed; then
-        echo "cached $libs_dir"
+        [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] || echo "cached $libs_dir"
         exit 0
     fi
 fi
