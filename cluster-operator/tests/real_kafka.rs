@@ -37,44 +37,34 @@ fn binaries() -> &'static Path {
     BINARIES.get_or_init(support::build_operator_binaries)
 }
 
-/// One controller and two brokers with persistent volumes; plain and TLS listeners.
+/// One controller and two brokers with persistent volumes; plain, TLS and mutual-TLS
+/// listeners.
 fn small_cluster() -> Vec<Value> {
-    let pool = |name: &str, replicas: i32, role: &str| {
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaNodePool",
-            "metadata": {"name": name, "labels": {"strimzi.io/cluster": CLUSTER}},
-            "spec": {
-                "replicas": replicas,
-                "roles": [role],
-                "storage": {"type": "jbod", "volumes": [
+    let mut documents = support::cluster(CLUSTER, 1, 2);
+    for document in &mut documents {
+        match document["kind"].as_str() {
+            Some("KafkaNodePool") => {
+                document["spec"]["storage"] = json!({"type": "jbod", "volumes": [
                     {"id": 0, "type": "persistent-claim", "size": "1Gi", "deleteClaim": true, "kraftMetadata": "shared"},
-                ]},
-            },
-        })
-    };
-    vec![
-        pool("controller", 1, "controller"),
-        pool("broker", 2, "broker"),
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "Kafka",
-            "metadata": {"name": CLUSTER},
-            "spec": {"kafka": {
-                "listeners": [
-                    {"name": "plain", "port": 9092, "type": "internal", "tls": false},
-                    {"name": "tls", "port": 9093, "type": "internal", "tls": true},
-                ],
-                "config": {
-                    "offsets.topic.replication.factor": 2,
-                    "transaction.state.log.replication.factor": 2,
-                    "transaction.state.log.min.isr": 1,
-                    "default.replication.factor": 2,
-                    "min.insync.replicas": 1,
-                },
-            }},
-        }),
-    ]
+                ]});
+            }
+            Some("Kafka") => {
+                let listeners = document["spec"]["kafka"]["listeners"]
+                    .as_array_mut()
+                    .unwrap();
+                listeners.push(json!({
+                    "name": "mtls", "port": 9094, "type": "internal", "tls": true,
+                    "authentication": {"type": "tls"},
+                }));
+                let config = &mut document["spec"]["kafka"]["config"];
+                config["offsets.topic.replication.factor"] = json!(2);
+                config["transaction.state.log.replication.factor"] = json!(2);
+                config["transaction.state.log.min.isr"] = json!(1);
+            }
+            _ => {}
+        }
+    }
+    documents
 }
 
 /// The bootstrap address the Kafka's status gives for `listener`.
@@ -92,20 +82,74 @@ fn bootstrap(kafka: &Kafka, listener: &str) -> String {
         .unwrap_or_else(|| panic!("no {listener} listener in the status of {kafka:#?}"))
 }
 
-/// Writes the cluster CA certificate from `<cluster>-cluster-ca-cert` to a file.
-async fn cluster_ca_file(client: &Client, ns: &str) -> PathBuf {
+/// Writes `key` of Secret `name` to a file named after both, and returns its path.
+async fn secret_file(client: &Client, ns: &str, name: &str, key: &str) -> PathBuf {
     let secret = Api::<Secret>::namespaced(client.clone(), ns)
-        .get(&format!("{CLUSTER}-cluster-ca-cert"))
+        .get(name)
         .await
         .unwrap();
-    let certificate = secret
+    let value = secret
         .data
         .as_ref()
-        .and_then(|data| data.get("ca.crt"))
-        .expect("ca.crt in the cluster CA Secret");
-    let path = env().log_dir().join(format!("{ns}-cluster-ca.crt"));
-    std::fs::write(&path, &certificate.0).unwrap();
+        .and_then(|data| data.get(key))
+        .unwrap_or_else(|| panic!("{key} in Secret {name}"));
+    let path = env().log_dir().join(format!("{ns}-{name}-{key}"));
+    std::fs::write(&path, &value.0).unwrap();
     path
+}
+
+/// A client certificate for `user` signed by the cluster's clients CA (as the user operator
+/// would issue), with `openssl`: (certificate file, key file).
+async fn client_certificate(client: &Client, ns: &str, user: &str) -> (PathBuf, PathBuf) {
+    let ca_cert = secret_file(client, ns, &format!("{CLUSTER}-clients-ca-cert"), "ca.crt").await;
+    let ca_key = secret_file(client, ns, &format!("{CLUSTER}-clients-ca"), "ca.key").await;
+    let dir = env().log_dir();
+    let (key, request, cert) = (
+        dir.join(format!("{ns}-{user}.key")),
+        dir.join(format!("{ns}-{user}.csr")),
+        dir.join(format!("{ns}-{user}.crt")),
+    );
+    let run = |args: &[&std::ffi::OsStr]| {
+        let output = std::process::Command::new("openssl")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "openssl: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let subject = format!("/CN={user}");
+    run(&[
+        "req".as_ref(),
+        "-new".as_ref(),
+        "-newkey".as_ref(),
+        "rsa:2048".as_ref(),
+        "-nodes".as_ref(),
+        "-subj".as_ref(),
+        subject.as_ref(),
+        "-keyout".as_ref(),
+        key.as_os_str(),
+        "-out".as_ref(),
+        request.as_os_str(),
+    ]);
+    run(&[
+        "x509".as_ref(),
+        "-req".as_ref(),
+        "-days".as_ref(),
+        "1".as_ref(),
+        "-in".as_ref(),
+        request.as_os_str(),
+        "-CA".as_ref(),
+        ca_cert.as_os_str(),
+        "-CAkey".as_ref(),
+        ca_key.as_os_str(),
+        "-CAcreateserial".as_ref(),
+        "-out".as_ref(),
+        cert.as_os_str(),
+    ]);
+    (cert, key)
 }
 
 /// Retries a client call until it succeeds (the first calls after Ready may meet leader
@@ -230,8 +274,14 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
     );
     let kafka_client = binaries().join("strimzi-kafka-client");
     let plain = ClusterClient::new(&kafka_client, network, &plain_bootstrap);
-    let tls = ClusterClient::new(&kafka_client, network, &tls_bootstrap)
-        .tls(&cluster_ca_file(&client, &ns).await);
+    let cluster_ca = secret_file(
+        &client,
+        &ns,
+        &format!("{CLUSTER}-cluster-ca-cert"),
+        "ca.crt",
+    )
+    .await;
+    let tls = ClusterClient::new(&kafka_client, network, &tls_bootstrap).tls(&cluster_ca);
     eventually("producing on the plain listener", || {
         plain.produce("plain-records", 5, "plain")
     })
@@ -253,6 +303,28 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
     })
     .await;
     assert_eq!(read, ["tls-0", "tls-1", "tls-2"]);
+    // Mutual TLS: a certificate of the clients CA is let in, a client without one is not.
+    let (cert, key) = client_certificate(&client, &ns, "mtls-user").await;
+    let mtls_bootstrap = bootstrap(&kafka, "mtls");
+    let mtls = ClusterClient::new(&kafka_client, network, &mtls_bootstrap)
+        .tls(&cluster_ca)
+        .certificate(&cert, &key);
+    eventually("producing on the mutual-TLS listener", || {
+        mtls.produce("mtls-records", 2, "mtls")
+    })
+    .await;
+    let read = eventually("consuming on the mutual-TLS listener", || {
+        mtls.consume("mtls-records", 2)
+    })
+    .await;
+    assert_eq!(read, ["mtls-0", "mtls-1"]);
+    let anonymous = ClusterClient::new(&kafka_client, network, &mtls_bootstrap)
+        .tls(&cluster_ca)
+        .timeout(10);
+    assert!(
+        anonymous.produce("mtls-records", 1, "anonymous").is_err(),
+        "a client without a certificate was let in on the mutual-TLS listener"
+    );
 
     // The topic operator, inside the nodes' network, makes a KafkaTopic a real topic.
     operators._topic = Some(support::spawn_topic_operator(

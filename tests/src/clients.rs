@@ -50,6 +50,13 @@ impl ClusterClient {
         self
     }
 
+    /// Gives up on the brokers after `seconds` (60 by default).
+    pub fn timeout(mut self, seconds: u64) -> Self {
+        self.options.push("--timeout".into());
+        self.options.push(seconds.to_string().into());
+        self
+    }
+
     /// Produces `count` records `<prefix>-<n>` to `topic`.
     pub fn produce(&self, topic: &str, count: usize, prefix: &str) -> Result<(), String> {
         let count = count.to_string();

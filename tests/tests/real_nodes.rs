@@ -16,7 +16,10 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use serde_json::json;
 
-const BINARY: &str = env!("CARGO_BIN_EXE_strimzi-testenv");
+mod binary;
+
+use binary::{BINARY, down, pids};
+
 const SETTINGS: [&str; 3] = [
     "kernel.panic",
     "kernel.panic_on_oops",
@@ -185,12 +188,7 @@ fn up_detached(dir: &Path, nodes: usize) -> (u32, String, Vec<u32>) {
         .find_map(|line| line.strip_prefix("NETWORK_NAMESPACE="))
         .unwrap_or_else(|| panic!("no NETWORK_NAMESPACE in {env}"))
         .to_owned();
-    let pids = std::fs::read_to_string(dir.join("pids"))
-        .unwrap()
-        .lines()
-        .map(|line| line.parse().unwrap())
-        .collect();
-    (owner, namespace, pids)
+    (owner, namespace, pids(dir))
 }
 
 /// One test, as both halves compare the machine with its state before any real node ran.
@@ -217,16 +215,7 @@ async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
         before,
         "kubelet changes the kernel settings"
     );
-    let down = Command::new(BINARY)
-        .args(["down", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        down.status.success(),
-        "{}",
-        String::from_utf8_lossy(&down.stderr)
-    );
+    down(dir.path());
     wait_until_clean(owner, &pids, &before, &host_paths);
 
     // `up` with two nodes, then SIGKILL: the watchdog sweeps.

@@ -4,19 +4,12 @@
 // Test code: a panic with its message is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_strimzi-testenv");
+mod binary;
 
-fn pids(dir: &Path) -> Vec<u32> {
-    std::fs::read_to_string(dir.join("pids"))
-        .unwrap()
-        .lines()
-        .map(|line| line.parse().unwrap())
-        .collect()
-}
+use binary::{BINARY, down, pids};
 
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
@@ -92,16 +85,7 @@ fn detached_environment_is_described_and_stopped_by_down() {
         "{kubeconfig}"
     );
     let components = pids(dir.path());
-    let down = Command::new(BINARY)
-        .args(["down", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        down.status.success(),
-        "{}",
-        String::from_utf8_lossy(&down.stderr)
-    );
+    down(dir.path());
     wait_until_gone(&components);
 }
 

@@ -169,10 +169,15 @@ fn consume(
     count: usize,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    // Every partition from its beginning, without a consumer group: reading needs no group
-    // coordinator (nor the offsets topic a first group would create).
+    // Every partition from its beginning, assigned rather than subscribed: the group (which
+    // librdkafka requires) is never joined, so reading needs no group coordinator (nor the
+    // offsets topic a first group would create).
     let consumer: BaseConsumer = config
         .clone()
+        .set(
+            "group.id",
+            format!("strimzi-kafka-client-{}", std::process::id()),
+        )
         .set("enable.auto.commit", "false")
         .create()
         .context("creating the consumer")?;

@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
-# Rebuilds, without any container registry, the two images a real test node needs, as OCI
-# image archives that `ctr -n k8s.io images import` loads:
+# Rebuilds, without any container registry, the images a real test node needs, as OCI image
+# archives that `ctr -n k8s.io images import` loads:
 #
 #   ${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}/images/
 #     pause.oci.tar                          registry.k8s.io/pause:<PAUSE_VERSION>
 #     kafka-<strimzi>-<kafka>.oci.tar        quay.io/strimzi/kafka:<strimzi>-kafka-<kafka>
+#     operator.oci.tar                       <OPERATOR_IMAGE_REPOSITORY>:<workspace version>
+#                                            (only with --with-operator)
 #     <archive>.inputs                       what the archive was built from
 #     stages/<part>/                         intermediate results, reused by later rebuilds
+#
+# Usage: build-images.sh [--with-operator]
 #
 # The pause image is Kubernetes' pause.c (from the k8s.io/kubernetes module source) compiled
 # statically. The Kafka image follows Strimzi's own recipe (its Dockerfiles, scripts and poms,
 # read from the Strimzi reference folder at build time) on a Debian root filesystem made with
 # debootstrap; README.md next to this script lists how it differs from Strimzi's published image.
+# With --with-operator, the script also builds this workspace's three operator binaries
+# (`cargo build --release`, minutes when cold) and packs them, with the shared libraries they
+# load, into the operator image. Without it that image is neither built nor checked.
 #
-# Every input (versions.env, the recipe files, this script's build functions) is recorded in
-# <archive>.inputs; when it matches, the archive is reused and this script only prints
-# "cached" lines. Each part is built in <cache>/images/.build-<part>.* and moved into place
-# with one rename, so an interrupted build never looks finished. Runs are serialised with
-# flock on <cache>/images/.lock, so parallel callers wait for each other. Each part logs to
-# <cache>/logs/images-<part>.log; a failure prints one line naming the part and its log.
+# Every input (versions.env, the recipe files, the operator binaries, this script's build
+# functions) is recorded in <archive>.inputs; when it matches, the archive is reused and this
+# script only prints "cached" lines. Each part is built in <cache>/images/.build-<part>.* and
+# moved into place with one rename, so an interrupted build never looks finished. Runs are
+# serialised with flock on <cache>/images/.lock, so parallel callers wait for each other. Each
+# part logs to <cache>/logs/images-<part>.log; a failure prints one line naming the part and
+# its log.
 #
 # Needs root (debootstrap, chroot, root-owned files in the image) and: debootstrap, gcc with a
-# static libc, go (1.24 or newer), mvn, a JDK 17, python3, tar, gzip, flock, unshare. Network:
-# the Debian mirror, Maven Central and the Go module proxy only.
+# static libc, go (1.24 or newer), mvn, a JDK 17, python3, tar, gzip, flock, unshare; with
+# --with-operator also cargo (or $CARGO), ldd and chroot. Network: the Debian mirror, Maven
+# Central and the Go module proxy only, plus cargo's registry if its cache lacks a crate.
 #
 # Environment:
 #   STRIMZI_TESTENV_CACHE        cache root (default $HOME/.cache/strimzi-testenv)
@@ -30,7 +39,26 @@
 #   STRIMZI_REFERENCE_DIR        Strimzi 1.2 reference data (default ../shared/strimzi-reference)
 #   STRIMZI_APACHE_KAFKA_DIR     Kafka's launcher scripts (default: apache-kafka next to it)
 #   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default: kafka-exporter-reference next to it)
+#   CARGO, CARGO_TARGET_DIR      cargo program and target folder for --with-operator
+#                                (default: cargo from PATH, <workspace>/target)
 set -Eeuo pipefail
+
+with_operator=false
+for arg in "$@"; do
+    case $arg in
+        --with-operator) with_operator=true ;;
+        -h | --help)
+            echo "usage: $0 [--with-operator]"
+            echo "  builds the pause and Kafka images; --with-operator also builds the operator image"
+            echo "  (a release build of the workspace). See README.md next to this script."
+            exit 0
+            ;;
+        *)
+            echo "build-images.sh: unknown argument '$arg' (usage: build-images.sh [--with-operator])" >&2
+            exit 2
+            ;;
+    esac
+done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -53,6 +81,7 @@ thirdparty_pom=$strimzi_source/docker-images/artifacts/kafka-thirdparty-libs/${K
 
 pause_archive=$images/pause.oci.tar
 kafka_archive=$images/kafka-$STRIMZI_VERSION-$KAFKA_VERSION.oci.tar
+operator_archive=$images/operator.oci.tar
 created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # What the Kafka image's root filesystem holds besides Debian's minimal base: the JRE and what
@@ -604,6 +633,73 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
+# The operator image (only with --with-operator): this workspace's three operator binaries from
+# its release build, the shared libraries they load, a minimal /etc/passwd and /etc/group, and
+# /tmp. No shell and no package manager.
+
+# The release build (warm: seconds), then the libraries ldd lists for the binaries, loader
+# included, into operator_libraries (sorted paths). An unresolved library fails the build.
+build_operator_binaries() {
+    local binary
+    cd "$repo"
+    log "$cargo" build --release --locked -p strimzi-cluster-operator -p strimzi-topic-operator \
+        -p strimzi-user-operator --bins
+    for binary in "${operator_binaries[@]}"; do
+        echo "+ ldd $release_dir/$binary" >>"$current_log"
+        ldd "$release_dir/$binary" | tee -a "$current_log" | awk '
+            $2 == "=>" && $3 == "not" { failed = 1 }
+            $2 == "=>" && $3 ~ /^\// { print $3 }
+            $1 ~ /^\// { print $1 }
+            END { exit failed }' >>"$work/libraries"
+    done
+    mapfile -t operator_libraries < <(LC_ALL=C sort -u "$work/libraries")
+    note "libraries: ${operator_libraries[*]}"
+    cd "$here"
+}
+
+build_operator_image() {
+    local root=$work/root binary library rc chroot_program
+    mkdir -p "$root/usr/local/bin" "$root/etc" "$root/tmp"
+    for binary in "${operator_binaries[@]}"; do
+        install -m 0755 "$release_dir/$binary" "$root/usr/local/bin/"
+    done
+    # Each library as a regular file at the path ldd printed (links followed, modes kept): the
+    # loader is at the binaries' interpreter path, the libraries in a folder of its built-in
+    # search path, so it finds them without an ld.so.cache.
+    for library in "${operator_libraries[@]}"; do
+        mkdir -p "$root${library%/*}"
+        cp -L --preserve=mode "$library" "$root$library"
+    done
+    printf '%s\n' 'root:x:0:0:root:/:/sbin/nologin' 'strimzi:x:1001:0:strimzi:/tmp:/sbin/nologin' \
+        >"$root/etc/passwd"
+    printf '%s\n' 'root:x:0:' >"$root/etc/group"
+    chmod 0644 "$root/etc/passwd" "$root/etc/group"
+    find "$root" -type d -exec chmod 0755 {} +
+    chmod 1777 "$root/tmp"
+    # Smoke test: each binary starts in this root as uid 1001 with an empty environment. It
+    # then stops on its missing configuration (exit 1); 126 or 127 means it could not be run
+    # (a missing library or loader).
+    chroot_program=$(command -v chroot)
+    for binary in "${operator_binaries[@]}"; do
+        rc=0
+        log timeout 20 env -i "$chroot_program" --userspec=1001:0 "$root" "/usr/local/bin/$binary" || rc=$?
+        note "$binary exited with $rc"
+        ((rc < 126)) || { note "$binary could not be started in the image"; false; }
+    done
+    find "$root" -exec touch -h -d "@$IMAGE_EPOCH" {} +
+    cat >"$work/config.json" <<EOF
+{
+  "User": "1001",
+  "WorkingDir": "/",
+  "Env": ["PATH=/usr/local/bin:/usr/bin:/bin"],
+  "Cmd": ["/usr/local/bin/strimzi-cluster-operator"]
+}
+EOF
+    pack_image "$root" "$work/config.json" "$operator_image" --owner=0 --group=0
+    remove "$root"
+}
+
+# ---------------------------------------------------------------------------------------------
 
 [[ -d $strimzi_kafka && -f $thirdparty_pom ]] ||
     fail "Strimzi reference data not found at $reference: set STRIMZI_REFERENCE_DIR to the strimzi-reference folder"
@@ -612,6 +708,23 @@ EOF
 [[ -n $KUBERNETES_VERSION ]] || fail "KUBERNETES_VERSION not found in $here/../versions.env"
 need sha256sum "apt-get install -y coreutils"
 need flock "apt-get install -y util-linux"
+if $with_operator; then
+    # The image is tagged with the workspace version ([workspace.package] in Cargo.toml).
+    workspace_version=$(awk '/^\[/ { section = $1 }
+        section == "[workspace.package]" && /^version[[:space:]]*=/ { sub(/^[^"]*"/, ""); sub(/".*/, ""); print; exit }' \
+        "$repo/Cargo.toml")
+    [[ -n $workspace_version ]] || fail "no version in [workspace.package] of $repo/Cargo.toml"
+    operator_image=$OPERATOR_IMAGE_REPOSITORY:$workspace_version
+    operator_binaries=(strimzi-cluster-operator strimzi-topic-operator strimzi-user-operator)
+    operator_libraries=()
+    cargo=${CARGO:-cargo}
+    target_dir=${CARGO_TARGET_DIR:-$repo/target}
+    # cargo runs in the workspace root, where a relative CARGO_TARGET_DIR starts.
+    [[ $target_dir == /* ]] || target_dir=$repo/$target_dir
+    release_dir=$target_dir/release
+    need "$cargo" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
+    need ldd "apt-get install -y libc-bin"
+fi
 
 # Inputs of every part: a change to any of them rebuilds that part and what uses it.
 oci_hash=$(sha256sum "$here/oci.py" | cut -c1-64)
@@ -653,7 +766,7 @@ kafka_ready=false
 is_current "$pause_archive.inputs" "$pause_inputs" && [[ -f $pause_archive ]] && pause_ready=true
 is_current "$kafka_archive.inputs" "$kafka_inputs" && [[ -f $kafka_archive ]] && kafka_ready=true
 
-if ! $pause_ready || ! $kafka_ready; then
+if ! $pause_ready || ! $kafka_ready || $with_operator; then
     need python3 "apt-get install -y python3"
     need tar "apt-get install -y tar"
     need gzip "apt-get install -y gzip"
@@ -711,5 +824,32 @@ else
     finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
 fi
 
+if $with_operator; then
+    # No cached/building decision before the release build: the binaries are an input.
+    start operator-binaries "operator binaries (cargo build --release)" "6 minutes on 2 cores; seconds when up to date"
+    build_operator_binaries
+    remove "$work"
+    work=""
+    echo "operator binaries: ready in $((SECONDS - build_started))s"
+    current_component=""
+    operator_inputs="image=$operator_image epoch=$IMAGE_EPOCH
+binaries=$(cd "$release_dir" && sha256sum "${operator_binaries[@]}" | sha256sum | cut -c1-64)
+libraries=${operator_libraries[*]} sha256=$(sha256sum "${operator_libraries[@]}" | sha256sum | cut -c1-64)
+oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
+    if is_current "$operator_archive.inputs" "$operator_inputs" && [[ -f $operator_archive ]]; then
+        echo "operator image $operator_image: cached"
+    else
+        [[ $(id -u) -eq 0 ]] || fail "building the operator image needs root (chroot for its smoke test)"
+        need chroot "apt-get install -y coreutils"
+        need timeout "apt-get install -y coreutils"
+        start operator "operator image $operator_image" "10 seconds"
+        build_operator_image
+        finish_archive "$operator_archive" "$operator_inputs" "operator image"
+    fi
+fi
+
 echo "pause image: $pause_archive"
 echo "kafka image: $kafka_archive"
+if $with_operator; then
+    echo "operator image: $operator_archive"
+fi
