@@ -40,8 +40,9 @@ pub const STORAGE_CLASS: &str = "standard";
 pub const STORAGE_CLASSES: [&str; 3] = [STORAGE_CLASS, "fast-ssd", "standard-hdd"];
 /// Zones of the fake nodes, one node each, named as a cloud region's zones.
 pub const ZONES: [&str; 3] = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
-/// Addresses given to LoadBalancer Services: `192.0.2.<n>`, the documentation network.
-const LOAD_BALANCER_NETWORK: &str = "192.0.2";
+/// Addresses given to LoadBalancer Services: `198.51.100.<n>`, a documentation network (not
+/// 192.0.2.0/24, which machines of this kind use for their own interface).
+const LOAD_BALANCER_NETWORK: &str = "198.51.100";
 const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What runs the pods of an environment.
@@ -442,7 +443,7 @@ fn volume_for(claim: &PersistentVolumeClaim, root: Option<&Path>) -> Option<Pers
 }
 
 /// Gives every LoadBalancer Service without an address one of its own, as a cloud's load
-/// balancer controller would: `192.0.2.1`, `192.0.2.2`, ... in the order they are seen.
+/// balancer controller would: `198.51.100.1`, `198.51.100.2`, ... in the order they are seen.
 async fn assign_load_balancer_addresses(client: Client) {
     let services: Api<Service> = Api::all(client.clone());
     let mut events = watcher(services, watcher::Config::default())
