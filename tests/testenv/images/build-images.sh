@@ -792,8 +792,14 @@ if ! $kafka_ready; then
     need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
 fi
 
+# cached <what>: says a part is already built (not with STRIMZI_TESTENV_QUIET=1, which the test
+# environment sets so that a warm start prints nothing).
+cached() {
+    [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] || echo "$1: cached"
+}
+
 if $pause_ready; then
-    echo "pause image $PAUSE_IMAGE: cached"
+    cached "pause image $PAUSE_IMAGE"
 else
     start pause "pause image $PAUSE_IMAGE" "10 seconds"
     build_pause
@@ -801,12 +807,12 @@ else
 fi
 
 if $kafka_ready; then
-    echo "kafka image $KAFKA_IMAGE: cached"
+    cached "kafka image $KAFKA_IMAGE"
 else
     # stage <name> <inputs> <description> <cold time> <function>
     stage() {
         if is_current "$stages/$1/.inputs" "$2"; then
-            echo "$3: cached"
+            cached "$3"
         else
             start "$1" "$3" "$4"
             "$5"
@@ -837,7 +843,7 @@ binaries=$(cd "$release_dir" && sha256sum "${operator_binaries[@]}" | sha256sum 
 libraries=${operator_libraries[*]} sha256=$(sha256sum "${operator_libraries[@]}" | sha256sum | cut -c1-64)
 oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
     if is_current "$operator_archive.inputs" "$operator_inputs" && [[ -f $operator_archive ]]; then
-        echo "operator image $operator_image: cached"
+        cached "operator image $operator_image"
     else
         [[ $(id -u) -eq 0 ]] || fail "building the operator image needs root (chroot for its smoke test)"
         need chroot "apt-get install -y coreutils"
@@ -848,6 +854,7 @@ oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
     fi
 fi
 
+[[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && exit 0
 echo "pause image: $pause_archive"
 echo "kafka image: $kafka_archive"
 if $with_operator; then
