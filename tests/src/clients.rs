@@ -34,13 +34,6 @@ impl ClusterClient {
         self
     }
 
-    /// Authenticates with SCRAM-SHA-512.
-    pub fn scram(mut self, user: &str, password: &str) -> Self {
-        self.options.push("--scram".into());
-        self.options.push(format!("{user}:{password}").into());
-        self
-    }
-
     /// Authenticates with a client certificate and key (PEM files).
     pub fn certificate(mut self, cert_file: &Path, key_file: &Path) -> Self {
         for (flag, path) in [("--cert-file", cert_file), ("--key-file", key_file)] {

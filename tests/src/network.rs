@@ -196,21 +196,6 @@ impl NodeNetwork {
         })
     }
 
-    /// Records a host path the nodes create outside the environment's folder, so the sweep
-    /// removes it. Paths that already exist are left alone.
-    pub fn create_host_dir(&self, path: &Path) -> Result<(), TestEnvError> {
-        let mut missing = Vec::new();
-        let mut current = Some(path);
-        while let Some(candidate) = current.filter(|candidate| !candidate.exists()) {
-            missing.push(candidate.to_path_buf());
-            current = candidate.parent();
-        }
-        if let Some(topmost) = missing.last() {
-            self.record_created(topmost)?;
-        }
-        std::fs::create_dir_all(path).map_err(|error| TestEnvError::io(path, error))
-    }
-
     /// Records that the environment created `path` on the host.
     pub fn record_created(&self, path: &Path) -> Result<(), TestEnvError> {
         use std::io::Write;

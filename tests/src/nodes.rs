@@ -83,7 +83,6 @@ pub struct RealNodes {
     kube_proxy: ManagedProcess,
     kubelets: Vec<ManagedProcess>,
     containerds: Vec<ManagedProcess>,
-    sockets: Vec<PathBuf>,
     started: Duration,
 }
 
@@ -116,7 +115,6 @@ impl RealNodes {
 
         let mut containerds = Vec::new();
         let mut kubelets = Vec::new();
-        let mut sockets = Vec::new();
         for node in 0..network.nodes() {
             let dirs = NodeDirs::create(network, node, control_plane)?;
             let containerd = ManagedProcess::start(
@@ -165,7 +163,6 @@ impl RealNodes {
             )?;
             containerds.push(containerd);
             kubelets.push(kubelet);
-            sockets.push(dirs.socket);
         }
 
         let proxy_config = network.dir().join("kube-proxy.yaml");
@@ -202,7 +199,6 @@ impl RealNodes {
             kube_proxy,
             kubelets,
             containerds,
-            sockets,
             started: begun.elapsed(),
         })
     }
@@ -215,11 +211,6 @@ impl RealNodes {
     /// How long the nodes took from start to Ready.
     pub fn start_time(&self) -> Duration {
         self.started
-    }
-
-    /// The containerd socket of node `index`, for `ctr --address`.
-    pub fn containerd_socket(&self, index: usize) -> Option<&Path> {
-        self.sockets.get(index).map(PathBuf::as_path)
     }
 
     /// The resident memory of the pod with `uid`, in MiB: the sum over the processes in its
