@@ -295,8 +295,15 @@ fn lock() -> Result<nix::fcntl::Flock<File>, TestEnvError> {
         std::fs::create_dir_all(parent).map_err(|error| TestEnvError::io(parent, error))?;
     }
     let file = File::create(path).map_err(|error| TestEnvError::io(path, error))?;
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, error)| TestEnvError::io(path, error.into()))
+    match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(locked) => Ok(locked),
+        Err((file, nix::errno::Errno::EWOULDBLOCK)) => {
+            eprintln!("waiting for another real-node environment to end (it holds {NODE_LOCK})");
+            nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+                .map_err(|(_, error)| TestEnvError::io(path, error.into()))
+        }
+        Err((_, error)) => Err(TestEnvError::io(path, error.into())),
+    }
 }
 
 /// Sweeps the folders of real-node environments whose owner process is gone.

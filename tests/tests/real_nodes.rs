@@ -109,8 +109,8 @@ async fn client(kubeconfig: &Path) -> Client {
     Client::try_from(config).unwrap()
 }
 
-/// `count` nodes Ready, a pod Running on the first, and Service names resolving in their
-/// network.
+/// `count` nodes Ready, a pod Running with an address of its node's range, and Service names
+/// resolving in their network.
 async fn check_usable(dir: &Path, namespace: &str, count: usize) {
     let client = client(&dir.join("kubeconfig")).await;
     let nodes: Api<Node> = Api::all(client.clone());
@@ -138,10 +138,16 @@ async fn check_usable(dir: &Path, namespace: &str, count: usize) {
     let started = Instant::now();
     loop {
         let pod = pods.get("pause").await.unwrap();
+        let node = pod.spec.unwrap_or_default().node_name.unwrap_or_default();
         let status = pod.status.unwrap_or_default();
         if status.phase.as_deref() == Some("Running") {
+            // Node `testenv-node-<i>` gives its pods addresses from 10.244.<i>.0/24.
+            let index = node.rsplit('-').next().unwrap_or_default();
             let ip = status.pod_ip.unwrap_or_default();
-            assert!(ip.starts_with("10.244.0."), "pod address {ip}");
+            assert!(
+                ip.starts_with(&format!("10.244.{index}.")),
+                "pod address {ip} on node {node}"
+            );
             break;
         }
         assert!(
@@ -159,7 +165,29 @@ async fn check_usable(dir: &Path, namespace: &str, count: usize) {
     assert!(resolved.starts_with("10.0.0.1 "), "{resolved}");
 }
 
-fn up_detached(dir: &Path, nodes: usize) -> (u32, String, Vec<u32>) {
+/// The `up` process of a detached environment, killed when dropped while it still runs (a
+/// failed assertion must not leave the environment, and the real-node lock, behind; its
+/// watchdog sweeps after the kill).
+struct Owner(u32);
+
+impl Owner {
+    fn kill(&self) {
+        if strimzi_tests::process::is_running(self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(self.0).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn up_detached(dir: &Path, nodes: usize) -> (Owner, String, Vec<u32>) {
     let output = Command::new(BINARY)
         .args([
             "up",
@@ -188,7 +216,7 @@ fn up_detached(dir: &Path, nodes: usize) -> (u32, String, Vec<u32>) {
         .find_map(|line| line.strip_prefix("NETWORK_NAMESPACE="))
         .unwrap_or_else(|| panic!("no NETWORK_NAMESPACE in {env}"))
         .to_owned();
-    (owner, namespace, pids(dir))
+    (Owner(owner), namespace, pids(dir))
 }
 
 /// One test, as both halves compare the machine with its state before any real node ran.
@@ -208,7 +236,7 @@ async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
     // `up`, then `down`.
     let dir = tempfile::tempdir().unwrap();
     let (owner, namespace, pids) = up_detached(dir.path(), 1);
-    assert_eq!(namespace, format!("strimzi-testenv-{owner}"));
+    assert_eq!(namespace, format!("strimzi-testenv-{}", owner.0));
     check_usable(dir.path(), &namespace, 1).await;
     assert_ne!(
         kernel_settings(),
@@ -216,16 +244,12 @@ async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
         "kubelet changes the kernel settings"
     );
     down(dir.path());
-    wait_until_clean(owner, &pids, &before, &host_paths);
+    wait_until_clean(owner.0, &pids, &before, &host_paths);
 
     // `up` with two nodes, then SIGKILL: the watchdog sweeps.
     let dir = tempfile::tempdir().unwrap();
     let (owner, namespace, pids) = up_detached(dir.path(), 2);
     check_usable(dir.path(), &namespace, 2).await;
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(owner).unwrap()),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
-    wait_until_clean(owner, &pids, &before, &host_paths);
+    owner.kill();
+    wait_until_clean(owner.0, &pids, &before, &host_paths);
 }
