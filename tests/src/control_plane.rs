@@ -20,7 +20,7 @@ use kube::{Client, Config};
 use crate::certs::{TestCa, key_pair_pem};
 use crate::error::TestEnvError;
 use crate::layout::{
-    Provision, cache_dir, free_port, parse_versions, provision, scratch_dir, testenv_file,
+    Provision, cache_dir, free_port, parse_versions, provision, scratch_dir, testenv_file, write,
 };
 use crate::network::{API_SERVICE_IP, NodeNetwork, SERVICE_NETWORK};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
@@ -520,8 +520,4 @@ async fn wait_for_port(
         }
     })
     .await
-}
-
-fn write(path: &Path, text: &str) -> Result<(), TestEnvError> {
-    std::fs::write(path, text).map_err(|error| TestEnvError::io(path, error))
 }

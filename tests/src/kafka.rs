@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::certs::{CertifiedPem, TestCa};
 use crate::error::TestEnvError;
-use crate::layout::{free_port, kafka_libs, scratch_dir, testenv_file};
+use crate::layout::{free_port, kafka_libs, scratch_dir, testenv_file, write};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
 const TEMPLATE: &str = include_str!("../testenv/kafka/server.properties.template");
@@ -215,8 +215,4 @@ fn require_java() -> Result<(), TestEnvError> {
             install: "apt-get install -y openjdk-17-jre-headless".to_owned(),
         }),
     }
-}
-
-fn write(path: &Path, text: &str) -> Result<(), TestEnvError> {
-    std::fs::write(path, text).map_err(|error| TestEnvError::io(path, error))
 }

@@ -131,6 +131,11 @@ pub fn provision(what: Provision) -> Result<(), TestEnvError> {
     Ok(())
 }
 
+/// Writes `text` to `path`, naming the path in the error.
+pub fn write(path: &Path, text: &str) -> Result<(), TestEnvError> {
+    std::fs::write(path, text).map_err(|error| TestEnvError::io(path, error))
+}
+
 /// A fresh folder for the logs of one environment: `target/testenv-logs/<name>-<pid>`.
 pub fn log_dir(name: &str) -> Result<PathBuf, TestEnvError> {
     let target = std::env::var_os("CARGO_TARGET_DIR")

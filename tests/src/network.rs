@@ -24,7 +24,7 @@ use std::process::{Child, Command, Stdio};
 use nix::sched::{CloneFlags, setns};
 
 use crate::error::TestEnvError;
-use crate::layout::testenv_file;
+use crate::layout::{testenv_file, write};
 
 /// Prefix of the folders of real-node environments in the system's temporary folder; kept
 /// apart from [`crate::layout::scratch_dir`]'s folders, whose plain removal would not
@@ -364,8 +364,4 @@ fn start_error(component: &str, message: String) -> TestEnvError {
         message,
         log: PathBuf::from("(no log: a set-up command)"),
     }
-}
-
-fn write(path: &Path, text: &str) -> Result<(), TestEnvError> {
-    std::fs::write(path, text).map_err(|error| TestEnvError::io(path, error))
 }

@@ -19,8 +19,7 @@ use serde_json::json;
 
 use crate::control_plane::{ControlPlane, binary};
 use crate::error::TestEnvError;
-use crate::layout::cache_dir;
-use crate::layout::{Provision, parse_versions, provision};
+use crate::layout::{Provision, cache_dir, parse_versions, provision, write};
 use crate::measure::rss_mib;
 use crate::network::{CLUSTER_DNS_IP, NodeNetwork, POD_NETWORK};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
@@ -676,8 +675,4 @@ fn api_error(what: &str, error: impl std::fmt::Display) -> TestEnvError {
         message: format!("{what}: {error}"),
         log: PathBuf::from("target/testenv-logs"),
     }
-}
-
-fn write(path: &Path, text: &str) -> Result<(), TestEnvError> {
-    std::fs::write(path, text).map_err(|error| TestEnvError::io(path, error))
 }
