@@ -121,8 +121,13 @@ pub struct AclRuleGroupResource {
 }
 
 /// The Kafka cluster itself.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct AclRuleClusterResource {}
+pub struct AclRuleClusterResource {
+    /// The cluster has no name. Kept when a rule sets one anyway, so that the User Operator
+    /// refuses the rule instead of granting its operations on the whole cluster.
+    pub name: Option<String>,
+}
 
 /// A transactional ID, or IDs matched by name.
 #[skip_serializing_none]

@@ -347,6 +347,39 @@ pub struct StoredCa {
     trust_store: Option<Pkcs12Store>,
 }
 
+/// Reads a CA that someone else keeps, only to sign certificates with it: the user operator
+/// reads the clients CA this way and never writes it. The two Secrets are named by their own
+/// metadata, and an expired CA certificate is an error.
+pub fn read_signer(
+    kind: CaKind,
+    settings: &CaSettings,
+    cert_secret: &Secret,
+    key_secret: &Secret,
+    now: OffsetDateTime,
+) -> Result<CertificateAuthority, CaError> {
+    let cert_name = secrets::name(cert_secret).to_owned();
+    let key_name = secrets::name(key_secret).to_owned();
+    let stored = read_stored(settings, cert_secret, &cert_name, key_secret, &key_name)?;
+    if stored.certificate.is_expired(now) {
+        return Err(CaError::Expired {
+            secret: cert_name,
+            key: CA_CRT.to_owned(),
+            not_after: stored.certificate.not_after(),
+        });
+    }
+    let mut trusted = stored.old_certificates;
+    trusted.insert(CA_CRT.to_owned(), stored.certificate.clone());
+    Ok(CertificateAuthority {
+        kind,
+        certificate: stored.certificate,
+        key: stored.key,
+        cert_generation: stored.cert_generation,
+        key_generation: stored.key_generation,
+        trusted,
+        settings: *settings,
+    })
+}
+
 /// Reads and validates a CA's Secrets.
 pub fn observe(
     kind: CaKind,

@@ -4,11 +4,9 @@
 //! - [`model`] is pure: custom resources in, desired Kubernetes objects out.
 //! - [`assembly`] is the Kafka reconciler, a chain of named steps that applies the model.
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
-//! - [`config`] reads the operator's environment; [`cache`] holds the content caches the
-//!   controllers read.
+//! - [`config`] reads the operator's environment.
 
 pub mod assembly;
-pub mod cache;
 pub mod config;
 pub mod model;
 pub mod pod_set;

@@ -4,31 +4,20 @@
 
 use anyhow::Context;
 use strimzi_cluster_operator::config::{ClusterOperatorConfig, NAME};
-use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
 
 fn main() -> std::process::ExitCode {
-    let config = match ClusterOperatorConfig::from_env() {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("{NAME}: {error}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .thread_stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
-        .enable_all()
-        .build();
-    let result = match runtime {
-        Ok(runtime) => runtime.block_on(run(config)),
-        Err(error) => Err(anyhow::Error::new(error).context("Tokio runtime")),
-    };
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("{NAME}: {error:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    let result = ClusterOperatorConfig::from_env()
+        .map_err(anyhow::Error::new)
+        .and_then(|config| {
+            tokio::runtime::Builder::new_multi_thread()
+                .thread_stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
+                .enable_all()
+                .build()
+                .context("Tokio runtime")?
+                .block_on(run(config))
+        });
+    exit_status(NAME, result)
 }
 
 async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {

@@ -18,7 +18,7 @@ use strimzi_operator_common::controller::{Reconciled, Reconciler};
 use strimzi_operator_common::labels::owner_reference;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
-use crate::cache::ScopedCache;
+use strimzi_operator_common::scoped_cache::ScopedCache;
 
 /// The label selector of every pod a StrimziPodSet manages.
 pub fn managed_pods_selector() -> String {

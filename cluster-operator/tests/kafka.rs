@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_tests::resources::eventually;
 use support::{Operator, apply, cluster, condition, names, namespace, ready, wait_for};
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
@@ -198,14 +199,10 @@ async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
                         .filter_map(|document| document["spec"]["replicas"].as_i64())
                         .sum();
                     let selector = format!("strimzi.io/cluster={name}");
-                    let started = std::time::Instant::now();
-                    while (names::<Pod>(&client, &ns, &selector).await.len() as i64) < expected {
-                        assert!(
-                            started.elapsed() < support::WAIT,
-                            "pods of {name} not created"
-                        );
-                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-                    }
+                    eventually(&format!("the pods of {name}"), support::WAIT, || async {
+                        names::<Pod>(&client, &ns, &selector).await.len() as i64 >= expected
+                    })
+                    .await;
                     format!("not Ready here (needs {missing}): its {expected} pods exist")
                 }
                 Some(missing) => {

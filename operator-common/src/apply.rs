@@ -51,6 +51,25 @@ impl crate::ErrorReason for ApplyError {
     }
 }
 
+/// A namespaced kind the [`Applier`] writes and compares.
+pub trait Applicable:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Serialize
+    + DeserializeOwned
+    + Clone
+    + Debug
+{
+}
+
+impl<K> Applicable for K where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Serialize
+        + DeserializeOwned
+        + Clone
+        + Debug
+{
+}
+
 /// What an apply did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
@@ -104,11 +123,7 @@ impl Applier {
     /// are removed at the next write of the object.
     pub async fn apply<K>(&self, desired: &K, current: Option<&K>) -> Result<Applied, ApplyError>
     where
-        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-            + Serialize
-            + DeserializeOwned
-            + Clone
-            + Debug,
+        K: Applicable,
     {
         let kind = K::kind(&()).into_owned();
         let (namespace, name) = identity(desired, &kind)?;
@@ -124,6 +139,37 @@ impl Applier {
                 read.as_ref()
             }
         };
+        self.apply_unless_contained(&api, desired, current).await
+    }
+
+    /// Like [`Self::apply`], for callers whose filled cache is the truth: `cached` is the
+    /// object as cached, and `None` means it does not exist, so nothing is read first.
+    pub async fn apply_cached<K>(
+        &self,
+        desired: &K,
+        cached: Option<&K>,
+    ) -> Result<Applied, ApplyError>
+    where
+        K: Applicable,
+    {
+        let kind = K::kind(&()).into_owned();
+        let (namespace, _) = identity(desired, &kind)?;
+        let api: Api<K> = Api::namespaced(self.client.clone(), &namespace);
+        self.apply_unless_contained(&api, desired, cached).await
+    }
+
+    /// Applies `desired` through `api` unless `current` already has every field it sets.
+    async fn apply_unless_contained<K>(
+        &self,
+        api: &Api<K>,
+        desired: &K,
+        current: Option<&K>,
+    ) -> Result<Applied, ApplyError>
+    where
+        K: Applicable,
+    {
+        let kind = K::kind(&()).into_owned();
+        let (namespace, name) = identity(desired, &kind)?;
         let desired_json = to_json(desired, &kind)?;
         if let Some(current) = current
             && contains(&to_json(current, &kind)?, &desired_json)

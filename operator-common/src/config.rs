@@ -366,7 +366,9 @@ fn is_dns_label(name: &str) -> bool {
         && !name.ends_with('-')
 }
 
-fn millis(
+/// A duration in milliseconds read from `variable`: `default` when unset, an error naming the
+/// variable unless it is a positive integer.
+pub fn millis(
     variable: &'static str,
     value: Option<String>,
     default: u64,
@@ -382,6 +384,34 @@ fn millis(
             .ok_or_else(|| {
                 ConfigError::invalid(variable, &value, "a positive number of milliseconds")
             }),
+    }
+}
+
+/// A `true`/`false` switch read from `variable` (any case): `default` when unset, an error
+/// naming the variable otherwise.
+pub fn flag(
+    variable: &'static str,
+    value: Option<String>,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    value.map_or(Ok(default), |value| parse_bool(variable, &value))
+}
+
+/// A count read from `variable`: `default` when unset, an error naming the variable unless it
+/// is a positive integer.
+pub fn positive(
+    variable: &'static str,
+    value: Option<String>,
+    default: usize,
+) -> Result<usize, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(text) => text
+            .trim()
+            .parse()
+            .ok()
+            .filter(|number| *number > 0)
+            .ok_or_else(|| ConfigError::invalid(variable, &text, "a positive integer")),
     }
 }
 

@@ -166,6 +166,17 @@ impl ErrorReason for ControllerError {
     }
 }
 
+/// An operator's controllers could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Their caches could not be subscribed to.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// Their metrics could not be registered.
+    #[error(transparent)]
+    Metrics(#[from] crate::metrics::MetricsError),
+}
+
 type Guarded<R> = DeserializeGuard<<R as Reconciler>::Resource>;
 type Wiring<R> = Box<
     dyn Fn(Controller<Guarded<R>>, &CacheScope, &OperatorRuntime) -> Controller<Guarded<R>> + Send,

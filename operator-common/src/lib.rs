@@ -22,6 +22,8 @@
 //!   [`events`]: Kubernetes Events; [`logging`]: plain or JSON logs.
 //! - [`kafka`]: the Kafka admin client the operators use to talk to Kafka (topics, configs,
 //!   ACLs, SCRAM credentials, quotas, quorum, features, reassignments).
+//! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
+//!   tokio's blocking threads, at most one closure per core at a time.
 //!
 //! Every error enum implements [`ErrorReason`], whose stable reason is used in conditions,
 //! Events and metric labels.
@@ -87,6 +89,8 @@
 //! ```
 
 pub mod apply;
+pub mod batch;
+pub mod blocking;
 pub mod cache;
 pub mod config;
 pub mod controller;
@@ -98,6 +102,7 @@ pub mod leader;
 pub mod logging;
 pub mod metrics;
 pub mod runtime;
+pub mod scoped_cache;
 pub mod status;
 
 /// An error with a stable CamelCase reason, used as the `reason` of `NotReady` conditions

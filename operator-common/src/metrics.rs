@@ -200,6 +200,45 @@ impl ReconciliationMetrics {
     }
 }
 
+/// A counter of the Kafka requests an operator sends, labelled by Kafka API (`api`), served
+/// on `/metrics`; cloning shares it.
+#[derive(Debug, Clone)]
+pub struct KafkaRequestCounts {
+    counter: IntCounterVec,
+    apis: &'static [&'static str],
+}
+
+impl KafkaRequestCounts {
+    /// The counter `name` registered in `metrics`, for requests of the Kafka `apis`.
+    pub fn register(
+        metrics: &Metrics,
+        name: &str,
+        help: &str,
+        apis: &'static [&'static str],
+    ) -> Result<Self, MetricsError> {
+        let counter = IntCounterVec::new(Opts::new(name, help), &["api"])?;
+        metrics.register(Box::new(counter.clone()))?;
+        Ok(Self { counter, apis })
+    }
+
+    /// Counts one request of `api`.
+    pub fn count(&self, api: &str) {
+        self.counter.with_label_values(&[api]).inc();
+    }
+
+    /// Requests of `apis` sent so far.
+    pub fn sum(&self, apis: &[&str]) -> u64 {
+        apis.iter()
+            .map(|api| self.counter.with_label_values(&[*api]).get())
+            .sum()
+    }
+
+    /// Requests sent so far, all APIs together.
+    pub fn total(&self) -> u64 {
+        self.sum(self.apis)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

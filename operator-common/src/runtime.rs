@@ -20,6 +20,21 @@ use crate::http::{HttpError, Readiness};
 use crate::leader::Leadership;
 use crate::metrics::{Metrics, MetricsError};
 
+/// The exit status of an operator binary for `result`: success, or failure after printing
+/// the error (with its causes, `{:#}`) as one line `<name>: <error>` on stderr.
+pub fn exit_status<E: std::fmt::Display>(
+    name: &str,
+    result: Result<(), E>,
+) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{name}: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// The shared runtime of one operator process; cloning shares it.
 #[derive(Clone)]
 pub struct OperatorRuntime {

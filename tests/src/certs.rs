@@ -22,6 +22,7 @@ pub struct CertifiedPem {
 /// A certificate authority that lives as long as one test environment.
 pub struct TestCa {
     issuer: CertifiedIssuer<'static, KeyPair>,
+    name: String,
 }
 
 impl std::fmt::Debug for TestCa {
@@ -33,18 +34,39 @@ impl std::fmt::Debug for TestCa {
 impl TestCa {
     /// A new self-signed CA with the common name `name`.
     pub fn new(name: &str) -> Result<Self, TestEnvError> {
-        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(certificate)?;
-        params.distinguished_name = distinguished_name(name, None);
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let key = KeyPair::generate().map_err(certificate)?;
-        let issuer = CertifiedIssuer::self_signed(params, key).map_err(certificate)?;
-        Ok(Self { issuer })
+        let issuer = CertifiedIssuer::self_signed(ca_params(name)?, key).map_err(certificate)?;
+        Ok(Self {
+            issuer,
+            name: name.to_owned(),
+        })
+    }
+
+    /// A new certificate for the same CA name and key, as a CA renewal leaves it; PEM.
+    /// Certificates it signs verify against the original certificate too.
+    pub fn renewed_pem(&self) -> Result<String, TestEnvError> {
+        let mut params = ca_params(&self.name)?;
+        params.serial_number = Some(rcgen::SerialNumber::from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos()
+                .to_be_bytes()
+                .to_vec(),
+        ));
+        let renewed = params.self_signed(self.issuer.key()).map_err(certificate)?;
+        Ok(renewed.pem())
     }
 
     /// The CA certificate, PEM.
     pub fn cert_pem(&self) -> String {
         self.issuer.pem()
+    }
+
+    /// The CA's private key, PKCS#8 PEM: for tests that hand the CA to an operator (the
+    /// user operator signs user certificates with it, and the broker trusts them).
+    pub fn key_pem(&self) -> String {
+        self.issuer.key().serialize_pem()
     }
 
     /// A server certificate for `127.0.0.1`, `localhost` and the extra `dns_names`.
@@ -109,6 +131,15 @@ impl TestCa {
 pub fn key_pair_pem() -> Result<(String, String), TestEnvError> {
     let key = KeyPair::generate().map_err(certificate)?;
     Ok((key.serialize_pem(), key.public_key_pem()))
+}
+
+/// The parameters of a self-signed CA certificate named `name`.
+fn ca_params(name: &str) -> Result<CertificateParams, TestEnvError> {
+    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(certificate)?;
+    params.distinguished_name = distinguished_name(name, None);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    Ok(params)
 }
 
 fn distinguished_name(common_name: &str, organization: Option<&str>) -> DistinguishedName {

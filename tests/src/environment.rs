@@ -240,6 +240,10 @@ impl TestEnv {
             ));
         }
         lines.push(format!("KAFKA_CA_FILE={}", kafka.ca_file().display()));
+        lines.push(format!(
+            "KAFKA_CA_KEY_FILE={}",
+            kafka.ca_key_file().display()
+        ));
         lines.push(format!("KAFKA_SCRAM_USERNAME={}", crate::kafka::ADMIN_USER));
         lines.push(format!(
             "KAFKA_SCRAM_PASSWORD={}",

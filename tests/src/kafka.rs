@@ -50,6 +50,7 @@ pub struct KafkaBroker {
     process: ManagedProcess,
     ca: TestCa,
     ca_file: PathBuf,
+    ca_key_file: PathBuf,
     listeners: [Listener; 3],
     _data: tempfile::TempDir,
 }
@@ -77,6 +78,8 @@ impl KafkaBroker {
         let truststore = data.path().join("truststore.pem");
         write(&keystore, &format!("{}{}", server.key, server.cert))?;
         write(&truststore, &ca.cert_pem())?;
+        let ca_key_file = data.path().join("ca.key.pem");
+        write(&ca_key_file, &ca.key_pem())?;
         let ports = [free_port()?, free_port()?, free_port()?, free_port()?];
         let properties = TEMPLATE
             .replace("@PLAIN_PORT@", &ports[0].to_string())
@@ -113,6 +116,7 @@ impl KafkaBroker {
         Ok(Self {
             process,
             ca_file: truststore,
+            ca_key_file,
             ca,
             listeners: [
                 Listener {
@@ -149,6 +153,23 @@ impl KafkaBroker {
     /// The CA that signed the broker's certificate and signs client certificates, PEM.
     pub fn ca_pem(&self) -> String {
         self.ca.cert_pem()
+    }
+
+    /// The private key of that CA, PEM: with [`Self::ca_pem`] it can serve as a clients CA
+    /// whose certificates the TLS listener accepts.
+    pub fn ca_key_pem(&self) -> String {
+        self.ca.key_pem()
+    }
+
+    /// A file holding [`Self::ca_key_pem`], for running the user operator by hand.
+    pub fn ca_key_file(&self) -> &Path {
+        &self.ca_key_file
+    }
+
+    /// A renewed certificate of that CA (same name and key), PEM; the broker keeps trusting
+    /// certificates it signs.
+    pub fn renewed_ca_pem(&self) -> Result<String, TestEnvError> {
+        self.ca.renewed_pem()
     }
 
     /// A file holding [`Self::ca_pem`], for clients that want a path.

@@ -13,3 +13,4 @@ pub mod network;
 pub mod nodes;
 pub mod process;
 pub mod reference;
+pub mod resources;

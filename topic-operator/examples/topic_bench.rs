@@ -15,26 +15,25 @@
 
 use std::time::{Duration, Instant};
 
-// The tests' helpers: the same notion of Ready.
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use kube::api::Api;
 use serde_json::json;
 use strimzi_api::topic::KafkaTopic;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::measure::{http_get, metric, rss_mib};
+use strimzi_tests::resources::{CustomResources, is_ready};
 
 /// Full reconciliation interval of the benchmarked operator.
 const INTERVAL: Duration = Duration::from_secs(30);
 
-async fn ready_count(api: &Api<DynamicObject>) -> usize {
-    let list = api.list(&ListParams::default()).await.unwrap();
-    list.items
+/// How many of the KafkaTopics are Ready (as the tests see it).
+async fn ready_count(topics: &CustomResources) -> usize {
+    topics
+        .list()
+        .await
         .iter()
-        .filter(|object| support::is_ready_object(object))
+        .filter(|object| is_ready(object))
         .count()
 }
 
@@ -68,26 +67,25 @@ async fn bench(env: &TestEnv, count: usize) {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), &ns, &ApiResource::erase::<KafkaTopic>(&()));
+    let topics = CustomResources::of::<KafkaTopic>(&client, &ns);
     let started = Instant::now();
     futures::stream::iter(0..count)
         .for_each_concurrent(64, |i| {
-            let api = api.clone();
+            let topics = topics.clone();
             let ns = ns.clone();
             async move {
-                let object: DynamicObject = serde_json::from_value(json!({
-                    "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaTopic",
-                    "metadata": {"name": format!("{ns}-t{i}")},
-                    "spec": {"partitions": 1, "replicas": 1, "config": {"retention.ms": 3600000}},
-                }))
-                .unwrap();
-                api.create(&PostParams::default(), &object).await.unwrap();
+                topics
+                    .create(json!({
+                        "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaTopic",
+                        "metadata": {"name": format!("{ns}-t{i}")},
+                        "spec": {"partitions": 1, "replicas": 1, "config": {"retention.ms": 3600000}},
+                    }))
+                    .await;
             }
         })
         .await;
     let applied = started.elapsed();
-    while ready_count(&api).await < count {
+    while ready_count(&topics).await < count {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let all_ready = started.elapsed();

@@ -2,13 +2,11 @@
 //! operator settings (with `STRIMZI_RESOURCE_LABELS` as the KafkaTopic selector), the Kafka
 //! connection, finalizers, batching, alterable configs and the cluster config review.
 
-use std::time::Duration;
-
 use strimzi_operator_common::config::{self as common, OperatorConfig};
 use strimzi_operator_common::kafka::{AdminConfig, AdminError};
 
-use crate::batch::BatchSettings;
 use crate::model::AlterableConfigs;
+use strimzi_operator_common::batch::BatchSettings;
 
 /// Label selector of the KafkaTopics to manage, e.g. `strimzi.io/cluster=my-cluster`.
 pub const RESOURCE_LABELS: &str = "STRIMZI_RESOURCE_LABELS";
@@ -37,16 +35,6 @@ pub enum ConfigError {
     /// A Kafka connection setting.
     #[error(transparent)]
     Kafka(#[from] AdminError),
-    /// A topic operator setting.
-    #[error("{variable}={value:?} is invalid: expected {expected}")]
-    Invalid {
-        /// The variable.
-        variable: &'static str,
-        /// Its value.
-        value: String,
-        /// What is accepted.
-        expected: &'static str,
-    },
 }
 
 /// Everything the topic operator is configured with.
@@ -88,19 +76,15 @@ impl TopicOperatorConfig {
         Ok(Self {
             operator,
             kafka,
-            use_finalizers: boolean(USE_FINALIZERS, get(USE_FINALIZERS), true)?,
+            use_finalizers: common::flag(USE_FINALIZERS, get(USE_FINALIZERS), true)?,
             batching: BatchSettings {
-                max_queue_size: positive(MAX_QUEUE_SIZE, get(MAX_QUEUE_SIZE), 1024)?,
-                max_batch_size: positive(MAX_BATCH_SIZE, get(MAX_BATCH_SIZE), 100)?,
-                max_linger: Duration::from_millis(positive(
-                    MAX_BATCH_LINGER_MS,
-                    get(MAX_BATCH_LINGER_MS),
-                    100,
-                )? as u64),
+                max_queue_size: common::positive(MAX_QUEUE_SIZE, get(MAX_QUEUE_SIZE), 1024)?,
+                max_batch_size: common::positive(MAX_BATCH_SIZE, get(MAX_BATCH_SIZE), 100)?,
+                max_linger: common::millis(MAX_BATCH_LINGER_MS, get(MAX_BATCH_LINGER_MS), 100)?,
                 max_in_flight: BATCHES_IN_FLIGHT,
             },
             alterable: AlterableConfigs::parse(&get(ALTERABLE_TOPIC_CONFIG).unwrap_or_default()),
-            skip_cluster_config_review: boolean(
+            skip_cluster_config_review: common::flag(
                 SKIP_CLUSTER_CONFIG_REVIEW,
                 get(SKIP_CLUSTER_CONFIG_REVIEW),
                 false,
@@ -109,49 +93,12 @@ impl TopicOperatorConfig {
     }
 }
 
-fn boolean(
-    variable: &'static str,
-    value: Option<String>,
-    default: bool,
-) -> Result<bool, ConfigError> {
-    match value.as_deref().map(str::trim) {
-        None => Ok(default),
-        Some(text) if text.eq_ignore_ascii_case("true") => Ok(true),
-        Some(text) if text.eq_ignore_ascii_case("false") => Ok(false),
-        Some(text) => Err(ConfigError::Invalid {
-            variable,
-            value: text.to_owned(),
-            expected: "true or false",
-        }),
-    }
-}
-
-fn positive(
-    variable: &'static str,
-    value: Option<String>,
-    default: usize,
-) -> Result<usize, ConfigError> {
-    match value {
-        None => Ok(default),
-        Some(text) => {
-            text.trim()
-                .parse()
-                .ok()
-                .filter(|number| *number > 0)
-                .ok_or(ConfigError::Invalid {
-                    variable,
-                    value: text,
-                    expected: "a positive integer",
-                })
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::collections::BTreeMap;
+    use std::time::Duration;
     use strimzi_operator_common::config::WatchedNamespaces;
 
     fn read(pairs: &[(&str, &str)]) -> Result<TopicOperatorConfig, ConfigError> {

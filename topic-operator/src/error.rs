@@ -52,8 +52,8 @@ impl ErrorReason for TopicError {
     }
 }
 
-impl From<crate::batch::BatcherStopped> for TopicError {
-    fn from(error: crate::batch::BatcherStopped) -> Self {
+impl From<strimzi_operator_common::batch::BatcherStopped> for TopicError {
+    fn from(error: strimzi_operator_common::batch::BatcherStopped) -> Self {
         Self::Internal(error.to_string())
     }
 }

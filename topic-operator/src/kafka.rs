@@ -3,19 +3,17 @@
 //! in requests of up to the batch size, however many reconciliations ask at once.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::sync::Arc;
 
 use kafka_protocol::error::ResponseError;
-use prometheus::{IntCounterVec, Opts};
 use strimzi_operator_common::kafka::{
     AdminError, AlterConfigOp, ConfigResource, ItemResult, KafkaAdmin, NewTopic,
 };
-use strimzi_operator_common::metrics::{Metrics, MetricsError};
+use strimzi_operator_common::metrics::{KafkaRequestCounts, Metrics, MetricsError};
 
-use crate::batch::{BatchSettings, Batcher};
 use crate::error::TopicError;
 use crate::model::ActualTopic;
+use strimzi_operator_common::batch::{BatchSettings, Batcher};
 
 /// The outcome of one item of a batch.
 type Outcome<T> = Result<T, TopicError>;
@@ -24,46 +22,26 @@ type Outcome<T> = Result<T, TopicError>;
 pub const KAFKA_REQUESTS: &str = "strimzi_topic_operator_kafka_requests_total";
 
 /// Kafka requests sent since start, per Kafka API; served on `/metrics`.
-#[derive(Debug, Clone)]
-pub struct RequestCounts {
-    counter: IntCounterVec,
+pub type RequestCounts = KafkaRequestCounts;
+
+/// The counter of the topic operator's Kafka requests, registered in `metrics`.
+pub fn request_counts(metrics: &Metrics) -> Result<RequestCounts, MetricsError> {
+    KafkaRequestCounts::register(
+        metrics,
+        KAFKA_REQUESTS,
+        "Kafka admin requests sent by the topic operator",
+        &APIS,
+    )
 }
 
-impl RequestCounts {
-    /// Counters registered in `metrics`.
-    pub fn register(metrics: &Metrics) -> Result<Self, MetricsError> {
-        let counter = IntCounterVec::new(
-            Opts::new(
-                KAFKA_REQUESTS,
-                "Kafka admin requests sent by the topic operator",
-            ),
-            &["api"],
-        )
-        .map_err(MetricsError::from)?;
-        metrics.register(Box::new(counter.clone()))?;
-        Ok(Self { counter })
-    }
-
-    fn count(&self, api: &str) {
-        self.counter.with_label_values(&[api]).inc();
-    }
-
-    /// Requests sent so far, all APIs together.
-    pub fn total(&self) -> u64 {
-        [
-            DESCRIBE_TOPICS,
-            DESCRIBE_CONFIGS,
-            CREATE_TOPICS,
-            CREATE_PARTITIONS,
-            ALTER_CONFIGS,
-            DELETE_TOPICS,
-        ]
-        .iter()
-        .map(|api| self.counter.with_label_values(&[*api]).get())
-        .sum()
-    }
-}
-
+const APIS: [&str; 6] = [
+    DESCRIBE_TOPICS,
+    DESCRIBE_CONFIGS,
+    CREATE_TOPICS,
+    CREATE_PARTITIONS,
+    ALTER_CONFIGS,
+    DELETE_TOPICS,
+];
 const DESCRIBE_TOPICS: &str = "Metadata";
 const DESCRIBE_CONFIGS: &str = "DescribeConfigs";
 const CREATE_TOPICS: &str = "CreateTopics";
@@ -88,22 +66,6 @@ pub struct TopicKafka {
     delete: Batcher<String, Outcome<()>>,
 }
 
-/// A batcher handing its batches to `handler` with `context`.
-fn batcher<I, O, Fut>(
-    name: &'static str,
-    settings: BatchSettings,
-    context: &Arc<Context>,
-    handler: fn(Arc<Context>, Vec<I>) -> Fut,
-) -> Batcher<I, O>
-where
-    I: Send + 'static,
-    O: Send + 'static,
-    Fut: Future<Output = Vec<O>> + Send + 'static,
-{
-    let context = context.clone();
-    Batcher::spawn(name, settings, move |items| handler(context.clone(), items))
-}
-
 impl TopicKafka {
     /// Batched operations on `admin`, counting requests in `requests`; must be called
     /// inside a Tokio runtime.
@@ -114,11 +76,11 @@ impl TopicKafka {
     ) -> Self {
         let context = Arc::new(Context { admin, requests });
         Self {
-            describe: batcher("describe", settings, &context, describe_batch),
-            create: batcher("create", settings, &context, create_batch),
-            grow: batcher("create partitions", settings, &context, grow_batch),
-            alter: batcher("alter configs", settings, &context, alter_batch),
-            delete: batcher("delete", settings, &context, delete_batch),
+            describe: Batcher::spawn_with("describe", settings, &context, describe_batch),
+            create: Batcher::spawn_with("create", settings, &context, create_batch),
+            grow: Batcher::spawn_with("create partitions", settings, &context, grow_batch),
+            alter: Batcher::spawn_with("alter configs", settings, &context, alter_batch),
+            delete: Batcher::spawn_with("delete", settings, &context, delete_batch),
             context,
         }
     }

@@ -5,8 +5,7 @@
 //! - [`config`]: Strimzi's environment variables and defaults.
 //! - [`model`]: pure logic: the desired topic, the changes to make, what is not supported,
 //!   which configs may be altered, which KafkaTopic owns a contested topic.
-//! - [`batch`]: a bounded queue that groups requests into batches.
-//! - [`kafka`]: the batched Kafka requests.
+//! - [`kafka`]: the batched Kafka requests (batched with `strimzi_operator_common::batch`).
 //! - [`reconciler`]: the KafkaTopic reconciler on `operator-common`'s controller.
 //!
 //! # Deleting a namespace while Kafka is unreachable
@@ -21,7 +20,6 @@
 //! deletion completes. (Strimzi's operator keeps the finalizer in that case and the
 //! namespace stays `Terminating` until someone removes the finalizer by hand.)
 
-pub mod batch;
 pub mod config;
 pub mod error;
 pub mod kafka;
@@ -36,29 +34,19 @@ use kube::api::Api;
 use kube::core::DeserializeGuard;
 use kube::runtime::watcher;
 use strimzi_api::topic::KafkaTopic;
-use strimzi_operator_common::cache::{CacheError, CacheScope};
+use strimzi_operator_common::cache::CacheScope;
 use strimzi_operator_common::config::WatchedNamespaces;
 use strimzi_operator_common::kafka::{ConfigResource, KafkaAdmin};
-use strimzi_operator_common::metrics::MetricsError;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
 use crate::config::TopicOperatorConfig;
-use crate::kafka::{RequestCounts, TopicKafka};
+use crate::kafka::{TopicKafka, request_counts};
 use crate::reconciler::TopicReconciler;
 
 /// The operator's name: field manager and Event reporter.
 pub const NAME: &str = "strimzi-topic-operator";
 
-/// The controller could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// Its caches could not be subscribed to.
-    #[error(transparent)]
-    Cache(#[from] CacheError),
-    /// Its metrics could not be registered.
-    #[error(transparent)]
-    Metrics(#[from] MetricsError),
-}
+pub use strimzi_operator_common::controller::StartError;
 
 /// The topic controller of `runtime`, talking to Kafka through `admin`, and its batched
 /// Kafka operations (whose request counts it exposes). Run the controller with
@@ -68,7 +56,7 @@ pub fn controller(
     config: &TopicOperatorConfig,
     admin: Arc<dyn KafkaAdmin>,
 ) -> Result<(TopicKafka, BoxFuture<'static, ()>), StartError> {
-    let requests = RequestCounts::register(runtime.metrics())?;
+    let requests = request_counts(runtime.metrics())?;
     let kafka = TopicKafka::new(admin, config.batching, requests);
     let namespaces: Vec<Option<String>> = match &runtime.config().namespaces {
         WatchedNamespaces::All => vec![None],

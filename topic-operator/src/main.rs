@@ -5,25 +5,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use strimzi_operator_common::kafka::AdminClient;
-use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
 use strimzi_topic_operator::config::TopicOperatorConfig;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let config = match TopicOperatorConfig::from_env() {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("strimzi-topic-operator: {error}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match run(config).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("strimzi-topic-operator: {error:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    let result = async { run(TopicOperatorConfig::from_env()?).await }.await;
+    exit_status(strimzi_topic_operator::NAME, result)
 }
 
 async fn run(config: TopicOperatorConfig) -> anyhow::Result<()> {

@@ -14,6 +14,7 @@ use support::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     let (client, ns) = namespace("to-lifecycle").await;
+    let topics = topics(&client, &ns);
     let operator = Operator::on(
         &client,
         &ns,
@@ -21,20 +22,19 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     );
     let admin = admin();
     let topic = format!("{ns}.orders");
-    create(
-        &client,
-        &ns,
-        "orders",
-        json!({"topicName": topic, "partitions": 2, "replicas": 1,
+    topics
+        .create(kafka_topic(
+            "orders",
+            json!({"topicName": topic, "partitions": 2, "replicas": 1,
                "config": {"retention.ms": 7200000, "cleanup.policy": "delete"}}),
-    )
-    .await;
-    wait_ready(&client, &ns, "orders").await;
+        ))
+        .await;
+    topics.wait_ready("orders").await;
     wait_partitions(&admin, &topic, 2).await;
     let configs = overrides(&admin, &topic).await;
     assert_eq!(configs["retention.ms"], "7200000");
     assert_eq!(configs["cleanup.policy"], "delete");
-    let status = status(&client, &ns, "orders").await;
+    let status = topics.status("orders").await;
     assert_eq!(status["topicName"], topic);
     let described = admin
         .describe_topics(std::slice::from_ref(&topic))
@@ -45,14 +45,13 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     assert_eq!(status["observedGeneration"], 1);
 
     // Update: more partitions, a changed config, a config removed.
-    patch(
-        &client,
-        &ns,
-        "orders",
-        json!({"spec": {"partitions": 4, "config": {"retention.ms": 3600000, "cleanup.policy": null}}}),
-    )
-    .await;
-    wait_ready(&client, &ns, "orders").await;
+    topics
+        .patch(
+            "orders",
+            json!({"spec": {"partitions": 4, "config": {"retention.ms": 3600000, "cleanup.policy": null}}}),
+        )
+        .await;
+    topics.wait_ready("orders").await;
     wait_partitions(&admin, &topic, 4).await;
     assert_eq!(
         rdkafka_partitions(&topic).await,
@@ -86,7 +85,7 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
         .await
         .unwrap();
     assert!(altered[&resource].is_ok());
-    eventually("drift reverted", || async {
+    eventually("drift reverted", WAIT, || async {
         let configs = overrides(&admin, &topic).await;
         configs.get("retention.ms").map(String::as_str) == Some("3600000")
             && !configs.contains_key("segment.ms")
@@ -94,39 +93,33 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     .await;
 
     // A partition decrease is refused; the topic keeps its partitions.
-    patch(&client, &ns, "orders", json!({"spec": {"partitions": 1}})).await;
-    let refused = wait_not_ready(
-        &client,
-        &ns,
-        "orders",
-        "NotSupported",
-        "Decreasing partitions",
-    )
-    .await;
+    topics
+        .patch("orders", json!({"spec": {"partitions": 1}}))
+        .await;
+    let refused = topics
+        .wait_not_ready("orders", "NotSupported", "Decreasing partitions")
+        .await;
     assert_eq!(refused["type"], "Ready");
     wait_partitions(&admin, &topic, 4).await;
 
     // A replication factor change without Cruise Control is refused too.
-    patch(
-        &client,
-        &ns,
-        "orders",
-        json!({"spec": {"partitions": 4, "replicas": 3}}),
-    )
-    .await;
-    let refused =
-        wait_not_ready(&client, &ns, "orders", "NotSupported", "Replication factor").await;
+    topics
+        .patch("orders", json!({"spec": {"partitions": 4, "replicas": 3}}))
+        .await;
+    let refused = topics
+        .wait_not_ready("orders", "NotSupported", "Replication factor")
+        .await;
     assert_eq!(refused["type"], "Ready");
 
     // Deleting the resource deletes the topic, then the finalizer.
-    delete(&client, &ns, "orders").await;
-    eventually("topic deleted from Kafka", || async {
+    topics.delete("orders").await;
+    eventually("topic deleted from Kafka", WAIT, || async {
         partitions(&admin, &topic).await.is_none()
     })
     .await;
     assert_eq!(rdkafka_partitions(&topic).await, None, "as rdkafka sees it");
-    eventually("KafkaTopic gone", || async {
-        !exists(&client, &ns, "orders").await
+    eventually("KafkaTopic gone", WAIT, || async {
+        !topics.exists("orders").await
     })
     .await;
     operator.stop().await;
@@ -135,75 +128,75 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broker_defaults_apply_when_partitions_and_replicas_are_unset() {
     let (client, ns) = namespace("to-defaults").await;
+    let topics = topics(&client, &ns);
     let operator = Operator::on(&client, &ns, &[]);
     let admin = admin();
     // The resource name is the topic name.
     let name = format!("{ns}-plain");
-    create(&client, &ns, &name, json!({})).await;
-    wait_ready(&client, &ns, &name).await;
+    topics.create(kafka_topic(&name, json!({}))).await;
+    topics.wait_ready(&name).await;
     wait_partitions(&admin, &name, 1).await;
-    assert_eq!(
-        status(&client, &ns, &name).await["topicName"],
-        name.as_str()
-    );
+    assert_eq!(topics.status(&name).await["topicName"], name.as_str());
     operator.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_older_of_two_topics_for_one_kafka_topic_wins() {
     let (client, ns) = namespace("to-conflict").await;
+    let topics = topics(&client, &ns);
     let operator = Operator::on(&client, &ns, &[]);
     let admin = admin();
     let topic = format!("{ns}.shared");
-    create(
-        &client,
-        &ns,
-        "first",
-        json!({"topicName": topic, "partitions": 2}),
-    )
-    .await;
-    wait_ready(&client, &ns, "first").await;
-    create(
-        &client,
-        &ns,
-        "second",
-        json!({"topicName": topic, "partitions": 5}),
-    )
-    .await;
-    let conflict = wait_not_ready(&client, &ns, "second", "ResourceConflict", "Managed by").await;
+    topics
+        .create(kafka_topic(
+            "first",
+            json!({"topicName": topic, "partitions": 2}),
+        ))
+        .await;
+    topics.wait_ready("first").await;
+    topics
+        .create(kafka_topic(
+            "second",
+            json!({"topicName": topic, "partitions": 5}),
+        ))
+        .await;
+    let conflict = topics
+        .wait_not_ready("second", "ResourceConflict", "Managed by")
+        .await;
     assert_eq!(
         conflict["message"],
         format!("Managed by Ref{{namespace='{ns}', name='first'}}")
     );
     wait_partitions(&admin, &topic, 2).await;
     // Deleting the loser leaves the topic to the winner.
-    delete(&client, &ns, "second").await;
-    eventually("second gone", || async {
-        !exists(&client, &ns, "second").await
+    topics.delete("second").await;
+    eventually("second gone", WAIT, || async {
+        !topics.exists("second").await
     })
     .await;
     wait_partitions(&admin, &topic, 2).await;
-    assert!(is_ready(&client, &ns, "first").await);
+    assert!(topics.is_ready("first").await);
     operator.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_changed_topic_name_is_not_supported() {
     let (client, ns) = namespace("to-rename").await;
+    let topics = topics(&client, &ns);
     let operator = Operator::on(&client, &ns, &[]);
     let admin = admin();
     let topic = format!("{ns}.before");
-    create(&client, &ns, "renamed", json!({"topicName": topic})).await;
-    wait_ready(&client, &ns, "renamed").await;
+    topics
+        .create(kafka_topic("renamed", json!({"topicName": topic})))
+        .await;
+    topics.wait_ready("renamed").await;
     let other = format!("{ns}.after");
-    patch(
-        &client,
-        &ns,
-        "renamed",
-        json!({"spec": {"topicName": other}}),
-    )
-    .await;
-    let refused = wait_not_ready(&client, &ns, "renamed", "NotSupported", "topicName").await;
+    topics
+        .patch("renamed", json!({"spec": {"topicName": other}}))
+        .await;
+    let refused = topics
+        .wait_not_ready("renamed", "NotSupported", "topicName")
+        .await;
     assert!(
         refused["message"].as_str().unwrap().contains("topicName"),
         "{refused}"
@@ -216,36 +209,32 @@ async fn a_changed_topic_name_is_not_supported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unmanaged_topic_stays_when_its_resource_is_deleted() {
     let (client, ns) = namespace("to-unmanaged").await;
+    let topics = topics(&client, &ns);
     let operator = Operator::on(&client, &ns, &[]);
     let admin = admin();
     let topic = format!("{ns}.kept");
-    create(
-        &client,
-        &ns,
-        "kept",
-        json!({"topicName": topic, "partitions": 1}),
-    )
-    .await;
-    wait_ready(&client, &ns, "kept").await;
+    topics
+        .create(kafka_topic(
+            "kept",
+            json!({"topicName": topic, "partitions": 1}),
+        ))
+        .await;
+    topics.wait_ready("kept").await;
     wait_partitions(&admin, &topic, 1).await;
-    patch(
-        &client,
-        &ns,
-        "kept",
-        json!({"metadata": {"annotations": {"strimzi.io/managed": "false"}}, "spec": {"partitions": 3}}),
-    )
-    .await;
-    wait_ready(&client, &ns, "kept").await;
+    topics
+        .patch(
+            "kept",
+            json!({"metadata": {"annotations": {"strimzi.io/managed": "false"}}, "spec": {"partitions": 3}}),
+        )
+        .await;
+    topics.wait_ready("kept").await;
     assert_eq!(
         partitions(&admin, &topic).await,
         Some(1),
         "unmanaged: no change"
     );
-    delete(&client, &ns, "kept").await;
-    eventually("kept gone", || async {
-        !exists(&client, &ns, "kept").await
-    })
-    .await;
+    topics.delete("kept").await;
+    eventually("kept gone", WAIT, || async { !topics.exists("kept").await }).await;
     assert_eq!(partitions(&admin, &topic).await, Some(1), "the topic stays");
     operator.stop().await;
 }
@@ -253,6 +242,7 @@ async fn an_unmanaged_topic_stays_when_its_resource_is_deleted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_alterable_configs_are_changed_and_the_rest_is_a_warning() {
     let (client, ns) = namespace("to-alterable").await;
+    let topics = topics(&client, &ns);
     let operator = Operator::on(
         &client,
         &ns,
@@ -260,23 +250,22 @@ async fn only_alterable_configs_are_changed_and_the_rest_is_a_warning() {
     );
     let admin = admin();
     let topic = format!("{ns}.limited");
-    create(
-        &client,
-        &ns,
-        "limited",
-        json!({"topicName": topic, "config": {"retention.ms": 1000000, "segment.ms": 900000}}),
-    )
-    .await;
-    wait_ready(&client, &ns, "limited").await;
-    patch(
-        &client,
-        &ns,
-        "limited",
-        json!({"spec": {"config": {"retention.ms": 2000000, "segment.ms": 800000}}}),
-    )
-    .await;
-    eventually("InvalidConfig warning", || async {
-        condition(&client, &ns, "limited", "Warning")
+    topics
+        .create(kafka_topic(
+            "limited",
+            json!({"topicName": topic, "config": {"retention.ms": 1000000, "segment.ms": 900000}}),
+        ))
+        .await;
+    topics.wait_ready("limited").await;
+    topics
+        .patch(
+            "limited",
+            json!({"spec": {"config": {"retention.ms": 2000000, "segment.ms": 800000}}}),
+        )
+        .await;
+    eventually("InvalidConfig warning", WAIT, || async {
+        topics
+            .condition("limited", "Warning")
             .await
             .is_some_and(|warning| {
                 warning["reason"] == "InvalidConfig"
@@ -290,34 +279,35 @@ async fn only_alterable_configs_are_changed_and_the_rest_is_a_warning() {
     let configs = overrides(&admin, &topic).await;
     assert_eq!(configs["retention.ms"], "2000000");
     assert_eq!(configs["segment.ms"], "900000");
-    assert!(is_ready(&client, &ns, "limited").await);
+    assert!(topics.is_ready("limited").await);
     operator.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_topic_is_left_alone() {
     let (client, ns) = namespace("to-paused").await;
+    let topics = topics(&client, &ns);
     let operator = Operator::on(&client, &ns, &[]);
     let admin = admin();
     let topic = format!("{ns}.paused");
-    let mut document = support::topic("paused", json!({"topicName": topic}));
+    let mut document = kafka_topic("paused", json!({"topicName": topic}));
     document["metadata"]["annotations"] = json!({"strimzi.io/pause-reconciliation": "true"});
-    try_create(&client, &ns, document).await.unwrap();
-    eventually("ReconciliationPaused", || async {
-        condition(&client, &ns, "paused", "ReconciliationPaused")
+    topics.try_create(document).await.unwrap();
+    eventually("ReconciliationPaused", WAIT, || async {
+        topics
+            .condition("paused", "ReconciliationPaused")
             .await
             .is_some()
     })
     .await;
     assert!(partitions(&admin, &topic).await.is_none());
-    patch(
-        &client,
-        &ns,
-        "paused",
-        json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": null}}}),
-    )
-    .await;
-    wait_ready(&client, &ns, "paused").await;
+    topics
+        .patch(
+            "paused",
+            json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": null}}}),
+        )
+        .await;
+    topics.wait_ready("paused").await;
     wait_partitions(&admin, &topic, 1).await;
     operator.stop().await;
 }
@@ -325,30 +315,33 @@ async fn a_paused_topic_is_left_alone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_restarted_mid_way_loses_nothing() {
     let (client, ns) = namespace("to-restart").await;
+    let topics = topics(&client, &ns);
     let admin = admin();
     let names: Vec<String> = (0..30).map(|i| format!("{ns}-t{i}")).collect();
     let operator = Operator::on(&client, &ns, &[]);
     futures::future::join_all(
         names
             .iter()
-            .map(|name| create(&client, &ns, name, json!({"partitions": 2}))),
+            .map(|name| topics.create(kafka_topic(name, json!({"partitions": 2})))),
     )
     .await;
     // Stopped while reconciliations are under way.
     operator.stop().await;
     // While it is down, one KafkaTopic is deleted (its finalizer holds it) and one changes.
-    delete(&client, &ns, &names[0]).await;
-    patch(&client, &ns, &names[1], json!({"spec": {"partitions": 3}})).await;
+    topics.delete(&names[0]).await;
+    topics
+        .patch(&names[1], json!({"spec": {"partitions": 3}}))
+        .await;
     let operator = Operator::on(&client, &ns, &[]);
     for name in &names[1..] {
-        wait_ready(&client, &ns, name).await;
+        topics.wait_ready(name).await;
     }
     wait_partitions(&admin, &names[1], 3).await;
     for name in &names[2..] {
         wait_partitions(&admin, name, 2).await;
     }
-    eventually("deleted while down", || async {
-        !exists(&client, &ns, &names[0]).await && partitions(&admin, &names[0]).await.is_none()
+    eventually("deleted while down", WAIT, || async {
+        !topics.exists(&names[0]).await && partitions(&admin, &names[0]).await.is_none()
     })
     .await;
     operator.stop().await;
@@ -357,6 +350,7 @@ async fn an_operator_restarted_mid_way_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_bad_specs_each_end_in_a_clear_condition() {
     let (client, ns) = namespace("to-bad").await;
+    let topics = topics(&client, &ns);
     let admin = admin();
     let operator = Operator::on(&client, &ns, &[]);
     // Topics that exist with 3 partitions, for KafkaTopics asking for fewer.
@@ -371,49 +365,43 @@ async fn a_hundred_bad_specs_each_end_in_a_clear_condition() {
     let created = admin.create_topics(&existing, false).await.unwrap();
     assert!(created.values().all(Result::is_ok));
     let negative = (0..34).map(|i| {
-        let client = client.clone();
-        let ns = ns.clone();
+        let topics = topics.clone();
         async move {
-            let error = try_create(
-                &client,
-                &ns,
-                support::topic(&format!("neg{i}"), json!({"partitions": -1})),
-            )
-            .await
-            .expect_err("the CRD rejects negative partitions");
+            let error = topics
+                .try_create(kafka_topic(&format!("neg{i}"), json!({"partitions": -1})))
+                .await
+                .expect_err("the CRD rejects negative partitions");
             assert!(error.to_string().contains("partitions"), "{error}");
         }
     });
     let unknown = (0..33).map(|i| {
-        let client = client.clone();
+        let topics = topics.clone();
         let ns = ns.clone();
         async move {
             let name = format!("unknown{i}");
-            create(
-                &client,
-                &ns,
-                &name,
-                json!({"topicName": format!("{ns}-unknown{i}"), "config": {"no.such.config": "x"}}),
-            )
-            .await;
-            let condition =
-                wait_not_ready(&client, &ns, &name, "KafkaError", "no.such.config").await;
+            let spec =
+                json!({"topicName": format!("{ns}-unknown{i}"), "config": {"no.such.config": "x"}});
+            topics.create(kafka_topic(&name, spec)).await;
+            let condition = topics
+                .wait_not_ready(&name, "KafkaError", "no.such.config")
+                .await;
             assert_eq!(condition["type"], "Ready");
         }
     });
     let shrink = (0..33).map(|i| {
-        let client = client.clone();
+        let topics = topics.clone();
         let ns = ns.clone();
         async move {
             let name = format!("shrink{i}");
-            create(
-                &client,
-                &ns,
-                &name,
-                json!({"topicName": format!("{ns}-shrink{i}"), "partitions": 1}),
-            )
-            .await;
-            wait_not_ready(&client, &ns, &name, "NotSupported", "Decreasing partitions").await;
+            topics
+                .create(kafka_topic(
+                    &name,
+                    json!({"topicName": format!("{ns}-shrink{i}"), "partitions": 1}),
+                ))
+                .await;
+            topics
+                .wait_not_ready(&name, "NotSupported", "Decreasing partitions")
+                .await;
         }
     });
     futures::future::join3(
@@ -435,8 +423,10 @@ async fn a_hundred_bad_specs_each_end_in_a_clear_condition() {
     }
     // The operator is still working.
     let good = format!("{ns}-good");
-    create(&client, &ns, &good, json!({"partitions": 2})).await;
-    wait_ready(&client, &ns, &good).await;
+    topics
+        .create(kafka_topic(&good, json!({"partitions": 2})))
+        .await;
+    topics.wait_ready(&good).await;
     assert!(!operator.task.is_finished());
     operator.stop().await;
 }
@@ -444,28 +434,26 @@ async fn a_hundred_bad_specs_each_end_in_a_clear_condition() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_is_deleted_even_when_kafka_is_unreachable() {
     let (client, ns) = namespace("to-unreachable").await;
+    let topics = topics(&client, &ns);
     let unreachable = format!("127.0.0.1:{}", strimzi_tests::layout::free_port().unwrap());
     let mut config = config_for(&ns, &unreachable, &[]);
     config.kafka.operation_timeout = std::time::Duration::from_secs(2);
     config.kafka.request_timeout = std::time::Duration::from_secs(1);
     let operator = Operator::start(&client, config);
-    create(&client, &ns, "lonely", json!({})).await;
-    create(&client, &ns, "stays", json!({})).await;
+    topics.create(kafka_topic("lonely", json!({}))).await;
+    topics.create(kafka_topic("stays", json!({}))).await;
     for name in ["lonely", "stays"] {
-        wait_not_ready(&client, &ns, name, "KafkaError", "").await;
+        topics.wait_not_ready(name, "KafkaError", "").await;
     }
     // Deleting one KafkaTopic waits for Kafka: the finalizer holds it.
-    delete(&client, &ns, "lonely").await;
+    topics.delete("lonely").await;
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-    assert!(
-        exists(&client, &ns, "lonely").await,
-        "held by the finalizer"
-    );
+    assert!(topics.exists("lonely").await, "held by the finalizer");
     // Deleting the namespace completes: the finalizers are removed, the topics left.
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(client.clone());
     namespaces.delete(&ns, &Default::default()).await.unwrap();
-    eventually("namespace gone", || async {
+    eventually("namespace gone", WAIT, || async {
         namespaces.get_opt(&ns).await.unwrap().is_none()
     })
     .await;
@@ -476,6 +464,8 @@ async fn a_namespace_is_deleted_even_when_kafka_is_unreachable() {
 async fn watches_several_namespaces_and_only_selected_resources() {
     let (client, first) = namespace("to-multi").await;
     let second = env().namespace("to-multi").await;
+    let first_topics = topics(&client, &first);
+    let second_topics = topics(&client, &second);
     let admin = admin();
     let namespaces = format!("{first},{second}");
     let operator = Operator::on(
@@ -486,13 +476,17 @@ async fn watches_several_namespaces_and_only_selected_resources() {
             ("STRIMZI_RESOURCE_LABELS", "strimzi.io/cluster=my-cluster"),
         ],
     );
-    create(&client, &first, &format!("{first}-a"), json!({})).await;
-    create(&client, &second, &format!("{second}-b"), json!({})).await;
-    let mut other = support::topic(&format!("{second}-other"), json!({}));
+    first_topics
+        .create(kafka_topic(&format!("{first}-a"), json!({})))
+        .await;
+    second_topics
+        .create(kafka_topic(&format!("{second}-b"), json!({})))
+        .await;
+    let mut other = kafka_topic(&format!("{second}-other"), json!({}));
     other["metadata"]["labels"] = json!({"strimzi.io/cluster": "other-cluster"});
-    try_create(&client, &second, other).await.unwrap();
-    wait_ready(&client, &first, &format!("{first}-a")).await;
-    wait_ready(&client, &second, &format!("{second}-b")).await;
+    second_topics.try_create(other).await.unwrap();
+    first_topics.wait_ready(&format!("{first}-a")).await;
+    second_topics.wait_ready(&format!("{second}-b")).await;
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     assert!(
         partitions(&admin, &format!("{second}-other"))
@@ -500,7 +494,8 @@ async fn watches_several_namespaces_and_only_selected_resources() {
             .is_none()
     );
     assert!(
-        status(&client, &second, &format!("{second}-other"))
+        second_topics
+            .status(&format!("{second}-other"))
             .await
             .is_null()
     );
@@ -529,6 +524,7 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_serves_health_and_manages_topics_until_sigterm() {
     let (client, ns) = namespace("to-binary").await;
+    let topics = topics(&client, &ns);
     let binary = env!("CARGO_BIN_EXE_strimzi-topic-operator");
     // A bad value: one readable line and a non-zero exit.
     let refused = std::process::Command::new(binary)
@@ -554,14 +550,13 @@ async fn the_binary_serves_health_and_manages_topics_until_sigterm() {
         .spawn()
         .unwrap();
     let topic = format!("{ns}.from-binary");
-    create(
-        &client,
-        &ns,
-        "from-binary",
-        json!({"topicName": topic, "partitions": 3}),
-    )
-    .await;
-    wait_ready(&client, &ns, "from-binary").await;
+    topics
+        .create(kafka_topic(
+            "from-binary",
+            json!({"topicName": topic, "partitions": 3}),
+        ))
+        .await;
+    topics.wait_ready("from-binary").await;
     wait_partitions(&admin(), &topic, 3).await;
     let health = tokio::task::spawn_blocking(move || {
         (
@@ -606,6 +601,7 @@ fn signal(pid: u32, signal: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_recovers_when_kafka_comes_back() {
     let (client, ns) = namespace("to-kafka-outage").await;
+    let topics = topics(&client, &ns);
     let logs = strimzi_tests::layout::log_dir("topic-operator-outage").unwrap();
     let broker = tokio::task::spawn_blocking(move || {
         strimzi_tests::kafka::KafkaBroker::start(&logs).unwrap_or_else(|error| panic!("{error}"))
@@ -621,17 +617,23 @@ async fn the_operator_recovers_when_kafka_comes_back() {
     config.kafka.request_timeout = std::time::Duration::from_secs(2);
     config.kafka.operation_timeout = std::time::Duration::from_secs(4);
     let operator = Operator::start(&client, config);
-    create(&client, &ns, "before", json!({"partitions": 1})).await;
-    wait_ready(&client, &ns, "before").await;
+    topics
+        .create(kafka_topic("before", json!({"partitions": 1})))
+        .await;
+    topics.wait_ready("before").await;
 
     signal(broker.pid(), "-STOP");
-    create(&client, &ns, "during", json!({"partitions": 2})).await;
-    patch(&client, &ns, "before", json!({"spec": {"partitions": 3}})).await;
-    wait_not_ready(&client, &ns, "during", "KafkaError", "").await;
+    topics
+        .create(kafka_topic("during", json!({"partitions": 2})))
+        .await;
+    topics
+        .patch("before", json!({"spec": {"partitions": 3}}))
+        .await;
+    topics.wait_not_ready("during", "KafkaError", "").await;
     signal(broker.pid(), "-CONT");
 
-    wait_ready(&client, &ns, "during").await;
-    wait_ready(&client, &ns, "before").await;
+    topics.wait_ready("during").await;
+    topics.wait_ready("before").await;
     wait_partitions(&admin, "during", 2).await;
     wait_partitions(&admin, "before", 3).await;
     operator.stop().await;

@@ -1,9 +1,69 @@
-//! User operator: keeps Kafka users, ACLs and quotas in line with KafkaUser resources.
-//!
-//! Not implemented yet: see the project's issue list. The binary exists so the workspace
-//! has its final shape; it refuses to run rather than pretend to work.
+//! The `strimzi-user-operator` binary: reads Strimzi's environment variables, reads the
+//! Secrets it connects to Kafka with, serves `/healthy`, `/ready` and `/metrics`, and runs
+//! the KafkaUser controller until SIGTERM.
 
-fn main() -> std::process::ExitCode {
-    eprintln!("strimzi-user-operator: not implemented yet (user-operator issue)");
-    std::process::ExitCode::FAILURE
+use std::sync::Arc;
+
+use anyhow::Context;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use strimzi_operator_common::kafka::AdminClient;
+use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
+use strimzi_user_operator::config::UserOperatorConfig;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let result = async { run(UserOperatorConfig::from_env()?).await }.await;
+    exit_status(strimzi_user_operator::NAME, result)
+}
+
+/// The Secret `name` of the CA namespace, which must exist.
+async fn read_secret(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<Secret> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    api.get_opt(name)
+        .await
+        .with_context(|| format!("reading Secret {namespace}/{name}"))?
+        .with_context(|| format!("Secret {namespace}/{name} does not exist"))
+}
+
+async fn run(config: UserOperatorConfig) -> anyhow::Result<()> {
+    strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
+        .context("logging")?;
+    let client = kube::Client::try_default()
+        .await
+        .context("Kubernetes client")?;
+    let namespace = &config.ca.namespace;
+    let cluster_ca = match &config.kafka.cluster_ca_cert_secret {
+        Some(name) => Some(read_secret(&client, namespace, name).await?),
+        None => None,
+    };
+    let operator_key = match &config.kafka.operator_key_secret {
+        Some(name) => Some(read_secret(&client, namespace, name).await?),
+        None => None,
+    };
+    let (admin_config, ignored) = strimzi_user_operator::connection::admin_config(
+        &config.kafka,
+        cluster_ca.as_ref(),
+        operator_key.as_ref(),
+    )?;
+    if !ignored.is_empty() {
+        tracing::warn!(
+            ?ignored,
+            "admin client properties that this operator does not use"
+        );
+    }
+    let admin = Arc::new(AdminClient::new(admin_config).context("Kafka admin client")?);
+    let port = config.operator.http_port;
+    let runtime =
+        OperatorRuntime::new(client, config.operator.clone(), strimzi_user_operator::NAME)
+            .context("metrics")?;
+    runtime
+        .serve_http(([0, 0, 0, 0], port).into())
+        .await
+        .context("HTTP server")?;
+    runtime.shutdown_on_signals();
+    let (_kafka, controller) = strimzi_user_operator::controller(&runtime, Arc::new(config), admin)
+        .context("controller")?;
+    runtime.run(vec![controller]).await;
+    Ok(())
 }

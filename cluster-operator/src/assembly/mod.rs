@@ -47,12 +47,13 @@ use strimzi_operator_common::controller::{Reconciled, Reconciler};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use tokio::time::Instant;
 
-use crate::cache::ScopedCache;
 use crate::config::ClusterOperatorConfig;
 use crate::model::config_maps::ExternalConfiguration;
 use crate::model::listeners::{ListenerAddresses, ObservedListeners};
 use crate::model::pods::PodInputs;
 use crate::model::{self, KafkaCluster, ModelError, ModelInput};
+use strimzi_operator_common::blocking::{BlockingError, CpuPool};
+use strimzi_operator_common::scoped_cache::ScopedCache;
 
 pub use ca::ClusterCas;
 
@@ -99,9 +100,10 @@ pub enum ReconcileError {
     Stopping,
 }
 
-/// Runs certificate work on Tokio's blocking threads: generating an RSA key takes seconds,
-/// and on the async workers it would stall every watch and reconciliation of the operator
-/// meanwhile. A panic in `work` is resumed here.
+/// Runs certificate work on the blocking threads of the process-wide [`CpuPool`], as many
+/// at once as there are cores: generating an RSA key takes about half a second, and on the
+/// async workers it would stall every watch and reconciliation of the operator meanwhile. A
+/// panic in `work` panics here.
 async fn off_the_async_workers<T, E>(
     work: impl FnOnce() -> Result<T, E> + Send + 'static,
 ) -> Result<T, ReconcileError>
@@ -109,12 +111,10 @@ where
     T: Send + 'static,
     E: Into<ReconcileError> + Send + 'static,
 {
-    match tokio::task::spawn_blocking(work).await {
+    match CpuPool::global().run(work).await {
         Ok(result) => result.map_err(Into::into),
-        Err(error) => match error.try_into_panic() {
-            Ok(panic) => std::panic::resume_unwind(panic),
-            Err(_) => Err(ReconcileError::Stopping),
-        },
+        Err(BlockingError::Panicked(message)) => panic!("certificate work panicked: {message}"),
+        Err(BlockingError::Cancelled) => Err(ReconcileError::Stopping),
     }
 }
 
@@ -518,20 +518,19 @@ impl Reconciliation<'_> {
                 (spec.clone(), existing)
             })
             .collect();
-        let (authority, now, window_open) = (cas.cluster.clone(), cas.now, cas.window_open);
-        let issued = off_the_async_workers(move || {
-            let context = IssueContext {
-                now,
-                window_open,
-                ca_action: &authority.action,
-            };
-            requests
-                .iter()
-                .map(|(spec, existing)| {
-                    leaf::issue_or_reuse(&authority.authority, spec, existing.as_ref(), &context)
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
+        let (now, window_open) = (cas.now, cas.window_open);
+        // One node per blocking task, so that new keys are generated on every core.
+        let issued = futures::future::try_join_all(requests.into_iter().map(|(spec, existing)| {
+            let authority = cas.cluster.clone();
+            off_the_async_workers(move || {
+                let context = IssueContext {
+                    now,
+                    window_open,
+                    ca_action: &authority.action,
+                };
+                leaf::issue_or_reuse(&authority.authority, &spec, existing.as_ref(), &context)
+            })
+        }))
         .await?;
         let mut thumbprints = BTreeMap::new();
         for ((node, spec, current), issued) in nodes.iter().zip(&issued) {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::NamespaceResourceScope;
@@ -17,6 +17,7 @@ use strimzi_api::kafka::Kafka;
 use strimzi_cluster_operator::config::ClusterOperatorConfig;
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_tests::environment::TestEnv;
+use strimzi_tests::resources::eventually_ok;
 
 /// How long tests wait for the operator to act: generous, as tests run clusters side by
 /// side and issuing their RSA certificates in a debug build takes a while.
@@ -192,17 +193,11 @@ pub async fn wait_for<K, T>(
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
 {
-    let started = Instant::now();
-    loop {
+    eventually_ok(what, WAIT, || async {
         let object = api.get_opt(name).await.unwrap();
-        if let Some(value) = check(object.as_ref()) {
-            return value;
-        }
-        if started.elapsed() > WAIT {
-            panic!("timed out waiting for {what}; last seen: {object:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+        check(object.as_ref()).ok_or(object)
+    })
+    .await
 }
 
 /// The folder of the operator binaries built next to the running test, example or bench.

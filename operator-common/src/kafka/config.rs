@@ -35,6 +35,20 @@ pub enum SecurityProtocol {
 }
 
 impl SecurityProtocol {
+    /// What [`Self::from_name`] accepts, for error messages.
+    pub const EXPECTED: &'static str = "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL";
+
+    /// The protocol of Kafka's name for it (any case), `None` for another name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_uppercase().as_str() {
+            "PLAINTEXT" => Some(Self::Plaintext),
+            "SSL" => Some(Self::Ssl),
+            "SASL_PLAINTEXT" => Some(Self::SaslPlaintext),
+            "SASL_SSL" => Some(Self::SaslSsl),
+            _ => None,
+        }
+    }
+
     /// Whether connections use TLS.
     pub fn uses_tls(self) -> bool {
         matches!(self, Self::Ssl | Self::SaslSsl)
@@ -56,6 +70,15 @@ pub enum SaslMechanism {
 }
 
 impl SaslMechanism {
+    /// The mechanism of Kafka's name for it (any case), `None` for one the client lacks.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_uppercase().as_str() {
+            "SCRAM-SHA-512" => Some(Self::ScramSha512),
+            "PLAIN" => Some(Self::Plain),
+            _ => None,
+        }
+    }
+
     /// Kafka's name of the mechanism.
     pub fn name(self) -> &'static str {
         match self {
@@ -176,17 +199,13 @@ impl AdminConfig {
                 (false, true) => SecurityProtocol::SaslPlaintext,
                 (true, true) => SecurityProtocol::SaslSsl,
             },
-            "PLAINTEXT" => SecurityProtocol::Plaintext,
-            "SSL" => SecurityProtocol::Ssl,
-            "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
-            "SASL_SSL" => SecurityProtocol::SaslSsl,
-            _ => {
-                return Err(invalid(
+            name => SecurityProtocol::from_name(name).ok_or_else(|| {
+                invalid(
                     "STRIMZI_SECURITY_PROTOCOL",
                     &protocol,
-                    "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
-                ));
-            }
+                    SecurityProtocol::EXPECTED,
+                )
+            })?,
         };
         let tls = if security_protocol.uses_tls() {
             let truststore = get("STRIMZI_TRUSTSTORE_LOCATION");
@@ -218,17 +237,13 @@ impl AdminConfig {
         };
         let sasl = if security_protocol.uses_sasl() {
             let mechanism = get("STRIMZI_SASL_MECHANISM");
-            let mechanism = match mechanism.to_ascii_lowercase().as_str() {
-                "scram-sha-512" => SaslMechanism::ScramSha512,
-                "plain" => SaslMechanism::Plain,
-                _ => {
-                    return Err(invalid(
-                        "STRIMZI_SASL_MECHANISM",
-                        &mechanism,
-                        "scram-sha-512 or plain",
-                    ));
-                }
-            };
+            let mechanism = SaslMechanism::from_name(&mechanism).ok_or_else(|| {
+                invalid(
+                    "STRIMZI_SASL_MECHANISM",
+                    &mechanism,
+                    "scram-sha-512 or plain",
+                )
+            })?;
             let username = get("STRIMZI_SASL_USERNAME");
             if username.is_empty() {
                 return Err(invalid(

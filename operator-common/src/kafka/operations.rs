@@ -546,40 +546,26 @@ impl KafkaAdmin for AdminClient {
         &self,
         changes: &[ScramCredentialChange],
     ) -> Result<BTreeMap<String, ItemResult<()>>, AdminError> {
-        let mut request = AlterUserScramCredentialsRequest::default();
-        for change in changes {
-            match change {
-                ScramCredentialChange::Upsert {
-                    user,
-                    password,
-                    iterations,
-                } => {
-                    let rounds = u32::try_from(*iterations)
-                        .ok()
-                        .filter(|_| *iterations >= scram::MIN_ITERATIONS)
-                        .ok_or_else(|| {
-                            AdminError::InvalidRequest(format!(
-                                "SCRAM iterations for {user} must be at least {}, not {iterations}",
-                                scram::MIN_ITERATIONS
-                            ))
-                        })?;
-                    let salt = scram::random_bytes(32);
-                    let salted = scram::salted_password(password, &salt, rounds);
-                    request.upsertions.push(
-                        alter_user_scram_credentials_request::ScramCredentialUpsertion::default()
-                            .with_name(text(user))
-                            .with_mechanism(ScramMechanism::ScramSha512.code())
-                            .with_iterations(*iterations)
-                            .with_salt(Bytes::from(salt))
-                            .with_salted_password(Bytes::from(salted)),
-                    );
-                }
-                ScramCredentialChange::Delete { user, mechanism } => request.deletions.push(
-                    alter_user_scram_credentials_request::ScramCredentialDeletion::default()
-                        .with_name(text(user))
-                        .with_mechanism(mechanism.code()),
-                ),
+        // Salting is thousands of HMAC rounds per user: done on the CPU pool, a share of the
+        // batch per core, so that a batch of upserts neither holds up the async workers nor
+        // waits for one core.
+        let pool = crate::blocking::CpuPool::global();
+        let share = changes.len().div_ceil(pool.limit()).max(1);
+        let parts = futures::future::try_join_all(changes.chunks(share).map(|part| {
+            let part = part.to_vec();
+            async move {
+                pool.run(move || scram_request(&part))
+                    .await
+                    .map_err(|error| {
+                        AdminError::InvalidRequest(format!("salting passwords: {error}"))
+                    })?
             }
+        }))
+        .await?;
+        let mut request = AlterUserScramCredentialsRequest::default();
+        for part in parts {
+            request.upsertions.extend(part.upsertions);
+            request.deletions.extend(part.deletions);
         }
         let response = self
             .call(
@@ -900,4 +886,46 @@ fn binding(
         operation: AclOperation::from_code(operation)?,
         permission: AclPermission::from_code(permission)?,
     })
+}
+
+/// The AlterUserScramCredentials request of `changes`, with fresh salts.
+fn scram_request(
+    changes: &[ScramCredentialChange],
+) -> Result<AlterUserScramCredentialsRequest, AdminError> {
+    let mut request = AlterUserScramCredentialsRequest::default();
+    for change in changes {
+        match change {
+            ScramCredentialChange::Upsert {
+                user,
+                password,
+                iterations,
+            } => {
+                let rounds = u32::try_from(*iterations)
+                    .ok()
+                    .filter(|_| *iterations >= scram::MIN_ITERATIONS)
+                    .ok_or_else(|| {
+                        AdminError::InvalidRequest(format!(
+                            "SCRAM iterations for {user} must be at least {}, not {iterations}",
+                            scram::MIN_ITERATIONS
+                        ))
+                    })?;
+                let salt = scram::random_bytes(32);
+                let salted = scram::salted_password(password, &salt, rounds);
+                request.upsertions.push(
+                    alter_user_scram_credentials_request::ScramCredentialUpsertion::default()
+                        .with_name(text(user))
+                        .with_mechanism(ScramMechanism::ScramSha512.code())
+                        .with_iterations(*iterations)
+                        .with_salt(Bytes::from(salt))
+                        .with_salted_password(Bytes::from(salted)),
+                );
+            }
+            ScramCredentialChange::Delete { user, mechanism } => request.deletions.push(
+                alter_user_scram_credentials_request::ScramCredentialDeletion::default()
+                    .with_name(text(user))
+                    .with_mechanism(mechanism.code()),
+            ),
+        }
+    }
+    Ok(request)
 }

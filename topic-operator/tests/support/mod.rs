@@ -6,20 +6,20 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
-use kube::{Api, Client};
+use kube::Client;
 use serde_json::{Value, json};
 use strimzi_api::topic::KafkaTopic;
 use strimzi_operator_common::kafka::{AdminClient, AdminConfig, ConfigResource, KafkaAdmin};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_tests::environment::TestEnv;
+use strimzi_tests::resources::CustomResources;
 use strimzi_topic_operator::config::TopicOperatorConfig;
 use strimzi_topic_operator::kafka::TopicKafka;
 
-/// How long tests wait for the operator to act.
-pub const WAIT: Duration = Duration::from_secs(60);
+/// How long tests wait for the operator to act, and how they wait.
+pub use strimzi_tests::resources::{WAIT, eventually};
 
 pub fn env() -> &'static TestEnv {
     TestEnv::shared()
@@ -98,160 +98,19 @@ impl Operator {
     }
 }
 
-fn api(client: &Client, namespace: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(
-        client.clone(),
-        namespace,
-        &kube::api::ApiResource::erase::<KafkaTopic>(&()),
-    )
+/// The KafkaTopics of `namespace`.
+pub fn topics(client: &Client, namespace: &str) -> CustomResources {
+    CustomResources::of::<KafkaTopic>(client, namespace)
 }
 
 /// A KafkaTopic document named `name` with `spec`.
-pub fn topic(name: &str, spec: Value) -> Value {
+pub fn kafka_topic(name: &str, spec: Value) -> Value {
     json!({
         "apiVersion": "kafka.strimzi.io/v1",
         "kind": "KafkaTopic",
         "metadata": {"name": name, "labels": {"strimzi.io/cluster": "my-cluster"}},
         "spec": spec,
     })
-}
-
-/// Creates the KafkaTopic `document` in `namespace`; the API server's error, if any.
-pub async fn try_create(
-    client: &Client,
-    namespace: &str,
-    document: Value,
-) -> Result<(), kube::Error> {
-    let object: DynamicObject = serde_json::from_value(document).unwrap();
-    api(client, namespace)
-        .create(&PostParams::default(), &object)
-        .await
-        .map(|_| ())
-}
-
-/// Creates a KafkaTopic `name` with `spec` in `namespace`.
-pub async fn create(client: &Client, namespace: &str, name: &str, spec: Value) {
-    try_create(client, namespace, topic(name, spec))
-        .await
-        .unwrap();
-}
-
-/// Merges `patch` into the KafkaTopic `name`.
-pub async fn patch(client: &Client, namespace: &str, name: &str, patch: Value) {
-    api(client, namespace)
-        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
-        .await
-        .unwrap();
-}
-
-/// Deletes the KafkaTopic `name`.
-pub async fn delete(client: &Client, namespace: &str, name: &str) {
-    api(client, namespace)
-        .delete(name, &DeleteParams::default())
-        .await
-        .unwrap();
-}
-
-/// Whether the KafkaTopic `name` exists.
-pub async fn exists(client: &Client, namespace: &str, name: &str) -> bool {
-    api(client, namespace)
-        .get_opt(name)
-        .await
-        .unwrap()
-        .is_some()
-}
-
-/// The KafkaTopic's `status`, as JSON (`null` when unset or gone).
-pub async fn status(client: &Client, namespace: &str, name: &str) -> Value {
-    api(client, namespace)
-        .get_opt(name)
-        .await
-        .unwrap()
-        .map(|object| object.data["status"].clone())
-        .unwrap_or(Value::Null)
-}
-
-/// The condition of `type` of the KafkaTopic.
-pub async fn condition(
-    client: &Client,
-    namespace: &str,
-    name: &str,
-    r#type: &str,
-) -> Option<Value> {
-    status(client, namespace, name).await["conditions"]
-        .as_array()?
-        .iter()
-        .find(|condition| condition["type"] == r#type)
-        .cloned()
-}
-
-/// Whether the KafkaTopic is `Ready` for its current generation.
-pub async fn is_ready(client: &Client, namespace: &str, name: &str) -> bool {
-    let object = api(client, namespace).get_opt(name).await.unwrap();
-    object.as_ref().is_some_and(is_ready_object)
-}
-
-/// Whether the KafkaTopic `object` is `Ready` for its current generation.
-pub fn is_ready_object(object: &DynamicObject) -> bool {
-    let status = &object.data["status"];
-    status["observedGeneration"].as_i64() == object.metadata.generation
-        && status["conditions"].as_array().is_some_and(|conditions| {
-            conditions
-                .iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True")
-        })
-}
-
-/// Waits up to [`WAIT`] for `check`; panics naming `what` otherwise.
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if check().await {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// Waits until the KafkaTopic is Ready for its current generation.
-pub async fn wait_ready(client: &Client, namespace: &str, name: &str) {
-    eventually(&format!("{name} Ready"), || {
-        is_ready(client, namespace, name)
-    })
-    .await;
-}
-
-/// Waits until the KafkaTopic has a `Ready` condition with status `False`, `reason` and a
-/// message containing `message`; the condition.
-pub async fn wait_not_ready(
-    client: &Client,
-    namespace: &str,
-    name: &str,
-    reason: &str,
-    message: &str,
-) -> Value {
-    eventually(
-        &format!("{name} Ready=False {reason}: {message}"),
-        || async {
-            condition(client, namespace, name, "Ready")
-                .await
-                .is_some_and(|condition| {
-                    condition["status"] == "False"
-                        && condition["reason"] == reason
-                        && condition["message"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .contains(message)
-                })
-        },
-    )
-    .await;
-    condition(client, namespace, name, "Ready").await.unwrap()
 }
 
 /// Partition count of `topic` in Kafka, `None` when it does not exist.
@@ -266,9 +125,11 @@ pub async fn partitions(admin: &AdminClient, topic: &str) -> Option<usize> {
 /// Waits until `topic` has `expected` partitions in Kafka (the broker's metadata can lag
 /// briefly behind the controller's after a change).
 pub async fn wait_partitions(admin: &AdminClient, topic: &str, expected: usize) {
-    eventually(&format!("{topic} with {expected} partitions"), || async {
-        partitions(admin, topic).await == Some(expected)
-    })
+    eventually(
+        &format!("{topic} with {expected} partitions"),
+        WAIT,
+        || async { partitions(admin, topic).await == Some(expected) },
+    )
     .await;
 }
 

@@ -1,21 +1,21 @@
 //! Content caches of one kind, one per watched scope (a namespace or all namespaces), filled
 //! by kube-runtime reflectors whose event streams also trigger a controller. The shared
-//! caches of `operator-common` watch owned kinds as metadata only; the StrimziPodSet
-//! controller needs whole pods (readiness, revision), and the Kafka controller whole node
-//! pools, so they keep caches of their own here.
+//! caches of [`crate::cache`] watch owned kinds as metadata only; controllers that read
+//! whole objects (the StrimziPodSet controller its pods, the Kafka controller its node pools,
+//! the user controller its users' Secrets) keep caches of their own with this.
 //!
 //! Reconciliations that start before a cache is filled wait for it on its one [`Filled`]
-//! future (see `strimzi_operator_common::cache`): a reconciliation left waiting forever would
-//! also hold back every later reconciliation of its resource.
+//! future (see [`crate::cache`]): a reconciliation left waiting forever would also hold back
+//! every later reconciliation of its resource.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::cache::{Filled, WatchedKind, filled};
 use futures::{Stream, StreamExt};
 use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
-use strimzi_operator_common::cache::{Filled, WatchedKind, filled};
 
 /// The cache of one scope.
 struct Scoped<K: Resource<DynamicType = ()> + 'static> {
@@ -97,6 +97,37 @@ where
             })
             .map(|scoped| (scoped.store.clone(), scoped.filled.clone()))?;
         filled.await.then_some(store)
+    }
+
+    /// The cached object `name` in `namespace`, `None` when it does not exist.
+    pub async fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        let store = self.store(namespace).await?;
+        store.get(&reflector::ObjectRef::new(name).within(namespace))
+    }
+
+    /// Every cached object of every scope, for sweeps that look at all of them.
+    pub fn all(&self) -> Vec<Arc<K>> {
+        self.stores
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .flat_map(|scoped| scoped.store.state())
+            .collect()
+    }
+
+    /// Whether every scope's cache has been filled.
+    pub async fn filled(&self) -> bool {
+        let pending: Vec<Filled> = self
+            .stores
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|scoped| scoped.filled.clone())
+            .collect();
+        futures::future::join_all(pending)
+            .await
+            .into_iter()
+            .all(|filled| filled)
     }
 
     /// The cached objects in `namespace`.

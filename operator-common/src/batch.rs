@@ -59,6 +59,21 @@ impl<I: Send + 'static, O: Send + 'static> Batcher<I, O> {
         Self { name, sender }
     }
 
+    /// Starts the batcher `name` whose `handler` gets a shared `context` with each batch.
+    pub fn spawn_with<C, Fut>(
+        name: &'static str,
+        settings: BatchSettings,
+        context: &Arc<C>,
+        handler: fn(Arc<C>, Vec<I>) -> Fut,
+    ) -> Self
+    where
+        C: Send + Sync + 'static,
+        Fut: Future<Output = Vec<O>> + Send + 'static,
+    {
+        let context = context.clone();
+        Self::spawn(name, settings, move |items| handler(context.clone(), items))
+    }
+
     /// Queues `item`, waiting while the queue is full, and returns its output.
     pub async fn call(&self, item: I) -> Result<O, BatcherStopped> {
         let (reply, answer) = oneshot::channel();
