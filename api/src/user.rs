@@ -223,9 +223,9 @@ pub struct KafkaUserQuotas {
     #[schemars(range(min = 0))]
     pub request_percentage: Option<i32>,
     /// Partitions per second the user may create or delete through topic and partition
-    /// requests.
+    /// requests. Kept as written (`10` stays `10`, not `10.0`).
     #[schemars(range(min = 0))]
-    pub controller_mutation_rate: Option<f64>,
+    pub controller_mutation_rate: Option<serde_json::Number>,
 }
 
 /// Customisation of the resources the User Operator creates for a user.
@@ -335,6 +335,24 @@ mod tests {
         );
         assert_eq!(simple.acls[2].resource.pattern_type(), None);
         assert_eq!(serde_json::to_value(&user).unwrap(), document());
+    }
+
+    #[test]
+    fn numbers_come_back_as_written() {
+        for written in [json!(10), json!(10.5), json!(0.25)] {
+            let quotas: KafkaUserQuotas =
+                from_value(json!({"controllerMutationRate": written.clone()})).unwrap();
+            assert_eq!(
+                serde_json::to_value(&quotas).unwrap()["controllerMutationRate"],
+                written
+            );
+        }
+        let plugin: crate::kafka::QuotasPluginStrimzi =
+            from_value(json!({"minAvailableRatioPerVolume": 1})).unwrap();
+        assert_eq!(
+            serde_json::to_value(&plugin).unwrap(),
+            json!({"minAvailableRatioPerVolume": 1})
+        );
     }
 
     #[test]

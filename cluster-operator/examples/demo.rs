@@ -256,7 +256,7 @@ fn kafka_topic(name: &str) -> serde_json::Value {
     })
 }
 
-/// The type and reason of each condition, e.g. `Ready` or `NotReady(TimeoutException)`.
+/// The type and reason of each condition, e.g. `Ready` or `NotReady(WaitingForPods)`.
 fn conditions(conditions: Option<&Vec<strimzi_api::common::Condition>>) -> String {
     let text: Vec<String> = conditions
         .into_iter()

@@ -75,7 +75,7 @@ impl PodSetReconciler {
         runtime: &OperatorRuntime,
     ) -> Result<futures::future::BoxFuture<'static, ()>, strimzi_operator_common::cache::CacheError>
     {
-        let pods = ScopedCache::default();
+        let pods = ScopedCache::new(runtime.applier().field_manager());
         let reconciler = Self {
             runtime: runtime.clone(),
             pods: pods.clone(),

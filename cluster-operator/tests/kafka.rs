@@ -398,6 +398,99 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
     operator.stop().await;
 }
 
+/// Warning Events about the Kafka `name` in `ns`.
+async fn kafka_warning_events(client: &Client, ns: &str, name: &str) -> Vec<String> {
+    use k8s_openapi::api::events::v1::Event;
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
+    events
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|event| event.type_.as_deref() == Some("Warning"))
+        .filter(|event| {
+            event.regarding.as_ref().is_some_and(|regarding| {
+                regarding.kind.as_deref() == Some("Kafka")
+                    && regarding.name.as_deref() == Some(name)
+            })
+        })
+        .map(|event| format!("{:?}: {:?}", event.reason, event.note))
+        .collect()
+}
+
+#[tokio::test]
+async fn pods_not_ready_are_progress_not_failure_and_a_fix_is_picked_up_at_once() {
+    let (client, ns) = namespace("pending").await;
+    let operator = Operator::on(&ns);
+    let reconciliations = operator.runtime.metrics().reconciliations("Kafka", &ns, "");
+    // The brokers require a node label no kwok node has: their pods stay Pending.
+    let mut documents = cluster("waiting", 1, 1);
+    let broker_pool = documents[1].clone();
+    documents[1]["spec"]["template"] = json!({"pod": {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "example.com/no-such-node", "operator": "Exists"}]},
+        ]},
+    }}}});
+    apply_all(&client, &ns, &documents).await;
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let not_ready = wait_for(
+        &kafkas,
+        "waiting",
+        "NotReady, waiting for the pods",
+        |kafka| {
+            let kafka = kafka?;
+            let not_ready = condition(kafka, "NotReady")?;
+            let unschedulable = not_ready
+                .message
+                .as_deref()
+                .is_some_and(|message| message.contains("Unschedulable"));
+            (not_ready.reason.as_deref() == Some("WaitingForPods")
+                && unschedulable
+                && condition(kafka, "Ready").is_none()
+                && kafka.status.as_ref()?.observed_generation == kafka.metadata.generation)
+                .then(|| not_ready.clone())
+        },
+    )
+    .await;
+    let message = not_ready.message.unwrap_or_default();
+    assert!(message.contains("waiting-broker"), "{message}");
+    assert_eq!(not_ready.status.as_deref(), Some("True"));
+    // It keeps looking (requeued after a few seconds), and that is no failure.
+    let started_before = reconciliations.started_count();
+    eventually("two more reconciliations", support::WAIT, || async {
+        reconciliations.started_count() >= started_before + 2
+    })
+    .await;
+    assert_eq!(reconciliations.failed_count(), 0, "failed reconciliations");
+    let warnings = kafka_warning_events(&client, &ns, "waiting").await;
+    assert!(warnings.is_empty(), "Warning Events: {warnings:?}");
+    let kafka = kafkas.get("waiting").await.unwrap();
+    assert_eq!(
+        condition(&kafka, "NotReady").and_then(|c| c.reason.as_deref()),
+        Some("WaitingForPods")
+    );
+
+    // The fix: the pool without the impossible affinity. The stuck pods of the old definition
+    // are replaced at the next reconciliation, not after the operation timeout (5 minutes).
+    let fixed = std::time::Instant::now();
+    apply(&client, &ns, &broker_pool).await;
+    let kafka = ready(&client, &ns, "waiting").await;
+    let took = fixed.elapsed();
+    println!("Ready {took:?} after the fix");
+    assert!(
+        took < std::time::Duration::from_secs(150),
+        "Ready only {took:?} after the fix"
+    );
+    assert!(condition(&kafka, "NotReady").is_none());
+    let pods = names::<Pod>(&client, &ns, "strimzi.io/cluster=waiting").await;
+    assert_eq!(pods.len(), 2, "{pods:?}");
+    assert_eq!(reconciliations.failed_count(), 0, "failed reconciliations");
+    let warnings = kafka_warning_events(&client, &ns, "waiting").await;
+    assert!(warnings.is_empty(), "Warning Events: {warnings:?}");
+    operator.stop().await;
+}
+
 #[tokio::test]
 async fn an_operator_stopped_mid_reconcile_converges_after_restart_without_duplicates() {
     let (client, ns) = namespace("restart").await;
@@ -421,8 +514,10 @@ async fn an_operator_stopped_mid_reconcile_converges_after_restart_without_dupli
     let pods = names::<Pod>(&client, &ns, "strimzi.io/cluster=restarted").await;
     assert_eq!(pods.len(), 6, "{pods:?}");
 
-    // Nothing changed: another reconciliation writes nothing.
+    // Nothing changed: another reconciliation, which must have run, writes nothing.
     let writes_before: u64 = write_count(&operator);
+    let reconciliations = operator.runtime.metrics().reconciliations("Kafka", &ns, "");
+    let succeeded_before = reconciliations.succeeded_count();
     kafkas
         .patch(
             "restarted",
@@ -431,7 +526,12 @@ async fn an_operator_stopped_mid_reconcile_converges_after_restart_without_dupli
         )
         .await
         .unwrap();
-    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    eventually(
+        "a reconciliation after the touch",
+        support::WAIT,
+        || async { reconciliations.succeeded_count() > succeeded_before },
+    )
+    .await;
     assert_eq!(
         write_count(&operator),
         writes_before,

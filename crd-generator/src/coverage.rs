@@ -1,4 +1,6 @@
-//! Compares the properties of our CRD schemas with Strimzi's, path by path.
+//! Compares our CRD schemas with Strimzi's, path by path: every property of Strimzi's, and
+//! every CEL rule (`x-kubernetes-validations`) of Strimzi's at the same path with the same
+//! expression and message, must be in ours.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,20 @@ pub struct Coverage {
     pub covered: usize,
     /// Paths Strimzi's schema has and ours lacks, such as `.spec.kafka.listeners[].name`.
     pub missing: Vec<String>,
+    /// CEL rules in Strimzi's schema.
+    pub rules_total: usize,
+    /// Of those, how many ours has at the same path, with the same expression and message.
+    pub rules_covered: usize,
+    /// Strimzi's rules that ours lacks, as `path: rule (message)`, such as
+    /// `.spec.kafka.rack: has(self.type) == false || ... (envVarName property is required)`.
+    pub missing_rules: Vec<String>,
+}
+
+impl Coverage {
+    /// Whether every property path and every rule of Strimzi's schema is in ours.
+    pub fn is_complete(&self) -> bool {
+        self.missing.is_empty() && self.missing_rules.is_empty()
+    }
 }
 
 /// Why the reference CRDs could not be compared.
@@ -109,20 +125,69 @@ pub fn against_reference(
 pub fn compare(kind: &str, ours: &Value, reference: &Value) -> Coverage {
     let schema_of = |crd: &Value| {
         let mut paths = BTreeSet::new();
+        let mut rules = BTreeSet::new();
         if let Some(schema) = crd.pointer("/spec/versions/0/schema/openAPIV3Schema") {
             property_paths(schema, "", &mut paths);
+            validation_rules(schema, "", &mut rules);
         }
-        paths
+        (paths, rules)
     };
-    let ours = schema_of(ours);
-    let theirs = schema_of(reference);
+    let (ours, our_rules) = schema_of(ours);
+    let (theirs, their_rules) = schema_of(reference);
     let missing: Vec<String> = theirs.difference(&ours).cloned().collect();
+    let missing_rules: Vec<String> = their_rules
+        .difference(&our_rules)
+        .map(|(path, rule, message)| format!("{path}: {rule} ({message})"))
+        .collect();
     Coverage {
         kind: kind.to_owned(),
         total: theirs.len(),
         covered: theirs.len() - missing.len(),
         missing,
+        rules_total: their_rules.len(),
+        rules_covered: their_rules.len() - missing_rules.len(),
+        missing_rules,
     }
+}
+
+/// Visits every node below `schema` with its path, written as in [`property_paths`]: the root
+/// is `""`, and a combinator's choices are at their node's path.
+fn walk<'a>(schema: &'a Value, path: &str, visit: &mut dyn FnMut(&str, &'a Value)) {
+    visit(path, schema);
+    for combinator in ["anyOf", "oneOf", "allOf"] {
+        for choice in schema[combinator].as_array().into_iter().flatten() {
+            walk(choice, path, visit);
+        }
+    }
+    if let Some(properties) = schema["properties"].as_object() {
+        for (name, property) in properties {
+            walk(property, &format!("{path}.{name}"), visit);
+        }
+    }
+    if schema["items"].is_object() {
+        walk(&schema["items"], &format!("{path}[]"), visit);
+    }
+    if schema["additionalProperties"].is_object() {
+        walk(
+            &schema["additionalProperties"],
+            &format!("{path}{{}}"),
+            visit,
+        );
+    }
+}
+
+/// Collects every CEL rule below `schema` as (path, expression, message).
+fn validation_rules(schema: &Value, path: &str, rules: &mut BTreeSet<(String, String, String)>) {
+    walk(schema, path, &mut |path, node| {
+        for validation in node["x-kubernetes-validations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let text = |key: &str| validation[key].as_str().unwrap_or_default().to_owned();
+            rules.insert((path.to_owned(), text("rule"), text("message")));
+        }
+    });
 }
 
 /// Collects the path of every property below `schema`: `.a.b` for properties, `[]` for list
@@ -176,5 +241,37 @@ mod tests {
         assert_eq!(coverage.total, 6);
         assert_eq!(coverage.covered, 5);
         assert_eq!(coverage.missing, [".spec.listeners[].port"]);
+    }
+
+    #[test]
+    fn reports_missing_and_changed_rules() {
+        let rule = |rule: &str, message: &str| json!({"rule": rule, "message": message});
+        let reference = crd(json!({"properties": {"spec": {
+            "properties": {"rack": {
+                "properties": {"topologyKey": {}},
+                "x-kubernetes-validations": [rule("a", "needs a"), rule("b", "needs b")],
+            }},
+            "x-kubernetes-validations": [rule("c", "needs c")],
+        }}}));
+        let ours = crd(json!({"properties": {"spec": {
+            "properties": {"rack": {
+                "properties": {"topologyKey": {}},
+                // Ours may add rules of its own; a changed message counts as missing.
+                "x-kubernetes-validations": [
+                    rule("ours", "ours"),
+                    rule("a", "needs a"),
+                    rule("b", "needs b, reworded"),
+                ],
+            }},
+        }}}));
+        let coverage = compare("Thing", &ours, &reference);
+        assert!(coverage.missing.is_empty());
+        assert_eq!((coverage.rules_total, coverage.rules_covered), (3, 1));
+        assert_eq!(
+            coverage.missing_rules,
+            [".spec: c (needs c)", ".spec.rack: b (needs b)"]
+        );
+        assert!(!coverage.is_complete());
+        assert!(compare("Thing", &reference, &reference).is_complete());
     }
 }

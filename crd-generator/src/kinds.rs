@@ -1,7 +1,7 @@
 //! One entry per custom resource kind: where its CRD comes from and what Strimzi's CRD has
 //! beyond the schema (file name, printer columns, scale subresource).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
@@ -11,7 +11,7 @@ use kube::CustomResourceExt;
 use strimzi_api::{bridge, connect, connector, kafka, mirror_maker2, node_pool, pod_set};
 use strimzi_api::{labels, rebalance, topic, user};
 
-use crate::{rules, structural};
+use crate::{embedded, rules, structural};
 
 /// A generated CRD and the file it is written to, e.g. `040-Crd-kafka.yaml`.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +71,8 @@ struct Kind {
     kind: &'static str,
     file_name: &'static str,
     derive: fn() -> CustomResourceDefinition,
+    /// Paths whose `required` list comes from an embedded Kubernetes type (see [`embedded`]).
+    kubernetes_required: fn() -> Result<BTreeSet<String>, serde_json::Error>,
     description: &'static str,
     columns: &'static [Column],
     /// The scale subresource, for kinds with a number of replicas (or tasks).
@@ -136,6 +138,7 @@ const KINDS: &[Kind] = &[
         kind: "Kafka",
         file_name: "040-Crd-kafka.yaml",
         derive: kafka::Kafka::crd,
+        kubernetes_required: embedded::kubernetes_required::<kafka::Kafka>,
         description: "A Kafka cluster in KRaft mode: its listeners, configuration, security, \
             certificate authorities and the operators and tools deployed with it. The nodes \
             themselves are described by KafkaNodePool resources.",
@@ -166,6 +169,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaConnect",
         file_name: "041-Crd-kafkaconnect.yaml",
         derive: connect::KafkaConnect::crd,
+        kubernetes_required: embedded::kubernetes_required::<connect::KafkaConnect>,
         description: "A Kafka Connect cluster: its workers, how they reach Kafka, and the \
             connector plugins they run.",
         columns: &[
@@ -178,6 +182,7 @@ const KINDS: &[Kind] = &[
         kind: "StrimziPodSet",
         file_name: "042-Crd-strimzipodset.yaml",
         derive: pod_set::StrimziPodSet::crd,
+        kubernetes_required: embedded::kubernetes_required::<pod_set::StrimziPodSet>,
         description: "A set of pods managed by the operator, each with its own definition; \
             created by the cluster operator, not by users.",
         columns: &[
@@ -207,6 +212,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaTopic",
         file_name: "043-Crd-kafkatopic.yaml",
         derive: topic::KafkaTopic::crd,
+        kubernetes_required: embedded::kubernetes_required::<topic::KafkaTopic>,
         description: "A Kafka topic: its partitions, replication factor and configuration.",
         columns: &[
             cluster_label("Kafka cluster the topic is in"),
@@ -230,6 +236,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaUser",
         file_name: "044-Crd-kafkauser.yaml",
         derive: user::KafkaUser::crd,
+        kubernetes_required: embedded::kubernetes_required::<user::KafkaUser>,
         description: "A Kafka user: how it authenticates, what it may do, and its quotas.",
         columns: &[
             cluster_label("Kafka cluster the user is for"),
@@ -253,6 +260,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaNodePool",
         file_name: "045-Crd-kafkanodepool.yaml",
         derive: node_pool::KafkaNodePool::crd,
+        kubernetes_required: embedded::kubernetes_required::<node_pool::KafkaNodePool>,
         description: "A group of Kafka nodes with the same roles, storage and resources, \
             belonging to the Kafka cluster named by its `strimzi.io/cluster` label.",
         columns: &[
@@ -276,6 +284,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaBridge",
         file_name: "046-Crd-kafkabridge.yaml",
         derive: bridge::KafkaBridge::crd,
+        kubernetes_required: embedded::kubernetes_required::<bridge::KafkaBridge>,
         description: "An HTTP bridge that lets HTTP clients produce to and consume from Kafka.",
         columns: &[
             desired_replicas("Number of bridge pods asked for"),
@@ -294,6 +303,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaConnector",
         file_name: "047-Crd-kafkaconnector.yaml",
         derive: connector::KafkaConnector::crd,
+        kubernetes_required: embedded::kubernetes_required::<connector::KafkaConnector>,
         description: "A connector running in the Kafka Connect cluster named by its \
             `strimzi.io/cluster` label.",
         columns: &[
@@ -322,6 +332,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaMirrorMaker2",
         file_name: "048-Crd-kafkamirrormaker2.yaml",
         derive: mirror_maker2::KafkaMirrorMaker2::crd,
+        kubernetes_required: embedded::kubernetes_required::<mirror_maker2::KafkaMirrorMaker2>,
         description: "A MirrorMaker 2 deployment that copies topics, consumer group offsets \
             and ACLs from source Kafka clusters into a target cluster.",
         columns: &[
@@ -334,6 +345,7 @@ const KINDS: &[Kind] = &[
         kind: "KafkaRebalance",
         file_name: "049-Crd-kafkarebalance.yaml",
         derive: rebalance::KafkaRebalance::crd,
+        kubernetes_required: embedded::kubernetes_required::<rebalance::KafkaRebalance>,
         description: "A request to Cruise Control to compute, and on approval carry out, a \
             redistribution of partition replicas in a Kafka cluster.",
         columns: &[
@@ -400,6 +412,8 @@ impl Kind {
         };
         let mut schema = serde_json::to_value(derived).map_err(conversion_error)?;
         structural::normalize(&mut schema, self.description);
+        let kubernetes_required = (self.kubernetes_required)().map_err(conversion_error)?;
+        embedded::drop_required(&mut schema, &kubernetes_required);
         rules::apply(self.kind, &mut schema)?;
         validation.open_api_v3_schema =
             Some(serde_json::from_value::<JSONSchemaProps>(schema).map_err(conversion_error)?);

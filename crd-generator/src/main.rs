@@ -19,7 +19,7 @@ struct Args {
     #[arg(long, group = "action", value_name = "DIR")]
     check: Option<PathBuf>,
     /// Compare the schemas with the CRD files in this folder (Strimzi's `crds/`); exit
-    /// non-zero when any of their property paths is missing from ours.
+    /// non-zero when any of their property paths or CEL rules is missing from ours.
     #[arg(long, group = "action", value_name = "DIR")]
     coverage: Option<PathBuf>,
 }
@@ -67,20 +67,25 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{} matches the api types", dir.display());
     } else if let Some(dir) = args.coverage {
         let report = coverage::against_reference(&crds, &dir)?;
-        let mut missing = 0;
+        let (mut missing, mut missing_rules) = (0, 0);
         for entry in &report {
             println!(
-                "{:<18} {:>5}/{:<5} property paths covered",
-                entry.kind, entry.covered, entry.total
+                "{:<18} {:>5}/{:<5} property paths, {:>2}/{:<2} CEL rules covered",
+                entry.kind, entry.covered, entry.total, entry.rules_covered, entry.rules_total
             );
             for path in &entry.missing {
                 println!("    missing {path}");
             }
+            for rule in &entry.missing_rules {
+                println!("    missing rule {rule}");
+            }
             missing += entry.missing.len();
+            missing_rules += entry.missing_rules.len();
         }
-        if missing > 0 {
+        if missing + missing_rules > 0 {
             eprintln!(
-                "strimzi-crd-generator: {missing} property path(s) of Strimzi's CRDs are missing"
+                "strimzi-crd-generator: {missing} property path(s) and {missing_rules} CEL \
+                 rule(s) of Strimzi's CRDs are missing"
             );
             return Ok(ExitCode::FAILURE);
         }

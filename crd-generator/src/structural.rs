@@ -41,9 +41,6 @@ pub fn normalize(schema: &mut Value, description: &str) {
         );
         properties.insert("metadata".to_owned(), json!({"type": "object"}));
     }
-    if let Some(conditions) = schema.pointer_mut("/properties/status/properties/conditions") {
-        key_conditions_by_type(conditions);
-    }
 }
 
 /// Removes what Strimzi's schemas do not have, recursively.
@@ -97,20 +94,6 @@ fn quantities(schema: &mut Value) {
     }
 }
 
-/// Makes `conditions` a list map keyed by `type`, so that server-side apply merges conditions
-/// by type and the API server refuses two conditions of one type.
-fn key_conditions_by_type(conditions: &mut Value) {
-    let Some(list) = conditions.as_object_mut() else {
-        return;
-    };
-    list.insert("x-kubernetes-list-type".to_owned(), json!("map"));
-    list.insert("x-kubernetes-list-map-keys".to_owned(), json!(["type"]));
-    if let Some(item) = list.get_mut("items").and_then(Value::as_object_mut) {
-        // A list-map key must be required.
-        item.insert("required".to_owned(), json!(["type"]));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,8 +141,8 @@ mod tests {
             schema["properties"]["resources"]["properties"]["limits"]["additionalProperties"]["pattern"],
             QUANTITY_PATTERN
         );
-        assert_eq!(conditions["x-kubernetes-list-type"], "map");
-        assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
-        assert_eq!(conditions["items"]["required"], json!(["type"]));
+        // A plain list, as in Strimzi's CRDs: several `Warning` conditions may coexist.
+        assert!(conditions.get("x-kubernetes-list-type").is_none());
+        assert!(conditions["items"].get("required").is_none());
     }
 }

@@ -3,9 +3,20 @@
 //! state, status through the status subresource, and deletion of owned objects that the
 //! desired state no longer has. Every write is counted in
 //! `strimzi_operator_api_writes_total`.
+//!
+//! What is applied is what is desired: a write is skipped only when the live object has every
+//! field of the desired object ([`contains`]) *and* the desired object still sets every field
+//! that our field manager's last apply set (its `metadata.managedFields` entry, see
+//! [`drops_owned_fields`]). So a label, annotation, ConfigMap key or template field that we
+//! stop setting is removed at the reconciliation that drops it, while one where nothing changed
+//! writes nothing, decided from the object at hand without another read. Fields other managers
+//! own are neither compared nor touched. When the object has no apply entry of ours (created
+//! by someone else, or read from a cache that dropped it), only [`contains`] decides; the
+//! caches of [`crate::cache`] and [`crate::scoped_cache`] keep that entry for this reason.
 
 use std::fmt::Debug;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::NamespaceResourceScope;
 use kube::{Client, Resource, ResourceExt};
@@ -117,10 +128,9 @@ impl Applier {
     }
 
     /// Server-side applies `desired` unless `current` (the object as cached, or read now when
-    /// `None`) already has every field `desired` sets with the same value.
-    ///
-    /// Fields that `desired` stops setting are left as they are when the rest matches; they
-    /// are removed at the next write of the object.
+    /// `None`) already has every field `desired` sets with the same value and our field
+    /// manager's last apply set no field that `desired` no longer sets (see the module docs):
+    /// fields `desired` stops setting are removed by this write.
     pub async fn apply<K>(&self, desired: &K, current: Option<&K>) -> Result<Applied, ApplyError>
     where
         K: Applicable,
@@ -158,7 +168,7 @@ impl Applier {
         self.apply_unless_contained(&api, desired, cached).await
     }
 
-    /// Applies `desired` through `api` unless `current` already has every field it sets.
+    /// Applies `desired` through `api` unless `current` already has exactly what it asks for.
     async fn apply_unless_contained<K>(
         &self,
         api: &Api<K>,
@@ -172,7 +182,7 @@ impl Applier {
         let (namespace, name) = identity(desired, &kind)?;
         let desired_json = to_json(desired, &kind)?;
         if let Some(current) = current
-            && contains(&to_json(current, &kind)?, &desired_json)
+            && !self.needs_write(current, &to_json(current, &kind)?, &desired_json)
         {
             return Ok(Applied::Unchanged);
         }
@@ -185,6 +195,24 @@ impl Applier {
         .map_err(|source| api_error("apply", &kind, &namespace, &name, source))?;
         self.metrics.count_write(&kind, "apply");
         Ok(Applied::Written)
+    }
+
+    /// Whether applying `desired` (JSON) would change `current` (also given as JSON): it lacks
+    /// a desired field or value, or our last apply set a field that `desired` drops.
+    fn needs_write<K: Applicable>(&self, current: &K, actual: &Value, desired: &Value) -> bool {
+        if !contains(actual, desired) {
+            return true;
+        }
+        let api_version = K::api_version(&());
+        applied_entries(current.meta(), &self.field_manager).any(|entry| {
+            // Fields are listed in the version they were applied in: another version's list
+            // cannot be compared, and the write makes the entry ours at this version.
+            entry.api_version.as_deref() != Some(api_version.as_ref())
+                || entry
+                    .fields_v1
+                    .as_ref()
+                    .is_none_or(|fields| drops_owned_fields(&fields.0, desired, Some(actual)))
+        })
     }
 
     /// Server-side applies `status` to the status subresource of `resource`.
@@ -290,6 +318,144 @@ fn api_error(
     }
 }
 
+/// The `managedFields` entries of what `field_manager` last server-side applied to the object
+/// itself (not to a subresource such as `status`).
+pub fn applied_entries<'a>(
+    meta: &'a ObjectMeta,
+    field_manager: &'a str,
+) -> impl Iterator<Item = &'a ManagedFieldsEntry> + 'a {
+    meta.managed_fields
+        .iter()
+        .flatten()
+        .filter(move |entry| is_applied_by(entry, field_manager))
+}
+
+/// Drops every `managedFields` entry of `meta` but what `field_manager` last applied to the
+/// object itself: all that [`Applier::apply`] reads, kept by caches instead of the whole list.
+pub fn keep_applied_fields(meta: &mut ObjectMeta, field_manager: &str) {
+    if let Some(entries) = meta.managed_fields.as_mut() {
+        entries.retain(|entry| is_applied_by(entry, field_manager));
+        if entries.is_empty() {
+            meta.managed_fields = None;
+        }
+    }
+}
+
+fn is_applied_by(entry: &ManagedFieldsEntry, field_manager: &str) -> bool {
+    entry.manager.as_deref() == Some(field_manager)
+        && entry.operation.as_deref() == Some("Apply")
+        && entry.subresource.as_deref().is_none_or(str::is_empty)
+}
+
+/// Whether `desired` no longer sets a field that `owned` (the `fieldsV1` of a `managedFields`
+/// entry: the fields one apply set) lists, so that applying `desired` would remove it;
+/// `actual` is the live object, when known, for fields owned whole.
+///
+/// `owned` is walked together with `desired`: `f:<name>` is the object key `name`,
+/// `k:{"port":80,"protocol":"TCP"}` the element of an associative list with those key values
+/// (a key field the desired element leaves out, which the API server defaults, matches any
+/// value), `v:<json>` the element of a set, `i:<n>` the element at an index, and `.` the node
+/// itself. A leaf (`{}`) whose desired value is a non-empty map or list is owned whole (an
+/// atomic field such as a Service's `selector`, a LabelSelector or a list without keys such
+/// as a StrimziPodSet's `pods`): something was dropped from it when the live value has more
+/// than `desired` sets. (Were the API server to default a field inside such a value, every
+/// apply of it would write; the no-op tests would show it.) Anything not understood counts as
+/// dropped, which costs one write too many at worst.
+pub fn drops_owned_fields(owned: &Value, desired: &Value, actual: Option<&Value>) -> bool {
+    match owned {
+        Value::Object(owned) => drops_owned(owned, desired, actual),
+        _ => true,
+    }
+}
+
+fn drops_owned(
+    owned: &serde_json::Map<String, Value>,
+    desired: &Value,
+    actual: Option<&Value>,
+) -> bool {
+    owned.iter().any(|(path, children)| {
+        if path == "." {
+            return false;
+        }
+        let Some((desired, actual)) = element(path, desired, actual) else {
+            return true;
+        };
+        match children {
+            Value::Object(children) if children.is_empty() => owned_whole_differs(desired, actual),
+            Value::Object(children) => drops_owned(children, desired, actual),
+            _ => true,
+        }
+    })
+}
+
+/// Whether a field owned whole (a leaf of `fieldsV1`) holds more than `desired` sets.
+fn owned_whole_differs(desired: &Value, actual: Option<&Value>) -> bool {
+    let composite = match desired {
+        Value::Object(map) => !map.is_empty(),
+        Value::Array(list) => !list.is_empty(),
+        _ => false,
+    };
+    composite && actual.is_none_or(|actual| !contains(desired, actual))
+}
+
+/// The desired and live values at one `fieldsV1` path element, `None` when `desired` does not
+/// have it (or the element is not understood).
+fn element<'a, 'b>(
+    path: &str,
+    desired: &'a Value,
+    actual: Option<&'b Value>,
+) -> Option<(&'a Value, Option<&'b Value>)> {
+    if let Some(name) = path.strip_prefix("f:") {
+        let wanted = desired
+            .as_object()?
+            .get(name)
+            .filter(|value| !value.is_null())?;
+        return Some((wanted, actual.and_then(|actual| actual.get(name))));
+    }
+    if let Some(keys) = path.strip_prefix("k:") {
+        let Value::Object(keys) = serde_json::from_str::<Value>(keys).ok()? else {
+            return None;
+        };
+        let items = desired.as_array()?;
+        let wanted = items
+            .iter()
+            .find(|item| matches_keys(item, &keys, true))
+            .or_else(|| items.iter().find(|item| matches_keys(item, &keys, false)))?;
+        let live = actual
+            .and_then(Value::as_array)
+            .and_then(|items| items.iter().find(|item| matches_keys(item, &keys, true)));
+        return Some((wanted, live));
+    }
+    if let Some(value) = path.strip_prefix("v:") {
+        let value: Value = serde_json::from_str(value).ok()?;
+        let wanted = desired
+            .as_array()?
+            .iter()
+            .find(|item| strimzi_api::document::equivalent(item, &value))?;
+        let live = actual.and_then(Value::as_array).and_then(|items| {
+            items
+                .iter()
+                .find(|item| strimzi_api::document::equivalent(item, &value))
+        });
+        return Some((wanted, live));
+    }
+    if let Some(index) = path.strip_prefix("i:") {
+        let index: usize = index.parse().ok()?;
+        let wanted = desired.as_array()?.get(index)?;
+        return Some((wanted, actual.and_then(|actual| actual.get(index))));
+    }
+    None
+}
+
+/// Whether list element `item` has the key values `keys`; unless `exact`, a key field the
+/// item leaves out matches (the API server defaults it, e.g. a port's `protocol`).
+fn matches_keys(item: &Value, keys: &serde_json::Map<String, Value>, exact: bool) -> bool {
+    keys.iter().all(|(key, value)| match item.get(key) {
+        Some(found) if !found.is_null() => strimzi_api::document::equivalent(found, value),
+        _ => !exact,
+    })
+}
+
 /// Whether `actual` has every field of `desired` with an equal value (numbers compared by
 /// value, lists element by element with equal length). A `null` in `desired` asks for the
 /// field to be absent.
@@ -339,5 +505,183 @@ mod tests {
         ));
         assert!(!contains(&actual, &json!({"spec": {"ports": []}})));
         assert!(!contains(&actual, &json!({"data": null})));
+    }
+
+    /// The `fieldsV1` the API server records for an apply of `service(two_ports(), ..)`, as
+    /// in the real managedFields of a Service.
+    fn service_fields() -> Value {
+        json!({
+            "f:metadata": {"f:labels": {"f:a": {}, "f:b": {}}, "f:annotations": {".": {}, "f:n": {}}},
+            "f:spec": {
+                "f:ports": {
+                    "k:{\"port\":9092,\"protocol\":\"TCP\"}": {
+                        ".": {}, "f:name": {}, "f:port": {}, "f:targetPort": {}
+                    },
+                    "k:{\"port\":9093,\"protocol\":\"TCP\"}": {
+                        ".": {}, "f:name": {}, "f:port": {}, "f:appProtocol": {}
+                    }
+                },
+                "f:selector": {}
+            }
+        })
+    }
+
+    fn service(ports: Value, selector: Value) -> Value {
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "s", "labels": {"a": "1", "b": "2"}, "annotations": {"n": "x"}},
+            "spec": {"ports": ports, "selector": selector}
+        })
+    }
+
+    fn two_ports() -> Value {
+        json!([
+            {"name": "plain", "port": 9092, "targetPort": 9092},
+            {"name": "tls", "port": 9093, "appProtocol": "kafka"}
+        ])
+    }
+
+    #[test]
+    fn nothing_dropped_when_desired_sets_every_owned_field() {
+        let desired = service(two_ports(), json!({"app": "k"}));
+        let mut actual = desired.clone();
+        // Defaults and other managers' fields are not ours: they do not count.
+        actual["spec"]["ports"][0]["protocol"] = json!("TCP");
+        actual["spec"]["ports"][1]["protocol"] = json!("TCP");
+        actual["spec"]["ports"][1]["targetPort"] = json!(9093);
+        actual["spec"]["clusterIP"] = json!("10.0.0.1");
+        actual["metadata"]["labels"]["theirs"] = json!("x");
+        assert!(contains(&actual, &desired));
+        assert!(!drops_owned_fields(
+            &service_fields(),
+            &desired,
+            Some(&actual)
+        ));
+        // A key field written out matches too.
+        let mut explicit = desired.clone();
+        explicit["spec"]["ports"][0]["protocol"] = json!("TCP");
+        assert!(!drops_owned_fields(
+            &service_fields(),
+            &explicit,
+            Some(&actual)
+        ));
+    }
+
+    #[test]
+    fn dropped_keys_labels_and_list_elements_are_found() {
+        let actual = service(two_ports(), json!({"app": "k"}));
+        let fields = service_fields();
+        let mut no_label = actual.clone();
+        no_label["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("b");
+        assert!(drops_owned_fields(&fields, &no_label, Some(&actual)));
+        let mut no_annotations = actual.clone();
+        no_annotations["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("annotations");
+        assert!(drops_owned_fields(&fields, &no_annotations, Some(&actual)));
+        let mut null_label = actual.clone();
+        null_label["metadata"]["labels"]["a"] = Value::Null;
+        assert!(drops_owned_fields(&fields, &null_label, Some(&actual)));
+        // A field of one element of an associative list.
+        let mut no_app_protocol = actual.clone();
+        no_app_protocol["spec"]["ports"][1]
+            .as_object_mut()
+            .unwrap()
+            .remove("appProtocol");
+        assert!(drops_owned_fields(&fields, &no_app_protocol, Some(&actual)));
+        // A whole element, also when another element takes its place.
+        let one_port = service(json!([two_ports()[0].clone()]), json!({"app": "k"}));
+        assert!(drops_owned_fields(&fields, &one_port, Some(&actual)));
+        let mut other_port = actual.clone();
+        other_port["spec"]["ports"][1]["port"] = json!(9094);
+        assert!(drops_owned_fields(&fields, &other_port, Some(&actual)));
+        let mut udp = actual.clone();
+        udp["spec"]["ports"][1]["protocol"] = json!("UDP");
+        assert!(drops_owned_fields(&fields, &udp, Some(&actual)));
+    }
+
+    #[test]
+    fn fields_owned_whole_compare_whole() {
+        let fields = service_fields();
+        let desired = service(two_ports(), json!({"app": "k"}));
+        let actual = service(two_ports(), json!({"app": "k", "tier": "broker"}));
+        // The selector is atomic: a key we no longer set is still in the live value.
+        assert!(contains(&actual, &desired));
+        assert!(drops_owned_fields(&fields, &desired, Some(&actual)));
+        assert!(!drops_owned_fields(&fields, &actual, Some(&actual)));
+        // An atomic list of objects (StrimziPodSet pods): a dropped template field counts.
+        let pods = json!({"f:spec": {"f:pods": {}}});
+        let live = json!({"spec": {"pods": [{"metadata": {"labels": {"a": "1", "b": "2"}}}]}});
+        let fewer = json!({"spec": {"pods": [{"metadata": {"labels": {"a": "1"}}}]}});
+        assert!(drops_owned_fields(&pods, &fewer, Some(&live)));
+        assert!(!drops_owned_fields(&pods, &live, Some(&live)));
+        // Scalars and empty values owned whole are compared by `contains` alone.
+        let scalar = json!({"f:spec": {"f:replicas": {}, "f:ports": {}}});
+        let desired = json!({"spec": {"replicas": 3, "ports": []}});
+        let actual = json!({"spec": {"replicas": 3.0, "ports": []}});
+        assert!(!drops_owned_fields(&scalar, &desired, Some(&actual)));
+    }
+
+    #[test]
+    fn sets_indexes_and_unknown_paths() {
+        let set = json!({"f:finalizers": {"v:\"a\"": {}, "v:\"b\"": {}}});
+        let both = json!({"finalizers": ["b", "a"]});
+        assert!(!drops_owned_fields(&set, &both, Some(&both)));
+        assert!(drops_owned_fields(
+            &set,
+            &json!({"finalizers": ["a"]}),
+            Some(&both)
+        ));
+        let indexed = json!({"f:list": {"i:1": {"f:x": {}}}});
+        let two = json!({"list": [{}, {"x": 1}]});
+        assert!(!drops_owned_fields(&indexed, &two, Some(&two)));
+        assert!(drops_owned_fields(
+            &indexed,
+            &json!({"list": [{"x": 1}]}),
+            Some(&two)
+        ));
+        assert!(drops_owned_fields(&json!({"q:odd": {}}), &two, Some(&two)));
+        assert!(drops_owned_fields(
+            &json!({"k:not json": {}}),
+            &two,
+            Some(&two)
+        ));
+        assert!(drops_owned_fields(&json!("not a set"), &two, Some(&two)));
+        assert!(!drops_owned_fields(&json!({}), &two, Some(&two)));
+        assert!(!drops_owned_fields(&json!({".": {}}), &two, Some(&two)));
+    }
+
+    #[test]
+    fn caches_keep_only_what_our_manager_applied() {
+        let entry =
+            |manager: &str, operation: &str, subresource: Option<&str>| ManagedFieldsEntry {
+                manager: Some(manager.to_owned()),
+                operation: Some(operation.to_owned()),
+                subresource: subresource.map(str::to_owned),
+                ..ManagedFieldsEntry::default()
+            };
+        let mut meta = ObjectMeta {
+            managed_fields: Some(vec![
+                entry("kubectl", "Apply", None),
+                entry("ours", "Update", None),
+                entry("ours", "Apply", Some("status")),
+                entry("ours", "Apply", None),
+                entry("kubelet", "Update", Some("status")),
+            ]),
+            ..ObjectMeta::default()
+        };
+        assert_eq!(applied_entries(&meta, "ours").count(), 1);
+        keep_applied_fields(&mut meta, "ours");
+        assert_eq!(
+            meta.managed_fields,
+            Some(vec![entry("ours", "Apply", None)])
+        );
+        keep_applied_fields(&mut meta, "someone");
+        assert_eq!(meta.managed_fields, None);
     }
 }

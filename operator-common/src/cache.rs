@@ -1,6 +1,8 @@
 //! Watch caches shared by an operator's controllers: one list+watch and one in-memory store
 //! per kind, namespace and label selector, however many controllers read it. Objects are
-//! cached without `managedFields`; owned kinds can be cached as metadata only.
+//! cached with no `managedFields` entry but what the operator's field manager last applied
+//! (all that [`crate::apply::Applier::apply`] compares); owned kinds can be cached as metadata
+//! only.
 //!
 //! Whoever waits for a store to be filled waits on its [`Filled`] future, never on
 //! kube-runtime's `Store::wait_until_ready` directly: that one wakes only the last of several
@@ -22,6 +24,7 @@ use kube::runtime::reflector::{self, Lookup, ReflectHandle, Store};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
+use crate::apply::keep_applied_fields;
 use crate::http::{CacheSync, Readiness};
 
 /// Events buffered per cache for controllers that are slower than the watch.
@@ -136,9 +139,11 @@ struct Registry {
 }
 
 /// The caches of one operator; cloning shares them.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Caches {
     registry: Arc<Mutex<Registry>>,
+    /// The operator's field manager, whose applied fields cached objects keep.
+    field_manager: Arc<str>,
 }
 
 impl Debug for Caches {
@@ -148,6 +153,14 @@ impl Debug for Caches {
 }
 
 impl Caches {
+    /// The caches of the operator writing as `field_manager`.
+    pub fn new(field_manager: &str) -> Self {
+        Self {
+            registry: Arc::default(),
+            field_manager: field_manager.into(),
+        }
+    }
+
     /// The cache of `K` in `scope`, fed by `watch` (called once, when the caches start):
     /// its store, a stream of the objects it changes for one controller, and its fill signal.
     pub fn subscribe<K>(
@@ -164,6 +177,7 @@ impl Caches {
         if !registry.entries.contains_key(&key) {
             let (store, writer) = reflector::store_shared::<K>(SUBSCRIBER_BUFFER);
             let writer = Arc::new(Mutex::new(Some(writer)));
+            let field_manager = self.field_manager.clone();
             let entry: Entry<K> = Entry {
                 filled: filled(&store),
                 store: store.clone(),
@@ -176,7 +190,9 @@ impl Caches {
                     let writer = writer.lock().unwrap_or_else(PoisonError::into_inner).take();
                     let synced = readiness.track();
                     match writer {
-                        Some(writer) => run_reflector(watch(), writer, synced).boxed(),
+                        Some(writer) => {
+                            run_reflector(watch(), writer, synced, field_manager).boxed()
+                        }
                         None => futures::future::ready(()).boxed(),
                     }
                 }));
@@ -227,13 +243,14 @@ async fn run_reflector<K>(
     watch: BoxStream<'static, watcher::Result<watcher::Event<K>>>,
     writer: reflector::store::Writer<K>,
     synced: CacheSync,
+    field_manager: Arc<str>,
 ) where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
     let mut events = watch
         .default_backoff()
-        .modify(|object: &mut K| object.meta_mut().managed_fields = None)
+        .modify(move |object: &mut K| keep_applied_fields(object.meta_mut(), &field_manager))
         .reflect_shared(writer)
         .boxed();
     let mut synced = Some(synced);
@@ -270,7 +287,7 @@ mod tests {
 
     #[tokio::test]
     async fn every_waiter_for_a_shared_cache_is_woken_when_it_fills() {
-        let caches = Caches::default();
+        let caches = Caches::new("test-operator");
         let scope = CacheScope {
             namespace: None,
             selector: None,
@@ -316,7 +333,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_watch_per_kind_and_scope_however_many_subscribe() {
-        let caches = Caches::default();
+        let caches = Caches::new("test-operator");
         let watches = Arc::new(AtomicUsize::new(0));
         let scope = CacheScope {
             namespace: Some("a".into()),

@@ -1,7 +1,9 @@
 //! Controllers on kube-runtime's `Controller`: the primary kind watched in the configured
 //! namespaces with the custom-resource selector, owned kinds watched by label as metadata
 //! only, shared caches, one reconciliation per resource at a time, a periodic full
-//! reconciliation, exponential backoff with jitter after failures, resources that do not
+//! reconciliation, exponential backoff with jitter after failures, reconciliations that end
+//! in progress ([`Reconciled::pending`]: `NotReady` with what is awaited, looked at again
+//! after a delay or on a watch event, not a failure), resources that do not
 //! deserialize reported in their status without breaking the watch, the
 //! `strimzi.io/pause-reconciliation` annotation, an optional finalizer for cleanup on
 //! deletion, status written only when it changed, and reconciliation only while leading.
@@ -67,7 +69,10 @@ pub trait Reconciler: Send + Sync + 'static {
     type Error: ErrorReason + Send + Sync + 'static;
 
     /// Brings the world in line with `resource` and returns the status to report (without
-    /// `Ready`, `NotReady` and `observedGeneration`, which the controller sets).
+    /// `Ready`, `NotReady` and `observedGeneration`, which the controller sets). A
+    /// reconciler never waits inside a reconciliation for something that takes time: it
+    /// applies what it can and returns [`Reconciled::pending`], and is called again when a
+    /// watch event arrives or the recheck delay has passed.
     fn reconcile(
         &self,
         resource: Arc<Self::Resource>,
@@ -87,6 +92,13 @@ pub trait Reconciler: Send + Sync + 'static {
         status::not_ready(reason, message, now)
     }
 
+    /// The condition reporting a reconciliation still in progress
+    /// ([`Reconciled::pending`]): `NotReady` with the pending reason and message (the
+    /// default, Strimzi's condition for a resource that is not ready).
+    fn pending_condition(&self, reason: &str, message: &str, now: &str) -> Condition {
+        status::not_ready(reason, message, now)
+    }
+
     /// Removes what `resource`, now being deleted, made outside Kubernetes; retried with
     /// backoff until it succeeds, and possibly called again after it did, so it must be
     /// idempotent. Only called with a [`Self::finalizer`].
@@ -99,21 +111,66 @@ pub trait Reconciler: Send + Sync + 'static {
     }
 }
 
-/// The outcome of a successful reconciliation.
+/// The outcome of a reconciliation that did not fail: done ([`Reconciled::new`]), or still in
+/// progress ([`Reconciled::pending`]), waiting for something that takes time (pods to become
+/// ready, a load balancer address) without holding the reconciliation open meanwhile.
+///
+/// What the controller makes of it:
+///
+/// | | done | pending |
+/// |---|---|---|
+/// | condition | `Ready` | [`Reconciler::pending_condition`]: `NotReady` (status `True`) with the pending reason and message |
+/// | `Warning` conditions, `observedGeneration` | written | written |
+/// | metrics | a successful reconciliation | a successful reconciliation (not a failure) |
+/// | Warning Event | none | none |
+/// | backoff after earlier failures | reset | reset |
+/// | next reconciliation | on a watch event, else after the full reconciliation interval (less up to a fifth, at random, so that resources reconciled together spread out) | on a watch event, else [`Action::requeue`] after `recheck_after` |
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reconciled<S> {
     /// The kind-specific part of the status.
     pub status: S,
-    /// `Warning` conditions to report next to `Ready`.
+    /// `Warning` conditions to report next to `Ready` (or `NotReady` while pending).
     pub warnings: Vec<Condition>,
+    /// What the reconciliation still waits for; `None` when it is done.
+    pub pending: Option<Pending>,
+}
+
+/// What an unfinished reconciliation waits for, and when to look again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pending {
+    /// The reason of the `NotReady` condition, e.g. `WaitingForPods`.
+    pub reason: String,
+    /// Its message: what is awaited.
+    pub message: String,
+    /// When to reconcile again at the latest; a watch event of the resource or of what it
+    /// watches reconciles it earlier.
+    pub recheck_after: Duration,
 }
 
 impl<S> Reconciled<S> {
-    /// A reconciliation that reports `status` and no warnings.
+    /// A finished reconciliation that reports `status` and no warnings.
     pub fn new(status: S) -> Self {
         Self {
             status,
             warnings: Vec::new(),
+            pending: None,
+        }
+    }
+
+    /// A reconciliation that did what it could and now waits for something that is not there
+    /// yet (`message` says what; `reason` is a word such as `WaitingForPods`): the resource
+    /// reports `status` with a `NotReady` condition and is reconciled again after
+    /// `recheck_after`, or sooner when a watch event arrives. Progress, not an error: no
+    /// failure is counted, no Warning Event published, and the backoff is reset.
+    pub fn pending(status: S, reason: &str, message: &str, recheck_after: Duration) -> Self {
+        Self {
+            status,
+            warnings: Vec::new(),
+            pending: Some(Pending {
+                reason: reason.to_owned(),
+                message: message.to_owned(),
+                recheck_after,
+            }),
         }
     }
 
@@ -122,6 +179,11 @@ impl<S> Reconciled<S> {
         self.warnings
             .push(status::warning(reason, message, &status::timestamp_now()));
         self
+    }
+
+    /// Whether the reconciliation still waits for something.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
     }
 }
 
@@ -217,11 +279,30 @@ impl<R: Reconciler> ControllerBuilder<R> {
         let selector = selector.to_owned();
         self.owned
             .push(Box::new(move |controller, primary, runtime| {
-                // An API of partial objects makes metadata-only list and watch requests.
-                let api: Api<PartialObjectMeta<Child>> = runtime.api(primary.namespace.as_deref());
-                let config = watcher::Config::default().labels(&selector);
-                let children = watcher(api, config).default_backoff().touched_objects();
-                controller.owns_stream(children)
+                controller.owns_stream(metadata_watch::<Child>(runtime, primary, &selector))
+            }));
+        self
+    }
+
+    /// Reconciles the resources `mapper` names for a `Child` when the child is created,
+    /// changed or deleted; children are found by `selector` with a metadata-only watch, as
+    /// with [`Self::owns_metadata`], for children that belong to a resource without an owner
+    /// reference to it (e.g. by a label naming it).
+    pub fn watches_metadata<Child, I>(
+        mut self,
+        selector: &str,
+        mapper: fn(PartialObjectMeta<Child>) -> I,
+    ) -> Self
+    where
+        Child: WatchedKind,
+        I: IntoIterator<Item = kube::runtime::reflector::ObjectRef<Guarded<R>>> + Send + 'static,
+        I::IntoIter: Send,
+    {
+        let selector = selector.to_owned();
+        self.owned
+            .push(Box::new(move |controller, primary, runtime| {
+                controller
+                    .watches_stream(metadata_watch::<Child>(runtime, primary, &selector), mapper)
             }));
         self
     }
@@ -277,9 +358,6 @@ impl<R: Reconciler> ControllerBuilder<R> {
             let mut controller = Controller::for_shared_stream(triggers, store.clone())
                 .with_config(ControllerConfig::default().concurrency(self.concurrency))
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
-                .reconcile_all_on(full_reconciliations(
-                    self.runtime.config().full_reconciliation_interval,
-                ))
                 .graceful_shutdown_on(self.runtime.shutdown_token().cancelled_owned());
             for wire in &self.owned {
                 controller = wire(controller, &scope, &self.runtime);
@@ -305,6 +383,19 @@ impl<R: Reconciler> ControllerBuilder<R> {
         }
         Ok(futures::future::join_all(controllers).map(|_| ()).boxed())
     }
+}
+
+/// A metadata-only watch of the `Child` objects of `scope` matching `selector` (an API of
+/// partial objects makes metadata-only list and watch requests), yielding each object touched.
+fn metadata_watch<Child: WatchedKind>(
+    runtime: &OperatorRuntime,
+    scope: &CacheScope,
+    selector: &str,
+) -> impl futures::Stream<Item = Result<PartialObjectMeta<Child>, watcher::Error>> + Send + 'static
+{
+    let api: Api<PartialObjectMeta<Child>> = runtime.api(scope.namespace.as_deref());
+    let config = watcher::Config::default().labels(selector);
+    watcher(api, config).default_backoff().touched_objects()
 }
 
 /// The fingerprint of each resource's last event, per `namespace/name`.
@@ -348,14 +439,13 @@ fn leadership_acquired(
     })
 }
 
-/// A stream that yields once every `interval`: the periodic full reconciliation of every
-/// cached resource, Strimzi's safety net for anything a watch did not report (a resource is
-/// not requeued after its own successful reconciliation: this reaches it).
-fn full_reconciliations(interval: Duration) -> impl futures::Stream<Item = ()> + Send + 'static {
-    futures::stream::unfold((), move |()| async move {
-        tokio::time::sleep(interval).await;
-        Some(((), ()))
-    })
+/// When a resource reconciled now is reconciled again unless a watch event comes first: the
+/// periodic full reconciliation, Strimzi's safety net for anything a watch did not report.
+/// Each resource keeps its own timer, shortened by up to a fifth at random, so that resources
+/// reconciled together (at start, or after a leader change) drift apart instead of all
+/// coming back at once.
+pub fn periodic_delay(interval: Duration, rng: &mut impl Rng) -> Duration {
+    interval.mul_f64(rng.random_range(0.8..=1.0))
 }
 
 /// State shared by the reconciliations of one controller.
@@ -419,6 +509,31 @@ fn error_policy<R: Reconciler>(
     let delay = backoff(*attempts, &mut rand::rng());
     tracing::debug!(attempts = *attempts, delay = ?delay, "retrying after backoff");
     Action::requeue(delay)
+}
+
+/// The status, conditions and next action of a reconciliation that did not fail: `Ready`
+/// and a requeue after `periodic`, or the pending condition (made by `pending_condition` from the reason, message and `now`)
+/// and a requeue after the recheck delay; the warnings after either.
+fn settle<S>(
+    reconciled: Reconciled<S>,
+    now: &str,
+    periodic: Duration,
+    pending_condition: impl FnOnce(&str, &str, &str) -> Condition,
+) -> (S, Vec<Condition>, Action) {
+    let Reconciled {
+        status,
+        warnings,
+        pending,
+    } = reconciled;
+    let (first, action) = match pending {
+        None => (status::ready(now), Action::requeue(periodic)),
+        Some(pending) => (
+            pending_condition(&pending.reason, &pending.message, now),
+            Action::requeue(pending.recheck_after),
+        ),
+    };
+    let conditions = std::iter::once(first).chain(warnings).collect();
+    (status, conditions, action)
 }
 
 /// The delay before retry number `attempt` (from 1): doubling from 1 s up to 5 minutes,
@@ -507,10 +622,16 @@ impl<R: Reconciler> Shared<R> {
         let now = status::timestamp_now();
         match result {
             Ok(reconciled) => {
-                let mut conditions = vec![status::ready(&now)];
-                conditions.extend(reconciled.warnings);
-                let next =
-                    status::with_conditions(reconciled.status, previous, conditions, generation);
+                let pending = reconciled.pending.clone();
+                let periodic = periodic_delay(
+                    self.runtime.config().full_reconciliation_interval,
+                    &mut rand::rng(),
+                );
+                let (kind_status, conditions, action) =
+                    settle(reconciled, &now, periodic, |reason, message, now| {
+                        self.reconciler.pending_condition(reason, message, now)
+                    });
+                let next = status::with_conditions(kind_status, previous, conditions, generation);
                 let written = self.write_status(resource, previous, &next).await;
                 metrics.finished(written.is_ok(), started.elapsed().as_secs_f64());
                 written?;
@@ -518,8 +639,17 @@ impl<R: Reconciler> Shared<R> {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&key(resource.meta()));
-                tracing::info!(duration = ?started.elapsed(), "reconciled");
-                Ok(Action::await_change())
+                match pending {
+                    None => tracing::info!(duration = ?started.elapsed(), "reconciled"),
+                    Some(pending) => tracing::info!(
+                        duration = ?started.elapsed(),
+                        reason = pending.reason,
+                        message = pending.message,
+                        recheck_after = ?pending.recheck_after,
+                        "reconciled as far as possible; waiting"
+                    ),
+                }
+                Ok(action)
             }
             Err(error) => {
                 metrics.finished(false, started.elapsed().as_secs_f64());
@@ -705,6 +835,69 @@ async fn maintain<R: Reconciler>(
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn a_finished_reconciliation_is_ready_and_comes_back_after_the_period() {
+        let reconciled = Reconciled::new(7).warn("W", "careful");
+        assert!(!reconciled.is_pending());
+        let (kind_status, conditions, action) =
+            settle(reconciled, "t", Duration::from_secs(90), |_, _, _| {
+                unreachable!("not pending")
+            });
+        assert_eq!(kind_status, 7);
+        let types: Vec<_> = conditions
+            .iter()
+            .map(|condition| condition.r#type.as_deref().unwrap_or_default())
+            .collect();
+        assert_eq!(types, ["Ready", "Warning"]);
+        assert_eq!(action, Action::requeue(Duration::from_secs(90)));
+    }
+
+    #[test]
+    fn a_pending_reconciliation_is_not_ready_and_looks_again_later() {
+        let reconciled = Reconciled::pending(
+            7,
+            "WaitingForPods",
+            "waiting for 2 pods",
+            Duration::from_secs(5),
+        )
+        .warn("W", "careful")
+        .warn("V", "also");
+        assert!(reconciled.is_pending());
+        let (kind_status, conditions, action) =
+            settle(reconciled, "t", Duration::from_secs(90), status::not_ready);
+        assert_eq!(kind_status, 7);
+        let not_ready = &conditions[0];
+        assert_eq!(not_ready.r#type.as_deref(), Some("NotReady"));
+        assert_eq!(not_ready.status.as_deref(), Some("True"));
+        assert_eq!(not_ready.reason.as_deref(), Some("WaitingForPods"));
+        assert_eq!(not_ready.message.as_deref(), Some("waiting for 2 pods"));
+        assert_eq!(not_ready.last_transition_time.as_deref(), Some("t"));
+        let warnings: Vec<_> = conditions[1..]
+            .iter()
+            .map(|condition| condition.reason.as_deref().unwrap_or_default())
+            .collect();
+        assert_eq!(warnings, ["W", "V"]);
+        assert_eq!(action, Action::requeue(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn periodic_reconciliations_spread_within_the_last_fifth_of_the_interval() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let interval = Duration::from_secs(120);
+        let delays: Vec<Duration> = (0..50)
+            .map(|_| periodic_delay(interval, &mut rng))
+            .collect();
+        assert!(
+            delays
+                .iter()
+                .all(|delay| *delay <= interval && *delay >= interval.mul_f64(0.8))
+        );
+        assert!(
+            delays.iter().any(|delay| *delay != delays[0]),
+            "they differ"
+        );
+    }
 
     #[test]
     fn backoff_doubles_with_jitter_up_to_a_ceiling() {

@@ -194,6 +194,14 @@ impl ReconciliationMetrics {
             .get()
     }
 
+    /// Reconciliations that succeeded so far.
+    pub fn succeeded_count(&self) -> u64 {
+        self.metrics
+            .successful
+            .with_label_values(&self.labels())
+            .get()
+    }
+
     /// Reconciliations that failed so far.
     pub fn failed_count(&self) -> u64 {
         self.metrics.failed.with_label_values(&self.labels()).get()

@@ -101,7 +101,7 @@ impl OperatorRuntime {
                 client,
                 config,
                 metrics,
-                caches: Caches::default(),
+                caches: Caches::new(name),
                 readiness: Readiness::default(),
                 leadership,
                 election: Mutex::new(election),

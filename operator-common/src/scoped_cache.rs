@@ -2,7 +2,9 @@
 //! by kube-runtime reflectors whose event streams also trigger a controller. The shared
 //! caches of [`crate::cache`] watch owned kinds as metadata only; controllers that read
 //! whole objects (the StrimziPodSet controller its pods, the Kafka controller its node pools,
-//! the user controller its users' Secrets) keep caches of their own with this.
+//! the user controller its users' Secrets) keep caches of their own with this. Like the
+//! shared caches, they keep no `managedFields` entry but what the operator's field manager
+//! last applied.
 //!
 //! Reconciliations that start before a cache is filled wait for it on its one [`Filled`]
 //! future (see [`crate::cache`]): a reconciliation left waiting forever would also hold back
@@ -10,6 +12,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::apply::keep_applied_fields;
 use crate::cache::{Filled, WatchedKind, filled};
 use futures::{Stream, StreamExt};
 use kube::api::Api;
@@ -28,20 +31,26 @@ struct Scoped<K: Resource<DynamicType = ()> + 'static> {
 /// Caches of `K` by scope; cloning shares them.
 pub struct ScopedCache<K: Resource<DynamicType = ()> + 'static> {
     stores: Arc<Mutex<Vec<Scoped<K>>>>,
+    /// The operator's field manager, whose applied fields cached objects keep.
+    field_manager: Arc<str>,
 }
 
 impl<K: Resource<DynamicType = ()> + 'static> Clone for ScopedCache<K> {
     fn clone(&self) -> Self {
         Self {
             stores: self.stores.clone(),
+            field_manager: self.field_manager.clone(),
         }
     }
 }
 
-impl<K: Resource<DynamicType = ()> + 'static> Default for ScopedCache<K> {
-    fn default() -> Self {
+impl<K: Resource<DynamicType = ()> + 'static> ScopedCache<K> {
+    /// No cache yet, for the operator writing as `field_manager`
+    /// (`runtime.applier().field_manager()`).
+    pub fn new(field_manager: &str) -> Self {
         Self {
             stores: Arc::default(),
+            field_manager: field_manager.into(),
         }
     }
 }
@@ -62,8 +71,10 @@ where
         let (store, writer) = reflector::store();
         self.add(namespace, store);
         let config = watcher::Config::default().labels(selector);
+        let field_manager = self.field_manager.clone();
         watcher(api, config)
             .default_backoff()
+            .modify(move |object: &mut K| keep_applied_fields(object.meta_mut(), &field_manager))
             .reflect(writer)
             .touched_objects()
             .boxed()
@@ -154,7 +165,7 @@ mod tests {
     #[tokio::test]
     async fn every_reconciliation_waiting_for_the_cache_is_woken_when_it_fills() {
         let (store, mut writer) = reflector::store::<ConfigMap>();
-        let cache = ScopedCache::default();
+        let cache = ScopedCache::new("test-operator");
         cache.add(None, store);
         let waiters: Vec<_> = (0..3)
             .map(|_| {
@@ -178,7 +189,7 @@ mod tests {
     #[tokio::test]
     async fn a_namespace_outside_every_scope_lists_nothing_at_once() {
         let (store, _writer) = reflector::store::<ConfigMap>();
-        let cache = ScopedCache::default();
+        let cache = ScopedCache::new("test-operator");
         cache.add(Some("watched".to_owned()), store);
         assert!(cache.list("elsewhere").await.is_empty());
     }

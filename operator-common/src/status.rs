@@ -76,8 +76,9 @@ pub fn ready(now: &str) -> Condition {
     condition(conditions::READY, None, None, now)
 }
 
-/// `NotReady`: the last reconciliation failed; `reason` is the error category, `message`
-/// the error text.
+/// `NotReady`: the last reconciliation failed (`reason` is the error category, `message`
+/// the error text) or is still waiting for something (`reason` such as `WaitingForPods`,
+/// `message` what is awaited).
 pub fn not_ready(reason: &str, message: &str, now: &str) -> Condition {
     condition(conditions::NOT_READY, Some(reason), Some(message), now)
 }

@@ -1,5 +1,5 @@
 //! Shared caches against the real API server: filled by one list+watch, ready once listed,
-//! and without `managedFields`.
+//! and with no `managedFields` entry but what the operator's field manager applied.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,13 +11,14 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{ObjectMeta, PostParams};
+use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
+use serde_json::json;
 use strimzi_operator_common::cache::{CacheScope, Caches};
 use strimzi_operator_common::http::Readiness;
 
 #[tokio::test]
-async fn caches_drop_managed_fields_and_follow_changes() {
+async fn caches_keep_only_our_applied_fields_and_follow_changes() {
     let (client, namespace) = support::namespace("cache").await;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
     let map = |name: &str| ConfigMap {
@@ -32,13 +33,26 @@ async fn caches_drop_managed_fields_and_follow_changes() {
     maps.create(&PostParams::default(), &map("before"))
         .await
         .unwrap();
+    maps.patch(
+        "before",
+        &PatchParams::apply("test-operator"),
+        &Patch::Apply(json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"labels": {"ours": "yes"}},
+        })),
+    )
+    .await
+    .unwrap();
     let stored = maps.get("before").await.unwrap();
-    assert!(
-        stored.metadata.managed_fields.is_some(),
-        "the server records managed fields"
+    assert_eq!(
+        stored.metadata.managed_fields.as_ref().map(Vec::len),
+        Some(2),
+        "the server records the creator's and our fields: {:?}",
+        stored.metadata.managed_fields
     );
 
-    let caches = Caches::default();
+    let caches = Caches::new("test-operator");
     let scope = CacheScope {
         namespace: Some(namespace.clone()),
         selector: Some("test=cache".to_owned()),
@@ -73,11 +87,20 @@ async fn caches_drop_managed_fields_and_follow_changes() {
     assert_eq!(seen, ["before", "after"]);
     let cached = store.state();
     assert_eq!(cached.len(), 2);
-    assert!(
-        cached
+    for map in &cached {
+        let managers: Vec<_> = map
+            .metadata
+            .managed_fields
             .iter()
-            .all(|map| map.metadata.managed_fields.is_none())
-    );
+            .flatten()
+            .map(|entry| (entry.manager.as_deref(), entry.operation.as_deref()))
+            .collect();
+        let expected = match map.metadata.name.as_deref() {
+            Some("before") => vec![(Some("test-operator"), Some("Apply"))],
+            _ => vec![],
+        };
+        assert_eq!(managers, expected, "{:?}", map.metadata.name);
+    }
     for task in tasks {
         task.abort();
     }

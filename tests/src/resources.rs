@@ -7,8 +7,10 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
 };
+use kube::discovery::pinned_kind;
 use kube::{Client, Resource};
 use serde_json::Value;
 
@@ -61,6 +63,30 @@ where
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Creates `document` (any kind the API server knows, found by discovery) in `namespace`,
+/// returning the API server's message when it refuses it.
+pub async fn create_document(
+    client: &Client,
+    namespace: &str,
+    document: &Value,
+) -> Result<(), String> {
+    let api_version = document["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = document["kind"].as_str().unwrap_or_default();
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let (resource, _) = pinned_kind(client, &gvk)
+        .await
+        .map_err(|error| format!("unknown kind {api_version} {kind}: {error}"))?;
+    let mut object: DynamicObject =
+        serde_json::from_value(document.clone()).map_err(|error| error.to_string())?;
+    object.metadata.namespace = Some(namespace.to_owned());
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    api.create(&PostParams::default(), &object)
+        .await
+        .map(|_| ())
+        .map_err(|error| error.to_string())
 }
 
 /// The custom resources of one kind in one namespace.

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
-use kube::discovery::pinned_kind;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::document::yaml_documents;
@@ -19,20 +18,7 @@ use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_fi
 
 /// Creates `document` in `namespace`, returning the API server's error message on refusal.
 async fn create(client: &Client, namespace: &str, document: &Value) -> Result<(), String> {
-    let api_version = document["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let kind = document["kind"].as_str().unwrap_or_default();
-    let gvk = GroupVersionKind::gvk(group, version, kind);
-    let (resource, _) = pinned_kind(client, &gvk)
-        .await
-        .map_err(|error| format!("unknown kind {api_version} {kind}: {error}"))?;
-    let mut object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
-    object.metadata.namespace = Some(namespace.to_owned());
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-    api.create(&PostParams::default(), &object)
-        .await
-        .map(|_| ())
-        .map_err(|error| error.to_string())
+    strimzi_tests::resources::create_document(client, namespace, document).await
 }
 
 #[tokio::test]

@@ -1,11 +1,13 @@
 //! Why a KafkaTopic could not be reconciled; each reason is the one its condition shows.
 
+use std::sync::Arc;
+
 use kafka_protocol::error::ResponseError;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::kafka::AdminError;
 
 /// A reconciliation of a KafkaTopic failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum TopicError {
     /// The KafkaTopic asks for a change the operator does not make.
     #[error("{0}")]
@@ -14,14 +16,14 @@ pub enum TopicError {
     #[error("{0}")]
     ResourceConflict(String),
     /// Kafka refused a request or could not be reached.
-    #[error("{0}")]
-    Kafka(String),
+    #[error(transparent)]
+    Kafka(AdminError),
     /// Kafka refused to create a topic that exists (its metadata may lag behind).
-    #[error("{0}")]
-    AlreadyExists(String),
+    #[error(transparent)]
+    AlreadyExists(AdminError),
     /// Kubernetes refused a request or could not be reached.
-    #[error("{0}")]
-    Kubernetes(String),
+    #[error(transparent)]
+    Kubernetes(Arc<kube::Error>),
     /// The operator is stopping.
     #[error("{0}")]
     Internal(String),
@@ -34,8 +36,8 @@ impl TopicError {
             AdminError::Kafka {
                 error: ResponseError::TopicAlreadyExists,
                 ..
-            } => Self::AlreadyExists(error.to_string()),
-            _ => Self::Kafka(error.to_string()),
+            } => Self::AlreadyExists(error.clone()),
+            _ => Self::Kafka(error.clone()),
         }
     }
 }

@@ -228,9 +228,9 @@ fn per_item<I, K: Ord, T, O>(
             .map(|item| match results.get(&key(item)) {
                 Some(Ok(value)) => Ok(output(value)),
                 Some(Err(error)) => Err(TopicError::kafka(error)),
-                None => Err(TopicError::Kafka(
+                None => Err(TopicError::Kafka(AdminError::Protocol(
                     "Kafka did not answer for this topic".into(),
-                )),
+                ))),
             })
             .collect(),
     }
@@ -275,9 +275,9 @@ async fn describe_batch(
     names
         .iter()
         .map(|name| match described.get(name) {
-            None => Err(TopicError::Kafka(
+            None => Err(TopicError::Kafka(AdminError::Protocol(
                 "Kafka did not describe this topic".into(),
-            )),
+            ))),
             Some(Err(error)) if is_unknown_topic(error) => Ok(None),
             Some(Err(error)) => Err(TopicError::kafka(error)),
             Some(Ok(description)) => match configs.get(&ConfigResource::topic(name)) {
@@ -296,9 +296,9 @@ async fn describe_batch(
                 })),
                 Some(Err(error)) if is_unknown_topic(error) => Ok(None),
                 Some(Err(error)) => Err(TopicError::kafka(error)),
-                None => Err(TopicError::Kafka(
+                None => Err(TopicError::Kafka(AdminError::Protocol(
                     "Kafka did not describe this topic's configs".into(),
-                )),
+                ))),
             },
         })
         .collect()

@@ -97,7 +97,7 @@ impl TopicReconciler {
         let namespace = namespaces
             .get_opt(&resource.namespace().unwrap_or_default())
             .await
-            .map_err(|error| TopicError::Kubernetes(error.to_string()))?;
+            .map_err(|error| TopicError::Kubernetes(Arc::new(error)))?;
         Ok(namespace.is_none_or(|namespace| namespace.metadata.deletion_timestamp.is_some()))
     }
 }

@@ -223,7 +223,7 @@ impl Cleanup {
             match result {
                 Ok(true) => swept.kafka_names.push(kafka_name),
                 Ok(false) => {}
-                Err(error) => failures.push(format!("{kafka_name}: {error}")),
+                Err(error) => failures.push(error),
             }
         }
         let orphans: BTreeSet<(String, String)> = self
@@ -248,13 +248,13 @@ impl Cleanup {
         for (namespace, name, result) in deleted {
             match result {
                 Ok(()) => swept.secrets.push(format!("{namespace}/{name}")),
-                Err(error) => failures.push(format!("Secret {namespace}/{name}: {error}")),
+                Err(error) => failures.push(error),
             }
         }
         if failures.is_empty() {
             Ok(swept)
         } else {
-            Err(UserError::Kafka(failures.join("; ")))
+            Err(UserError::Several(failures))
         }
     }
 
@@ -279,7 +279,7 @@ pub(crate) async fn delete_user_secret(
             Ok(())
         }
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(UserError::Kubernetes(error.to_string())),
+        Err(error) => Err(UserError::kubernetes("deleting a user's Secret", error)),
     }
 }
 

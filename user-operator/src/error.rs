@@ -1,11 +1,18 @@
 //! Why a KafkaUser could not be reconciled; each reason is the one its `NotReady` condition,
 //! its Event and the failure metrics show.
 
+use std::sync::Arc;
+
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::batch::BatcherStopped;
+use strimzi_operator_common::kafka::AdminError;
+
+/// An error of the Kubernetes client or of the applier, shared between the reconciliations
+/// that see it.
+pub type KubernetesError = Arc<dyn std::error::Error + Send + Sync>;
 
 /// A reconciliation of a KafkaUser failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum UserError {
     /// The KafkaUser asks for something that cannot be done: a name too long, an invalid ACL
     /// rule, a password Secret that is missing, ACLs while the Admin API may not manage them.
@@ -18,11 +25,24 @@ pub enum UserError {
     #[error("{0}")]
     InvalidSecret(String),
     /// Kafka refused a request or could not be reached.
-    #[error("{0}")]
-    Kafka(String),
+    #[error("{action}: {source}")]
+    Kafka {
+        /// What the operator was doing.
+        action: &'static str,
+        /// Kafka's error.
+        source: AdminError,
+    },
     /// Kubernetes refused a request or could not be reached.
-    #[error("{0}")]
-    Kubernetes(String),
+    #[error("{action}: {source}")]
+    Kubernetes {
+        /// What the operator was doing.
+        action: &'static str,
+        /// The client's error.
+        source: KubernetesError,
+    },
+    /// Several users could not be cleaned up.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Several(Vec<UserError>),
     /// The operator is stopping.
     #[error("{0}")]
     Internal(String),
@@ -34,9 +54,28 @@ impl ErrorReason for UserError {
             Self::InvalidResource(_) => "InvalidResourceException",
             Self::InvalidCertificate(_) => "InvalidCertificateException",
             Self::InvalidSecret(_) => "InvalidSecret",
-            Self::Kafka(_) => "KafkaError",
-            Self::Kubernetes(_) => "KubernetesError",
+            Self::Kafka { .. } => "KafkaError",
+            Self::Kubernetes { .. } => "KubernetesError",
+            Self::Several(errors) => errors.first().map_or("KafkaError", ErrorReason::reason),
             Self::Internal(_) => "InternalError",
+        }
+    }
+}
+
+impl UserError {
+    /// Kafka's `source` while doing `action`.
+    pub fn kafka(action: &'static str, source: AdminError) -> Self {
+        Self::Kafka { action, source }
+    }
+
+    /// The Kubernetes client's `source` while doing `action`.
+    pub fn kubernetes(
+        action: &'static str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Kubernetes {
+            action,
+            source: Arc::new(source),
         }
     }
 }

@@ -210,7 +210,7 @@ impl UserKafka {
             context.admin.describe_user_scram_credentials(None).await
         };
         let (acls, quotas, scram) = futures::try_join!(acls, quotas, scram)
-            .map_err(|error| UserError::Kafka(format!("reading users from Kafka: {error}")))?;
+            .map_err(|error| UserError::kafka("reading users from Kafka", error))?;
         let mut fresh_acls: HashMap<String, BTreeSet<AclBinding>> = HashMap::new();
         for binding in acls {
             fresh_acls
@@ -481,7 +481,12 @@ fn fingerprint(password: &str) -> u64 {
 }
 
 fn kafka_error(error: &AdminError) -> UserError {
-    UserError::Kafka(error.to_string())
+    UserError::kafka("writing users to Kafka", error.clone())
+}
+
+/// Kafka's answer lacked what was asked for.
+fn missing_answer(what: String) -> UserError {
+    kafka_error(&AdminError::Protocol(what))
 }
 
 /// One outcome per item from per-entry results laid out in item order, `sizes[i]` entries
@@ -508,7 +513,7 @@ fn per_item_in_order<T>(
                         }
                     }
                     None => {
-                        outcome = Err(UserError::Kafka(
+                        outcome = Err(missing_answer(
                             "Kafka answered for fewer entries than were sent".to_owned(),
                         ));
                     }
@@ -581,7 +586,7 @@ async fn scram_batch(
                         ..
                     })) if matches!(items[*index], ScramCredentialChange::Delete { .. }) => Ok(()),
                     Some(Err(error)) => Err(kafka_error(error)),
-                    None => Err(UserError::Kafka(format!(
+                    None => Err(missing_answer(format!(
                         "Kafka did not answer for the SCRAM credential of {user}"
                     ))),
                 },
@@ -626,7 +631,7 @@ mod tests {
         let outcomes = per_item_in_order(&[2, 1, 1], results);
         assert!(outcomes[0].is_ok());
         assert!(
-            matches!(&outcomes[1], Err(UserError::Kafka(message)) if message.contains("refused"))
+            matches!(&outcomes[1], Err(error @ UserError::Kafka { .. }) if error.to_string().contains("refused"))
         );
         assert!(outcomes[2].is_ok());
         let failed: Result<Vec<ItemResult<()>>, AdminError> =

@@ -92,7 +92,7 @@ pub fn controller(
     let (cert, watch_cert) = watch_ca_secret(runtime, &config, &config.ca.cert_secret, &ca_changed);
     let (key, watch_key) = watch_ca_secret(runtime, &config, &config.ca.key_secret, &ca_changed);
 
-    let secrets: ScopedCache<Secret> = ScopedCache::default();
+    let secrets: ScopedCache<Secret> = ScopedCache::new(runtime.applier().field_manager());
     let reconciler = UserReconciler::new(
         runtime.clone(),
         config.clone(),

@@ -248,7 +248,9 @@ fn quotas(spec: Option<&KafkaUserQuotas>) -> BTreeMap<String, f64> {
         spec.producer_byte_rate.map(|value| value as f64),
         spec.consumer_byte_rate.map(|value| value as f64),
         spec.request_percentage.map(f64::from),
-        spec.controller_mutation_rate,
+        spec.controller_mutation_rate
+            .as_ref()
+            .and_then(serde_json::Number::as_f64),
     ];
     QUOTA_KEYS
         .iter()

@@ -120,9 +120,9 @@ impl UserReconciler {
                     Some((secret_name, _)) => {
                         let api: Api<Secret> =
                             Api::namespaced(self.runtime.client().clone(), &desired.namespace);
-                        api.get_opt(secret_name)
-                            .await
-                            .map_err(|error| UserError::Kubernetes(error.to_string()))?
+                        api.get_opt(secret_name).await.map_err(|error| {
+                            UserError::kubernetes("reading the Secret with the password", error)
+                        })?
                     }
                     None => None,
                 };
@@ -252,7 +252,7 @@ impl Reconciler for UserReconciler {
                     .applier()
                     .apply_cached(&secret, existing.as_deref())
                     .await
-                    .map_err(|error| UserError::Kubernetes(error.to_string()))?;
+                    .map_err(|error| UserError::kubernetes("applying the user's Secret", error))?;
                 status.secret = Some(desired.secret_name.clone());
                 match credential {
                     Credential::Certificate(reason) => {

@@ -123,11 +123,13 @@ pub enum DnsPolicy {
     None,
 }
 
-/// An extra volume for a pod: exactly one source besides the name must be set.
+/// An extra volume for a pod: a name and at most one source. A volume without a source is an
+/// empty directory, as Kubernetes makes it.
+// Like Strimzi's CRDs, the schema does not insist on a source; Kubernetes refuses a pod whose
+// volume has two.
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("oneOf" = [{"required": ["secret"]}, {"required": ["configMap"]}, {"required": ["emptyDir"]}, {"required": ["persistentVolumeClaim"]}, {"required": ["csi"]}, {"required": ["image"]}]))]
 pub struct AdditionalVolume {
     /// Name of the volume, referred to by volume mounts.
     pub name: Option<String>,
@@ -145,11 +147,11 @@ pub struct AdditionalVolume {
     pub image: Option<ImageVolumeSource>,
 }
 
-/// A volume whose names may hold per-pod placeholders; exactly one source must be set.
+/// A volume whose names may hold per-pod placeholders, with at most one source.
+// Like Strimzi's CRDs, the schema does not insist on a source (see `AdditionalVolume`).
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("oneOf" = [{"required": ["secret"]}, {"required": ["configMap"]}, {"required": ["persistentVolumeClaim"]}]))]
 pub struct TemplatedVolume {
     /// Name of the volume, referred to by volume mounts.
     pub name: Option<String>,

@@ -22,7 +22,7 @@ pub struct QuotasPluginKafka {
     pub request_percentage: Option<i32>,
     /// Partitions per second each client may create or delete on each broker.
     #[schemars(range(min = 0))]
-    pub controller_mutation_rate: Option<f64>,
+    pub controller_mutation_rate: Option<serde_json::Number>,
 }
 
 /// The Strimzi quota plugin: broker-wide byte-rate limits shared between clients, and
@@ -44,7 +44,7 @@ pub struct QuotasPluginStrimzi {
     /// Production stops once a volume's free share (0 to 1) is this low or lower. Not together
     /// with `minAvailableBytesPerVolume`.
     #[schemars(range(min = 0, max = 1))]
-    pub min_available_ratio_per_volume: Option<f64>,
+    pub min_available_ratio_per_volume: Option<serde_json::Number>,
     /// Principals the quotas do not apply to, each prefixed with `User:`.
     pub excluded_principals: Option<Vec<String>>,
 }

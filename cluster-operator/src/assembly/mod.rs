@@ -5,12 +5,22 @@
 //! 1. CAs: create or renew the cluster and clients CAs ([`ca`]).
 //! 2. Model: validate the resources, assign node IDs, collect warnings.
 //! 3. Trust bundle Secret; ServiceAccount with the Role and RoleBinding to read the node
-//!    Secrets; listener Services/Ingresses/Routes, then wait for their addresses.
+//!    Secrets; listener Services/Ingresses/Routes, then their addresses (none yet: the
+//!    reconciliation ends pending, `WaitingForListenerAddresses`).
 //! 4. Per-node certificate Secrets, per-node ConfigMaps, PodDisruptionBudget, NetworkPolicy.
 //! 5. PersistentVolumeClaims: create, grow, refuse to shrink ([`storage`]).
 //! 6. StrimziPodSets, node pool statuses, scale down (objects of removed nodes deleted).
-//! 7. Wait for the pods and the bootstrap Service's endpoints to be ready.
+//! 7. Check that the pods and the bootstrap Service's endpoints are ready; if not, the
+//!    reconciliation ends pending (`WaitingForPods`, `WaitingForEndpoints`). Stuck pods
+//!    (unschedulable, image pull failing, crash looping) of an older definition are deleted,
+//!    so that their StrimziPodSet recreates them as now desired.
 //! 8. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
+//!
+//! No step waits: what takes time ends the reconciliation with
+//! [`Reconciled::pending`], which reports `NotReady` with what is awaited and looks again
+//! after a few seconds, or at once when a watched object changes (StrimziPodSet status
+//! counts, Services getting load balancer addresses, EndpointSlices). So a change the user
+//! makes meanwhile, e.g. a corrected image, is applied by the next reconciliation.
 //!
 //! Not done here, because it needs a connection to the brokers (a later issue): rolling
 //! restarts of pods whose definition changed (reported as a `Warning`), the scale-down safety
@@ -19,16 +29,16 @@
 mod ca;
 mod status;
 mod storage;
-mod wait;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
-use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -44,8 +54,8 @@ use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{Reconciled, Reconciler};
+use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::runtime::OperatorRuntime;
-use tokio::time::Instant;
 
 use crate::config::ClusterOperatorConfig;
 use crate::model::config_maps::ExternalConfiguration;
@@ -84,16 +94,6 @@ pub enum ReconcileError {
         name: String,
         /// The client error.
         source: Box<kube::Error>,
-    },
-    /// Kubernetes has not assigned addresses to some listeners yet; the reconciliation is
-    /// retried when their Services or Ingresses change.
-    #[error("waiting for Kubernetes to assign addresses to listener(s) {0}")]
-    ListenerAddressesPending(String),
-    /// Something did not happen within `STRIMZI_OPERATION_TIMEOUT_MS`.
-    #[error("timed out waiting for {what}")]
-    Timeout {
-        /// What was waited for.
-        what: String,
     },
     /// The operator stopped before certificate work it had queued could start.
     #[error("the operator is stopping")]
@@ -137,8 +137,6 @@ impl ErrorReason for ReconcileError {
             Self::MaintenanceWindow(error) => error.reason(),
             Self::Write(error) => error.reason(),
             Self::Api { .. } => "KubernetesApiError",
-            Self::ListenerAddressesPending(_) => "ListenerAddressesPending",
-            Self::Timeout { .. } => "TimeoutException",
             Self::Stopping => "OperatorStopping",
         }
     }
@@ -152,25 +150,31 @@ pub struct KafkaAssembly {
 }
 
 impl KafkaAssembly {
-    /// The Kafka controller on `runtime`: Kafkas, their node pools (by `strimzi.io/cluster`)
-    /// and the objects it owns (by `strimzi.io/kind=Kafka`) trigger reconciliations.
+    /// The Kafka controller on `runtime`: Kafkas, their node pools and the objects made for
+    /// them (labelled `strimzi.io/kind=Kafka`, mapped by `strimzi.io/cluster`) trigger
+    /// reconciliations; so do the EndpointSlices of its Services, which carry the Services'
+    /// labels, and the StrimziPodSets' status changes (every change of a watched object,
+    /// status included, is an event of its metadata-only watch).
     pub fn controller(
         runtime: &OperatorRuntime,
         config: ClusterOperatorConfig,
     ) -> Result<BoxFuture<'static, ()>, CacheError> {
-        let pools = ScopedCache::default();
+        let pools = ScopedCache::new(runtime.applier().field_manager());
         let reconciler = Self {
             runtime: runtime.clone(),
             config: Arc::new(config),
             pools: pools.clone(),
         };
         let owned = format!("{}=Kafka", labels::KIND);
+        // Mapped by their cluster label, not by owner: per-node Services and ConfigMaps
+        // belong to their KafkaNodePool, and must wake the Kafka all the same.
         runtime
             .controller(reconciler)
             .concurrency(0)
-            .owns_metadata::<Service>(&owned)
-            .owns_metadata::<Ingress>(&owned)
-            .owns_metadata::<ConfigMap>(&owned)
+            .watches_metadata::<Service, _>(&owned, |object| kafka_of(&object))
+            .watches_metadata::<Ingress, _>(&owned, |object| kafka_of(&object))
+            .watches_metadata::<ConfigMap, _>(&owned, |object| kafka_of(&object))
+            .watches_metadata::<EndpointSlice, _>(&owned, |object| kafka_of(&object))
             .wire(move |controller, scope, runtime| {
                 // StrimziPodSets belong to their node pool: found by their cluster label.
                 let api: Api<PartialObjectMeta<StrimziPodSet>> =
@@ -194,6 +198,79 @@ fn kafka_of<K: Resource>(object: &K) -> Option<ObjectRef<DeserializeGuard<Kafka>
     let namespace = object.meta().namespace.as_ref()?;
     let cluster = object.meta().labels.as_ref()?.get(labels::CLUSTER)?;
     Some(ObjectRef::new(cluster).within(namespace))
+}
+
+/// How soon a Kafka whose listeners have no address yet is looked at again; a change of their
+/// Services or Ingresses reconciles it sooner.
+const ADDRESSES_RECHECK: Duration = Duration::from_secs(10);
+/// How soon a Kafka whose pods are not ready yet is looked at again; a change of a
+/// StrimziPodSet's status reconciles it sooner.
+const PODS_RECHECK: Duration = Duration::from_secs(10);
+/// How soon a Kafka whose bootstrap Service has no ready endpoint yet is looked at again; a
+/// change of its EndpointSlices reconciles it sooner.
+const ENDPOINTS_RECHECK: Duration = Duration::from_secs(5);
+
+/// What a reconciliation that ends before `Ready` waits for: the reason and message of its
+/// `NotReady` condition, and when to look again ([`Reconciled::pending`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Waiting {
+    reason: &'static str,
+    message: String,
+    recheck_after: Duration,
+}
+
+/// What is awaited while some listeners have no address yet (e.g. a LoadBalancer Service
+/// without an ingress address).
+fn waiting_for_addresses(addresses: &ListenerAddresses) -> Option<Waiting> {
+    (!addresses.pending.is_empty()).then(|| Waiting {
+        reason: "WaitingForListenerAddresses",
+        message: format!(
+            "waiting for Kubernetes to assign addresses to listener(s) {}",
+            addresses.pending.join(", ")
+        ),
+        recheck_after: ADDRESSES_RECHECK,
+    })
+}
+
+/// Why `pod` seems stuck, if it does, as Strimzi's roller judges it: unschedulable, or a
+/// container waiting for a reason a restart with another definition may cure.
+fn stuck(pod: &Pod) -> Option<String> {
+    const STUCK_WAITING: [&str; 6] = [
+        "CrashLoopBackOff",
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "InvalidImageName",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+    ];
+    let status = pod.status.as_ref()?;
+    let unschedulable = status.conditions.iter().flatten().find(|condition| {
+        condition.type_ == "PodScheduled"
+            && condition.status == "False"
+            && condition.reason.as_deref() == Some("Unschedulable")
+    });
+    if let Some(condition) = unschedulable {
+        return Some(format!(
+            "Unschedulable: {}",
+            condition.message.as_deref().unwrap_or_default()
+        ));
+    }
+    status
+        .init_container_statuses
+        .iter()
+        .flatten()
+        .chain(status.container_statuses.iter().flatten())
+        .filter_map(|container| {
+            container
+                .state
+                .as_ref()?
+                .waiting
+                .as_ref()?
+                .reason
+                .as_deref()
+        })
+        .find(|reason| STUCK_WAITING.contains(reason))
+        .map(str::to_owned)
 }
 
 impl Reconciler for KafkaAssembly {
@@ -221,7 +298,6 @@ impl Reconciler for KafkaAssembly {
                 name: kafka.name_any(),
                 namespace: kafka.namespace().unwrap_or_default(),
                 pools,
-                deadline: Instant::now() + self.runtime.config().operation_timeout,
                 warnings: Vec::new(),
             }
             .run(),
@@ -238,8 +314,6 @@ pub(crate) struct Reconciliation<'a> {
     namespace: String,
     /// The node pools labelled for this Kafka.
     pools: Vec<KafkaNodePool>,
-    /// When waiting steps give up (`STRIMZI_OPERATION_TIMEOUT_MS` from the start).
-    deadline: Instant,
     /// `Warning` conditions collected by the steps: reason and message.
     warnings: Vec<(String, String)>,
 }
@@ -252,6 +326,10 @@ impl Reconciliation<'_> {
         self.apply_trust_bundle(&cluster, &cas).await?;
         self.apply_service_account(&cluster).await?;
         let addresses = self.apply_listeners(&cluster).await?;
+        if let Some(waiting) = waiting_for_addresses(&addresses) {
+            // The certificates and the configuration need the addresses.
+            return Ok(self.pending_status(&cluster, None, waiting));
+        }
         let server_cert_hashes = self
             .apply_node_certificates(&cluster, &cas, &addresses)
             .await?;
@@ -268,8 +346,14 @@ impl Reconciliation<'_> {
         self.apply_pod_sets(&cluster, &inputs).await?;
         self.write_pool_statuses(&cluster).await?;
         self.scale_down(&cluster).await?;
-        self.wait_for_pods_ready(&cluster).await?;
-        self.wait_for_endpoints(&cluster).await?;
+        let waiting = match self.check_pods_ready(&cluster).await? {
+            Some(waiting) => Some(waiting),
+            None => self.check_endpoints(&cluster).await?,
+        };
+        if let Some(waiting) = waiting {
+            let status = self.kafka_status(&cluster, &addresses, &cas).status;
+            return Ok(self.pending_status(&cluster, Some(status), waiting));
+        }
         self.delete_removed_claims(&cluster).await?;
         Ok(self.kafka_status(&cluster, &addresses, &cas))
     }
@@ -412,7 +496,8 @@ impl Reconciliation<'_> {
     }
 
     /// Applies the listener Services, Ingresses and Routes, deletes those no longer wanted,
-    /// and reads the addresses Kubernetes assigned.
+    /// and reads the addresses Kubernetes assigned (listeners without one yet are named in
+    /// [`ListenerAddresses::pending`]).
     #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_listeners(
         &mut self,
@@ -434,13 +519,7 @@ impl Reconciliation<'_> {
             ingresses: self.list::<Ingress>(&selector).await?,
             routes: observed_routes,
         };
-        let addresses = cluster.listener_addresses(&observed);
-        if !addresses.pending.is_empty() {
-            return Err(ReconcileError::ListenerAddressesPending(
-                addresses.pending.join(", "),
-            ));
-        }
-        Ok(addresses)
+        Ok(cluster.listener_addresses(&observed))
     }
 
     /// Server-side applies an object of a kind this crate has no type for (OpenShift Routes,
@@ -497,16 +576,22 @@ impl Reconciliation<'_> {
         let secrets = self.api::<Secret>();
         let generation = cas.cluster.authority.cert_generation();
         let specs = cluster.node_certificate_specs(addresses);
+        // The node Secrets carry the cluster's component labels: one list, not one read per
+        // node.
+        let selector = strimzi_operator_common::labels::selector_string(&cluster.selector());
+        let mut stored: BTreeMap<String, Secret> = secrets
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|source| ReconcileError::api("list Secrets", &selector, source))?
+            .into_iter()
+            .map(|secret| (secret.name_any(), secret))
+            .collect();
         let mut nodes = Vec::new();
         for node in cluster.nodes() {
             let Some(spec) = specs.iter().find(|spec| spec.name == node.pod_name) else {
                 continue;
             };
-            let current = secrets
-                .get_opt(&spec.name)
-                .await
-                .map_err(|source| ReconcileError::api("get Secret", &spec.name, source))?;
-            nodes.push((node, spec.clone(), current));
+            nodes.push((node, spec.clone(), stored.remove(&spec.name)));
         }
         // Issued on a blocking thread, which needs owned copies.
         let requests: Vec<(LeafSpec, Option<ExistingLeaf>)> = nodes
@@ -664,82 +749,243 @@ impl Reconciliation<'_> {
         self.delete_others(cluster, &nodes).await
     }
 
-    /// Waits until every pool's StrimziPodSet reports all its pods ready.
+    /// Checks once, with one list of the cluster's StrimziPodSets, whether every pool's set
+    /// reports all its pods ready; if not, what is awaited, after deleting stuck pods of an
+    /// older definition ([`Self::restart_stuck_pods`]). StrimziPodSet status changes wake
+    /// the reconciliation again, the recheck delay covers anything else.
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn wait_for_pods_ready(&mut self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
-        let expected: BTreeMap<String, usize> = cluster
-            .pools
-            .iter()
-            .map(|pool| {
-                (
-                    strimzi_api::naming::pool_pod_set(&cluster.name, &pool.name),
-                    pool.node_ids.len(),
-                )
-            })
-            .collect();
+    async fn check_pods_ready(
+        &mut self,
+        cluster: &KafkaCluster,
+    ) -> Result<Option<Waiting>, ReconcileError> {
         let selector = cluster.component_labels().selector_string();
-        let sets = wait::until(
-            self.api::<StrimziPodSet>(),
-            &selector,
-            self.deadline,
-            "the Kafka pods to be ready",
-            |sets| {
-                expected.iter().all(|(name, count)| {
-                    sets.iter().any(|set| {
-                        let status = set.status.clone().unwrap_or_default();
-                        set.name_any() == *name
-                            && status.observed_generation == set.meta().generation
-                            && status.pods == i32::try_from(*count).ok()
-                            && status.ready_pods == status.pods
-                    })
-                })
-            },
-        )
-        .await?;
-        let outdated: i32 = sets
-            .iter()
-            .filter_map(|set| set.status.as_ref())
-            .map(|status| status.pods.unwrap_or(0) - status.current_pods.unwrap_or(0))
-            .sum();
-        if outdated > 0 {
-            self.warn(
-                "PodsNotUpToDate",
-                &format!(
-                    "{outdated} pod(s) run an older definition; rolling restarts are not implemented yet, delete the pods to roll them"
-                ),
-            );
+        let sets = self.list::<StrimziPodSet>(&selector).await?;
+        let mut not_ready = Vec::new();
+        for pool in &cluster.pools {
+            let name = strimzi_api::naming::pool_pod_set(&cluster.name, &pool.name);
+            let expected = i32::try_from(pool.node_ids.len()).unwrap_or(i32::MAX);
+            let observed = sets
+                .iter()
+                .find(|set| set.name_any() == name)
+                .and_then(|set| {
+                    let status = set.status.as_ref()?;
+                    (status.observed_generation == set.meta().generation).then_some(status)
+                });
+            match observed {
+                Some(status)
+                    if status.pods == Some(expected) && status.ready_pods == Some(expected) => {}
+                Some(status) => not_ready.push(format!(
+                    "{name}: {} of {expected} ready",
+                    status.ready_pods.unwrap_or(0)
+                )),
+                None => not_ready.push(format!("{name}: not reconciled yet")),
+            }
         }
-        Ok(())
+        if not_ready.is_empty() {
+            let outdated: i32 = sets
+                .iter()
+                .filter_map(|set| set.status.as_ref())
+                .map(|status| status.pods.unwrap_or(0) - status.current_pods.unwrap_or(0))
+                .sum();
+            if outdated > 0 {
+                self.warn(
+                    "PodsNotUpToDate",
+                    &format!(
+                        "{outdated} pod(s) run an older definition; rolling restarts are not implemented yet, delete the pods to roll them"
+                    ),
+                );
+            }
+            return Ok(None);
+        }
+        let stuck = self.restart_stuck_pods(cluster, &sets).await?;
+        let mut message = format!(
+            "waiting for the Kafka pods to be ready (StrimziPodSet {})",
+            not_ready.join(", ")
+        );
+        if !stuck.is_empty() {
+            message.push_str(&format!("; stuck: {}", stuck.join(", ")));
+        }
+        Ok(Some(Waiting {
+            reason: "WaitingForPods",
+            message,
+            recheck_after: PODS_RECHECK,
+        }))
     }
 
-    /// Waits until the bootstrap Service has a ready endpoint.
+    /// Deletes the cluster's stuck pods (see [`stuck`]) whose `strimzi.io/revision` is not
+    /// the one their StrimziPodSet lists, so that the set recreates them as now desired: as
+    /// Strimzi's roller does first of all, since such a pod never ran and a restart cannot
+    /// make things worse. A stuck pod of the current definition is left alone: the user has
+    /// to change something. Each stuck pod described, e.g. `my-cluster-broker-0
+    /// (Unschedulable: ...)`.
+    async fn restart_stuck_pods(
+        &self,
+        cluster: &KafkaCluster,
+        sets: &[StrimziPodSet],
+    ) -> Result<Vec<String>, ReconcileError> {
+        let desired: BTreeMap<String, Option<String>> = sets
+            .iter()
+            .flat_map(|set| &set.spec.pods)
+            .filter_map(|pod| {
+                let metadata = pod.0.get("metadata")?;
+                let name = metadata.get("name")?.as_str()?.to_owned();
+                let revision = metadata
+                    .get("annotations")
+                    .and_then(|annotations| annotations.get(strimzi_api::annotations::REVISION))
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned);
+                Some((name, revision))
+            })
+            .collect();
+        let pods = self
+            .list::<Pod>(&format!("{}={}", labels::CLUSTER, cluster.name))
+            .await?;
+        let mut described = Vec::new();
+        for pod in &pods {
+            let name = pod.name_any();
+            let Some(wanted) = desired.get(&name) else {
+                continue;
+            };
+            if pod.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            let Some(why) = stuck(pod) else {
+                continue;
+            };
+            let revision = pod
+                .annotations()
+                .get(strimzi_api::annotations::REVISION)
+                .cloned();
+            if *wanted == revision {
+                described.push(format!("{name} ({why})"));
+                continue;
+            }
+            match self
+                .api::<Pod>()
+                .delete(&name, &DeleteParams::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(response)) if response.code == 404 => continue,
+                Err(source) => return Err(ReconcileError::api("delete Pod", &name, source)),
+            }
+            self.operator.runtime.metrics().count_write("Pod", "delete");
+            tracing::info!(pod = %name, %why, "deleted a stuck pod of an older definition");
+            let published = self
+                .operator
+                .runtime
+                .events()
+                .publish(
+                    &pod.object_ref(&()),
+                    Severity::Normal,
+                    "PodStuck",
+                    "StrimziInitiatedPodRestart",
+                    &format!(
+                        "Pod needs to be restarted, because it seems to be stuck ({why}) and runs an older definition"
+                    ),
+                )
+                .await;
+            if let Err(error) = published {
+                tracing::warn!(%error, "publishing the pod restart Event");
+            }
+            described.push(format!(
+                "{name} ({why}; deleted, to be recreated as now desired)"
+            ));
+        }
+        Ok(described)
+    }
+
+    /// Checks once, with one list of its EndpointSlices, whether the bootstrap Service has a
+    /// ready endpoint; if not, what is awaited. EndpointSlice changes wake the reconciliation
+    /// again (they carry the Service's labels), the recheck delay covers anything else.
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn wait_for_endpoints(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
+    async fn check_endpoints(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<Option<Waiting>, ReconcileError> {
         if cluster.brokers().next().is_none() {
-            return Ok(());
+            return Ok(None);
         }
         let service = strimzi_api::naming::bootstrap_service(&cluster.name);
-        wait::until(
-            self.api::<EndpointSlice>(),
-            &format!("kubernetes.io/service-name={service}"),
-            self.deadline,
-            &format!("the endpoints of Service {service}"),
-            |slices| {
-                slices.iter().any(|slice| {
-                    slice.endpoints.iter().any(|endpoint| {
-                        endpoint
-                            .conditions
-                            .as_ref()
-                            .and_then(|conditions| conditions.ready)
-                            .unwrap_or(false)
-                    })
-                })
-            },
-        )
-        .await?;
-        Ok(())
+        let slices = self
+            .list::<EndpointSlice>(&format!("kubernetes.io/service-name={service}"))
+            .await?;
+        let ready = slices.iter().any(|slice| {
+            slice.endpoints.iter().any(|endpoint| {
+                endpoint
+                    .conditions
+                    .as_ref()
+                    .and_then(|conditions| conditions.ready)
+                    .unwrap_or(false)
+            })
+        });
+        Ok((!ready).then(|| Waiting {
+            reason: "WaitingForEndpoints",
+            message: format!("waiting for a ready endpoint of Service {service}"),
+            recheck_after: ENDPOINTS_RECHECK,
+        }))
     }
 }
 
 /// Field manager of the first write of the cluster ID.
 const CLUSTER_ID_FIELD_MANAGER: &str = "strimzi-cluster-operator-cluster-id";
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn pod(status: serde_json::Value) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "my-cluster-broker-0"},
+            "status": status,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn unschedulable_and_failing_pods_are_stuck_starting_ones_are_not() {
+        let unschedulable = pod(serde_json::json!({"phase": "Pending", "conditions": [{
+            "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "message": "0/3 nodes are available",
+        }]}));
+        assert_eq!(
+            stuck(&unschedulable).as_deref(),
+            Some("Unschedulable: 0/3 nodes are available")
+        );
+        let pulling = pod(
+            serde_json::json!({"phase": "Pending", "containerStatuses": [{
+                "name": "kafka", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ImagePullBackOff"}},
+            }]}),
+        );
+        assert_eq!(stuck(&pulling).as_deref(), Some("ImagePullBackOff"));
+        let crashing = pod(
+            serde_json::json!({"phase": "Running", "initContainerStatuses": [{
+                "name": "init", "image": "x", "imageID": "", "ready": false, "restartCount": 3,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            }]}),
+        );
+        assert_eq!(stuck(&crashing).as_deref(), Some("CrashLoopBackOff"));
+        let scheduling = pod(serde_json::json!({"phase": "Pending"}));
+        assert_eq!(stuck(&scheduling), None);
+        let starting = pod(
+            serde_json::json!({"phase": "Pending", "containerStatuses": [{
+                "name": "kafka", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ContainerCreating"}},
+            }]}),
+        );
+        assert_eq!(stuck(&starting), None);
+    }
+
+    #[test]
+    fn listeners_without_addresses_are_awaited_briefly() {
+        let mut addresses = ListenerAddresses::default();
+        assert_eq!(waiting_for_addresses(&addresses), None);
+        addresses.pending = vec!["external".to_owned(), "lb".to_owned()];
+        let waiting = waiting_for_addresses(&addresses).unwrap();
+        assert_eq!(waiting.reason, "WaitingForListenerAddresses");
+        assert!(waiting.message.ends_with("listener(s) external, lb"));
+        assert!(waiting.recheck_after <= Duration::from_secs(10));
+    }
+}

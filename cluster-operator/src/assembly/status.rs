@@ -10,7 +10,7 @@ use strimzi_api::kafka::{KafkaStatus, UsedNodePoolStatus};
 use strimzi_operator_common::controller::Reconciled;
 use strimzi_operator_common::status;
 
-use super::{ClusterCas, ReconcileError, Reconciliation};
+use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
 use crate::model::KafkaCluster;
 use crate::model::listeners::ListenerAddresses;
 
@@ -18,24 +18,6 @@ use crate::model::listeners::ListenerAddresses;
 /// `Uuid.randomUuid()` prints them.
 pub fn new_cluster_id() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>())
-}
-
-/// The warnings as one `Warning` condition: our CRDs key `status.conditions` by `type`, so the
-/// API server refuses two `Warning`s (Strimzi writes one per warning). The reason is the first
-/// warning's; the message lists every warning with its reason.
-fn one_warning(warnings: &[(String, String)]) -> Option<(String, String)> {
-    match warnings {
-        [] => None,
-        [(reason, message)] => Some((reason.clone(), message.clone())),
-        [(first, _), ..] => Some((
-            first.clone(),
-            warnings
-                .iter()
-                .map(|(reason, message)| format!("{reason}: {message}"))
-                .collect::<Vec<_>>()
-                .join(" | "),
-        )),
-    }
 }
 
 impl Reconciliation<'_> {
@@ -70,10 +52,44 @@ impl Reconciliation<'_> {
             ),
             ..KafkaStatus::default()
         };
-        match one_warning(&self.warnings) {
-            Some((reason, message)) => Reconciled::new(status).warn(&reason, &message),
-            None => Reconciled::new(status),
-        }
+        // One `Warning` condition per warning, as Strimzi writes them.
+        self.warnings
+            .iter()
+            .fold(Reconciled::new(status), |reconciled, (reason, message)| {
+                reconciled.warn(reason, message)
+            })
+    }
+
+    /// The Kafka's status while the reconciliation waits for something: `status` as far as
+    /// it is known (or the Kafka's previous status, with the cluster ID, when the listeners
+    /// are not known yet), `operatorLastSuccessfulVersion` as before (this reconciliation
+    /// has not succeeded yet), the warnings collected, and what is awaited.
+    pub(super) fn pending_status(
+        &self,
+        cluster: &KafkaCluster,
+        status: Option<KafkaStatus>,
+        waiting: Waiting,
+    ) -> Reconciled<KafkaStatus> {
+        let previous = self.kafka.status.clone().unwrap_or_default();
+        let status = match status {
+            Some(status) => KafkaStatus {
+                operator_last_successful_version: previous.operator_last_successful_version,
+                ..status
+            },
+            None => KafkaStatus {
+                cluster_id: Some(cluster.cluster_id.clone()),
+                ..previous
+            },
+        };
+        let Waiting {
+            reason,
+            message,
+            recheck_after,
+        } = waiting;
+        self.warnings.iter().fold(
+            Reconciled::pending(status, reason, &message, recheck_after),
+            |reconciled, (reason, message)| reconciled.warn(reason, message),
+        )
     }
 
     /// Writes each node pool's status where it changed.
@@ -109,21 +125,6 @@ impl Reconciliation<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn several_warnings_become_one_condition() {
-        assert_eq!(one_warning(&[]), None);
-        let one = vec![("A".to_owned(), "a".to_owned())];
-        assert_eq!(one_warning(&one), Some(("A".to_owned(), "a".to_owned())));
-        let two = vec![
-            ("A".to_owned(), "a".to_owned()),
-            ("B".to_owned(), "b".to_owned()),
-        ];
-        assert_eq!(
-            one_warning(&two),
-            Some(("A".to_owned(), "A: a | B: b".to_owned()))
-        );
-    }
 
     #[test]
     fn cluster_ids_look_like_kafka_uuids() {

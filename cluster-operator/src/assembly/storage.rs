@@ -69,25 +69,25 @@ impl Reconciliation<'_> {
                 }
                 _ => existing,
             };
-            // Only what may change on an existing claim: metadata and the requested size.
-            let mut update = PersistentVolumeClaim {
-                metadata: kube::api::ObjectMeta {
-                    name: desired.metadata.name.clone(),
-                    namespace: desired.metadata.namespace.clone(),
-                    labels: desired.metadata.labels.clone(),
-                    annotations: desired.metadata.annotations.clone(),
-                    owner_references: desired.metadata.owner_references.clone(),
-                    ..Default::default()
-                },
-                ..PersistentVolumeClaim::default()
-            };
-            if let Some(size) = size {
-                let spec = update.spec.get_or_insert_with(Default::default);
-                spec.resources
-                    .get_or_insert_with(Default::default)
-                    .requests
-                    .get_or_insert_with(Default::default)
-                    .insert("storage".to_owned(), size);
+            // The whole claim, as applied when it was created: a field left out would be
+            // removed by the apply, and the spec is immutable but for the requested size.
+            // The immutable fields keep the values the claim has.
+            let mut update = desired.clone();
+            if let (Some(spec), Some(live)) = (update.spec.as_mut(), current.spec.as_ref()) {
+                keep_live(&mut spec.access_modes, &live.access_modes);
+                keep_live(&mut spec.storage_class_name, &live.storage_class_name);
+                keep_live(&mut spec.selector, &live.selector);
+                keep_live(&mut spec.volume_mode, &live.volume_mode);
+                keep_live(&mut spec.data_source, &live.data_source);
+                keep_live(&mut spec.data_source_ref, &live.data_source_ref);
+                keep_live(&mut spec.volume_name, &live.volume_name);
+                if let Some(size) = size {
+                    spec.resources
+                        .get_or_insert_with(Default::default)
+                        .requests
+                        .get_or_insert_with(Default::default)
+                        .insert("storage".to_owned(), size);
+                }
             }
             self.operator
                 .runtime
@@ -163,6 +163,13 @@ impl Reconciliation<'_> {
             tracing::info!(claim = name, "deleted the claim of a removed node");
         }
         Ok(())
+    }
+}
+
+/// Replaces a field the desired claim sets with the live claim's value.
+fn keep_live<T: Clone>(desired: &mut Option<T>, live: &Option<T>) {
+    if desired.is_some() && live.is_some() {
+        desired.clone_from(live);
     }
 }
 

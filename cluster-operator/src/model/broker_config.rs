@@ -552,7 +552,7 @@ impl KafkaCluster {
                 bytes,
             );
         }
-        if let Some(ratio) = quotas.min_available_ratio_per_volume {
+        if let Some(ratio) = &quotas.min_available_ratio_per_volume {
             out.line(
                 &format!("{prefix}storage.per.volume.limit.min.available.ratio"),
                 ratio,

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use kafka_protocol::error::ResponseError;
 
-/// What went wrong talking to Kafka.
-#[derive(Debug, thiserror::Error)]
+/// What went wrong talking to Kafka; cloned when one failed request fails many batched
+/// items.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AdminError {
     /// A configuration value is missing or invalid.
     #[error("{variable}={value:?} is invalid: {allowed}")]
