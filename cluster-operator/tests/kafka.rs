@@ -395,6 +395,20 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
         );
         println!("{name}: {:?}: {:?}", not_ready.reason, not_ready.message);
     }
+    // An invalid spec waits for a change instead of retrying with backoff (which would have
+    // retried after about 1 s and 2 s): no more failures while nothing changes...
+    let reconciliations = operator.runtime.metrics().reconciliations("Kafka", &ns, "");
+    let failed = reconciliations.failed_count();
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    assert_eq!(
+        reconciliations.failed_count(),
+        failed,
+        "retried an invalid spec"
+    );
+    // ...and the change that cures it is picked up.
+    let fixed = cluster("no-controllers", 1, 1);
+    apply(&client, &ns, &fixed[0]).await;
+    ready(&client, &ns, "no-controllers").await;
     operator.stop().await;
 }
 
@@ -611,4 +625,71 @@ async fn deleting_the_kafka_lets_the_garbage_collector_remove_everything() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
+}
+
+#[tokio::test]
+async fn a_volume_grows_in_place_and_a_smaller_size_is_only_a_warning() {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let (client, ns) = namespace("volumes").await;
+    let operator = Operator::on(&ns);
+    let mut documents = cluster("grown", 1, 1);
+    documents[1]["spec"]["storage"] =
+        json!({"type": "persistent-claim", "size": "1Gi", "class": "standard"});
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "grown").await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &ns);
+    let listed = claims.list(&Default::default()).await.unwrap();
+    let names: Vec<String> = listed.iter().map(ResourceExt::name_any).collect();
+    assert_eq!(names.len(), 1, "one claim, the broker's: {names:?}");
+    let claim_name = names[0].as_str();
+    let before = claims.get(claim_name).await.unwrap();
+    let request = |claim: &PersistentVolumeClaim| {
+        claim
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.resources.as_ref())
+            .and_then(|resources| resources.requests.as_ref())
+            .and_then(|requests| requests.get("storage"))
+            .map(|quantity| quantity.0.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(request(&before), "1Gi");
+
+    // Grown: the claim's request changes, and nothing else of its spec.
+    documents[1]["spec"]["storage"]["size"] = json!("2Gi");
+    apply(&client, &ns, &documents[1]).await;
+    eventually("the claim grown to 2Gi", support::WAIT, || async {
+        request(&claims.get(claim_name).await.unwrap()) == "2Gi"
+    })
+    .await;
+    let grown = claims.get(claim_name).await.unwrap();
+    let mut expected = before.spec.clone().unwrap();
+    expected
+        .resources
+        .get_or_insert_with(Default::default)
+        .requests
+        .get_or_insert_with(Default::default)
+        .insert(
+            "storage".to_owned(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("2Gi".to_owned()),
+        );
+    assert_eq!(grown.spec.unwrap(), expected, "only the request changed");
+
+    // Shrunk: a KafkaStorage warning, and the claim stays as it is.
+    documents[1]["spec"]["storage"]["size"] = json!("1Gi");
+    apply(&client, &ns, &documents[1]).await;
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    wait_for(&kafkas, "grown", "a KafkaStorage warning", |kafka| {
+        kafka?
+            .status
+            .as_ref()?
+            .conditions
+            .as_ref()?
+            .iter()
+            .find(|condition| condition.reason.as_deref() == Some("KafkaStorage"))
+            .cloned()
+    })
+    .await;
+    assert_eq!(request(&claims.get(claim_name).await.unwrap()), "2Gi");
+    operator.stop().await;
 }

@@ -197,6 +197,8 @@ pub enum ControllerError {
         reason: &'static str,
         /// The reconciler error's text.
         message: String,
+        /// Whether only a change of the resource can cure it.
+        permanent: bool,
     },
     /// This replica stopped leading; the reconciliation was abandoned.
     #[error("stopped leading; reconciliation abandoned")]
@@ -214,6 +216,7 @@ fn failure(error: &impl ErrorReason) -> ControllerError {
     ControllerError::Reconcile {
         reason: error.reason(),
         message: error.to_string(),
+        permanent: error.is_permanent(),
     }
 }
 
@@ -497,7 +500,15 @@ fn error_policy<R: Reconciler>(
     error: &ControllerError,
     shared: Arc<Shared<R>>,
 ) -> Action {
-    if matches!(error, ControllerError::LostLeadership) {
+    if matches!(
+        error,
+        ControllerError::LostLeadership
+            | ControllerError::Reconcile {
+                permanent: true,
+                ..
+            }
+    ) {
+        // Reconciled by the new leader; or an invalid spec that only its change can cure.
         return Action::await_change();
     }
     let mut failures = shared
@@ -665,7 +676,11 @@ impl<R: Reconciler> Shared<R> {
                     self.publish_failure(resource.object_ref(&()), reason, &message)
                         .await;
                 }
-                Err(ControllerError::Reconcile { reason, message })
+                Err(ControllerError::Reconcile {
+                    reason,
+                    message,
+                    permanent: error.is_permanent(),
+                })
             }
         }
     }

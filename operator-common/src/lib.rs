@@ -110,4 +110,11 @@ pub mod status;
 pub trait ErrorReason: std::error::Error {
     /// The error's category, e.g. `InvalidConfig`.
     fn reason(&self) -> &'static str;
+
+    /// Whether only a change of the resource can cure the error (an invalid spec): the
+    /// controller then waits for that change instead of retrying with backoff. `false` by
+    /// default.
+    fn is_permanent(&self) -> bool {
+        false
+    }
 }

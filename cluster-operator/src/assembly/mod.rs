@@ -140,6 +140,12 @@ impl ErrorReason for ReconcileError {
             Self::Stopping => "OperatorStopping",
         }
     }
+
+    /// An invalid Kafka or node pool spec (or maintenance window) waits for a change of the
+    /// Kafka or its pools, which wakes the reconciliation, instead of retrying with backoff.
+    fn is_permanent(&self) -> bool {
+        matches!(self, Self::Model(_) | Self::MaintenanceWindow(_))
+    }
 }
 
 /// Reconciles Kafka resources; node pools are read from a cache of its own.
