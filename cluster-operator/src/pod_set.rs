@@ -117,6 +117,23 @@ impl PodSetReconciler {
         }
         self.runtime.metrics().count_write("Pod", "delete");
         tracing::info!(pod = name, "deleted pod the set no longer lists");
+        let pod = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some("Pod".to_owned()),
+            name: Some(name.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            ..Default::default()
+        };
+        self.runtime
+            .events()
+            .publish_logged(
+                &pod,
+                strimzi_operator_common::events::Severity::Normal,
+                "PodRemoved",
+                "ScaleDown",
+                "Deleted the pod: its StrimziPodSet no longer lists it (scale-down or node removed)",
+            )
+            .await;
         Ok(())
     }
 }

@@ -297,6 +297,18 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     )
     .await;
     ready(&client, &ns, "scaled").await;
+    // The removal is reported as a Normal Event about the pod.
+    eventually(
+        "a Normal Event about the removed pod",
+        support::WAIT,
+        || async {
+            events(&client, &ns, "Normal", "Pod", "scaled-broker-1")
+                .await
+                .iter()
+                .any(|event| event.contains("PodRemoved"))
+        },
+    )
+    .await;
     operator.stop().await;
 }
 
@@ -414,6 +426,11 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
 
 /// Warning Events about the Kafka `name` in `ns`.
 async fn kafka_warning_events(client: &Client, ns: &str, name: &str) -> Vec<String> {
+    events(client, ns, "Warning", "Kafka", name).await
+}
+
+/// Events of `type` about the object of `kind` named `name` in `ns`, as `reason: note`.
+async fn events(client: &Client, ns: &str, r#type: &str, kind: &str, name: &str) -> Vec<String> {
     use k8s_openapi::api::events::v1::Event;
     let events: Api<Event> = Api::namespaced(client.clone(), ns);
     events
@@ -422,11 +439,10 @@ async fn kafka_warning_events(client: &Client, ns: &str, name: &str) -> Vec<Stri
         .unwrap()
         .items
         .into_iter()
-        .filter(|event| event.type_.as_deref() == Some("Warning"))
+        .filter(|event| event.type_.as_deref() == Some(r#type))
         .filter(|event| {
             event.regarding.as_ref().is_some_and(|regarding| {
-                regarding.kind.as_deref() == Some("Kafka")
-                    && regarding.name.as_deref() == Some(name)
+                regarding.kind.as_deref() == Some(kind) && regarding.name.as_deref() == Some(name)
             })
         })
         .map(|event| format!("{:?}: {:?}", event.reason, event.note))

@@ -64,6 +64,24 @@ impl EventPublisher {
         }
     }
 
+    /// [`Self::publish`], logging a failure instead of returning it: for Events that report
+    /// what an operator did, which must not fail the work they report.
+    pub async fn publish_logged(
+        &self,
+        regarding: &ObjectReference,
+        severity: Severity,
+        reason: &str,
+        action: &str,
+        note: &str,
+    ) {
+        if let Err(error) = self
+            .publish(regarding, severity, reason, action, note)
+            .await
+        {
+            tracing::warn!(%error, reason, "publishing an Event");
+        }
+    }
+
     /// Publishes an Event about `regarding`: `reason` is a CamelCase word (an error's stable
     /// reason for failures), `action` what the operator did (`Reconcile`, `RestartPod`, ...)
     /// and `note` a sentence for people. Repeated Events are merged into a series.

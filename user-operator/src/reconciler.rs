@@ -195,10 +195,9 @@ impl UserReconciler {
     }
 
     async fn publish(&self, user: &KafkaUser, reason: &str, note: &str) {
-        let published = self
-            .runtime
+        self.runtime
             .events()
-            .publish(
+            .publish_logged(
                 &user.object_ref(&()),
                 Severity::Normal,
                 reason,
@@ -206,9 +205,6 @@ impl UserReconciler {
                 note,
             )
             .await;
-        if let Err(error) = published {
-            tracing::warn!(%error, "publishing an Event");
-        }
     }
 }
 

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::{Resource, ResourceExt};
 use strimzi_api::kafka::Kafka;
-use strimzi_certificate_manager::authority::{self, CaKind, CaSettings, ReconciledCa};
+use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings, ReconciledCa};
 use strimzi_certificate_manager::maintenance::MaintenanceWindows;
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 use time::OffsetDateTime;
@@ -129,6 +129,25 @@ impl Reconciliation<'_> {
         }
         for warning in &reconciled.warnings {
             self.warn(warning.reason, &warning.message);
+        }
+        match &reconciled.action {
+            CaAction::RenewCertificate(trigger) => {
+                self.tell(
+                    "CaCertificateRenewed",
+                    "RenewCaCertificate",
+                    &format!("Renewed the {kind} certificate: {trigger}"),
+                )
+                .await;
+            }
+            CaAction::ReplaceKey(trigger) => {
+                self.tell(
+                    "CaKeyReplaced",
+                    "ReplaceCaKey",
+                    &format!("Replaced the {kind} key and certificate: {trigger}"),
+                )
+                .await;
+            }
+            _ => {}
         }
         Ok(reconciled)
     }

@@ -375,6 +375,21 @@ impl Reconciliation<'_> {
         Api::namespaced(self.client(), &self.namespace)
     }
 
+    /// A Normal Event about the Kafka: something the operator changed on the user's behalf.
+    async fn tell(&self, reason: &str, action: &str, note: &str) {
+        self.operator
+            .runtime
+            .events()
+            .publish_logged(
+                &self.kafka.object_ref(&()),
+                Severity::Normal,
+                reason,
+                action,
+                note,
+            )
+            .await;
+    }
+
     fn warn(&mut self, reason: &str, message: &str) {
         self.warnings.push((reason.to_owned(), message.to_owned()));
     }
@@ -877,11 +892,10 @@ impl Reconciliation<'_> {
             }
             self.operator.runtime.metrics().count_write("Pod", "delete");
             tracing::info!(pod = %name, %why, "deleted a stuck pod of an older definition");
-            let published = self
-                .operator
+            self.operator
                 .runtime
                 .events()
-                .publish(
+                .publish_logged(
                     &pod.object_ref(&()),
                     Severity::Normal,
                     "PodStuck",
@@ -891,9 +905,6 @@ impl Reconciliation<'_> {
                     ),
                 )
                 .await;
-            if let Err(error) = published {
-                tracing::warn!(%error, "publishing the pod restart Event");
-            }
             described.push(format!(
                 "{name} ({why}; deleted, to be recreated as now desired)"
             ));

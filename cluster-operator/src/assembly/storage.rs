@@ -161,6 +161,14 @@ impl Reconciliation<'_> {
                 .metrics()
                 .count_write("PersistentVolumeClaim", "delete");
             tracing::info!(claim = name, "deleted the claim of a removed node");
+            self.tell(
+                "ClaimDeleted",
+                "DeleteClaim",
+                &format!(
+                    "Deleted PersistentVolumeClaim {name} of a removed node (deleteClaim: true)"
+                ),
+            )
+            .await;
         }
         Ok(())
     }
