@@ -5,6 +5,8 @@
 // Test code: a panic with its message is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -197,16 +199,8 @@ fn types_enums_and_bounds_match_and_required_is_never_looser() {
                     ));
                 }
             }
-            let required = |node: &Value| -> Vec<String> {
-                node["required"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|name| name.as_str().map(str::to_owned))
-                    .collect()
-            };
-            let mine_required = required(mine);
-            for field in required(reference) {
+            let mine_required = support::required_names(mine);
+            for field in support::required_names(reference) {
                 if !mine_required.contains(&field) {
                     differences.push(format!("{kind}{path}: `{field}` is not required"));
                 }
@@ -237,22 +231,14 @@ const STRICTER: &[Stricter] = &[];
 /// The `required` lists of a node: its own (`None` for the node itself) and those of the
 /// choices of each combinator (`Some("oneOf")`).
 fn required_lists(node: &Value) -> BTreeMap<Option<&'static str>, Vec<Vec<String>>> {
-    let names = |node: &Value| -> Vec<String> {
-        node["required"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|name| name.as_str().map(str::to_owned))
-            .collect()
-    };
     let mut lists = BTreeMap::new();
-    lists.insert(None, vec![names(node)]);
+    lists.insert(None, vec![support::required_names(node)]);
     for combinator in ["oneOf", "anyOf", "allOf"] {
         let choices: Vec<Vec<String>> = node[combinator]
             .as_array()
             .into_iter()
             .flatten()
-            .map(names)
+            .map(support::required_names)
             .filter(|names| !names.is_empty())
             .collect();
         if !choices.is_empty() {

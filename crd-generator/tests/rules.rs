@@ -148,15 +148,7 @@ fn missing_required(schema: &Value, document: &Value, path: &str, missing: &mut 
         }
         return;
     };
-    let names = |node: &Value| -> Vec<String> {
-        node["required"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|name| name.as_str().map(str::to_owned))
-            .collect()
-    };
-    for name in names(schema) {
+    for name in support::required_names(schema) {
         if !object.contains_key(&name) {
             missing.push(format!("{path}.{name}"));
         }
@@ -166,7 +158,7 @@ fn missing_required(schema: &Value, document: &Value, path: &str, missing: &mut 
             .as_array()
             .into_iter()
             .flatten()
-            .map(names)
+            .map(support::required_names)
             .collect();
         let satisfied = choices
             .iter()

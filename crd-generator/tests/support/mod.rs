@@ -576,3 +576,13 @@ pub fn accepted_as_by_strimzi() -> Vec<(&'static str, Value)> {
         ),
     ]
 }
+
+/// The field names a schema node's own `required` list names (empty without one).
+pub fn required_names(node: &Value) -> Vec<String> {
+    node["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|name| name.as_str().map(str::to_owned))
+        .collect()
+}
