@@ -18,10 +18,10 @@ use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings};
 use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
-use strimzi_cluster_operator::model::certificates::CustomListenerCertificates;
-use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
+use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{BuildInputs, NodeCertificates, build};
-use strimzi_cluster_operator::model::pods::{CaGenerations, PodInputs};
+use strimzi_cluster_operator::model::nodes::pods::{CaGenerations, PodInputs};
+use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
 use strimzi_cluster_operator::model::{ModelInput, resolve};
 use time::OffsetDateTime;
 

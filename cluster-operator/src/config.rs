@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use strimzi_operator_common::config::{ConfigError, OperatorConfig};
 
 use crate::model::ModelConfig;
-use crate::model::images::KafkaImages;
+use crate::model::nodes::images::KafkaImages;
 
 /// Kafka images by version, one `<version>=<image>` per line or comma-separated.
 pub const KAFKA_IMAGES: &str = "STRIMZI_KAFKA_IMAGES";
@@ -80,7 +80,7 @@ impl ClusterOperatorConfig {
                 .transpose()?
                 .unwrap_or_default(),
             kafka_init_image: get(KAFKA_INIT_IMAGE)
-                .unwrap_or_else(|| crate::model::images::DEFAULT_KAFKA_INIT_IMAGE.to_owned()),
+                .unwrap_or_else(|| crate::model::nodes::images::DEFAULT_KAFKA_INIT_IMAGE.to_owned()),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
         };

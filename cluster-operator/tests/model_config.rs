@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
-use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
+use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::listeners::ListenerAddresses;
 use strimzi_cluster_operator::model::{KafkaCluster, KafkaVersion, NodePool};
 use strimzi_tests::reference;
@@ -262,11 +262,11 @@ fn hashes_ignore_dynamic_options_only() {
 /// Keys the operator keeps for itself, built from the forbidden prefixes.
 fn forbidden_key() -> impl Strategy<Value = String> {
     let prefixes: Vec<&'static str> =
-        strimzi_cluster_operator::model::user_config::FORBIDDEN_PREFIXES.to_vec();
+        strimzi_cluster_operator::model::config::options::FORBIDDEN_PREFIXES.to_vec();
     (proptest::sample::select(prefixes), "[a-z.]{0,12}")
         .prop_map(|(prefix, suffix)| format!("{prefix}{suffix}"))
         .prop_filter("exceptions are allowed", |key| {
-            strimzi_cluster_operator::model::user_config::is_forbidden(key)
+            strimzi_cluster_operator::model::config::options::is_forbidden(key)
         })
 }
 
@@ -531,7 +531,7 @@ fn dynamic_options_are_listed_for_the_operator() {
 fn hash_stub_is_the_sha1_prefix() {
     // printf 'abc' | sha1sum → a9993e364706816aba3e25717850c26c9cd0d89d
     assert_eq!(
-        strimzi_cluster_operator::model::config_maps::hash_stub("abc"),
+        strimzi_cluster_operator::model::config::hash_stub("abc"),
         "a9993e36"
     );
 }

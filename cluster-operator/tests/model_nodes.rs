@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
-use strimzi_cluster_operator::model::pods::{CaGenerations, PodInputs};
+use strimzi_cluster_operator::model::nodes::pods::{CaGenerations, PodInputs};
 use strimzi_cluster_operator::model::{KafkaCluster, ModelInput, resolve};
 use strimzi_operator_common::labels::is_label_value;
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};

@@ -20,12 +20,12 @@ use strimzi_certificate_manager::authority::{
 };
 use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_certificate_manager::leaf::IssueContext;
-use strimzi_cluster_operator::model::certificates::CustomListenerCertificates;
-use strimzi_cluster_operator::model::config_maps::ExternalConfiguration;
+use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
     BuildInputs, DesiredObjects, NodeCertificates, build,
 };
 use strimzi_cluster_operator::model::listeners::ObservedListeners;
+use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
 use strimzi_cluster_operator::model::{KafkaCluster, ModelInput, resolve};
 use strimzi_operator_common::labels::is_label_value;
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};

@@ -15,7 +15,7 @@ use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 use time::OffsetDateTime;
 
 use super::{ReconcileError, Reconciliation};
-use crate::model::pods::CaGenerations;
+use crate::model::nodes::pods::CaGenerations;
 
 /// Both CAs of a cluster after the CA step.
 #[derive(Debug)]

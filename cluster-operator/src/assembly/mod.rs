@@ -58,9 +58,9 @@ use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
 use crate::config::ClusterOperatorConfig;
-use crate::model::config_maps::ExternalConfiguration;
+use crate::model::config::ExternalConfiguration;
 use crate::model::listeners::{ListenerAddresses, ObservedListeners};
-use crate::model::pods::PodInputs;
+use crate::model::nodes::pods::PodInputs;
 use crate::model::{self, KafkaCluster, ModelError, ModelInput};
 use strimzi_operator_common::blocking::{BlockingError, CpuPool};
 use strimzi_operator_common::scoped_cache::ScopedCache;

@@ -48,7 +48,7 @@ impl Reconciliation<'_> {
             kafka_version: Some(cluster.version.version.clone()),
             kafka_metadata_version: Some(cluster.version.metadata_version.clone()),
             operator_last_successful_version: Some(
-                crate::model::images::STRIMZI_VERSION.to_owned(),
+                crate::model::nodes::images::STRIMZI_VERSION.to_owned(),
             ),
             ..KafkaStatus::default()
         };

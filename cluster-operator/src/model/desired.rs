@@ -2,8 +2,7 @@
 //! addresses, certificate requests, certificates issued or reused, configuration and its
 //! hashes, pod sets, claims) on values the caller already read, and returns the objects in
 //! the order Strimzi 1.2 applies them. The reconcile loop can use it once the listener
-//! addresses are known; snapshot tests and the benchmark use it as a whole. Owner: whole
-//! model.
+//! addresses are known; snapshot tests and the benchmark use it as a whole.
 
 use std::collections::BTreeMap;
 
@@ -17,11 +16,11 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_certificate_manager::authority::CertificateAuthority;
 use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext, LeafError};
 
-use super::certificates::CustomListenerCertificates;
-use super::config_maps::ExternalConfiguration;
 use super::listeners::{ListenerAddresses, ListenerObjects, ObservedListeners};
-use super::pods::{CaGenerations, PodInputs};
 use super::{KafkaCluster, ModelError, ModelWarning};
+use crate::model::config::ExternalConfiguration;
+use crate::model::nodes::pods::{CaGenerations, PodInputs};
+use crate::model::security::certificates::CustomListenerCertificates;
 
 /// How the nodes' server certificates are obtained.
 #[derive(Clone, Debug)]

@@ -3,15 +3,27 @@
 //! model needs from the outside world (existing node IDs, CA generations, certificate hashes,
 //! addresses assigned to external listeners) comes in as plain values.
 //!
-//! The reconcile loop uses it in steps, because some inputs only exist after earlier objects
-//! were applied:
+//! The types every part shares live here ([`KafkaCluster`], [`NodePool`], [`KafkaNode`],
+//! [`ModelError`], [`ModelWarning`]); the parts, each depending only on those listed before
+//! it:
+//! - [`meta`]: names, labels, annotations and owner references of generated objects;
+//! - [`listeners`]: listener settings and validation, Services, Ingresses, Routes and
+//!   TLSRoutes, the addresses Kubernetes assigns and the listener status;
+//! - [`config`]: the nodes' configuration (`server.config`, logging, user options) and its
+//!   hash;
+//! - [`nodes`]: resolving the pools into nodes (IDs, version, image, storage) and their pods
+//!   and claims;
+//! - [`security`]: node certificates, trust bundle, RBAC, NetworkPolicy and
+//!   PodDisruptionBudget;
+//! - [`desired`]: all of the above at once, the only way the reconciler builds objects.
+//!
+//! Some inputs only exist after earlier objects were applied, so [`desired::build`] is run
+//! once the listener objects are applied and read back:
 //! 1. [`resolve`] validates the resources, assigns node IDs and gives a [`KafkaCluster`].
 //! 2. [`KafkaCluster::listener_objects`] gives the Services, Ingresses and Routes of the
 //!    listeners; once applied, [`KafkaCluster::listener_addresses`] reads the addresses
 //!    Kubernetes assigned to them.
-//! 3. [`KafkaCluster::node_certificate_specs`] says which certificate each node needs.
-//! 4. [`KafkaCluster::config_maps`], [`KafkaCluster::pod_sets`] and the rest give the objects
-//!    that depend on all of the above.
+//! 3. [`desired::build`] issues or reuses the node certificates and gives every object.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,25 +35,12 @@ use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolTemplate, ProcessRole};
 use strimzi_api::storage::Storage;
 use strimzi_operator_common::labels::{ComponentLabels, LabelExclusion};
 
-pub mod broker_config;
-pub mod certificates;
-pub mod cluster;
-pub mod config_maps;
+pub mod config;
 pub mod desired;
-pub mod images;
-pub mod listener_config;
-pub mod listener_validation;
 pub mod listeners;
-pub mod logging;
-pub mod node_ids;
-pub mod object_meta;
-pub mod pods;
-pub mod policies;
-pub mod routes;
-pub mod services;
-pub mod storage;
-pub mod templates;
-pub mod user_config;
+pub mod meta;
+pub mod nodes;
+pub mod security;
 
 /// Everything [`resolve`] needs: the custom resources and what the operator knows about them.
 #[derive(Clone, Debug)]
@@ -61,7 +60,7 @@ pub struct ModelInput<'a> {
 #[derive(Clone, Debug)]
 pub struct ModelConfig {
     /// Kafka images by Kafka version (`STRIMZI_KAFKA_IMAGES`).
-    pub images: images::KafkaImages,
+    pub images: nodes::images::KafkaImages,
     /// The Kubernetes cluster DNS domain (`KUBERNETES_SERVICE_DNS_DOMAIN`, `cluster.local`).
     pub cluster_domain: String,
     /// Namespace the operator runs in, allowed through the NetworkPolicy.
@@ -80,7 +79,7 @@ pub struct ModelConfig {
     /// The operator's name in `app.kubernetes.io/managed-by`.
     pub managed_by: String,
     /// Image of the init container that finds the rack and node address
-    /// (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`, [`images::DEFAULT_KAFKA_INIT_IMAGE`]); the Kafka's
+    /// (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`, [`nodes::images::DEFAULT_KAFKA_INIT_IMAGE`]); the Kafka's
     /// `brokerRackInitImage` overrides it.
     pub kafka_init_image: String,
 }
@@ -289,5 +288,5 @@ impl KafkaCluster {
 /// Validates the Kafka and its pools, assigns node IDs and resolves the version, image and
 /// per-pool settings.
 pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
-    cluster::resolve(input)
+    nodes::resolve::resolve(input)
 }

@@ -1,6 +1,5 @@
 //! Reading one listener's settings: names of its objects, its bootstrap and per-broker
 //! overrides and the per-broker templates (`hostTemplate`, `perBrokerLabelsTemplate`, ...).
-//! Owner: listeners and services.
 
 use std::collections::BTreeMap;
 
@@ -12,8 +11,8 @@ use strimzi_api::kafka::{
 };
 use strimzi_api::naming;
 
-use super::KafkaNode;
-use super::object_meta::StringMap;
+use crate::model::KafkaNode;
+use crate::model::meta::StringMap;
 
 /// Port of the Route, Ingress and TLSRoute listeners as clients see it.
 pub const TLS_PASSTHROUGH_PORT: i32 = 443;

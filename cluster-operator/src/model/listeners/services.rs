@@ -1,5 +1,4 @@
-//! The bootstrap and headless brokers Services and the per-listener Services. Owner: listeners
-//! and services.
+//! The bootstrap and headless brokers Services and the per-listener Services.
 
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -7,12 +6,12 @@ use strimzi_api::common::{InternalServiceTemplate, IpFamily, IpFamilyPolicy, Res
 use strimzi_api::kafka::{GenericKafkaListener, KafkaListenerType};
 use strimzi_api::{labels, naming};
 
-use super::listener_config::ListenerSettings;
-use super::object_meta::{
+use crate::model::listeners::settings::ListenerSettings;
+use crate::model::meta::{
     PerPodTemplate, StringMap, merged, template_annotations, template_labels,
     with_additional_labels,
 };
-use super::{KafkaCluster, KafkaNode, NodePool};
+use crate::model::{KafkaCluster, KafkaNode, NodePool};
 
 /// Label naming the one pod a per-node Service selects.
 pub const POD_NAME_LABEL: &str = "strimzi.io/pod-name";

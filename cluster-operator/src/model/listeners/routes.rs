@@ -1,6 +1,6 @@
 //! Ingresses of `ingress` listeners, OpenShift Routes of `route` listeners and Gateway API
 //! TLSRoutes of `tlsroute` listeners: one for bootstrap and one per broker, all passing TLS
-//! through to the brokers. Owner: listeners and services.
+//! through to the brokers.
 
 use k8s_openapi::api::networking::v1::{
     HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule,
@@ -12,12 +12,12 @@ use serde_json::{Value, json};
 use strimzi_api::common::{MetadataTemplate, ResourceTemplate};
 use strimzi_api::kafka::{GenericKafkaListener, KafkaListenerType};
 
-use super::listener_config::ListenerSettings;
-use super::object_meta::{
+use crate::model::listeners::settings::ListenerSettings;
+use crate::model::meta::{
     PerPodTemplate, StringMap, merged, template_annotations, template_labels,
     with_additional_labels,
 };
-use super::{KafkaCluster, KafkaNode, NodePool};
+use crate::model::{KafkaCluster, KafkaNode, NodePool};
 
 /// OpenShift Route: group, version and kind.
 pub const ROUTE_GVK: (&str, &str, &str) = ("route.openshift.io", "v1", "Route");

@@ -1,11 +1,10 @@
 //! Kafka container images by Kafka version (`STRIMZI_KAFKA_IMAGES`) and the supported versions.
-//! Owner: nodes and pods.
 
 use std::collections::BTreeMap;
 
 use strimzi_api::kafka::KafkaClusterSpec;
 
-use super::{KafkaVersion, ModelError};
+use crate::model::{KafkaVersion, ModelError};
 
 /// A Kafka version the operator runs, with the KRaft `metadata.version` a new cluster starts at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

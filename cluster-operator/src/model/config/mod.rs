@@ -1,6 +1,10 @@
 //! The per-node ConfigMaps (`server.config`, `log4j2.properties`, metrics configuration,
 //! cluster ID and metadata version), the configuration hash that rolls a node when its static
-//! configuration changes, and the configuration warnings. Owner: configuration.
+//! configuration changes, and the configuration warnings.
+
+pub mod broker;
+pub mod logging;
+pub mod options;
 
 use std::collections::BTreeMap;
 
@@ -11,10 +15,10 @@ use strimzi_api::common::MetricsConfig;
 use strimzi_api::kafka::KafkaListenerAuthentication;
 use strimzi_api::labels;
 
-use super::broker_config::UserOptions;
-use super::listeners::ListenerAddresses;
-use super::logging::default_logging_configuration;
-use super::{KafkaCluster, KafkaNode, ModelError, ModelWarning, NodePool, user_config};
+use crate::model::listeners::ListenerAddresses;
+use crate::model::{KafkaCluster, KafkaNode, ModelError, ModelWarning, NodePool};
+use broker::UserOptions;
+use logging::default_logging_configuration;
 
 /// Key of the node configuration in the ConfigMap.
 pub const SERVER_CONFIG_KEY: &str = "server.config";
@@ -38,73 +42,6 @@ pub struct ExternalConfiguration {
     /// The value of `spec.kafka.metricsConfig.valueFrom.configMapKeyRef`, when the JMX
     /// exporter is used and the ConfigMap exists.
     pub metrics: Option<String>,
-}
-
-/// Kafka broker options that Kafka can change while the broker runs (cluster-wide dynamic
-/// options); changing them does not need a restart, so they stay out of the configuration
-/// hash.
-const DYNAMIC_OPTIONS: &[&str] = &[
-    "background.threads",
-    "compression.gzip.level",
-    "compression.lz4.level",
-    "compression.type",
-    "compression.zstd.level",
-    "follower.replication.throttled.rate",
-    "leader.replication.throttled.rate",
-    "log.cleaner.backoff.ms",
-    "log.cleaner.dedupe.buffer.size",
-    "log.cleaner.delete.retention.ms",
-    "log.cleaner.io.buffer.load.factor",
-    "log.cleaner.io.buffer.size",
-    "log.cleaner.io.max.bytes.per.second",
-    "log.cleaner.max.compaction.lag.ms",
-    "log.cleaner.min.cleanable.ratio",
-    "log.cleaner.min.compaction.lag.ms",
-    "log.cleaner.threads",
-    "log.cleanup.policy",
-    "log.flush.interval.messages",
-    "log.flush.interval.ms",
-    "log.index.interval.bytes",
-    "log.index.size.max.bytes",
-    "log.local.retention.bytes",
-    "log.local.retention.ms",
-    "log.message.timestamp.after.max.ms",
-    "log.message.timestamp.before.max.ms",
-    "log.message.timestamp.type",
-    "log.preallocate",
-    "log.retention.bytes",
-    "log.retention.ms",
-    "log.roll.jitter.ms",
-    "log.roll.ms",
-    "log.segment.bytes",
-    "log.segment.delete.delay.ms",
-    "max.connection.creation.rate",
-    "max.connections",
-    "max.connections.per.ip",
-    "max.connections.per.ip.overrides",
-    "message.max.bytes",
-    "metric.reporters",
-    "min.insync.replicas",
-    "num.io.threads",
-    "num.network.threads",
-    "num.recovery.threads.per.data.dir",
-    "num.replica.fetchers",
-    "producer.id.expiration.ms",
-    "remote.fetch.max.wait.ms",
-    "remote.list.offsets.request.timeout.ms",
-    "remote.log.index.file.cache.total.size.bytes",
-    "remote.log.manager.copier.thread.pool.size",
-    "remote.log.manager.copy.max.bytes.per.second",
-    "remote.log.manager.expiration.thread.pool.size",
-    "remote.log.manager.fetch.max.bytes.per.second",
-    "remote.log.reader.threads",
-    "transaction.partition.verification.enable",
-    "unclean.leader.election.enable",
-];
-
-/// Whether Kafka can change `key` while running (so it needs no rolling restart).
-pub fn is_dynamic_option(key: &str) -> bool {
-    DYNAMIC_OPTIONS.contains(&key)
 }
 
 /// Strimzi's hash stub: the first eight hex digits of the SHA-1 digest of `text`.
@@ -252,9 +189,9 @@ impl KafkaCluster {
                 .listener_config
                 .iter()
                 .flat_map(|config| config.keys());
-            for key in options.filter(|key| user_config::is_forbidden_listener_option(key)) {
+            for key in options.filter(|key| options::is_forbidden_listener_option(key)) {
                 warnings.push(ModelWarning::new(
-                    user_config::FORBIDDEN_OPTION_REASON,
+                    options::FORBIDDEN_OPTION_REASON,
                     format!(
                         "Configuration option \"{key}\" of listener {} is forbidden and will be ignored",
                         listener.name

@@ -1,5 +1,10 @@
 //! The listeners: their Services, Ingresses, Routes and TLSRoutes, the addresses Kubernetes
-//! assigns to them and the listener status. Owner: listeners and services.
+//! assigns to them and the listener status.
+
+pub mod routes;
+pub mod services;
+pub mod settings;
+pub mod validation;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,8 +16,8 @@ use strimzi_api::kafka::{
 };
 use strimzi_api::naming;
 
-use super::listener_config::{ListenerSettings, TLS_PASSTHROUGH_PORT};
-use super::{KafkaCluster, KafkaNode};
+use crate::model::{KafkaCluster, KafkaNode};
+use settings::{ListenerSettings, TLS_PASSTHROUGH_PORT};
 
 /// A host and port a client connects to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

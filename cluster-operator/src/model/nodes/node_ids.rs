@@ -1,5 +1,5 @@
 //! Node-ID assignment across pools, with `strimzi.io/next-node-ids` and
-//! `strimzi.io/remove-node-ids`. Owner: nodes and pods.
+//! `strimzi.io/remove-node-ids`.
 //!
 //! The rules follow Strimzi: the IDs a pool has are those in its status; a pool that grows
 //! takes IDs from its `next-node-ids` ranges first, then the lowest ID no pool uses; a pool
@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use strimzi_api::annotations::{NEXT_NODE_IDS, REMOVE_NODE_IDS};
 use strimzi_api::node_pool::{KafkaNodePool, ProcessRole};
 
-use super::{ModelError, ModelWarning};
+use crate::model::{ModelError, ModelWarning};
 
 /// Reason of the warning about an unreadable ID range annotation.
 pub const INVALID_NODE_ID_RANGE: &str = "InvalidNodeIdRange";

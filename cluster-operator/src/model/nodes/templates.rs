@@ -1,5 +1,5 @@
 //! The templates of a pool's objects: the pool's template properties override the Kafka's one
-//! by one. Owner: nodes and pods.
+//! by one.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +8,7 @@ use strimzi_api::common::{
 };
 use strimzi_api::labels;
 
-use super::{KafkaCluster, NodePool};
+use crate::model::{KafkaCluster, NodePool};
 
 /// The templates that shape one pool's objects.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,13 +1,13 @@
-//! Resolving a Kafka and its node pools into a [`KafkaCluster`]. Owner: nodes and pods.
+//! Resolving a Kafka and its node pools into a [`KafkaCluster`].
 
 use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolStatus, ProcessRole};
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
 use strimzi_operator_common::labels::{owner_reference, selector_string};
 
-use super::images::resolve_version;
-use super::node_ids::assign_node_ids;
-use super::storage::validate_storage;
-use super::{KafkaCluster, ModelError, ModelInput, ModelWarning, NodePool};
+use crate::model::nodes::images::resolve_version;
+use crate::model::nodes::node_ids::assign_node_ids;
+use crate::model::nodes::storage::validate_storage;
+use crate::model::{KafkaCluster, ModelError, ModelInput, ModelWarning, NodePool};
 
 /// Warning reason: an even number of KRaft controllers.
 pub const KRAFT_CONTROLLER_NODE_COUNT: &str = "KafkaKRaftControllerNodeCount";
@@ -26,7 +26,7 @@ const BROKER_BOUNDED_SETTINGS: [&str; 4] = [
     "transaction.state.log.min.isr",
 ];
 
-/// See [`super::resolve`].
+/// See [`crate::model::resolve`].
 pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
     let kafka = input.kafka;
     let name = kafka.metadata.name.clone().unwrap_or_default();

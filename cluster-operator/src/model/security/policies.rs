@@ -1,5 +1,5 @@
 //! The ServiceAccount, PodDisruptionBudget, NetworkPolicy and JMX Secret of the Kafka
-//! component. Owner: listeners and services.
+//! component.
 
 use std::collections::BTreeMap;
 
@@ -21,12 +21,12 @@ use strimzi_api::common::{KafkaJmxAuthentication, MetadataTemplate, RackType};
 use strimzi_api::kafka::KafkaListenerType;
 use strimzi_api::{labels, naming};
 
-use super::KafkaCluster;
-use super::object_meta::{
-    StringMap, template_annotations, template_labels, with_additional_labels,
-};
-use super::services::{
+use crate::model::KafkaCluster;
+use crate::model::listeners::services::{
     CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
+};
+use crate::model::meta::{
+    StringMap, template_annotations, template_labels, with_additional_labels,
 };
 
 /// API group of Roles, ClusterRoles and their bindings.

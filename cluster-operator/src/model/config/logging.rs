@@ -1,9 +1,9 @@
-//! `log4j2.properties` of the Kafka nodes (inline and external logging). Owner: configuration.
+//! `log4j2.properties` of the Kafka nodes (inline and external logging).
 
 use strimzi_api::common::Logging;
 
-use super::user_config::Properties;
-use super::{KafkaCluster, ModelError};
+use crate::model::config::options::Properties;
+use crate::model::{KafkaCluster, ModelError};
 
 /// The loggers of Strimzi's default Kafka logging: property id, logger name and level.
 const DEFAULT_LOGGERS: &[(&str, &str, &str)] = &[

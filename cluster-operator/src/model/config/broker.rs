@@ -1,7 +1,7 @@
 //! Each node's `server.config`, laid out section by section as Strimzi writes it. Secrets are
 //! not copied into the file: the Kafka image resolves `${strimzisecrets:...}`,
 //! `${strimzienv:...}` and `${strimzidir:...}` placeholders through config providers when the
-//! node starts. Owner: configuration.
+//! node starts.
 
 use std::fmt::Write as _;
 
@@ -13,9 +13,9 @@ use strimzi_api::kafka::{
 use strimzi_api::naming;
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
 
-use super::listeners::ListenerAddresses;
-use super::user_config::{self, Properties};
-use super::{KafkaCluster, KafkaNode};
+use crate::model::config::options::{self, Properties};
+use crate::model::listeners::ListenerAddresses;
+use crate::model::{KafkaCluster, KafkaNode};
 
 /// Name of the KRaft controller listener.
 pub const CONTROL_PLANE_LISTENER: &str = "CONTROLPLANE-9090";
@@ -331,10 +331,10 @@ impl KafkaCluster {
                     .iter()
                     .flat_map(|config| config.iter());
                 for (key, value) in options {
-                    if user_config::is_forbidden_listener_option(key) {
+                    if options::is_forbidden_listener_option(key) {
                         continue;
                     }
-                    if let Some(value) = user_config::config_value(value) {
+                    if let Some(value) = options::config_value(value) {
                         out.line(&format!("{prefix}.{key}"), value);
                     }
                 }
@@ -433,7 +433,7 @@ impl KafkaCluster {
             .as_ref()
             .and_then(|cruise_control| cruise_control.config.as_ref())
             .and_then(|config| config.get("metric.reporter.topic"))
-            .and_then(user_config::config_value)
+            .and_then(options::config_value)
             .unwrap_or_else(|| CRUISE_CONTROL_METRICS_TOPIC.to_owned());
         out.line("cruise.control.metrics.topic", topic_name);
         out.line(
@@ -461,7 +461,7 @@ impl KafkaCluster {
                 .config
                 .as_ref()
                 .and_then(|config| config.get(key))
-                .and_then(user_config::config_value)
+                .and_then(options::config_value)
         };
         let topic = "cruise.control.metrics.topic.";
         if user(&format!("{topic}num.partitions")).is_none() {
@@ -614,9 +614,9 @@ impl KafkaCluster {
 
         // Controllers only get the environment and Secret providers.
         let providers = if node.is_broker() {
-            user_config::RESERVED_PROVIDER_ALIASES
+            options::RESERVED_PROVIDER_ALIASES
         } else {
-            &user_config::RESERVED_PROVIDER_ALIASES[..2]
+            &options::RESERVED_PROVIDER_ALIASES[..2]
         };
         let mut aliases = providers.join(",");
         if let Some(user_aliases) = config.remove("config.providers") {
@@ -686,7 +686,7 @@ impl KafkaCluster {
                 config
                     .entries()
                     .iter()
-                    .filter(|(key, _)| !super::config_maps::is_dynamic_option(key))
+                    .filter(|(key, _)| !crate::model::config::options::is_dynamic_option(key))
                     .cloned(),
             );
         }

@@ -1,5 +1,5 @@
 //! PersistentVolumeClaims of the nodes' persistent and JBOD volumes, and the storage rules a
-//! pool must follow. Owner: nodes and pods.
+//! pool must follow.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,9 +12,9 @@ use kube::api::ObjectMeta;
 use strimzi_api::annotations::DELETE_CLAIM;
 use strimzi_api::storage::{PersistentClaimStorage, SingleVolumeStorage, Storage};
 
-use super::object_meta::{merged, template_annotations, template_labels, with_additional_labels};
-use super::templates::metadata;
-use super::{KafkaCluster, ModelError, NodePool};
+use crate::model::meta::{merged, template_annotations, template_labels, with_additional_labels};
+use crate::model::nodes::templates::metadata;
+use crate::model::{KafkaCluster, ModelError, NodePool};
 
 /// Where the data volumes are mounted in the Kafka container.
 pub const DATA_MOUNT_ROOT: &str = "/var/lib/kafka";

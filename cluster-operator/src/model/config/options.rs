@@ -1,10 +1,10 @@
 //! The Kafka `config` the user wrote: which options the operator keeps for itself, the defaults
-//! it adds, and how the options are written in Java properties format. Owner: configuration.
+//! it adds, and how the options are written in Java properties format.
 
 use serde_json::Value;
 use strimzi_api::kafka::QuotasPlugin;
 
-use super::{KafkaCluster, ModelError, ModelWarning};
+use crate::model::{KafkaCluster, ModelError, ModelWarning};
 
 /// Option prefixes the operator manages itself; user options starting with one are dropped.
 pub const FORBIDDEN_PREFIXES: &[&str] = &[
@@ -306,7 +306,7 @@ impl KafkaCluster {
         config
             .entries()
             .iter()
-            .filter(|(key, _)| super::config_maps::is_dynamic_option(key))
+            .filter(|(key, _)| is_dynamic_option(key))
             .cloned()
             .collect()
     }
@@ -320,6 +320,73 @@ pub fn config_value(value: &Value) -> Option<String> {
         Value::Bool(flag) => Some(flag.to_string()),
         Value::Null | Value::Array(_) | Value::Object(_) => None,
     }
+}
+
+/// Kafka broker options that Kafka can change while the broker runs (cluster-wide dynamic
+/// options); changing them does not need a restart, so they stay out of the configuration
+/// hash.
+const DYNAMIC_OPTIONS: &[&str] = &[
+    "background.threads",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.type",
+    "compression.zstd.level",
+    "follower.replication.throttled.rate",
+    "leader.replication.throttled.rate",
+    "log.cleaner.backoff.ms",
+    "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.delete.retention.ms",
+    "log.cleaner.io.buffer.load.factor",
+    "log.cleaner.io.buffer.size",
+    "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.max.compaction.lag.ms",
+    "log.cleaner.min.cleanable.ratio",
+    "log.cleaner.min.compaction.lag.ms",
+    "log.cleaner.threads",
+    "log.cleanup.policy",
+    "log.flush.interval.messages",
+    "log.flush.interval.ms",
+    "log.index.interval.bytes",
+    "log.index.size.max.bytes",
+    "log.local.retention.bytes",
+    "log.local.retention.ms",
+    "log.message.timestamp.after.max.ms",
+    "log.message.timestamp.before.max.ms",
+    "log.message.timestamp.type",
+    "log.preallocate",
+    "log.retention.bytes",
+    "log.retention.ms",
+    "log.roll.jitter.ms",
+    "log.roll.ms",
+    "log.segment.bytes",
+    "log.segment.delete.delay.ms",
+    "max.connection.creation.rate",
+    "max.connections",
+    "max.connections.per.ip",
+    "max.connections.per.ip.overrides",
+    "message.max.bytes",
+    "metric.reporters",
+    "min.insync.replicas",
+    "num.io.threads",
+    "num.network.threads",
+    "num.recovery.threads.per.data.dir",
+    "num.replica.fetchers",
+    "producer.id.expiration.ms",
+    "remote.fetch.max.wait.ms",
+    "remote.list.offsets.request.timeout.ms",
+    "remote.log.index.file.cache.total.size.bytes",
+    "remote.log.manager.copier.thread.pool.size",
+    "remote.log.manager.copy.max.bytes.per.second",
+    "remote.log.manager.expiration.thread.pool.size",
+    "remote.log.manager.fetch.max.bytes.per.second",
+    "remote.log.reader.threads",
+    "transaction.partition.verification.enable",
+    "unclean.leader.election.enable",
+];
+
+/// Whether Kafka can change `key` while running (so it needs no rolling restart).
+pub fn is_dynamic_option(key: &str) -> bool {
+    DYNAMIC_OPTIONS.contains(&key)
 }
 
 #[cfg(test)]

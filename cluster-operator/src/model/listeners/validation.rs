@@ -1,11 +1,11 @@
 //! Checks of the listener settings the CRD schema cannot express: unique names and ports,
 //! TLS where a type needs it, settings used only with the types they apply to, and the host
-//! names Ingress and TLSRoute listeners cannot do without. Owner: listeners and services.
+//! names Ingress and TLSRoute listeners cannot do without.
 
 use strimzi_api::kafka::{GenericKafkaListener, KafkaListenerAuthentication, KafkaListenerType};
 
-use super::listener_config::ListenerSettings;
-use super::{KafkaCluster, ModelError};
+use crate::model::listeners::settings::ListenerSettings;
+use crate::model::{KafkaCluster, ModelError};
 
 /// Ports the Kafka pods use for other purposes (metrics and JMX).
 const FORBIDDEN_PORTS: [i32; 2] = [9404, 9999];

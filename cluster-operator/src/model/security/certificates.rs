@@ -1,5 +1,4 @@
-//! The server certificate each node needs, and the per-node certificate Secrets. Owner:
-//! listeners and services.
+//! The server certificate each node needs, and the per-node certificate Secrets.
 
 use std::collections::BTreeMap;
 
@@ -10,10 +9,10 @@ use strimzi_api::annotations;
 use strimzi_certificate_manager::leaf::{LeafSpec, NodeLocation};
 use strimzi_operator_common::labels::ComponentLabels;
 
-use super::listeners::ListenerAddresses;
-use super::object_meta::StringMap;
-use super::pods::CaGenerations;
-use super::{KafkaCluster, KafkaNode, ModelError};
+use crate::model::listeners::ListenerAddresses;
+use crate::model::meta::StringMap;
+use crate::model::nodes::pods::CaGenerations;
+use crate::model::{KafkaCluster, KafkaNode, ModelError};
 
 /// The custom server certificates of TLS listeners (`brokerCertChainAndKey`), read from the
 /// users' Secrets.
@@ -164,7 +163,7 @@ impl KafkaCluster {
         Secret {
             metadata: self.object_meta_owned_by(
                 owner.as_ref(),
-                &super::policies::trust_bundle_secret(&self.name),
+                &crate::model::security::policies::trust_bundle_secret(&self.name),
                 labels,
                 StringMap::from([
                     (

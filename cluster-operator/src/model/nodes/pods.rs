@@ -1,5 +1,4 @@
 //! The StrimziPodSet of each pool with its complete pod definitions, and the revision hash.
-//! Owner: nodes and pods.
 //!
 //! The pods run Strimzi's own Kafka image unchanged, so their layout is what its start script
 //! (`/opt/kafka/kafka_run.sh`) expects: the per-node ConfigMap (`server.config`,
@@ -34,11 +33,11 @@ use strimzi_api::node_pool::ProcessRole;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_api::storage::SingleVolumeStorage;
 
-use super::listener_config::ListenerSettings;
-use super::object_meta::{merged, template_annotations, template_labels, with_additional_labels};
-use super::storage::data_volumes;
-use super::templates::{PoolTemplate, metadata};
-use super::{KafkaCluster, NodePool};
+use crate::model::listeners::settings::ListenerSettings;
+use crate::model::meta::{merged, template_annotations, template_labels, with_additional_labels};
+use crate::model::nodes::storage::data_volumes;
+use crate::model::nodes::templates::{PoolTemplate, metadata};
+use crate::model::{KafkaCluster, NodePool};
 
 /// Port of the Kafka agent (broker state for the operator).
 pub const KAFKA_AGENT_PORT: i32 = 8443;

@@ -1,6 +1,6 @@
 //! Metadata shared by the objects of the listeners and policies: how template and listener
 //! labels and annotations combine with Strimzi's own labels, and the labels of a pool's
-//! objects. Owner: listeners and services.
+//! objects.
 
 use std::collections::BTreeMap;
 
