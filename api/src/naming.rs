@@ -76,6 +76,13 @@ pub fn kafka_jmx_secret(cluster: &str) -> String {
     format!("{cluster}-kafka-jmx")
 }
 
+/// `strimzi-<namespace>-<cluster>-kafka-init`: the ClusterRoleBinding that lets the Kafka
+/// pods' init container read the Kubernetes node they run on (cluster-scoped, hence the
+/// namespace in the name).
+pub fn kafka_init_cluster_role_binding(namespace: &str, cluster: &str) -> String {
+    format!("strimzi-{namespace}-{cluster}-kafka-init")
+}
+
 /// NetworkPolicy that opens the Kafka listeners.
 pub fn kafka_network_policy(cluster: &str) -> String {
     format!("{cluster}-network-policy-kafka")

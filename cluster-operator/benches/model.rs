@@ -19,7 +19,9 @@ use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings}
 use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
-use strimzi_cluster_operator::model::desired::{BuildInputs, NodeCertificates, build};
+use strimzi_cluster_operator::model::desired::{
+    BuildInputs, build, certificate_requests, issue_node_certificates,
+};
 use strimzi_cluster_operator::model::nodes::pods::{CaGenerations, PodInputs};
 use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
 use strimzi_cluster_operator::model::{ModelInput, resolve};
@@ -200,30 +202,24 @@ fn main() {
     });
 
     let custom = CustomListenerCertificates::default();
-    let inputs = |node_certificates| BuildInputs {
+    let requests = certificate_requests(&cluster, &addresses, &existing);
+    let issued = measure(
+        "issue_node_certificates, reusing certificate Secrets",
+        || issue_node_certificates(&cluster_ca, &requests, &context).unwrap(),
+    );
+    let inputs = BuildInputs {
         observed: &observed,
         cluster_ca: &cluster_ca,
         clients_ca: &clients_ca,
-        node_certificates,
+        node_certificates: &issued,
         external: &external,
         jmx_secret: None,
         custom_certificates: &custom,
-        custom_listener_cert_thumbprints: None,
     };
-    let reuse = inputs(NodeCertificates::Issue {
-        existing: &existing,
-        context: context.clone(),
-    });
-    let desired = measure("desired::build, reusing certificate Secrets", || {
-        build(&cluster, &reuse).unwrap()
-    });
-    let precomputed = inputs(NodeCertificates::Hashes(&hashes));
-    measure("desired::build, precomputed certificate hashes", || {
-        build(&cluster, &precomputed).unwrap()
-    });
-    measure("resolve + desired::build (reusing Secrets)", || {
+    let desired = measure("desired::build", || build(&cluster, &inputs).unwrap());
+    measure("resolve + desired::build", || {
         let cluster = resolve(&input).unwrap();
-        build(&cluster, &reuse).unwrap()
+        build(&cluster, &inputs).unwrap()
     });
     let manifests = measure("manifests (serialize every object to JSON)", || {
         desired.manifests()

@@ -1,8 +1,9 @@
 //! Benchmark of the cluster operator on the real test environment (kwok makes the pods
 //! Ready): start-up time to `/ready`, time from apply to Ready for 1 and for 20 Kafka
 //! clusters of 3 controllers and 3 brokers each, the operator's peak and steady RSS, and the
-//! Kubernetes writes of periodic reconciliations when nothing changed. Prints figures and
-//! asserts none.
+//! Kubernetes writes and reads (gets and lists; watches are streams and not counted) of
+//! periodic reconciliations when nothing changed, with the reads per reconciliation on the way
+//! to Ready. Prints figures and asserts none.
 //!
 //! ```text
 //! cargo run --release -p strimzi-cluster-operator --example bench
@@ -65,16 +66,20 @@ async fn main() {
         rss_mib(operator.pid(), "VmRSS")
     );
 
+    let before = http_get(port, "/metrics");
     let single = time_to_ready(&client, &one, &["single".to_owned()]).await;
     println!(
-        "apply -> Ready, 1 cluster (3+3):    {:>8.2} s",
-        single.as_secs_f64()
+        "apply -> Ready, 1 cluster (3+3):    {:>8.2} s, {}",
+        single.as_secs_f64(),
+        reads_per_reconciliation(&before, &http_get(port, "/metrics"))
     );
     let names: Vec<String> = (0..MANY).map(|i| format!("cluster-{i}")).collect();
+    let before = http_get(port, "/metrics");
     let all = time_to_ready(&client, &many, &names).await;
     println!(
-        "apply -> Ready, {MANY} clusters (3+3):  {:>8.2} s",
-        all.as_secs_f64()
+        "apply -> Ready, {MANY} clusters (3+3):  {:>8.2} s, {}",
+        all.as_secs_f64(),
+        reads_per_reconciliation(&before, &http_get(port, "/metrics"))
     );
     println!(
         "peak RSS:                           {:>8.1} MiB",
@@ -88,13 +93,11 @@ async fn main() {
     let delta = |name: &str| metric(&after, name) - metric(&before, name);
     let reconciliations = delta("strimzi_reconciliations_total");
     let writes = delta("strimzi_operator_api_writes_total");
+    let reads = delta("strimzi_operator_api_reads_total");
     println!(
-        "periodic reconciliations (no change): {reconciliations:>7.0}, Kubernetes writes: {writes:.0} ({:.2} per reconciliation)",
-        if reconciliations > 0.0 {
-            writes / reconciliations
-        } else {
-            0.0
-        }
+        "periodic reconciliations (no change): {reconciliations:>7.0}, Kubernetes writes: {writes:.0} ({:.2} per reconciliation), reads: {reads:.0} ({:.2} per reconciliation)",
+        per(writes, reconciliations),
+        per(reads, reconciliations),
     );
     println!(
         "steady RSS ({} clusters):           {:>8.1} MiB",
@@ -102,6 +105,27 @@ async fn main() {
         rss_mib(operator.pid(), "VmRSS")
     );
     println!("(pods are simulated by kwok; no Kafka runs in them)");
+}
+
+/// `count / reconciliations`, 0 without reconciliations.
+fn per(count: f64, reconciliations: f64) -> f64 {
+    if reconciliations > 0.0 {
+        count / reconciliations
+    } else {
+        0.0
+    }
+}
+
+/// The Kubernetes reads (gets and lists, every resource) and reconciliations (Kafkas and
+/// StrimziPodSets) between two `/metrics` texts, as a line's end.
+fn reads_per_reconciliation(before: &str, after: &str) -> String {
+    let delta = |name: &str| metric(after, name) - metric(before, name);
+    let reads = delta("strimzi_operator_api_reads_total");
+    let reconciliations = delta("strimzi_reconciliations_total");
+    format!(
+        "{reads:.0} Kubernetes reads in {reconciliations:.0} reconciliations ({:.2} per reconciliation)",
+        per(reads, reconciliations)
+    )
 }
 
 /// Applies a 3+3 cluster per name in `namespace` and returns when all are Ready.

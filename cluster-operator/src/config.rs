@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use strimzi_operator_common::config::{ConfigError, OperatorConfig};
+use strimzi_operator_common::config::{ConfigError, OperatorConfig, positive};
 
 use crate::model::ModelConfig;
 use crate::model::nodes::images::KafkaImages;
@@ -29,6 +29,11 @@ pub const KAFKA_INIT_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE";
 pub const PKCS12_KEYSTORE_GENERATION: &str =
     strimzi_certificate_manager::PKCS12_KEYSTORE_GENERATION_ENV;
 
+/// How many resources each controller reconciles at once (10 by default, as in Strimzi).
+pub const OPERATIONS_THREAD_POOL_SIZE: &str = "STRIMZI_OPERATIONS_THREAD_POOL_SIZE";
+/// Strimzi's default of [`OPERATIONS_THREAD_POOL_SIZE`].
+const DEFAULT_OPERATIONS_THREAD_POOL_SIZE: usize = 10;
+
 /// The operator's name: field manager, Event reporter and `app.kubernetes.io/managed-by`.
 pub const NAME: &str = "strimzi-cluster-operator";
 
@@ -41,6 +46,9 @@ pub struct ClusterOperatorConfig {
     pub model: ModelConfig,
     /// Whether CA Secrets carry PKCS#12 stores.
     pub pkcs12: bool,
+    /// How many Kafkas, and separately how many StrimziPodSets, are reconciled at once at
+    /// most: the concurrency of each controller.
+    pub concurrency: u16,
 }
 
 impl ClusterOperatorConfig {
@@ -79,13 +87,15 @@ impl ClusterOperatorConfig {
                 .map(|value| parse_names(IMAGE_PULL_SECRETS, &value))
                 .transpose()?
                 .unwrap_or_default(),
-            kafka_init_image: get(KAFKA_INIT_IMAGE)
-                .unwrap_or_else(|| crate::model::nodes::images::DEFAULT_KAFKA_INIT_IMAGE.to_owned()),
+            kafka_init_image: get(KAFKA_INIT_IMAGE).unwrap_or_else(|| {
+                crate::model::nodes::images::DEFAULT_KAFKA_INIT_IMAGE.to_owned()
+            }),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
         };
         Ok(Self {
             pkcs12: parse_bool(PKCS12_KEYSTORE_GENERATION, get(PKCS12_KEYSTORE_GENERATION))?,
+            concurrency: parse_concurrency(get(OPERATIONS_THREAD_POOL_SIZE))?,
             operator,
             model,
         })
@@ -108,6 +118,23 @@ fn parse_bool(variable: &'static str, value: Option<String>) -> Result<bool, Con
         Some(text) if text.eq_ignore_ascii_case("false") => Ok(false),
         Some(text) => Err(invalid(variable, text, "true or false")),
     }
+}
+
+/// The pool size of Strimzi's variable as a controller's concurrency: a positive integer that
+/// fits a `u16`.
+fn parse_concurrency(value: Option<String>) -> Result<u16, ConfigError> {
+    let size = positive(
+        OPERATIONS_THREAD_POOL_SIZE,
+        value.clone(),
+        DEFAULT_OPERATIONS_THREAD_POOL_SIZE,
+    )?;
+    u16::try_from(size).map_err(|_| {
+        invalid(
+            OPERATIONS_THREAD_POOL_SIZE,
+            value.as_deref().unwrap_or_default(),
+            "a positive integer up to 65535",
+        )
+    })
 }
 
 fn parse_pull_policy(value: &str) -> Result<String, ConfigError> {
@@ -193,6 +220,7 @@ mod tests {
         assert!(config.model.operator_namespace_labels.is_none());
         assert_eq!(config.model.managed_by, NAME);
         assert!(config.pkcs12);
+        assert_eq!(config.concurrency, 10);
         assert!(!config.model.images.by_version.is_empty());
     }
 
@@ -210,8 +238,10 @@ mod tests {
             (SERVICE_DNS_DOMAIN, "example.local"),
             (IMAGE_PULL_POLICY, "ifnotpresent"),
             (IMAGE_PULL_SECRETS, "registry-a,registry-b"),
+            (OPERATIONS_THREAD_POOL_SIZE, " 4 "),
         ])
         .unwrap();
+        assert_eq!(config.concurrency, 4);
         assert_eq!(
             config
                 .model
@@ -249,9 +279,15 @@ mod tests {
             (IMAGE_PULL_SECRETS, "Not_A_Name"),
             (OPERATOR_NAMESPACE_LABELS, "novalue"),
             (KAFKA_IMAGES, "no-equals-sign"),
+            (OPERATIONS_THREAD_POOL_SIZE, "0"),
+            (OPERATIONS_THREAD_POOL_SIZE, "-1"),
+            (OPERATIONS_THREAD_POOL_SIZE, "ten"),
+            (OPERATIONS_THREAD_POOL_SIZE, "65536"),
         ] {
             let error = read(&[("STRIMZI_NAMESPACE", "kafka"), (variable, value)]).unwrap_err();
-            assert!(error.to_string().contains(variable), "{error}");
+            let error = error.to_string();
+            assert!(error.contains(variable), "{error}");
+            assert!(!error.contains('\n'), "one line: {error}");
         }
         let missing = read(&[]).unwrap_err();
         assert!(

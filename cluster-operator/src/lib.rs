@@ -20,14 +20,15 @@ use strimzi_operator_common::runtime::OperatorRuntime;
 /// more than Tokio's default 2 MiB in debug builds.
 pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 
-/// The controllers of the cluster operator (Kafka with its node pools, and StrimziPodSet), to
-/// be run by [`OperatorRuntime::run`].
+/// The controllers of the cluster operator (Kafka with its node pools, and StrimziPodSet) and
+/// the cleanup of deleted Kafkas' cluster-scoped objects, to be run by [`OperatorRuntime::run`].
 pub fn controllers(
     runtime: &OperatorRuntime,
     config: &config::ClusterOperatorConfig,
 ) -> Result<Vec<BoxFuture<'static, ()>>, CacheError> {
     Ok(vec![
         assembly::KafkaAssembly::controller(runtime, config.clone())?,
-        pod_set::PodSetReconciler::controller(runtime)?,
+        pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,
+        assembly::orphaned_bindings_cleanup(runtime),
     ])
 }

@@ -70,9 +70,11 @@ pub struct PodSetReconciler {
 }
 
 impl PodSetReconciler {
-    /// The StrimziPodSet controller on `runtime`, with its pod watches.
+    /// The StrimziPodSet controller on `runtime`, with its pod watches, reconciling at most
+    /// `concurrency` StrimziPodSets at once.
     pub fn controller(
         runtime: &OperatorRuntime,
+        concurrency: u16,
     ) -> Result<futures::future::BoxFuture<'static, ()>, strimzi_operator_common::cache::CacheError>
     {
         let pods = ScopedCache::new(runtime.applier().field_manager());
@@ -82,7 +84,7 @@ impl PodSetReconciler {
         };
         runtime
             .controller(reconciler)
-            .concurrency(0)
+            .concurrency(concurrency)
             .wire(move |controller, scope, runtime| {
                 let api: Api<Pod> = runtime.api(scope.namespace.as_deref());
                 let stream = pods.watch(api, scope.namespace.clone(), &managed_pods_selector());

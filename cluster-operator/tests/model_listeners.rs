@@ -479,13 +479,23 @@ fn custom_listener_certificates_go_into_the_node_secrets() {
         cluster.custom_certificate_secret_names(),
         ["lb-cert", "route-cert"]
     );
+    // A real certificate per Secret (its thumbprint is taken), a placeholder key.
+    let pem_of = |name: &str| strimzi_tests::certs::TestCa::new(name).unwrap().cert_pem();
+    let pems: BTreeMap<&str, String> = [("lb-cert", pem_of("lb")), ("route-cert", pem_of("route"))]
+        .into_iter()
+        .collect();
     let secret = |name: &str, keys: &[&str]| -> k8s_openapi::api::core::v1::Secret {
         let data: BTreeMap<String, k8s_openapi::ByteString> = keys
             .iter()
             .map(|key| {
+                let value = if *key == "tls.crt" {
+                    pems[name].clone()
+                } else {
+                    format!("{name}/{key}")
+                };
                 (
                     (*key).to_owned(),
-                    k8s_openapi::ByteString(format!("{name}/{key}").into_bytes()),
+                    k8s_openapi::ByteString(value.into_bytes()),
                 )
             })
             .collect();
@@ -506,7 +516,20 @@ fn custom_listener_certificates_go_into_the_node_secrets() {
             "route-9098.key"
         ]
     );
-    assert_eq!(custom.certificates["lb"], "lb-cert/tls.crt");
+    assert_eq!(custom.certificates["lb"], pems["lb-cert"]);
+    let thumbprint = |pem: &str| {
+        strimzi_certificate_manager::certificate::ParsedCertificate::from_pem(pem.as_bytes())
+            .unwrap()
+            .short_thumbprint()
+    };
+    assert_eq!(
+        custom.thumbprints_annotation().unwrap(),
+        format!(
+            "{{lb={}, route={}}}",
+            thumbprint(&pems["lb-cert"]),
+            thumbprint(&pems["route-cert"])
+        )
+    );
     let addresses = cluster.listener_addresses(&model_support::observed_listeners(
         &cluster.listener_objects(),
         NAMESPACE,
@@ -519,7 +542,7 @@ fn custom_listener_certificates_go_into_the_node_secrets() {
             .and_then(|status| status.certificates.clone())
             .unwrap()
     };
-    assert_eq!(certificate_of("route"), ["route-cert/tls.crt"]);
+    assert_eq!(certificate_of("route"), [pems["route-cert"].clone()]);
     assert_eq!(certificate_of("tls"), [CA_PEM]);
 
     let error = cluster

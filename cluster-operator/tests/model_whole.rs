@@ -15,14 +15,11 @@ use proptest::prelude::*;
 use serde::Deserialize;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
-use strimzi_certificate_manager::authority::{
-    self, CaAction, CaKind, CaSettings, CertificateAuthority,
-};
-use strimzi_certificate_manager::keys::KeyAlgorithm;
+use strimzi_certificate_manager::authority::{CaAction, CaKind, CertificateAuthority};
 use strimzi_certificate_manager::leaf::IssueContext;
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
-    BuildInputs, DesiredObjects, NodeCertificates, build,
+    BuildInputs, DesiredObjects, build, certificate_requests, issue_node_certificates,
 };
 use strimzi_cluster_operator::model::listeners::ObservedListeners;
 use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
@@ -101,27 +98,8 @@ fn external_configuration(example: &Example) -> ExternalConfiguration {
     }
 }
 
-/// A generated CA of `kind` with an ECDSA key (fast to generate).
-fn ecdsa_ca(kind: CaKind, cluster: &str) -> CertificateAuthority {
-    let settings = CaSettings {
-        key_algorithm: KeyAlgorithm::EcdsaP256,
-        ..CaSettings::default()
-    };
-    authority::reconcile(
-        kind,
-        cluster,
-        &settings,
-        None,
-        None,
-        OffsetDateTime::now_utc(),
-        true,
-    )
-    .unwrap()
-    .authority
-}
-
-/// The users' Secrets with custom listener certificates the cluster refers to, with
-/// `tls.crt` and `tls.key` placeholders.
+/// The users' Secrets with custom listener certificates the cluster refers to: a real
+/// certificate under `tls.crt` (its thumbprint rolls the brokers) and a placeholder key.
 fn custom_certificate_secrets(cluster: &KafkaCluster) -> Vec<Secret> {
     cluster
         .custom_certificate_secret_names()
@@ -134,7 +112,7 @@ fn custom_certificate_secrets(cluster: &KafkaCluster) -> Vec<Secret> {
             data: Some(BTreeMap::from([
                 (
                     "tls.crt".to_owned(),
-                    k8s_openapi::ByteString(b"certificate".to_vec()),
+                    k8s_openapi::ByteString(CUSTOM_CERTIFICATE_PEM.clone().into_bytes()),
                 ),
                 (
                     "tls.key".to_owned(),
@@ -146,6 +124,13 @@ fn custom_certificate_secrets(cluster: &KafkaCluster) -> Vec<Secret> {
         .collect()
 }
 
+/// The certificate of every custom listener certificate Secret, the same in every build.
+static CUSTOM_CERTIFICATE_PEM: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    strimzi_tests::certs::TestCa::new("custom")
+        .unwrap()
+        .cert_pem()
+});
+
 /// The CAs and the issue context shared by the builds of one cluster.
 struct Cas {
     cluster: CertificateAuthority,
@@ -156,8 +141,8 @@ struct Cas {
 impl Cas {
     fn new(name: &str) -> Self {
         Self {
-            cluster: ecdsa_ca(CaKind::Cluster, name),
-            clients: ecdsa_ca(CaKind::Clients, name),
+            cluster: model_support::ecdsa_ca(CaKind::Cluster, name),
+            clients: model_support::ecdsa_ca(CaKind::Clients, name),
             action: CaAction::Keep,
         }
     }
@@ -173,22 +158,22 @@ impl Cas {
         let custom = cluster
             .custom_listener_certificates(&custom_certificate_secrets(cluster))
             .unwrap();
+        let context = IssueContext {
+            now: OffsetDateTime::now_utc(),
+            window_open: true,
+            ca_action: &self.action,
+        };
+        let addresses = cluster.listener_addresses(observed);
+        let requests = certificate_requests(cluster, &addresses, existing);
+        let issued = issue_node_certificates(&self.cluster, &requests, &context).unwrap();
         let inputs = BuildInputs {
             observed,
             cluster_ca: &self.cluster,
             clients_ca: &self.clients,
-            node_certificates: NodeCertificates::Issue {
-                existing,
-                context: IssueContext {
-                    now: OffsetDateTime::now_utc(),
-                    window_open: true,
-                    ca_action: &self.action,
-                },
-            },
+            node_certificates: &issued,
             external,
             jmx_secret: None,
             custom_certificates: &custom,
-            custom_listener_cert_thumbprints: None,
         };
         build(cluster, &inputs).unwrap()
     }
@@ -210,7 +195,11 @@ fn redact(manifests: &mut [serde_json::Value]) {
         {
             for pod in pods {
                 if let Some(annotations) = pod["metadata"]["annotations"].as_object_mut() {
-                    for key in ["strimzi.io/server-cert-hash", "strimzi.io/revision"] {
+                    for key in [
+                        "strimzi.io/server-cert-hash",
+                        "strimzi.io/revision",
+                        "strimzi.io/custom-listener-cert-thumbprints",
+                    ] {
                         if annotations.contains_key(key) {
                             annotations.insert(key.into(), REDACTED.into());
                         }
@@ -295,11 +284,10 @@ fn listeners_without_addresses_are_pending() {
         observed: &ObservedListeners::default(),
         cluster_ca: &cas.cluster,
         clients_ca: &cas.clients,
-        node_certificates: NodeCertificates::Hashes(&BTreeMap::new()),
+        node_certificates: &BTreeMap::new(),
         external: &ExternalConfiguration::default(),
         jmx_secret: None,
         custom_certificates: &CustomListenerCertificates::default(),
-        custom_listener_cert_thumbprints: None,
     };
     let error = build(&cluster, &inputs).unwrap_err();
     assert_eq!(error.reason(), "ListenerAddressesPending");
@@ -489,19 +477,13 @@ proptest! {
             return Ok(());
         };
         let observed = model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
-        let hashes: BTreeMap<String, String> =
-            cluster.nodes().map(|node| (node.pod_name, "hash".to_owned())).collect();
-        let inputs = BuildInputs {
-            observed: &observed,
-            cluster_ca: &GENERATED_CAS.cluster,
-            clients_ca: &GENERATED_CAS.clients,
-            node_certificates: NodeCertificates::Hashes(&hashes),
-            external: &ExternalConfiguration::default(),
-            jmx_secret: None,
-        custom_certificates: &CustomListenerCertificates::default(),
-            custom_listener_cert_thumbprints: None,
-        };
-        let objects = build(&cluster, &inputs).unwrap();
+        // Every node's certificate issued by the (ECDSA) cluster CA, as the reconciler does.
+        let objects = GENERATED_CAS.build(
+            &cluster,
+            &observed,
+            &ExternalConfiguration::default(),
+            &BTreeMap::new(),
+        );
         check_names_and_labels(&objects);
         check_ports(&objects);
         check_advertised_addresses_in_certificates(&cluster, &objects);

@@ -18,7 +18,7 @@ use std::fmt::Debug;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use kube::core::NamespaceResourceScope;
+use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -62,24 +62,21 @@ impl crate::ErrorReason for ApplyError {
     }
 }
 
-/// A namespaced kind the [`Applier`] writes and compares.
-pub trait Applicable:
-    Resource<DynamicType = (), Scope = NamespaceResourceScope>
-    + Serialize
-    + DeserializeOwned
-    + Clone
-    + Debug
+/// A kind, namespaced or cluster-scoped, that the [`Applier`] can write and compare.
+pub trait Writable:
+    Resource<DynamicType = ()> + Serialize + DeserializeOwned + Clone + Debug
 {
 }
 
-impl<K> Applicable for K where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Serialize
-        + DeserializeOwned
-        + Clone
-        + Debug
+impl<K> Writable for K where
+    K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + Clone + Debug
 {
 }
+
+/// A namespaced kind the [`Applier`] writes and compares.
+pub trait Applicable: Writable + Resource<Scope = NamespaceResourceScope> {}
+
+impl<K> Applicable for K where K: Writable + Resource<Scope = NamespaceResourceScope> {}
 
 /// What an apply did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +146,8 @@ impl Applier {
                 read.as_ref()
             }
         };
-        self.apply_unless_contained(&api, desired, current).await
+        self.apply_unless_contained(&api, &namespace, &name, desired, current)
+            .await
     }
 
     /// Like [`Self::apply`], for callers whose filled cache is the truth: `cached` is the
@@ -163,23 +161,73 @@ impl Applier {
         K: Applicable,
     {
         let kind = K::kind(&()).into_owned();
-        let (namespace, _) = identity(desired, &kind)?;
+        let (namespace, name) = identity(desired, &kind)?;
         let api: Api<K> = Api::namespaced(self.client.clone(), &namespace);
-        self.apply_unless_contained(&api, desired, cached).await
+        self.apply_unless_contained(&api, &namespace, &name, desired, cached)
+            .await
     }
 
-    /// Applies `desired` through `api` unless `current` already has exactly what it asks for.
+    /// Like [`Self::apply`] for a cluster-scoped object (a ClusterRoleBinding, ...): read
+    /// first, written unless it already has the desired state.
+    pub async fn apply_cluster_scoped<K>(&self, desired: &K) -> Result<Applied, ApplyError>
+    where
+        K: Writable + Resource<Scope = ClusterResourceScope>,
+    {
+        let kind = K::kind(&()).into_owned();
+        let name = desired
+            .meta()
+            .name
+            .clone()
+            .ok_or_else(|| ApplyError::Invalid {
+                kind: kind.clone(),
+                message: "metadata.name must be set".to_owned(),
+            })?;
+        let api: Api<K> = Api::all(self.client.clone());
+        let current = api
+            .get_opt(&name)
+            .await
+            .map_err(|source| api_error("get", &kind, "", &name, source))?;
+        self.apply_unless_contained(&api, "", &name, desired, current.as_ref())
+            .await
+    }
+
+    /// Deletes the object `name` through `api` (in the background: its dependents are
+    /// garbage collected); `false` if it was already gone.
+    pub async fn delete<K>(&self, api: &Api<K>, name: &str) -> Result<bool, ApplyError>
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+    {
+        let kind = K::kind(&()).into_owned();
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {
+                self.metrics.count_write(&kind, "delete");
+                Ok(true)
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+            Err(source) => Err(api_error(
+                "delete",
+                &kind,
+                api.namespace().unwrap_or_default(),
+                name,
+                source,
+            )),
+        }
+    }
+
+    /// Applies `desired` (named `name`, in `namespace` or cluster-scoped when empty) through
+    /// `api` unless `current` already has exactly what it asks for.
     async fn apply_unless_contained<K>(
         &self,
         api: &Api<K>,
+        namespace: &str,
+        name: &str,
         desired: &K,
         current: Option<&K>,
     ) -> Result<Applied, ApplyError>
     where
-        K: Applicable,
+        K: Writable,
     {
         let kind = K::kind(&()).into_owned();
-        let (namespace, name) = identity(desired, &kind)?;
         let desired_json = to_json(desired, &kind)?;
         if let Some(current) = current
             && !self.needs_write(current, &to_json(current, &kind)?, &desired_json)
@@ -187,19 +235,19 @@ impl Applier {
             return Ok(Applied::Unchanged);
         }
         api.patch(
-            &name,
+            name,
             &PatchParams::apply(&self.field_manager).force(),
             &Patch::Apply(&desired_json),
         )
         .await
-        .map_err(|source| api_error("apply", &kind, &namespace, &name, source))?;
+        .map_err(|source| api_error("apply", &kind, namespace, name, source))?;
         self.metrics.count_write(&kind, "apply");
         Ok(Applied::Written)
     }
 
     /// Whether applying `desired` (JSON) would change `current` (also given as JSON): it lacks
     /// a desired field or value, or our last apply set a field that `desired` drops.
-    fn needs_write<K: Applicable>(&self, current: &K, actual: &Value, desired: &Value) -> bool {
+    fn needs_write<K: Writable>(&self, current: &K, actual: &Value, desired: &Value) -> bool {
         if !contains(actual, desired) {
             return true;
         }
@@ -272,14 +320,9 @@ impl Applier {
             if keep.contains(&name) || object.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            match api.delete(&name, &DeleteParams::background()).await {
-                Ok(_) => {}
-                // Already gone: what we wanted.
-                Err(kube::Error::Api(status)) if status.code == 404 => continue,
-                Err(source) => return Err(api_error("delete", &kind, namespace, &name, source)),
+            if self.delete(&api, &name).await? {
+                deleted.push(name);
             }
-            self.metrics.count_write(&kind, "delete");
-            deleted.push(name);
         }
         Ok(deleted)
     }

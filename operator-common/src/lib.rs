@@ -19,7 +19,8 @@
 //!   propagated user labels, owner references.
 //! - [`leader`]: leader election through a Lease; [`cache`]: caches shared by controllers;
 //!   [`http`]: `/healthy`, `/ready`, `/metrics`; [`metrics`]: Strimzi's metric names;
-//!   [`events`]: Kubernetes Events; [`logging`]: plain or JSON logs.
+//!   [`events`]: Kubernetes Events; [`logging`]: plain or JSON logs; [`api_reads`]: every
+//!   get and list the runtime's client sends, counted in the metrics.
 //! - [`kafka`]: the Kafka admin client the operators use to talk to Kafka (topics, configs,
 //!   ACLs, SCRAM credentials, quotas, quorum, features, reassignments).
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
@@ -88,6 +89,7 @@
 //! }
 //! ```
 
+pub mod api_reads;
 pub mod apply;
 pub mod batch;
 pub mod blocking;

@@ -1,5 +1,5 @@
 //! Prometheus metrics with Strimzi's names (`strimzi_reconciliations_total`, ...) plus process
-//! metrics and our own counter of API writes.
+//! metrics and our own counters of API writes and reads.
 
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
@@ -33,6 +33,7 @@ pub struct Metrics {
     resources: IntGaugeVec,
     paused: IntGaugeVec,
     api_writes: IntCounterVec,
+    api_reads: IntCounterVec,
 }
 
 /// The reconciliation metrics of one kind in one namespace (or all) with one selector.
@@ -89,6 +90,14 @@ impl Metrics {
             &["kind", "verb"],
         )?;
         registry.register(Box::new(api_writes.clone()))?;
+        let api_reads = IntCounterVec::new(
+            Opts::new(
+                "strimzi_operator_api_reads_total",
+                "Reads (get or list, not watch) of the Kubernetes API server by verb and resource",
+            ),
+            &["kind", "verb"],
+        )?;
+        registry.register(Box::new(api_reads.clone()))?;
         #[cfg(target_os = "linux")]
         registry.register(Box::new(
             prometheus::process_collector::ProcessCollector::for_self(),
@@ -102,6 +111,7 @@ impl Metrics {
             resources,
             paused,
             api_writes,
+            api_reads,
         })
     }
 
@@ -126,6 +136,18 @@ impl Metrics {
     /// Writes of objects of `kind` with `verb` so far.
     pub fn writes(&self, kind: &str, verb: &str) -> u64 {
         self.api_writes.with_label_values(&[kind, verb]).get()
+    }
+
+    /// Counts one read (`verb` is `get` or `list`) of `kind`, the resource's plural name
+    /// (`secrets`, `kafkas`, ...). The runtime's client counts every read it sends (see
+    /// [`crate::api_reads`]).
+    pub fn count_read(&self, kind: &str, verb: &str) {
+        self.api_reads.with_label_values(&[kind, verb]).inc();
+    }
+
+    /// Reads of `kind` (plural resource name) with `verb` (`get` or `list`) so far.
+    pub fn reads(&self, kind: &str, verb: &str) -> u64 {
+        self.api_reads.with_label_values(&[kind, verb]).get()
     }
 
     /// Registers an operator's own metric next to the shared ones, so that `/metrics`
@@ -263,6 +285,10 @@ mod tests {
         topics.set_resources(3, 1);
         metrics.count_write("ConfigMap", "apply");
         assert_eq!(metrics.writes("ConfigMap", "apply"), 1);
+        metrics.count_read("secrets", "get");
+        metrics.count_read("secrets", "get");
+        assert_eq!(metrics.reads("secrets", "get"), 2);
+        assert_eq!(metrics.reads("secrets", "list"), 0);
         assert_eq!(topics.started_count(), 2);
         assert_eq!(topics.failed_count(), 1);
         let text = metrics.encode().unwrap();
@@ -274,6 +300,7 @@ mod tests {
             "strimzi_resources{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 3",
             "strimzi_resources_paused{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
             "strimzi_operator_api_writes_total{kind=\"ConfigMap\",verb=\"apply\"} 1",
+            "strimzi_operator_api_reads_total{kind=\"secrets\",verb=\"get\"} 2",
             "process_resident_memory_bytes",
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");

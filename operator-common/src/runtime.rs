@@ -69,7 +69,8 @@ impl std::fmt::Debug for OperatorRuntime {
 
 impl OperatorRuntime {
     /// The runtime of operator `name` (its field manager and Event reporter), starting leader
-    /// election when configured. Must be called inside a Tokio runtime.
+    /// election when configured. Every request of `client` made through the runtime counts
+    /// its reads in the metrics ([`crate::api_reads`]). Must be called inside a Tokio runtime.
     pub fn new(client: Client, config: OperatorConfig, name: &str) -> Result<Self, MetricsError> {
         Self::with_metrics(client, config, name, Metrics::new()?)
     }
@@ -81,6 +82,7 @@ impl OperatorRuntime {
         name: &str,
         metrics: Metrics,
     ) -> Result<Self, MetricsError> {
+        let client = crate::api_reads::count_reads(client, metrics.clone());
         let stop_election = CancellationToken::new();
         let identity = config
             .leader_election
@@ -111,7 +113,7 @@ impl OperatorRuntime {
         })
     }
 
-    /// The Kubernetes client.
+    /// The Kubernetes client; its reads are counted in [`Self::metrics`].
     pub fn client(&self) -> &Client {
         &self.inner.client
     }

@@ -25,6 +25,15 @@ use crate::layout::{
 use crate::network::{API_SERVICE_IP, NodeNetwork, SERVICE_NETWORK};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
+/// At most this many real nodes (each has an identity in the API server's token file).
+pub const MAX_NODES: usize = 8;
+
+/// The name of real node `index` (its identity is `system:node:<name>`); zone labels follow
+/// [`crate::nodes::ZONES`].
+pub fn node_name(index: usize) -> String {
+    format!("testenv-node-{index}")
+}
+
 const VERSIONS: &str = include_str!("../testenv/versions.env");
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// The bearer token of the `admin` user (group `system:masters`); the environment is
@@ -393,8 +402,8 @@ impl Files {
         tokens.push_str(&format!("{},{proxy},{proxy},\n", identity_token(proxy)));
         // Identities of the real nodes' components, with the groups the Node authorizer and
         // the default RBAC bindings expect.
-        for node in 0..crate::nodes::MAX_NODES {
-            let user = format!("system:node:{}", crate::nodes::node_name(node));
+        for node in 0..MAX_NODES {
+            let user = format!("system:node:{}", node_name(node));
             tokens.push_str(&format!(
                 "{},{user},{user},\"system:nodes\"\n",
                 identity_token(&user)

@@ -38,8 +38,7 @@ pub const STORAGE_CLASS: &str = "standard";
 /// Every StorageClass the provisioner serves: the default, and the names examples use for
 /// faster and slower disks.
 pub const STORAGE_CLASSES: [&str; 3] = [STORAGE_CLASS, "fast-ssd", "standard-hdd"];
-/// Zones of the fake nodes, one node each, named as a cloud region's zones.
-pub const ZONES: [&str; 3] = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
+pub use crate::nodes::ZONES;
 /// Addresses given to LoadBalancer Services: `198.51.100.<n>`, a documentation network (not
 /// 192.0.2.0/24, which machines of this kind use for their own interface).
 const LOAD_BALANCER_NETWORK: &str = "198.51.100";

@@ -26,6 +26,9 @@ use nix::sched::{CloneFlags, setns};
 use crate::error::TestEnvError;
 use crate::layout::{testenv_file, write};
 
+/// Where Debian's `containernetworking-plugins` puts the CNI plugins.
+pub const CNI_BIN_DIR: &str = "/usr/lib/cni";
+
 /// Prefix of the folders of real-node environments in the system's temporary folder; kept
 /// apart from [`crate::layout::scratch_dir`]'s folders, whose plain removal would not
 /// unmount what the nodes mounted.
@@ -252,7 +255,7 @@ fn check_host() -> Result<(), TestEnvError> {
         }
     }
     for plugin in ["bridge", "host-local", "loopback", "portmap"] {
-        let path = Path::new(crate::nodes::CNI_BIN_DIR).join(plugin);
+        let path = Path::new(CNI_BIN_DIR).join(plugin);
         if !path.is_file() {
             return Err(missing_package(
                 &path.display().to_string(),

@@ -17,17 +17,15 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::control_plane::{ControlPlane, binary};
+use crate::control_plane::{ControlPlane, MAX_NODES, binary, node_name};
 use crate::error::TestEnvError;
 use crate::layout::{Provision, cache_dir, parse_versions, provision, write};
 use crate::measure::rss_mib;
-use crate::network::{CLUSTER_DNS_IP, NodeNetwork, POD_NETWORK};
+use crate::network::{CLUSTER_DNS_IP, CNI_BIN_DIR, NodeNetwork, POD_NETWORK};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
-/// Where Debian's `containernetworking-plugins` puts the CNI plugins.
-pub const CNI_BIN_DIR: &str = "/usr/lib/cni";
-/// At most this many real nodes (each has an identity in the API server's token file).
-pub const MAX_NODES: usize = 8;
+/// Zones of the fake nodes, one node each, named as a cloud region's zones.
+pub const ZONES: [&str; 3] = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
 /// How long a node may take to register and report Ready.
 const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
 /// Kernel settings kubelet changes for the whole machine; recorded before it starts and put
@@ -61,11 +59,6 @@ pub fn image_version(key: &str) -> &'static str {
         .get(key)
         .copied()
         .unwrap_or("unknown")
-}
-
-/// The name of node `index`; zone labels follow [`crate::environment::ZONES`].
-pub fn node_name(index: usize) -> String {
-    format!("testenv-node-{index}")
 }
 
 /// The folder of built images, `<cache>/images`.
@@ -426,7 +419,7 @@ fn ctr(containerd: &Path, socket: &Path, args: &[&str]) -> Result<String, String
 }
 
 fn node_labels(node: usize) -> String {
-    let zones = crate::environment::ZONES;
+    let zones = ZONES;
     format!(
         "topology.kubernetes.io/zone={},strimzi.io/testenv-real-node=true",
         zones[node % zones.len()]

@@ -4,12 +4,18 @@
 //!
 //! 1. CAs: create or renew the cluster and clients CAs ([`ca`]).
 //! 2. Model: validate the resources, assign node IDs, collect warnings.
-//! 3. Trust bundle Secret; ServiceAccount with the Role and RoleBinding to read the node
-//!    Secrets; listener Services/Ingresses/Routes, then their addresses (none yet: the
-//!    reconciliation ends pending, `WaitingForListenerAddresses`).
-//! 4. Per-node certificate Secrets, per-node ConfigMaps, PodDisruptionBudget, NetworkPolicy.
-//! 5. PersistentVolumeClaims: create, grow, refuse to shrink ([`storage`]).
-//! 6. StrimziPodSets, node pool statuses, scale down (objects of removed nodes deleted).
+//! 3. List the objects labelled for the Kafka component, once per kind; apply the listener
+//!    Services/Ingresses/Routes and read their addresses (none yet: the reconciliation ends
+//!    pending, `WaitingForListenerAddresses`).
+//! 4. Issue or reuse the node certificates and build every desired object with
+//!    `model::desired::build`, the only builder ([`objects`]).
+//! 5. Apply them in Strimzi's order: trust bundle, NetworkPolicy, claims (created, grown,
+//!    never shrunk: [`storage`]), ServiceAccount, init ClusterRoleBinding, Role,
+//!    RoleBinding, node certificate Secrets, ConfigMaps, JMX Secret, PodDisruptionBudget,
+//!    StrimziPodSets; write the node pool statuses.
+//! 6. One cleanup pass deletes what is labelled for the component and no longer desired
+//!    (objects of removed nodes and pools, a dropped NetworkPolicy or JMX Secret, the init
+//!    ClusterRoleBinding when no longer needed).
 //! 7. Check that the pods and the bootstrap Service's endpoints are ready; if not, the
 //!    reconciliation ends pending (`WaitingForPods`, `WaitingForEndpoints`). Stuck pods
 //!    (unschedulable, image pull failing, crash looping) of an older definition are deleted,
@@ -26,7 +32,9 @@
 //! restarts of pods whose definition changed (reported as a `Warning`), the scale-down safety
 //! check, unregistering removed nodes, KRaft metadata version upgrades and default quotas.
 
+mod bindings;
 mod ca;
+mod objects;
 mod status;
 mod storage;
 
@@ -35,21 +43,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
+use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use strimzi_api::kafka::{Kafka, KafkaStatus};
 use strimzi_api::labels;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
-use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext, LeafSpec};
+use strimzi_certificate_manager::leaf;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
@@ -58,13 +65,13 @@ use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
 use crate::config::ClusterOperatorConfig;
-use crate::model::config::ExternalConfiguration;
-use crate::model::listeners::{ListenerAddresses, ObservedListeners};
-use crate::model::nodes::pods::PodInputs;
+use crate::model::desired::BuildError;
+use crate::model::listeners::ListenerAddresses;
 use crate::model::{self, KafkaCluster, ModelError, ModelInput};
 use strimzi_operator_common::blocking::{BlockingError, CpuPool};
 use strimzi_operator_common::scoped_cache::ScopedCache;
 
+pub use bindings::orphaned_bindings_cleanup;
 pub use ca::ClusterCas;
 
 /// Why a Kafka could not be reconciled; the reason becomes the `NotReady` condition's.
@@ -79,6 +86,9 @@ pub enum ReconcileError {
     /// A node certificate could not be issued.
     #[error(transparent)]
     Certificate(#[from] leaf::LeafError),
+    /// The desired objects could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
     /// `spec.maintenanceTimeWindows` has an invalid expression.
     #[error(transparent)]
     MaintenanceWindow(#[from] strimzi_certificate_manager::maintenance::MaintenanceWindowError),
@@ -134,6 +144,7 @@ impl ErrorReason for ReconcileError {
             Self::Model(error) => error.reason(),
             Self::Ca(error) => error.reason(),
             Self::Certificate(error) => error.reason(),
+            Self::Build(error) => error.reason(),
             Self::MaintenanceWindow(error) => error.reason(),
             Self::Write(error) => error.reason(),
             Self::Api { .. } => "KubernetesApiError",
@@ -144,7 +155,10 @@ impl ErrorReason for ReconcileError {
     /// An invalid Kafka or node pool spec (or maintenance window) waits for a change of the
     /// Kafka or its pools, which wakes the reconciliation, instead of retrying with backoff.
     fn is_permanent(&self) -> bool {
-        matches!(self, Self::Model(_) | Self::MaintenanceWindow(_))
+        matches!(
+            self,
+            Self::Model(_) | Self::MaintenanceWindow(_) | Self::Build(BuildError::Model(_))
+        )
     }
 }
 
@@ -165,6 +179,7 @@ impl KafkaAssembly {
         runtime: &OperatorRuntime,
         config: ClusterOperatorConfig,
     ) -> Result<BoxFuture<'static, ()>, CacheError> {
+        let concurrency = config.concurrency;
         let pools = ScopedCache::new(runtime.applier().field_manager());
         let reconciler = Self {
             runtime: runtime.clone(),
@@ -176,7 +191,7 @@ impl KafkaAssembly {
         // belong to their KafkaNodePool, and must wake the Kafka all the same.
         runtime
             .controller(reconciler)
-            .concurrency(0)
+            .concurrency(concurrency)
             .watches_metadata::<Service, _>(&owned, |object| kafka_of(&object))
             .watches_metadata::<Ingress, _>(&owned, |object| kafka_of(&object))
             .watches_metadata::<ConfigMap, _>(&owned, |object| kafka_of(&object))
@@ -329,39 +344,29 @@ impl Reconciliation<'_> {
     async fn run(mut self) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
         let cas = self.reconcile_cas().await?;
         let cluster = self.resolve_model().await?;
-        self.apply_trust_bundle(&cluster, &cas).await?;
-        self.apply_service_account(&cluster).await?;
-        let addresses = self.apply_listeners(&cluster).await?;
+        let mut live = self.live_objects(&cluster).await?;
+        let observed = self.apply_listeners(&cluster, &mut live).await?;
+        let addresses = cluster.listener_addresses(&observed);
         if let Some(waiting) = waiting_for_addresses(&addresses) {
             // The certificates and the configuration need the addresses.
             return Ok(self.pending_status(&cluster, None, waiting));
         }
-        let server_cert_hashes = self
-            .apply_node_certificates(&cluster, &cas, &addresses)
+        let desired = self
+            .build_desired(&cluster, &cas, &observed, &addresses, &live)
             .await?;
-        let configuration_hashes = self.apply_config_maps(&cluster, &addresses).await?;
-        self.apply_policies(&cluster).await?;
-        self.apply_claims(&cluster).await?;
-        let inputs = PodInputs {
-            ca_generations: cas.generations(),
-            server_cert_hashes,
-            configuration_hashes,
-            // Custom listener certificates are not read yet.
-            custom_listener_cert_thumbprints: None,
-        };
-        self.apply_pod_sets(&cluster, &inputs).await?;
+        self.apply_desired(&desired, &live).await?;
         self.write_pool_statuses(&cluster).await?;
-        self.scale_down(&cluster).await?;
+        self.delete_undesired(&cluster, &desired, &live).await?;
         let waiting = match self.check_pods_ready(&cluster).await? {
             Some(waiting) => Some(waiting),
             None => self.check_endpoints(&cluster).await?,
         };
+        let status = self.kafka_status(&cluster, &desired, &cas);
         if let Some(waiting) = waiting {
-            let status = self.kafka_status(&cluster, &addresses, &cas).status;
-            return Ok(self.pending_status(&cluster, Some(status), waiting));
+            return Ok(self.pending_status(&cluster, Some(status.status), waiting));
         }
-        self.delete_removed_claims(&cluster).await?;
-        Ok(self.kafka_status(&cluster, &addresses, &cas))
+        self.delete_removed_claims(&cluster, &desired).await?;
+        Ok(status)
     }
 
     fn client(&self) -> Client {
@@ -392,47 +397,6 @@ impl Reconciliation<'_> {
 
     fn warn(&mut self, reason: &str, message: &str) {
         self.warnings.push((reason.to_owned(), message.to_owned()));
-    }
-
-    /// Applies every object, each compared with the API server's copy first.
-    async fn apply_all<K>(&self, objects: &[K]) -> Result<(), ReconcileError>
-    where
-        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-            + Serialize
-            + DeserializeOwned
-            + Clone
-            + std::fmt::Debug,
-    {
-        for object in objects {
-            self.operator.runtime.applier().apply(object, None).await?;
-        }
-        Ok(())
-    }
-
-    /// Deletes the cluster's objects of kind `K` that are not among `keep`.
-    async fn delete_others<K>(
-        &self,
-        cluster: &KafkaCluster,
-        keep: &[K],
-    ) -> Result<(), ReconcileError>
-    where
-        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-            + DeserializeOwned
-            + Clone
-            + std::fmt::Debug,
-    {
-        let keep: Vec<String> = keep.iter().map(ResourceExt::name_any).collect();
-        let selector = cluster.component_labels().selector_string();
-        let deleted = self
-            .operator
-            .runtime
-            .applier()
-            .delete_unwanted::<K>(&self.namespace, &selector, &keep)
-            .await?;
-        if !deleted.is_empty() {
-            tracing::info!(kind = %K::kind(&()), ?deleted, "deleted objects no longer needed");
-        }
-        Ok(())
     }
 
     /// The cluster ID: from the Kafka's status, else from a node pool's, else a new one,
@@ -489,60 +453,6 @@ impl Reconciliation<'_> {
         Ok(cluster)
     }
 
-    /// Applies `<cluster>-trustbundle`: both CAs' certificates, which the nodes' configuration
-    /// reads through the Kubernetes API.
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn apply_trust_bundle(
-        &self,
-        cluster: &KafkaCluster,
-        cas: &ClusterCas,
-    ) -> Result<(), ReconcileError> {
-        let bundle = cluster.trust_bundle_secret(
-            &cas.cluster.authority.trusted_pem_bundle(),
-            &cas.clients.authority.trusted_pem_bundle(),
-            &cas.generations(),
-        );
-        self.apply_all(&[bundle]).await
-    }
-
-    /// Applies the ServiceAccount of the Kafka pods, and the Role and RoleBinding that let
-    /// them read the Secrets their configuration refers to. (The init container's
-    /// ClusterRoleBinding, needed for topology-label racks and node ports, is not applied yet:
-    /// a cluster-scoped object needs cleanup on deletion.)
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn apply_service_account(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
-        self.apply_all(&[cluster.service_account()]).await?;
-        self.apply_all(&[cluster.kafka_role()]).await?;
-        self.apply_all(&[cluster.kafka_role_binding()]).await
-    }
-
-    /// Applies the listener Services, Ingresses and Routes, deletes those no longer wanted,
-    /// and reads the addresses Kubernetes assigned (listeners without one yet are named in
-    /// [`ListenerAddresses::pending`]).
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn apply_listeners(
-        &mut self,
-        cluster: &KafkaCluster,
-    ) -> Result<ListenerAddresses, ReconcileError> {
-        let objects = cluster.listener_objects();
-        self.apply_all(&objects.services).await?;
-        self.apply_all(&objects.ingresses).await?;
-        self.delete_others(cluster, &objects.services).await?;
-        self.delete_others(cluster, &objects.ingresses).await?;
-        let routes = objects.routes.iter().chain(&objects.tls_routes);
-        let mut observed_routes = Vec::new();
-        for route in routes {
-            observed_routes.push(self.apply_dynamic(route).await?);
-        }
-        let selector = cluster.component_labels().selector_string();
-        let observed = ObservedListeners {
-            services: self.list::<Service>(&selector).await?,
-            ingresses: self.list::<Ingress>(&selector).await?,
-            routes: observed_routes,
-        };
-        Ok(cluster.listener_addresses(&observed))
-    }
-
     /// Server-side applies an object of a kind this crate has no type for (OpenShift Routes,
     /// Gateway API TLSRoutes) and returns it as the API server has it.
     async fn apply_dynamic(
@@ -583,191 +493,6 @@ impl Reconciliation<'_> {
             .await
             .map_err(|source| ReconcileError::api("list", &K::kind(&()), source))?
             .items)
-    }
-
-    /// Issues (or reuses) each node's server certificate and writes its Secret; the
-    /// certificate thumbprints by pod name.
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn apply_node_certificates(
-        &self,
-        cluster: &KafkaCluster,
-        cas: &ClusterCas,
-        addresses: &ListenerAddresses,
-    ) -> Result<BTreeMap<String, String>, ReconcileError> {
-        let secrets = self.api::<Secret>();
-        let generation = cas.cluster.authority.cert_generation();
-        let specs = cluster.node_certificate_specs(addresses);
-        // The node Secrets carry the cluster's component labels: one list, not one read per
-        // node.
-        let selector = strimzi_operator_common::labels::selector_string(&cluster.selector());
-        let mut stored: BTreeMap<String, Secret> = secrets
-            .list(&ListParams::default().labels(&selector))
-            .await
-            .map_err(|source| ReconcileError::api("list Secrets", &selector, source))?
-            .into_iter()
-            .map(|secret| (secret.name_any(), secret))
-            .collect();
-        let mut nodes = Vec::new();
-        for node in cluster.nodes() {
-            let Some(spec) = specs.iter().find(|spec| spec.name == node.pod_name) else {
-                continue;
-            };
-            nodes.push((node, spec.clone(), stored.remove(&spec.name)));
-        }
-        // Issued on a blocking thread, which needs owned copies.
-        let requests: Vec<(LeafSpec, Option<ExistingLeaf>)> = nodes
-            .iter()
-            .map(|(_, spec, current)| {
-                let existing = current
-                    .as_ref()
-                    .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
-                (spec.clone(), existing)
-            })
-            .collect();
-        let (now, window_open) = (cas.now, cas.window_open);
-        // One node per blocking task, so that new keys are generated on every core.
-        let issued = futures::future::try_join_all(requests.into_iter().map(|(spec, existing)| {
-            let authority = cas.cluster.clone();
-            off_the_async_workers(move || {
-                let context = IssueContext {
-                    now,
-                    window_open,
-                    ca_action: &authority.action,
-                };
-                leaf::issue_or_reuse(&authority.authority, &spec, existing.as_ref(), &context)
-            })
-        }))
-        .await?;
-        let mut thumbprints = BTreeMap::new();
-        for ((node, spec, current), issued) in nodes.iter().zip(&issued) {
-            thumbprints.insert(spec.name.clone(), issued.thumbprint());
-            let secret = cluster.node_certificate_secret(node, issued.secret_data(), generation);
-            self.operator
-                .runtime
-                .applier()
-                .apply(&secret, current.as_ref())
-                .await?;
-        }
-        Ok(thumbprints)
-    }
-
-    /// Applies each node's ConfigMap and deletes those of removed nodes; a hash of each
-    /// node's configuration by pod name.
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn apply_config_maps(
-        &self,
-        cluster: &KafkaCluster,
-        addresses: &ListenerAddresses,
-    ) -> Result<BTreeMap<String, String>, ReconcileError> {
-        let external = self.external_configuration(cluster).await?;
-        cluster.validate_external_configuration(&external)?;
-        let config_maps = cluster.config_maps(addresses, &external);
-        self.apply_all(&config_maps).await?;
-        self.delete_others(cluster, &config_maps).await?;
-        Ok(cluster.configuration_hashes(addresses))
-    }
-
-    /// Applies the PodDisruptionBudget, the NetworkPolicy (when generated) and the JMX
-    /// Secret (when JMX uses password authentication), and deletes those no longer wanted.
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn apply_policies(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
-        self.apply_all(&[cluster.pod_disruption_budget()]).await?;
-        let policies: Vec<NetworkPolicy> = cluster.network_policy().into_iter().collect();
-        self.apply_all(&policies).await?;
-        self.delete_others(cluster, &policies).await?;
-        let jmx_name = strimzi_api::naming::kafka_jmx_secret(&cluster.name);
-        let existing = self
-            .api::<Secret>()
-            .get_opt(&jmx_name)
-            .await
-            .map_err(|source| ReconcileError::api("get Secret", &jmx_name, source))?;
-        match cluster.jmx_secret(existing.as_ref()) {
-            Some(secret) => {
-                self.operator
-                    .runtime
-                    .applier()
-                    .apply(&secret, existing.as_ref())
-                    .await?;
-            }
-            None if existing.is_some() => {
-                self.api::<Secret>()
-                    .delete(&jmx_name, &Default::default())
-                    .await
-                    .map_err(|source| ReconcileError::api("delete Secret", &jmx_name, source))?;
-            }
-            None => {}
-        }
-        Ok(())
-    }
-
-    /// The user ConfigMaps the Kafka's logging and metrics configuration refer to.
-    async fn external_configuration(
-        &self,
-        cluster: &KafkaCluster,
-    ) -> Result<ExternalConfiguration, ReconcileError> {
-        use strimzi_api::common::{Logging, MetricsConfig};
-        let logging = match &cluster.spec.logging {
-            Some(Logging::External(external)) => external.value_from.as_ref(),
-            _ => None,
-        };
-        let metrics = match &cluster.spec.metrics_config {
-            Some(MetricsConfig::JmxPrometheusExporter(exporter)) => exporter.value_from.as_ref(),
-            _ => None,
-        };
-        Ok(ExternalConfiguration {
-            logging: self.config_map_value(logging).await?,
-            metrics: self.config_map_value(metrics).await?,
-        })
-    }
-
-    async fn config_map_value(
-        &self,
-        reference: Option<&strimzi_api::common::ExternalConfigurationReference>,
-    ) -> Result<Option<String>, ReconcileError> {
-        let Some(selector) = reference.and_then(|reference| reference.config_map_key_ref.as_ref())
-        else {
-            return Ok(None);
-        };
-        let config_map = self
-            .api::<ConfigMap>()
-            .get_opt(&selector.name)
-            .await
-            .map_err(|source| ReconcileError::api("get ConfigMap", &selector.name, source))?;
-        Ok(config_map
-            .and_then(|config_map| config_map.data)
-            .and_then(|mut data| data.remove(&selector.key)))
-    }
-
-    /// Applies one StrimziPodSet per pool and deletes those of removed pools.
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn apply_pod_sets(
-        &mut self,
-        cluster: &KafkaCluster,
-        inputs: &PodInputs,
-    ) -> Result<(), ReconcileError> {
-        let pod_sets = cluster.pod_sets(inputs);
-        self.apply_all(&pod_sets).await?;
-        self.delete_others(cluster, &pod_sets).await
-    }
-
-    /// Removes what removed nodes leave behind. Their pods are gone from the StrimziPodSets,
-    /// so the StrimziPodSet controller deletes them; here their per-node Secrets go.
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn scale_down(&self, cluster: &KafkaCluster) -> Result<(), ReconcileError> {
-        let jmx = strimzi_api::naming::kafka_jmx_secret(&cluster.name);
-        let nodes: Vec<Secret> = cluster
-            .nodes()
-            .map(|node| node.pod_name)
-            .chain([jmx])
-            .map(|name| Secret {
-                metadata: kube::api::ObjectMeta {
-                    name: Some(name),
-                    ..Default::default()
-                },
-                ..Secret::default()
-            })
-            .collect();
-        self.delete_others(cluster, &nodes).await
     }
 
     /// Checks once, with one list of the cluster's StrimziPodSets, whether every pool's set

@@ -4,7 +4,6 @@
 
 use base64::Engine;
 use kube::ResourceExt;
-use std::collections::BTreeMap;
 
 use strimzi_api::kafka::{KafkaStatus, UsedNodePoolStatus};
 use strimzi_operator_common::controller::Reconciled;
@@ -12,7 +11,7 @@ use strimzi_operator_common::status;
 
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
 use crate::model::KafkaCluster;
-use crate::model::listeners::ListenerAddresses;
+use crate::model::desired::DesiredObjects;
 
 /// A new Kafka cluster ID: 16 random bytes in unpadded URL-safe base64, as Kafka's
 /// `Uuid.randomUuid()` prints them.
@@ -25,13 +24,13 @@ impl Reconciliation<'_> {
     pub(super) fn kafka_status(
         &self,
         cluster: &KafkaCluster,
-        addresses: &ListenerAddresses,
+        desired: &DesiredObjects,
         cas: &ClusterCas,
     ) -> Reconciled<KafkaStatus> {
         let listeners = cluster.listener_status(
-            addresses,
+            &desired.addresses,
             &cas.cluster.authority.certificate().to_pem(),
-            &BTreeMap::new(),
+            &desired.custom_certificates,
         );
         let status = KafkaStatus {
             listeners: Some(listeners),

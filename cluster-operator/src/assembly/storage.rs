@@ -10,8 +10,10 @@ use kube::api::{Api, DeleteParams, ListParams};
 use strimzi_api::annotations::DELETE_CLAIM;
 use strimzi_api::conditions::reasons::KAFKA_STORAGE;
 
+use super::objects::Listed;
 use super::{ReconcileError, Reconciliation};
 use crate::model::KafkaCluster;
+use crate::model::desired::DesiredObjects;
 
 impl Reconciliation<'_> {
     /// Creates missing claims and grows or keeps existing ones; their labels and annotations
@@ -19,30 +21,23 @@ impl Reconciliation<'_> {
     #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn apply_claims(
         &mut self,
-        cluster: &KafkaCluster,
+        desired_claims: &[PersistentVolumeClaim],
+        listed: &Listed<PersistentVolumeClaim>,
     ) -> Result<(), ReconcileError> {
-        let claims = self.api::<PersistentVolumeClaim>();
-        for desired in cluster.persistent_volume_claims() {
+        for desired in desired_claims {
             let name = desired.name_any();
-            let current = claims.get_opt(&name).await.map_err(|source| {
-                ReconcileError::api("get PersistentVolumeClaim", &name, source)
-            })?;
-            let Some(current) = current else {
-                self.operator
-                    .runtime
-                    .applier()
-                    .apply(&desired, None)
-                    .await?;
+            let Some(current) = listed.get(&name) else {
+                self.operator.runtime.applier().apply(desired, None).await?;
                 continue;
             };
-            let wanted = requested(&desired);
-            let existing = requested(&current);
+            let wanted = requested(desired);
+            let existing = requested(current);
             let size = match (
                 wanted.as_ref().and_then(bytes),
                 existing.as_ref().and_then(bytes),
             ) {
                 (Some(want), Some(have)) if want > have => {
-                    if self.expansion_allowed(&current).await? {
+                    if self.expansion_allowed(current).await? {
                         wanted
                     } else {
                         self.warn(
@@ -92,7 +87,7 @@ impl Reconciliation<'_> {
             self.operator
                 .runtime
                 .applier()
-                .apply(&update, Some(&current))
+                .apply(&update, Some(current))
                 .await?;
         }
         Ok(())
@@ -128,12 +123,9 @@ impl Reconciliation<'_> {
     pub(super) async fn delete_removed_claims(
         &self,
         cluster: &KafkaCluster,
+        desired: &DesiredObjects,
     ) -> Result<(), ReconcileError> {
-        let wanted: Vec<String> = cluster
-            .persistent_volume_claims()
-            .iter()
-            .map(ResourceExt::name_any)
-            .collect();
+        let wanted: Vec<String> = desired.claims.iter().map(ResourceExt::name_any).collect();
         let selector = cluster.component_labels().selector_string();
         let api: Api<PersistentVolumeClaim> = self.api();
         for claim in self.list::<PersistentVolumeClaim>(&selector).await? {

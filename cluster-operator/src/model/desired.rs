@@ -1,8 +1,9 @@
 //! Every object of the Kafka component in one go: [`build`] runs the model's steps (listener
-//! addresses, certificate requests, certificates issued or reused, configuration and its
-//! hashes, pod sets, claims) on values the caller already read, and returns the objects in
-//! the order Strimzi 1.2 applies them. The reconcile loop can use it once the listener
-//! addresses are known; snapshot tests and the benchmark use it as a whole.
+//! addresses, configuration and its hashes, certificate Secrets, pod sets, claims) on values
+//! the caller already read, and returns the objects in the order Strimzi 1.2 applies them. It
+//! is the only way objects are built: the reconciler applies what it returns (after issuing
+//! the node certificates with [`certificate_requests`] and `leaf::issue_or_reuse`, one node
+//! per thread), snapshot tests and the benchmark check it as a whole.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +15,9 @@ use kube::Resource;
 use serde::Serialize;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_certificate_manager::authority::CertificateAuthority;
-use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext, LeafError};
+use strimzi_certificate_manager::leaf::{
+    self, ExistingLeaf, IssueContext, IssuedCertificate, LeafError, LeafSpec,
+};
 
 use super::listeners::{ListenerAddresses, ListenerObjects, ObservedListeners};
 use super::{KafkaCluster, ModelError, ModelWarning};
@@ -22,20 +25,54 @@ use crate::model::config::ExternalConfiguration;
 use crate::model::nodes::pods::{CaGenerations, PodInputs};
 use crate::model::security::certificates::CustomListenerCertificates;
 
-/// How the nodes' server certificates are obtained.
+/// One node's certificate request: what its certificate must say, and the certificate its
+/// Secret holds now, if any.
 #[derive(Clone, Debug)]
-pub enum NodeCertificates<'a> {
-    /// Reuse the certificates in the existing Secrets (by name, the pod name) while they are
-    /// still good, issue the others with the cluster CA; their Secrets are part of the result.
-    Issue {
-        /// The existing per-node certificate Secrets by name.
-        existing: &'a BTreeMap<String, Secret>,
-        /// The time, maintenance window and what the CA step did.
-        context: IssueContext<'a>,
-    },
-    /// The certificate thumbprints (`strimzi.io/server-cert-hash`) by pod name, computed
-    /// elsewhere; no certificate Secrets are built.
-    Hashes(&'a BTreeMap<String, String>),
+pub struct CertificateRequest {
+    /// Names and validity the certificate needs.
+    pub spec: LeafSpec,
+    /// The certificate and key in the node's Secret, to be reused while still good.
+    pub existing: Option<ExistingLeaf>,
+}
+
+/// The certificate request of every node, given the listener addresses (the names brokers
+/// are reached by) and the existing node certificate Secrets by name (the pod name).
+pub fn certificate_requests(
+    cluster: &KafkaCluster,
+    addresses: &ListenerAddresses,
+    existing: &BTreeMap<String, Secret>,
+) -> Vec<CertificateRequest> {
+    cluster
+        .node_certificate_specs(addresses)
+        .into_iter()
+        .map(|spec| CertificateRequest {
+            existing: existing
+                .get(&spec.name)
+                .map(|secret| ExistingLeaf::from_secret(secret, &spec.name)),
+            spec,
+        })
+        .collect()
+}
+
+/// Issues or reuses the certificate of every request in turn, with `cluster_ca`; by pod
+/// name. (The reconciler issues each request on a thread of its own instead.)
+pub fn issue_node_certificates(
+    cluster_ca: &CertificateAuthority,
+    requests: &[CertificateRequest],
+    context: &IssueContext<'_>,
+) -> Result<BTreeMap<String, IssuedCertificate>, LeafError> {
+    requests
+        .iter()
+        .map(|request| {
+            let issued = leaf::issue_or_reuse(
+                cluster_ca,
+                &request.spec,
+                request.existing.as_ref(),
+                context,
+            )?;
+            Ok((request.spec.name.clone(), issued))
+        })
+        .collect()
 }
 
 /// What [`build`] needs besides the resolved cluster.
@@ -50,18 +87,15 @@ pub struct BuildInputs<'a> {
     /// The clients CA, whose trusted certificates go into the trust bundle and whose
     /// certificate generation goes onto the pods.
     pub clients_ca: &'a CertificateAuthority,
-    /// How node certificates are obtained.
-    pub node_certificates: NodeCertificates<'a>,
+    /// Every node's certificate, issued or reused, by pod name ([`issue_node_certificates`]).
+    pub node_certificates: &'a BTreeMap<String, IssuedCertificate>,
     /// External logging and metrics configuration the Kafka refers to.
     pub external: &'a ExternalConfiguration,
     /// The existing JMX Secret, whose credentials are kept.
     pub jmx_secret: Option<&'a Secret>,
     /// The custom listener certificates (`brokerCertChainAndKey`), which every node's
-    /// certificate Secret carries.
+    /// certificate Secret carries and whose thumbprints roll the brokers when they change.
     pub custom_certificates: &'a CustomListenerCertificates,
-    /// Thumbprints of the custom listener certificates, if any, which roll the brokers when
-    /// they change.
-    pub custom_listener_cert_thumbprints: Option<String>,
 }
 
 /// Why the objects cannot be built yet or at all.
@@ -70,9 +104,9 @@ pub enum BuildError {
     /// Some listeners have no address yet (e.g. a load balancer being provisioned).
     #[error("the addresses of listeners {} are not assigned yet", .0.join(", "))]
     ListenersPending(Vec<String>),
-    /// A node certificate could not be issued.
-    #[error(transparent)]
-    Certificate(#[from] LeafError),
+    /// No certificate was given for a node.
+    #[error("no server certificate was issued for {0}")]
+    CertificateMissing(String),
     /// The resources or the configuration they refer to are invalid.
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -83,7 +117,7 @@ impl BuildError {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::ListenersPending(_) => "ListenerAddressesPending",
-            Self::Certificate(error) => error.reason(),
+            Self::CertificateMissing(_) => "CertificateMissing",
             Self::Model(error) => error.reason(),
         }
     }
@@ -108,7 +142,7 @@ pub struct DesiredObjects {
     pub role_binding: RoleBinding,
     /// Services, Ingresses, Routes and TLSRoutes of the listeners.
     pub listeners: ListenerObjects,
-    /// The per-node certificate Secrets (empty with [`NodeCertificates::Hashes`]).
+    /// The per-node certificate Secrets.
     pub node_certificates: Vec<Secret>,
     /// The per-node ConfigMaps.
     pub config_maps: Vec<ConfigMap>,
@@ -120,6 +154,9 @@ pub struct DesiredObjects {
     pub pod_sets: Vec<StrimziPodSet>,
     /// The listener addresses the objects were built with (for the Kafka status).
     pub addresses: ListenerAddresses,
+    /// The custom certificate (PEM) of each listener that has one, by listener name (for
+    /// the Kafka status, which shows it instead of the cluster CA's).
+    pub custom_certificates: BTreeMap<String, String>,
     /// Warnings of the resources and their configuration.
     pub warnings: Vec<ModelWarning>,
 }
@@ -168,25 +205,17 @@ impl DesiredObjects {
 /// The node certificate Secrets and the thumbprints by pod name.
 fn node_certificates(
     cluster: &KafkaCluster,
-    addresses: &ListenerAddresses,
     inputs: &BuildInputs<'_>,
-) -> Result<(Vec<Secret>, BTreeMap<String, String>), LeafError> {
-    let (existing, context) = match &inputs.node_certificates {
-        NodeCertificates::Hashes(hashes) => return Ok((Vec::new(), (*hashes).clone())),
-        NodeCertificates::Issue { existing, context } => (existing, context),
-    };
+) -> Result<(Vec<Secret>, BTreeMap<String, String>), BuildError> {
     let generation = inputs.cluster_ca.cert_generation();
     let mut secrets = Vec::new();
     let mut thumbprints = BTreeMap::new();
-    for (node, spec) in cluster
-        .nodes()
-        .zip(cluster.node_certificate_specs(addresses))
-    {
-        let stored = existing
-            .get(&spec.name)
-            .map(|secret| ExistingLeaf::from_secret(secret, &spec.name));
-        let issued = leaf::issue_or_reuse(inputs.cluster_ca, &spec, stored.as_ref(), context)?;
-        thumbprints.insert(spec.name.clone(), issued.thumbprint());
+    for node in cluster.nodes() {
+        let issued = inputs
+            .node_certificates
+            .get(&node.pod_name)
+            .ok_or_else(|| BuildError::CertificateMissing(node.pod_name.clone()))?;
+        thumbprints.insert(node.pod_name.clone(), issued.thumbprint());
         let mut data = issued.secret_data();
         data.extend(inputs.custom_certificates.secret_data.clone());
         secrets.push(cluster.node_certificate_secret(&node, data, generation));
@@ -195,8 +224,8 @@ fn node_certificates(
 }
 
 /// Builds every object of the Kafka component from the resolved cluster and what the caller
-/// read from Kubernetes; fails while listener addresses are pending, when a certificate
-/// cannot be issued or when the external configuration is unusable.
+/// read from Kubernetes; fails while listener addresses are pending, when a node has no
+/// certificate or when the external configuration is unusable.
 pub fn build(
     cluster: &KafkaCluster,
     inputs: &BuildInputs<'_>,
@@ -206,7 +235,7 @@ pub fn build(
     if !addresses.pending.is_empty() {
         return Err(BuildError::ListenersPending(addresses.pending));
     }
-    let (node_certificates, server_cert_hashes) = node_certificates(cluster, &addresses, inputs)?;
+    let (node_certificates, server_cert_hashes) = node_certificates(cluster, inputs)?;
     cluster.validate_external_configuration(inputs.external)?;
     let config_maps = cluster.config_maps(&addresses, inputs.external);
     let pod_inputs = PodInputs {
@@ -217,7 +246,7 @@ pub fn build(
         },
         server_cert_hashes,
         configuration_hashes: cluster.configuration_hashes(&addresses),
-        custom_listener_cert_thumbprints: inputs.custom_listener_cert_thumbprints.clone(),
+        custom_listener_cert_thumbprints: inputs.custom_certificates.thumbprints_annotation(),
     };
     Ok(DesiredObjects {
         trust_bundle: cluster.trust_bundle_secret(
@@ -238,6 +267,7 @@ pub fn build(
         pod_disruption_budget: cluster.pod_disruption_budget(),
         pod_sets: cluster.pod_sets(&pod_inputs),
         addresses,
+        custom_certificates: inputs.custom_certificates.certificates.clone(),
         warnings: cluster.all_warnings(),
     })
 }

@@ -13,11 +13,14 @@ use kube::api::DynamicObject;
 use serde_json::json;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_certificate_manager::authority::{self, CaKind, CaSettings, CertificateAuthority};
+use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_cluster_operator::model::ModelConfig;
 use strimzi_cluster_operator::model::listeners::{ListenerObjects, ObservedListeners};
 use strimzi_cluster_operator::model::nodes::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
 use strimzi_operator_common::labels::LabelExclusion;
+use time::OffsetDateTime;
 
 /// The pools of `pools` labelled `strimzi.io/cluster` with the name of `kafka`.
 pub fn pools_of(kafka: &Kafka, pools: &[KafkaNodePool]) -> Vec<KafkaNodePool> {
@@ -135,4 +138,23 @@ pub fn observed_listeners(objects: &ListenerObjects, namespace: &str) -> Observe
         ingresses,
         routes,
     }
+}
+
+/// A generated CA of `kind` with an ECDSA key (fast to generate).
+pub fn ecdsa_ca(kind: CaKind, cluster: &str) -> CertificateAuthority {
+    let settings = CaSettings {
+        key_algorithm: KeyAlgorithm::EcdsaP256,
+        ..CaSettings::default()
+    };
+    authority::reconcile(
+        kind,
+        cluster,
+        &settings,
+        None,
+        None,
+        OffsetDateTime::now_utc(),
+        true,
+    )
+    .unwrap()
+    .authority
 }

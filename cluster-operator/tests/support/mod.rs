@@ -103,8 +103,14 @@ impl Operator {
 
     /// Starts only the StrimziPodSet controller on `namespace`.
     pub fn pod_sets_only(namespace: &str) -> Self {
-        Self::start(namespace, |runtime, _| {
-            vec![strimzi_cluster_operator::pod_set::PodSetReconciler::controller(runtime).unwrap()]
+        Self::start(namespace, |runtime, config| {
+            vec![
+                strimzi_cluster_operator::pod_set::PodSetReconciler::controller(
+                    runtime,
+                    config.concurrency,
+                )
+                .unwrap(),
+            ]
         })
     }
 

@@ -6,6 +6,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use strimzi_api::annotations;
+use strimzi_certificate_manager::certificate::ParsedCertificate;
 use strimzi_certificate_manager::leaf::{LeafSpec, NodeLocation};
 use strimzi_operator_common::labels::ComponentLabels;
 
@@ -23,6 +24,25 @@ pub struct CustomListenerCertificates {
     pub secret_data: BTreeMap<String, ByteString>,
     /// The certificate (PEM) of each listener, by listener name, for the listener status.
     pub certificates: BTreeMap<String, String>,
+    /// The short thumbprint of each listener's certificate, by listener name.
+    pub thumbprints: BTreeMap<String, String>,
+}
+
+impl CustomListenerCertificates {
+    /// The value of the brokers' `strimzi.io/custom-listener-cert-thumbprints` annotation,
+    /// which rolls them when a custom certificate changes: the thumbprints by listener name in
+    /// Java's map notation as Strimzi writes it (`{external=1a2b3c4d}`), listeners sorted by
+    /// name; `None` without custom certificates.
+    pub fn thumbprints_annotation(&self) -> Option<String> {
+        (!self.thumbprints.is_empty()).then(|| {
+            let entries: Vec<String> = self
+                .thumbprints
+                .iter()
+                .map(|(listener, thumbprint)| format!("{listener}={thumbprint}"))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        })
+    }
 }
 
 impl KafkaCluster {
@@ -117,6 +137,16 @@ impl KafkaCluster {
                 });
                 continue;
             };
+            let Ok(parsed) = ParsedCertificate::from_pem(&certificate.0) else {
+                problems.push(format!(
+                    "Secret {} does not contain a valid PEM certificate under the key {}.",
+                    source.secret_name, source.certificate
+                ));
+                continue;
+            };
+            result
+                .thumbprints
+                .insert(listener.name.clone(), parsed.short_thumbprint());
             let prefix = format!("{}-{}", listener.name, listener.port);
             result
                 .secret_data

@@ -193,7 +193,7 @@ impl KafkaCluster {
             .and_then(|template| template.cluster_role_binding.as_ref())
             .and_then(|template| template.metadata.as_ref());
         let mut metadata = self.templated_meta(
-            &format!("strimzi-{}-{}-kafka-init", self.namespace, self.name),
+            &strimzi_api::naming::kafka_init_cluster_role_binding(&self.namespace, &self.name),
             template,
         );
         metadata.namespace = None;

@@ -1,0 +1,362 @@
+//! The objects step: the desired objects are built once by [`desired::build`], applied in
+//! Strimzi's order, and then one cleanup pass deletes every object labelled for the cluster's
+//! Kafka component that is no longer desired (listener Services and Ingresses, node
+//! certificate and JMX Secrets, node ConfigMaps, NetworkPolicy, PodDisruptionBudget,
+//! StrimziPodSets, the init ClusterRoleBinding).
+//!
+//! Each kind is listed once per reconciliation by the component's labels: the list is both
+//! what an apply compares with (no read per object) and what the cleanup pass deletes from.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret, Service};
+use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+use kube::api::Api;
+use kube::{Resource, ResourceExt};
+use strimzi_api::naming;
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_certificate_manager::leaf::{self, IssueContext};
+use strimzi_operator_common::apply::{Applicable, Applied};
+
+use super::{ClusterCas, ReconcileError, Reconciliation, off_the_async_workers};
+use crate::model::KafkaCluster;
+use crate::model::config::ExternalConfiguration;
+use crate::model::desired::{self, BuildInputs, DesiredObjects};
+use crate::model::listeners::{ListenerAddresses, ObservedListeners};
+
+/// The objects of one kind labelled for the Kafka component, by name, as listed once in this
+/// reconciliation.
+pub(super) struct Listed<K> {
+    objects: BTreeMap<String, K>,
+}
+
+impl<K: Applicable> Listed<K> {
+    /// The listed object named `name`.
+    pub(super) fn get(&self, name: &str) -> Option<&K> {
+        self.objects.get(name)
+    }
+
+    fn values(&self) -> Vec<K> {
+        self.objects.values().cloned().collect()
+    }
+}
+
+/// What the cluster has now of each kind the cleanup pass looks after.
+pub(super) struct LiveObjects {
+    services: Listed<Service>,
+    ingresses: Listed<Ingress>,
+    secrets: Listed<Secret>,
+    config_maps: Listed<ConfigMap>,
+    network_policies: Listed<NetworkPolicy>,
+    disruption_budgets: Listed<PodDisruptionBudget>,
+    pod_sets: Listed<StrimziPodSet>,
+    claims: Listed<PersistentVolumeClaim>,
+}
+
+impl Reconciliation<'_> {
+    /// Lists the objects of kind `K` labelled for the cluster's Kafka component.
+    async fn listed<K: Applicable>(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<Listed<K>, ReconcileError> {
+        let selector = cluster.component_labels().selector_string();
+        let objects = self
+            .list::<K>(&selector)
+            .await?
+            .into_iter()
+            .map(|object| (object.name_any(), object))
+            .collect();
+        Ok(Listed { objects })
+    }
+
+    /// Lists every kind the objects step compares with and cleans up.
+    pub(super) async fn live_objects(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<LiveObjects, ReconcileError> {
+        Ok(LiveObjects {
+            services: self.listed(cluster).await?,
+            ingresses: self.listed(cluster).await?,
+            secrets: self.listed(cluster).await?,
+            config_maps: self.listed(cluster).await?,
+            network_policies: self.listed(cluster).await?,
+            disruption_budgets: self.listed(cluster).await?,
+            pod_sets: self.listed(cluster).await?,
+            claims: self.listed(cluster).await?,
+        })
+    }
+
+    /// Applies each object, compared with its listed copy (absent from the list: created).
+    /// Whether anything was written.
+    async fn apply_listed<K: Applicable>(
+        &self,
+        objects: &[K],
+        listed: &Listed<K>,
+    ) -> Result<bool, ReconcileError> {
+        let mut written = false;
+        for object in objects {
+            let current = listed.get(&object.name_any());
+            let applied = self
+                .operator
+                .runtime
+                .applier()
+                .apply_cached(object, current)
+                .await?;
+            written |= applied == Applied::Written;
+        }
+        Ok(written)
+    }
+
+    /// Applies the listener Services, Ingresses, Routes and TLSRoutes and reads back what
+    /// Kubernetes assigned to them (load balancer addresses, node ports, route hosts).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn apply_listeners(
+        &self,
+        cluster: &KafkaCluster,
+        live: &mut LiveObjects,
+    ) -> Result<ObservedListeners, ReconcileError> {
+        let objects = cluster.listener_objects();
+        if self.apply_listed(&objects.services, &live.services).await? {
+            live.services = self.listed(cluster).await?;
+        }
+        if self
+            .apply_listed(&objects.ingresses, &live.ingresses)
+            .await?
+        {
+            live.ingresses = self.listed(cluster).await?;
+        }
+        let mut routes = Vec::new();
+        for route in objects.routes.iter().chain(&objects.tls_routes) {
+            routes.push(self.apply_dynamic(route).await?);
+        }
+        Ok(ObservedListeners {
+            services: live.services.values(),
+            ingresses: live.ingresses.values(),
+            routes,
+        })
+    }
+
+    /// Reads what the model needs besides the listeners (custom listener certificates,
+    /// external logging and metrics, the JMX Secret), issues or reuses every node's
+    /// certificate, one node per blocking thread, and builds the desired objects.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn build_desired(
+        &self,
+        cluster: &KafkaCluster,
+        cas: &ClusterCas,
+        observed: &ObservedListeners,
+        addresses: &ListenerAddresses,
+        live: &LiveObjects,
+    ) -> Result<DesiredObjects, ReconcileError> {
+        let mut custom_secrets = Vec::new();
+        for name in cluster.custom_certificate_secret_names() {
+            let secret = self
+                .api::<Secret>()
+                .get_opt(&name)
+                .await
+                .map_err(|source| ReconcileError::api("get Secret", &name, source))?;
+            custom_secrets.extend(secret);
+        }
+        let custom = cluster.custom_listener_certificates(&custom_secrets)?;
+        let external = self.external_configuration(cluster).await?;
+        let requests = desired::certificate_requests(cluster, addresses, &live.secrets.objects);
+        let (now, window_open) = (cas.now, cas.window_open);
+        let issued = futures::future::try_join_all(requests.into_iter().map(|request| {
+            let authority = cas.cluster.clone();
+            off_the_async_workers(move || {
+                let context = IssueContext {
+                    now,
+                    window_open,
+                    ca_action: &authority.action,
+                };
+                let issued = leaf::issue_or_reuse(
+                    &authority.authority,
+                    &request.spec,
+                    request.existing.as_ref(),
+                    &context,
+                )?;
+                Ok::<_, leaf::LeafError>((request.spec.name, issued))
+            })
+        }))
+        .await?
+        .into_iter()
+        .collect();
+        let jmx_name = naming::kafka_jmx_secret(&cluster.name);
+        let inputs = BuildInputs {
+            observed,
+            cluster_ca: &cas.cluster.authority,
+            clients_ca: &cas.clients.authority,
+            node_certificates: &issued,
+            external: &external,
+            jmx_secret: live.secrets.get(&jmx_name),
+            custom_certificates: &custom,
+        };
+        Ok(desired::build(cluster, &inputs)?)
+    }
+
+    /// Applies the desired objects in Strimzi's order (the listener objects were applied
+    /// before their addresses were read).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn apply_desired(
+        &mut self,
+        desired: &DesiredObjects,
+        live: &LiveObjects,
+    ) -> Result<(), ReconcileError> {
+        let applier = self.operator.runtime.applier().clone();
+        applier.apply(&desired.trust_bundle, None).await?;
+        let policies: Vec<NetworkPolicy> = desired.network_policy.iter().cloned().collect();
+        self.apply_listed(&policies, &live.network_policies).await?;
+        self.apply_claims(&desired.claims, &live.claims).await?;
+        applier.apply(&desired.service_account, None).await?;
+        if let Some(binding) = &desired.init_cluster_role_binding {
+            applier.apply_cluster_scoped(binding).await?;
+        }
+        applier.apply(&desired.role, None).await?;
+        applier.apply(&desired.role_binding, None).await?;
+        self.apply_listed(&desired.node_certificates, &live.secrets)
+            .await?;
+        self.apply_listed(&desired.config_maps, &live.config_maps)
+            .await?;
+        let jmx: Vec<Secret> = desired.jmx_secret.iter().cloned().collect();
+        self.apply_listed(&jmx, &live.secrets).await?;
+        self.apply_listed(
+            std::slice::from_ref(&desired.pod_disruption_budget),
+            &live.disruption_budgets,
+        )
+        .await?;
+        self.apply_listed(&desired.pod_sets, &live.pod_sets).await?;
+        Ok(())
+    }
+
+    /// The cleanup pass: deletes every listed object of the cluster's Kafka component that
+    /// `desired` does not have, and the init ClusterRoleBinding when it is not desired. So
+    /// the per-node Services, Secrets and ConfigMaps of removed nodes go, as do the
+    /// StrimziPodSets of removed pools (their pods with them), a NetworkPolicy no longer
+    /// generated or a JMX Secret no longer used. Claims are not among them: they are only
+    /// deleted with `deleteClaim` ([`Self::delete_removed_claims`]).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn delete_undesired(
+        &self,
+        cluster: &KafkaCluster,
+        desired: &DesiredObjects,
+        live: &LiveObjects,
+    ) -> Result<(), ReconcileError> {
+        let secrets: Vec<&Secret> = desired
+            .node_certificates
+            .iter()
+            .chain(&desired.jmx_secret)
+            .collect();
+        self.delete_unlisted(&live.services, &names(&desired.listeners.services))
+            .await?;
+        self.delete_unlisted(&live.ingresses, &names(&desired.listeners.ingresses))
+            .await?;
+        self.delete_unlisted(&live.secrets, &names(secrets)).await?;
+        self.delete_unlisted(&live.config_maps, &names(&desired.config_maps))
+            .await?;
+        self.delete_unlisted(&live.network_policies, &names(&desired.network_policy))
+            .await?;
+        self.delete_unlisted(
+            &live.disruption_budgets,
+            &names([&desired.pod_disruption_budget]),
+        )
+        .await?;
+        self.delete_unlisted(&live.pod_sets, &names(&desired.pod_sets))
+            .await?;
+        if desired.init_cluster_role_binding.is_none() {
+            self.delete_init_cluster_role_binding(cluster).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the listed objects whose names are not in `keep` (nor already being deleted).
+    async fn delete_unlisted<K: Applicable>(
+        &self,
+        listed: &Listed<K>,
+        keep: &[String],
+    ) -> Result<(), ReconcileError> {
+        let api = self.api::<K>();
+        for (name, object) in &listed.objects {
+            if keep.contains(name) || object.meta().deletion_timestamp.is_some() {
+                continue;
+            }
+            if self.operator.runtime.applier().delete(&api, name).await? {
+                tracing::info!(kind = %K::kind(&()), name, "deleted an object no longer desired");
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes `strimzi-<namespace>-<cluster>-kafka-init` if it exists and carries the
+    /// cluster's component labels (nothing the operator did not create is deleted).
+    async fn delete_init_cluster_role_binding(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<(), ReconcileError> {
+        let name = naming::kafka_init_cluster_role_binding(&cluster.namespace, &cluster.name);
+        let api: Api<ClusterRoleBinding> = Api::all(self.client());
+        let existing = api
+            .get_metadata_opt(&name)
+            .await
+            .map_err(|source| ReconcileError::api("get ClusterRoleBinding", &name, source))?;
+        let ours = existing.is_some_and(|binding| {
+            cluster
+                .selector()
+                .iter()
+                .all(|(key, value)| binding.labels().get(key) == Some(value))
+        });
+        if ours {
+            self.operator.runtime.applier().delete(&api, &name).await?;
+            tracing::info!(name, "deleted the init ClusterRoleBinding no longer needed");
+        }
+        Ok(())
+    }
+
+    /// The user ConfigMaps the Kafka's logging and metrics configuration refer to.
+    async fn external_configuration(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<ExternalConfiguration, ReconcileError> {
+        use strimzi_api::common::{Logging, MetricsConfig};
+        let logging = match &cluster.spec.logging {
+            Some(Logging::External(external)) => external.value_from.as_ref(),
+            _ => None,
+        };
+        let metrics = match &cluster.spec.metrics_config {
+            Some(MetricsConfig::JmxPrometheusExporter(exporter)) => exporter.value_from.as_ref(),
+            _ => None,
+        };
+        Ok(ExternalConfiguration {
+            logging: self.config_map_value(logging).await?,
+            metrics: self.config_map_value(metrics).await?,
+        })
+    }
+
+    /// The value of one key of a user ConfigMap; `None` when the ConfigMap or key is missing.
+    async fn config_map_value(
+        &self,
+        reference: Option<&strimzi_api::common::ExternalConfigurationReference>,
+    ) -> Result<Option<String>, ReconcileError> {
+        let Some(selector) = reference.and_then(|reference| reference.config_map_key_ref.as_ref())
+        else {
+            return Ok(None);
+        };
+        let config_map = self
+            .api::<ConfigMap>()
+            .get_opt(&selector.name)
+            .await
+            .map_err(|source| ReconcileError::api("get ConfigMap", &selector.name, source))?;
+        Ok(config_map
+            .and_then(|config_map| config_map.data)
+            .and_then(|mut data| data.remove(&selector.key)))
+    }
+}
+
+/// The names of `objects`.
+fn names<'a, K: Resource + 'a>(objects: impl IntoIterator<Item = &'a K>) -> Vec<String> {
+    objects
+        .into_iter()
+        .filter_map(|object| object.meta().name.clone())
+        .collect()
+}
