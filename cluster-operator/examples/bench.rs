@@ -99,12 +99,53 @@ async fn main() {
         per(writes, reconciliations),
         per(reads, reconciliations),
     );
+    let kafka_reconciliations = labelled(&after, "strimzi_reconciliations_total", "kind=\"Kafka\"")
+        - labelled(&before, "strimzi_reconciliations_total", "kind=\"Kafka\"");
+    println!(
+        "  of which Kafka reconciliations:   {kafka_reconciliations:>7.0}, reads per Kafka reconciliation (all reads): {:.1}",
+        per(reads, kafka_reconciliations)
+    );
+    println!(
+        "  reads by resource and verb: {}",
+        reads_by_resource(&before, &after)
+    );
     println!(
         "steady RSS ({} clusters):           {:>8.1} MiB",
         MANY + 1,
         rss_mib(operator.pid(), "VmRSS")
     );
     println!("(pods are simulated by kwok; no Kafka runs in them)");
+}
+
+/// The sum of the samples of metric `name` whose labels contain `label` (e.g.
+/// `kind="Kafka"`).
+fn labelled(text: &str, name: &str, label: &str) -> f64 {
+    text.lines()
+        .filter(|line| line.starts_with(&format!("{name}{{")) && line.contains(label))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The reads between two `/metrics` texts by resource and verb, e.g. `secrets get 42`.
+fn reads_by_resource(before: &str, after: &str) -> String {
+    const NAME: &str = "strimzi_operator_api_reads_total{";
+    let samples = |text: &str| -> std::collections::BTreeMap<String, f64> {
+        text.lines()
+            .filter_map(|line| {
+                let (labels, value) = line.strip_prefix(NAME)?.rsplit_once(' ')?;
+                Some((labels.trim_end_matches('}').to_owned(), value.parse().ok()?))
+            })
+            .collect()
+    };
+    let earlier = samples(before);
+    samples(after)
+        .into_iter()
+        .filter_map(|(labels, value)| {
+            let delta = value - earlier.get(&labels).copied().unwrap_or(0.0);
+            (delta > 0.0).then(|| format!("{labels}: {delta:.0}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `count / reconciliations`, 0 without reconciliations.

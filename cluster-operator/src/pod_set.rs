@@ -14,7 +14,7 @@ use strimzi_api::annotations::REVISION;
 use strimzi_api::labels::{CONTROLLER, CONTROLLER_NAME, CONTROLLER_STRIMZI_POD_SET};
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetStatus};
 use strimzi_operator_common::ErrorReason;
-use strimzi_operator_common::controller::{Reconciled, Reconciler};
+use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::labels::owner_reference;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
@@ -82,8 +82,7 @@ impl PodSetReconciler {
             runtime: runtime.clone(),
             pods: pods.clone(),
         };
-        runtime
-            .controller(reconciler)
+        ControllerBuilder::new(runtime, reconciler)
             .concurrency(concurrency)
             .wire(move |controller, scope, runtime| {
                 let api: Api<Pod> = runtime.api(scope.namespace.as_deref());

@@ -413,12 +413,29 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
     apply_all(&client, &ns, &brokers_only).await;
     let mut no_pools = cluster("no-pools", 1, 1);
     apply(&client, &ns, &no_pools.remove(2)).await;
+    // A config provider alias the operator reserves for itself.
+    let mut reserved_alias = cluster("reserved-alias", 1, 1);
+    reserved_alias[2]["spec"]["kafka"]["config"]["config.providers"] = json!("strimzienv");
+    reserved_alias[2]["metadata"]["labels"] = json!({});
+    for pool in &mut reserved_alias[..2] {
+        let name = pool["metadata"]["name"].as_str().unwrap().to_owned();
+        pool["metadata"]["name"] = json!(format!("alias-{name}"));
+        pool["metadata"]["labels"]["strimzi.io/cluster"] = json!("reserved-alias");
+    }
+    apply_all(&client, &ns, &reserved_alias).await;
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
-    for name in ["no-controllers", "no-pools"] {
+    for (name, reason) in [
+        ("no-controllers", None),
+        ("no-pools", None),
+        ("reserved-alias", Some("InvalidConfigurationException")),
+    ] {
         let not_ready = wait_for(&kafkas, name, "NotReady", |kafka| {
             condition(kafka?, "NotReady").cloned()
         })
         .await;
+        if let Some(reason) = reason {
+            assert_eq!(not_ready.reason.as_deref(), Some(reason), "{not_ready:?}");
+        }
         assert!(
             not_ready
                 .reason

@@ -247,7 +247,7 @@ type Wiring<R> = Box<
     dyn Fn(Controller<Guarded<R>>, &CacheScope, &OperatorRuntime) -> Controller<Guarded<R>> + Send,
 >;
 
-/// Builds the controller of one reconciler; obtained from [`OperatorRuntime::controller`].
+/// Builds the controller of one reconciler on an operator's runtime.
 pub struct ControllerBuilder<R: Reconciler> {
     runtime: OperatorRuntime,
     reconciler: Arc<R>,
@@ -263,9 +263,10 @@ impl<R: Reconciler> ControllerBuilder<R> {
         self
     }
 
-    pub(crate) fn new(runtime: OperatorRuntime, reconciler: R) -> Self {
+    /// A builder of the controller of `reconciler`, which runs on `runtime`.
+    pub fn new(runtime: &OperatorRuntime, reconciler: R) -> Self {
         Self {
-            runtime,
+            runtime: runtime.clone(),
             reconciler: Arc::new(reconciler),
             owned: Vec::new(),
             concurrency: DEFAULT_CONCURRENCY,

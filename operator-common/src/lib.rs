@@ -39,7 +39,7 @@
 //! use strimzi_api::topic::{KafkaTopic, KafkaTopicStatus};
 //! use strimzi_operator_common::ErrorReason;
 //! use strimzi_operator_common::config::OperatorConfig;
-//! use strimzi_operator_common::controller::{Reconciled, Reconciler};
+//! use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 //! use strimzi_operator_common::runtime::OperatorRuntime;
 //!
 //! #[derive(Debug, thiserror::Error)]
@@ -83,7 +83,7 @@
 //!     let runtime = OperatorRuntime::new(client, config, "strimzi-topic-operator")?;
 //!     runtime.serve_http(([0, 0, 0, 0], port).into()).await?;
 //!     runtime.shutdown_on_signals();
-//!     let topics = runtime.controller(Topics).build()?;
+//!     let topics = ControllerBuilder::new(&runtime, Topics).build()?;
 //!     runtime.run(vec![topics]).await;
 //!     Ok(())
 //! }

@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 use crate::apply::Applier;
 use crate::cache::Caches;
 use crate::config::OperatorConfig;
-use crate::controller::{ControllerBuilder, Reconciler};
 use crate::events::EventPublisher;
 use crate::http::{HttpError, Readiness};
 use crate::leader::Leadership;
@@ -169,11 +168,6 @@ impl OperatorRuntime {
         }
     }
 
-    /// A builder of the controller of `reconciler`.
-    pub fn controller<R: Reconciler>(&self, reconciler: R) -> ControllerBuilder<R> {
-        ControllerBuilder::new(self.clone(), reconciler)
-    }
-
     /// Serves `/healthy`, `/ready` and `/metrics` on `address` until shutdown; the bound
     /// address.
     pub async fn serve_http(&self, address: SocketAddr) -> Result<SocketAddr, HttpError> {
@@ -197,7 +191,7 @@ impl OperatorRuntime {
         });
     }
 
-    /// Starts the caches and runs `controllers` (built with [`Self::controller`]) until
+    /// Starts the caches and runs `controllers` (built with [`crate::controller::ControllerBuilder`]) until
     /// shutdown: then no new reconciliation starts, those in flight get the configured
     /// shutdown grace to finish and are abandoned after it, and the Lease is released.
     pub async fn run(self, controllers: Vec<BoxFuture<'static, ()>>) {

@@ -46,7 +46,7 @@ use crate::reconciler::TopicReconciler;
 /// The operator's name: field manager and Event reporter.
 pub const NAME: &str = "strimzi-topic-operator";
 
-pub use strimzi_operator_common::controller::StartError;
+pub use strimzi_operator_common::controller::{ControllerBuilder, StartError};
 
 /// The topic controller of `runtime`, talking to Kafka through `admin`, and its batched
 /// Kafka operations (whose request counts it exposes). Run the controller with
@@ -90,8 +90,7 @@ pub fn controller(
     // to the API server (and memory) without making batches bigger.
     let concurrency = (2 * config.batching.max_batch_size).min(config.batching.max_queue_size);
     let concurrency = u16::try_from(concurrency).unwrap_or(u16::MAX);
-    let controller = runtime
-        .controller(reconciler)
+    let controller = ControllerBuilder::new(runtime, reconciler)
         .concurrency(concurrency)
         .build()?;
     Ok((kafka, controller))

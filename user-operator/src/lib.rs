@@ -49,7 +49,7 @@ use crate::reconciler::{CaSecrets, UserReconciler};
 /// The operator's name: field manager and Event reporter.
 pub const NAME: &str = model::OPERATOR_NAME;
 
-pub use strimzi_operator_common::controller::StartError;
+pub use strimzi_operator_common::controller::{ControllerBuilder, StartError};
 
 /// The user operator on `runtime`, talking to Kafka through `admin`: its Kafka view (whose
 /// request counts it exposes), and the future that runs the controller, the clients CA
@@ -105,8 +105,7 @@ pub fn controller(
     let secret_selector = selector_string(&secret_selector);
     let prefix = config.secret_prefix.clone();
     let cached_secrets = secrets.clone();
-    let controller = runtime
-        .controller(reconciler)
+    let controller = ControllerBuilder::new(runtime, reconciler)
         .concurrency(u16::try_from(config.concurrency).unwrap_or(u16::MAX))
         .wire(move |controller, scope, runtime| {
             let api: Api<Secret> = runtime.api(scope.namespace.as_deref());

@@ -1,16 +1,16 @@
 //! The Kafka reconciler: turns a `Kafka` and its `KafkaNodePool`s into a running cluster, as a
-//! readable chain of named steps ([`Reconciliation::run`]), much like Strimzi's
+//! readable chain of named steps (`Reconciliation::run`), much like Strimzi's
 //! `KafkaReconciler`:
 //!
-//! 1. CAs: create or renew the cluster and clients CAs ([`ca`]).
+//! 1. CAs: create or renew the cluster and clients CAs (module `ca`).
 //! 2. Model: validate the resources, assign node IDs, collect warnings.
 //! 3. List the objects labelled for the Kafka component, once per kind; apply the listener
 //!    Services/Ingresses/Routes and read their addresses (none yet: the reconciliation ends
 //!    pending, `WaitingForListenerAddresses`).
 //! 4. Issue or reuse the node certificates and build every desired object with
-//!    `model::desired::build`, the only builder ([`objects`]).
+//!    `model::desired::build`, the only builder (module `objects`).
 //! 5. Apply them in Strimzi's order: trust bundle, NetworkPolicy, claims (created, grown,
-//!    never shrunk: [`storage`]), ServiceAccount, init ClusterRoleBinding, Role,
+//!    never shrunk: module `storage`), ServiceAccount, init ClusterRoleBinding, Role,
 //!    RoleBinding, node certificate Secrets, ConfigMaps, JMX Secret, PodDisruptionBudget,
 //!    StrimziPodSets; write the node pool statuses.
 //! 6. One cleanup pass deletes what is labelled for the component and no longer desired
@@ -60,7 +60,7 @@ use strimzi_certificate_manager::leaf;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
-use strimzi_operator_common::controller::{Reconciled, Reconciler};
+use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
@@ -189,8 +189,7 @@ impl KafkaAssembly {
         let owned = format!("{}=Kafka", labels::KIND);
         // Mapped by their cluster label, not by owner: per-node Services and ConfigMaps
         // belong to their KafkaNodePool, and must wake the Kafka all the same.
-        runtime
-            .controller(reconciler)
+        ControllerBuilder::new(runtime, reconciler)
             .concurrency(concurrency)
             .watches_metadata::<Service, _>(&owned, |object| kafka_of(&object))
             .watches_metadata::<Ingress, _>(&owned, |object| kafka_of(&object))

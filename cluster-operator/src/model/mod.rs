@@ -106,7 +106,7 @@ impl ModelWarning {
 
 /// Why the resources cannot be turned into a cluster; the Kafka becomes `NotReady` with the
 /// reason.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// The node pools cannot form a KRaft cluster (no pools, no controllers, ...).
     #[error("{0}")]
@@ -120,6 +120,9 @@ pub enum ModelError {
     /// The requested Kafka version has no image and no `image` was given.
     #[error("{0}")]
     UnsupportedKafkaVersion(String),
+    /// The JMX Prometheus Exporter rules in the user's ConfigMap are not valid YAML.
+    #[error("Failed to parse metrics configuration: {0}")]
+    MetricsConfiguration(#[source] serde_yaml_ng::Error),
 }
 
 impl ModelError {
@@ -128,7 +131,9 @@ impl ModelError {
         match self {
             Self::InvalidNodePools(_) => "InvalidKafkaNodePools",
             Self::InvalidNodeIds(_) => "InvalidNodeIds",
-            Self::InvalidConfiguration(_) => "InvalidConfigurationException",
+            Self::InvalidConfiguration(_) | Self::MetricsConfiguration(_) => {
+                "InvalidConfigurationException"
+            }
             Self::UnsupportedKafkaVersion(_) => "UnsupportedKafkaVersionException",
         }
     }

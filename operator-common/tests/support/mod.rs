@@ -22,7 +22,7 @@ use serde_json::json;
 use strimzi_api::topic::KafkaTopicStatus;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::config::OperatorConfig;
-use strimzi_operator_common::controller::{Reconciled, Reconciler};
+use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 use strimzi_operator_common::runtime::OperatorRuntime;
 
@@ -221,8 +221,7 @@ pub fn start(client: Client, config: OperatorConfig, work: Duration) -> Running 
         journal: journal.clone(),
         work,
     };
-    let controller = runtime
-        .controller(reconciler)
+    let controller = ControllerBuilder::new(&runtime, reconciler)
         .owns_metadata::<ConfigMap>(CHILD_SELECTOR)
         .build()
         .unwrap();

@@ -140,11 +140,8 @@ impl KafkaCluster {
         if content.is_empty() {
             return Ok(Some("{}".to_owned()));
         }
-        let rules: serde_json::Value = serde_yaml_ng::from_str(content).map_err(|error| {
-            ModelError::InvalidConfiguration(format!(
-                "Failed to parse metrics configuration: {error}"
-            ))
-        })?;
+        let rules: serde_json::Value =
+            serde_yaml_ng::from_str(content).map_err(ModelError::MetricsConfiguration)?;
         Ok(Some(rules.to_string()))
     }
 

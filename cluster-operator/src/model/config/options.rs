@@ -253,7 +253,7 @@ impl KafkaCluster {
                 continue;
             };
             let text = config_value(value).unwrap_or_default();
-            let number: i64 = text.parse().map_err(|_| {
+            let number: i64 = text.trim().parse().map_err(|_| {
                 ModelError::InvalidConfiguration(format!("Property {option} should be an integer"))
             })?;
             if number > brokers as i64 {

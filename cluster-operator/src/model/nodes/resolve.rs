@@ -18,14 +18,6 @@ pub const MIN_INSYNC_REPLICAS: &str = "KafkaMinInsyncReplicas";
 /// Warning reason: a storage choice that loses data.
 pub const KAFKA_STORAGE: &str = "KafkaStorage";
 
-/// Settings whose value may not exceed the number of brokers.
-const BROKER_BOUNDED_SETTINGS: [&str; 4] = [
-    "default.replication.factor",
-    "offsets.topic.replication.factor",
-    "transaction.state.log.replication.factor",
-    "transaction.state.log.min.isr",
-];
-
 /// See [`crate::model::resolve`].
 pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
     let kafka = input.kafka;
@@ -75,7 +67,7 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
         name,
         namespace,
     };
-    validate_broker_bounded_settings(&cluster)?;
+    cluster.validate_configuration()?;
     cluster.validate_listeners()?;
     warnings.extend(spec_warnings(&cluster));
     Ok(KafkaCluster {
@@ -112,27 +104,6 @@ fn validate_pools(cluster: &str, pools: &[KafkaNodePool]) -> Result<(), ModelErr
             return Err(ModelError::InvalidNodePools(format!(
                 "At least one KafkaNodePool with the {role} role and at least one replica is \
                  required when KRaft mode is enabled"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Rejects replication settings larger than the number of brokers, and non-integer values.
-fn validate_broker_bounded_settings(cluster: &KafkaCluster) -> Result<(), ModelError> {
-    let brokers = cluster.brokers().count();
-    let or_less = if brokers > 1 { " or less" } else { "" };
-    for key in BROKER_BOUNDED_SETTINGS {
-        let Some(value) = config_value(cluster, key) else {
-            continue;
-        };
-        let parsed: i64 = value.trim().parse().map_err(|_| {
-            ModelError::InvalidConfiguration(format!("Property {key} should be an integer"))
-        })?;
-        if usize::try_from(parsed).is_ok_and(|parsed| parsed > brokers) {
-            return Err(ModelError::InvalidConfiguration(format!(
-                "Kafka configuration option '{key}' should be set to {brokers}{or_less} because \
-                 this cluster has only {brokers} Kafka broker(s)."
             )));
         }
     }
