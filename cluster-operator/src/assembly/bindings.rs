@@ -1,18 +1,24 @@
 //! Removal of the init ClusterRoleBindings of deleted Kafkas. The binding
 //! (`strimzi-<namespace>-<cluster>-kafka-init`) is cluster-scoped, so it cannot be owned by
 //! its namespaced Kafka and garbage collection never deletes it; Strimzi deletes it when it
-//! sees the Kafka's deletion. Here a metadata-only watch of the Kafkas in the watched
-//! namespaces does the same, and catches deletions that happened while the operator was not
-//! running or not leading: once every watch has listed its Kafkas (and again when this
-//! replica becomes the leader) the bindings labelled for a Kafka that no longer exists are
-//! deleted. Event-driven, no polling; only the leader deletes.
+//! sees the Kafka's deletion. Here two watches do that, event-driven and without polling:
+//! - a metadata-only watch of the Kafkas in the watched namespaces: a deleted Kafka's binding
+//!   is deleted;
+//! - a watch of the bindings labelled `strimzi.io/kind=Kafka`: a binding that appears or
+//!   changes (including every one listed when the watch starts, and again when this replica
+//!   becomes the leader) is deleted when its Kafka does not exist, asked of the API server
+//!   itself. So a deletion missed while the operator was down is caught up, and so is a
+//!   binding that a reconciliation still running when its Kafka was deleted wrote again.
+//!
+//! Only the leader deletes, and only bindings whose name is the one made from their labels
+//! and subject, for Kafkas in the watched namespaces.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use kube::api::{Api, ListParams};
+use kube::api::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
@@ -24,6 +30,16 @@ use strimzi_operator_common::runtime::OperatorRuntime;
 /// A Kafka by namespace and name.
 type KafkaKey = (String, String);
 
+/// What the two watches report.
+enum Seen {
+    /// A Kafka was deleted.
+    KafkaDeleted(KafkaKey),
+    /// A labelled binding exists (listed, created or changed), made for this Kafka.
+    Binding(String, KafkaKey),
+    /// A labelled binding was deleted.
+    BindingDeleted(String),
+}
+
 /// The task that deletes the init ClusterRoleBindings of deleted Kafkas, to be run by
 /// [`OperatorRuntime::run`] next to the controllers.
 pub fn orphaned_bindings_cleanup(runtime: &OperatorRuntime) -> BoxFuture<'static, ()> {
@@ -33,34 +49,62 @@ pub fn orphaned_bindings_cleanup(runtime: &OperatorRuntime) -> BoxFuture<'static
             WatchedNamespaces::All => vec![None],
             WatchedNamespaces::List(namespaces) => namespaces.iter().cloned().map(Some).collect(),
         };
-        let mut sweeper = Sweeper {
+        let sweeper = Sweeper {
             runtime: runtime.clone(),
             scopes: scopes.clone(),
-            listing: BTreeMap::new(),
-            known: BTreeMap::new(),
         };
         // Every Kafka, whatever the operator's selector: a binding of a Kafka that another
         // operator manages is not an orphan.
-        let watches = scopes.iter().enumerate().map(|(index, namespace)| {
+        let deletions = scopes.iter().map(|namespace| {
             let api: Api<PartialObjectMeta<Kafka>> = runtime.api(namespace.as_deref());
             watcher::watcher(api, watcher::Config::default())
                 .default_backoff()
-                .map(move |event| (index, event))
+                .filter_map(|event| async move {
+                    match event {
+                        Ok(watcher::Event::Delete(kafka)) => Some(Seen::KafkaDeleted(key(&kafka))),
+                        _ => None,
+                    }
+                })
                 .boxed()
         });
-        let mut events = futures::stream::select_all(watches);
+        let api: Api<ClusterRoleBinding> = Api::all(runtime.client().clone());
+        let selector = format!("{}=Kafka", labels::KIND);
+        let bindings = watcher::watcher(api, watcher::Config::default().labels(&selector))
+            .default_backoff()
+            .filter_map(|event| async move {
+                match event {
+                    Ok(watcher::Event::Apply(binding) | watcher::Event::InitApply(binding)) => {
+                        let kafka = kafka_of(&binding)?;
+                        Some(Seen::Binding(binding.name_any(), kafka))
+                    }
+                    Ok(watcher::Event::Delete(binding)) => {
+                        Some(Seen::BindingDeleted(binding.name_any()))
+                    }
+                    _ => None,
+                }
+            })
+            .boxed();
+        let mut events = futures::stream::select_all(deletions.chain([bindings]));
+        // The labelled bindings that exist, with their Kafkas.
+        let mut existing: BTreeMap<String, KafkaKey> = BTreeMap::new();
         let leadership = runtime.leadership().clone();
         let shutdown = runtime.shutdown_token();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = async { leadership.lost().await; leadership.acquired().await } => {
-                    sweeper.sweep().await;
+                    for kafka in existing.values() {
+                        sweeper.check(kafka).await;
+                    }
                 }
                 event = events.next() => match event {
-                    Some((scope, Ok(event))) => sweeper.handle(scope, event).await,
-                    Some((_, Err(error))) => {
-                        tracing::debug!(%error, "Kafka watch for binding cleanup failed; retrying");
+                    Some(Seen::KafkaDeleted(kafka)) => sweeper.delete_binding_of(&kafka).await,
+                    Some(Seen::Binding(name, kafka)) => {
+                        sweeper.check(&kafka).await;
+                        existing.insert(name, kafka);
+                    }
+                    Some(Seen::BindingDeleted(name)) => {
+                        existing.remove(&name);
                     }
                     None => return,
                 },
@@ -70,14 +114,10 @@ pub fn orphaned_bindings_cleanup(runtime: &OperatorRuntime) -> BoxFuture<'static
     .boxed()
 }
 
-/// What the cleanup knows about the Kafkas of each watched scope.
+/// Deletes bindings for the operator.
 struct Sweeper {
     runtime: OperatorRuntime,
     scopes: Vec<Option<String>>,
-    /// Kafkas seen by a scope's watch while it (re)lists.
-    listing: BTreeMap<usize, BTreeSet<KafkaKey>>,
-    /// Kafkas of each scope whose watch has listed them all.
-    known: BTreeMap<usize, BTreeSet<KafkaKey>>,
 }
 
 /// The namespace and name of `kafka`.
@@ -86,32 +126,6 @@ fn key(kafka: &PartialObjectMeta<Kafka>) -> KafkaKey {
 }
 
 impl Sweeper {
-    async fn handle(&mut self, scope: usize, event: watcher::Event<PartialObjectMeta<Kafka>>) {
-        match event {
-            watcher::Event::Init => {
-                self.listing.insert(scope, BTreeSet::new());
-            }
-            watcher::Event::InitApply(kafka) => {
-                self.listing.entry(scope).or_default().insert(key(&kafka));
-            }
-            watcher::Event::InitDone => {
-                let listed = self.listing.remove(&scope).unwrap_or_default();
-                self.known.insert(scope, listed);
-                self.sweep().await;
-            }
-            watcher::Event::Apply(kafka) => {
-                self.known.entry(scope).or_default().insert(key(&kafka));
-            }
-            watcher::Event::Delete(kafka) => {
-                let deleted = key(&kafka);
-                if let Some(known) = self.known.get_mut(&scope) {
-                    known.remove(&deleted);
-                }
-                self.delete_binding_of(&deleted).await;
-            }
-        }
-    }
-
     /// Whether the Kafkas of `namespace` are watched here.
     fn watches(&self, namespace: &str) -> bool {
         self.scopes
@@ -119,28 +133,19 @@ impl Sweeper {
             .any(|scope| scope.as_deref().is_none_or(|watched| watched == namespace))
     }
 
-    /// Deletes every init ClusterRoleBinding whose Kafka, in a watched namespace, does not
-    /// exist; only once every scope has listed its Kafkas, and only while leading.
-    async fn sweep(&self) {
-        if self.known.len() < self.scopes.len() || !self.runtime.leadership().is_leading() {
+    /// Deletes the binding of `kafka` if the Kafka, in a watched namespace, does not exist
+    /// (asked of the API server, not of a cache that may lag); only while leading.
+    async fn check(&self, kafka: &KafkaKey) {
+        let (namespace, name) = kafka;
+        if !self.watches(namespace) || !self.runtime.leadership().is_leading() {
             return;
         }
-        let api: Api<ClusterRoleBinding> = Api::all(self.runtime.client().clone());
-        let selector = format!("{}=Kafka", labels::KIND);
-        let bindings = match api.list(&ListParams::default().labels(&selector)).await {
-            Ok(bindings) => bindings,
+        let api: Api<PartialObjectMeta<Kafka>> = self.runtime.api(Some(namespace));
+        match api.get_metadata_opt(name).await {
+            Ok(Some(_)) => {}
+            Ok(None) => self.delete_binding_of(kafka).await,
             Err(error) => {
-                tracing::warn!(%error, "cannot list ClusterRoleBindings to clean up");
-                return;
-            }
-        };
-        let existing: BTreeSet<&KafkaKey> = self.known.values().flatten().collect();
-        for binding in bindings {
-            let Some(kafka) = kafka_of(&binding) else {
-                continue;
-            };
-            if self.watches(&kafka.0) && !existing.contains(&kafka) {
-                self.delete_binding_of(&kafka).await;
+                tracing::warn!(%error, namespace, name, "cannot read the Kafka of an init ClusterRoleBinding")
             }
         }
     }
