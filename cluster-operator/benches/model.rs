@@ -20,7 +20,8 @@ use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
-    BuildInputs, build, certificate_requests, issue_node_certificates,
+    BuildInputs, build, certificate_requests, cluster_operator_certificate_request,
+    issue_certificates,
 };
 use strimzi_cluster_operator::model::nodes::pods::{CaGenerations, PodInputs};
 use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
@@ -203,15 +204,23 @@ fn main() {
 
     let custom = CustomListenerCertificates::default();
     let requests = certificate_requests(&cluster, &addresses, &existing);
-    let issued = measure(
-        "issue_node_certificates, reusing certificate Secrets",
-        || issue_node_certificates(&cluster_ca, &requests, &context).unwrap(),
-    );
+    let issued = measure("issue_certificates, reusing certificate Secrets", || {
+        issue_certificates(&cluster_ca, &requests, &context).unwrap()
+    });
+    let operator = issue_certificates(
+        &cluster_ca,
+        &[cluster_operator_certificate_request(&cluster, &existing)],
+        &context,
+    )
+    .unwrap()
+    .remove("cluster-operator")
+    .unwrap();
     let inputs = BuildInputs {
         observed: &observed,
         cluster_ca: &cluster_ca,
         clients_ca: &clients_ca,
         node_certificates: &issued,
+        cluster_operator_certificate: &operator,
         external: &external,
         jmx_secret: None,
         custom_certificates: &custom,

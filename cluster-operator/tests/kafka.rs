@@ -100,6 +100,7 @@ async fn assert_expected_objects(client: &Client, ns: &str, kafka: &Kafka) {
         "cluster-ca",
         "clients-ca-cert",
         "clients-ca",
+        "cluster-operator-certs",
     ] {
         let secret = format!("{name}-{secret}");
         assert!(secrets.contains(&secret), "{secret} in {secrets:?}");

@@ -19,7 +19,8 @@ use strimzi_certificate_manager::authority::{CaAction, CaKind, CertificateAuthor
 use strimzi_certificate_manager::leaf::IssueContext;
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
-    BuildInputs, DesiredObjects, build, certificate_requests, issue_node_certificates,
+    BuildInputs, DesiredObjects, build, certificate_requests, cluster_operator_certificate_request,
+    issue_certificates,
 };
 use strimzi_cluster_operator::model::listeners::ObservedListeners;
 use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
@@ -147,6 +148,15 @@ impl Cas {
         }
     }
 
+    /// The issue context of a build now, inside a maintenance window.
+    fn context(&self) -> IssueContext<'_> {
+        IssueContext {
+            now: OffsetDateTime::now_utc(),
+            window_open: true,
+            ca_action: &self.action,
+        }
+    }
+
     /// Builds every object, issuing node certificates or reusing those in `existing`.
     fn build(
         &self,
@@ -158,19 +168,21 @@ impl Cas {
         let custom = cluster
             .custom_listener_certificates(&custom_certificate_secrets(cluster))
             .unwrap();
-        let context = IssueContext {
-            now: OffsetDateTime::now_utc(),
-            window_open: true,
-            ca_action: &self.action,
-        };
+        let context = self.context();
         let addresses = cluster.listener_addresses(observed);
         let requests = certificate_requests(cluster, &addresses, existing);
-        let issued = issue_node_certificates(&self.cluster, &requests, &context).unwrap();
+        let issued = issue_certificates(&self.cluster, &requests, &context).unwrap();
+        let operator_request = cluster_operator_certificate_request(cluster, existing);
+        let operator = issue_certificates(&self.cluster, &[operator_request], &context)
+            .unwrap()
+            .remove("cluster-operator")
+            .unwrap();
         let inputs = BuildInputs {
             observed,
             cluster_ca: &self.cluster,
             clients_ca: &self.clients,
             node_certificates: &issued,
+            cluster_operator_certificate: &operator,
             external,
             jmx_secret: None,
             custom_certificates: &custom,
@@ -241,6 +253,7 @@ fn snapshot_examples(dir: &Path, prefix: &str) {
         let existing: BTreeMap<String, Secret> = first
             .node_certificates
             .iter()
+            .chain([&first.cluster_operator_certificate])
             .map(|secret| (secret.metadata.name.clone().unwrap(), secret.clone()))
             .collect();
         let second = cas.build(&cluster, &observed, &external, &existing);
@@ -275,16 +288,61 @@ fn our_examples() {
 }
 
 #[test]
+fn the_operator_has_a_client_certificate_of_the_cluster_ca_reused_while_valid() {
+    let path = reference_examples_dir().join("kafka/kafka-persistent.yaml");
+    let example = read_example(&path).unwrap();
+    let cluster = resolve_example(&example, "my-cluster");
+    let cas = Cas::new(&cluster.name);
+    let observed =
+        model_support::observed_listeners(&cluster.listener_objects(), &cluster.namespace);
+    let external = ExternalConfiguration::default();
+    let first = cas.build(&cluster, &observed, &external, &BTreeMap::new());
+    let secret = &first.cluster_operator_certificate;
+    assert_eq!(
+        secret.metadata.name.as_deref(),
+        Some("my-cluster-cluster-operator-certs")
+    );
+    let data = secret.data.as_ref().unwrap();
+    let certificate = strimzi_certificate_manager::certificate::ParsedCertificate::from_pem(
+        &data["cluster-operator.crt"].0,
+    )
+    .unwrap();
+    assert!(
+        certificate.subject().contains("CN=cluster-operator"),
+        "{}",
+        certificate.subject()
+    );
+    assert!(
+        certificate.subject().contains("O=io.strimzi"),
+        "{}",
+        certificate.subject()
+    );
+    assert!(certificate.is_signed_by(cas.cluster.certificate()));
+    assert!(!certificate.is_ca());
+    // A second build with the Secret reuses the certificate.
+    let existing = BTreeMap::from([(secret.metadata.name.clone().unwrap(), secret.clone())]);
+    let second = cas.build(&cluster, &observed, &external, &existing);
+    assert_eq!(
+        second.cluster_operator_certificate.data.as_ref().unwrap()["cluster-operator.crt"],
+        data["cluster-operator.crt"]
+    );
+}
+
+#[test]
 fn listeners_without_addresses_are_pending() {
     let path = own_examples_dir().join("kafka/kafka-listeners-all-types.yaml");
     let example = read_example(&path).unwrap();
     let cluster = resolve_example(&example, "all-types");
     let cas = Cas::new(&cluster.name);
+    let context = cas.context();
+    let operator_request = cluster_operator_certificate_request(&cluster, &BTreeMap::new());
+    let operator = issue_certificates(&cas.cluster, &[operator_request], &context).unwrap();
     let inputs = BuildInputs {
         observed: &ObservedListeners::default(),
         cluster_ca: &cas.cluster,
         clients_ca: &cas.clients,
         node_certificates: &BTreeMap::new(),
+        cluster_operator_certificate: &operator["cluster-operator"],
         external: &ExternalConfiguration::default(),
         jmx_secret: None,
         custom_certificates: &CustomListenerCertificates::default(),

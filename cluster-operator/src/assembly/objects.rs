@@ -23,7 +23,7 @@ use strimzi_operator_common::apply::{Applicable, Applied};
 use super::{ClusterCas, ReconcileError, Reconciliation, off_the_async_workers};
 use crate::model::KafkaCluster;
 use crate::model::config::ExternalConfiguration;
-use crate::model::desired::{self, BuildInputs, DesiredObjects};
+use crate::model::desired::{self, BuildInputs, CertificateRequest, DesiredObjects};
 use crate::model::listeners::{ListenerAddresses, ObservedListeners};
 
 /// The objects of one kind labelled for the Kafka component, by name, as listed once in this
@@ -53,6 +53,9 @@ pub(super) struct LiveObjects {
     disruption_budgets: Listed<PodDisruptionBudget>,
     pod_sets: Listed<StrimziPodSet>,
     claims: Listed<PersistentVolumeClaim>,
+    /// `<cluster>-cluster-operator-certs` by name, if it exists (not labelled for the
+    /// component: read by name).
+    operator_secret: BTreeMap<String, Secret>,
 }
 
 impl Reconciliation<'_> {
@@ -85,7 +88,23 @@ impl Reconciliation<'_> {
             disruption_budgets: self.listed(cluster).await?,
             pod_sets: self.listed(cluster).await?,
             claims: self.listed(cluster).await?,
+            operator_secret: self
+                .by_name(&naming::cluster_operator_certs_secret(&cluster.name))
+                .await?,
         })
+    }
+
+    /// The Secret `name`, if it exists, keyed by its name.
+    async fn by_name(&self, name: &str) -> Result<BTreeMap<String, Secret>, ReconcileError> {
+        let secret = self
+            .api::<Secret>()
+            .get_opt(name)
+            .await
+            .map_err(|source| ReconcileError::api("get Secret", name, source))?;
+        Ok(secret
+            .map(|secret| (name.to_owned(), secret))
+            .into_iter()
+            .collect())
     }
 
     /// Applies each object, compared with its listed copy (absent from the list: created).
@@ -162,9 +181,11 @@ impl Reconciliation<'_> {
         let custom = cluster.custom_listener_certificates(&custom_secrets)?;
         let external = self.external_configuration(cluster).await?;
         let requests = desired::certificate_requests(cluster, addresses, &live.secrets.objects);
-        let (now, window_open) = (cas.now, cas.window_open);
-        let issued = futures::future::try_join_all(requests.into_iter().map(|request| {
+        let operator_request =
+            desired::cluster_operator_certificate_request(cluster, &live.operator_secret);
+        let issue = |request: CertificateRequest| {
             let authority = cas.cluster.clone();
+            let (now, window_open) = (cas.now, cas.window_open);
             off_the_async_workers(move || {
                 let context = IssueContext {
                     now,
@@ -179,16 +200,20 @@ impl Reconciliation<'_> {
                 )?;
                 Ok::<_, leaf::LeafError>((request.spec.name, issued))
             })
-        }))
-        .await?
-        .into_iter()
-        .collect();
+        };
+        // One certificate per blocking task, so that new keys are generated on every core.
+        let (issued, (_, operator_certificate)) = futures::try_join!(
+            futures::future::try_join_all(requests.into_iter().map(issue)),
+            issue(operator_request)
+        )?;
+        let issued: BTreeMap<_, _> = issued.into_iter().collect();
         let jmx_name = naming::kafka_jmx_secret(&cluster.name);
         let inputs = BuildInputs {
             observed,
             cluster_ca: &cas.cluster.authority,
             clients_ca: &cas.clients.authority,
             node_certificates: &issued,
+            cluster_operator_certificate: &operator_certificate,
             external: &external,
             jmx_secret: live.secrets.get(&jmx_name),
             custom_certificates: &custom,
@@ -206,6 +231,13 @@ impl Reconciliation<'_> {
     ) -> Result<(), ReconcileError> {
         let applier = self.operator.runtime.applier().clone();
         applier.apply(&desired.trust_bundle, None).await?;
+        let operator_secret = &desired.cluster_operator_certificate;
+        applier
+            .apply_cached(
+                operator_secret,
+                live.operator_secret.get(&operator_secret.name_any()),
+            )
+            .await?;
         let policies: Vec<NetworkPolicy> = desired.network_policy.iter().cloned().collect();
         self.apply_listed(&policies, &live.network_policies).await?;
         self.apply_claims(&desired.claims, &live.claims).await?;

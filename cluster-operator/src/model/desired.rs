@@ -23,7 +23,9 @@ use super::listeners::{ListenerAddresses, ListenerObjects, ObservedListeners};
 use super::{KafkaCluster, ModelError, ModelWarning};
 use crate::model::config::ExternalConfiguration;
 use crate::model::nodes::pods::{CaGenerations, PodInputs};
-use crate::model::security::certificates::CustomListenerCertificates;
+use crate::model::security::certificates::{
+    CustomListenerCertificates, cluster_operator_certificate_spec,
+};
 
 /// One node's certificate request: what its certificate must say, and the certificate its
 /// Secret holds now, if any.
@@ -54,9 +56,26 @@ pub fn certificate_requests(
         .collect()
 }
 
+/// The request of the operator's own client certificate, with the certificate its Secret
+/// (`<cluster>-cluster-operator-certs`, among `existing` by name) holds now.
+pub fn cluster_operator_certificate_request(
+    cluster: &KafkaCluster,
+    existing: &BTreeMap<String, Secret>,
+) -> CertificateRequest {
+    let spec = cluster_operator_certificate_spec();
+    CertificateRequest {
+        existing: existing
+            .get(&strimzi_api::naming::cluster_operator_certs_secret(
+                &cluster.name,
+            ))
+            .map(|secret| ExistingLeaf::from_secret(secret, &spec.name)),
+        spec,
+    }
+}
+
 /// Issues or reuses the certificate of every request in turn, with `cluster_ca`; by pod
 /// name. (The reconciler issues each request on a thread of its own instead.)
-pub fn issue_node_certificates(
+pub fn issue_certificates(
     cluster_ca: &CertificateAuthority,
     requests: &[CertificateRequest],
     context: &IssueContext<'_>,
@@ -87,8 +106,11 @@ pub struct BuildInputs<'a> {
     /// The clients CA, whose trusted certificates go into the trust bundle and whose
     /// certificate generation goes onto the pods.
     pub clients_ca: &'a CertificateAuthority,
-    /// Every node's certificate, issued or reused, by pod name ([`issue_node_certificates`]).
+    /// Every node's certificate, issued or reused, by pod name ([`issue_certificates`]).
     pub node_certificates: &'a BTreeMap<String, IssuedCertificate>,
+    /// The operator's own client certificate, issued or reused
+    /// ([`cluster_operator_certificate_request`]).
+    pub cluster_operator_certificate: &'a IssuedCertificate,
     /// External logging and metrics configuration the Kafka refers to.
     pub external: &'a ExternalConfiguration,
     /// The existing JMX Secret, whose credentials are kept.
@@ -128,6 +150,8 @@ impl BuildError {
 pub struct DesiredObjects {
     /// `<cluster>-trustbundle`.
     pub trust_bundle: Secret,
+    /// `<cluster>-cluster-operator-certs`.
+    pub cluster_operator_certificate: Secret,
     /// `<cluster>-network-policy-kafka`, unless NetworkPolicies are not generated.
     pub network_policy: Option<NetworkPolicy>,
     /// The nodes' data claims.
@@ -173,11 +197,14 @@ fn manifest<K: Resource<DynamicType = ()> + Serialize>(object: &K) -> serde_json
 
 impl DesiredObjects {
     /// Every object as a manifest, in the order Strimzi 1.2 applies them: the trust bundle
-    /// (CA step), NetworkPolicy, claims, ServiceAccount, init ClusterRoleBinding, Role,
+    /// and the operator's certificate (CA step), NetworkPolicy, claims, ServiceAccount, init ClusterRoleBinding, Role,
     /// RoleBinding, listener Services, Routes, TLSRoutes and Ingresses, node certificate
     /// Secrets, ConfigMaps, JMX Secret, PodDisruptionBudget and StrimziPodSets.
     pub fn manifests(&self) -> Vec<serde_json::Value> {
-        let mut all = vec![manifest(&self.trust_bundle)];
+        let mut all = vec![
+            manifest(&self.trust_bundle),
+            manifest(&self.cluster_operator_certificate),
+        ];
         all.extend(self.network_policy.iter().map(manifest));
         all.extend(self.claims.iter().map(manifest));
         all.push(manifest(&self.service_account));
@@ -253,6 +280,10 @@ pub fn build(
             &inputs.cluster_ca.trusted_pem_bundle(),
             &inputs.clients_ca.trusted_pem_bundle(),
             &pod_inputs.ca_generations,
+        ),
+        cluster_operator_certificate: cluster.cluster_operator_secret(
+            inputs.cluster_operator_certificate.secret_data(),
+            inputs.cluster_ca.cert_generation(),
         ),
         network_policy: cluster.network_policy(),
         claims: cluster.persistent_volume_claims(),

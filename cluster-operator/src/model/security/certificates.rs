@@ -15,6 +15,15 @@ use crate::model::meta::StringMap;
 use crate::model::nodes::pods::CaGenerations;
 use crate::model::{KafkaCluster, KafkaNode, ModelError};
 
+/// Common name and data key prefix of the operator's own client certificate.
+const CLUSTER_OPERATOR: &str = "cluster-operator";
+
+/// The request of the operator's own client certificate: `CN=cluster-operator`,
+/// `O=io.strimzi`, stored under `cluster-operator.*`.
+pub fn cluster_operator_certificate_spec() -> LeafSpec {
+    LeafSpec::component(CLUSTER_OPERATOR, CLUSTER_OPERATOR)
+}
+
 /// The custom server certificates of TLS listeners (`brokerCertChainAndKey`), read from the
 /// users' Secrets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -180,34 +189,20 @@ impl KafkaCluster {
         clients_ca_pem: &str,
         generations: &CaGenerations,
     ) -> Secret {
-        let component = ComponentLabels {
-            component_name: "strimzi".to_owned(),
-            component_type: "trust-bundle".to_owned(),
-            ..self.component_labels()
-        };
-        let labels = component.labels(&self.resource_labels, &self.config.label_exclusion);
-        let owner = self.owner.clone().map(|owner| OwnerReference {
-            block_owner_deletion: Some(true),
-            ..owner
-        });
-        Secret {
-            metadata: self.object_meta_owned_by(
-                owner.as_ref(),
-                &crate::model::security::policies::trust_bundle_secret(&self.name),
-                labels,
-                StringMap::from([
-                    (
-                        annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
-                        generations.cluster_ca_cert.to_string(),
-                    ),
-                    (
-                        annotations::CLIENTS_CA_CERT_GENERATION.to_owned(),
-                        generations.clients_ca_cert.to_string(),
-                    ),
-                ]),
-            ),
-            type_: Some("Opaque".to_owned()),
-            data: Some(BTreeMap::from([
+        self.operator_secret(
+            &crate::model::security::policies::trust_bundle_secret(&self.name),
+            "trust-bundle",
+            StringMap::from([
+                (
+                    annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+                    generations.cluster_ca_cert.to_string(),
+                ),
+                (
+                    annotations::CLIENTS_CA_CERT_GENERATION.to_owned(),
+                    generations.clients_ca_cert.to_string(),
+                ),
+            ]),
+            BTreeMap::from([
                 (
                     "cluster-ca.crt".to_owned(),
                     ByteString(cluster_ca_pem.as_bytes().to_vec()),
@@ -216,7 +211,54 @@ impl KafkaCluster {
                     "clients-ca.crt".to_owned(),
                     ByteString(clients_ca_pem.as_bytes().to_vec()),
                 ),
-            ])),
+            ]),
+        )
+    }
+
+    /// `<cluster>-cluster-operator-certs`: the client certificate (`CN=cluster-operator,
+    /// O=io.strimzi`, data keys `cluster-operator.crt` and `.key`) with which the operator
+    /// talks to the cluster's nodes, signed by the cluster CA and annotated with its
+    /// certificate generation; labelled as Strimzi labels it (component type `strimzi`).
+    pub fn cluster_operator_secret(
+        &self,
+        data: BTreeMap<String, ByteString>,
+        cluster_ca_cert_generation: u32,
+    ) -> Secret {
+        self.operator_secret(
+            &strimzi_api::naming::cluster_operator_certs_secret(&self.name),
+            "strimzi",
+            StringMap::from([(
+                annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+                cluster_ca_cert_generation.to_string(),
+            )]),
+            data,
+        )
+    }
+
+    /// A Secret the operator keeps for the whole cluster rather than for the Kafka
+    /// component: `strimzi.io/name: strimzi`, `component_type` as its type, owned by the Kafka
+    /// and blocking its deletion until collected.
+    fn operator_secret(
+        &self,
+        name: &str,
+        component_type: &str,
+        annotations: StringMap,
+        data: BTreeMap<String, ByteString>,
+    ) -> Secret {
+        let component = ComponentLabels {
+            component_name: "strimzi".to_owned(),
+            component_type: component_type.to_owned(),
+            ..self.component_labels()
+        };
+        let labels = component.labels(&self.resource_labels, &self.config.label_exclusion);
+        let owner = self.owner.clone().map(|owner| OwnerReference {
+            block_owner_deletion: Some(true),
+            ..owner
+        });
+        Secret {
+            metadata: self.object_meta_owned_by(owner.as_ref(), name, labels, annotations),
+            type_: Some("Opaque".to_owned()),
+            data: Some(data),
             ..Secret::default()
         }
     }
