@@ -21,7 +21,7 @@ use strimzi_certificate_manager::leaf::{self, ExistingLeaf, IssueContext};
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
     BuildInputs, build, certificate_requests, cluster_operator_certificate_request,
-    issue_certificates,
+    issue_certificate, issue_certificates,
 };
 use strimzi_cluster_operator::model::nodes::pods::{CaGenerations, PodInputs};
 use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
@@ -207,14 +207,8 @@ fn main() {
     let issued = measure("issue_certificates, reusing certificate Secrets", || {
         issue_certificates(&cluster_ca, &requests, &context).unwrap()
     });
-    let operator = issue_certificates(
-        &cluster_ca,
-        &[cluster_operator_certificate_request(&cluster, &existing)],
-        &context,
-    )
-    .unwrap()
-    .remove("cluster-operator")
-    .unwrap();
+    let operator_request = cluster_operator_certificate_request(&cluster, &existing);
+    let (_, operator) = issue_certificate(&cluster_ca, &operator_request, &context).unwrap();
     let inputs = BuildInputs {
         observed: &observed,
         cluster_ca: &cluster_ca,

@@ -20,7 +20,7 @@ use strimzi_certificate_manager::leaf::IssueContext;
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::desired::{
     BuildInputs, DesiredObjects, build, certificate_requests, cluster_operator_certificate_request,
-    issue_certificates,
+    issue_certificate, issue_certificates,
 };
 use strimzi_cluster_operator::model::listeners::ObservedListeners;
 use strimzi_cluster_operator::model::security::certificates::CustomListenerCertificates;
@@ -173,10 +173,7 @@ impl Cas {
         let requests = certificate_requests(cluster, &addresses, existing);
         let issued = issue_certificates(&self.cluster, &requests, &context).unwrap();
         let operator_request = cluster_operator_certificate_request(cluster, existing);
-        let operator = issue_certificates(&self.cluster, &[operator_request], &context)
-            .unwrap()
-            .remove("cluster-operator")
-            .unwrap();
+        let (_, operator) = issue_certificate(&self.cluster, &operator_request, &context).unwrap();
         let inputs = BuildInputs {
             observed,
             cluster_ca: &self.cluster,
@@ -330,13 +327,13 @@ fn listeners_without_addresses_are_pending() {
     let cas = Cas::new(&cluster.name);
     let context = cas.context();
     let operator_request = cluster_operator_certificate_request(&cluster, &BTreeMap::new());
-    let operator = issue_certificates(&cas.cluster, &[operator_request], &context).unwrap();
+    let (_, operator) = issue_certificate(&cas.cluster, &operator_request, &context).unwrap();
     let inputs = BuildInputs {
         observed: &ObservedListeners::default(),
         cluster_ca: &cas.cluster,
         clients_ca: &cas.clients,
         node_certificates: &BTreeMap::new(),
-        cluster_operator_certificate: &operator["cluster-operator"],
+        cluster_operator_certificate: &operator,
         external: &ExternalConfiguration::default(),
         jmx_secret: None,
         custom_certificates: &CustomListenerCertificates::default(),

@@ -27,6 +27,8 @@ use strimzi_api::{labels, naming};
 use strimzi_operator_common::config::WatchedNamespaces;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
+use super::ReconcileError;
+
 /// A Kafka by namespace and name.
 type KafkaKey = (String, String);
 
@@ -150,36 +152,46 @@ impl Sweeper {
         }
     }
 
-    /// Deletes the init ClusterRoleBinding of the Kafka `kafka` if it exists and is labelled
-    /// for it; only while leading.
+    /// Deletes the init ClusterRoleBinding of the Kafka `kafka` ([`delete_init_binding`]);
+    /// only while leading.
     async fn delete_binding_of(&self, kafka: &KafkaKey) {
         if !self.runtime.leadership().is_leading() {
             return;
         }
         let (namespace, cluster) = kafka;
-        let name = naming::kafka_init_cluster_role_binding(namespace, cluster);
-        let api: Api<ClusterRoleBinding> = Api::all(self.runtime.client().clone());
-        let labelled = match api.get_metadata_opt(&name).await {
-            Ok(binding) => binding.is_some_and(|binding| {
-                binding.labels().get(labels::CLUSTER) == Some(cluster)
-                    && binding.labels().get(labels::KIND).map(String::as_str) == Some("Kafka")
-            }),
-            Err(error) => {
-                tracing::warn!(%error, name, "cannot read the init ClusterRoleBinding");
-                return;
-            }
-        };
-        if !labelled {
-            return;
-        }
-        match self.runtime.applier().delete(&api, &name).await {
-            Ok(_) => tracing::info!(
-                name,
+        match delete_init_binding(&self.runtime, namespace, cluster).await {
+            Ok(true) => tracing::info!(
+                namespace,
+                cluster,
                 "deleted the init ClusterRoleBinding of a deleted Kafka"
             ),
-            Err(error) => tracing::warn!(%error, name, "cannot delete the init ClusterRoleBinding"),
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(%error, namespace, cluster, "cannot delete the init ClusterRoleBinding")
+            }
         }
     }
+}
+
+/// Deletes `strimzi-<namespace>-<cluster>-kafka-init` if it exists and carries the cluster
+/// and kind labels of that Kafka (nothing the operator did not create is deleted); whether
+/// it did.
+pub(super) async fn delete_init_binding(
+    runtime: &OperatorRuntime,
+    namespace: &str,
+    cluster: &str,
+) -> Result<bool, ReconcileError> {
+    let name = naming::kafka_init_cluster_role_binding(namespace, cluster);
+    let api: Api<ClusterRoleBinding> = Api::all(runtime.client().clone());
+    let existing = api
+        .get_metadata_opt(&name)
+        .await
+        .map_err(|source| ReconcileError::api("get ClusterRoleBinding", &name, source))?;
+    let ours = existing.is_some_and(|binding| {
+        binding.labels().get(labels::CLUSTER).map(String::as_str) == Some(cluster)
+            && binding.labels().get(labels::KIND).map(String::as_str) == Some("Kafka")
+    });
+    Ok(ours && runtime.applier().delete(&api, &name).await?)
 }
 
 /// The Kafka an init ClusterRoleBinding was made for: the namespace of its ServiceAccount

@@ -364,7 +364,7 @@ impl Reconciliation<'_> {
         if let Some(waiting) = waiting {
             return Ok(self.pending_status(&cluster, Some(status.status), waiting));
         }
-        self.delete_removed_claims(&cluster, &desired).await?;
+        self.delete_removed_claims(&desired, live.claims()).await?;
         Ok(status)
     }
 

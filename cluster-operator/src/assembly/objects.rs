@@ -12,14 +12,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use kube::api::Api;
 use kube::{Resource, ResourceExt};
 use strimzi_api::naming;
 use strimzi_api::pod_set::StrimziPodSet;
-use strimzi_certificate_manager::leaf::{self, IssueContext};
+use strimzi_certificate_manager::leaf::IssueContext;
 use strimzi_operator_common::apply::{Applicable, Applied};
 
+use super::bindings::delete_init_binding;
 use super::{ClusterCas, ReconcileError, Reconciliation, off_the_async_workers};
 use crate::model::KafkaCluster;
 use crate::model::config::ExternalConfiguration;
@@ -36,6 +35,11 @@ impl<K: Applicable> Listed<K> {
     /// The listed object named `name`.
     pub(super) fn get(&self, name: &str) -> Option<&K> {
         self.objects.get(name)
+    }
+
+    /// The listed objects by name.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&String, &K)> {
+        self.objects.iter()
     }
 
     fn values(&self) -> Vec<K> {
@@ -56,6 +60,13 @@ pub(super) struct LiveObjects {
     /// `<cluster>-cluster-operator-certs` by name, if it exists (not labelled for the
     /// component: read by name).
     operator_secret: BTreeMap<String, Secret>,
+}
+
+impl LiveObjects {
+    /// The cluster's claims as listed.
+    pub(super) fn claims(&self) -> &Listed<PersistentVolumeClaim> {
+        &self.claims
+    }
 }
 
 impl Reconciliation<'_> {
@@ -171,12 +182,7 @@ impl Reconciliation<'_> {
     ) -> Result<DesiredObjects, ReconcileError> {
         let mut custom_secrets = Vec::new();
         for name in cluster.custom_certificate_secret_names() {
-            let secret = self
-                .api::<Secret>()
-                .get_opt(&name)
-                .await
-                .map_err(|source| ReconcileError::api("get Secret", &name, source))?;
-            custom_secrets.extend(secret);
+            custom_secrets.extend(self.by_name(&name).await?.into_values());
         }
         let custom = cluster.custom_listener_certificates(&custom_secrets)?;
         let external = self.external_configuration(cluster).await?;
@@ -192,13 +198,7 @@ impl Reconciliation<'_> {
                     window_open,
                     ca_action: &authority.action,
                 };
-                let issued = leaf::issue_or_reuse(
-                    &authority.authority,
-                    &request.spec,
-                    request.existing.as_ref(),
-                    &context,
-                )?;
-                Ok::<_, leaf::LeafError>((request.spec.name, issued))
+                desired::issue_certificate(&authority.authority, &request, &context)
             })
         };
         // One certificate per blocking task, so that new keys are generated on every core.
@@ -297,7 +297,10 @@ impl Reconciliation<'_> {
         self.delete_unlisted(&live.pod_sets, &names(&desired.pod_sets))
             .await?;
         if desired.init_cluster_role_binding.is_none() {
-            self.delete_init_cluster_role_binding(cluster).await?;
+            let runtime = &self.operator.runtime;
+            if delete_init_binding(runtime, &cluster.namespace, &cluster.name).await? {
+                tracing::info!("deleted the init ClusterRoleBinding no longer needed");
+            }
         }
         Ok(())
     }
@@ -309,38 +312,13 @@ impl Reconciliation<'_> {
         keep: &[String],
     ) -> Result<(), ReconcileError> {
         let api = self.api::<K>();
-        for (name, object) in &listed.objects {
+        for (name, object) in listed.iter() {
             if keep.contains(name) || object.meta().deletion_timestamp.is_some() {
                 continue;
             }
             if self.operator.runtime.applier().delete(&api, name).await? {
                 tracing::info!(kind = %K::kind(&()), name, "deleted an object no longer desired");
             }
-        }
-        Ok(())
-    }
-
-    /// Deletes `strimzi-<namespace>-<cluster>-kafka-init` if it exists and carries the
-    /// cluster's component labels (nothing the operator did not create is deleted).
-    async fn delete_init_cluster_role_binding(
-        &self,
-        cluster: &KafkaCluster,
-    ) -> Result<(), ReconcileError> {
-        let name = naming::kafka_init_cluster_role_binding(&cluster.namespace, &cluster.name);
-        let api: Api<ClusterRoleBinding> = Api::all(self.client());
-        let existing = api
-            .get_metadata_opt(&name)
-            .await
-            .map_err(|source| ReconcileError::api("get ClusterRoleBinding", &name, source))?;
-        let ours = existing.is_some_and(|binding| {
-            cluster
-                .selector()
-                .iter()
-                .all(|(key, value)| binding.labels().get(key) == Some(value))
-        });
-        if ours {
-            self.operator.runtime.applier().delete(&api, &name).await?;
-            tracing::info!(name, "deleted the init ClusterRoleBinding no longer needed");
         }
         Ok(())
     }

@@ -6,13 +6,12 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, ListParams};
+use kube::api::{Api, ListParams};
 use strimzi_api::annotations::DELETE_CLAIM;
 use strimzi_api::conditions::reasons::KAFKA_STORAGE;
 
 use super::objects::Listed;
 use super::{ReconcileError, Reconciliation};
-use crate::model::KafkaCluster;
 use crate::model::desired::DesiredObjects;
 
 impl Reconciliation<'_> {
@@ -122,36 +121,22 @@ impl Reconciliation<'_> {
     #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn delete_removed_claims(
         &self,
-        cluster: &KafkaCluster,
         desired: &DesiredObjects,
+        listed: &Listed<PersistentVolumeClaim>,
     ) -> Result<(), ReconcileError> {
         let wanted: Vec<String> = desired.claims.iter().map(ResourceExt::name_any).collect();
-        let selector = cluster.component_labels().selector_string();
         let api: Api<PersistentVolumeClaim> = self.api();
-        for claim in self.list::<PersistentVolumeClaim>(&selector).await? {
-            let name = claim.name_any();
+        for (name, claim) in listed.iter() {
             let delete = claim
                 .annotations()
                 .get(DELETE_CLAIM)
                 .is_some_and(|v| v == "true");
-            if wanted.contains(&name) || !delete || claim.metadata.deletion_timestamp.is_some() {
+            if wanted.contains(name) || !delete || claim.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            match api.delete(&name, &DeleteParams::background()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.code == 404 => continue,
-                Err(source) => {
-                    return Err(ReconcileError::api(
-                        "delete PersistentVolumeClaim",
-                        &name,
-                        source,
-                    ));
-                }
+            if !self.operator.runtime.applier().delete(&api, name).await? {
+                continue;
             }
-            self.operator
-                .runtime
-                .metrics()
-                .count_write("PersistentVolumeClaim", "delete");
             tracing::info!(claim = name, "deleted the claim of a removed node");
             self.tell(
                 "ClaimDeleted",

@@ -73,8 +73,25 @@ pub fn cluster_operator_certificate_request(
     }
 }
 
-/// Issues or reuses the certificate of every request in turn, with `cluster_ca`; by pod
-/// name. (The reconciler issues each request on a thread of its own instead.)
+/// Issues or reuses the certificate of one request with `cluster_ca`: by its name (the pod
+/// name, or `cluster-operator`). The reconciler runs it for each request on a thread of its
+/// own.
+pub fn issue_certificate(
+    cluster_ca: &CertificateAuthority,
+    request: &CertificateRequest,
+    context: &IssueContext<'_>,
+) -> Result<(String, IssuedCertificate), LeafError> {
+    let issued = leaf::issue_or_reuse(
+        cluster_ca,
+        &request.spec,
+        request.existing.as_ref(),
+        context,
+    )?;
+    Ok((request.spec.name.clone(), issued))
+}
+
+/// Issues or reuses the certificate of every request in turn ([`issue_certificate`]), by
+/// name.
 pub fn issue_certificates(
     cluster_ca: &CertificateAuthority,
     requests: &[CertificateRequest],
@@ -82,15 +99,7 @@ pub fn issue_certificates(
 ) -> Result<BTreeMap<String, IssuedCertificate>, LeafError> {
     requests
         .iter()
-        .map(|request| {
-            let issued = leaf::issue_or_reuse(
-                cluster_ca,
-                &request.spec,
-                request.existing.as_ref(),
-                context,
-            )?;
-            Ok((request.spec.name.clone(), issued))
-        })
+        .map(|request| issue_certificate(cluster_ca, request, context))
         .collect()
 }
 
