@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use strimzi_operator_common::config::{ConfigError, OperatorConfig, positive};
+use strimzi_operator_common::kafka::HostResolution;
 
 use crate::model::ModelConfig;
 use crate::model::nodes::images::KafkaImages;
@@ -31,6 +32,15 @@ pub const PKCS12_KEYSTORE_GENERATION: &str =
 
 /// How many resources each controller reconciles at once (10 by default, as in Strimzi).
 pub const OPERATIONS_THREAD_POOL_SIZE: &str = "STRIMZI_OPERATIONS_THREAD_POOL_SIZE";
+/// How many brokers that share no partition at risk may restart together in a rolling
+/// update (1 by default: one at a time, as Strimzi). Not a Strimzi setting.
+pub const MAX_PARALLEL_BROKER_RESTARTS: &str = "STRIMZI_MAX_PARALLEL_BROKER_RESTARTS";
+/// How the operator looks up the brokers' host names: `system` (default: the system
+/// resolver, as inside the cluster) or `ip-addresses-only` (never: for an operator running
+/// outside the cluster's network, which must not ask its resolver about cluster names; the
+/// brokers are then unreachable and rolling restarts go without safety checks). Not a
+/// Strimzi setting.
+pub const KAFKA_HOST_RESOLUTION: &str = "STRIMZI_KAFKA_HOST_RESOLUTION";
 /// Strimzi's default of [`OPERATIONS_THREAD_POOL_SIZE`].
 const DEFAULT_OPERATIONS_THREAD_POOL_SIZE: usize = 10;
 
@@ -49,6 +59,10 @@ pub struct ClusterOperatorConfig {
     /// How many Kafkas, and separately how many StrimziPodSets, are reconciled at once at
     /// most: the concurrency of each controller.
     pub concurrency: u16,
+    /// How many brokers may restart together ([`MAX_PARALLEL_BROKER_RESTARTS`]).
+    pub max_parallel_broker_restarts: usize,
+    /// How broker host names are looked up ([`KAFKA_HOST_RESOLUTION`]).
+    pub kafka_host_resolution: HostResolution,
 }
 
 impl ClusterOperatorConfig {
@@ -96,6 +110,22 @@ impl ClusterOperatorConfig {
         Ok(Self {
             pkcs12: parse_bool(PKCS12_KEYSTORE_GENERATION, get(PKCS12_KEYSTORE_GENERATION))?,
             concurrency: parse_concurrency(get(OPERATIONS_THREAD_POOL_SIZE))?,
+            max_parallel_broker_restarts: positive(
+                MAX_PARALLEL_BROKER_RESTARTS,
+                get(MAX_PARALLEL_BROKER_RESTARTS),
+                1,
+            )?,
+            kafka_host_resolution: match get(KAFKA_HOST_RESOLUTION).as_deref().map(str::trim) {
+                None | Some("system") => HostResolution::System,
+                Some("ip-addresses-only") => HostResolution::IpAddressesOnly,
+                Some(other) => {
+                    return Err(invalid(
+                        KAFKA_HOST_RESOLUTION,
+                        other,
+                        "system or ip-addresses-only",
+                    ));
+                }
+            },
             operator,
             model,
         })

@@ -10,10 +10,23 @@ pub mod assembly;
 pub mod config;
 pub mod model;
 pub mod pod_set;
+pub mod rolling;
 
 use futures::future::BoxFuture;
 use strimzi_operator_common::cache::CacheError;
+use strimzi_operator_common::metrics::MetricsError;
 use strimzi_operator_common::runtime::OperatorRuntime;
+
+/// Why the controllers could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A cache could not be set up.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// A metric could not be registered.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+}
 
 /// Stack size of the operator's worker threads. Kubernetes objects with deep
 /// `managedFields` (a StrimziPodSet lists whole pods) deserialize recursively, which needs
@@ -25,7 +38,7 @@ pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 pub fn controllers(
     runtime: &OperatorRuntime,
     config: &config::ClusterOperatorConfig,
-) -> Result<Vec<BoxFuture<'static, ()>>, CacheError> {
+) -> Result<Vec<BoxFuture<'static, ()>>, StartError> {
     Ok(vec![
         assembly::KafkaAssembly::controller(runtime, config.clone())?,
         pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,

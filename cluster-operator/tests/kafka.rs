@@ -895,3 +895,115 @@ async fn a_per_broker_load_balancer_address_reaches_the_listener_status_within_s
     }
     operator.stop().await;
 }
+
+/// The UID of every pod of `cluster`, by name.
+async fn pod_uids(client: &Client, ns: &str, cluster: &str) -> BTreeMap<String, String> {
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={cluster}")))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .map(|pod| (pod.name_any(), pod.uid().unwrap_or_default()))
+        .collect()
+}
+
+/// Waits until the pods named in `renewed` have UIDs other than in `before` and every other
+/// pod keeps its own, and returns the new UIDs.
+async fn renewed(
+    client: &Client,
+    ns: &str,
+    before: &BTreeMap<String, String>,
+    renewed: &[&str],
+) -> BTreeMap<String, String> {
+    strimzi_tests::resources::eventually_ok("the pods to be replaced", support::WAIT, || async {
+        let now = pod_uids(client, ns, "manual").await;
+        let changed: Vec<&str> = before
+            .iter()
+            .filter(|(name, uid)| now.get(*name).is_some_and(|new| new != *uid))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        (changed == renewed && now.len() == before.len())
+            .then_some(now.clone())
+            .ok_or((changed.join(","), now))
+    })
+    .await
+}
+
+/// The pods restarted for a manual rolling update, from the operator's Normal Events.
+async fn manual_restarts(client: &Client, ns: &str, pods: &[&str]) -> Vec<usize> {
+    let mut counts = Vec::new();
+    for pod in pods {
+        let events = events(client, ns, "Normal", "Pod", pod).await;
+        counts.push(
+            events
+                .iter()
+                .filter(|event| event.starts_with("Some(\"ManualRollingUpdate\")"))
+                .count(),
+        );
+    }
+    counts
+}
+
+#[tokio::test]
+async fn a_manual_rolling_update_restarts_the_pod_or_every_pod_of_the_set_once() {
+    let (client, ns) = namespace("manual").await;
+    let operator = Operator::on(&ns);
+    apply_all(&client, &ns, &cluster("manual", 1, 2)).await;
+    ready(&client, &ns, "manual").await;
+    let before = pod_uids(&client, &ns, "manual").await;
+    assert_eq!(before.len(), 3, "{before:?}");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let annotate = Patch::Merge(json!({"metadata": {"annotations": {
+        "strimzi.io/manual-rolling-update": "true",
+    }}}));
+
+    // On a pod: that pod only, and its new incarnation lacks the annotation.
+    pods.patch("manual-broker-1", &PatchParams::default(), &annotate)
+        .await
+        .unwrap();
+    let after_pod = renewed(&client, &ns, &before, &["manual-broker-1"]).await;
+    ready(&client, &ns, "manual").await;
+    let pod = pods.get("manual-broker-1").await.unwrap();
+    assert!(
+        !pod.annotations()
+            .contains_key("strimzi.io/manual-rolling-update"),
+        "{pod:#?}"
+    );
+
+    // On a StrimziPodSet: each of its pods once, and the annotation is cleared.
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    sets.patch("manual-broker", &PatchParams::default(), &annotate)
+        .await
+        .unwrap();
+    renewed(
+        &client,
+        &ns,
+        &after_pod,
+        &["manual-broker-0", "manual-broker-1"],
+    )
+    .await;
+    let kafka = ready(&client, &ns, "manual").await;
+    assert!(condition(&kafka, "NotReady").is_none());
+    let set = sets.get("manual-broker").await.unwrap();
+    assert!(
+        !set.annotations()
+            .contains_key("strimzi.io/manual-rolling-update"),
+        "{set:#?}"
+    );
+    let controller = before
+        .keys()
+        .find(|name| name.starts_with("manual-controller-"))
+        .unwrap();
+    assert_eq!(
+        manual_restarts(
+            &client,
+            &ns,
+            &[controller, "manual-broker-0", "manual-broker-1"]
+        )
+        .await,
+        [0, 1, 2]
+    );
+    operator.stop().await;
+}

@@ -8,33 +8,26 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{Pod, Secret};
-use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, LogParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
-use strimzi_api::kafka::Kafka;
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::nodes::image_version;
 use strimzi_tests::process::ManagedProcess;
+use support::real_nodes::{
+    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, records, secret_file,
+    sorted,
+};
 use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "real";
-/// How long real pods may take: three JVMs starting on two cores.
-const POD_WAIT: Duration = Duration::from_secs(300);
-
 fn env() -> &'static TestEnv {
     TestEnv::shared_real()
-}
-
-/// The operator binaries, built once per test binary.
-fn binaries() -> &'static Path {
-    static BINARIES: OnceLock<PathBuf> = OnceLock::new();
-    BINARIES.get_or_init(support::build_operator_binaries)
 }
 
 /// One controller and two brokers with persistent volumes; plain, TLS and mutual-TLS
@@ -65,37 +58,6 @@ fn small_cluster() -> Vec<Value> {
         }
     }
     documents
-}
-
-/// The bootstrap address the Kafka's status gives for `listener`.
-fn bootstrap(kafka: &Kafka, listener: &str) -> String {
-    kafka
-        .status
-        .as_ref()
-        .and_then(|status| status.listeners.as_ref())
-        .and_then(|listeners| {
-            listeners
-                .iter()
-                .find(|found| found.name.as_deref() == Some(listener))
-        })
-        .and_then(|found| found.bootstrap_servers.clone())
-        .unwrap_or_else(|| panic!("no {listener} listener in the status of {kafka:#?}"))
-}
-
-/// Writes `key` of Secret `name` to a file named after both, and returns its path.
-async fn secret_file(client: &Client, ns: &str, name: &str, key: &str) -> PathBuf {
-    let secret = Api::<Secret>::namespaced(client.clone(), ns)
-        .get(name)
-        .await
-        .unwrap();
-    let value = secret
-        .data
-        .as_ref()
-        .and_then(|data| data.get(key))
-        .unwrap_or_else(|| panic!("{key} in Secret {name}"));
-    let path = env().log_dir().join(format!("{ns}-{name}-{key}"));
-    std::fs::write(&path, &value.0).unwrap();
-    path
 }
 
 /// A client certificate for `user` signed by the cluster's clients CA (as the user operator
@@ -152,63 +114,6 @@ async fn client_certificate(client: &Client, ns: &str, user: &str) -> (PathBuf, 
     (cert, key)
 }
 
-/// Retries a client call until it succeeds (the first calls after Ready may meet leader
-/// elections), panicking with its last error after [`POD_WAIT`].
-async fn eventually<T>(what: &str, mut call: impl FnMut() -> Result<T, String>) -> T {
-    let started = Instant::now();
-    loop {
-        let error = match call() {
-            Ok(value) => return value,
-            Err(error) => error,
-        };
-        assert!(
-            started.elapsed() < POD_WAIT,
-            "{what} did not succeed in {POD_WAIT:?}: {error}"
-        );
-        tokio::time::sleep(Duration::from_secs(2)).await;
-    }
-}
-
-/// The values `<prefix>-0` .. `<prefix>-<count - 1>` the client produces, sorted.
-fn records(prefix: &str, count: usize) -> Vec<String> {
-    sorted((0..count).map(|n| format!("{prefix}-{n}")).collect())
-}
-
-/// Records of several partitions arrive in no fixed order: compare them sorted.
-fn sorted(mut values: Vec<String>) -> Vec<String> {
-    values.sort();
-    values
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    strimzi_cluster_operator::pod_set::is_ready(pod)
-}
-
-/// Waits until every pod of the cluster is Running and Ready and returns them.
-async fn all_pods_ready(client: &Client, ns: &str, expected: usize) -> Vec<Pod> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let selector = format!("strimzi.io/cluster={CLUSTER}");
-    let started = Instant::now();
-    loop {
-        let list = pods
-            .list(&ListParams::default().labels(&selector))
-            .await
-            .unwrap();
-        if list.items.len() == expected && list.items.iter().all(is_ready) {
-            return list.items;
-        }
-        assert!(
-            started.elapsed() < POD_WAIT,
-            "pods not all Ready in {POD_WAIT:?}: {:#?}",
-            list.items
-                .iter()
-                .map(|pod| (pod.name_any(), pod.status.clone()))
-                .collect::<Vec<_>>()
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
-
 struct Operators {
     _cluster: ManagedProcess,
     _topic: Option<ManagedProcess>,
@@ -235,7 +140,7 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
         apply(&client, &ns, &document).await;
     }
     let kafka = ready(&client, &ns, CLUSTER).await;
-    let pods = all_pods_ready(&client, &ns, 3).await;
+    let pods = all_pods_ready(&client, &ns, CLUSTER, 3).await;
     // A figure for the README, not an assertion.
     println!(
         "figure: Kafka with 1 controller + 2 brokers applied to Ready on a real node in {:.1}s",
@@ -401,7 +306,7 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
         );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
-    all_pods_ready(&client, &ns, 3).await;
+    all_pods_ready(&client, &ns, CLUSTER, 3).await;
     let read = eventually("consuming after the deletion", || {
         plain.consume("orders", 20)
     })

@@ -78,6 +78,38 @@ impl ClusterClient {
         Ok((field("partitions=")?, field("replicas=")?))
     }
 
+    /// The value of option `name` as broker `broker` describes it.
+    pub fn broker_config(&self, broker: i32, name: &str) -> Result<String, String> {
+        let broker = broker.to_string();
+        self.run(&["broker-config", "--broker", &broker, "--name", name])
+            .map(|output| output.trim().to_owned())
+    }
+
+    /// Starts producing records `steady-<n>` to `topic`, `per_second` of them each second,
+    /// with an idempotent `acks=all` producer, until [`SteadyProducer::stop`].
+    pub fn produce_steadily(
+        &self,
+        topic: &str,
+        per_second: u32,
+        stop_file: &Path,
+    ) -> Result<SteadyProducer, String> {
+        let _ = std::fs::remove_file(stop_file);
+        let child = self
+            .command()
+            .args(["produce-steadily", "--topic", topic, "--per-second"])
+            .arg(per_second.to_string())
+            .arg("--stop-file")
+            .arg(stop_file)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|error| format!("running {}: {error}", self.binary.display()))?;
+        Ok(SteadyProducer {
+            child,
+            stop_file: stop_file.to_path_buf(),
+        })
+    }
+
     /// The shell command that runs this client with `action` (for people to copy).
     pub fn command_line(&self, action: &str) -> String {
         let options: Vec<String> = self
@@ -93,11 +125,19 @@ impl ClusterClient {
         )
     }
 
-    fn run(&self, action: &[&str]) -> Result<String, String> {
-        let output = Command::new("ip")
+    /// The client inside the network, with its options, before the action.
+    fn command(&self) -> Command {
+        let mut command = Command::new("ip");
+        command
             .args(["netns", "exec", &self.namespace])
             .arg(&self.binary)
-            .args(&self.options)
+            .args(&self.options);
+        command
+    }
+
+    fn run(&self, action: &[&str]) -> Result<String, String> {
+        let output = self
+            .command()
             .args(action)
             .output()
             .map_err(|error| format!("running {}: {error}", self.binary.display()))?;
@@ -106,5 +146,55 @@ impl ClusterClient {
         } else {
             Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
         }
+    }
+}
+
+/// A producer started by [`ClusterClient::produce_steadily`].
+#[derive(Debug)]
+pub struct SteadyProducer {
+    child: std::process::Child,
+    stop_file: PathBuf,
+}
+
+/// What a steady producer saw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SteadyReport {
+    /// The values of the acknowledged records, in the order acknowledged.
+    pub acked: Vec<String>,
+    /// Records that failed for good.
+    pub errors: usize,
+    /// 99th percentile of the time from send to acknowledgement, ms.
+    pub p99_ms: f64,
+    /// Longest time from send to acknowledgement, ms.
+    pub max_ms: f64,
+}
+
+impl SteadyProducer {
+    /// Stops producing, waits until every record is delivered or failed, and reports.
+    pub fn stop(self) -> Result<SteadyReport, String> {
+        std::fs::write(&self.stop_file, b"stop")
+            .map_err(|error| format!("writing {}: {error}", self.stop_file.display()))?;
+        let output = self
+            .child
+            .wait_with_output()
+            .map_err(|error| format!("waiting for the producer: {error}"))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).trim().to_owned());
+        }
+        let mut lines = stdout.lines();
+        let summary = lines.next().unwrap_or_default();
+        let field = |name: &str| -> Result<f64, String> {
+            summary
+                .split_whitespace()
+                .find_map(|word| word.strip_prefix(name)?.parse().ok())
+                .ok_or_else(|| format!("unexpected summary: {summary}"))
+        };
+        Ok(SteadyReport {
+            errors: field("errors=")? as usize,
+            p99_ms: field("p99_ms=")?,
+            max_ms: field("max_ms=")?,
+            acked: lines.map(str::to_owned).collect(),
+        })
     }
 }

@@ -20,7 +20,12 @@
 //!    reconciliation ends pending (`WaitingForPods`, `WaitingForEndpoints`). Stuck pods
 //!    (unschedulable, image pull failing, crash looping) of an older definition are deleted,
 //!    so that their StrimziPodSet recreates them as now desired.
-//! 8. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
+//! 8. Roll (module `roll`): with every pod ready, restart the next nodes that must restart
+//!    (outdated definition, manual rolling update) when it is safe, controllers first and the
+//!    active controller last, and end pending (`RollingUpdate`, `RollingUpdateBlocked`,
+//!    `WaitingForNodesToRejoin`); with nothing to restart, apply the dynamically updatable
+//!    options to the running brokers.
+//! 9. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
 //!
 //! No step waits: what takes time ends the reconciliation with
 //! [`Reconciled::pending`], which reports `NotReady` with what is awaited and looks again
@@ -28,13 +33,13 @@
 //! counts, Services getting load balancer addresses, EndpointSlices). So a change the user
 //! makes meanwhile, e.g. a corrected image, is applied by the next reconciliation.
 //!
-//! Not done here, because it needs a connection to the brokers (a later issue): rolling
-//! restarts of pods whose definition changed (reported as a `Warning`), the scale-down safety
-//! check, unregistering removed nodes, KRaft metadata version upgrades and default quotas.
+//! Not done yet (they also need the broker connection): the scale-down safety check,
+//! unregistering removed nodes, KRaft metadata version upgrades and default quotas.
 
 mod bindings;
 mod ca;
 mod objects;
+mod roll;
 mod status;
 mod storage;
 
@@ -59,7 +64,6 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_certificate_manager::leaf;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
-use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::runtime::OperatorRuntime;
@@ -73,6 +77,7 @@ use strimzi_operator_common::scoped_cache::ScopedCache;
 
 pub use bindings::orphaned_bindings_cleanup;
 pub use ca::ClusterCas;
+pub use roll::{MAX_ADMIN_OPERATION, RollingState};
 
 /// Why a Kafka could not be reconciled; the reason becomes the `NotReady` condition's.
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +100,9 @@ pub enum ReconcileError {
     /// Writing an object failed.
     #[error(transparent)]
     Write(#[from] ApplyError),
+    /// The brokers answered an admin request with an error, or not in time.
+    #[error("Kafka admin request failed: {0}")]
+    Kafka(#[from] strimzi_operator_common::kafka::AdminError),
     /// Reading from the API server failed.
     #[error("{what} {name}: {source}")]
     Api {
@@ -147,6 +155,7 @@ impl ErrorReason for ReconcileError {
             Self::Build(error) => error.reason(),
             Self::MaintenanceWindow(error) => error.reason(),
             Self::Write(error) => error.reason(),
+            Self::Kafka(error) => error.reason(),
             Self::Api { .. } => "KubernetesApiError",
             Self::Stopping => "OperatorStopping",
         }
@@ -167,6 +176,7 @@ pub struct KafkaAssembly {
     runtime: OperatorRuntime,
     config: Arc<ClusterOperatorConfig>,
     pools: ScopedCache<KafkaNodePool>,
+    rolling: RollingState,
 }
 
 impl KafkaAssembly {
@@ -178,13 +188,19 @@ impl KafkaAssembly {
     pub fn controller(
         runtime: &OperatorRuntime,
         config: ClusterOperatorConfig,
-    ) -> Result<BoxFuture<'static, ()>, CacheError> {
+    ) -> Result<BoxFuture<'static, ()>, crate::StartError> {
         let concurrency = config.concurrency;
         let pools = ScopedCache::new(runtime.applier().field_manager());
+        let rolling = RollingState::new(
+            runtime.metrics(),
+            config.kafka_host_resolution,
+            config.max_parallel_broker_restarts,
+        )?;
         let reconciler = Self {
             runtime: runtime.clone(),
             config: Arc::new(config),
             pools: pools.clone(),
+            rolling,
         };
         let owned = format!("{}=Kafka", labels::KIND);
         // Mapped by their cluster label, not by owner: per-node Services and ConfigMaps
@@ -210,6 +226,7 @@ impl KafkaAssembly {
                     .watches_stream(pod_sets, |pod_set| kafka_of(&pod_set))
             })
             .build()
+            .map_err(Into::into)
     }
 }
 
@@ -356,9 +373,15 @@ impl Reconciliation<'_> {
         self.apply_desired(&desired, &live).await?;
         self.write_pool_statuses(&cluster).await?;
         self.delete_undesired(&cluster, &desired, &live).await?;
-        let waiting = match self.check_pods_ready(&cluster).await? {
+        let sets = self
+            .list::<StrimziPodSet>(&cluster.component_labels().selector_string())
+            .await?;
+        let waiting = match self.check_pods_ready(&cluster, &sets).await? {
             Some(waiting) => Some(waiting),
-            None => self.check_endpoints(&cluster).await?,
+            None => match self.check_endpoints(&cluster).await? {
+                Some(waiting) => Some(waiting),
+                None => self.roll(&cluster, &desired, &cas, &sets).await?,
+            },
         };
         let status = self.kafka_status(&cluster, &desired, &cas);
         if let Some(waiting) = waiting {
@@ -494,7 +517,7 @@ impl Reconciliation<'_> {
             .items)
     }
 
-    /// Checks once, with one list of the cluster's StrimziPodSets, whether every pool's set
+    /// Checks once, with the cluster's StrimziPodSets as listed, whether every pool's set
     /// reports all its pods ready; if not, what is awaited, after deleting stuck pods of an
     /// older definition ([`Self::restart_stuck_pods`]). StrimziPodSet status changes wake
     /// the reconciliation again, the recheck delay covers anything else.
@@ -502,9 +525,8 @@ impl Reconciliation<'_> {
     async fn check_pods_ready(
         &mut self,
         cluster: &KafkaCluster,
+        sets: &[StrimziPodSet],
     ) -> Result<Option<Waiting>, ReconcileError> {
-        let selector = cluster.component_labels().selector_string();
-        let sets = self.list::<StrimziPodSet>(&selector).await?;
         let mut not_ready = Vec::new();
         for pool in &cluster.pools {
             let name = strimzi_api::naming::pool_pod_set(&cluster.name, &pool.name);
@@ -527,22 +549,9 @@ impl Reconciliation<'_> {
             }
         }
         if not_ready.is_empty() {
-            let outdated: i32 = sets
-                .iter()
-                .filter_map(|set| set.status.as_ref())
-                .map(|status| status.pods.unwrap_or(0) - status.current_pods.unwrap_or(0))
-                .sum();
-            if outdated > 0 {
-                self.warn(
-                    "PodsNotUpToDate",
-                    &format!(
-                        "{outdated} pod(s) run an older definition; rolling restarts are not implemented yet, delete the pods to roll them"
-                    ),
-                );
-            }
             return Ok(None);
         }
-        let stuck = self.restart_stuck_pods(cluster, &sets).await?;
+        let stuck = self.restart_stuck_pods(cluster, sets).await?;
         let mut message = format!(
             "waiting for the Kafka pods to be ready (StrimziPodSet {})",
             not_ready.join(", ")
@@ -615,6 +624,7 @@ impl Reconciliation<'_> {
                 Err(source) => return Err(ReconcileError::api("delete Pod", &name, source)),
             }
             self.operator.runtime.metrics().count_write("Pod", "delete");
+            let reason = crate::rolling::RestartReason::PodStuck(why.clone());
             tracing::info!(pod = %name, %why, "deleted a stuck pod of an older definition");
             self.operator
                 .runtime
@@ -622,10 +632,11 @@ impl Reconciliation<'_> {
                 .publish_logged(
                     &pod.object_ref(&()),
                     Severity::Normal,
-                    "PodStuck",
+                    reason.name(),
                     "StrimziInitiatedPodRestart",
                     &format!(
-                        "Pod needs to be restarted, because it seems to be stuck ({why}) and runs an older definition"
+                        "Pod needs to be restarted, because {} and runs an older definition",
+                        reason.explanation()
                     ),
                 )
                 .await;

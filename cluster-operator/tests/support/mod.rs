@@ -4,6 +4,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+pub mod real_nodes;
+
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::Duration;
@@ -39,6 +41,12 @@ pub fn config_for(namespace: &str, extra: &[(&str, &str)]) -> ClusterOperatorCon
         (
             "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS".to_owned(),
             "120000".to_owned(),
+        ),
+        // The operator runs outside the nodes' network: the cluster's names must not reach
+        // the machine's resolver.
+        (
+            "STRIMZI_KAFKA_HOST_RESOLUTION".to_owned(),
+            "ip-addresses-only".to_owned(),
         ),
     ]);
     for (key, value) in extra {
@@ -262,6 +270,13 @@ pub fn spawn_cluster_operator(
     .env("STRIMZI_NAMESPACE", namespace)
     .env("STRIMZI_HTTP_PORT", port.to_string())
     .env("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "30000");
+    // With real nodes it runs inside their network, where the cluster's names resolve and
+    // the brokers are reachable; otherwise those names must not reach the machine's
+    // resolver.
+    let spec = match env.network() {
+        Some(network) => spec.launched_by(network.exec_prefix()),
+        None => spec.env("STRIMZI_KAFKA_HOST_RESOLUTION", "ip-addresses-only"),
+    };
     let spec = extra
         .iter()
         .fold(spec, |spec, (key, value)| spec.env(key, value));

@@ -191,6 +191,7 @@ impl AdminClient {
             sasl,
             client_id: config.client_id.clone(),
             timeout: config.request_timeout,
+            host_resolution: config.host_resolution,
         };
         Ok(Self {
             inner: Arc::new(Inner {

@@ -147,6 +147,20 @@ pub struct AdminConfig {
     pub request_timeout: Duration,
     /// Bound on a whole operation, including retries.
     pub operation_timeout: Duration,
+    /// How the host names of broker addresses are looked up.
+    pub host_resolution: HostResolution,
+}
+
+/// How the client turns the host names of broker addresses into IP addresses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostResolution {
+    /// The system resolver, as `/etc/resolv.conf` and `/etc/hosts` say.
+    #[default]
+    System,
+    /// Names are never looked up: connecting to a host name fails at once, and only IP
+    /// addresses are reached. For a process outside the cluster's network, whose resolver
+    /// does not know the cluster's names and must not be asked about them.
+    IpAddressesOnly,
 }
 
 /// Default bound on one request.
@@ -165,6 +179,7 @@ impl AdminConfig {
             client_id: "strimzi-admin".to_owned(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             operation_timeout: DEFAULT_OPERATION_TIMEOUT,
+            host_resolution: HostResolution::System,
         }
     }
 

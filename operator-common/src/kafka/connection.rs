@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsConnector;
 
-use super::config::{SaslConfig, SaslMechanism};
+use super::config::{HostResolution, SaslConfig, SaslMechanism};
 use super::error::AdminError;
 use super::scram::{ScramClient, plain_message};
 use super::tls;
@@ -45,6 +45,7 @@ pub(crate) struct Connector {
     pub(crate) sasl: Option<SaslConfig>,
     pub(crate) client_id: String,
     pub(crate) timeout: Duration,
+    pub(crate) host_resolution: HostResolution,
 }
 
 /// An open, authenticated connection to one broker.
@@ -91,13 +92,20 @@ impl Connector {
             address: address.to_owned(),
             message: error.to_string(),
         };
+        let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if self.host_resolution == HostResolution::IpAddressesOnly
+            && host.parse::<std::net::IpAddr>().is_err()
+        {
+            return Err(AdminError::HostNameNotLookedUp {
+                address: address.to_owned(),
+            });
+        }
         let tcp = TcpStream::connect(address).await.map_err(failed)?;
         tcp.set_nodelay(true).map_err(failed)?;
         let stream: Box<dyn Stream> = match &self.tls {
             None => Box::new(tcp),
             Some(connector) => {
-                let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
-                let host = host.trim_start_matches('[').trim_end_matches(']');
                 let tls = connector
                     .connect(tls::server_name(host)?, tcp)
                     .await

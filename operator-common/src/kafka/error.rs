@@ -29,6 +29,13 @@ pub enum AdminError {
         /// What failed.
         message: String,
     },
+    /// The address names a host while host names are not looked up
+    /// ([`super::HostResolution::IpAddressesOnly`]); trying again cannot help.
+    #[error("connection to {address} not attempted: host names are not looked up here")]
+    HostNameNotLookedUp {
+        /// `host:port` of the broker.
+        address: String,
+    },
     /// No answer arrived within the configured bound.
     #[error("{operation} timed out after {after:?}")]
     Timeout {
@@ -109,12 +116,20 @@ impl AdminError {
         }
     }
 
+    /// Whether no connection to Kafka could be opened at all.
+    pub fn is_connection(&self) -> bool {
+        matches!(
+            self,
+            Self::Connection { .. } | Self::HostNameNotLookedUp { .. }
+        )
+    }
+
     /// A stable, CamelCase reason for conditions, Events and metrics.
     pub fn reason(&self) -> &'static str {
         match self {
             Self::InvalidConfig { .. } => "KafkaInvalidConfig",
             Self::Tls(_) => "KafkaTlsError",
-            Self::Connection { .. } => "KafkaConnectionError",
+            Self::Connection { .. } | Self::HostNameNotLookedUp { .. } => "KafkaConnectionError",
             Self::Timeout { .. } => "KafkaTimeout",
             Self::Authentication(_) => "KafkaAuthenticationFailed",
             Self::UnsupportedVersion { .. } => "KafkaUnsupportedVersion",

@@ -18,6 +18,8 @@ pub mod scram;
 mod tls;
 
 pub use client::{AdminClient, KafkaAdmin};
-pub use config::{AdminConfig, SaslConfig, SaslMechanism, SecurityProtocol, TlsConfig};
+pub use config::{
+    AdminConfig, HostResolution, SaslConfig, SaslMechanism, SecurityProtocol, TlsConfig,
+};
 pub use error::AdminError;
 pub use model::*;

@@ -5,13 +5,19 @@
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap my-cluster-kafka-bootstrap.kafka.svc:9092 produce --topic t --count 3
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ...:9093 --ca-file ca.crt consume --topic t --count 3
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... describe --topic t
+//! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... produce-steadily --topic t --per-second 20 --stop-file /tmp/stop
+//! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... broker-config --broker 3 --name log.retention.ms
 //! ```
 //!
 //! `produce` prints how many records were acknowledged; `consume` prints each value read
 //! (every partition from its beginning, no consumer group) and fails unless `--count`
 //! records arrive in time; `describe` prints the
-//! topic's partition and replica counts as `partitions=<n> replicas=<n>`. Every failure is
-//! one line on stderr and exit status 1.
+//! topic's partition and replica counts as `partitions=<n> replicas=<n>`;
+//! `produce-steadily` sends records `steady-<n>` at a steady rate with an idempotent,
+//! `acks=all` producer until the stop file exists, then prints
+//! `acked=<n> errors=<n> p99_ms=<ms> max_ms=<ms>` and the value of every acknowledged
+//! record, one per line; `broker-config` prints the value of one option as the broker
+//! describes it. Every failure is one line on stderr and exit status 1.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -72,6 +78,22 @@ enum Action {
         #[arg(long)]
         topic: String,
     },
+    /// Produce records at a steady rate until `stop_file` exists, then report.
+    ProduceSteadily {
+        #[arg(long)]
+        topic: String,
+        #[arg(long, default_value_t = 20)]
+        per_second: u32,
+        #[arg(long)]
+        stop_file: PathBuf,
+    },
+    /// Print the value of the option `name` of broker `broker`.
+    BrokerConfig {
+        #[arg(long)]
+        broker: i32,
+        #[arg(long)]
+        name: String,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -95,6 +117,12 @@ fn run(args: Args) -> anyhow::Result<()> {
         } => produce(&config, topic, *count, prefix, timeout),
         Action::Consume { topic, count } => consume(&config, topic, *count, timeout),
         Action::Describe { topic } => describe(&config, topic, timeout),
+        Action::ProduceSteadily {
+            topic,
+            per_second,
+            stop_file,
+        } => produce_steadily(&config, topic, *per_second, stop_file, timeout),
+        Action::BrokerConfig { broker, name } => broker_config(&config, *broker, name, timeout),
     }
 }
 
@@ -242,5 +270,143 @@ fn describe(config: &ClientConfig, topic: &str, timeout: Duration) -> anyhow::Re
         "partitions={} replicas={replicas}",
         found.partitions().len()
     );
+    Ok(())
+}
+
+/// What the delivery callbacks of the steady producer saw.
+#[derive(Default)]
+struct Deliveries {
+    acked: Vec<String>,
+    errors: Vec<String>,
+    latencies_ms: Vec<f64>,
+}
+
+/// A producer context that records every delivery, with its latency.
+#[derive(Default)]
+struct Recording {
+    deliveries: std::sync::Mutex<Deliveries>,
+}
+
+impl rdkafka::ClientContext for Recording {}
+
+impl rdkafka::producer::ProducerContext for Recording {
+    type DeliveryOpaque = Box<(String, Instant)>;
+
+    fn delivery(
+        &self,
+        result: &rdkafka::message::DeliveryResult<'_>,
+        opaque: Self::DeliveryOpaque,
+    ) {
+        let (value, sent) = *opaque;
+        let mut deliveries = self
+            .deliveries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match result {
+            Ok(_) => {
+                deliveries
+                    .latencies_ms
+                    .push(sent.elapsed().as_secs_f64() * 1000.0);
+                deliveries.acked.push(value);
+            }
+            Err((error, _)) => deliveries.errors.push(format!("{value}: {error}")),
+        }
+    }
+}
+
+fn produce_steadily(
+    config: &ClientConfig,
+    topic: &str,
+    per_second: u32,
+    stop_file: &std::path::Path,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let producer: BaseProducer<Recording> = config
+        .clone()
+        .set("acks", "all")
+        .set("enable.idempotence", "true")
+        .set("message.timeout.ms", timeout.as_millis().to_string())
+        .create_with_context(Recording::default())
+        .context("creating the producer")?;
+    let interval = Duration::from_secs(1) / per_second.max(1);
+    let mut next = Instant::now();
+    let mut index = 0_u64;
+    while !stop_file.exists() {
+        let value = format!("steady-{index}");
+        let opaque = Box::new((value.clone(), Instant::now()));
+        producer
+            .send(
+                BaseRecord::with_opaque_to(topic, opaque)
+                    .payload(&value)
+                    .key(&value),
+            )
+            .map_err(|(error, _)| error)
+            .with_context(|| format!("queueing {value}"))?;
+        index += 1;
+        next += interval;
+        while Instant::now() < next {
+            producer.poll(next.saturating_duration_since(Instant::now()));
+        }
+    }
+    producer
+        .flush(timeout)
+        .with_context(|| format!("delivering the records sent to {topic}"))?;
+    let deliveries = producer
+        .context()
+        .deliveries
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut latencies = deliveries.latencies_ms.clone();
+    latencies.sort_by(f64::total_cmp);
+    let percentile = |fraction: f64| {
+        let rank = ((latencies.len() as f64) * fraction).ceil() as usize;
+        latencies
+            .get(rank.saturating_sub(1))
+            .copied()
+            .unwrap_or_default()
+    };
+    println!(
+        "acked={} errors={} p99_ms={:.1} max_ms={:.1}",
+        deliveries.acked.len(),
+        deliveries.errors.len(),
+        percentile(0.99),
+        percentile(1.0)
+    );
+    for error in &deliveries.errors {
+        eprintln!("delivery failed: {error}");
+    }
+    for value in &deliveries.acked {
+        println!("{value}");
+    }
+    Ok(())
+}
+
+fn broker_config(
+    config: &ClientConfig,
+    broker: i32,
+    name: &str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions, ResourceSpecifier};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> =
+        config.create().context("creating the admin client")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting a runtime")?;
+    let options = AdminOptions::new().request_timeout(Some(timeout));
+    let results = runtime
+        .block_on(admin.describe_configs([&ResourceSpecifier::Broker(broker)], &options))
+        .with_context(|| format!("describing broker {broker}"))?;
+    let resource = results
+        .into_iter()
+        .next()
+        .context("no result")?
+        .map_err(|error| anyhow::anyhow!("describing broker {broker}: {error:?}"))?;
+    let entry = resource
+        .get(name)
+        .with_context(|| format!("no option {name}"))?;
+    println!("{}", entry.value.as_deref().unwrap_or_default());
     Ok(())
 }

@@ -1,0 +1,737 @@
+//! The rolling step: once every pod is ready, restart the nodes whose pods are outdated or
+//! asked to restart, one step per reconciliation and only when it is safe, and apply the
+//! dynamically updatable options to the running brokers without restarting them.
+//!
+//! The operator talks to the brokers as itself: over the replication listener (9091) of
+//! the bootstrap Service, with mutual TLS, its client certificate being the
+//! `<cluster>-cluster-operator-certs` Secret and its trust the cluster CA. Every admin call
+//! is bounded by `STRIMZI_OPERATION_TIMEOUT_MS` (at most [`MAX_ADMIN_OPERATION`]).
+//!
+//! The decisions are the pure ones of [`crate::rolling`]; here the pods are listed, the
+//! cluster described, the chosen pods deleted (their StrimziPodSet recreates them as now
+//! desired) and the reconciliation ends pending until they are ready and back in the
+//! cluster, when the next reconciliation takes the next step.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::{Resource, ResourceExt};
+use prometheus::{IntCounterVec, Opts};
+use sha2::{Digest, Sha256};
+use strimzi_api::annotations;
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_operator_common::events::Severity;
+use strimzi_operator_common::kafka::{
+    AdminClient, AdminConfig, AdminError, AlterConfigOp, ConfigResource, ConfigSource,
+    HostResolution, KafkaAdmin, QuorumInfo, SecurityProtocol, TlsConfig, TopicDescription,
+};
+use strimzi_operator_common::metrics::{Metrics, MetricsError};
+
+use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
+use crate::model::KafkaCluster;
+use crate::model::config::options::is_dynamic_option;
+use crate::model::desired::DesiredObjects;
+use crate::model::nodes::pods::REPLICATION_PORT;
+use crate::rolling::safety::{
+    DEFAULT_QUORUM_FETCH_TIMEOUT_MS, availability_blockers, quorum_blocker,
+};
+use crate::rolling::{
+    AvailabilityCheck, NodeToRoll, PodRevisions, RestartReason, RollDecision, next_restarts,
+    restart_reasons,
+};
+
+/// Longest bound on one admin operation with its retries, whatever
+/// `STRIMZI_OPERATION_TIMEOUT_MS` says: the reconciliation must not stall on a cluster that
+/// does not answer.
+pub const MAX_ADMIN_OPERATION: Duration = Duration::from_secs(30);
+/// Longest bound on one admin request.
+const MAX_ADMIN_REQUEST: Duration = Duration::from_secs(10);
+/// How soon a Kafka is looked at again while a pod restarts or a restart is blocked; pod
+/// and StrimziPodSet changes wake it sooner.
+const ROLL_RECHECK: Duration = Duration::from_secs(5);
+/// Kafka's internal topics, which listing topics leaves out but whose availability counts.
+const INTERNAL_TOPICS: [&str; 3] = [
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
+
+/// What the rolling step keeps between reconciliations: the restart counter and which
+/// dynamic configuration was last confirmed on each Kafka's brokers.
+#[derive(Clone, Debug)]
+pub struct RollingState {
+    restarts: IntCounterVec,
+    /// Fingerprint of the dynamic options and broker IDs last confirmed, by `ns/name`.
+    confirmed_dynamic: Arc<Mutex<BTreeMap<String, String>>>,
+    /// How the admin client looks up broker names.
+    host_resolution: HostResolution,
+    /// How many brokers may restart at once.
+    max_parallel_brokers: usize,
+}
+
+impl RollingState {
+    /// Registers `strimzi_cluster_operator_pod_restarts_total{reason}` in `metrics`.
+    pub fn new(
+        metrics: &Metrics,
+        host_resolution: HostResolution,
+        max_parallel_brokers: usize,
+    ) -> Result<Self, MetricsError> {
+        let restarts = IntCounterVec::new(
+            Opts::new(
+                "strimzi_cluster_operator_pod_restarts_total",
+                "Kafka pods the operator restarted, by reason",
+            ),
+            &["reason"],
+        )?;
+        metrics.register(Box::new(restarts.clone()))?;
+        Ok(Self {
+            restarts,
+            confirmed_dynamic: Arc::default(),
+            host_resolution,
+            max_parallel_brokers,
+        })
+    }
+
+    fn confirmed(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.confirmed_dynamic
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// What the admin API told about the cluster for the safety checks.
+struct ClusterState {
+    quorum: QuorumInfo,
+    topics: Vec<TopicDescription>,
+    min_isr: BTreeMap<String, i32>,
+    default_min_isr: i32,
+    fetch_timeout_ms: i64,
+}
+
+impl AvailabilityCheck for ClusterState {
+    fn controller_blocker(&self, node_id: i32) -> Option<String> {
+        quorum_blocker(node_id, &self.quorum, self.fetch_timeout_ms)
+    }
+
+    fn broker_blockers(&self, brokers: &BTreeSet<i32>) -> Vec<String> {
+        availability_blockers(brokers, &self.topics, &self.min_isr, self.default_min_isr)
+    }
+}
+
+/// Annotations of a pod as a map (empty when none).
+fn pod_annotations(pod: &Pod) -> &BTreeMap<String, String> {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    pod.metadata.annotations.as_ref().unwrap_or(&EMPTY)
+}
+
+/// The desired pods' annotations by pod name, from the desired StrimziPodSets.
+fn desired_annotations(desired: &DesiredObjects) -> BTreeMap<String, BTreeMap<String, String>> {
+    desired
+        .pod_sets
+        .iter()
+        .flat_map(|set| &set.spec.pods)
+        .filter_map(|pod| {
+            let metadata = pod.0.get("metadata")?;
+            let name = metadata.get("name")?.as_str()?.to_owned();
+            let annotations = metadata
+                .get("annotations")
+                .and_then(|value| serde_json::from_value(value.clone()).ok())
+                .unwrap_or_default();
+            Some((name, annotations))
+        })
+        .collect()
+}
+
+/// What is awaited while a pod of the cluster is missing, being deleted or not ready (the
+/// StrimziPodSets' counts may not show a restart yet): nothing restarts meanwhile.
+fn waiting_for_pods(cluster: &KafkaCluster, pods: &BTreeMap<String, Pod>) -> Option<Waiting> {
+    let unready: Vec<String> = cluster
+        .nodes()
+        .filter(|node| {
+            pods.get(&node.pod_name).is_none_or(|pod| {
+                pod.metadata.deletion_timestamp.is_some() || !crate::pod_set::is_ready(pod)
+            })
+        })
+        .map(|node| node.pod_name)
+        .collect();
+    (!unready.is_empty()).then(|| Waiting {
+        reason: "WaitingForPods",
+        message: format!("waiting for pod(s) {} to be ready", unready.join(", ")),
+        recheck_after: ROLL_RECHECK,
+    })
+}
+
+/// The cluster's nodes whose pods must restart, with why.
+fn nodes_to_roll(
+    cluster: &KafkaCluster,
+    desired: &DesiredObjects,
+    pods: &BTreeMap<String, Pod>,
+) -> Vec<NodeToRoll> {
+    let wanted = desired_annotations(desired);
+    cluster
+        .nodes()
+        .filter_map(|node| {
+            let pod = pods.get(&node.pod_name)?;
+            let desired = wanted.get(&node.pod_name)?;
+            let reasons = restart_reasons(PodRevisions {
+                running: pod_annotations(pod),
+                desired,
+            });
+            (!reasons.is_empty()).then(|| NodeToRoll {
+                controller: node.is_controller(),
+                broker: node.is_broker(),
+                pod: node.pod_name,
+                node_id: node.node_id,
+                reasons,
+            })
+        })
+        .collect()
+}
+
+/// An integer option of the user's configuration, if set and valid.
+fn user_option(cluster: &KafkaCluster, key: &str) -> Option<i64> {
+    let (options, _) = cluster.user_options();
+    options.get(key)?.trim().parse().ok()
+}
+
+impl Reconciliation<'_> {
+    /// The rolling step, run when every pod is ready: restarts what must be restarted
+    /// (see the module), else applies the dynamic options. Returns what is awaited while
+    /// nodes restart or cannot restart yet.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn roll(
+        &mut self,
+        cluster: &KafkaCluster,
+        desired: &DesiredObjects,
+        cas: &ClusterCas,
+        sets: &[StrimziPodSet],
+    ) -> Result<Option<Waiting>, ReconcileError> {
+        self.pass_manual_rolling_updates_to_pods(cluster, sets)
+            .await?;
+        let pods: BTreeMap<String, Pod> = self
+            .list::<Pod>(&cluster.component_labels().selector_string())
+            .await?
+            .into_iter()
+            .map(|pod| (pod.name_any(), pod))
+            .collect();
+        if let Some(waiting) = waiting_for_pods(cluster, &pods) {
+            return Ok(Some(waiting));
+        }
+        let nodes = nodes_to_roll(cluster, desired, &pods);
+        let dynamic = cluster.dynamic_configuration();
+        let key = format!("{}/{}", self.namespace, self.name);
+        let state = &self.operator.rolling;
+        let previously_confirmed = state.confirmed().get(&key).cloned();
+        let fingerprint = dynamic_fingerprint(cluster, &dynamic);
+        let check_dynamic = previously_confirmed.as_ref() != Some(&fingerprint)
+            && (!dynamic.is_empty() || previously_confirmed.is_some());
+        if nodes.is_empty() && !check_dynamic {
+            return Ok(None);
+        }
+        let admin = self.admin_client(cluster, desired, cas)?;
+        if !nodes.is_empty() {
+            return self
+                .restart_next(cluster, &admin, nodes, &pods)
+                .await
+                .map(Some);
+        }
+        match self
+            .apply_dynamic_configuration(cluster, &admin, &dynamic)
+            .await
+        {
+            Ok(()) => {
+                state.confirmed().insert(key, fingerprint);
+            }
+            Err(error) => self.warn(
+                "DynamicConfigurationNotApplied",
+                &format!(
+                    "the dynamically updatable options could not be applied to the brokers: {error}"
+                ),
+            ),
+        }
+        Ok(None)
+    }
+
+    /// Moves `strimzi.io/manual-rolling-update` from each StrimziPodSet of the cluster to
+    /// its pods: each pod then restarts once (its new incarnation lacks the annotation),
+    /// whenever the operator stops and starts meanwhile.
+    async fn pass_manual_rolling_updates_to_pods(
+        &self,
+        cluster: &KafkaCluster,
+        sets: &[StrimziPodSet],
+    ) -> Result<(), ReconcileError> {
+        let annotate = serde_json::json!({"metadata": {"annotations": {
+            annotations::MANUAL_ROLLING_UPDATE: "true",
+        }}});
+        let clear = serde_json::json!({"metadata": {"annotations": {
+            annotations::MANUAL_ROLLING_UPDATE: null,
+        }}});
+        for set in sets {
+            if !annotations::is_true(
+                set.metadata.annotations.as_ref(),
+                annotations::MANUAL_ROLLING_UPDATE,
+            ) {
+                continue;
+            }
+            let pods = set
+                .spec
+                .pods
+                .iter()
+                .filter_map(|pod| pod.0.get("metadata")?.get("name")?.as_str());
+            for pod in pods {
+                match self
+                    .api::<Pod>()
+                    .patch(pod, &PatchParams::default(), &Patch::Merge(&annotate))
+                    .await
+                {
+                    Ok(_) => self.operator.runtime.metrics().count_write("Pod", "patch"),
+                    Err(kube::Error::Api(response)) if response.code == 404 => {}
+                    Err(source) => return Err(ReconcileError::api("annotate Pod", pod, source)),
+                }
+            }
+            self.api::<StrimziPodSet>()
+                .patch(
+                    &set.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&clear),
+                )
+                .await
+                .map_err(|source| {
+                    ReconcileError::api(
+                        "clear the manual rolling update of",
+                        &set.name_any(),
+                        source,
+                    )
+                })?;
+            self.operator
+                .runtime
+                .metrics()
+                .count_write("StrimziPodSet", "patch");
+            tracing::info!(cluster = %cluster.name, pod_set = %set.name_any(), "manual rolling update of a StrimziPodSet passed to its pods");
+        }
+        Ok(())
+    }
+
+    /// The admin client of this cluster, as the operator's own identity.
+    fn admin_client(
+        &self,
+        cluster: &KafkaCluster,
+        desired: &DesiredObjects,
+        cas: &ClusterCas,
+    ) -> Result<AdminClient, ReconcileError> {
+        let data = desired
+            .cluster_operator_certificate
+            .data
+            .as_ref()
+            .map(|data| {
+                let text = |key: &str| {
+                    data.get(key)
+                        .map(|value| String::from_utf8_lossy(&value.0).into_owned())
+                        .unwrap_or_default()
+                };
+                format!(
+                    "{}{}",
+                    text("cluster-operator.crt"),
+                    text("cluster-operator.key")
+                )
+            })
+            .unwrap_or_default();
+        let timeout = self.operator.config.operator.operation_timeout;
+        let config = AdminConfig {
+            bootstrap_servers: vec![format!(
+                "{}.{}.svc:{REPLICATION_PORT}",
+                strimzi_api::naming::bootstrap_service(&cluster.name),
+                cluster.namespace
+            )],
+            security_protocol: SecurityProtocol::Ssl,
+            tls: Some(TlsConfig {
+                ca_pem: cas.cluster.authority.trusted_pem_bundle(),
+                client_identity_pem: Some(data),
+                verify_hostname: true,
+            }),
+            sasl: None,
+            client_id: crate::config::NAME.to_owned(),
+            request_timeout: timeout.min(MAX_ADMIN_REQUEST),
+            operation_timeout: timeout.min(MAX_ADMIN_OPERATION),
+            host_resolution: self.operator.rolling.host_resolution,
+        };
+        Ok(AdminClient::new(config)?)
+    }
+
+    /// Chooses and restarts the next nodes of `nodes` and says what is awaited.
+    async fn restart_next(
+        &self,
+        cluster: &KafkaCluster,
+        admin: &AdminClient,
+        nodes: Vec<NodeToRoll>,
+        pods: &BTreeMap<String, Pod>,
+    ) -> Result<Waiting, ReconcileError> {
+        let decision = match self.describe_for_rolling(cluster, admin).await {
+            Ok(Described::Ready(state)) => next_restarts(
+                nodes.clone(),
+                Some(state.quorum.leader_id),
+                self.operator.rolling.max_parallel_brokers,
+                &state,
+            ),
+            Ok(Described::NotRejoined(waiting)) => return Ok(waiting),
+            // A cluster the operator cannot reach is restarted anyway, one node at a time
+            // in the rolling order, as Strimzi does with nodes it cannot connect to.
+            Err(error) if error.is_connection() => {
+                tracing::warn!(cluster = %cluster.name, %error, "cannot reach the brokers; restarting without the safety checks");
+                let mut first = next_restarts(nodes.clone(), None, 1, &Unreachable);
+                if let Some(RollDecision::Restart(chosen)) = &mut first {
+                    for node in chosen.iter_mut() {
+                        node.reasons.push(RestartReason::PodUnresponsive);
+                    }
+                }
+                first
+            }
+            Err(error) => return Err(ReconcileError::Kafka(error)),
+        };
+        let left: Vec<&str> = nodes.iter().map(|node| node.pod.as_str()).collect();
+        match decision {
+            Some(RollDecision::Restart(chosen)) => {
+                for node in &chosen {
+                    if let Some(pod) = pods.get(&node.pod) {
+                        self.restart(node, pod).await?;
+                    }
+                }
+                let names: Vec<&str> = chosen.iter().map(|node| node.pod.as_str()).collect();
+                Ok(Waiting {
+                    reason: "RollingUpdate",
+                    message: format!(
+                        "rolling update: restarted {} ({}); pods still to roll: {}",
+                        names.join(", "),
+                        chosen[0]
+                            .reasons
+                            .iter()
+                            .map(RestartReason::name)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        left.join(", ")
+                    ),
+                    recheck_after: ROLL_RECHECK,
+                })
+            }
+            Some(RollDecision::Blocked(why)) => Ok(Waiting {
+                reason: "RollingUpdateBlocked",
+                message: format!("rolling update of {} waits: {why}", left.join(", ")),
+                recheck_after: ROLL_RECHECK,
+            }),
+            None => Ok(Waiting {
+                reason: "RollingUpdate",
+                message: "rolling update".to_owned(),
+                recheck_after: ROLL_RECHECK,
+            }),
+        }
+    }
+
+    /// Restarts `node` by deleting its `pod` (that very pod: a newer one of the same name
+    /// is left alone), with a Normal Event per reason on the pod.
+    async fn restart(&self, node: &NodeToRoll, pod: &Pod) -> Result<(), ReconcileError> {
+        let pods = self.api::<Pod>();
+        let precondition = DeleteParams {
+            preconditions: Some(kube::api::Preconditions {
+                uid: pod.metadata.uid.clone(),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match pods.delete(&node.pod, &precondition).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(response)) if response.code == 404 || response.code == 409 => {
+                return Ok(());
+            }
+            Err(source) => return Err(ReconcileError::api("delete Pod", &node.pod, source)),
+        }
+        self.operator.runtime.metrics().count_write("Pod", "delete");
+        let why: Vec<String> = node
+            .reasons
+            .iter()
+            .map(RestartReason::explanation)
+            .collect();
+        tracing::info!(pod = %node.pod, node_id = node.node_id, reasons = %why.join("; "), "restarting a Kafka node");
+        for reason in &node.reasons {
+            self.operator
+                .rolling
+                .restarts
+                .with_label_values(&[reason.name()])
+                .inc();
+            self.operator
+                .runtime
+                .events()
+                .publish_logged(
+                    &pod.object_ref(&()),
+                    Severity::Normal,
+                    reason.name(),
+                    "StrimziInitiatedPodRestart",
+                    &format!(
+                        "Pod needs to be restarted, because {}",
+                        reason.explanation()
+                    ),
+                )
+                .await;
+        }
+        Ok(())
+    }
+
+    /// The quorum, the topics and their minimums; or what is awaited when a ready node is
+    /// not back in the cluster yet (a broker not registered and unfenced, a controller not
+    /// a voter).
+    async fn describe_for_rolling(
+        &self,
+        cluster: &KafkaCluster,
+        admin: &AdminClient,
+    ) -> Result<Described, AdminError> {
+        let described = admin.describe_cluster().await?;
+        let quorum = admin.describe_metadata_quorum().await?;
+        let registered: BTreeSet<i32> = described.brokers.iter().map(|broker| broker.id).collect();
+        let voters: BTreeSet<i32> = quorum.voters.iter().map(|voter| voter.replica_id).collect();
+        let mut missing: Vec<String> = cluster
+            .brokers()
+            .filter(|node| !registered.contains(&node.node_id))
+            .map(|node| format!("broker {} not registered or fenced", node.node_id))
+            .collect();
+        missing.extend(
+            cluster
+                .controllers()
+                .filter(|node| !voters.contains(&node.node_id))
+                .map(|node| format!("controller {} not a voter", node.node_id)),
+        );
+        if !missing.is_empty() {
+            return Ok(Described::NotRejoined(Waiting {
+                reason: "WaitingForNodesToRejoin",
+                message: format!(
+                    "waiting for the nodes to rejoin the cluster: {}",
+                    missing.join(", ")
+                ),
+                recheck_after: ROLL_RECHECK,
+            }));
+        }
+        let mut names = admin.list_topics().await?;
+        names.extend(INTERNAL_TOPICS.iter().map(|name| (*name).to_owned()));
+        let topics: Vec<TopicDescription> = admin
+            .describe_topics(&names)
+            .await?
+            .into_values()
+            .filter_map(Result::ok)
+            .collect();
+        let resources: Vec<ConfigResource> = topics
+            .iter()
+            .map(|topic| ConfigResource::topic(topic.name.clone()))
+            .collect();
+        let min_isr = admin
+            .describe_configs(&resources)
+            .await?
+            .into_iter()
+            .filter_map(|(resource, entries)| {
+                let value = entries
+                    .ok()?
+                    .into_iter()
+                    .find(|entry| entry.name == "min.insync.replicas")?
+                    .value?;
+                Some((resource.name, value.trim().parse().ok()?))
+            })
+            .collect();
+        Ok(Described::Ready(ClusterState {
+            quorum,
+            topics,
+            min_isr,
+            default_min_isr: user_option(cluster, "min.insync.replicas")
+                .and_then(|value| i32::try_from(value).ok())
+                .unwrap_or(1),
+            fetch_timeout_ms: user_option(cluster, "controller.quorum.fetch.timeout.ms")
+                .unwrap_or(DEFAULT_QUORUM_FETCH_TIMEOUT_MS),
+        }))
+    }
+
+    /// Sets the user's dynamically updatable options on every broker whose value differs,
+    /// and removes the ones the user dropped, with incremental alter configs; a Normal
+    /// Event on the Kafka says what changed.
+    async fn apply_dynamic_configuration(
+        &self,
+        cluster: &KafkaCluster,
+        admin: &AdminClient,
+        dynamic: &[(String, String)],
+    ) -> Result<(), AdminError> {
+        let resources: Vec<ConfigResource> = cluster
+            .brokers()
+            .map(|node| ConfigResource::broker(node.node_id))
+            .collect();
+        let current = admin.describe_configs(&resources).await?;
+        let mut changes = BTreeMap::new();
+        for (resource, entries) in current {
+            let entries = entries?;
+            let ops = dynamic_changes(dynamic, &entries);
+            if !ops.is_empty() {
+                changes.insert(resource, ops);
+            }
+        }
+        if changes.is_empty() {
+            return Ok(());
+        }
+        for (resource, result) in admin.incremental_alter_configs(&changes, false).await? {
+            result?;
+            let described: Vec<String> = changes[&resource]
+                .iter()
+                .map(|op| match op {
+                    AlterConfigOp::Set { name, value } => format!("{name}={value}"),
+                    AlterConfigOp::Delete { name } => format!("{name} removed"),
+                })
+                .collect();
+            tracing::info!(cluster = %cluster.name, broker = %resource.name, changes = %described.join(", "), "dynamic configuration applied");
+            self.tell(
+                "DynamicConfigurationUpdated",
+                "UpdateBrokerConfiguration",
+                &format!(
+                    "Broker {} reconfigured without a restart: {}",
+                    resource.name,
+                    described.join(", ")
+                ),
+            )
+            .await;
+        }
+        Ok(())
+    }
+}
+
+/// The changes that bring a broker's `entries` to the user's dynamic options: a `Set` for
+/// each option whose value differs, a `Delete` for each dynamically updatable option set
+/// for this broker that the user no longer asks for (except replication throttles).
+fn dynamic_changes(
+    dynamic: &[(String, String)],
+    entries: &[strimzi_operator_common::kafka::ConfigEntry],
+) -> Vec<AlterConfigOp> {
+    let by_name: BTreeMap<&str, &strimzi_operator_common::kafka::ConfigEntry> = entries
+        .iter()
+        .map(|entry| (entry.name.as_str(), entry))
+        .collect();
+    let wanted: BTreeSet<&str> = dynamic.iter().map(|(key, _)| key.as_str()).collect();
+    let mut ops: Vec<AlterConfigOp> = dynamic
+        .iter()
+        .filter(|(key, value)| {
+            by_name.get(key.as_str()).is_none_or(|entry| {
+                !entry.sensitive && entry.value.as_deref().map(str::trim) != Some(value.trim())
+            })
+        })
+        .map(|(key, value)| AlterConfigOp::Set {
+            name: key.clone(),
+            value: value.clone(),
+        })
+        .collect();
+    ops.extend(
+        entries
+            .iter()
+            .filter(|entry| entry.source == ConfigSource::DynamicBroker)
+            .filter(|entry| is_dynamic_option(&entry.name) && !wanted.contains(entry.name.as_str()))
+            .filter(|entry| !is_operational_throttle(&entry.name))
+            .map(|entry| AlterConfigOp::Delete {
+                name: entry.name.clone(),
+            }),
+    );
+    ops
+}
+
+/// Whether `name` is a replication throttle, which partition reassignments (and Cruise
+/// Control) set on brokers for the time they run: the operator never removes one it does
+/// not ask for.
+fn is_operational_throttle(name: &str) -> bool {
+    name.ends_with(".replication.throttled.rate")
+}
+
+/// A fingerprint of the dynamic options and the brokers they apply to.
+fn dynamic_fingerprint(cluster: &KafkaCluster, dynamic: &[(String, String)]) -> String {
+    let mut hasher = Sha256::new();
+    for (key, value) in dynamic {
+        hasher.update(format!("{key}={value}\n"));
+    }
+    for node in cluster.brokers() {
+        hasher.update(format!("broker {}\n", node.node_id));
+    }
+    hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// The outcome of describing the cluster for a rolling step.
+enum Described {
+    /// Every node is back: the state for the safety checks.
+    Ready(ClusterState),
+    /// A ready node has not rejoined yet.
+    NotRejoined(Waiting),
+}
+
+/// The safety checks when the brokers cannot be reached: nothing blocks.
+struct Unreachable;
+
+impl AvailabilityCheck for Unreachable {
+    fn controller_blocker(&self, _node_id: i32) -> Option<String> {
+        None
+    }
+
+    fn broker_blockers(&self, _brokers: &BTreeSet<i32>) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strimzi_operator_common::kafka::ConfigEntry;
+
+    fn entry(name: &str, value: &str, source: ConfigSource) -> ConfigEntry {
+        ConfigEntry {
+            name: name.to_owned(),
+            value: Some(value.to_owned()),
+            source,
+            read_only: false,
+            sensitive: false,
+        }
+    }
+
+    #[test]
+    fn only_differing_options_are_set_and_dropped_dynamic_ones_removed() {
+        let dynamic = vec![
+            ("log.retention.ms".to_owned(), "60000".to_owned()),
+            ("min.insync.replicas".to_owned(), "2".to_owned()),
+        ];
+        let entries = [
+            entry("log.retention.ms", "604800000", ConfigSource::Default),
+            entry("min.insync.replicas", "2", ConfigSource::StaticBroker),
+            entry("num.io.threads", "16", ConfigSource::DynamicBroker),
+            entry(
+                "follower.replication.throttled.rate",
+                "1000",
+                ConfigSource::DynamicBroker,
+            ),
+            entry(
+                "auto.create.topics.enable",
+                "false",
+                ConfigSource::StaticBroker,
+            ),
+        ];
+        assert_eq!(
+            dynamic_changes(&dynamic, &entries),
+            [
+                AlterConfigOp::Set {
+                    name: "log.retention.ms".to_owned(),
+                    value: "60000".to_owned()
+                },
+                AlterConfigOp::Delete {
+                    name: "num.io.threads".to_owned()
+                },
+            ]
+        );
+        let applied = [
+            entry("log.retention.ms", "60000", ConfigSource::DynamicBroker),
+            entry("min.insync.replicas", "2", ConfigSource::StaticBroker),
+        ];
+        assert!(dynamic_changes(&dynamic, &applied).is_empty());
+    }
+}

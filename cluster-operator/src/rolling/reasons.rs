@@ -1,0 +1,216 @@
+//! Why a pod must be restarted: the difference between the pod as it runs and the pod its
+//! StrimziPodSet now describes, or a user's request.
+
+use std::collections::BTreeMap;
+
+use strimzi_api::annotations;
+
+use crate::model::nodes::pods::{
+    CONFIGURATION_HASH_ANNOTATION, CUSTOM_CERT_THUMBPRINTS_ANNOTATION,
+};
+
+/// One reason to restart a Kafka pod. The names are Strimzi's (`PascalCase` in Events and
+/// metrics, e.g. `PodHasOldRevision`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RestartReason {
+    /// The cluster CA certificate changed: the node must load the new trust.
+    ClusterCaCertChanged,
+    /// The cluster CA key changed: the node's own certificate is signed by the new key.
+    ClusterCaKeyChanged,
+    /// The clients CA certificate changed: the node must trust the new one.
+    ClientsCaCertChanged,
+    /// The node's server certificate changed (e.g. new addresses).
+    KafkaCertificatesChanged,
+    /// A user-provided listener certificate changed.
+    CustomListenerCertificateChanged,
+    /// A configuration option that Kafka cannot change while running changed.
+    ConfigChangeRequiresRestart,
+    /// Anything else of the pod definition changed (image, resources, template...).
+    PodHasOldRevision,
+    /// `strimzi.io/manual-rolling-update` on the pod or its StrimziPodSet.
+    ManualRollingUpdate,
+    /// The pod cannot start as it is (unschedulable, image not pulled, crash looping).
+    PodStuck(String),
+    /// The operator cannot reach the node, so the safety checks could not run.
+    PodUnresponsive,
+}
+
+impl RestartReason {
+    /// The stable, CamelCase name used as Event reason and metric label.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ClusterCaCertChanged => "ClusterCaCertChanged",
+            Self::ClusterCaKeyChanged => "ClusterCaKeyChanged",
+            Self::ClientsCaCertChanged => "ClientsCaCertChanged",
+            Self::KafkaCertificatesChanged => "KafkaCertificatesChanged",
+            Self::CustomListenerCertificateChanged => "CustomListenerCertificateChanged",
+            Self::ConfigChangeRequiresRestart => "ConfigChangeRequiresRestart",
+            Self::PodHasOldRevision => "PodHasOldRevision",
+            Self::ManualRollingUpdate => "ManualRollingUpdate",
+            Self::PodStuck(_) => "PodStuck",
+            Self::PodUnresponsive => "PodUnresponsive",
+        }
+    }
+
+    /// A sentence for the Event's note and the log.
+    pub fn explanation(&self) -> String {
+        match self {
+            Self::ClusterCaCertChanged => "the cluster CA certificate changed".to_owned(),
+            Self::ClusterCaKeyChanged => "the cluster CA key was replaced".to_owned(),
+            Self::ClientsCaCertChanged => "the clients CA certificate changed".to_owned(),
+            Self::KafkaCertificatesChanged => "its server certificate changed".to_owned(),
+            Self::CustomListenerCertificateChanged => {
+                "a user-provided listener certificate changed".to_owned()
+            }
+            Self::ConfigChangeRequiresRestart => {
+                "a configuration option Kafka cannot change while running changed".to_owned()
+            }
+            Self::PodHasOldRevision => "it runs an older definition".to_owned(),
+            Self::ManualRollingUpdate => "a manual rolling update was requested".to_owned(),
+            Self::PodStuck(why) => format!("it seems to be stuck ({why})"),
+            Self::PodUnresponsive => {
+                "the operator cannot reach the brokers to check that it is safe".to_owned()
+            }
+        }
+    }
+}
+
+/// Annotations whose change tells more precisely why a pod's revision changed.
+const EXPLAINED_BY: [(&str, RestartReason); 6] = [
+    (
+        annotations::CLUSTER_CA_CERT_GENERATION,
+        RestartReason::ClusterCaCertChanged,
+    ),
+    (
+        annotations::CLUSTER_CA_KEY_GENERATION,
+        RestartReason::ClusterCaKeyChanged,
+    ),
+    (
+        annotations::CLIENTS_CA_CERT_GENERATION,
+        RestartReason::ClientsCaCertChanged,
+    ),
+    (
+        annotations::SERVER_CERT_HASH,
+        RestartReason::KafkaCertificatesChanged,
+    ),
+    (
+        CUSTOM_CERT_THUMBPRINTS_ANNOTATION,
+        RestartReason::CustomListenerCertificateChanged,
+    ),
+    (
+        CONFIGURATION_HASH_ANNOTATION,
+        RestartReason::ConfigChangeRequiresRestart,
+    ),
+];
+
+/// What is known about one ready pod: its annotations as it runs and as its StrimziPodSet
+/// now describes it.
+#[derive(Clone, Copy, Debug)]
+pub struct PodRevisions<'a> {
+    /// The running pod's annotations.
+    pub running: &'a BTreeMap<String, String>,
+    /// The annotations of the pod the StrimziPodSet describes.
+    pub desired: &'a BTreeMap<String, String>,
+}
+
+/// Every reason to restart the pod, sorted; empty when it runs as desired.
+///
+/// A changed `strimzi.io/revision` is explained by the annotations that changed with it
+/// (CA generations, server certificate, static configuration); when none did, it is
+/// `PodHasOldRevision`. A manual rolling update is asked for on the pod (the one on its
+/// StrimziPodSet is passed to its pods first).
+pub fn restart_reasons(pod: PodRevisions<'_>) -> Vec<RestartReason> {
+    let get = |map: &BTreeMap<String, String>, key: &str| map.get(key).cloned();
+    let mut reasons = Vec::new();
+    let outdated =
+        get(pod.running, annotations::REVISION) != get(pod.desired, annotations::REVISION);
+    if outdated {
+        reasons.extend(
+            EXPLAINED_BY
+                .iter()
+                .filter(|(key, _)| get(pod.running, key) != get(pod.desired, key))
+                .map(|(_, reason)| reason.clone()),
+        );
+        if reasons.is_empty() {
+            reasons.push(RestartReason::PodHasOldRevision);
+        }
+    }
+    if annotations::is_true(Some(pod.running), annotations::MANUAL_ROLLING_UPDATE) {
+        reasons.push(RestartReason::ManualRollingUpdate);
+    }
+    reasons.sort();
+    reasons
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect()
+    }
+
+    fn reasons(running: &[(&str, &str)], desired: &[(&str, &str)]) -> Vec<RestartReason> {
+        restart_reasons(PodRevisions {
+            running: &annotations(running),
+            desired: &annotations(desired),
+        })
+    }
+
+    #[test]
+    fn a_pod_of_the_desired_revision_stays() {
+        let current = [(annotations::REVISION, "aaaa")];
+        assert!(reasons(&current, &current).is_empty());
+    }
+
+    #[test]
+    fn a_changed_revision_is_explained_by_the_annotations_that_changed_with_it() {
+        let running = [
+            (annotations::REVISION, "aaaa"),
+            (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
+            (CONFIGURATION_HASH_ANNOTATION, "1111"),
+        ];
+        let desired = [
+            (annotations::REVISION, "bbbb"),
+            (annotations::CLUSTER_CA_CERT_GENERATION, "1"),
+            (CONFIGURATION_HASH_ANNOTATION, "2222"),
+        ];
+        assert_eq!(
+            reasons(&running, &desired),
+            [
+                RestartReason::ClusterCaCertChanged,
+                RestartReason::ConfigChangeRequiresRestart
+            ]
+        );
+        let image_only = [
+            (annotations::REVISION, "cccc"),
+            (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
+            (CONFIGURATION_HASH_ANNOTATION, "1111"),
+        ];
+        assert_eq!(
+            reasons(&running, &image_only),
+            [RestartReason::PodHasOldRevision]
+        );
+    }
+
+    #[test]
+    fn a_manual_rolling_update_of_a_current_pod_restarts_it() {
+        let current = [(annotations::REVISION, "aaaa")];
+        let annotated = [
+            (annotations::REVISION, "aaaa"),
+            (annotations::MANUAL_ROLLING_UPDATE, "true"),
+        ];
+        assert_eq!(
+            reasons(&annotated, &current),
+            [RestartReason::ManualRollingUpdate]
+        );
+        let not_true = [
+            (annotations::REVISION, "aaaa"),
+            (annotations::MANUAL_ROLLING_UPDATE, "false"),
+        ];
+        assert!(reasons(&not_true, &current).is_empty());
+    }
+}
