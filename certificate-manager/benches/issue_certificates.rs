@@ -40,6 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 now,
                 window_open: true,
                 ca_action: &ca.action,
+                trust_pending: false,
             };
             let started = Instant::now();
             for node in 0..leaves {

@@ -274,6 +274,11 @@ pub struct IssueContext<'a> {
     pub window_open: bool,
     /// What the CA reconciliation did in this pass.
     pub ca_action: &'a CaAction,
+    /// Whether some holder of these certificates does not trust the CA's current certificate
+    /// yet (a CA key was replaced and not every node has restarted with the new trust): a
+    /// certificate signed by a CA certificate that is still trusted is then kept, so that
+    /// nobody is handed a certificate its peers cannot verify.
+    pub trust_pending: bool,
 }
 
 /// A certificate with its key, new or reused.
@@ -337,6 +342,17 @@ pub fn issue_or_reuse(
     existing: Option<&ExistingLeaf>,
     context: &IssueContext<'_>,
 ) -> Result<IssuedCertificate, LeafError> {
+    if context.trust_pending
+        && let Some(existing) = existing
+        && let Ok((certificate, key)) = read_existing(existing)
+        && spec.names_match(&certificate)
+        && authority
+            .trusted_certificates()
+            .values()
+            .any(|trusted| certificate.is_signed_by(trusted))
+    {
+        return reused(authority, spec, existing, certificate, &key);
+    }
     let reason = match existing {
         None => IssueReason::Missing,
         Some(_) if context.ca_action.issues_certificate() => IssueReason::CaRenewed,
@@ -353,25 +369,35 @@ pub fn issue_or_reuse(
                 {
                     IssueReason::Expiring
                 } else {
-                    let key_store = match &existing.key_store {
-                        Some(store) if settings.pkcs12 => Some(store.clone()),
-                        None if settings.pkcs12 => {
-                            Some(key_store(spec, &key, &certificate, authority)?)
-                        }
-                        _ => None,
-                    };
-                    return Ok(IssuedCertificate {
-                        name: spec.name.clone(),
-                        certificate,
-                        key_pem: key.serialize_pem(),
-                        key_store,
-                        reason: IssueReason::Reused,
-                    });
+                    return reused(authority, spec, existing, certificate, &key);
                 }
             }
         },
     };
     issue(authority, spec, reason, context)
+}
+
+/// `existing` as it is, with a key store made for it when one is wanted and missing.
+fn reused(
+    authority: &CertificateAuthority,
+    spec: &LeafSpec,
+    existing: &ExistingLeaf,
+    certificate: ParsedCertificate,
+    key: &KeyPair,
+) -> Result<IssuedCertificate, LeafError> {
+    let settings = authority.settings();
+    let key_store = match &existing.key_store {
+        Some(store) if settings.pkcs12 => Some(store.clone()),
+        None if settings.pkcs12 => Some(key_store(spec, key, &certificate, authority)?),
+        _ => None,
+    };
+    Ok(IssuedCertificate {
+        name: spec.name.clone(),
+        certificate,
+        key_pem: key.serialize_pem(),
+        key_store,
+        reason: IssueReason::Reused,
+    })
 }
 
 /// Issues a new certificate with a new key.

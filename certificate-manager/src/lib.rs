@@ -22,7 +22,7 @@
 //!
 //! let location = NodeLocation { namespace: "kafka", cluster: "my-cluster", cluster_domain: "cluster.local" };
 //! let spec = LeafSpec::kafka_node(&location, "my-cluster-brokers-0", true, &[]);
-//! let context = IssueContext { now, window_open: true, ca_action: &ca.action };
+//! let context = IssueContext { now, window_open: true, ca_action: &ca.action, trust_pending: false };
 //! let issued = leaf::issue_or_reuse(&ca.authority, &spec, None, &context)?;
 //! assert!(issued.certificate.is_signed_by(ca.authority.certificate()));
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -24,6 +24,7 @@ fn context(ca: &ReconciledCa) -> IssueContext<'_> {
         now: T0,
         window_open: true,
         ca_action: &ca.action,
+        trust_pending: false,
     }
 }
 
@@ -233,5 +234,65 @@ fn without_pkcs12_only_pem_entries_are_written() {
     assert_eq!(
         issued.secret_data().keys().cloned().collect::<Vec<_>>(),
         ["user.crt", "user.key"]
+    );
+}
+
+#[test]
+fn after_a_key_replacement_leaves_of_the_old_key_are_kept_while_trust_is_pending() {
+    let settings = settings();
+    let ca = created(&settings);
+    let spec = LeafSpec::kafka_node(&LOCATION, "my-cluster-brokers-0", true, &[]);
+    let first = leaf::issue_or_reuse(&ca.authority, &spec, None, &context(&ca)).unwrap();
+    let mut secrets = written(&ca);
+    annotate(
+        &mut secrets.1,
+        strimzi_api::annotations::FORCE_REPLACE,
+        "true",
+    );
+    let replaced = again(&settings, &secrets, T0, true);
+    assert!(replaced.action.replaces_key());
+    assert!(
+        !first
+            .certificate
+            .is_signed_by(replaced.authority.certificate())
+    );
+
+    // Some node does not trust the new CA certificate yet: the old-key leaf stays.
+    let pending = IssueContext {
+        trust_pending: true,
+        ..context(&replaced)
+    };
+    let kept =
+        leaf::issue_or_reuse(&replaced.authority, &spec, Some(&stored(&first)), &pending).unwrap();
+    assert_eq!(kept.reason, IssueReason::Reused);
+    assert_eq!(kept.thumbprint(), first.thumbprint());
+    // Unless its names no longer fit.
+    let moved = LeafSpec::kafka_node(
+        &LOCATION,
+        "my-cluster-brokers-0",
+        true,
+        &["x.example.com".to_owned()],
+    );
+    let reissued =
+        leaf::issue_or_reuse(&replaced.authority, &moved, Some(&stored(&first)), &pending).unwrap();
+    assert!(
+        reissued
+            .certificate
+            .is_signed_by(replaced.authority.certificate())
+    );
+
+    // Once every node trusts it, the leaf is issued by the new key.
+    let switched = leaf::issue_or_reuse(
+        &replaced.authority,
+        &spec,
+        Some(&stored(&first)),
+        &context(&replaced),
+    )
+    .unwrap();
+    assert_eq!(switched.reason, IssueReason::CaRenewed);
+    assert!(
+        switched
+            .certificate
+            .is_signed_by(replaced.authority.certificate())
     );
 }

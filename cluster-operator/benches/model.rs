@@ -128,6 +128,7 @@ fn main() {
         now,
         window_open: true,
         ca_action: &keep,
+        trust_pending: false,
     };
 
     println!(

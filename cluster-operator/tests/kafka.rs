@@ -304,6 +304,31 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
         )
         .await
         .unwrap();
+    // Whether broker 1 still holds partition replicas cannot be asked of kwok pods: the
+    // removal is refused until the Kafka says to skip the check.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let refused = wait_for(&kafkas, "scaled", "the scale-down to be refused", |kafka| {
+        let condition = condition(kafka?, "NotReady")?;
+        (condition.reason.as_deref() == Some("InvalidResourceException")).then(|| condition.clone())
+    })
+    .await;
+    let message = refused.message.unwrap_or_default();
+    assert!(
+        message.starts_with("Cannot scale down brokers [1]: ")
+            && message.contains("strimzi.io/skip-broker-scaledown-check"),
+        "{message}"
+    );
+    assert!(pods.get_opt("scaled-broker-1").await.unwrap().is_some());
+    kafkas
+        .patch(
+            "scaled",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {
+                "strimzi.io/skip-broker-scaledown-check": "true",
+            }}})),
+        )
+        .await
+        .unwrap();
     wait_for(&pods, "scaled-broker-1", "broker 1 to be removed", |pod| {
         pod.is_none().then_some(())
     })

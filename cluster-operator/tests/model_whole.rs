@@ -154,6 +154,7 @@ impl Cas {
             now: OffsetDateTime::now_utc(),
             window_open: true,
             ca_action: &self.action,
+            trust_pending: false,
         }
     }
 

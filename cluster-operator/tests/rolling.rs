@@ -5,7 +5,10 @@
 //! brokers one node at a time, controllers first and the active controller last, while an
 //! idempotent producer writes to a topic with three replicas and `min.insync.replicas=2`;
 //! the operator is killed and restarted mid-roll. Every acknowledged record is read back
-//! exactly once.
+//! exactly once. Then brokers that share no partition at risk roll in parallel, the
+//! metadata version is raised (and a Kafka version that cannot run it refused), and a
+//! broker that still holds replicas is kept until they are moved, then removed and
+//! unregistered.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -14,17 +17,21 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
-use strimzi_tests::clients::ClusterClient;
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::process::ManagedProcess;
-use support::real_nodes::{all_pods_ready, binaries, bootstrap, eventually, is_ready};
-use support::{apply, ready};
+use strimzi_tests::resources::eventually_ok;
+use support::real_nodes::{
+    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, secret_file,
+};
+use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "roll";
 /// Six JVMs restarting one after the other on two cores.
@@ -53,6 +60,8 @@ fn cluster() -> Vec<Value> {
                 config["offsets.topic.replication.factor"] = json!(3);
                 config["transaction.state.log.replication.factor"] = json!(3);
                 config["transaction.state.log.min.isr"] = json!(2);
+                // Older than Kafka 4.3.1 runs, to be raised later.
+                document["spec"]["kafka"]["metadataVersion"] = json!("4.2-IV1");
             }
             _ => {}
         }
@@ -60,14 +69,109 @@ fn cluster() -> Vec<Value> {
     documents
 }
 
-fn spawn_operator(ns: &str) -> ManagedProcess {
+fn spawn_operator(ns: &str, extra: &[(&str, &str)]) -> ManagedProcess {
     support::spawn_cluster_operator(
         env(),
         binaries(),
         ns,
         strimzi_tests::layout::free_port().unwrap(),
-        &[],
+        extra,
     )
+}
+
+/// How a roll went, as watched from outside.
+struct Roll {
+    seconds: f64,
+    /// The most pods seen not ready at once.
+    most_unready: usize,
+}
+
+/// Watches until every pod in `before` has been replaced and all are ready again; once two
+/// are replaced, `midway` runs (e.g. to restart the operator).
+async fn watch_roll(
+    client: &Client,
+    ns: &str,
+    before: &BTreeMap<String, String>,
+    mut midway: impl FnMut(),
+) -> Roll {
+    let started = Instant::now();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let selector = format!("strimzi.io/cluster={CLUSTER}");
+    let mut most_unready = 0;
+    let mut midway_done = false;
+    loop {
+        let live = pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .unwrap()
+            .items;
+        let ready_now: BTreeSet<String> = live
+            .iter()
+            .filter(|pod| pod.metadata.deletion_timestamp.is_none() && is_ready(pod))
+            .map(ResourceExt::name_any)
+            .collect();
+        most_unready = most_unready.max(before.len().saturating_sub(ready_now.len()));
+        let renewed = live
+            .iter()
+            .filter(|pod| {
+                before
+                    .get(&pod.name_any())
+                    .is_some_and(|uid| Some(uid) != pod.uid().as_ref())
+            })
+            .count();
+        if renewed >= 2 && !midway_done {
+            midway();
+            midway_done = true;
+        }
+        if renewed == before.len() && ready_now.len() == before.len() {
+            return Roll {
+                seconds: started.elapsed().as_secs_f64(),
+                most_unready,
+            };
+        }
+        assert!(
+            started.elapsed() < ROLL_WAIT,
+            "the roll did not finish in {ROLL_WAIT:?}: {renewed} pods renewed, ready: {ready_now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Produces steadily while `change` is made and the roll it causes runs, then checks that
+/// every acknowledged record can be read back exactly once; the producer's report and the
+/// roll.
+async fn roll_under_load(
+    client: &Client,
+    ns: &str,
+    plain: &ClusterClient,
+    topic: &str,
+    change: (&str, Value),
+    midway: impl FnMut(),
+) -> (SteadyReport, Roll) {
+    let before = pod_uids(client, ns).await;
+    let stop_file = env().log_dir().join(format!("{ns}-{topic}-stop"));
+    let producer = plain.produce_steadily(topic, 20, &stop_file).unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    set_option(client, ns, change.0, change.1).await;
+    let roll = watch_roll(client, ns, &before, midway).await;
+    ready(client, ns, CLUSTER).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let report = producer.stop().unwrap();
+    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
+    assert!(report.acked.len() > 100, "{report:?}");
+    let read = eventually("consuming every record", || {
+        plain.consume(topic, report.acked.len() + 1)
+    })
+    .await;
+    let mut steady: Vec<String> = read
+        .into_iter()
+        .filter(|value| value.starts_with("steady-"))
+        .collect();
+    steady.sort();
+    let mut acked = report.acked.clone();
+    acked.sort();
+    assert_eq!(steady, acked, "records lost or duplicated");
+    (report, roll)
 }
 
 /// Sets `key` in the Kafka's `spec.kafka.config`.
@@ -121,7 +225,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     let client = env.client().await;
     let ns = env.namespace("roll").await;
     let network = env.network().expect("a real-node environment");
-    let mut operator = Some(spawn_operator(&ns));
+    let mut operator = Some(spawn_operator(&ns, &[]));
     for document in cluster() {
         apply(&client, &ns, &document).await;
     }
@@ -174,66 +278,19 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
 
     // A static option rolls every node once, one at a time, while records are produced;
     // the operator is killed and started again after the second restart.
-    let stop_file = env.log_dir().join(format!("{ns}-stop-producing"));
-    let producer = plain.produce_steadily("steady", 20, &stop_file).unwrap();
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let rolling = Instant::now();
-    set_option(&client, &ns, "queued.max.requests", json!(600)).await;
-    let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
-    let selector = format!("strimzi.io/cluster={CLUSTER}");
-    let mut most_unready = 0;
-    let mut operator_restarted = false;
-    loop {
-        let live = pods_api
-            .list(&ListParams::default().labels(&selector))
-            .await
-            .unwrap()
-            .items;
-        let ready_now: BTreeSet<String> = live
-            .iter()
-            .filter(|pod| pod.metadata.deletion_timestamp.is_none() && is_ready(pod))
-            .map(ResourceExt::name_any)
-            .collect();
-        most_unready = most_unready.max(before.len() - ready_now.len());
-        let renewed = live
-            .iter()
-            .filter(|pod| before.get(&pod.name_any()) != pod.uid().as_ref())
-            .count();
-        if renewed >= 2 && !operator_restarted {
+    let (report, roll) = roll_under_load(
+        &client,
+        &ns,
+        &plain,
+        "steady",
+        ("queued.max.requests", json!(600)),
+        || {
             drop(operator.take());
-            tokio::time::sleep(Duration::from_secs(2)).await;
-            operator = Some(spawn_operator(&ns));
-            operator_restarted = true;
-        }
-        if renewed == before.len() && ready_now.len() == before.len() {
-            break;
-        }
-        assert!(
-            rolling.elapsed() < ROLL_WAIT,
-            "the roll did not finish in {ROLL_WAIT:?}: {renewed} pods renewed, ready: {ready_now:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    let roll_seconds = rolling.elapsed().as_secs_f64();
-    ready(&client, &ns, CLUSTER).await;
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let report = producer.stop().unwrap();
-    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
-    assert!(report.acked.len() > 100, "{report:?}");
-
-    // Every acknowledged record is there exactly once.
-    let read = eventually("consuming every record", || {
-        plain.consume("steady", report.acked.len() + 1)
-    })
+            std::thread::sleep(Duration::from_secs(2));
+            operator = Some(spawn_operator(&ns, &[]));
+        },
+    )
     .await;
-    let mut steady: Vec<String> = read
-        .into_iter()
-        .filter(|value| value.starts_with("steady-"))
-        .collect();
-    steady.sort();
-    let mut acked = report.acked.clone();
-    acked.sort();
-    assert_eq!(steady, acked, "records lost or duplicated");
 
     // One restart per node: controllers, then brokers, the active controller last; never
     // more than one pod down at a time.
@@ -250,16 +307,279 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         order[2..5].iter().all(|name| !is_controller(name)),
         "brokers between the controllers: {order:?}"
     );
-    assert_eq!(most_unready, 1, "more than one pod down at once");
+    assert_eq!(roll.most_unready, 1, "more than one pod down at once");
+
+    // In parallel: with min.insync.replicas=1 (applied live), two brokers of three may
+    // restart together.
+    drop(operator.take());
+    operator = Some(spawn_operator(
+        &ns,
+        &[("STRIMZI_MAX_PARALLEL_BROKER_RESTARTS", "3")],
+    ));
+    set_option(&client, &ns, "min.insync.replicas", json!(1)).await;
+    for broker in &brokers {
+        eventually(
+            &format!("broker {broker} to use min.insync.replicas=1"),
+            || match plain.broker_config(*broker, "min.insync.replicas")? {
+                value if value == "1" => Ok(()),
+                value => Err(format!("min.insync.replicas is {value}")),
+            },
+        )
+        .await;
+    }
+    let (parallel_report, parallel) = roll_under_load(
+        &client,
+        &ns,
+        &plain,
+        "parallel",
+        ("queued.max.requests", json!(700)),
+        || {},
+    )
+    .await;
+    assert_eq!(parallel.most_unready, 2, "two brokers at once at most");
+
+    // The metadata version is raised once every node runs Kafka 4.3.1; a Kafka version that
+    // cannot run it is refused before anything rolls.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    assert_eq!(
+        kafkas
+            .get(CLUSTER)
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .kafka_metadata_version
+            .as_deref(),
+        Some("4.2-IV1")
+    );
+    let metadata_patch =
+        |value: Value| Patch::Merge(json!({"spec": {"kafka": {"metadataVersion": value}}}));
+    kafkas
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &metadata_patch(json!("4.3-IV0")),
+        )
+        .await
+        .unwrap();
+    wait_for(
+        &kafkas,
+        CLUSTER,
+        "the metadata version to be raised",
+        |kafka| {
+            let status = kafka?.status.as_ref()?;
+            (status.kafka_metadata_version.as_deref() == Some("4.3-IV0")).then_some(())
+        },
+    )
+    .await;
+    let before = pod_uids(&client, &ns).await;
+    kafkas
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"kafka": {"version": "4.2.0", "metadataVersion": null}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let refused = wait_for(&kafkas, CLUSTER, "the downgrade to be refused", |kafka| {
+        let condition = support::condition(kafka?, "NotReady")?;
+        (condition.reason.as_deref() == Some("UnsupportedKafkaVersionException"))
+            .then(|| condition.message.clone().unwrap_or_default())
+    })
+    .await;
+    assert!(refused.contains("cannot be lowered"), "{refused}");
+    assert_eq!(
+        pod_uids(&client, &ns).await,
+        before,
+        "a refused version rolled pods"
+    );
+    kafkas
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"kafka": {"version": null, "metadataVersion": "4.3-IV0"}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    ready(&client, &ns, CLUSTER).await;
+
+    // A broker that holds replicas is not removed; once they are moved away, it is, and it
+    // is unregistered.
+    let last_broker = *brokers.iter().max().unwrap();
+    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
+    pools
+        .patch(
+            "broker",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .unwrap();
+    let refused = wait_for(&kafkas, CLUSTER, "the scale-down to be refused", |kafka| {
+        let condition = support::condition(kafka?, "NotReady")?;
+        (condition.reason.as_deref() == Some("InvalidResourceException"))
+            .then(|| condition.message.clone().unwrap_or_default())
+    })
+    .await;
+    assert_eq!(
+        refused,
+        format!(
+            "Cannot scale down brokers [{last_broker}] because brokers [{last_broker}] are not empty"
+        )
+    );
+    let last_pod = format!("{CLUSTER}-broker-{last_broker}");
+    assert!(
+        pods_api(&client, &ns)
+            .get_opt(&last_pod)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let tools = KafkaTools::new(network, &bootstrap(&kafka, "plain")).unwrap();
+    tools
+        .remove_replicas_of(
+            last_broker,
+            Duration::from_secs(300),
+            &env.log_dir().join(format!("{ns}-reassignment.json")),
+        )
+        .unwrap();
+    wait_for(
+        &pods_api(&client, &ns),
+        &last_pod,
+        "the emptied broker to be removed",
+        |pod| pod.is_none().then_some(()),
+    )
+    .await;
+    eventually_ok(
+        "the removed broker to be unregistered",
+        POD_WAIT,
+        || async {
+            let unregistered = event_notes(&client, &ns, "BrokerUnregistered").await;
+            if unregistered
+                .iter()
+                .any(|note| note.contains(&format!("Broker {last_broker},")))
+            {
+                Ok(())
+            } else {
+                Err(unregistered)
+            }
+        },
+    )
+    .await;
+    ready(&client, &ns, CLUSTER).await;
+
+    // A cluster CA key replacement: every node first restarts trusting the old and the new
+    // CA certificate while keeping its old-key certificate, then restarts again with a
+    // certificate of the new key. A client trusting only the old CA certificate works until
+    // that second roll; records keep flowing throughout.
+    let (key_replaced, old_ca_works_midway, old_ca_refused_after, replacement_report) =
+        replace_cluster_ca_key(&client, &ns, &plain, &kafka).await;
+    drop(operator);
+
     // Figures for the README, not assertions.
     println!(
         "figure: dynamic option applied to 3 brokers without a restart in {dynamic_seconds:.1}s"
     );
+    for (how, report, roll) in [
+        ("one at a time", &report, &roll),
+        ("two brokers together", &parallel_report, &parallel),
+    ] {
+        println!(
+            "figure: rolling 3 controllers + 3 brokers {how} took {:.0}s; producer during the roll: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms",
+            roll.seconds,
+            report.acked.len(),
+            report.errors,
+            report.p99_ms,
+            report.max_ms
+        );
+    }
     println!(
-        "figure: rolling 3 controllers + 3 brokers one at a time took {roll_seconds:.0}s; producer during the roll: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms",
-        report.acked.len(),
-        report.errors,
-        report.p99_ms,
-        report.max_ms
+        "figure: parallel / one-at-a-time roll time: {:.2}",
+        parallel.seconds / roll.seconds
     );
+    println!(
+        "figure: cluster CA key replacement (two rolls of 3 controllers + 2 brokers) took {key_replaced:.0}s; producer: {} records, {} errors, p99 {:.0} ms",
+        replacement_report.acked.len(),
+        replacement_report.errors,
+        replacement_report.p99_ms
+    );
+    assert!(
+        old_ca_works_midway,
+        "a client trusting the old CA failed before the switch"
+    );
+    assert!(
+        old_ca_refused_after,
+        "the brokers still present old-key certificates"
+    );
+}
+
+/// Replaces the cluster CA key (`strimzi.io/force-replace`) under a steady producer and
+/// watches both rolls: (seconds, whether a TLS client trusting only the old CA certificate
+/// worked between the rolls, whether it was refused after them, the producer's report).
+async fn replace_cluster_ca_key(
+    client: &Client,
+    ns: &str,
+    plain: &ClusterClient,
+    kafka: &Kafka,
+) -> (f64, bool, bool, SteadyReport) {
+    let kafka_client = binaries().join("strimzi-kafka-client");
+    let network = env().network().unwrap();
+    let old_ca = secret_file(client, ns, &format!("{CLUSTER}-cluster-ca-cert"), "ca.crt").await;
+    let old_trust = ClusterClient::new(&kafka_client, network, &bootstrap(kafka, "tls"))
+        .tls(&old_ca)
+        .timeout(20);
+    eventually("a TLS client trusting the old CA", || {
+        old_trust.produce("tls-trust", 1, "before")
+    })
+    .await;
+    let stop_file = env().log_dir().join(format!("{ns}-ca-stop"));
+    let producer = plain
+        .produce_steadily("replacement", 20, &stop_file)
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let started = Instant::now();
+    let first = pod_uids(client, ns).await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+    secrets
+        .patch(
+            &format!("{CLUSTER}-cluster-ca"),
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"strimzi.io/force-replace": "true"}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    watch_roll(client, ns, &first, || {}).await;
+    let midway = old_trust.produce("tls-trust", 1, "midway").is_ok();
+    let second = pod_uids(client, ns).await;
+    watch_roll(client, ns, &second, || {}).await;
+    ready(client, ns, CLUSTER).await;
+    let seconds = started.elapsed().as_secs_f64();
+    let refused = old_trust.produce("tls-trust", 1, "after").is_err();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let report = producer.stop().unwrap();
+    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
+    (seconds, midway, refused, report)
+}
+
+fn pods_api(client: &Client, ns: &str) -> Api<Pod> {
+    Api::namespaced(client.clone(), ns)
+}
+
+/// The notes of the Events with `reason` in `ns`.
+async fn event_notes(client: &Client, ns: &str, reason: &str) -> Vec<String> {
+    Api::<Event>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|event| event.reason.as_deref() == Some(reason))
+        .filter_map(|event| event.note)
+        .collect()
 }

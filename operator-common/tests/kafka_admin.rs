@@ -491,6 +491,11 @@ async fn quorum_and_features(admin: &AdminClient) {
             .map_or(true, |results| results["metadata.version"].is_err()),
         "{refused:?}"
     );
+    // The combined node is the one registered broker, unfenced; unregistering a node that
+    // never was registered is no error.
+    let registered = admin.registered_brokers().await.unwrap();
+    assert_eq!(registered, BTreeMap::from([(1, false)]));
+    admin.unregister_broker(4711).await.unwrap();
 }
 
 async fn every_operation(listener: &str) {

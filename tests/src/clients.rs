@@ -198,3 +198,121 @@ impl SteadyProducer {
         })
     }
 }
+
+/// Kafka's own command-line tools, from the Kafka jars the environment installs, run with
+/// `java` inside the nodes' network against one bootstrap address.
+#[derive(Clone, Debug)]
+pub struct KafkaTools {
+    namespace: String,
+    libs: PathBuf,
+    bootstrap: String,
+}
+
+impl KafkaTools {
+    /// The tools for `bootstrap` (plaintext) inside `network`.
+    pub fn new(network: &NodeNetwork, bootstrap: &str) -> Result<Self, crate::error::TestEnvError> {
+        Ok(Self {
+            namespace: network.name().to_owned(),
+            libs: crate::layout::kafka_libs()?,
+            bootstrap: bootstrap.to_owned(),
+        })
+    }
+
+    fn run(&self, class: &str, args: &[&str]) -> Result<String, String> {
+        let output = Command::new("ip")
+            .args(["netns", "exec", &self.namespace, "java", "-cp"])
+            .arg(self.libs.join("*"))
+            .arg(class)
+            .args(["--bootstrap-server", &self.bootstrap])
+            .args(args)
+            .output()
+            .map_err(|error| format!("running java {class}: {error}"))?;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        if output.status.success() {
+            Ok(stdout)
+        } else {
+            Err(format!(
+                "{class}: {stdout}{}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
+    }
+
+    /// Every partition's replicas, as `(topic, partition, replicas)`, from the topic tool.
+    pub fn assignments(&self) -> Result<Vec<(String, i32, Vec<i32>)>, String> {
+        let output = self.run("org.apache.kafka.tools.TopicCommand", &["--describe"])?;
+        let mut found = Vec::new();
+        for line in output.lines() {
+            let field = |name: &str| {
+                let mut words = line.split_whitespace();
+                words.find(|word| *word == name)?;
+                words.next().map(str::to_owned)
+            };
+            let (Some(topic), Some(partition), Some(replicas)) =
+                (field("Topic:"), field("Partition:"), field("Replicas:"))
+            else {
+                continue;
+            };
+            let replicas = replicas
+                .split(',')
+                .map(|id| {
+                    id.parse::<i32>()
+                        .map_err(|error| format!("{line}: {error}"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let partition = partition
+                .parse()
+                .map_err(|error| format!("{line}: {error}"))?;
+            found.push((topic, partition, replicas));
+        }
+        Ok(found)
+    }
+
+    /// Takes broker `broker` out of every partition's replicas with Kafka's reassignment
+    /// tool (one replica fewer each) and waits until the reassignment is complete.
+    pub fn remove_replicas_of(
+        &self,
+        broker: i32,
+        timeout: std::time::Duration,
+        plan_file: &Path,
+    ) -> Result<(), String> {
+        let partitions: Vec<String> = self
+            .assignments()?
+            .into_iter()
+            .filter(|(_, _, replicas)| replicas.contains(&broker))
+            .map(|(topic, partition, replicas)| {
+                let kept: Vec<String> = replicas
+                    .iter()
+                    .filter(|id| **id != broker)
+                    .map(ToString::to_string)
+                    .collect();
+                format!(
+                    r#"{{"topic":"{topic}","partition":{partition},"replicas":[{}]}}"#,
+                    kept.join(",")
+                )
+            })
+            .collect();
+        if partitions.is_empty() {
+            return Ok(());
+        }
+        let plan = format!(r#"{{"version":1,"partitions":[{}]}}"#, partitions.join(","));
+        std::fs::write(plan_file, plan)
+            .map_err(|error| format!("writing {}: {error}", plan_file.display()))?;
+        let plan_file = plan_file.to_string_lossy();
+        let tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+        self.run(tool, &["--reassignment-json-file", &plan_file, "--execute"])?;
+        let started = std::time::Instant::now();
+        loop {
+            let verified = self.run(tool, &["--reassignment-json-file", &plan_file, "--verify"])?;
+            if !verified.contains("is still in progress") {
+                return Ok(());
+            }
+            if started.elapsed() > timeout {
+                return Err(format!(
+                    "reassignment not complete in {timeout:?}: {verified}"
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
+    }
+}

@@ -70,6 +70,7 @@ pub fn user_certificate(
         now,
         window_open: ca.maintenance_windows.contains(now),
         ca_action: &CaAction::Keep,
+        trust_pending: false,
     };
     let spec = LeafSpec::user(name);
     let stored_ca = existing

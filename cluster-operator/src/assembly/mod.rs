@@ -40,6 +40,8 @@ mod bindings;
 mod ca;
 mod objects;
 mod roll;
+mod scale_down;
+mod settings;
 mod status;
 mod storage;
 
@@ -100,6 +102,9 @@ pub enum ReconcileError {
     /// Writing an object failed.
     #[error(transparent)]
     Write(#[from] ApplyError),
+    /// Brokers to be removed still hold partition replicas (or cannot be checked).
+    #[error("{0}")]
+    ScaleDownBlocked(String),
     /// The brokers answered an admin request with an error, or not in time.
     #[error("Kafka admin request failed: {0}")]
     Kafka(#[from] strimzi_operator_common::kafka::AdminError),
@@ -156,6 +161,7 @@ impl ErrorReason for ReconcileError {
             Self::MaintenanceWindow(error) => error.reason(),
             Self::Write(error) => error.reason(),
             Self::Kafka(error) => error.reason(),
+            Self::ScaleDownBlocked(_) => "InvalidResourceException",
             Self::Api { .. } => "KubernetesApiError",
             Self::Stopping => "OperatorStopping",
         }
@@ -336,6 +342,7 @@ impl Reconciler for KafkaAssembly {
                 namespace: kafka.namespace().unwrap_or_default(),
                 pools,
                 warnings: Vec::new(),
+                metadata_version: None,
             }
             .run(),
         )
@@ -353,6 +360,8 @@ pub(crate) struct Reconciliation<'a> {
     pools: Vec<KafkaNodePool>,
     /// `Warning` conditions collected by the steps: reason and message.
     warnings: Vec<(String, String)>,
+    /// The metadata version the brokers reported, when the rolling step asked them.
+    metadata_version: Option<String>,
 }
 
 impl Reconciliation<'_> {
@@ -361,6 +370,7 @@ impl Reconciliation<'_> {
         let cas = self.reconcile_cas().await?;
         let cluster = self.resolve_model().await?;
         let mut live = self.live_objects(&cluster).await?;
+        self.check_broker_removal(&cluster, &live, &cas).await?;
         let observed = self.apply_listeners(&cluster, &mut live).await?;
         let addresses = cluster.listener_addresses(&observed);
         if let Some(waiting) = waiting_for_addresses(&addresses) {

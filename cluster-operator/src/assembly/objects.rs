@@ -7,14 +7,14 @@
 //! Each kind is listed once per reconciliation by the component's labels: the list is both
 //! what an apply compares with (no read per object) and what the cleanup pass deletes from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::{Resource, ResourceExt};
-use strimzi_api::naming;
 use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_api::{labels, naming};
 use strimzi_certificate_manager::leaf::IssueContext;
 use strimzi_operator_common::apply::{Applicable, Applied};
 
@@ -66,6 +66,27 @@ impl LiveObjects {
     /// The cluster's claims as listed.
     pub(super) fn claims(&self) -> &Listed<PersistentVolumeClaim> {
         &self.claims
+    }
+
+    /// The operator's own certificate Secret, if it exists yet.
+    pub(super) fn operator_secret(&self) -> Option<&Secret> {
+        self.operator_secret.values().next()
+    }
+
+    /// The node IDs of the pods the listed StrimziPodSets run with the broker role.
+    pub(super) fn broker_node_ids(&self) -> BTreeSet<i32> {
+        self.pod_sets
+            .iter()
+            .flat_map(|(_, set)| &set.spec.pods)
+            .filter_map(|pod| {
+                let metadata = pod.0.get("metadata")?;
+                let is_broker =
+                    metadata.get("labels")?.get(labels::BROKER_ROLE)?.as_str()? == "true";
+                let name = metadata.get("name")?.as_str()?;
+                let id = name.rsplit('-').next()?.parse().ok()?;
+                is_broker.then_some(id)
+            })
+            .collect()
     }
 }
 
@@ -189,6 +210,7 @@ impl Reconciliation<'_> {
         let requests = desired::certificate_requests(cluster, addresses, &live.secrets.objects);
         let operator_request =
             desired::cluster_operator_certificate_request(cluster, &live.operator_secret);
+        let trust_pending = self.cluster_ca_trust_pending(cluster, cas).await?;
         let issue = |request: CertificateRequest| {
             let authority = cas.cluster.clone();
             let (now, window_open) = (cas.now, cas.window_open);
@@ -197,6 +219,7 @@ impl Reconciliation<'_> {
                     now,
                     window_open,
                     ca_action: &authority.action,
+                    trust_pending,
                 };
                 desired::issue_certificate(&authority.authority, &request, &context)
             })
@@ -219,6 +242,30 @@ impl Reconciliation<'_> {
             custom_certificates: &custom,
         };
         Ok(desired::build(cluster, &inputs)?)
+    }
+
+    /// Whether some Kafka pod still runs with an older cluster CA certificate generation
+    /// while the CA keeps older certificates trusted (its key was replaced): the nodes' and
+    /// the operator's certificates then stay signed by the old key until every node has
+    /// restarted trusting the new certificate. Lists the pods only in that case.
+    async fn cluster_ca_trust_pending(
+        &self,
+        cluster: &KafkaCluster,
+        cas: &ClusterCas,
+    ) -> Result<bool, ReconcileError> {
+        let authority = &cas.cluster.authority;
+        if authority.trusted_certificates().len() < 2 {
+            return Ok(false);
+        }
+        let generation = authority.cert_generation().to_string();
+        let pods = self
+            .list::<Pod>(&cluster.component_labels().selector_string())
+            .await?;
+        Ok(pods.iter().any(|pod| {
+            pod.annotations()
+                .get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)
+                != Some(&generation)
+        }))
     }
 
     /// Applies the desired objects in Strimzi's order (the listener objects were applied

@@ -16,23 +16,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use prometheus::{IntCounterVec, Opts};
-use sha2::{Digest, Sha256};
 use strimzi_api::annotations;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::kafka::{
-    AdminClient, AdminConfig, AdminError, AlterConfigOp, ConfigResource, ConfigSource,
-    HostResolution, KafkaAdmin, QuorumInfo, SecurityProtocol, TlsConfig, TopicDescription,
+    AdminClient, AdminConfig, AdminError, ConfigResource, HostResolution, KafkaAdmin, QuorumInfo,
+    SecurityProtocol, TlsConfig, TopicDescription,
 };
 use strimzi_operator_common::metrics::{Metrics, MetricsError};
 
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
 use crate::model::KafkaCluster;
-use crate::model::config::options::is_dynamic_option;
 use crate::model::desired::DesiredObjects;
 use crate::model::nodes::pods::REPLICATION_PORT;
 use crate::rolling::safety::{
@@ -53,18 +51,19 @@ const MAX_ADMIN_REQUEST: Duration = Duration::from_secs(10);
 /// and StrimziPodSet changes wake it sooner.
 const ROLL_RECHECK: Duration = Duration::from_secs(5);
 /// Kafka's internal topics, which listing topics leaves out but whose availability counts.
-const INTERNAL_TOPICS: [&str; 3] = [
+pub(super) const INTERNAL_TOPICS: [&str; 3] = [
     "__consumer_offsets",
     "__transaction_state",
     "__share_group_state",
 ];
 
 /// What the rolling step keeps between reconciliations: the restart counter and which
-/// dynamic configuration was last confirmed on each Kafka's brokers.
+/// settings (dynamic options, metadata version) were last confirmed on each Kafka's
+/// brokers, so that a reconciliation with nothing new to set does not connect.
 #[derive(Clone, Debug)]
 pub struct RollingState {
     restarts: IntCounterVec,
-    /// Fingerprint of the dynamic options and broker IDs last confirmed, by `ns/name`.
+    /// Fingerprint of the settings last confirmed, by `ns/name`.
     confirmed_dynamic: Arc<Mutex<BTreeMap<String, String>>>,
     /// How the admin client looks up broker names.
     host_resolution: HostResolution,
@@ -224,33 +223,35 @@ impl Reconciliation<'_> {
         let dynamic = cluster.dynamic_configuration();
         let key = format!("{}/{}", self.namespace, self.name);
         let state = &self.operator.rolling;
-        let previously_confirmed = state.confirmed().get(&key).cloned();
-        let fingerprint = dynamic_fingerprint(cluster, &dynamic);
-        let check_dynamic = previously_confirmed.as_ref() != Some(&fingerprint)
-            && (!dynamic.is_empty() || previously_confirmed.is_some());
-        if nodes.is_empty() && !check_dynamic {
+        let fingerprint = super::settings::settings_fingerprint(cluster, &dynamic);
+        let confirmed = state.confirmed().get(&key) == Some(&fingerprint);
+        if nodes.is_empty() && confirmed {
             return Ok(None);
         }
-        let admin = self.admin_client(cluster, desired, cas)?;
+        let admin = self.admin_client(cluster, &desired.cluster_operator_certificate, cas)?;
         if !nodes.is_empty() {
             return self
                 .restart_next(cluster, &admin, nodes, &pods)
                 .await
                 .map(Some);
         }
-        match self
-            .apply_dynamic_configuration(cluster, &admin, &dynamic)
-            .await
-        {
-            Ok(()) => {
-                state.confirmed().insert(key, fingerprint);
+        match self.apply_live_settings(cluster, &admin, &dynamic).await {
+            Ok(settled) => {
+                // Until then (e.g. a removed broker still shutting down) a later
+                // reconciliation checks again.
+                if settled {
+                    state.confirmed().insert(key, fingerprint);
+                }
             }
-            Err(error) => self.warn(
-                "DynamicConfigurationNotApplied",
-                &format!(
-                    "the dynamically updatable options could not be applied to the brokers: {error}"
-                ),
-            ),
+            Err(error) => {
+                tracing::warn!(cluster = %cluster.name, %error, "the settings on the running cluster could not be checked");
+                self.warn(
+                    "KafkaSettingsNotVerified",
+                    &format!(
+                        "the dynamically updatable options, the metadata version, the default quotas and the registered brokers could not be checked: {error}"
+                    ),
+                );
+            }
         }
         Ok(None)
     }
@@ -315,30 +316,22 @@ impl Reconciliation<'_> {
         Ok(())
     }
 
-    /// The admin client of this cluster, as the operator's own identity.
-    fn admin_client(
+    /// The admin client of this cluster, as the operator's own identity: the certificate
+    /// and key of `identity` (its `<cluster>-cluster-operator-certs` Secret).
+    pub(super) fn admin_client(
         &self,
         cluster: &KafkaCluster,
-        desired: &DesiredObjects,
+        identity: &Secret,
         cas: &ClusterCas,
     ) -> Result<AdminClient, ReconcileError> {
-        let data = desired
-            .cluster_operator_certificate
-            .data
-            .as_ref()
-            .map(|data| {
-                let text = |key: &str| {
-                    data.get(key)
-                        .map(|value| String::from_utf8_lossy(&value.0).into_owned())
-                        .unwrap_or_default()
-                };
-                format!(
-                    "{}{}",
-                    text("cluster-operator.crt"),
-                    text("cluster-operator.key")
-                )
-            })
-            .unwrap_or_default();
+        let pem = |key: &str| {
+            identity
+                .data
+                .as_ref()
+                .and_then(|data| data.get(key))
+                .map(|value| String::from_utf8_lossy(&value.0).into_owned())
+                .unwrap_or_default()
+        };
         let timeout = self.operator.config.operator.operation_timeout;
         let config = AdminConfig {
             bootstrap_servers: vec![format!(
@@ -349,7 +342,11 @@ impl Reconciliation<'_> {
             security_protocol: SecurityProtocol::Ssl,
             tls: Some(TlsConfig {
                 ca_pem: cas.cluster.authority.trusted_pem_bundle(),
-                client_identity_pem: Some(data),
+                client_identity_pem: Some(format!(
+                    "{}{}",
+                    pem("cluster-operator.crt"),
+                    pem("cluster-operator.key")
+                )),
                 verify_hostname: true,
             }),
             sasl: None,
@@ -547,116 +544,6 @@ impl Reconciliation<'_> {
                 .unwrap_or(DEFAULT_QUORUM_FETCH_TIMEOUT_MS),
         }))
     }
-
-    /// Sets the user's dynamically updatable options on every broker whose value differs,
-    /// and removes the ones the user dropped, with incremental alter configs; a Normal
-    /// Event on the Kafka says what changed.
-    async fn apply_dynamic_configuration(
-        &self,
-        cluster: &KafkaCluster,
-        admin: &AdminClient,
-        dynamic: &[(String, String)],
-    ) -> Result<(), AdminError> {
-        let resources: Vec<ConfigResource> = cluster
-            .brokers()
-            .map(|node| ConfigResource::broker(node.node_id))
-            .collect();
-        let current = admin.describe_configs(&resources).await?;
-        let mut changes = BTreeMap::new();
-        for (resource, entries) in current {
-            let entries = entries?;
-            let ops = dynamic_changes(dynamic, &entries);
-            if !ops.is_empty() {
-                changes.insert(resource, ops);
-            }
-        }
-        if changes.is_empty() {
-            return Ok(());
-        }
-        for (resource, result) in admin.incremental_alter_configs(&changes, false).await? {
-            result?;
-            let described: Vec<String> = changes[&resource]
-                .iter()
-                .map(|op| match op {
-                    AlterConfigOp::Set { name, value } => format!("{name}={value}"),
-                    AlterConfigOp::Delete { name } => format!("{name} removed"),
-                })
-                .collect();
-            tracing::info!(cluster = %cluster.name, broker = %resource.name, changes = %described.join(", "), "dynamic configuration applied");
-            self.tell(
-                "DynamicConfigurationUpdated",
-                "UpdateBrokerConfiguration",
-                &format!(
-                    "Broker {} reconfigured without a restart: {}",
-                    resource.name,
-                    described.join(", ")
-                ),
-            )
-            .await;
-        }
-        Ok(())
-    }
-}
-
-/// The changes that bring a broker's `entries` to the user's dynamic options: a `Set` for
-/// each option whose value differs, a `Delete` for each dynamically updatable option set
-/// for this broker that the user no longer asks for (except replication throttles).
-fn dynamic_changes(
-    dynamic: &[(String, String)],
-    entries: &[strimzi_operator_common::kafka::ConfigEntry],
-) -> Vec<AlterConfigOp> {
-    let by_name: BTreeMap<&str, &strimzi_operator_common::kafka::ConfigEntry> = entries
-        .iter()
-        .map(|entry| (entry.name.as_str(), entry))
-        .collect();
-    let wanted: BTreeSet<&str> = dynamic.iter().map(|(key, _)| key.as_str()).collect();
-    let mut ops: Vec<AlterConfigOp> = dynamic
-        .iter()
-        .filter(|(key, value)| {
-            by_name.get(key.as_str()).is_none_or(|entry| {
-                !entry.sensitive && entry.value.as_deref().map(str::trim) != Some(value.trim())
-            })
-        })
-        .map(|(key, value)| AlterConfigOp::Set {
-            name: key.clone(),
-            value: value.clone(),
-        })
-        .collect();
-    ops.extend(
-        entries
-            .iter()
-            .filter(|entry| entry.source == ConfigSource::DynamicBroker)
-            .filter(|entry| is_dynamic_option(&entry.name) && !wanted.contains(entry.name.as_str()))
-            .filter(|entry| !is_operational_throttle(&entry.name))
-            .map(|entry| AlterConfigOp::Delete {
-                name: entry.name.clone(),
-            }),
-    );
-    ops
-}
-
-/// Whether `name` is a replication throttle, which partition reassignments (and Cruise
-/// Control) set on brokers for the time they run: the operator never removes one it does
-/// not ask for.
-fn is_operational_throttle(name: &str) -> bool {
-    name.ends_with(".replication.throttled.rate")
-}
-
-/// A fingerprint of the dynamic options and the brokers they apply to.
-fn dynamic_fingerprint(cluster: &KafkaCluster, dynamic: &[(String, String)]) -> String {
-    let mut hasher = Sha256::new();
-    for (key, value) in dynamic {
-        hasher.update(format!("{key}={value}\n"));
-    }
-    for node in cluster.brokers() {
-        hasher.update(format!("broker {}\n", node.node_id));
-    }
-    hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 /// The outcome of describing the cluster for a rolling step.
@@ -677,61 +564,5 @@ impl AvailabilityCheck for Unreachable {
 
     fn broker_blockers(&self, _brokers: &BTreeSet<i32>) -> Vec<String> {
         Vec::new()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use strimzi_operator_common::kafka::ConfigEntry;
-
-    fn entry(name: &str, value: &str, source: ConfigSource) -> ConfigEntry {
-        ConfigEntry {
-            name: name.to_owned(),
-            value: Some(value.to_owned()),
-            source,
-            read_only: false,
-            sensitive: false,
-        }
-    }
-
-    #[test]
-    fn only_differing_options_are_set_and_dropped_dynamic_ones_removed() {
-        let dynamic = vec![
-            ("log.retention.ms".to_owned(), "60000".to_owned()),
-            ("min.insync.replicas".to_owned(), "2".to_owned()),
-        ];
-        let entries = [
-            entry("log.retention.ms", "604800000", ConfigSource::Default),
-            entry("min.insync.replicas", "2", ConfigSource::StaticBroker),
-            entry("num.io.threads", "16", ConfigSource::DynamicBroker),
-            entry(
-                "follower.replication.throttled.rate",
-                "1000",
-                ConfigSource::DynamicBroker,
-            ),
-            entry(
-                "auto.create.topics.enable",
-                "false",
-                ConfigSource::StaticBroker,
-            ),
-        ];
-        assert_eq!(
-            dynamic_changes(&dynamic, &entries),
-            [
-                AlterConfigOp::Set {
-                    name: "log.retention.ms".to_owned(),
-                    value: "60000".to_owned()
-                },
-                AlterConfigOp::Delete {
-                    name: "num.io.threads".to_owned()
-                },
-            ]
-        );
-        let applied = [
-            entry("log.retention.ms", "60000", ConfigSource::DynamicBroker),
-            entry("min.insync.replicas", "2", ConfigSource::StaticBroker),
-        ];
-        assert!(dynamic_changes(&dynamic, &applied).is_empty());
     }
 }

@@ -45,7 +45,17 @@ impl Reconciliation<'_> {
             ),
             cluster_id: Some(cluster.cluster_id.clone()),
             kafka_version: Some(cluster.version.version.clone()),
-            kafka_metadata_version: Some(cluster.version.metadata_version.clone()),
+            // What the brokers reported; else what was reported before; else the desired.
+            kafka_metadata_version: self
+                .metadata_version
+                .clone()
+                .or_else(|| {
+                    self.kafka
+                        .status
+                        .as_ref()
+                        .and_then(|status| status.kafka_metadata_version.clone())
+                })
+                .or_else(|| Some(cluster.version.metadata_version.clone())),
             operator_last_successful_version: Some(
                 crate::model::nodes::images::STRIMZI_VERSION.to_owned(),
             ),

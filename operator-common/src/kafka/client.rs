@@ -112,6 +112,12 @@ pub trait KafkaAdmin: Send + Sync {
     async fn describe_metadata_quorum(&self) -> Result<QuorumInfo, AdminError>;
     /// Finalized and supported feature levels.
     async fn describe_features(&self) -> Result<FeatureMetadata, AdminError>;
+    /// Every broker registered with the controllers, fenced ones included: whether each is
+    /// fenced, by node id.
+    async fn registered_brokers(&self) -> Result<BTreeMap<i32, bool>, AdminError>;
+    /// Removes the registration of broker `id`, a node that is gone for good; a broker not
+    /// registered is no error.
+    async fn unregister_broker(&self, id: i32) -> Result<(), AdminError>;
     /// Changes finalized feature levels, such as `metadata.version`.
     async fn update_features(
         &self,

@@ -143,6 +143,14 @@ impl ConfigResource {
             name: id.to_string(),
         }
     }
+
+    /// The cluster-wide defaults of every broker (the broker resource with an empty name).
+    pub fn broker_defaults() -> Self {
+        Self {
+            resource_type: ConfigResourceType::Broker,
+            name: String::new(),
+        }
+    }
 }
 
 /// Where the value of a config comes from.

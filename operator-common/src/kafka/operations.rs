@@ -9,8 +9,9 @@ use kafka_protocol::messages::{
     AlterClientQuotasRequest, AlterPartitionReassignmentsRequest, AlterUserScramCredentialsRequest,
     ApiVersionsRequest, CreateAclsRequest, CreatePartitionsRequest, CreateTopicsRequest,
     DeleteAclsRequest, DeleteTopicsRequest, DescribeAclsRequest, DescribeClientQuotasRequest,
-    DescribeConfigsRequest, DescribeQuorumRequest, DescribeUserScramCredentialsRequest,
-    IncrementalAlterConfigsRequest, ListPartitionReassignmentsRequest, MetadataRequest, TopicName,
+    DescribeClusterRequest, DescribeConfigsRequest, DescribeQuorumRequest,
+    DescribeUserScramCredentialsRequest, IncrementalAlterConfigsRequest,
+    ListPartitionReassignmentsRequest, MetadataRequest, TopicName, UnregisterBrokerRequest,
     UpdateFeaturesRequest, alter_client_quotas_request, alter_partition_reassignments_request,
     alter_user_scram_credentials_request, create_acls_request, create_partitions_request,
     create_topics_request, delete_acls_request, describe_client_quotas_request,
@@ -761,6 +762,36 @@ impl KafkaAdmin for AdminClient {
             finalized_epoch: (response.finalized_features_epoch >= 0)
                 .then_some(response.finalized_features_epoch),
         })
+    }
+
+    async fn registered_brokers(&self) -> Result<BTreeMap<i32, bool>, AdminError> {
+        let request = DescribeClusterRequest::default().with_include_fenced_brokers(true);
+        let response = self
+            .call(
+                "list registered brokers",
+                Target::Any,
+                &request,
+                |response| item(response.error_code, response.error_message.as_ref()),
+            )
+            .await?;
+        Ok(response
+            .brokers
+            .iter()
+            .map(|broker| (broker.broker_id.0, broker.is_fenced))
+            .collect())
+    }
+
+    async fn unregister_broker(&self, id: i32) -> Result<(), AdminError> {
+        let request = UnregisterBrokerRequest::default().with_broker_id(id.into());
+        let result = self
+            .call("unregister broker", Target::Any, &request, |response| {
+                item(response.error_code, response.error_message.as_ref())
+            })
+            .await;
+        match result {
+            Err(error) if error.is(ResponseError::BrokerIdNotRegistered) => Ok(()),
+            other => other.map(drop),
+        }
     }
 
     async fn update_features(

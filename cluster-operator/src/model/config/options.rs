@@ -389,6 +389,11 @@ pub fn is_dynamic_option(key: &str) -> bool {
     DYNAMIC_OPTIONS.contains(&key)
 }
 
+/// Every option [`is_dynamic_option`] accepts.
+pub fn dynamic_options() -> &'static [&'static str] {
+    &DYNAMIC_OPTIONS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,57 @@ pub const SUPPORTED_VERSIONS: [SupportedVersion; 3] = [
     },
 ];
 
+/// KRaft `metadata.version` names with their feature levels, as Kafka numbers them: from
+/// `3.3-IV3`, the oldest Kafka 4 reads, to the newest a supported Kafka version runs.
+const METADATA_VERSION_LEVELS: [(&str, i16); 24] = [
+    ("3.3-IV3", 7),
+    ("3.4-IV0", 8),
+    ("3.5-IV0", 9),
+    ("3.5-IV1", 10),
+    ("3.5-IV2", 11),
+    ("3.6-IV0", 12),
+    ("3.6-IV1", 13),
+    ("3.6-IV2", 14),
+    ("3.7-IV0", 15),
+    ("3.7-IV1", 16),
+    ("3.7-IV2", 17),
+    ("3.7-IV3", 18),
+    ("3.7-IV4", 19),
+    ("3.8-IV0", 20),
+    ("3.9-IV0", 21),
+    ("4.0-IV0", 22),
+    ("4.0-IV1", 23),
+    ("4.0-IV2", 24),
+    ("4.0-IV3", 25),
+    ("4.1-IV0", 26),
+    ("4.1-IV1", 27),
+    ("4.2-IV0", 28),
+    ("4.2-IV1", 29),
+    ("4.3-IV0", 30),
+];
+
+/// The feature level of `metadata_version`; a bare `<major>.<minor>` is its newest internal
+/// version. `None` when Kafka has no such version (or none this operator runs).
+pub fn metadata_feature_level(metadata_version: &str) -> Option<i16> {
+    let exact = METADATA_VERSION_LEVELS
+        .iter()
+        .find(|(name, _)| *name == metadata_version);
+    let newest_of_release = || {
+        METADATA_VERSION_LEVELS.iter().rev().find(|(name, _)| {
+            name.split_once("-IV").map(|(release, _)| release) == Some(metadata_version)
+        })
+    };
+    exact.or_else(newest_of_release).map(|(_, level)| *level)
+}
+
+/// The name of the metadata version of feature level `level`, e.g. `4.3-IV0`.
+pub fn metadata_version_name(level: i16) -> Option<&'static str> {
+    METADATA_VERSION_LEVELS
+        .iter()
+        .find(|(_, known)| *known == level)
+        .map(|(name, _)| *name)
+}
+
 /// The version a Kafka without `spec.kafka.version` runs.
 pub const DEFAULT_KAFKA_VERSION: &str = "4.3.1";
 
@@ -108,10 +159,13 @@ impl KafkaImages {
 }
 
 /// The version, metadata version and image of `spec`: `version` (or the default) must be
-/// supported; `image` and `metadataVersion` override what the version implies.
+/// supported; `image` and `metadataVersion` override what the version implies. The metadata
+/// version may not be newer than the Kafka version runs; nor may the cluster's `current`
+/// metadata version (from the Kafka's status), since Kafka cannot go back to an older one.
 pub fn resolve_version(
     spec: &KafkaClusterSpec,
     images: &KafkaImages,
+    current: Option<&str>,
 ) -> Result<KafkaVersion, ModelError> {
     let requested = spec.version.as_deref().unwrap_or(DEFAULT_KAFKA_VERSION);
     let Some(supported) = supported_version(requested) else {
@@ -136,6 +190,29 @@ pub fn resolve_version(
         .clone()
         .unwrap_or_else(|| supported.metadata_version.to_owned());
     validate_metadata_version(&metadata_version)?;
+    let newest = metadata_feature_level(supported.metadata_version).unwrap_or(i16::MAX);
+    match metadata_feature_level(&metadata_version) {
+        None => {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "Metadata version {metadata_version} is unknown"
+            )));
+        }
+        Some(level) if level > newest => {
+            return Err(ModelError::UnsupportedKafkaVersion(format!(
+                "Metadata version {metadata_version} is newer than Kafka {requested} supports ({} at most)",
+                supported.metadata_version
+            )));
+        }
+        Some(_) => {}
+    }
+    if let Some(current) = current
+        && metadata_feature_level(current).is_some_and(|level| level > newest)
+    {
+        return Err(ModelError::UnsupportedKafkaVersion(format!(
+            "Kafka {requested} cannot run this cluster: its metadata version is {current}, newer than Kafka {requested} supports ({} at most), and a metadata version cannot be lowered",
+            supported.metadata_version
+        )));
+    }
     Ok(KafkaVersion {
         version: requested.to_owned(),
         metadata_version,
@@ -201,7 +278,7 @@ mod tests {
     #[test]
     fn resolves_version_image_and_metadata_version() {
         let images = KafkaImages::strimzi_defaults();
-        let resolved = resolve_version(&KafkaClusterSpec::default(), &images).unwrap();
+        let resolved = resolve_version(&KafkaClusterSpec::default(), &images, None).unwrap();
         assert_eq!(resolved.version, "4.3.1");
         assert_eq!(resolved.metadata_version, "4.3-IV0");
         assert_eq!(resolved.image, "quay.io/strimzi/kafka:1.2.0-kafka-4.3.1");
@@ -212,7 +289,7 @@ mod tests {
             image: Some("mine:1".into()),
             ..KafkaClusterSpec::default()
         };
-        let resolved = resolve_version(&spec, &images).unwrap();
+        let resolved = resolve_version(&spec, &images, None).unwrap();
         assert_eq!(resolved.image, "mine:1");
         assert_eq!(resolved.metadata_version, "4.1-IV1");
     }
@@ -225,19 +302,38 @@ mod tests {
             metadata_version: metadata.map(Into::into),
             ..KafkaClusterSpec::default()
         };
-        let error = resolve_version(&spec("3.9.0", None), &images).unwrap_err();
+        let error = resolve_version(&spec("3.9.0", None), &images, None).unwrap_err();
         assert_eq!(error.reason(), "UnsupportedKafkaVersionException");
         let no_images = KafkaImages::default();
         assert!(matches!(
-            resolve_version(&spec("4.3.1", None), &no_images),
+            resolve_version(&spec("4.3.1", None), &no_images, None),
             Err(ModelError::UnsupportedKafkaVersion(_))
         ));
-        for bad in ["3.3-IV2", "3.2", "four", "4.3-IVx"] {
+        for bad in ["3.3-IV2", "3.2", "four", "4.3-IVx", "4.3-IV9", "4.4-IV0"] {
             assert!(
-                resolve_version(&spec("4.3.1", Some(bad)), &images).is_err(),
+                resolve_version(&spec("4.3.1", Some(bad)), &images, None).is_err(),
                 "{bad} accepted"
             );
         }
-        assert!(resolve_version(&spec("4.3.1", Some("3.3-IV3")), &images).is_ok());
+        assert!(resolve_version(&spec("4.3.1", Some("3.3-IV3")), &images, None).is_ok());
+        // A metadata version newer than the Kafka version runs, asked for or already in use.
+        let error = resolve_version(&spec("4.2.0", Some("4.3-IV0")), &images, None).unwrap_err();
+        assert!(error.to_string().contains("4.2-IV1 at most"), "{error}");
+        let error = resolve_version(&spec("4.2.0", None), &images, Some("4.3-IV0")).unwrap_err();
+        assert!(error.to_string().contains("cannot be lowered"), "{error}");
+        assert!(resolve_version(&spec("4.3.1", None), &images, Some("4.2-IV1")).is_ok());
+    }
+
+    #[test]
+    fn metadata_versions_map_to_kafkas_feature_levels() {
+        assert_eq!(metadata_feature_level("3.3-IV3"), Some(7));
+        assert_eq!(metadata_feature_level("4.2-IV1"), Some(29));
+        assert_eq!(metadata_feature_level("4.2"), Some(29));
+        assert_eq!(metadata_feature_level("4.3"), Some(30));
+        assert_eq!(metadata_feature_level("4.4-IV0"), None);
+        assert_eq!(metadata_version_name(30), Some("4.3-IV0"));
+        for supported in SUPPORTED_VERSIONS {
+            assert!(metadata_feature_level(supported.metadata_version).is_some());
+        }
     }
 }

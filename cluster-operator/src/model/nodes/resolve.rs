@@ -26,7 +26,15 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
     validate_pools(&name, input.pools)?;
 
     let (assignments, mut warnings) = assign_node_ids(input.pools)?;
-    let version = resolve_version(&kafka.spec.kafka, &input.config.images)?;
+    let current_metadata_version = kafka
+        .status
+        .as_ref()
+        .and_then(|status| status.kafka_metadata_version.as_deref());
+    let version = resolve_version(
+        &kafka.spec.kafka,
+        &input.config.images,
+        current_metadata_version,
+    )?;
 
     let mut pools: Vec<NodePool> = input
         .pools

@@ -1,0 +1,123 @@
+//! The broker scale-down check: removing brokers (scaling a pool down, deleting it, or taking
+//! the broker role from it) is refused while they still hold partition replicas, unless the
+//! Kafka says `strimzi.io/skip-broker-scaledown-check: "true"`. Nothing is applied then: the
+//! reconciliation fails with Strimzi's `InvalidResourceException` until the replicas have
+//! moved, and is retried with backoff.
+
+use std::collections::BTreeSet;
+
+use strimzi_api::annotations;
+use strimzi_operator_common::kafka::{AdminError, KafkaAdmin};
+
+use super::objects::LiveObjects;
+use super::{ClusterCas, ReconcileError, Reconciliation};
+use crate::model::KafkaCluster;
+
+/// The brokers of `removed` that host a replica of a partition of `topics`.
+pub(super) fn hosting_replicas(
+    removed: &BTreeSet<i32>,
+    topics: &[strimzi_operator_common::kafka::TopicDescription],
+) -> BTreeSet<i32> {
+    topics
+        .iter()
+        .flat_map(|topic| &topic.partitions)
+        .flat_map(|partition| &partition.replicas)
+        .filter(|id| removed.contains(id))
+        .copied()
+        .collect()
+}
+
+/// The node IDs of a list, as Strimzi prints them: `[3, 4]`.
+fn ids(ids: &BTreeSet<i32>) -> String {
+    format!(
+        "[{}]",
+        ids.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+impl Reconciliation<'_> {
+    /// Refuses to remove brokers that the live StrimziPodSets run and `cluster` no longer
+    /// has while they host partition replicas (or while the operator cannot tell).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn check_broker_removal(
+        &self,
+        cluster: &KafkaCluster,
+        live: &LiveObjects,
+        cas: &ClusterCas,
+    ) -> Result<(), ReconcileError> {
+        let desired: BTreeSet<i32> = cluster.brokers().map(|node| node.node_id).collect();
+        let removed: BTreeSet<i32> = live
+            .broker_node_ids()
+            .difference(&desired)
+            .copied()
+            .collect();
+        let skip = annotations::is_true(
+            self.kafka.metadata.annotations.as_ref(),
+            annotations::SKIP_BROKER_SCALEDOWN_CHECK,
+        );
+        let Some(identity) = live.operator_secret() else {
+            return Ok(());
+        };
+        if removed.is_empty() || skip {
+            return Ok(());
+        }
+        let admin = self.admin_client(cluster, identity, cas)?;
+        let hosting = async {
+            let mut names = admin.list_topics().await?;
+            names.extend(
+                super::roll::INTERNAL_TOPICS
+                    .iter()
+                    .map(|name| (*name).to_owned()),
+            );
+            let topics: Vec<_> = admin
+                .describe_topics(&names)
+                .await?
+                .into_values()
+                .filter_map(Result::ok)
+                .collect();
+            Ok::<_, AdminError>(hosting_replicas(&removed, &topics))
+        }
+        .await;
+        match hosting {
+            Ok(hosting) if hosting.is_empty() => Ok(()),
+            Ok(hosting) => Err(ReconcileError::ScaleDownBlocked(format!(
+                "Cannot scale down brokers {} because brokers {} are not empty",
+                ids(&removed),
+                ids(&hosting)
+            ))),
+            Err(error) => Err(ReconcileError::ScaleDownBlocked(format!(
+                "Cannot scale down brokers {}: whether they still hold partition replicas cannot be checked ({error}); annotate the Kafka with {}: \"true\" to remove them anyway",
+                ids(&removed),
+                annotations::SKIP_BROKER_SCALEDOWN_CHECK
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strimzi_operator_common::kafka::{PartitionDescription, TopicDescription};
+
+    #[test]
+    fn only_removed_brokers_with_replicas_block() {
+        let topics = [TopicDescription {
+            name: "t".to_owned(),
+            topic_id: Default::default(),
+            internal: false,
+            partitions: vec![PartitionDescription {
+                partition: 0,
+                leader: 0,
+                replicas: vec![0, 1],
+                isr: vec![0, 1],
+            }],
+        }];
+        let removed = BTreeSet::from([1, 2]);
+        assert_eq!(hosting_replicas(&removed, &topics), BTreeSet::from([1]));
+        assert!(hosting_replicas(&BTreeSet::from([2]), &topics).is_empty());
+        assert_eq!(ids(&removed), "[1, 2]");
+    }
+}
