@@ -158,6 +158,7 @@ fn a_user_supplied_certificate_that_is_not_a_ca_is_refused() {
         now: T0,
         window_open: true,
         ca_action: &ca.action,
+        trust_pending: false,
     };
     let issued = leaf::issue(
         &ca.authority,

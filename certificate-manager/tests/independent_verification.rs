@@ -75,6 +75,7 @@ fn broker_certificate(ca: &ReconciledCa) -> IssuedCertificate {
         now: time::OffsetDateTime::now_utc(),
         window_open: true,
         ca_action: &ca.action,
+        trust_pending: false,
     };
     leaf::issue_or_reuse(&ca.authority, &spec, None, &context).unwrap()
 }
@@ -247,6 +248,7 @@ fn verify_everything(algorithm: KeyAlgorithm) {
         now: time::OffsetDateTime::now_utc(),
         window_open: true,
         ca_action: &ca.action,
+        trust_pending: false,
     };
     let user =
         leaf::issue_or_reuse(&ca.authority, &LeafSpec::user("alice"), None, &context).unwrap();

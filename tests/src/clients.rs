@@ -85,6 +85,28 @@ impl ClusterClient {
             .map(|output| output.trim().to_owned())
     }
 
+    /// Replaces the dynamic options of broker `broker` (or topic `topic`) with `set`.
+    pub fn alter_config(&self, target: ConfigTarget<'_>, set: &[&str]) -> Result<(), String> {
+        let mut args = match target {
+            ConfigTarget::Broker(id) => vec![
+                "alter-config".to_owned(),
+                "--broker".to_owned(),
+                id.to_string(),
+            ],
+            ConfigTarget::Topic(name) => vec![
+                "alter-config".to_owned(),
+                "--topic".to_owned(),
+                name.to_owned(),
+            ],
+        };
+        for pair in set {
+            args.push("--set".to_owned());
+            args.push((*pair).to_owned());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.run(&args).map(drop)
+    }
+
     /// Starts producing records `steady-<n>` to `topic`, `per_second` of them each second,
     /// with an idempotent `acks=all` producer, until [`SteadyProducer::stop`].
     pub fn produce_steadily(
@@ -147,6 +169,15 @@ impl ClusterClient {
             Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
         }
     }
+}
+
+/// What [`ClusterClient::alter_config`] changes.
+#[derive(Clone, Copy, Debug)]
+pub enum ConfigTarget<'a> {
+    /// A broker, by node id.
+    Broker(i32),
+    /// A topic, by name.
+    Topic(&'a str),
 }
 
 /// A producer started by [`ClusterClient::produce_steadily`].

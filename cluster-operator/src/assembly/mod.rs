@@ -45,7 +45,6 @@ mod settings;
 mod status;
 mod storage;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -587,20 +586,7 @@ impl Reconciliation<'_> {
         cluster: &KafkaCluster,
         sets: &[StrimziPodSet],
     ) -> Result<Vec<String>, ReconcileError> {
-        let desired: BTreeMap<String, Option<String>> = sets
-            .iter()
-            .flat_map(|set| &set.spec.pods)
-            .filter_map(|pod| {
-                let metadata = pod.0.get("metadata")?;
-                let name = metadata.get("name")?.as_str()?.to_owned();
-                let revision = metadata
-                    .get("annotations")
-                    .and_then(|annotations| annotations.get(strimzi_api::annotations::REVISION))
-                    .and_then(serde_json::Value::as_str)
-                    .map(str::to_owned);
-                Some((name, revision))
-            })
-            .collect();
+        let desired = roll::described_annotations(sets);
         let pods = self
             .list::<Pod>(&format!("{}={}", labels::CLUSTER, cluster.name))
             .await?;
@@ -616,11 +602,8 @@ impl Reconciliation<'_> {
             let Some(why) = stuck(pod) else {
                 continue;
             };
-            let revision = pod
-                .annotations()
-                .get(strimzi_api::annotations::REVISION)
-                .cloned();
-            if *wanted == revision {
+            let revision = strimzi_api::annotations::REVISION;
+            if wanted.get(revision) == pod.annotations().get(revision) {
                 described.push(format!("{name} ({why})"));
                 continue;
             }
@@ -636,19 +619,7 @@ impl Reconciliation<'_> {
             self.operator.runtime.metrics().count_write("Pod", "delete");
             let reason = crate::rolling::RestartReason::PodStuck(why.clone());
             tracing::info!(pod = %name, %why, "deleted a stuck pod of an older definition");
-            self.operator
-                .runtime
-                .events()
-                .publish_logged(
-                    &pod.object_ref(&()),
-                    Severity::Normal,
-                    reason.name(),
-                    "StrimziInitiatedPodRestart",
-                    &format!(
-                        "Pod needs to be restarted, because {} and runs an older definition",
-                        reason.explanation()
-                    ),
-                )
+            self.restarted(pod, &reason, " and runs an older definition")
                 .await;
             described.push(format!(
                 "{name} ({why}; deleted, to be recreated as now desired)"

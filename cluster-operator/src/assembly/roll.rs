@@ -51,7 +51,7 @@ const MAX_ADMIN_REQUEST: Duration = Duration::from_secs(10);
 /// and StrimziPodSet changes wake it sooner.
 const ROLL_RECHECK: Duration = Duration::from_secs(5);
 /// Kafka's internal topics, which listing topics leaves out but whose availability counts.
-pub(super) const INTERNAL_TOPICS: [&str; 3] = [
+const INTERNAL_TOPICS: [&str; 3] = [
     "__consumer_offsets",
     "__transaction_state",
     "__share_group_state",
@@ -126,11 +126,11 @@ fn pod_annotations(pod: &Pod) -> &BTreeMap<String, String> {
     pod.metadata.annotations.as_ref().unwrap_or(&EMPTY)
 }
 
-/// The desired pods' annotations by pod name, from the desired StrimziPodSets.
-fn desired_annotations(desired: &DesiredObjects) -> BTreeMap<String, BTreeMap<String, String>> {
-    desired
-        .pod_sets
-        .iter()
+/// The annotations of the pods `sets` describe, by pod name.
+pub(super) fn described_annotations(
+    sets: &[StrimziPodSet],
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    sets.iter()
         .flat_map(|set| &set.spec.pods)
         .filter_map(|pod| {
             let metadata = pod.0.get("metadata")?;
@@ -169,7 +169,7 @@ fn nodes_to_roll(
     desired: &DesiredObjects,
     pods: &BTreeMap<String, Pod>,
 ) -> Vec<NodeToRoll> {
-    let wanted = desired_annotations(desired);
+    let wanted = described_annotations(&desired.pod_sets);
     cluster
         .nodes()
         .filter_map(|node| {
@@ -188,6 +188,20 @@ fn nodes_to_roll(
             })
         })
         .collect()
+}
+
+/// Every topic of the cluster, Kafka's internal ones included.
+pub(super) async fn describe_all_topics(
+    admin: &AdminClient,
+) -> Result<Vec<TopicDescription>, AdminError> {
+    let mut names = admin.list_topics().await?;
+    names.extend(INTERNAL_TOPICS.iter().map(|name| (*name).to_owned()));
+    Ok(admin
+        .describe_topics(&names)
+        .await?
+        .into_values()
+        .filter_map(Result::ok)
+        .collect())
 }
 
 /// An integer option of the user's configuration, if set and valid.
@@ -452,27 +466,33 @@ impl Reconciliation<'_> {
             .collect();
         tracing::info!(pod = %node.pod, node_id = node.node_id, reasons = %why.join("; "), "restarting a Kafka node");
         for reason in &node.reasons {
-            self.operator
-                .rolling
-                .restarts
-                .with_label_values(&[reason.name()])
-                .inc();
-            self.operator
-                .runtime
-                .events()
-                .publish_logged(
-                    &pod.object_ref(&()),
-                    Severity::Normal,
-                    reason.name(),
-                    "StrimziInitiatedPodRestart",
-                    &format!(
-                        "Pod needs to be restarted, because {}",
-                        reason.explanation()
-                    ),
-                )
-                .await;
+            self.restarted(pod, reason, "").await;
         }
         Ok(())
+    }
+
+    /// Counts a restart of `pod` for `reason` and says so in a Normal Event on the pod;
+    /// `more` ends the Event's note.
+    pub(super) async fn restarted(&self, pod: &Pod, reason: &RestartReason, more: &str) {
+        self.operator
+            .rolling
+            .restarts
+            .with_label_values(&[reason.name()])
+            .inc();
+        self.operator
+            .runtime
+            .events()
+            .publish_logged(
+                &pod.object_ref(&()),
+                Severity::Normal,
+                reason.name(),
+                "StrimziInitiatedPodRestart",
+                &format!(
+                    "Pod needs to be restarted, because {}{more}",
+                    reason.explanation()
+                ),
+            )
+            .await;
     }
 
     /// The quorum, the topics and their minimums; or what is awaited when a ready node is
@@ -508,14 +528,7 @@ impl Reconciliation<'_> {
                 recheck_after: ROLL_RECHECK,
             }));
         }
-        let mut names = admin.list_topics().await?;
-        names.extend(INTERNAL_TOPICS.iter().map(|name| (*name).to_owned()));
-        let topics: Vec<TopicDescription> = admin
-            .describe_topics(&names)
-            .await?
-            .into_values()
-            .filter_map(Result::ok)
-            .collect();
+        let topics = describe_all_topics(admin).await?;
         let resources: Vec<ConfigResource> = topics
             .iter()
             .map(|topic| ConfigResource::topic(topic.name.clone()))

@@ -7,7 +7,6 @@
 use std::collections::BTreeSet;
 
 use strimzi_api::annotations;
-use strimzi_operator_common::kafka::{AdminError, KafkaAdmin};
 
 use super::objects::LiveObjects;
 use super::{ClusterCas, ReconcileError, Reconciliation};
@@ -65,22 +64,9 @@ impl Reconciliation<'_> {
             return Ok(());
         }
         let admin = self.admin_client(cluster, identity, cas)?;
-        let hosting = async {
-            let mut names = admin.list_topics().await?;
-            names.extend(
-                super::roll::INTERNAL_TOPICS
-                    .iter()
-                    .map(|name| (*name).to_owned()),
-            );
-            let topics: Vec<_> = admin
-                .describe_topics(&names)
-                .await?
-                .into_values()
-                .filter_map(Result::ok)
-                .collect();
-            Ok::<_, AdminError>(hosting_replicas(&removed, &topics))
-        }
-        .await;
+        let hosting = super::roll::describe_all_topics(&admin)
+            .await
+            .map(|topics| hosting_replicas(&removed, &topics));
         match hosting {
             Ok(hosting) if hosting.is_empty() => Ok(()),
             Ok(hosting) => Err(ReconcileError::ScaleDownBlocked(format!(

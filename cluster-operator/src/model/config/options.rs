@@ -391,7 +391,7 @@ pub fn is_dynamic_option(key: &str) -> bool {
 
 /// Every option [`is_dynamic_option`] accepts.
 pub fn dynamic_options() -> &'static [&'static str] {
-    &DYNAMIC_OPTIONS
+    DYNAMIC_OPTIONS
 }
 
 #[cfg(test)]
