@@ -269,6 +269,24 @@ impl KafkaTools {
         }
     }
 
+    /// Sets the options `set` (`key=value,...`) of topic `topic`, keeping its others, with
+    /// Kafka's config tool.
+    pub fn set_topic_config(&self, topic: &str, set: &str) -> Result<(), String> {
+        self.run(
+            "org.apache.kafka.tools.ConfigCommand",
+            &[
+                "--alter",
+                "--entity-type",
+                "topics",
+                "--entity-name",
+                topic,
+                "--add-config",
+                set,
+            ],
+        )
+        .map(drop)
+    }
+
     /// Every partition's replicas, as `(topic, partition, replicas)`, from the topic tool.
     pub fn assignments(&self) -> Result<Vec<(String, i32, Vec<i32>)>, String> {
         let output = self.run("org.apache.kafka.tools.TopicCommand", &["--describe"])?;

@@ -24,8 +24,8 @@ use strimzi_api::annotations;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::kafka::{
-    AdminClient, AdminConfig, AdminError, ConfigResource, HostResolution, KafkaAdmin, QuorumInfo,
-    SecurityProtocol, TlsConfig, TopicDescription,
+    AdminClient, AdminConfig, AdminError, ConfigResource, ConfigSource, HostResolution, KafkaAdmin,
+    QuorumInfo, SecurityProtocol, TlsConfig, TopicDescription,
 };
 use strimzi_operator_common::metrics::{Metrics, MetricsError};
 
@@ -188,6 +188,31 @@ fn nodes_to_roll(
             })
         })
         .collect()
+}
+
+/// Logs (at debug level) why each broker that waits did not join the brokers restarting
+/// together now.
+fn log_brokers_left_out(
+    decision: &Option<RollDecision>,
+    nodes: &[NodeToRoll],
+    state: &ClusterState,
+) {
+    let Some(RollDecision::Restart(chosen)) = decision else {
+        return;
+    };
+    if chosen.iter().any(|node| node.controller) {
+        return;
+    }
+    let together: BTreeSet<i32> = chosen.iter().map(|node| node.node_id).collect();
+    for node in nodes
+        .iter()
+        .filter(|node| !node.controller && !together.contains(&node.node_id))
+    {
+        let mut with = together.clone();
+        with.insert(node.node_id);
+        let blockers = state.broker_blockers(&with);
+        tracing::debug!(pod = %node.pod, blockers = %blockers.join("; "), "broker waits for a later step");
+    }
 }
 
 /// Every topic of the cluster, Kafka's internal ones included.
@@ -381,12 +406,16 @@ impl Reconciliation<'_> {
         pods: &BTreeMap<String, Pod>,
     ) -> Result<Waiting, ReconcileError> {
         let decision = match self.describe_for_rolling(cluster, admin).await {
-            Ok(Described::Ready(state)) => next_restarts(
-                nodes.clone(),
-                Some(state.quorum.leader_id),
-                self.operator.rolling.max_parallel_brokers,
-                &state,
-            ),
+            Ok(Described::Ready(state)) => {
+                let decision = next_restarts(
+                    nodes.clone(),
+                    Some(state.quorum.leader_id),
+                    self.operator.rolling.max_parallel_brokers,
+                    &state,
+                );
+                log_brokers_left_out(&decision, &nodes, &state);
+                decision
+            }
             Ok(Described::NotRejoined(waiting)) => return Ok(waiting),
             // A cluster the operator cannot reach is restarted anyway, one node at a time
             // in the rolling order, as Strimzi does with nodes it cannot connect to.
@@ -533,26 +562,30 @@ impl Reconciliation<'_> {
             .iter()
             .map(|topic| ConfigResource::topic(topic.name.clone()))
             .collect();
+        // The user's value is the brokers' default (set cluster-wide, live); a topic's own
+        // value wins, and without either the value the broker describes counts.
+        let user_min_isr =
+            user_option(cluster, "min.insync.replicas").and_then(|value| i32::try_from(value).ok());
         let min_isr = admin
             .describe_configs(&resources)
             .await?
             .into_iter()
             .filter_map(|(resource, entries)| {
-                let value = entries
+                let entry = entries
                     .ok()?
                     .into_iter()
-                    .find(|entry| entry.name == "min.insync.replicas")?
-                    .value?;
-                Some((resource.name, value.trim().parse().ok()?))
+                    .find(|entry| entry.name == "min.insync.replicas")?;
+                if entry.source != ConfigSource::DynamicTopic && user_min_isr.is_some() {
+                    return None;
+                }
+                Some((resource.name, entry.value?.trim().parse().ok()?))
             })
             .collect();
         Ok(Described::Ready(ClusterState {
             quorum,
             topics,
             min_isr,
-            default_min_isr: user_option(cluster, "min.insync.replicas")
-                .and_then(|value| i32::try_from(value).ok())
-                .unwrap_or(1),
+            default_min_isr: user_min_isr.unwrap_or(1),
             fetch_timeout_ms: user_option(cluster, "controller.quorum.fetch.timeout.ms")
                 .unwrap_or(DEFAULT_QUORUM_FETCH_TIMEOUT_MS),
         }))
