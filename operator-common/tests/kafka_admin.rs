@@ -645,6 +645,37 @@ async fn an_acl_created_by_the_client_is_enforced_for_rdkafka() {
 }
 
 #[tokio::test]
+async fn with_ip_addresses_only_a_host_name_fails_at_once_and_an_address_connects() {
+    let mut config = AdminConfig::plaintext("my-cluster-kafka-bootstrap.kafka.svc:9091");
+    config.host_resolution = HostResolution::IpAddressesOnly;
+    let admin = AdminClient::new(config).unwrap();
+    let error = admin.describe_cluster().await.unwrap_err();
+    assert!(
+        matches!(error, AdminError::HostNameNotLookedUp { .. }),
+        "{error}"
+    );
+    assert!(error.is_connection() && !error.is_retriable());
+    // The local broker's bootstrap address is an IP address: it is reached.
+    let mut config = self::config("plain");
+    config.host_resolution = HostResolution::IpAddressesOnly;
+    let bootstrap = config.bootstrap_servers[0].clone();
+    assert!(
+        bootstrap
+            .rsplit_once(':')
+            .unwrap()
+            .0
+            .parse::<std::net::IpAddr>()
+            .is_ok(),
+        "{bootstrap}"
+    );
+    AdminClient::new(config)
+        .unwrap()
+        .list_topics()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
 async fn an_unreachable_broker_gives_a_timeout_within_the_bound() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let refusing = closed.local_addr().unwrap().to_string();

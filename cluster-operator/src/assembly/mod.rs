@@ -78,7 +78,7 @@ use strimzi_operator_common::scoped_cache::ScopedCache;
 
 pub use bindings::orphaned_bindings_cleanup;
 pub use ca::ClusterCas;
-pub use roll::{MAX_ADMIN_OPERATION, RollingState};
+use roll::RollingState;
 
 /// Why a Kafka could not be reconciled; the reason becomes the `NotReady` condition's.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,6 @@
 //! The rolling step: once every pod is ready, restart the nodes whose pods are outdated or
-//! asked to restart, one step per reconciliation and only when it is safe, and apply the
-//! dynamically updatable options to the running brokers without restarting them.
+//! asked to restart, one step per reconciliation and only when it is safe; with nothing to
+//! restart, keep the settings of the running cluster (module `settings`).
 //!
 //! The operator talks to the brokers as itself: over the replication listener (9091) of
 //! the bootstrap Service, with mutual TLS, its client certificate being the
@@ -44,7 +44,7 @@ use crate::rolling::{
 /// Longest bound on one admin operation with its retries, whatever
 /// `STRIMZI_OPERATION_TIMEOUT_MS` says: the reconciliation must not stall on a cluster that
 /// does not answer.
-pub const MAX_ADMIN_OPERATION: Duration = Duration::from_secs(30);
+const MAX_ADMIN_OPERATION: Duration = Duration::from_secs(30);
 /// Longest bound on one admin request.
 const MAX_ADMIN_REQUEST: Duration = Duration::from_secs(10);
 /// How soon a Kafka is looked at again while a pod restarts or a restart is blocked; pod
@@ -64,7 +64,7 @@ const INTERNAL_TOPICS: [&str; 3] = [
 pub struct RollingState {
     restarts: IntCounterVec,
     /// Fingerprint of the settings last confirmed, by `ns/name`.
-    confirmed_dynamic: Arc<Mutex<BTreeMap<String, String>>>,
+    confirmed_settings: Arc<Mutex<BTreeMap<String, String>>>,
     /// How the admin client looks up broker names.
     host_resolution: HostResolution,
     /// How many brokers may restart at once.
@@ -88,14 +88,14 @@ impl RollingState {
         metrics.register(Box::new(restarts.clone()))?;
         Ok(Self {
             restarts,
-            confirmed_dynamic: Arc::default(),
+            confirmed_settings: Arc::default(),
             host_resolution,
             max_parallel_brokers,
         })
     }
 
     fn confirmed(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
-        self.confirmed_dynamic
+        self.confirmed_settings
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
