@@ -273,7 +273,7 @@ impl KafkaTools {
     /// Kafka's config tool.
     pub fn set_topic_config(&self, topic: &str, set: &str) -> Result<(), String> {
         self.run(
-            "org.apache.kafka.tools.ConfigCommand",
+            "kafka.admin.ConfigCommand",
             &[
                 "--alter",
                 "--entity-type",
