@@ -5,10 +5,8 @@
 //! brokers one node at a time, controllers first and the active controller last, while an
 //! idempotent producer writes to a topic with three replicas and `min.insync.replicas=2`;
 //! the operator is killed and restarted mid-roll. Every acknowledged record is read back
-//! exactly once. Then brokers that share no partition at risk roll in parallel, the
-//! metadata version is raised (and a Kafka version that cannot run it refused), and a
-//! broker that still holds replicas is kept until they are moved, then removed and
-//! unregistered.
+//! exactly once. Then brokers that share no partition at risk roll in parallel, and the
+//! metadata version is raised (and a Kafka version that cannot run it refused).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -17,20 +15,16 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
-use strimzi_api::node_pool::KafkaNodePool;
-use strimzi_tests::clients::{ClusterClient, ConfigTarget, KafkaTools, SteadyReport};
+use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::process::ManagedProcess;
-use strimzi_tests::resources::eventually_ok;
-use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, secret_file,
-};
+use support::real_nodes::{all_pods_ready, binaries, bootstrap, eventually, is_ready};
 use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "roll";
@@ -452,135 +446,6 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         .await
         .unwrap();
     ready(&client, &ns, CLUSTER).await;
-
-    // A broker that holds replicas is not removed; once they are moved away, it is, and it
-    // is unregistered.
-    let last_broker = *brokers.iter().max().unwrap();
-    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
-    pools
-        .patch(
-            "broker",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"replicas": 2}})),
-        )
-        .await
-        .unwrap();
-    let refused = wait_for(&kafkas, CLUSTER, "the scale-down to be refused", |kafka| {
-        let condition = support::condition(kafka?, "NotReady")?;
-        (condition.reason.as_deref() == Some("InvalidResourceException"))
-            .then(|| condition.message.clone().unwrap_or_default())
-    })
-    .await;
-    assert_eq!(
-        refused,
-        format!(
-            "Cannot scale down brokers [{last_broker}] because brokers [{last_broker}] are not empty"
-        )
-    );
-    let last_pod = format!("{CLUSTER}-broker-{last_broker}");
-    assert!(
-        pods_api(&client, &ns)
-            .get_opt(&last_pod)
-            .await
-            .unwrap()
-            .is_some()
-    );
-    tools
-        .remove_replicas_of(
-            last_broker,
-            Duration::from_secs(300),
-            &env.log_dir().join(format!("{ns}-reassignment.json")),
-        )
-        .unwrap();
-    wait_for(
-        &pods_api(&client, &ns),
-        &last_pod,
-        "the emptied broker to be removed",
-        |pod| pod.is_none().then_some(()),
-    )
-    .await;
-    eventually_ok(
-        "the removed broker to be unregistered",
-        POD_WAIT,
-        || async {
-            let unregistered = event_notes(&client, &ns, "BrokerUnregistered").await;
-            if unregistered
-                .iter()
-                .any(|note| note.contains(&format!("Broker {last_broker},")))
-            {
-                Ok(())
-            } else {
-                Err(unregistered)
-            }
-        },
-    )
-    .await;
-    ready(&client, &ns, CLUSTER).await;
-
-    // A cluster CA key replacement: every node first restarts trusting the old and the new
-    // CA certificate while keeping its old-key certificate, then restarts again with a
-    // certificate of the new key. A client trusting only the old CA certificate works until
-    // that second roll; records keep flowing throughout.
-    let (key_replaced, old_ca_works_midway, old_ca_refused_after, replacement_report) =
-        replace_cluster_ca_key(&client, &ns, &plain, &kafka).await;
-
-    // A broker whose restart would take a partition below its min.insync.replicas waits:
-    // with replication to the followers of `steady` throttled to a byte a second, its
-    // partition is down to its leader, which then may not restart; the status says why.
-    // Once the throttle is gone and the follower is back in sync, the roll goes on.
-    let remaining: Vec<i32> = brokers
-        .iter()
-        .copied()
-        .filter(|id| *id != last_broker)
-        .collect();
-    plain
-        .alter_config(
-            ConfigTarget::Topic("steady"),
-            &["follower.replication.throttled.replicas=*"],
-        )
-        .unwrap();
-    for broker in &remaining {
-        plain
-            .alter_config(
-                ConfigTarget::Broker(*broker),
-                &["follower.replication.throttled.rate=1"],
-            )
-            .unwrap();
-    }
-    eventually("producing what the followers cannot fetch", || {
-        plain.produce("steady", 200, "throttled")
-    })
-    .await;
-    let before = pod_uids(&client, &ns).await;
-    set_option(&client, &ns, "queued.max.requests", json!(800)).await;
-    let blocked = wait_for(&kafkas, CLUSTER, "the roll to be blocked", |kafka| {
-        let condition = support::condition(kafka?, "NotReady")?;
-        (condition.reason.as_deref() == Some("RollingUpdateBlocked"))
-            .then(|| condition.message.clone().unwrap_or_default())
-    })
-    .await;
-    assert!(
-        blocked.contains("steady-0") && blocked.contains("min.insync.replicas=1"),
-        "{blocked}"
-    );
-    // The follower, out of sync, may restart; the leader, the last in-sync replica, may not.
-    let now = pod_uids(&client, &ns).await;
-    let kept = remaining
-        .iter()
-        .map(|broker| format!("{CLUSTER}-broker-{broker}"))
-        .filter(|pod| now.get(pod) == before.get(pod))
-        .count();
-    assert!(kept >= 1, "every broker restarted while blocked: {blocked}");
-    plain
-        .alter_config(ConfigTarget::Topic("steady"), &[])
-        .unwrap();
-    for broker in &remaining {
-        plain
-            .alter_config(ConfigTarget::Broker(*broker), &[])
-            .unwrap();
-    }
-    watch_roll(&client, &ns, &before, || {}).await;
-    ready(&client, &ns, CLUSTER).await;
     drop(operator);
 
     // Figures for the README, not assertions.
@@ -604,85 +469,4 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         "figure: parallel / one-at-a-time roll time: {:.2}",
         parallel.seconds / roll.seconds
     );
-    println!(
-        "figure: cluster CA key replacement (two rolls of 3 controllers + 2 brokers) took {key_replaced:.0}s; producer: {} records, {} errors, p99 {:.0} ms",
-        replacement_report.acked.len(),
-        replacement_report.errors,
-        replacement_report.p99_ms
-    );
-    assert!(
-        old_ca_works_midway,
-        "a client trusting the old CA failed before the switch"
-    );
-    assert!(
-        old_ca_refused_after,
-        "the brokers still present old-key certificates"
-    );
-}
-
-/// Replaces the cluster CA key (`strimzi.io/force-replace`) under a steady producer and
-/// watches both rolls: (seconds, whether a TLS client trusting only the old CA certificate
-/// worked between the rolls, whether it was refused after them, the producer's report).
-async fn replace_cluster_ca_key(
-    client: &Client,
-    ns: &str,
-    plain: &ClusterClient,
-    kafka: &Kafka,
-) -> (f64, bool, bool, SteadyReport) {
-    let kafka_client = binaries().join("strimzi-kafka-client");
-    let network = env().network().unwrap();
-    let old_ca = secret_file(client, ns, &format!("{CLUSTER}-cluster-ca-cert"), "ca.crt").await;
-    let old_trust = ClusterClient::new(&kafka_client, network, &bootstrap(kafka, "tls"))
-        .tls(&old_ca)
-        .timeout(20);
-    eventually("a TLS client trusting the old CA", || {
-        old_trust.produce("tls-trust", 1, "before")
-    })
-    .await;
-    let stop_file = env().log_dir().join(format!("{ns}-ca-stop"));
-    let producer = plain
-        .produce_steadily("replacement", 20, &stop_file)
-        .unwrap();
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let started = Instant::now();
-    let first = pod_uids(client, ns).await;
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
-    secrets
-        .patch(
-            &format!("{CLUSTER}-cluster-ca"),
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"annotations": {"strimzi.io/force-replace": "true"}}}),
-            ),
-        )
-        .await
-        .unwrap();
-    watch_roll(client, ns, &first, || {}).await;
-    let midway = old_trust.produce("tls-trust", 1, "midway").is_ok();
-    let second = pod_uids(client, ns).await;
-    watch_roll(client, ns, &second, || {}).await;
-    ready(client, ns, CLUSTER).await;
-    let seconds = started.elapsed().as_secs_f64();
-    let refused = old_trust.produce("tls-trust", 1, "after").is_err();
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let report = producer.stop().unwrap();
-    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
-    (seconds, midway, refused, report)
-}
-
-fn pods_api(client: &Client, ns: &str) -> Api<Pod> {
-    Api::namespaced(client.clone(), ns)
-}
-
-/// The notes of the Events with `reason` in `ns`.
-async fn event_notes(client: &Client, ns: &str, reason: &str) -> Vec<String> {
-    Api::<Event>::namespaced(client.clone(), ns)
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter(|event| event.reason.as_deref() == Some(reason))
-        .filter_map(|event| event.note)
-        .collect()
 }

@@ -85,28 +85,6 @@ impl ClusterClient {
             .map(|output| output.trim().to_owned())
     }
 
-    /// Replaces the dynamic options of broker `broker` (or topic `topic`) with `set`.
-    pub fn alter_config(&self, target: ConfigTarget<'_>, set: &[&str]) -> Result<(), String> {
-        let mut args = match target {
-            ConfigTarget::Broker(id) => vec![
-                "alter-config".to_owned(),
-                "--broker".to_owned(),
-                id.to_string(),
-            ],
-            ConfigTarget::Topic(name) => vec![
-                "alter-config".to_owned(),
-                "--topic".to_owned(),
-                name.to_owned(),
-            ],
-        };
-        for pair in set {
-            args.push("--set".to_owned());
-            args.push((*pair).to_owned());
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        self.run(&args).map(drop)
-    }
-
     /// Starts producing records `steady-<n>` to `topic`, `per_second` of them each second,
     /// with an idempotent `acks=all` producer, until [`SteadyProducer::stop`].
     pub fn produce_steadily(
@@ -169,15 +147,6 @@ impl ClusterClient {
             Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
         }
     }
-}
-
-/// What [`ClusterClient::alter_config`] changes.
-#[derive(Clone, Copy, Debug)]
-pub enum ConfigTarget<'a> {
-    /// A broker, by node id.
-    Broker(i32),
-    /// A topic, by name.
-    Topic(&'a str),
 }
 
 /// A producer started by [`ClusterClient::produce_steadily`].
@@ -315,53 +284,5 @@ impl KafkaTools {
             found.push((topic, partition, replicas));
         }
         Ok(found)
-    }
-
-    /// Takes broker `broker` out of every partition's replicas with Kafka's reassignment
-    /// tool (one replica fewer each) and waits until the reassignment is complete.
-    pub fn remove_replicas_of(
-        &self,
-        broker: i32,
-        timeout: std::time::Duration,
-        plan_file: &Path,
-    ) -> Result<(), String> {
-        let partitions: Vec<String> = self
-            .assignments()?
-            .into_iter()
-            .filter(|(_, _, replicas)| replicas.contains(&broker))
-            .map(|(topic, partition, replicas)| {
-                let kept: Vec<String> = replicas
-                    .iter()
-                    .filter(|id| **id != broker)
-                    .map(ToString::to_string)
-                    .collect();
-                format!(
-                    r#"{{"topic":"{topic}","partition":{partition},"replicas":[{}]}}"#,
-                    kept.join(",")
-                )
-            })
-            .collect();
-        if partitions.is_empty() {
-            return Ok(());
-        }
-        let plan = format!(r#"{{"version":1,"partitions":[{}]}}"#, partitions.join(","));
-        std::fs::write(plan_file, plan)
-            .map_err(|error| format!("writing {}: {error}", plan_file.display()))?;
-        let plan_file = plan_file.to_string_lossy();
-        let tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
-        self.run(tool, &["--reassignment-json-file", &plan_file, "--execute"])?;
-        let started = std::time::Instant::now();
-        loop {
-            let verified = self.run(tool, &["--reassignment-json-file", &plan_file, "--verify"])?;
-            if !verified.contains("is still in progress") {
-                return Ok(());
-            }
-            if started.elapsed() > timeout {
-                return Err(format!(
-                    "reassignment not complete in {timeout:?}: {verified}"
-                ));
-            }
-            std::thread::sleep(std::time::Duration::from_secs(2));
-        }
     }
 }

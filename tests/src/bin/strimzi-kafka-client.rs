@@ -7,7 +7,6 @@
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... describe --topic t
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... produce-steadily --topic t --per-second 20 --stop-file /tmp/stop
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... broker-config --broker 3 --name log.retention.ms
-//! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... alter-config --topic t --set retention.ms=1000
 //! ```
 //!
 //! `produce` prints how many records were acknowledged; `consume` prints each value read
@@ -88,15 +87,6 @@ enum Action {
         #[arg(long)]
         stop_file: PathBuf,
     },
-    /// Replace the dynamic options of a broker or a topic with `set` (`key=value`).
-    AlterConfig {
-        #[arg(long, conflicts_with = "topic")]
-        broker: Option<i32>,
-        #[arg(long)]
-        topic: Option<String>,
-        #[arg(long)]
-        set: Vec<String>,
-    },
     /// Print the value of the option `name` of broker `broker`.
     BrokerConfig {
         #[arg(long)]
@@ -133,9 +123,6 @@ fn run(args: Args) -> anyhow::Result<()> {
             stop_file,
         } => produce_steadily(&config, topic, *per_second, stop_file, timeout),
         Action::BrokerConfig { broker, name } => broker_config(&config, *broker, name, timeout),
-        Action::AlterConfig { broker, topic, set } => {
-            alter_config(&config, *broker, topic.as_deref(), set, timeout)
-        }
     }
 }
 
@@ -421,43 +408,5 @@ fn broker_config(
         .get(name)
         .with_context(|| format!("no option {name}"))?;
     println!("{}", entry.value.as_deref().unwrap_or_default());
-    Ok(())
-}
-
-fn alter_config(
-    config: &ClientConfig,
-    broker: Option<i32>,
-    topic: Option<&str>,
-    set: &[String],
-    timeout: Duration,
-) -> anyhow::Result<()> {
-    use rdkafka::admin::{AdminClient, AdminOptions, AlterConfig, ResourceSpecifier};
-    use rdkafka::client::DefaultClientContext;
-    let resource = match (broker, topic) {
-        (Some(id), None) => ResourceSpecifier::Broker(id),
-        (None, Some(name)) => ResourceSpecifier::Topic(name),
-        _ => bail!("give --broker or --topic"),
-    };
-    let mut change = AlterConfig::new(resource);
-    for pair in set {
-        let (key, value) = pair
-            .split_once('=')
-            .with_context(|| format!("--set takes key=value, not {pair}"))?;
-        change = change.set(key, value);
-    }
-    let admin: AdminClient<DefaultClientContext> =
-        config.create().context("creating the admin client")?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting a runtime")?;
-    let options = AdminOptions::new().request_timeout(Some(timeout));
-    let results = runtime
-        .block_on(admin.alter_configs([&change], &options))
-        .context("altering configs")?;
-    for result in results {
-        result.map_err(|(resource, error)| anyhow::anyhow!("altering {resource:?}: {error}"))?;
-    }
-    println!("altered");
     Ok(())
 }
