@@ -8,20 +8,19 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, LogParams, PostParams};
-use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::nodes::image_version;
 use strimzi_tests::process::ManagedProcess;
 use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, records, secret_file,
-    sorted,
+    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, eventually, is_ready,
+    persistent_cluster, records, secret_file, sorted,
 };
 use support::{apply, ready, wait_for};
 
@@ -33,85 +32,16 @@ fn env() -> &'static TestEnv {
 /// One controller and two brokers with persistent volumes; plain, TLS and mutual-TLS
 /// listeners.
 fn small_cluster() -> Vec<Value> {
-    let mut documents = support::cluster(CLUSTER, 1, 2);
-    for document in &mut documents {
-        match document["kind"].as_str() {
-            Some("KafkaNodePool") => {
-                document["spec"]["storage"] = json!({"type": "jbod", "volumes": [
-                    {"id": 0, "type": "persistent-claim", "size": "1Gi", "deleteClaim": true, "kraftMetadata": "shared"},
-                ]});
-            }
-            Some("Kafka") => {
-                let listeners = document["spec"]["kafka"]["listeners"]
-                    .as_array_mut()
-                    .unwrap();
-                listeners.push(json!({
-                    "name": "mtls", "port": 9094, "type": "internal", "tls": true,
-                    "authentication": {"type": "tls"},
-                }));
-                let config = &mut document["spec"]["kafka"]["config"];
-                config["offsets.topic.replication.factor"] = json!(2);
-                config["transaction.state.log.replication.factor"] = json!(2);
-                config["transaction.state.log.min.isr"] = json!(1);
-            }
-            _ => {}
-        }
-    }
-    documents
-}
-
-/// A client certificate for `user` signed by the cluster's clients CA (as the user operator
-/// would issue), with `openssl`: (certificate file, key file).
-async fn client_certificate(client: &Client, ns: &str, user: &str) -> (PathBuf, PathBuf) {
-    let ca_cert = secret_file(client, ns, &format!("{CLUSTER}-clients-ca-cert"), "ca.crt").await;
-    let ca_key = secret_file(client, ns, &format!("{CLUSTER}-clients-ca"), "ca.key").await;
-    let dir = env().log_dir();
-    let (key, request, cert) = (
-        dir.join(format!("{ns}-{user}.key")),
-        dir.join(format!("{ns}-{user}.csr")),
-        dir.join(format!("{ns}-{user}.crt")),
-    );
-    let run = |args: &[&std::ffi::OsStr]| {
-        let output = std::process::Command::new("openssl")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "openssl: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    let subject = format!("/CN={user}");
-    run(&[
-        "req".as_ref(),
-        "-new".as_ref(),
-        "-newkey".as_ref(),
-        "rsa:2048".as_ref(),
-        "-nodes".as_ref(),
-        "-subj".as_ref(),
-        subject.as_ref(),
-        "-keyout".as_ref(),
-        key.as_os_str(),
-        "-out".as_ref(),
-        request.as_os_str(),
-    ]);
-    run(&[
-        "x509".as_ref(),
-        "-req".as_ref(),
-        "-days".as_ref(),
-        "1".as_ref(),
-        "-in".as_ref(),
-        request.as_os_str(),
-        "-CA".as_ref(),
-        ca_cert.as_os_str(),
-        "-CAkey".as_ref(),
-        ca_key.as_os_str(),
-        "-CAcreateserial".as_ref(),
-        "-out".as_ref(),
-        cert.as_os_str(),
-    ]);
-    (cert, key)
+    persistent_cluster(
+        CLUSTER,
+        (1, 2),
+        &json!({
+            "offsets.topic.replication.factor": 2,
+            "transaction.state.log.replication.factor": 2,
+            "transaction.state.log.min.isr": 1,
+        }),
+        true,
+    )
 }
 
 struct Operators {
@@ -217,7 +147,7 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
     .await;
     assert_eq!(sorted(read), records("tls", 3));
     // Mutual TLS: a certificate of the clients CA is let in, a client without one is not.
-    let (cert, key) = client_certificate(&client, &ns, "mtls-user").await;
+    let (cert, key) = client_certificate(&client, &ns, CLUSTER, "mtls-user").await;
     let mtls_bootstrap = bootstrap(&kafka, "mtls");
     let mtls = ClusterClient::new(&kafka_client, network, &mtls_bootstrap)
         .tls(&cluster_ca)

@@ -2,9 +2,15 @@
 //! reconciliation failed), published through one recorder shared by an operator's
 //! controllers.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Client;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
 
 /// Publishing an Event failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,10 +46,37 @@ pub enum Severity {
     Warning,
 }
 
+/// How long a published Event is remembered: the same Event again within this time is
+/// counted in its series instead of being created anew.
+const SERIES_WINDOW: SignedDuration = SignedDuration::from_mins(6);
+
+/// What makes two Events the same one happening again: the note included, so that Events
+/// that say different things (two brokers unregistered, two failures) are all kept.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct EventKey {
+    type_: &'static str,
+    reason: String,
+    action: String,
+    note: String,
+    regarding: (
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    ),
+}
+
 /// The shared Event recorder of one operator; cloned freely.
+///
+/// Events are written with the `events.k8s.io/v1` API. Unlike kube's `Recorder`, which
+/// merges Events of the same reason about the same object whatever their notes, only an
+/// Event identical to one published within [`SERIES_WINDOW`] is merged into its series.
 #[derive(Clone)]
 pub struct EventPublisher {
-    recorder: Recorder,
+    client: Client,
+    controller: String,
+    instance: String,
+    published: Arc<Mutex<HashMap<EventKey, K8sEvent>>>,
 }
 
 impl std::fmt::Debug for EventPublisher {
@@ -55,12 +88,11 @@ impl std::fmt::Debug for EventPublisher {
 impl EventPublisher {
     /// Events reported by `controller` (the operator's name), from replica `instance`.
     pub fn new(client: Client, controller: &str, instance: Option<String>) -> Self {
-        let reporter = Reporter {
-            controller: controller.to_owned(),
-            instance,
-        };
         Self {
-            recorder: Recorder::new(client, reporter),
+            client,
+            controller: controller.to_owned(),
+            instance: instance.unwrap_or_else(|| controller.to_owned()),
+            published: Arc::default(),
         }
     }
 
@@ -84,7 +116,7 @@ impl EventPublisher {
 
     /// Publishes an Event about `regarding`: `reason` is a CamelCase word (an error's stable
     /// reason for failures), `action` what the operator did (`Reconcile`, `RestartPod`, ...)
-    /// and `note` a sentence for people. Repeated Events are merged into a series.
+    /// and `note` a sentence for people. The same Event again is counted in its series.
     pub async fn publish(
         &self,
         regarding: &ObjectReference,
@@ -93,26 +125,104 @@ impl EventPublisher {
         action: &str,
         note: &str,
     ) -> Result<(), EventError> {
-        let event = Event {
+        let now = Timestamp::now();
+        // The Events API limits notes to 1 kB.
+        let note: String = note.chars().take(1000).collect();
+        let key = EventKey {
             type_: match severity {
-                Severity::Normal => EventType::Normal,
-                Severity::Warning => EventType::Warning,
+                Severity::Normal => "Normal",
+                Severity::Warning => "Warning",
             },
             reason: reason.to_owned(),
-            // The Events API limits notes to 1 kB.
-            note: Some(note.chars().take(1000).collect()),
             action: action.to_owned(),
-            secondary: None,
+            note,
+            regarding: (
+                regarding.kind.clone(),
+                regarding.namespace.clone(),
+                regarding.name.clone(),
+                regarding.uid.clone(),
+            ),
         };
-        self.recorder
-            .publish(&event, regarding)
-            .await
-            .map_err(|source| EventError::Publish {
-                reason: reason.to_owned(),
-                kind: regarding.kind.clone().unwrap_or_default(),
-                namespace: regarding.namespace.clone().unwrap_or_default(),
-                name: regarding.name.clone().unwrap_or_default(),
-                source,
-            })
+        let repeated = {
+            let mut published = self
+                .published
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            published
+                .retain(|_, event| last_seen(event).is_some_and(|at| at + SERIES_WINDOW > now));
+            published.get(&key).cloned()
+        };
+        let namespace = regarding.namespace.as_deref().unwrap_or("default");
+        let events: Api<K8sEvent> = Api::namespaced(self.client.clone(), namespace);
+        let failed = |source| EventError::Publish {
+            reason: reason.to_owned(),
+            kind: regarding.kind.clone().unwrap_or_default(),
+            namespace: namespace.to_owned(),
+            name: regarding.name.clone().unwrap_or_default(),
+            source,
+        };
+        let event = match repeated {
+            Some(mut event) => {
+                event.series = Some(EventSeries {
+                    count: event.series.as_ref().map_or(2, |series| series.count + 1),
+                    last_observed_time: MicroTime(now),
+                });
+                let patch = serde_json::json!({"series": event.series});
+                events
+                    .patch(
+                        &event.name_any(),
+                        &PatchParams::default(),
+                        &Patch::Merge(&patch),
+                    )
+                    .await
+                    .map_err(failed)?;
+                event
+            }
+            None => {
+                let event = self.new_event(&key, regarding, now);
+                events
+                    .create(&PostParams::default(), &event)
+                    .await
+                    .map_err(failed)?
+            }
+        };
+        self.published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, event);
+        Ok(())
     }
+
+    /// A first Event for `key` about `regarding`, at `now`.
+    fn new_event(&self, key: &EventKey, regarding: &ObjectReference, now: Timestamp) -> K8sEvent {
+        K8sEvent {
+            metadata: ObjectMeta {
+                name: Some(format!(
+                    "{}.{:x}",
+                    regarding.name.as_deref().unwrap_or(&self.controller),
+                    now.as_nanosecond()
+                )),
+                namespace: regarding.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            action: Some(key.action.clone()),
+            reason: Some(key.reason.clone()),
+            note: Some(key.note.clone()),
+            type_: Some(key.type_.to_owned()),
+            event_time: Some(MicroTime(now)),
+            regarding: Some(regarding.clone()),
+            reporting_controller: Some(self.controller.clone()),
+            reporting_instance: Some(self.instance.clone()),
+            ..K8sEvent::default()
+        }
+    }
+}
+
+/// When `event` last happened.
+fn last_seen(event: &K8sEvent) -> Option<Timestamp> {
+    event
+        .series
+        .as_ref()
+        .map(|series| series.last_observed_time.0)
+        .or_else(|| event.event_time.as_ref().map(|time| time.0))
 }

@@ -256,33 +256,142 @@ impl KafkaTools {
         .map(drop)
     }
 
-    /// Every partition's replicas, as `(topic, partition, replicas)`, from the topic tool.
-    pub fn assignments(&self) -> Result<Vec<(String, i32, Vec<i32>)>, String> {
+    /// Creates topic `topic` with one partition on the brokers `replicas` (the first its
+    /// preferred leader) and the options `configs` (`key=value` each), with the topic tool.
+    pub fn create_topic(
+        &self,
+        topic: &str,
+        replicas: &[i32],
+        configs: &[&str],
+    ) -> Result<(), String> {
+        let assignment: Vec<String> = replicas.iter().map(ToString::to_string).collect();
+        let assignment = assignment.join(":");
+        let mut args = vec![
+            "--create",
+            "--topic",
+            topic,
+            "--replica-assignment",
+            &assignment,
+        ];
+        for config in configs {
+            args.extend(["--config", config]);
+        }
+        self.run("org.apache.kafka.tools.TopicCommand", &args)
+            .map(drop)
+    }
+
+    /// Moves every replica on broker `broker` to a broker of `remaining` that the partition
+    /// has no replica on yet (the least used so far), or drops it when there is none, with
+    /// Kafka's reassignment tool, the plan written to `plan_file`; waits up to `timeout` for
+    /// the reassignment to complete.
+    pub fn remove_replicas_of(
+        &self,
+        broker: i32,
+        remaining: &[i32],
+        timeout: std::time::Duration,
+        plan_file: &Path,
+    ) -> Result<(), String> {
+        let mut given: std::collections::BTreeMap<i32, usize> =
+            remaining.iter().map(|id| (*id, 0)).collect();
+        let partitions: Vec<String> = self
+            .assignments()?
+            .into_iter()
+            .filter(|found| found.replicas.contains(&broker))
+            .map(|found| {
+                let target = given
+                    .iter()
+                    .filter(|(id, _)| !found.replicas.contains(id))
+                    .min_by_key(|(_, count)| **count)
+                    .map(|(id, _)| *id);
+                if let Some(id) = target {
+                    *given.entry(id).or_default() += 1;
+                }
+                let kept: Vec<String> = found
+                    .replicas
+                    .iter()
+                    .filter_map(|id| if *id == broker { target } else { Some(*id) })
+                    .map(|id| id.to_string())
+                    .collect();
+                format!(
+                    r#"{{"topic":"{}","partition":{},"replicas":[{}]}}"#,
+                    found.topic,
+                    found.partition,
+                    kept.join(",")
+                )
+            })
+            .collect();
+        if partitions.is_empty() {
+            return Ok(());
+        }
+        let plan = format!(r#"{{"version":1,"partitions":[{}]}}"#, partitions.join(","));
+        std::fs::write(plan_file, plan)
+            .map_err(|error| format!("writing {}: {error}", plan_file.display()))?;
+        let plan_file = plan_file.to_string_lossy();
+        let tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+        self.run(tool, &["--reassignment-json-file", &plan_file, "--execute"])?;
+        let started = std::time::Instant::now();
+        loop {
+            let verified = self.run(tool, &["--reassignment-json-file", &plan_file, "--verify"])?;
+            if !verified.contains("is still in progress") {
+                return Ok(());
+            }
+            if started.elapsed() > timeout {
+                return Err(format!(
+                    "reassignment not complete in {timeout:?}: {verified}"
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
+    }
+
+    /// Every partition's replicas and in-sync replicas, from the topic tool.
+    pub fn assignments(&self) -> Result<Vec<PartitionReplicas>, String> {
         let output = self.run("org.apache.kafka.tools.TopicCommand", &["--describe"])?;
         let mut found = Vec::new();
         for line in output.lines() {
+            // `Name: value` pairs; an empty value is followed by the next name.
             let field = |name: &str| {
                 let mut words = line.split_whitespace();
                 words.find(|word| *word == name)?;
-                words.next().map(str::to_owned)
+                words.next().filter(|word| !word.ends_with(':'))
             };
             let (Some(topic), Some(partition), Some(replicas)) =
                 (field("Topic:"), field("Partition:"), field("Replicas:"))
             else {
                 continue;
             };
-            let replicas = replicas
-                .split(',')
-                .map(|id| {
-                    id.parse::<i32>()
-                        .map_err(|error| format!("{line}: {error}"))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let partition = partition
-                .parse()
-                .map_err(|error| format!("{line}: {error}"))?;
-            found.push((topic, partition, replicas));
+            let ids = |list: Option<&str>| {
+                list.unwrap_or_default()
+                    .split(',')
+                    .filter(|id| !id.is_empty())
+                    .map(|id| {
+                        id.parse::<i32>()
+                            .map_err(|error| format!("{line}: {error}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            };
+            found.push(PartitionReplicas {
+                topic: topic.to_owned(),
+                partition: partition
+                    .parse()
+                    .map_err(|error| format!("{line}: {error}"))?,
+                replicas: ids(Some(replicas))?,
+                in_sync: ids(field("Isr:"))?,
+            });
         }
         Ok(found)
     }
+}
+
+/// One partition as Kafka's topic tool describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionReplicas {
+    /// The topic.
+    pub topic: String,
+    /// The partition number.
+    pub partition: i32,
+    /// The brokers holding a replica, the preferred leader first.
+    pub replicas: Vec<i32>,
+    /// The replicas in sync with the leader.
+    pub in_sync: Vec<i32>,
 }

@@ -224,10 +224,62 @@ impl ManagedProcess {
 
 impl Drop for ManagedProcess {
     fn drop(&mut self) {
+        // A failing test shows whether its children had died and what they last
+        // complained about: CI keeps only the test's output, not the log files.
+        if std::thread::panicking() {
+            if let Some(status) = self.exited() {
+                eprintln!("{} had exited before the test ended: {status}", self.name);
+            }
+            let complaints = last_complaints(&self.log, LOG_LINES_SHOWN_ON_FAILURE);
+            if !complaints.is_empty() {
+                eprintln!(
+                    "last warnings and errors of {} ({}):\n{}",
+                    self.name,
+                    self.log.display(),
+                    complaints.join("\n")
+                );
+            }
+        }
         if self.lifetime == Lifetime::Tied {
             self.stop();
         }
     }
+}
+
+/// How many warning or error lines of a child's log a failing test shows.
+const LOG_LINES_SHOWN_ON_FAILURE: usize = 25;
+
+/// The last `count` lines of the log at `path` that report a warning, an error or a panic,
+/// without terminal colours.
+fn last_complaints(path: &Path, count: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<String> = text
+        .lines()
+        .map(without_colours)
+        .filter(|line| {
+            line.contains(" WARN ") || line.contains(" ERROR ") || line.contains("panicked at")
+        })
+        .collect();
+    lines[lines.len().saturating_sub(count)..].to_vec()
+}
+
+/// `line` without ANSI escape sequences (`ESC [ ... letter`).
+fn without_colours(line: &str) -> String {
+    let mut plain = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Skip up to and including the sequence's final letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
 }
 
 /// Whether process `pid` runs (exists and is not a zombie waiting to be reaped).
@@ -314,5 +366,30 @@ mod tests {
         assert!(error.is_err());
         let detached = ManagedProcess::start(&spec, Lifetime::Detached).unwrap_err();
         assert_eq!(detached.reason(), "StartFailed");
+    }
+
+    #[test]
+    fn a_failing_test_sees_the_last_warnings_and_errors_without_colours() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("operator.log");
+        let lines = [
+            "\u{1b}[2m2026-11-24T16:53:48Z\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m started",
+            "\u{1b}[2m2026-11-24T16:53:49Z\u{1b}[0m \u{1b}[33m WARN\u{1b}[0m first",
+            "2026-11-24T16:53:50Z ERROR second",
+            "thread 'main' panicked at src/main.rs:1:1:",
+        ];
+        std::fs::write(&log, lines.join("\n")).unwrap();
+        assert_eq!(
+            last_complaints(&log, 2),
+            [
+                "2026-11-24T16:53:50Z ERROR second",
+                "thread 'main' panicked at src/main.rs:1:1:"
+            ]
+        );
+        assert_eq!(
+            last_complaints(&log, 5)[0],
+            "2026-11-24T16:53:49Z  WARN first"
+        );
+        assert!(last_complaints(&dir.path().join("missing.log"), 5).is_empty());
     }
 }

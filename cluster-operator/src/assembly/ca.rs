@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::Api;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
+use strimzi_api::annotations;
 use strimzi_api::kafka::Kafka;
 use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings, ReconciledCa};
 use strimzi_certificate_manager::maintenance::MaintenanceWindows;
@@ -127,6 +128,8 @@ impl Reconciliation<'_> {
                     .await?;
             }
         }
+        self.clear_force_annotations(&reconciled.action, &cert, &key)
+            .await?;
         for warning in &reconciled.warnings {
             self.warn(warning.reason, &warning.message);
         }
@@ -150,6 +153,90 @@ impl Reconciliation<'_> {
             _ => {}
         }
         Ok(reconciled)
+    }
+
+    /// Removes from the live CA Secrets the force annotations that `action` has carried out
+    /// (a key replacement renews the certificate too), so that the next reconciliation does
+    /// not act again: the user set them with another field manager, so applying our Secrets
+    /// does not remove them. A postponed action keeps them.
+    async fn clear_force_annotations(
+        &self,
+        action: &CaAction,
+        cert: &Option<Secret>,
+        key: &Option<Secret>,
+    ) -> Result<(), ReconcileError> {
+        let carried_out: &[(&Option<Secret>, &str)] = match action {
+            CaAction::ReplaceKey(_) => &[
+                (key, annotations::FORCE_REPLACE),
+                (cert, annotations::FORCE_RENEW),
+            ],
+            CaAction::RenewCertificate(_) => &[(cert, annotations::FORCE_RENEW)],
+            _ => &[],
+        };
+        let secrets: Api<Secret> = self.api();
+        for (secret, annotation) in carried_out {
+            let Some(secret) = secret else {
+                continue;
+            };
+            if !secret.annotations().contains_key(*annotation) {
+                continue;
+            }
+            let name = secret.name_any();
+            let patch = serde_json::json!({"metadata": {"annotations": {*annotation: null}}});
+            secrets
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|source| ReconcileError::api("patch Secret", &name, source))?;
+        }
+        Ok(())
+    }
+
+    /// Once a cluster CA key replacement is over — every pod of the cluster (`pods`) runs
+    /// trusting the current CA certificate and nothing is left to roll, so every node
+    /// presents a certificate of the new key — removes the old CA certificates from the
+    /// `<cluster>-cluster-ca-cert` Secret, with a Normal Event. Pods keep the old
+    /// certificates in their trust until they next restart; nothing rolls for this. A CA the
+    /// user supplies is never touched.
+    pub(super) async fn drop_old_cluster_ca_certificates<'p>(
+        &self,
+        cas: &ClusterCas,
+        pods: impl IntoIterator<Item = &'p Pod>,
+    ) -> Result<(), ReconcileError> {
+        let ca = &cas.cluster;
+        let Some(cert_secret) = ca.cert_secret.as_ref() else {
+            return Ok(());
+        };
+        let generation = ca.authority.cert_generation().to_string();
+        let all_trust_current = pods.into_iter().all(|pod| {
+            pod.annotations()
+                .get(annotations::CLUSTER_CA_CERT_GENERATION)
+                == Some(&generation)
+        });
+        if !all_trust_current {
+            return Ok(());
+        }
+        let Some(dropped) = authority::without_old_certificates(&ca.authority, cert_secret)? else {
+            return Ok(());
+        };
+        let owned = self
+            .kafka
+            .spec
+            .cluster_ca
+            .as_ref()
+            .is_none_or(|spec| spec.generates_secret_owner_reference());
+        let secret = self.ca_secret(CaKind::Cluster, &dropped, owned);
+        self.operator
+            .runtime
+            .applier()
+            .apply(&secret, Some(cert_secret))
+            .await?;
+        self.tell(
+            "OldCaCertificatesRemoved",
+            "RemoveOldCaCertificates",
+            "Removed the old cluster CA certificates: every node trusts and uses the new key",
+        )
+        .await;
+        Ok(())
     }
 
     /// `secret` with namespace, Strimzi's labels and, if `owned`, the Kafka as owner.

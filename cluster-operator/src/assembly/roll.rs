@@ -5,7 +5,9 @@
 //! The operator talks to the brokers as itself: over the replication listener (9091) of
 //! the bootstrap Service, with mutual TLS, its client certificate being the
 //! `<cluster>-cluster-operator-certs` Secret and its trust the cluster CA. Every admin call
-//! is bounded by `STRIMZI_OPERATION_TIMEOUT_MS` (at most [`MAX_ADMIN_OPERATION`]).
+//! is bounded by `STRIMZI_OPERATION_TIMEOUT_MS` (at most [`MAX_ADMIN_OPERATION`]). With the
+//! same certificate it asks the kafka-agent of a broker pod that runs but is not ready
+//! whether the broker is recovering its logs, and says how far it got.
 //!
 //! The decisions are the pure ones of [`crate::rolling`]; here the pods are listed, the
 //! cluster described, the chosen pods deleted (their StrimziPodSet recreates them as now
@@ -23,6 +25,7 @@ use prometheus::{IntCounterVec, Opts};
 use strimzi_api::annotations;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_operator_common::events::Severity;
+use strimzi_operator_common::kafka::agent::{self, BrokerState};
 use strimzi_operator_common::kafka::{
     AdminClient, AdminConfig, AdminError, ConfigResource, ConfigSource, HostResolution, KafkaAdmin,
     QuorumInfo, SecurityProtocol, TlsConfig, TopicDescription,
@@ -163,6 +166,57 @@ fn waiting_for_pods(cluster: &KafkaCluster, pods: &BTreeMap<String, Pod>) -> Opt
     })
 }
 
+/// Whether `pod` runs but is not ready yet (its Kafka container started): a broker then may
+/// be recovering its logs, which its kafka-agent can tell.
+fn may_be_recovering(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_none()
+        && !crate::pod_set::is_ready(pod)
+        && pod
+            .status
+            .iter()
+            .flat_map(|status| status.container_statuses.iter().flatten())
+            .any(|container| {
+                container
+                    .state
+                    .as_ref()
+                    .is_some_and(|state| state.running.is_some())
+            })
+}
+
+/// What a status says about broker pod `pod` recovering its logs.
+fn describe_recovery(pod: &str, state: &BrokerState) -> String {
+    match state.recovery {
+        Some(progress) => format!(
+            "{pod} is recovering its logs: {} logs and {} segments left",
+            progress.remaining_logs, progress.remaining_segments
+        ),
+        None => format!("{pod} is recovering its logs"),
+    }
+}
+
+/// The TLS settings the operator uses towards its brokers and their agents: the cluster
+/// CA's trusted certificates, and its own certificate of `identity` (the
+/// `<cluster>-cluster-operator-certs` Secret).
+fn operator_tls(identity: &Secret, cas: &ClusterCas) -> TlsConfig {
+    let pem = |key: &str| {
+        identity
+            .data
+            .as_ref()
+            .and_then(|data| data.get(key))
+            .map(|value| String::from_utf8_lossy(&value.0).into_owned())
+            .unwrap_or_default()
+    };
+    TlsConfig {
+        ca_pem: cas.cluster.authority.trusted_pem_bundle(),
+        client_identity_pem: Some(format!(
+            "{}{}",
+            pem("cluster-operator.crt"),
+            pem("cluster-operator.key")
+        )),
+        verify_hostname: true,
+    }
+}
+
 /// The cluster's nodes whose pods must restart, with why.
 fn nodes_to_roll(
     cluster: &KafkaCluster,
@@ -255,10 +309,19 @@ impl Reconciliation<'_> {
             .into_iter()
             .map(|pod| (pod.name_any(), pod))
             .collect();
-        if let Some(waiting) = waiting_for_pods(cluster, &pods) {
+        if let Some(mut waiting) = waiting_for_pods(cluster, &pods) {
+            let identity = &desired.cluster_operator_certificate;
+            let recovering = self.recovering_brokers(cluster, identity, cas, &pods).await;
+            if !recovering.is_empty() {
+                waiting.message = format!("{}; {}", waiting.message, recovering.join("; "));
+            }
             return Ok(Some(waiting));
         }
         let nodes = nodes_to_roll(cluster, desired, &pods);
+        if nodes.is_empty() {
+            self.drop_old_cluster_ca_certificates(cas, pods.values())
+                .await?;
+        }
         let dynamic = cluster.dynamic_configuration();
         let key = format!("{}/{}", self.namespace, self.name);
         let state = &self.operator.rolling;
@@ -355,6 +418,54 @@ impl Reconciliation<'_> {
         Ok(())
     }
 
+    /// What the kafka-agent of each broker pod that runs but is not ready says about its log
+    /// recovery, one line per broker recovering its logs (a broker in log recovery is waited
+    /// for, never restarted). A broker whose agent does not answer is left out.
+    async fn recovering_brokers(
+        &self,
+        cluster: &KafkaCluster,
+        identity: &Secret,
+        cas: &ClusterCas,
+        pods: &BTreeMap<String, Pod>,
+    ) -> Vec<String> {
+        let tls = operator_tls(identity, cas);
+        let timeout = self
+            .operator
+            .config
+            .operator
+            .operation_timeout
+            .min(MAX_ADMIN_REQUEST);
+        let host_resolution = self.operator.rolling.host_resolution;
+        let asked = cluster
+            .brokers()
+            .filter(|node| pods.get(&node.pod_name).is_some_and(may_be_recovering))
+            .map(|node| {
+                let tls = &tls;
+                async move {
+                    // The name Strimzi's operator asks by, which the agent's certificate has.
+                    let host = cluster.pod_dns_name(&node.pod_name);
+                    let state =
+                        agent::broker_state(tls, &host, &host, host_resolution, timeout).await;
+                    (node.pod_name, state)
+                }
+            });
+        let mut recovering = Vec::new();
+        for (pod, state) in futures::future::join_all(asked).await {
+            match state {
+                Ok(state) if state.is_recovering() => {
+                    let progress = describe_recovery(&pod, &state);
+                    tracing::info!(cluster = %cluster.name, "{progress}");
+                    recovering.push(progress);
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::debug!(cluster = %cluster.name, %pod, reason = error.reason(), %error, "no broker state");
+                }
+            }
+        }
+        recovering
+    }
+
     /// The admin client of this cluster, as the operator's own identity: the certificate
     /// and key of `identity` (its `<cluster>-cluster-operator-certs` Secret).
     pub(super) fn admin_client(
@@ -363,14 +474,6 @@ impl Reconciliation<'_> {
         identity: &Secret,
         cas: &ClusterCas,
     ) -> Result<AdminClient, ReconcileError> {
-        let pem = |key: &str| {
-            identity
-                .data
-                .as_ref()
-                .and_then(|data| data.get(key))
-                .map(|value| String::from_utf8_lossy(&value.0).into_owned())
-                .unwrap_or_default()
-        };
         let timeout = self.operator.config.operator.operation_timeout;
         let config = AdminConfig {
             bootstrap_servers: vec![format!(
@@ -379,15 +482,7 @@ impl Reconciliation<'_> {
                 cluster.namespace
             )],
             security_protocol: SecurityProtocol::Ssl,
-            tls: Some(TlsConfig {
-                ca_pem: cas.cluster.authority.trusted_pem_bundle(),
-                client_identity_pem: Some(format!(
-                    "{}{}",
-                    pem("cluster-operator.crt"),
-                    pem("cluster-operator.key")
-                )),
-                verify_hostname: true,
-            }),
+            tls: Some(operator_tls(identity, cas)),
             sasl: None,
             client_id: crate::config::NAME.to_owned(),
             request_timeout: timeout.min(MAX_ADMIN_REQUEST),
@@ -610,5 +705,62 @@ impl AvailabilityCheck for Unreachable {
 
     fn broker_blockers(&self, _brokers: &BTreeSet<i32>) -> Vec<String> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use strimzi_operator_common::kafka::agent::RecoveryProgress;
+
+    fn pod(ready: bool, running: bool, ip: Option<&str>) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c-broker-3"},
+            "status": {
+                "podIP": ip,
+                "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}],
+                "containerStatuses": [{
+                    "name": "kafka", "image": "kafka", "imageID": "", "ready": ready,
+                    "restartCount": 0,
+                    "state": if running {
+                        serde_json::json!({"running": {}})
+                    } else {
+                        serde_json::json!({"waiting": {"reason": "CrashLoopBackOff"}})
+                    },
+                }],
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn only_a_running_pod_that_is_not_ready_is_asked_for_its_broker_state() {
+        assert!(may_be_recovering(&pod(false, true, Some("10.0.0.7"))));
+        assert!(!may_be_recovering(&pod(true, true, Some("10.0.0.7"))));
+        assert!(!may_be_recovering(&pod(false, false, Some("10.0.0.7"))));
+    }
+
+    #[test]
+    fn recovery_progress_is_described_with_what_is_left() {
+        let state = BrokerState {
+            code: 2,
+            recovery: Some(RecoveryProgress {
+                remaining_logs: 12,
+                remaining_segments: 40,
+            }),
+        };
+        assert_eq!(
+            describe_recovery("c-broker-3", &state),
+            "c-broker-3 is recovering its logs: 12 logs and 40 segments left"
+        );
+        let unknown = BrokerState {
+            recovery: None,
+            ..state
+        };
+        assert_eq!(
+            describe_recovery("c-broker-3", &unknown),
+            "c-broker-3 is recovering its logs"
+        );
     }
 }

@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 pub mod real_nodes;
+pub mod rolls;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -207,9 +208,29 @@ pub async fn wait_for<K, T>(
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
 {
-    eventually_ok(what, WAIT, || async {
+    wait_for_within(api, name, what, WAIT, check).await
+}
+
+/// [`wait_for`] with a bound of its own.
+pub async fn wait_for_within<K, T>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    timeout: Duration,
+    check: impl Fn(Option<&K>) -> Option<T>,
+) -> T
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+{
+    eventually_ok(what, timeout, || async {
         let object = api.get_opt(name).await.unwrap();
-        check(object.as_ref()).ok_or(object)
+        check(object.as_ref()).ok_or_else(|| {
+            // What a failure shows: the object without its bulky field-ownership records.
+            object.map(|mut object| {
+                object.meta_mut().managed_fields = None;
+                object
+            })
+        })
     })
     .await
 }
@@ -355,6 +376,23 @@ pub fn condition<'a>(kafka: &'a Kafka, kind: &str) -> Option<&'a strimzi_api::co
         .as_ref()?
         .iter()
         .find(|condition| condition.r#type.as_deref() == Some(kind))
+}
+
+/// Waits until the Kafka `name` is `NotReady` with `reason` and returns the condition's
+/// message.
+pub async fn not_ready_with(client: &Client, ns: &str, name: &str, reason: &str) -> String {
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    wait_for(
+        &kafkas,
+        name,
+        &format!("Kafka {ns}/{name} to be NotReady with {reason}"),
+        |kafka| {
+            let condition = condition(kafka?, "NotReady")?;
+            (condition.reason.as_deref() == Some(reason))
+                .then(|| condition.message.clone().unwrap_or_default())
+        },
+    )
+    .await
 }
 
 /// Waits until the Kafka is Ready for its current generation.

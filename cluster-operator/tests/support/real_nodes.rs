@@ -34,6 +34,44 @@ pub fn bootstrap(kafka: &Kafka, listener: &str) -> String {
         .unwrap_or_else(|| panic!("no {listener} listener in the status of {kafka:#?}"))
 }
 
+/// [`super::cluster`] for real nodes: every pool on a persistent volume (deleted with its
+/// pod, holding the KRaft metadata too) with a 256–512 MiB heap; `config` added to the
+/// Kafka's `spec.kafka.config`; with `mutual_tls`, a listener `mtls` on 9094 that asks
+/// clients for a certificate of the clients CA.
+pub fn persistent_cluster(
+    name: &str,
+    (controllers, brokers): (i32, i32),
+    config: &serde_json::Value,
+    mutual_tls: bool,
+) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let mut documents = super::cluster(name, controllers, brokers);
+    for document in &mut documents {
+        match document["kind"].as_str() {
+            Some("KafkaNodePool") => {
+                document["spec"]["storage"] = json!({"type": "jbod", "volumes": [
+                    {"id": 0, "type": "persistent-claim", "size": "1Gi", "deleteClaim": true, "kraftMetadata": "shared"},
+                ]});
+                document["spec"]["jvmOptions"] = json!({"-Xms": "256m", "-Xmx": "512m"});
+            }
+            Some("Kafka") => {
+                let kafka = &mut document["spec"]["kafka"];
+                for (key, value) in config.as_object().into_iter().flatten() {
+                    kafka["config"][key] = value.clone();
+                }
+                if mutual_tls {
+                    kafka["listeners"].as_array_mut().unwrap().push(json!({
+                        "name": "mtls", "port": 9094, "type": "internal", "tls": true,
+                        "authentication": {"type": "tls"},
+                    }));
+                }
+            }
+            _ => {}
+        }
+    }
+    documents
+}
+
 /// Writes `key` of Secret `name` to a file named after both, and returns its path.
 pub async fn secret_file(client: &Client, ns: &str, name: &str, key: &str) -> PathBuf {
     let secret = Api::<Secret>::namespaced(client.clone(), ns)
@@ -50,6 +88,65 @@ pub async fn secret_file(client: &Client, ns: &str, name: &str, key: &str) -> Pa
         .join(format!("{ns}-{name}-{key}"));
     std::fs::write(&path, &value.0).unwrap();
     path
+}
+
+/// A client certificate for `user` signed by the clients CA of `cluster` (as the user operator
+/// would issue), with `openssl`: (certificate file, key file).
+pub async fn client_certificate(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    user: &str,
+) -> (PathBuf, PathBuf) {
+    let ca_cert = secret_file(client, ns, &format!("{cluster}-clients-ca-cert"), "ca.crt").await;
+    let ca_key = secret_file(client, ns, &format!("{cluster}-clients-ca"), "ca.key").await;
+    let dir = TestEnv::shared_real().log_dir();
+    let (key, request, cert) = (
+        dir.join(format!("{ns}-{user}.key")),
+        dir.join(format!("{ns}-{user}.csr")),
+        dir.join(format!("{ns}-{user}.crt")),
+    );
+    let run = |args: &[&std::ffi::OsStr]| {
+        let output = std::process::Command::new("openssl")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "openssl: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let subject = format!("/CN={user}");
+    run(&[
+        "req".as_ref(),
+        "-new".as_ref(),
+        "-newkey".as_ref(),
+        "rsa:2048".as_ref(),
+        "-nodes".as_ref(),
+        "-subj".as_ref(),
+        subject.as_ref(),
+        "-keyout".as_ref(),
+        key.as_os_str(),
+        "-out".as_ref(),
+        request.as_os_str(),
+    ]);
+    run(&[
+        "x509".as_ref(),
+        "-req".as_ref(),
+        "-days".as_ref(),
+        "1".as_ref(),
+        "-in".as_ref(),
+        request.as_os_str(),
+        "-CA".as_ref(),
+        ca_cert.as_os_str(),
+        "-CAkey".as_ref(),
+        ca_key.as_os_str(),
+        "-CAcreateserial".as_ref(),
+        "-out".as_ref(),
+        cert.as_os_str(),
+    ]);
+    (cert, key)
 }
 
 /// Retries a client call until it succeeds (the first calls after Ready may meet leader

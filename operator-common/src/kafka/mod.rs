@@ -8,6 +8,7 @@
 //! failures with backoff until the operation timeout. Configure it from Strimzi's
 //! environment variables with [`AdminConfig::from_env`] (see [`config`]).
 
+pub mod agent;
 pub mod client;
 pub mod config;
 mod connection;

@@ -148,8 +148,8 @@ impl KafkaCluster {
         self.secret_placeholder(&format!("{}-trustbundle", self.name), key)
     }
 
-    /// `<pod>.<cluster>-kafka-brokers.<namespace>.svc`.
-    fn pod_dns_name(&self, pod: &str) -> String {
+    /// `<pod>.<cluster>-kafka-brokers.<namespace>.svc`, a name of the pod's certificate.
+    pub fn pod_dns_name(&self, pod: &str) -> String {
         format!(
             "{pod}.{}.{}.svc",
             naming::brokers_service(&self.name),

@@ -1,0 +1,557 @@
+//! What keeps a roll safe, on real nodes with real Kafka (one controller, four brokers):
+//! the kafka-agent of each broker answers the operator's certificate with its broker state;
+//! a broker that still holds replicas is not removed, and once they are moved away it is,
+//! and unregistered; a broker removed anyway (the check skipped) leaves a partition at its
+//! `min.insync.replicas`, and then its in-sync brokers are not restarted and the status
+//! says why, until the partition has no replica on the removed broker any more; a cluster
+//! CA key replacement rolls every node twice under a steady producer — a client trusting
+//! only the old CA certificate works until the second roll, a mutual-TLS client trusting
+//! both throughout — and then the old certificate leaves the CA Secret; a clients CA key
+//! replacement rolls every node once, after which users with certificates of the old and
+//! of the new key get in; a cluster CA renewal rolls every node, and clients trusting the
+//! certificate of before still get in.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{Api, Patch, PatchParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_operator_common::kafka::agent::{self, BrokerState};
+use strimzi_operator_common::kafka::{HostResolution, TlsConfig};
+use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
+use strimzi_tests::environment::TestEnv;
+use strimzi_tests::resources::eventually_ok;
+use support::real_nodes::{
+    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, eventually, is_ready,
+    persistent_cluster, secret_file,
+};
+use support::rolls::{
+    ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
+};
+use support::{apply, ready, wait_for};
+
+const CLUSTER: &str = "guard";
+/// The topic whose partition holds the roll back.
+const GUARDED: &str = "guarded";
+
+fn env() -> &'static TestEnv {
+    TestEnv::shared_real()
+}
+
+/// One controller and four brokers with persistent volumes and small heaps, and a
+/// mutual-TLS listener. Topics get two replicas and `min.insync.replicas=1` unless created
+/// otherwise (the cluster shrinks to two brokers).
+fn cluster() -> Vec<Value> {
+    persistent_cluster(
+        CLUSTER,
+        (1, 4),
+        &json!({
+            "default.replication.factor": 2,
+            "min.insync.replicas": 1,
+            "offsets.topic.replication.factor": 2,
+            "transaction.state.log.replication.factor": 2,
+            "transaction.state.log.min.isr": 1,
+        }),
+        true,
+    )
+}
+
+/// The pod of broker `id`.
+fn broker_pod(id: i32) -> String {
+    format!("{CLUSTER}-broker-{id}")
+}
+
+/// Scales the broker pool to `replicas`.
+async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
+    Api::<KafkaNodePool>::namespaced(client.clone(), ns)
+        .patch(
+            "broker",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// Sets `annotation` (one of Strimzi's force annotations) to `"true"` on Secret `name`.
+async fn force(client: &Client, ns: &str, name: &str, annotation: &str) {
+    Api::<Secret>::namespaced(client.clone(), ns)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// Waits until broker `id`'s pod is gone and the operator has unregistered the broker.
+async fn wait_until_removed_and_unregistered(client: &Client, ns: &str, id: i32) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    wait_for(
+        &pods,
+        &broker_pod(id),
+        "the broker pod to be removed",
+        |pod| pod.is_none().then_some(()),
+    )
+    .await;
+    eventually_ok(
+        "the removed broker to be unregistered",
+        POD_WAIT,
+        || async {
+            let unregistered = event_notes(client, ns, "BrokerUnregistered").await;
+            if unregistered
+                .iter()
+                .any(|note| note.starts_with(&format!("Broker {id},")))
+            {
+                Ok(())
+            } else {
+                Err(unregistered)
+            }
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_cas_are_renewed() {
+    let env = env();
+    let client = env.client().await;
+    let ns = env.namespace("guard").await;
+    let network = env.network().expect("a real-node environment");
+    let operator = support::spawn_cluster_operator(
+        env,
+        binaries(),
+        &ns,
+        strimzi_tests::layout::free_port().unwrap(),
+        &[],
+    );
+    for document in cluster() {
+        apply(&client, &ns, &document).await;
+    }
+    let kafka = ready(&client, &ns, CLUSTER).await;
+    let pods = all_pods_ready(&client, &ns, CLUSTER, 5).await;
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let plain = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &bootstrap(&kafka, "plain"),
+    );
+    let tools = KafkaTools::new(network, &bootstrap(&kafka, "plain")).unwrap();
+
+    // The kafka-agent of every broker tells the operator's certificate its broker state.
+    let broker_pods: Vec<&Pod> = pods
+        .iter()
+        .filter(|pod| pod.name_any().contains("-broker-"))
+        .collect();
+    for pod in &broker_pods {
+        let state = agent_broker_state(&client, &ns, pod).await;
+        assert_eq!(state.name(), "RUNNING", "{}: {state:?}", pod.name_any());
+    }
+    let mut brokers: Vec<i32> = broker_pods
+        .iter()
+        .map(|pod| pod.name_any().rsplit('-').next().unwrap().parse().unwrap())
+        .collect();
+    brokers.sort_unstable();
+    let [first, second, third, fourth] = brokers[..] else {
+        panic!("four brokers expected: {brokers:?}");
+    };
+    // A scale-down removes the highest node IDs: `fourth`, then `third`.
+    eventually("creating a topic on the brokers removed first", || {
+        tools.create_topic("moved", &[second, third, fourth], &[])
+    })
+    .await;
+    eventually("creating the guarded topic", || {
+        tools.create_topic(GUARDED, &[first, second, third], &["min.insync.replicas=2"])
+    })
+    .await;
+    eventually("producing to both topics", || {
+        plain.produce("moved", 10, "moved")?;
+        plain.produce(GUARDED, 10, "guarded")
+    })
+    .await;
+
+    // A broker that holds replicas is not removed; once they are moved away, it is, and it
+    // is unregistered.
+    scale_brokers(&client, &ns, 3).await;
+    let refused = support::not_ready_with(&client, &ns, CLUSTER, "InvalidResourceException").await;
+    assert_eq!(
+        refused,
+        format!("Cannot scale down brokers [{fourth}] because brokers [{fourth}] are not empty")
+    );
+    let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    assert!(
+        pods_api
+            .get_opt(&broker_pod(fourth))
+            .await
+            .unwrap()
+            .is_some(),
+        "a broker holding replicas was removed"
+    );
+    let plan = |name: &str| env.log_dir().join(format!("{ns}-{name}.json"));
+    tools
+        .remove_replicas_of(
+            fourth,
+            &[first, second, third],
+            Duration::from_secs(300),
+            &plan("first-move"),
+        )
+        .unwrap();
+    wait_until_removed_and_unregistered(&client, &ns, fourth).await;
+    ready(&client, &ns, CLUSTER).await;
+
+    // A broker removed with its replicas (the check skipped) leaves the guarded partition
+    // with two in-sync replicas of three, at its min.insync.replicas=2: a static change
+    // restarts none of the brokers holding them (nor the controller, the active one, which
+    // goes last), and the status says why.
+    kafkas
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {
+                "strimzi.io/skip-broker-scaledown-check": "true",
+            }}})),
+        )
+        .await
+        .unwrap();
+    scale_brokers(&client, &ns, 2).await;
+    wait_until_removed_and_unregistered(&client, &ns, third).await;
+    ready(&client, &ns, CLUSTER).await;
+    let before = pod_uids(&client, &ns, CLUSTER).await;
+    set_option(&client, &ns, CLUSTER, "queued.max.requests", json!(600)).await;
+    let blocked = support::not_ready_with(&client, &ns, CLUSTER, "RollingUpdateBlocked").await;
+    assert!(
+        blocked.contains(&format!("{GUARDED}-0")) && blocked.contains("min.insync.replicas=2"),
+        "{blocked}"
+    );
+    assert_eq!(
+        pod_uids(&client, &ns, CLUSTER).await,
+        before,
+        "a pod restarted while the roll was blocked: {blocked}"
+    );
+    // Once the partition has no replica on the removed broker, the roll goes on.
+    tools
+        .remove_replicas_of(
+            third,
+            &[first, second],
+            Duration::from_secs(300),
+            &plan("second-move"),
+        )
+        .unwrap();
+    let unblocked = watch_roll(&client, &ns, CLUSTER, &before, || {}).await;
+    ready(&client, &ns, CLUSTER).await;
+
+    // The cluster CA key is replaced under a steady producer.
+    let replacement = replace_cluster_ca_key(&client, &ns, &plain, &kafka).await;
+
+    // The clients CA key is replaced: every node restarts once, trusting both clients CA
+    // certificates, so users with certificates of either key get in.
+    let old_user = client_certificate(&client, &ns, CLUSTER, "old-key-user").await;
+    let before = pod_uids(&client, &ns, CLUSTER).await;
+    force(
+        &client,
+        &ns,
+        &format!("{CLUSTER}-clients-ca"),
+        "strimzi.io/force-replace",
+    )
+    .await;
+    let clients_roll = watch_roll(&client, &ns, CLUSTER, &before, || {}).await;
+    let mut reasons = restarted_in_order(&client, &ns, "ClientsCaCertChanged").await;
+    reasons.sort();
+    assert_eq!(
+        reasons,
+        before.keys().cloned().collect::<Vec<_>>(),
+        "one restart per pod for the clients CA"
+    );
+    ready(&client, &ns, CLUSTER).await;
+    let new_user = client_certificate(&client, &ns, CLUSTER, "new-key-user").await;
+    let trust = ca_bundle(&client, &ns).await;
+    for (user, (cert, key)) in [("old", &old_user), ("new", &new_user)] {
+        let mtls = ClusterClient::new(
+            &binaries().join("strimzi-kafka-client"),
+            network,
+            &bootstrap(&kafka, "mtls"),
+        )
+        .tls(&trust)
+        .certificate(cert, key);
+        eventually(
+            &format!("a user with a certificate of the {user} clients CA key"),
+            || mtls.produce("clients-ca", 1, user),
+        )
+        .await;
+    }
+
+    // A cluster CA renewal keeps the key: every node restarts for the new certificate, and a
+    // client trusting the certificate of before still gets in.
+    let renewed_before = secret_file(
+        &client,
+        &ns,
+        &format!("{CLUSTER}-cluster-ca-cert"),
+        "ca.crt",
+    )
+    .await;
+    let earlier_trust = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &bootstrap(&kafka, "tls"),
+    )
+    .tls(&renewed_before);
+    let before = pod_uids(&client, &ns, CLUSTER).await;
+    force(
+        &client,
+        &ns,
+        &format!("{CLUSTER}-cluster-ca-cert"),
+        "strimzi.io/force-renew",
+    )
+    .await;
+    let renewal_roll = watch_roll(&client, &ns, CLUSTER, &before, || {}).await;
+    ready(&client, &ns, CLUSTER).await;
+    eventually(
+        "a client trusting the CA certificate from before the renewal",
+        || earlier_trust.produce("tls-trust", 1, "renewed"),
+    )
+    .await;
+    drop(operator);
+
+    // Figures for the README, not assertions.
+    println!(
+        "figure: roll of 1 controller + 2 brokers held back by a partition at its minimum finished {:.0}s after the partition was fixed",
+        unblocked.seconds
+    );
+    println!(
+        "figure: cluster CA renewal (a roll of 1 controller + 2 brokers) took {:.0}s",
+        renewal_roll.seconds
+    );
+    println!(
+        "figure: clients CA key replacement (one roll of 1 controller + 2 brokers) took {:.0}s",
+        clients_roll.seconds
+    );
+    println!(
+        "figure: cluster CA key replacement (two rolls of 1 controller + 2 brokers) took {:.0}s; producer: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms",
+        replacement.seconds,
+        replacement.report.acked.len(),
+        replacement.report.errors,
+        replacement.report.p99_ms,
+        replacement.report.max_ms
+    );
+}
+
+/// How a cluster CA key replacement went.
+struct Replacement {
+    seconds: f64,
+    report: SteadyReport,
+}
+
+/// Replaces the cluster CA key (`strimzi.io/force-replace`) under a steady producer and
+/// follows its two rolls by the operator's restart Events: first every node restarts
+/// trusting the old and the new CA certificate while still presenting its old-key
+/// certificate (a client trusting only the old CA certificate still works), then every node
+/// restarts with a certificate of the new key (that client is refused). No record is lost.
+async fn replace_cluster_ca_key(
+    client: &Client,
+    ns: &str,
+    plain: &ClusterClient,
+    kafka: &Kafka,
+) -> Replacement {
+    let network = env().network().unwrap();
+    let old_ca = secret_file(client, ns, &format!("{CLUSTER}-cluster-ca-cert"), "ca.crt").await;
+    let old_trust = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &bootstrap(kafka, "tls"),
+    )
+    .tls(&old_ca)
+    .timeout(20);
+    eventually("a TLS client trusting the old CA", || {
+        old_trust.produce("tls-trust", 1, "before")
+    })
+    .await;
+    let (user_cert, user_key) = client_certificate(client, ns, CLUSTER, "mtls-user").await;
+    let stop_file = env().log_dir().join(format!("{ns}-ca-stop"));
+    let producer = plain
+        .produce_steadily("replacement", 20, &stop_file)
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let started = Instant::now();
+    force(
+        client,
+        ns,
+        &format!("{CLUSTER}-cluster-ca"),
+        "strimzi.io/force-replace",
+    )
+    .await;
+    let pods = pod_uids(client, ns, CLUSTER).await;
+    let restarted = |reason: &'static str| async move {
+        let mut pods = restarted_in_order(client, ns, reason).await;
+        pods.sort();
+        pods.dedup();
+        pods
+    };
+    // First roll: trust in both CA certificates.
+    eventually_ok("the first roll to begin", ROLL_WAIT, || async {
+        let first = restarted("ClusterCaCertChanged").await;
+        if first.is_empty() { Err(first) } else { Ok(()) }
+    })
+    .await;
+    let second_started = !restarted("KafkaCertificatesChanged").await.is_empty();
+    let old_trust_midway = old_trust.produce("tls-trust", 1, "midway");
+    assert!(
+        second_started || old_trust_midway.is_ok(),
+        "a client trusting the old CA failed during the first roll: {old_trust_midway:?}"
+    );
+    // A client with a certificate of the clients CA that took the CA Secret's certificates,
+    // old and new, works through both rolls.
+    let both = ca_bundle(client, ns).await;
+    let mtls = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &bootstrap(kafka, "mtls"),
+    )
+    .tls(&both)
+    .certificate(&user_cert, &user_key);
+    eventually("a mutual-TLS client during the first roll", || {
+        mtls.produce("mtls-trust", 1, "midway")
+    })
+    .await;
+    // Second roll: certificates of the new key, every pod once.
+    eventually_ok("the second roll to end", ROLL_WAIT, || async {
+        let second = restarted("KafkaCertificatesChanged").await;
+        let ready = all_ready(client, ns).await;
+        if second.len() == pods.len() && ready {
+            Ok(())
+        } else {
+            Err((second, ready))
+        }
+    })
+    .await;
+    ready(client, ns, CLUSTER).await;
+    let seconds = started.elapsed().as_secs_f64();
+    eventually("a mutual-TLS client after the second roll", || {
+        mtls.produce("mtls-trust", 1, "after")
+    })
+    .await;
+    let refused = old_trust.produce("tls-trust", 1, "after");
+    assert!(
+        refused.is_err(),
+        "the brokers still present certificates the old CA signed"
+    );
+    // With every node on the new key, the old CA certificate leaves the Secret.
+    let ca_cert_keys = || async {
+        let secret = Api::<Secret>::namespaced(client.clone(), ns)
+            .get(&format!("{CLUSTER}-cluster-ca-cert"))
+            .await
+            .unwrap();
+        let keys: Vec<String> = secret.data.unwrap_or_default().into_keys().collect();
+        keys
+    };
+    eventually_ok("the old CA certificate to be removed", POD_WAIT, || async {
+        let keys = ca_cert_keys().await;
+        let removed = !event_notes(client, ns, "OldCaCertificatesRemoved")
+            .await
+            .is_empty();
+        if removed && keys.iter().all(|key| !key.starts_with("ca-")) {
+            Ok(())
+        } else {
+            Err(keys)
+        }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let report = producer.stop().unwrap();
+    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
+    let mut read = eventually("consuming every record", || {
+        plain.consume("replacement", report.acked.len())
+    })
+    .await;
+    read.sort();
+    let mut acked = report.acked.clone();
+    acked.sort();
+    assert_eq!(read, acked, "records lost or duplicated");
+    Replacement { seconds, report }
+}
+
+/// Every certificate of the cluster CA's certificate Secret, current and old, in one PEM
+/// file: what a client that keeps its trust up to date reads.
+async fn ca_bundle(client: &Client, ns: &str) -> std::path::PathBuf {
+    let secret = Api::<Secret>::namespaced(client.clone(), ns)
+        .get(&format!("{CLUSTER}-cluster-ca-cert"))
+        .await
+        .unwrap();
+    let bundle: Vec<u8> = secret
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(key, _)| key.ends_with(".crt"))
+        .flat_map(|(_, value)| value.0)
+        .collect();
+    let path = env().log_dir().join(format!("{ns}-cluster-ca-bundle.crt"));
+    std::fs::write(&path, bundle).unwrap();
+    path
+}
+
+/// Whether every pod of the cluster is Ready and none is being deleted.
+async fn all_ready(client: &Client, ns: &str) -> bool {
+    let pods = pod_uids(client, ns, CLUSTER).await;
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    for name in pods.keys() {
+        match api.get_opt(name).await.unwrap() {
+            Some(pod) if pod.metadata.deletion_timestamp.is_none() && is_ready(&pod) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// What the kafka-agent of broker pod `pod` answers the operator's certificate, asked from
+/// inside the nodes' network as the operator does.
+async fn agent_broker_state(client: &Client, ns: &str, pod: &Pod) -> BrokerState {
+    let secret = |name: String, key: &'static str| async move {
+        let path = secret_file(client, ns, &name, key).await;
+        std::fs::read_to_string(path).unwrap()
+    };
+    let tls = TlsConfig {
+        ca_pem: secret(format!("{CLUSTER}-cluster-ca-cert"), "ca.crt").await,
+        client_identity_pem: Some(format!(
+            "{}{}",
+            secret(
+                format!("{CLUSTER}-cluster-operator-certs"),
+                "cluster-operator.crt"
+            )
+            .await,
+            secret(
+                format!("{CLUSTER}-cluster-operator-certs"),
+                "cluster-operator.key"
+            )
+            .await
+        )),
+        verify_hostname: true,
+    };
+    // By IP address: the test's thread in the nodes' network has the machine's resolver.
+    let ip = pod.status.as_ref().unwrap().pod_ip.clone().unwrap();
+    let server_name = format!("{}.{CLUSTER}-kafka-brokers.{ns}.svc", pod.name_any());
+    env()
+        .network()
+        .unwrap()
+        .enter(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(agent::broker_state(
+                    &tls,
+                    &ip,
+                    &server_name,
+                    HostResolution::IpAddressesOnly,
+                    Duration::from_secs(10),
+                ))
+        })
+        .unwrap()
+        .unwrap_or_else(|error| panic!("{}: {error}", pod.name_any()))
+}

@@ -1,0 +1,147 @@
+//! Watching rolling restarts of a real-node cluster from outside: which pods were replaced,
+//! in which order, and how many were down at once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+
+use super::real_nodes::is_ready;
+
+/// Up to six JVMs restarting one after the other on two cores.
+pub const ROLL_WAIT: Duration = Duration::from_secs(1500);
+
+/// How a roll went, as watched from outside.
+pub struct Roll {
+    pub seconds: f64,
+    /// The most pods seen restarting at once: deleted, being deleted, or replaced and not
+    /// ready yet (a pod whose readiness merely flickers is not the roller's doing).
+    pub most_restarting: usize,
+}
+
+/// Watches until every pod in `before` has been replaced and all are ready again; once two
+/// are replaced, `midway` runs (e.g. to restart the operator).
+pub async fn watch_roll(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    before: &BTreeMap<String, String>,
+    mut midway: impl FnMut(),
+) -> Roll {
+    let started = Instant::now();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let selector = format!("strimzi.io/cluster={cluster}");
+    let mut most_restarting = 0;
+    let mut midway_done = false;
+    loop {
+        let live = pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .unwrap()
+            .items;
+        let ready_now: BTreeSet<String> = live
+            .iter()
+            .filter(|pod| pod.metadata.deletion_timestamp.is_none() && is_ready(pod))
+            .map(ResourceExt::name_any)
+            .collect();
+        let restarting = before
+            .iter()
+            .filter(|(name, uid)| {
+                live.iter()
+                    .find(|pod| pod.name_any() == **name)
+                    .is_none_or(|pod| {
+                        pod.metadata.deletion_timestamp.is_some()
+                            || (pod.uid().as_ref() != Some(*uid) && !is_ready(pod))
+                    })
+            })
+            .count();
+        most_restarting = most_restarting.max(restarting);
+        let renewed = live
+            .iter()
+            .filter(|pod| {
+                before
+                    .get(&pod.name_any())
+                    .is_some_and(|uid| Some(uid) != pod.uid().as_ref())
+            })
+            .count();
+        if renewed >= 2 && !midway_done {
+            midway();
+            midway_done = true;
+        }
+        if renewed == before.len() && ready_now.len() == before.len() {
+            return Roll {
+                seconds: started.elapsed().as_secs_f64(),
+                most_restarting,
+            };
+        }
+        assert!(
+            started.elapsed() < ROLL_WAIT,
+            "the roll did not finish in {ROLL_WAIT:?}: {renewed} pods renewed, ready: {ready_now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Sets `key` in the Kafka's `spec.kafka.config`.
+pub async fn set_option(client: &Client, ns: &str, cluster: &str, key: &str, value: Value) {
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    kafkas
+        .patch(
+            cluster,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"kafka": {"config": {key: value}}}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// The UIDs of the pods of `cluster` that are not being deleted, by name.
+pub async fn pod_uids(client: &Client, ns: &str, cluster: &str) -> BTreeMap<String, String> {
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={cluster}")))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .map(|pod| (pod.name_any(), pod.uid().unwrap_or_default()))
+        .collect()
+}
+
+/// The pods the operator restarted for `reason`, in the order of its Events.
+pub async fn restarted_in_order(client: &Client, ns: &str, reason: &str) -> Vec<String> {
+    let mut events: Vec<Event> = Api::<Event>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|event| {
+            event.action.as_deref() == Some("StrimziInitiatedPodRestart")
+                && event.reason.as_deref() == Some(reason)
+        })
+        .collect();
+    events.sort_by_key(|event| event.event_time.as_ref().map(|time| time.0));
+    events
+        .iter()
+        .filter_map(|event| event.regarding.as_ref()?.name.clone())
+        .collect()
+}
+
+/// The notes of the Events with `reason` in `ns`.
+pub async fn event_notes(client: &Client, ns: &str, reason: &str) -> Vec<String> {
+    Api::<Event>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|event| event.reason.as_deref() == Some(reason))
+        .filter_map(|event| event.note)
+        .collect()
+}
