@@ -108,6 +108,7 @@ fn main() {
         kafka: &kafka,
         pools: &pools,
         cluster_id: "bench-cluster-id",
+        metadata_version_in_use: None,
         config: &config,
     };
     let settings = CaSettings {

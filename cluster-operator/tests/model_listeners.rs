@@ -43,6 +43,7 @@ fn cluster(kafka: &Kafka, pools: &[KafkaNodePool], config: ModelConfig) -> Kafka
         kafka: &kafka,
         pools: &pools,
         cluster_id: "cluster-id",
+        metadata_version_in_use: None,
         config: &config,
     })
     .unwrap_or_else(|error| {

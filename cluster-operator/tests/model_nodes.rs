@@ -82,6 +82,7 @@ fn snapshot_examples(dir: &Path, prefix: &str) {
             kafka: &kafka,
             pools: &pools,
             cluster_id: "cluster-id",
+            metadata_version_in_use: None,
             config: &config,
         };
         let cluster = resolve(&input).unwrap_or_else(|error| panic!("{stem}: {error}"));
@@ -171,6 +172,7 @@ fn resolve_resources(
         kafka,
         pools,
         cluster_id: "id",
+        metadata_version_in_use: None,
         config: &config,
     })
 }

@@ -226,6 +226,7 @@ fn resolve_example(example: &Example, stem: &str) -> KafkaCluster {
         kafka: &example.kafka,
         pools: &example.pools,
         cluster_id: "cluster-id",
+        metadata_version_in_use: None,
         config: &config,
     })
     .unwrap_or_else(|error| panic!("{stem}: {error}"))
@@ -412,6 +413,7 @@ fn generated_cluster(
         kafka: &kafka,
         pools: &pools,
         cluster_id: "id",
+        metadata_version_in_use: None,
         config: &config,
     })
     .ok()

@@ -23,8 +23,8 @@ use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::process::ManagedProcess;
 use support::real_nodes::{all_pods_ready, binaries, bootstrap, eventually, persistent_cluster};
-use support::rolls::{ROLL_WAIT, Roll, pod_uids, restarted_in_order, set_option, watch_roll};
-use support::{apply, ready, wait_for_within};
+use support::rolls::{Roll, pod_uids, restarted_in_order, set_option, watch_roll};
+use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "roll";
 
@@ -282,13 +282,10 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         )
         .await
         .unwrap();
-    // One loaded CI run saw no status change here for the five minutes of `WAIT` (cause not
-    // found: a failure now prints the operator's last warnings and whether it had exited).
-    wait_for_within(
+    wait_for(
         &kafkas,
         CLUSTER,
         "the metadata version to be raised",
-        ROLL_WAIT,
         |kafka| {
             let status = kafka?.status.as_ref()?;
             (status.kafka_metadata_version.as_deref() == Some("4.3-IV0")).then_some(())

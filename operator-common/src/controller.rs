@@ -629,7 +629,14 @@ impl<R: Reconciler> Shared<R> {
         );
         metrics.started();
         let started = Instant::now();
-        let result = self.reconciler.reconcile(Arc::new(resource.clone())).await;
+        // The reconciler sees the status this controller last wrote even when the cache has
+        // not caught up with that write yet (what it derives from its own status, such as a
+        // generated ID or a version in use, must not go back).
+        let mut current = resource.clone();
+        if let Some(previous) = previous {
+            *current.status_mut() = Some(previous.clone());
+        }
+        let result = self.reconciler.reconcile(Arc::new(current)).await;
         let generation = resource.meta().generation;
         let now = status::timestamp_now();
         match result {

@@ -43,6 +43,12 @@ impl ClusterCas {
     }
 }
 
+/// Whether the Kafka owns the Secrets of a CA with `spec` (`generateSecretOwnerReference`,
+/// true by default).
+fn owns_ca_secrets(spec: Option<&strimzi_api::kafka::CertificateAuthority>) -> bool {
+    spec.is_none_or(|spec| spec.generates_secret_owner_reference())
+}
+
 impl Reconciliation<'_> {
     /// Creates or renews the cluster and clients CAs and writes their Secrets.
     #[tracing::instrument(level = "debug", skip_all)]
@@ -114,7 +120,7 @@ impl Reconciliation<'_> {
             })
             .await?
         };
-        let owned = spec.is_none_or(|spec| spec.generates_secret_owner_reference());
+        let owned = owns_ca_secrets(spec);
         for (desired, current) in [
             (&reconciled.cert_secret, &cert),
             (&reconciled.key_secret, &key),
@@ -218,12 +224,7 @@ impl Reconciliation<'_> {
         let Some(dropped) = authority::without_old_certificates(&ca.authority, cert_secret)? else {
             return Ok(());
         };
-        let owned = self
-            .kafka
-            .spec
-            .cluster_ca
-            .as_ref()
-            .is_none_or(|spec| spec.generates_secret_owner_reference());
+        let owned = owns_ca_secrets(self.kafka.spec.cluster_ca.as_ref());
         let secret = self.ca_secret(CaKind::Cluster, &dropped, owned);
         self.operator
             .runtime
@@ -233,7 +234,7 @@ impl Reconciliation<'_> {
         self.tell(
             "OldCaCertificatesRemoved",
             "RemoveOldCaCertificates",
-            "Removed the old cluster CA certificates: every node trusts and uses the new key",
+            "Removed the old cluster CA certificates: every node trusts and uses the current one",
         )
         .await;
         Ok(())

@@ -472,10 +472,12 @@ impl Reconciliation<'_> {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn resolve_model(&mut self) -> Result<KafkaCluster, ReconcileError> {
         let cluster_id = self.cluster_id().await?;
+        let reported = self.reported_metadata_version();
         let cluster = model::resolve(&ModelInput {
             kafka: self.kafka,
             pools: &self.pools,
             cluster_id: &cluster_id,
+            metadata_version_in_use: reported.as_deref(),
             config: &self.operator.config.model,
         })?;
         for warning in cluster.all_warnings() {

@@ -35,7 +35,7 @@ use strimzi_operator_common::metrics::{Metrics, MetricsError};
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
 use crate::model::KafkaCluster;
 use crate::model::desired::DesiredObjects;
-use crate::model::nodes::pods::REPLICATION_PORT;
+use crate::model::listeners::services::REPLICATION_PORT;
 use crate::rolling::safety::{
     DEFAULT_QUORUM_FETCH_TIMEOUT_MS, availability_blockers, quorum_blocker,
 };
@@ -66,8 +66,8 @@ const INTERNAL_TOPICS: [&str; 3] = [
 #[derive(Clone, Debug)]
 pub struct RollingState {
     restarts: IntCounterVec,
-    /// Fingerprint of the settings last confirmed, by `ns/name`.
-    confirmed_settings: Arc<Mutex<BTreeMap<String, String>>>,
+    /// What was last confirmed on each Kafka's brokers, by `ns/name`.
+    confirmed_settings: Arc<Mutex<BTreeMap<String, ConfirmedSettings>>>,
     /// How the admin client looks up broker names.
     host_resolution: HostResolution,
     /// How many brokers may restart at once.
@@ -97,11 +97,30 @@ impl RollingState {
         })
     }
 
-    fn confirmed(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+    fn confirmed(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, ConfirmedSettings>> {
         self.confirmed_settings
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// The metadata version the brokers of Kafka `key` (`ns/name`) last reported to this
+    /// operator: fresher than the Kafka's status in the cache, which may not show the
+    /// operator's last status write yet.
+    pub(super) fn reported_metadata_version(&self, key: &str) -> Option<String> {
+        self.confirmed()
+            .get(key)
+            .and_then(|confirmed| confirmed.metadata_version.clone())
+    }
+}
+
+/// The settings last confirmed on one Kafka's brokers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ConfirmedSettings {
+    /// [`super::settings::settings_fingerprint`] of what was confirmed; `None` while not
+    /// everything is settled.
+    fingerprint: Option<String>,
+    /// The metadata version the brokers last reported.
+    metadata_version: Option<String>,
 }
 
 /// What the admin API told about the cluster for the safety checks.
@@ -323,11 +342,16 @@ impl Reconciliation<'_> {
                 .await?;
         }
         let dynamic = cluster.dynamic_configuration();
-        let key = format!("{}/{}", self.namespace, self.name);
+        let key = self.rolling_key();
         let state = &self.operator.rolling;
         let fingerprint = super::settings::settings_fingerprint(cluster, &dynamic);
-        let confirmed = state.confirmed().get(&key) == Some(&fingerprint);
-        if nodes.is_empty() && confirmed {
+        let confirmed = state
+            .confirmed()
+            .get(&key)
+            .filter(|confirmed| confirmed.fingerprint.as_ref() == Some(&fingerprint))
+            .cloned();
+        if let (true, Some(confirmed)) = (nodes.is_empty(), confirmed) {
+            self.metadata_version = confirmed.metadata_version;
             return Ok(None);
         }
         let admin = self.admin_client(cluster, &desired.cluster_operator_certificate, cas)?;
@@ -339,11 +363,13 @@ impl Reconciliation<'_> {
         }
         match self.apply_live_settings(cluster, &admin, &dynamic).await {
             Ok(settled) => {
-                // Until then (e.g. a removed broker still shutting down) a later
+                // Unless settled (e.g. a removed broker still shutting down), a later
                 // reconciliation checks again.
-                if settled {
-                    state.confirmed().insert(key, fingerprint);
-                }
+                let confirmed = ConfirmedSettings {
+                    fingerprint: settled.then_some(fingerprint),
+                    metadata_version: self.metadata_version.clone(),
+                };
+                state.confirmed().insert(key, confirmed);
             }
             Err(error) => {
                 tracing::warn!(cluster = %cluster.name, %error, "the settings on the running cluster could not be checked");
@@ -356,6 +382,19 @@ impl Reconciliation<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// The key of this Kafka in [`RollingState`].
+    fn rolling_key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The metadata version this Kafka's brokers last reported to this operator, if they
+    /// did since it started.
+    pub(super) fn reported_metadata_version(&self) -> Option<String> {
+        self.operator
+            .rolling
+            .reported_metadata_version(&self.rolling_key())
     }
 
     /// Moves `strimzi.io/manual-rolling-update` from each StrimziPodSet of the cluster to

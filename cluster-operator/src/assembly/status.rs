@@ -45,10 +45,12 @@ impl Reconciliation<'_> {
             ),
             cluster_id: Some(cluster.cluster_id.clone()),
             kafka_version: Some(cluster.version.version.clone()),
-            // What the brokers reported; else what was reported before; else the desired.
+            // What the brokers reported now, else to this operator before (the cached status
+            // may not show the last write yet), else the status's, else the desired one.
             kafka_metadata_version: self
                 .metadata_version
                 .clone()
+                .or_else(|| self.reported_metadata_version())
                 .or_else(|| {
                     self.kafka
                         .status

@@ -208,21 +208,7 @@ pub async fn wait_for<K, T>(
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
 {
-    wait_for_within(api, name, what, WAIT, check).await
-}
-
-/// [`wait_for`] with a bound of its own.
-pub async fn wait_for_within<K, T>(
-    api: &Api<K>,
-    name: &str,
-    what: &str,
-    timeout: Duration,
-    check: impl Fn(Option<&K>) -> Option<T>,
-) -> T
-where
-    K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
-{
-    eventually_ok(what, timeout, || async {
+    eventually_ok(what, WAIT, || async {
         let object = api.get_opt(name).await.unwrap();
         check(object.as_ref()).ok_or_else(|| {
             // What a failure shows: the object without its bulky field-ownership records.

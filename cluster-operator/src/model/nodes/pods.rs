@@ -33,22 +33,15 @@ use strimzi_api::node_pool::ProcessRole;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_api::storage::SingleVolumeStorage;
 
+use crate::model::listeners::services::{
+    CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
+};
 use crate::model::listeners::settings::ListenerSettings;
 use crate::model::meta::{merged, template_annotations, template_labels, with_additional_labels};
 use crate::model::nodes::storage::data_volumes;
 use crate::model::nodes::templates::{PoolTemplate, metadata};
 use crate::model::{KafkaCluster, NodePool};
 
-/// Port of the Kafka agent (broker state for the operator).
-pub const KAFKA_AGENT_PORT: i32 = 8443;
-/// Port of the KRaft controller listener.
-pub const CONTROL_PLANE_PORT: i32 = 9090;
-/// Port of the replication listener, also used by the operator and tools.
-pub const REPLICATION_PORT: i32 = 9091;
-/// Port of the Prometheus metrics endpoint.
-pub const METRICS_PORT: i32 = 9404;
-/// Port of JMX.
-pub const JMX_PORT: i32 = 9999;
 /// `strimzi.io/kafka-version` on pods and pod sets.
 pub const KAFKA_VERSION_ANNOTATION: &str = "strimzi.io/kafka-version";
 /// `strimzi.io/configuration-hash` on pods: a hash of the node's configuration.

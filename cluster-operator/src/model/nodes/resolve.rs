@@ -26,10 +26,12 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
     validate_pools(&name, input.pools)?;
 
     let (assignments, mut warnings) = assign_node_ids(input.pools)?;
-    let current_metadata_version = kafka
-        .status
-        .as_ref()
-        .and_then(|status| status.kafka_metadata_version.as_deref());
+    let current_metadata_version = input.metadata_version_in_use.or_else(|| {
+        kafka
+            .status
+            .as_ref()
+            .and_then(|status| status.kafka_metadata_version.as_deref())
+    });
     let version = resolve_version(
         &kafka.spec.kafka,
         &input.config.images,
