@@ -18,7 +18,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Pod, Secret};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
@@ -30,7 +30,7 @@ use strimzi_tests::environment::TestEnv;
 use strimzi_tests::resources::eventually_ok;
 use support::real_nodes::{
     POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, eventually, is_ready,
-    persistent_cluster, secret_file,
+    persistent_cluster, secret_file, secret_value,
 };
 use support::rolls::{
     ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
@@ -498,38 +498,28 @@ async fn ca_bundle(client: &Client, ns: &str) -> std::path::PathBuf {
 
 /// Whether every pod of the cluster is Ready and none is being deleted.
 async fn all_ready(client: &Client, ns: &str) -> bool {
-    let pods = pod_uids(client, ns, CLUSTER).await;
-    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
-    for name in pods.keys() {
-        match api.get_opt(name).await.unwrap() {
-            Some(pod) if pod.metadata.deletion_timestamp.is_none() && is_ready(&pod) => {}
-            _ => return false,
-        }
-    }
-    true
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .all(|pod| pod.metadata.deletion_timestamp.is_none() && is_ready(pod))
 }
 
 /// What the kafka-agent of broker pod `pod` answers the operator's certificate, asked from
 /// inside the nodes' network as the operator does.
 async fn agent_broker_state(client: &Client, ns: &str, pod: &Pod) -> BrokerState {
     let secret = |name: String, key: &'static str| async move {
-        let path = secret_file(client, ns, &name, key).await;
-        std::fs::read_to_string(path).unwrap()
+        String::from_utf8(secret_value(client, ns, &name, key).await).unwrap()
     };
+    let operator_certs = format!("{CLUSTER}-cluster-operator-certs");
     let tls = TlsConfig {
         ca_pem: secret(format!("{CLUSTER}-cluster-ca-cert"), "ca.crt").await,
         client_identity_pem: Some(format!(
             "{}{}",
-            secret(
-                format!("{CLUSTER}-cluster-operator-certs"),
-                "cluster-operator.crt"
-            )
-            .await,
-            secret(
-                format!("{CLUSTER}-cluster-operator-certs"),
-                "cluster-operator.key"
-            )
-            .await
+            secret(operator_certs.clone(), "cluster-operator.crt").await,
+            secret(operator_certs, "cluster-operator.key").await
         )),
         verify_hostname: true,
     };

@@ -134,7 +134,7 @@ impl Reconciliation<'_> {
                     .await?;
             }
         }
-        self.clear_force_annotations(&reconciled.action, &cert, &key)
+        self.clear_force_annotations(&reconciled.action, cert.as_ref(), key.as_ref())
             .await?;
         for warning in &reconciled.warnings {
             self.warn(warning.reason, &warning.message);
@@ -168,10 +168,10 @@ impl Reconciliation<'_> {
     async fn clear_force_annotations(
         &self,
         action: &CaAction,
-        cert: &Option<Secret>,
-        key: &Option<Secret>,
+        cert: Option<&Secret>,
+        key: Option<&Secret>,
     ) -> Result<(), ReconcileError> {
-        let carried_out: &[(&Option<Secret>, &str)] = match action {
+        let carried_out: &[(Option<&Secret>, &str)] = match action {
             CaAction::ReplaceKey(_) => &[
                 (key, annotations::FORCE_REPLACE),
                 (cert, annotations::FORCE_RENEW),
@@ -181,7 +181,7 @@ impl Reconciliation<'_> {
         };
         let secrets: Api<Secret> = self.api();
         for (secret, annotation) in carried_out {
-            let Some(secret) = secret else {
+            let Some(secret) = *secret else {
                 continue;
             };
             if !secret.annotations().contains_key(*annotation) {

@@ -72,21 +72,26 @@ pub fn persistent_cluster(
     documents
 }
 
-/// Writes `key` of Secret `name` to a file named after both, and returns its path.
-pub async fn secret_file(client: &Client, ns: &str, name: &str, key: &str) -> PathBuf {
+/// The value of `key` in Secret `name`.
+pub async fn secret_value(client: &Client, ns: &str, name: &str, key: &str) -> Vec<u8> {
     let secret = Api::<Secret>::namespaced(client.clone(), ns)
         .get(name)
         .await
         .unwrap();
-    let value = secret
+    secret
         .data
-        .as_ref()
-        .and_then(|data| data.get(key))
-        .unwrap_or_else(|| panic!("{key} in Secret {name}"));
+        .and_then(|mut data| data.remove(key))
+        .unwrap_or_else(|| panic!("{key} in Secret {name}"))
+        .0
+}
+
+/// Writes `key` of Secret `name` to a file named after both, and returns its path.
+pub async fn secret_file(client: &Client, ns: &str, name: &str, key: &str) -> PathBuf {
+    let value = secret_value(client, ns, name, key).await;
     let path = TestEnv::shared_real()
         .log_dir()
         .join(format!("{ns}-{name}-{key}"));
-    std::fs::write(&path, &value.0).unwrap();
+    std::fs::write(&path, value).unwrap();
     path
 }
 
