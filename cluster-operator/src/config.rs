@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use strimzi_operator_common::config::{ConfigError, OperatorConfig, positive};
 use strimzi_operator_common::kafka::HostResolution;
 
-use crate::model::ModelConfig;
 use crate::model::nodes::images::KafkaImages;
+use crate::model::{ModelConfig, PodSecurityProfile};
 
 /// Kafka images by version, one `<version>=<image>` per line or comma-separated.
 pub const KAFKA_IMAGES: &str = "STRIMZI_KAFKA_IMAGES";
@@ -26,6 +26,8 @@ pub const IMAGE_PULL_POLICY: &str = "STRIMZI_IMAGE_PULL_POLICY";
 pub const IMAGE_PULL_SECRETS: &str = "STRIMZI_IMAGE_PULL_SECRETS";
 /// Image of the Kafka pods' init container.
 pub const KAFKA_INIT_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE";
+/// The pod security provider: `baseline` (default) or `restricted`, or Strimzi's class names.
+pub const POD_SECURITY_PROVIDER_CLASS: &str = "STRIMZI_POD_SECURITY_PROVIDER_CLASS";
 /// Whether CA and user Secrets carry PKCS#12 stores (`true` by default).
 pub const PKCS12_KEYSTORE_GENERATION: &str =
     strimzi_certificate_manager::PKCS12_KEYSTORE_GENERATION_ENV;
@@ -104,6 +106,16 @@ impl ClusterOperatorConfig {
             kafka_init_image: get(KAFKA_INIT_IMAGE).unwrap_or_else(|| {
                 crate::model::nodes::images::DEFAULT_KAFKA_INIT_IMAGE.to_owned()
             }),
+            pod_security: match get(POD_SECURITY_PROVIDER_CLASS) {
+                None => PodSecurityProfile::default(),
+                Some(value) => PodSecurityProfile::parse(&value).ok_or_else(|| {
+                    invalid(
+                        POD_SECURITY_PROVIDER_CLASS,
+                        &value,
+                        "baseline or restricted (or Strimzi's provider class names)",
+                    )
+                })?,
+            },
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
         };
@@ -252,6 +264,43 @@ mod tests {
         assert!(config.pkcs12);
         assert_eq!(config.concurrency, 10);
         assert!(!config.model.images.by_version.is_empty());
+    }
+
+    #[test]
+    fn the_pod_security_provider_is_baseline_or_restricted() {
+        let default = read(&[("STRIMZI_NAMESPACE", "kafka")]).unwrap();
+        assert_eq!(default.model.pod_security, PodSecurityProfile::Baseline);
+        assert!(
+            PodSecurityProfile::Baseline
+                .container_security_context()
+                .is_none()
+        );
+        for value in [
+            "restricted",
+            "io.strimzi.plugin.security.profiles.impl.RestrictedPodSecurityProvider",
+        ] {
+            let config = read(&[
+                ("STRIMZI_NAMESPACE", "kafka"),
+                (POD_SECURITY_PROVIDER_CLASS, value),
+            ])
+            .unwrap();
+            assert_eq!(config.model.pod_security, PodSecurityProfile::Restricted);
+        }
+        let restricted = PodSecurityProfile::Restricted
+            .container_security_context()
+            .unwrap();
+        assert_eq!(restricted.allow_privilege_escalation, Some(false));
+        assert_eq!(restricted.run_as_non_root, Some(true));
+        let wrong = read(&[
+            ("STRIMZI_NAMESPACE", "kafka"),
+            (POD_SECURITY_PROVIDER_CLASS, "privileged"),
+        ])
+        .unwrap_err();
+        assert!(
+            wrong
+                .to_string()
+                .contains("STRIMZI_POD_SECURITY_PROVIDER_CLASS")
+        );
     }
 
     #[test]

@@ -107,6 +107,12 @@ pub mod runtime;
 pub mod scoped_cache;
 pub mod status;
 
+/// Our operator image as the `Dockerfile` at the workspace root builds it and the install
+/// bundles name it: the repository users tag it with when they build it themselves, and this
+/// workspace's version. It holds the three operators and the Kafka init program.
+pub const OPERATOR_IMAGE: &str =
+    concat!("localhost/strimzi-rs/operator:", env!("CARGO_PKG_VERSION"));
+
 /// An error with a stable CamelCase reason, used as the `reason` of `NotReady` conditions
 /// and Events and as a metric label. Every error enum of the operators implements it.
 pub trait ErrorReason: std::error::Error {

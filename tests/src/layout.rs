@@ -82,6 +82,10 @@ pub enum Provision {
     KafkaJars,
     /// `tests/testenv/images/build-images.sh`: the container images of the real nodes.
     Images,
+    /// `tests/testenv/images/build-images.sh --with-operator`: those images plus ours, built
+    /// from the workspace's `Dockerfile` (a release build: minutes after a code change). Real
+    /// nodes started afterwards in the same process load it.
+    OperatorImage,
 }
 
 impl Provision {
@@ -90,7 +94,15 @@ impl Provision {
         match self {
             Self::Kubernetes => "install.sh",
             Self::KafkaJars => "kafka/install-kafka.sh",
-            Self::Images => "images/build-images.sh",
+            Self::Images | Self::OperatorImage => "images/build-images.sh",
+        }
+    }
+
+    /// The script's arguments.
+    fn arguments(self) -> &'static [&'static str] {
+        match self {
+            Self::OperatorImage => &["--with-operator"],
+            _ => &[],
         }
     }
 }
@@ -111,6 +123,7 @@ pub fn provision(what: Provision) -> Result<(), TestEnvError> {
     let script = testenv_file(what.script());
     let output = std::process::Command::new("bash")
         .arg(&script)
+        .args(what.arguments())
         .env("STRIMZI_TESTENV_QUIET", "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::io::stderr())

@@ -85,6 +85,59 @@ pub struct ModelConfig {
     /// (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`, [`nodes::images::DEFAULT_KAFKA_INIT_IMAGE`]); the Kafka's
     /// `brokerRackInitImage` overrides it.
     pub kafka_init_image: String,
+    /// The security settings containers get when their template sets none
+    /// (`STRIMZI_POD_SECURITY_PROVIDER_CLASS`).
+    pub pod_security: PodSecurityProfile,
+}
+
+/// Which Pod Security Standard the generated containers meet without a template's
+/// `securityContext`, as Strimzi's pod security providers choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PodSecurityProfile {
+    /// No container settings (`baseline`, the default): what the image and cluster decide.
+    #[default]
+    Baseline,
+    /// Every container runs without privilege escalation or capabilities, as non-root, with
+    /// the runtime's default seccomp profile (`restricted`): admitted where the namespace
+    /// enforces the `restricted` standard.
+    Restricted,
+}
+
+impl PodSecurityProfile {
+    /// The setting's value: `baseline` or `restricted`, or Strimzi's provider class names.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim() {
+            "baseline" | "io.strimzi.plugin.security.profiles.impl.BaselinePodSecurityProvider" => {
+                Some(Self::Baseline)
+            }
+            "restricted"
+            | "io.strimzi.plugin.security.profiles.impl.RestrictedPodSecurityProvider" => {
+                Some(Self::Restricted)
+            }
+            _ => None,
+        }
+    }
+
+    /// The security context of a container whose template sets none.
+    pub fn container_security_context(self) -> Option<k8s_openapi::api::core::v1::SecurityContext> {
+        use k8s_openapi::api::core::v1::{Capabilities, SeccompProfile, SecurityContext};
+        match self {
+            Self::Baseline => None,
+            Self::Restricted => Some(SecurityContext {
+                allow_privilege_escalation: Some(false),
+                capabilities: Some(Capabilities {
+                    drop: Some(vec!["ALL".to_owned()]),
+                    add: None,
+                }),
+                run_as_non_root: Some(true),
+                seccomp_profile: Some(SeccompProfile {
+                    type_: "RuntimeDefault".to_owned(),
+                    localhost_profile: None,
+                }),
+                ..SecurityContext::default()
+            }),
+        }
+    }
 }
 
 /// A warning about the resources that does not stop the reconciliation; it becomes a

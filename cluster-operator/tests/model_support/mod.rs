@@ -52,6 +52,7 @@ pub fn default_model_config() -> ModelConfig {
             .unwrap_or_else(|error| panic!("the default label exclusion is valid: {error}")),
         managed_by: "strimzi-cluster-operator".into(),
         kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.into(),
+        pod_security: Default::default(),
     }
 }
 

@@ -633,68 +633,33 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
-# The operator image (only with --with-operator): this workspace's three operator binaries from
-# its release build, the shared libraries they load, a minimal /etc/passwd and /etc/group, and
-# /tmp. No shell and no package manager.
+# The operator image (only with --with-operator), from the workspace's Dockerfile: its build
+# stage's script runs here (cargo, static binaries) into a root folder, and its final stage's
+# settings become the image's configuration (oci.py dockerfile). No registry, no daemon.
 
-# The release build (warm: seconds), then the libraries ldd lists for the binaries, loader
-# included, into operator_libraries (sorted paths). An unresolved library fails the build.
-build_operator_binaries() {
-    local binary
+# The build stage: the Dockerfile's script with the root folder as its last argument.
+build_operator_root() {
+    local -a command
+    mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$work/config.json")
+    ((${#command[@]} > 0)) || fail "no build command read from $repo/Dockerfile"
     cd "$repo"
-    log "$cargo" build --release --locked -p strimzi-cluster-operator -p strimzi-topic-operator \
-        -p strimzi-user-operator --bins
-    for binary in "${operator_binaries[@]}"; do
-        echo "+ ldd $release_dir/$binary" >>"$current_log"
-        ldd "$release_dir/$binary" | tee -a "$current_log" | awk '
-            $2 == "=>" && $3 == "not" { failed = 1 }
-            $2 == "=>" && $3 ~ /^\// { print $3 }
-            $1 ~ /^\// { print $1 }
-            END { exit failed }' >>"$work/libraries"
-    done
-    mapfile -t operator_libraries < <(LC_ALL=C sort -u "$work/libraries")
-    note "libraries: ${operator_libraries[*]}"
+    log env CARGO_TARGET_DIR="$operator_target" "${command[@]}" "$work/root"
     cd "$here"
 }
 
+# The final stage: smoke tests in the root, then one layer with the Dockerfile's settings.
 build_operator_image() {
-    local root=$work/root binary library rc chroot_program
-    mkdir -p "$root/usr/local/bin" "$root/etc" "$root/tmp"
-    for binary in "${operator_binaries[@]}"; do
-        install -m 0755 "$release_dir/$binary" "$root/usr/local/bin/"
-    done
-    # Each library as a regular file at the path ldd printed (links followed, modes kept): the
-    # loader is at the binaries' interpreter path, the libraries in a folder of its built-in
-    # search path, so it finds them without an ld.so.cache.
-    for library in "${operator_libraries[@]}"; do
-        mkdir -p "$root${library%/*}"
-        cp -L --preserve=mode "$library" "$root$library"
-    done
-    printf '%s\n' 'root:x:0:0:root:/:/sbin/nologin' 'strimzi:x:1001:0:strimzi:/tmp:/sbin/nologin' \
-        >"$root/etc/passwd"
-    printf '%s\n' 'root:x:0:' >"$root/etc/group"
-    chmod 0644 "$root/etc/passwd" "$root/etc/group"
-    find "$root" -type d -exec chmod 0755 {} +
-    chmod 1777 "$root/tmp"
-    # Smoke test: each binary starts in this root as uid 1001 with an empty environment. It
-    # then stops on its missing configuration (exit 1); 126 or 127 means it could not be run
-    # (a missing library or loader).
+    local root=$work/root program rc chroot_program
+    # Each program starts in this root as uid 1001 with an empty environment and stops on its
+    # missing configuration (exit 1); 126 or 127 means it could not be run at all.
     chroot_program=$(command -v chroot)
-    for binary in "${operator_binaries[@]}"; do
+    for program in cluster_operator_run.sh topic_operator_run.sh user_operator_run.sh kafka_init_run.sh; do
         rc=0
-        log timeout 20 env -i "$chroot_program" --userspec=1001:0 "$root" "/usr/local/bin/$binary" || rc=$?
-        note "$binary exited with $rc"
-        ((rc < 126)) || { note "$binary could not be started in the image"; false; }
+        log timeout 20 env -i "$chroot_program" --userspec=1001:0 "$root" "/opt/strimzi/bin/$program" || rc=$?
+        note "$program exited with $rc"
+        ((rc == 1)) || { note "$program did not stop on its missing configuration"; false; }
     done
     find "$root" -exec touch -h -d "@$IMAGE_EPOCH" {} +
-    cat >"$work/config.json" <<EOF
-{
-  "User": "1001",
-  "WorkingDir": "/",
-  "Env": ["PATH=/usr/local/bin:/usr/bin:/bin"],
-  "Cmd": ["/usr/local/bin/strimzi-cluster-operator"]
-}
-EOF
     pack_image "$root" "$work/config.json" "$operator_image" --owner=0 --group=0
     remove "$root"
 }
@@ -715,15 +680,11 @@ if $with_operator; then
         "$repo/Cargo.toml")
     [[ -n $workspace_version ]] || fail "no version in [workspace.package] of $repo/Cargo.toml"
     operator_image=$OPERATOR_IMAGE_REPOSITORY:$workspace_version
-    operator_binaries=(strimzi-cluster-operator strimzi-topic-operator strimzi-user-operator)
-    operator_libraries=()
-    cargo=${CARGO:-cargo}
-    target_dir=${CARGO_TARGET_DIR:-$repo/target}
-    # cargo runs in the workspace root, where a relative CARGO_TARGET_DIR starts.
-    [[ $target_dir == /* ]] || target_dir=$repo/$target_dir
-    release_dir=$target_dir/release
-    need "$cargo" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
-    need ldd "apt-get install -y libc-bin"
+    # A target folder of its own (static binaries for an explicit target triple): kept in the
+    # cache so that a fresh checkout rebuilds only the workspace's crates.
+    operator_target=${STRIMZI_OPERATOR_TARGET_DIR:-$cache/operator-target}
+    need "${CARGO:-cargo}" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
+    need readelf "apt-get install -y binutils"
 fi
 
 # Inputs of every part: a change to any of them rebuilds that part and what uses it.
@@ -831,24 +792,27 @@ else
 fi
 
 if $with_operator; then
-    # No cached/building decision before the release build: the binaries are an input.
-    start operator-binaries "operator binaries (cargo build --release)" "6 minutes on 2 cores; seconds when up to date"
-    build_operator_binaries
-    remove "$work"
-    work=""
-    echo "operator binaries: ready in $((SECONDS - build_started))s"
-    current_component=""
+    # No cached/building decision before the build stage: the binaries are an input.
+    start operator-root "operator image root (Dockerfile build stage: cargo build --release)" "6 minutes on 2 cores; seconds when up to date"
+    build_operator_root
     operator_inputs="image=$operator_image epoch=$IMAGE_EPOCH
-binaries=$(cd "$release_dir" && sha256sum "${operator_binaries[@]}" | sha256sum | cut -c1-64)
-libraries=${operator_libraries[*]} sha256=$(sha256sum "${operator_libraries[@]}" | sha256sum | cut -c1-64)
-oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
+root=$(cd "$work/root" && find . -printf '%p %m %l\n' | LC_ALL=C sort | sha256sum | cut -c1-64) files=$(cd "$work/root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64)
+config=$(sha256sum "$work/config.json" | cut -c1-64) oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
+    echo "operator image root: ready in $((SECONDS - build_started))s"
     if is_current "$operator_archive.inputs" "$operator_inputs" && [[ -f $operator_archive ]]; then
+        remove "$work"
+        work=""
+        current_component=""
         cached "operator image $operator_image"
     else
         [[ $(id -u) -eq 0 ]] || fail "building the operator image needs root (chroot for its smoke test)"
         need chroot "apt-get install -y coreutils"
         need timeout "apt-get install -y coreutils"
+        # The root and the configuration move into the packing step's folder.
+        stage_work=$work
         start operator "operator image $operator_image" "10 seconds"
+        mv "$stage_work/root" "$stage_work/config.json" "$work/"
+        remove "$stage_work"
         build_operator_image
         finish_archive "$operator_archive" "$operator_inputs" "operator image"
     fi

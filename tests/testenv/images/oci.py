@@ -4,6 +4,7 @@
     oci.py pack --layer LAYER.tar.gz --diff-id sha256:HEX --config CONFIG.json \
                 --name REGISTRY/REPO:TAG --arch amd64 --created 2026-01-01T00:00:00Z --out IMAGE.tar
     oci.py verify IMAGE.tar [--name REGISTRY/REPO:TAG]
+    oci.py dockerfile DOCKERFILE --config-out CONFIG.json
 
 `pack` takes a gzip-compressed layer tar and the image's `config` section (Env, User,
 WorkingDir, Entrypoint, Cmd, Labels: the runtime settings) and writes an archive holding
@@ -16,6 +17,13 @@ so the same inputs give the same bytes.
 digest of the uncompressed layer) and the JSON shapes; it prints one summary line or exits
 non-zero with the first problem found.
 
+`dockerfile` reads a two-stage Dockerfile of the shape of the workspace's own (a build stage
+that copies the build context and runs one script whose last argument is a folder, then a
+`FROM scratch` stage that copies that folder to `/` and sets runtime options), writes the final
+stage's runtime settings as a `config` section for `pack`, and prints the build script's
+arguments without that folder, one per line, so the caller runs the same script on the machine
+itself. Any other instruction or shape is an error: the file and this reading stay in step.
+
 Only the Python standard library is used.
 """
 
@@ -25,6 +33,8 @@ import hashlib
 import io
 import json
 import os
+import re
+import shlex
 import sys
 import tarfile
 from datetime import datetime
@@ -264,6 +274,92 @@ class HashingReader(io.RawIOBase):
             self.digest.update(data)
 
 
+def dockerfile_instructions(path):
+    """(instruction, arguments) pairs: comments and blank lines dropped, continued lines joined."""
+    instructions, pending = [], ""
+    with open(path, encoding="utf-8") as stream:
+        for line in stream:
+            line = line.rstrip("\n")
+            if not pending and (not line.strip() or line.lstrip().startswith("#")):
+                continue
+            if line.endswith("\\"):
+                pending += line[:-1] + " "
+                continue
+            text = (pending + line).strip()
+            pending = ""
+            keyword, _, rest = text.partition(" ")
+            instructions.append((keyword.upper(), rest.strip()))
+    expect(not pending, f"{path}: the last line continues")
+    return instructions
+
+
+def key_values(text, what):
+    """`KEY=VALUE` pairs with shell quoting, as ENV and LABEL write them."""
+    pairs = {}
+    for word in shlex.split(text):
+        key, equals, value = word.partition("=")
+        expect(equals == "=" and key, f"{what}: expected KEY=VALUE, found {word!r}")
+        pairs[key] = value
+    return pairs
+
+
+def dockerfile(args):
+    arg_defaults, stages = {}, []
+    for keyword, rest in dockerfile_instructions(args.dockerfile):
+        if keyword == "ARG" and not stages:
+            name, _, default = rest.partition("=")
+            arg_defaults[name] = default
+        elif keyword == "FROM":
+            words = rest.split()
+            base = re.sub(r"\$\{(\w+)\}", lambda m: arg_defaults.get(m.group(1), ""), words[0])
+            name = words[2] if len(words) == 3 and words[1].upper() == "AS" else None
+            expect(len(words) in (1, 3), f"FROM {rest}: expected 'FROM <image> [AS <name>]'")
+            stages.append({"base": base, "name": name, "steps": []})
+        else:
+            expect(stages, f"{keyword} before the first FROM")
+            stages[-1]["steps"].append((keyword, rest))
+    expect(len(stages) == 2, f"expected a build stage and a final stage, found {len(stages)} stages")
+    build, final = stages
+    runs = [rest for keyword, rest in build["steps"] if keyword == "RUN"]
+    expect(len(runs) == 1, "the build stage must run exactly one command")
+    for keyword, rest in build["steps"]:
+        expect(keyword in ("WORKDIR", "COPY", "RUN"), f"build stage: unsupported instruction {keyword}")
+        expect(keyword != "COPY" or rest == ". .", f"build stage: COPY {rest}: only 'COPY . .' (the whole context)")
+    command = shlex.split(runs[0])
+    expect(final["base"] == "scratch", f"the final stage must start FROM scratch, not {final['base']}")
+    config, copied = {}, None
+    for keyword, rest in final["steps"]:
+        if keyword == "COPY":
+            words = rest.split()
+            expect(len(words) == 3 and words[0] == f"--from={build['name']}" and words[2] == "/",
+                   f"final stage: COPY {rest}: only 'COPY --from={build['name']} <folder>/ /'")
+            copied = words[1].rstrip("/")
+        elif keyword == "USER":
+            config["User"] = rest
+        elif keyword == "WORKDIR":
+            config["WorkingDir"] = rest
+        elif keyword == "ENV":
+            env = dict(item.split("=", 1) for item in config.get("Env", []))
+            env.update(key_values(rest, "ENV"))
+            config["Env"] = [f"{key}={value}" for key, value in env.items()]
+        elif keyword == "LABEL":
+            config.setdefault("Labels", {}).update(key_values(rest, "LABEL"))
+        elif keyword in ("CMD", "ENTRYPOINT"):
+            value = json.loads(rest)
+            expect(isinstance(value, list) and all(isinstance(word, str) for word in value),
+                   f"{keyword} must be the JSON (exec) form")
+            config["Cmd" if keyword == "CMD" else "Entrypoint"] = value
+        else:
+            expect(False, f"final stage: unsupported instruction {keyword}")
+    expect(copied is not None and command and command[-1].rstrip("/") == copied,
+           f"the build command's last argument must be the folder the final stage copies ({copied})")
+    with open(args.config_out, "w", encoding="utf-8") as stream:
+        json.dump(config, stream, indent=2, sort_keys=True)
+    for word in command[:-1]:
+        print(word)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -279,7 +375,16 @@ def main():
     checker = commands.add_parser("verify")
     checker.add_argument("archive")
     checker.add_argument("--name")
+    reader = commands.add_parser("dockerfile")
+    reader.add_argument("dockerfile")
+    reader.add_argument("--config-out", required=True)
     args = parser.parse_args()
+    if args.command == "dockerfile":
+        try:
+            return dockerfile(args)
+        except Invalid as problem:
+            print(f"oci.py: {args.dockerfile}: {problem}", file=sys.stderr)
+            return 1
     if args.command == "pack":
         pack(args)
         return 0

@@ -88,8 +88,9 @@ pub const DEFAULT_KAFKA_VERSION: &str = "4.3.1";
 /// The Strimzi release whose images run the nodes by default.
 pub const STRIMZI_VERSION: &str = "1.2.0";
 
-/// The default image of the init container (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`).
-pub const DEFAULT_KAFKA_INIT_IMAGE: &str = "quay.io/strimzi/operator:1.2.0";
+/// The default image of the init container (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`): ours, whose
+/// `/opt/strimzi/bin/kafka_init_run.sh` is [`crate::kafka_init`]'s program.
+pub const DEFAULT_KAFKA_INIT_IMAGE: &str = strimzi_operator_common::OPERATOR_IMAGE;
 
 /// The supported version `version`, if it is one.
 pub fn supported_version(version: &str) -> Option<SupportedVersion> {

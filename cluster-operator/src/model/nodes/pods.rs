@@ -699,7 +699,9 @@ impl KafkaCluster {
                 self.spec.readiness_probe.as_ref(),
             )),
             resources: pool.resources.clone(),
-            security_context: container_template.and_then(|t| t.security_context.clone()),
+            security_context: container_template
+                .and_then(|t| t.security_context.clone())
+                .or_else(|| self.config.pod_security.container_security_context()),
             ..Container::default()
         }
     }
@@ -853,7 +855,9 @@ impl KafkaCluster {
             env: Some(vars),
             volume_mounts: Some(mounts),
             resources: pool.resources.clone(),
-            security_context: container_template.and_then(|t| t.security_context.clone()),
+            security_context: container_template
+                .and_then(|t| t.security_context.clone())
+                .or_else(|| self.config.pod_security.container_security_context()),
             ..Container::default()
         }
     }

@@ -1,0 +1,56 @@
+//! `deploy/install/cluster-operator` against the code it installs: no wildcard rules, CRDs
+//! identical to the generated ones, our image and program, and a Deployment whose every
+//! variable the operator reads and accepts, with the defaults the code has.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use strimzi_cluster_operator::config::ClusterOperatorConfig;
+use strimzi_cluster_operator::model::nodes::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
+use strimzi_operator_common::OPERATOR_IMAGE;
+use strimzi_operator_common::config::WatchedNamespaces;
+use strimzi_tests::bundle::{Bundle, common_problems, container_environment, read_environment};
+
+#[test]
+fn the_cluster_operator_bundle_matches_the_operator() {
+    let bundle = Bundle::load("cluster-operator");
+    let problems = common_problems(
+        &bundle,
+        OPERATOR_IMAGE,
+        "/opt/strimzi/bin/cluster_operator_run.sh",
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert_eq!(
+        bundle.of_kind("CustomResourceDefinition").count(),
+        10,
+        "every CRD"
+    );
+
+    let environment = container_environment(
+        &bundle.deployment(),
+        "myproject",
+        "strimzi-cluster-operator-5d9f-x",
+    );
+    let (config, unread) = read_environment(&environment, |lookup| {
+        ClusterOperatorConfig::from_lookup(lookup)
+    });
+    let config = config.unwrap();
+    assert!(unread.is_empty(), "set but never read: {unread:?}");
+    assert_eq!(config.model.kafka_init_image, DEFAULT_KAFKA_INIT_IMAGE);
+    assert_eq!(config.model.images, KafkaImages::strimzi_defaults());
+    assert_eq!(
+        config.operator.namespaces,
+        WatchedNamespaces::List(vec!["myproject".to_owned()])
+    );
+    let election = config
+        .operator
+        .leader_election
+        .as_ref()
+        .expect("leader election on");
+    let lease_rule = bundle
+        .rules()
+        .into_iter()
+        .filter(|(role, _)| role == "ClusterRole/strimzi-cluster-operator-leader-election")
+        .find_map(|(_, rule)| rule.resource_names)
+        .unwrap_or_default();
+    assert_eq!(lease_rule, vec![election.lease_name.clone()]);
+}
