@@ -173,7 +173,7 @@ pub fn deployment_spec_containers(
         .spec
         .as_ref()
         .and_then(|spec| spec.template.spec.as_ref())
-        .expect("a pod spec")
+        .unwrap_or_else(|| panic!("a Deployment without a pod spec"))
         .containers
 }
 

@@ -1,0 +1,392 @@
+//! The operators installed the way a user installs them, on the real-node test environment:
+//! our image (built from the workspace's `Dockerfile`), `deploy/install/cluster-operator`
+//! applied with the documented namespace edit into a namespace that enforces the
+//! `restricted` Pod Security Standard, and nothing else: the cluster operator runs as a pod
+//! with exactly the bundle's permissions and turns Strimzi's `kafka-ephemeral.yaml` into a
+//! working Kafka; the standalone topic and user operator bundles manage that cluster's
+//! KafkaTopics and KafkaUsers; a rack-aware Kafka with a `nodeport` listener gets its rack and
+//! advertised address from our init program. Any permission error in an operator's log fails
+//! the test.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::time::Instant;
+
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, Service};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, LogParams, Patch, PatchParams,
+};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_tests::bundle::{Bundle, PLACEHOLDER_NAMESPACE};
+use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::environment::TestEnv;
+use strimzi_tests::layout::{Provision, provision};
+use strimzi_tests::measure::rss_mib;
+use strimzi_tests::reference::reference_examples_dir;
+use strimzi_tests::resources::{CustomResources, eventually_ok};
+use support::real_nodes::{
+    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, records, sorted,
+};
+use support::{apply, ready};
+
+/// Field manager of what the test applies in the user's place.
+const USER: &str = "kubectl";
+
+/// The real-node environment of this test binary, with our operator image loaded: the image
+/// is built (or found up to date) before the nodes start, so they import it.
+fn env() -> &'static TestEnv {
+    provision(Provision::OperatorImage).unwrap();
+    TestEnv::shared_real()
+}
+
+#[tokio::test]
+async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_under_restricted_pod_security()
+ {
+    let env = env();
+    let client = env.client().await;
+    let network = env.network().expect("a real-node environment");
+    let ns = env.namespace("install").await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .patch(
+            &ns,
+            &PatchParams::apply(USER),
+            &Patch::Apply(json!({
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {
+                    "pod-security.kubernetes.io/enforce": "restricted",
+                    "pod-security.kubernetes.io/enforce-version": "latest",
+                }},
+            })),
+        )
+        .await
+        .unwrap();
+
+    // The cluster operator's bundle as the install guide says: bindings edited to name this
+    // namespace, and the restricted pod security provider for this namespace's Kafka pods.
+    let applied = Instant::now();
+    for mut document in Bundle::load("cluster-operator").for_namespace(&ns) {
+        if document["kind"] == "Deployment" {
+            document["spec"]["template"]["spec"]["containers"][0]["env"]
+                .as_array_mut()
+                .unwrap()
+                .push(
+                    json!({"name": "STRIMZI_POD_SECURITY_PROVIDER_CLASS", "value": "restricted"}),
+                );
+        }
+        apply_as_user(&client, &ns, &document).await;
+    }
+    let operator = ready_pod(&client, &ns, "name=strimzi-cluster-operator").await;
+    println!(
+        "figure: cluster operator pod from the bundle applied to Ready in {:.1}s (pod created to Ready: {}s)",
+        applied.elapsed().as_secs_f64(),
+        created_to_ready_seconds(&operator)
+    );
+
+    // Strimzi's example, unchanged.
+    let example = reference_examples_dir().join("kafka/kafka-ephemeral.yaml");
+    let started = Instant::now();
+    for document in documents(&example) {
+        apply(&client, &ns, &document).await;
+    }
+    let kafka = ready(&client, &ns, "my-cluster").await;
+    all_pods_ready(&client, &ns, "my-cluster", 6).await;
+    println!(
+        "figure: kafka-ephemeral.yaml (3 controllers + 3 brokers) Ready in {:.1}s with the operator in a pod",
+        started.elapsed().as_secs_f64()
+    );
+    let client_binary = binaries().join("strimzi-kafka-client");
+    let plain = ClusterClient::new(&client_binary, network, &bootstrap(&kafka, "plain"));
+    eventually("producing through my-cluster-kafka-bootstrap", || {
+        plain.produce("installed", 5, "installed")
+    })
+    .await;
+    let read = eventually("consuming", || plain.consume("installed", 5)).await;
+    assert_eq!(sorted(read), records("installed", 5));
+
+    // The standalone topic and user operators, from their bundles, on that cluster.
+    for bundle in ["topic-operator", "user-operator"] {
+        for document in Bundle::load(bundle).for_namespace(&ns) {
+            if document["kind"] != "CustomResourceDefinition" {
+                apply_as_user(&client, &ns, &document).await;
+            }
+        }
+    }
+    ready_pod(&client, &ns, "name=strimzi-topic-operator").await;
+    ready_pod(&client, &ns, "name=strimzi-user-operator").await;
+    let topics = CustomResources::of::<strimzi_api::topic::KafkaTopic>(&client, &ns);
+    topics
+        .create(json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaTopic",
+            "metadata": {"name": "orders", "labels": {"strimzi.io/cluster": "my-cluster"}},
+            "spec": {"partitions": 3, "replicas": 2},
+        }))
+        .await;
+    topics.wait_ready("orders").await;
+    assert_eq!(
+        eventually("describing topic orders", || plain.describe("orders")).await,
+        (3, 2)
+    );
+    // Deleting it goes through the finalizer, which reads the namespace.
+    topics.delete("orders").await;
+    eventually_ok("KafkaTopic orders to be gone", POD_WAIT, || async {
+        match topics.exists("orders").await {
+            false => Ok(()),
+            true => Err("still there"),
+        }
+    })
+    .await;
+    let users = CustomResources::of::<strimzi_api::user::KafkaUser>(&client, &ns);
+    users
+        .create(json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaUser",
+            "metadata": {"name": "alice", "labels": {"strimzi.io/cluster": "my-cluster"}},
+            "spec": {"authentication": {"type": "tls"}},
+        }))
+        .await;
+    users.wait_ready("alice").await;
+    let secret = Api::<Secret>::namespaced(client.clone(), &ns)
+        .get("alice")
+        .await
+        .unwrap();
+    assert!(secret.data.unwrap().contains_key("user.crt"));
+
+    // Idle memory of the three operator pods, as the node's kernel counts it.
+    for (program, label) in [
+        ("strimzi-cluster", "cluster operator"),
+        ("strimzi-topic-o", "topic operator"),
+        ("strimzi-user-op", "user operator"),
+    ] {
+        let pid = process_named(program).unwrap_or_else(|| panic!("no {label} process"));
+        println!(
+            "figure: {label} pod RSS {:.1} MiB (peak {:.1} MiB)",
+            rss_mib(pid, "VmRSS"),
+            rss_mib(pid, "VmHWM")
+        );
+    }
+
+    // A rack-aware Kafka with a nodeport listener: the init container (our program, in our
+    // image) writes the node's zone and address; the broker uses both.
+    Api::<Kafka>::namespaced(client.clone(), &ns)
+        .delete("my-cluster", &DeleteParams::default())
+        .await
+        .unwrap();
+    let zone = node_zone(&client).await;
+    for document in zones_cluster() {
+        apply(&client, &ns, &document).await;
+    }
+    ready(&client, &ns, "zones").await;
+    all_pods_ready(&client, &ns, "zones", 1).await;
+    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+    let node_port = services
+        .get("zones-kafka-external-bootstrap")
+        .await
+        .unwrap()
+        .spec
+        .and_then(|spec| spec.ports)
+        .and_then(|ports| ports[0].node_port)
+        .expect("a node port");
+    let external = ClusterClient::new(
+        &client_binary,
+        network,
+        &format!("{}:{node_port}", network.node_ip(0)),
+    );
+    eventually("producing through the node port", || {
+        external.produce("outside", 3, "outside")
+    })
+    .await;
+    let read = eventually("consuming through the node port", || {
+        external.consume("outside", 3)
+    })
+    .await;
+    assert_eq!(sorted(read), records("outside", 3));
+    assert_eq!(
+        eventually("reading broker.rack", || external
+            .broker_config(0, "broker.rack"))
+        .await,
+        zone
+    );
+
+    // Everything above ran with the bundles' permissions and nothing more.
+    for selector in [
+        "name=strimzi-cluster-operator",
+        "name=strimzi-topic-operator",
+        "name=strimzi-user-operator",
+    ] {
+        let logs = pod_logs(&client, &ns, selector).await;
+        let denied: Vec<&str> = logs
+            .lines()
+            .filter(|line| line.to_ascii_lowercase().contains("forbidden"))
+            .collect();
+        assert!(
+            denied.is_empty(),
+            "{selector}: permission errors: {denied:#?}"
+        );
+    }
+}
+
+/// Applies `document` as `kubectl apply --server-side --force-conflicts` would: namespaced
+/// kinds into `namespace`, cluster-scoped ones cluster-wide.
+async fn apply_as_user(client: &Client, namespace: &str, document: &Value) {
+    let object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
+    let types = object.types.clone().unwrap();
+    let (group, version) = types
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", types.api_version.as_str()));
+    let resource = ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        group,
+        version,
+        &types.kind,
+    ));
+    let cluster_scoped = matches!(
+        types.kind.as_str(),
+        "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition"
+    );
+    let api: Api<DynamicObject> = if cluster_scoped {
+        Api::all_with(client.clone(), &resource)
+    } else {
+        Api::namespaced_with(client.clone(), namespace, &resource)
+    };
+    api.patch(
+        &object.name_any(),
+        &PatchParams::apply(USER).force(),
+        &Patch::Apply(document),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("applying {} {}: {error}", types.kind, object.name_any()));
+}
+
+/// Waits for the one pod matching `selector` to be Ready and returns it.
+async fn ready_pod(client: &Client, namespace: &str, selector: &str) -> Pod {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    eventually_ok(&format!("a Ready pod {selector}"), POD_WAIT, || async {
+        let listed = pods
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map_err(|error| error.to_string())?;
+        match listed.items.as_slice() {
+            [pod] if is_ready(pod) => Ok(pod.clone()),
+            other => Err(format!(
+                "{:#?}",
+                other
+                    .iter()
+                    .map(|pod| pod.status.clone())
+                    .collect::<Vec<_>>()
+            )),
+        }
+    })
+    .await
+}
+
+/// Seconds from the pod's creation to its Ready condition (the API's one-second resolution).
+fn created_to_ready_seconds(pod: &Pod) -> i64 {
+    let created = pod.metadata.creation_timestamp.as_ref().unwrap().0;
+    let ready = pod
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.as_ref())
+        .and_then(|conditions| conditions.iter().find(|c| c.type_ == "Ready"))
+        .and_then(|condition| condition.last_transition_time.as_ref())
+        .unwrap()
+        .0;
+    ready.as_second() - created.as_second()
+}
+
+/// The documents of a YAML file.
+fn documents(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| serde::Deserialize::deserialize(document).unwrap())
+        .filter(|document: &Value| !document.is_null())
+        .collect()
+}
+
+/// The process of this machine whose command name is `name` (the kernel keeps 15 bytes).
+fn process_named(name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
+            (comm.trim() == name).then_some(pid)
+        })
+}
+
+/// The zone label of the environment's node.
+async fn node_zone(client: &Client) -> String {
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client.clone());
+    let list = nodes.list(&ListParams::default()).await.unwrap();
+    list.items[0].labels()["topology.kubernetes.io/zone"].clone()
+}
+
+/// One ephemeral dual-role node, rack-aware by zone, with an internal and a `nodeport`
+/// listener.
+fn zones_cluster() -> Vec<Value> {
+    vec![
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
+            "metadata": {"name": "dual", "labels": {"strimzi.io/cluster": "zones"}},
+            "spec": {"replicas": 1, "roles": ["controller", "broker"],
+                     "storage": {"type": "ephemeral"}},
+        }),
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
+            "metadata": {"name": "zones"},
+            "spec": {"kafka": {
+                "version": "4.3.1",
+                "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+                "listeners": [
+                    {"name": "plain", "port": 9092, "type": "internal", "tls": false},
+                    {"name": "external", "port": 9094, "type": "nodeport", "tls": false},
+                ],
+                "config": {
+                    "offsets.topic.replication.factor": 1,
+                    "transaction.state.log.replication.factor": 1,
+                    "transaction.state.log.min.isr": 1,
+                },
+            }},
+        }),
+    ]
+}
+
+/// The logs of the pods matching `selector`.
+async fn pod_logs(client: &Client, namespace: &str, selector: &str) -> String {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let mut logs = String::new();
+    for pod in pods
+        .list(&ListParams::default().labels(selector))
+        .await
+        .unwrap()
+    {
+        logs.push_str(
+            &pods
+                .logs(&pod.name_any(), &LogParams::default())
+                .await
+                .unwrap(),
+        );
+    }
+    logs
+}
+
+#[test]
+fn the_placeholder_namespace_is_what_the_bundles_name() {
+    let bundle = Bundle::load("cluster-operator");
+    let named: Vec<&Value> = bundle
+        .documents
+        .iter()
+        .filter_map(|(_, document)| document["subjects"].as_array())
+        .flatten()
+        .map(|subject| &subject["namespace"])
+        .collect();
+    assert!(!named.is_empty());
+    assert!(
+        named
+            .iter()
+            .all(|namespace| *namespace == PLACEHOLDER_NAMESPACE)
+    );
+}
