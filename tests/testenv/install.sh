@@ -2,7 +2,7 @@
 # Builds the binaries of the local test Kubernetes from Go modules into a cache outside the
 # repository: the control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler), kwok's fake nodes, and what a real node runs (kubelet, kube-proxy,
-# kubectl, containerd with ctr and its runc shim, CoreDNS):
+# kubectl, containerd with ctr and its runc shim, CoreDNS), and helm for the chart check:
 #
 #   ${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}/<component>-<version>/bin/<binary>
 #
@@ -35,6 +35,7 @@ etcd_dir=$cache/etcd-$ETCD_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
 containerd_dir=$cache/containerd-$CONTAINERD_VERSION
 coredns_dir=$cache/coredns-$COREDNS_VERSION
+helm_dir=$cache/helm-$HELM_VERSION
 # Built together in one wrapper module, so the packages they share compile once.
 kube_bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 containerd_bins=(containerd ctr containerd-shim-runc-v2)
@@ -190,6 +191,16 @@ build_coredns() {
     finish "$coredns_dir"
 }
 
+build_helm() {
+    start helm
+    # helm's Makefile stamps the version the same way (the git commit stays empty: the
+    # proxy does not say which one the tag is).
+    log env GOBIN="$work/out/bin" go install -trimpath \
+        -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+    log "$work/out/bin/helm" version
+    finish "$helm_dir"
+}
+
 # Debian packages the real nodes and the image build use, as "<file it provides> <package>".
 debian_packages=(
     "/usr/sbin/runc runc"
@@ -271,6 +282,12 @@ else
     echo "coredns $COREDNS_VERSION: building (cold: about 3 minutes)"
     build_coredns
 fi
+if complete "$helm_dir" helm; then
+    cached "helm $HELM_VERSION"
+else
+    echo "helm $HELM_VERSION: building (cold: about 2 minutes)"
+    build_helm
+fi
 
 [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && exit 0
 echo "etcd:                    $etcd_dir/bin/etcd"
@@ -282,3 +299,4 @@ for b in "${containerd_bins[@]}"; do
     printf '%-24s %s\n' "$b:" "$containerd_dir/bin/$b"
 done
 echo "coredns:                 $coredns_dir/bin/coredns"
+echo "helm:                    $helm_dir/bin/helm"

@@ -1,0 +1,363 @@
+#!/usr/bin/env bash
+# Keeps the Helm chart (deploy/helm/strimzi-kafka-operator) in step with the install bundle
+# (deploy/install/cluster-operator), which stays the source of truth:
+#
+#   (a) `helm lint --strict` passes;
+#   (b) the chart's crds/ holds byte-identical copies of every deploy/crds/04*.yaml, and
+#       nothing else;
+#   (c) with default values, `helm template` renders exactly the bundle's non-CRD objects,
+#       compared as parsed objects; the chart may add labels and set metadata.namespace
+#       (to the release namespace) on namespaced objects, nothing more;
+#   (d) watchNamespaces puts the 020 and 023 RoleBindings in every listed namespace plus the
+#       release namespace (without repeats) and lists them in STRIMZI_NAMESPACE in that
+#       order; watchAnyNamespace turns them into ClusterRoleBindings and STRIMZI_NAMESPACE
+#       into "*";
+#   (e) the switches and the other non-default values render what they should (leader
+#       election off, no RBAC, no global resources, images, optional variables).
+#
+# Prints one line per problem and exits 1 if there is any. Needs helm and kubectl (kubectl
+# only turns YAML into JSON, offline: `kubectl label --local`), both built by
+# tests/testenv/install.sh into its cache; $HELM and $KUBECTL override them. The comparison
+# itself is python3 with its standard library only.
+set -Eeuo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=../../tests/testenv/versions.env
+source "$root/tests/testenv/versions.env"
+cache=${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}
+helm=${HELM:-$cache/helm-$HELM_VERSION/bin/helm}
+kubectl=${KUBECTL:-$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl}
+chart=$root/deploy/helm/strimzi-kafka-operator
+bundle=$root/deploy/install/cluster-operator
+crds=$root/deploy/crds
+namespace=myproject
+
+for tool in helm kubectl; do
+    if [[ ! -x ${!tool} ]]; then
+        echo "check-chart.sh: $tool not found at ${!tool}: build it with 'bash tests/testenv/install.sh' (or set ${tool^^})" >&2
+        exit 1
+    fi
+done
+command -v python3 >/dev/null || { echo "check-chart.sh: python3 not found" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+problems=$tmp/problems
+: >"$problems"
+problem() {
+    echo "$*" >>"$problems"
+}
+
+# (a) lint
+if ! "$helm" lint --strict "$chart" >"$tmp/lint.log" 2>&1; then
+    problem "helm lint --strict failed:"
+    sed 's/^/    /' "$tmp/lint.log" >>"$problems"
+fi
+
+# (b) CRDs
+for source in "$crds"/04*.yaml; do
+    name=$(basename "$source")
+    if [[ ! -f $chart/crds/$name ]]; then
+        problem "crds/$name: missing from the chart (copy deploy/crds/$name)"
+    elif ! cmp -s "$source" "$chart/crds/$name"; then
+        problem "crds/$name: differs from deploy/crds/$name (copy it again)"
+    fi
+done
+for copy in "$chart"/crds/*; do
+    name=$(basename "$copy")
+    [[ $name == 04*.yaml && -f $crds/$name ]] || problem "crds/$name: not one of deploy/crds/04*.yaml"
+done
+
+# to_json <output> <kubectl -f arguments...>: the objects as JSON documents, one after
+# another. `label --local` needs no server and no kubeconfig; removing a label that is not
+# there changes nothing.
+to_json() {
+    local output=$1
+    shift
+    if ! KUBECONFIG=/dev/null "$kubectl" label --local -o json "$@" strimzi-check-chart- >"$output" 2>"$output.err"; then
+        problem "could not read $*: $(tr '\n' ' ' <"$output.err")"
+        : >"$output"
+    fi
+}
+
+# render <name> [helm template arguments...]: the chart's objects as JSON in $tmp/<name>.json.
+render() {
+    local name=$1
+    shift
+    if "$helm" template strimzi "$chart" --namespace "$namespace" "$@" >"$tmp/$name.yaml" 2>"$tmp/$name.err"; then
+        if [[ -s $tmp/$name.yaml ]]; then
+            to_json "$tmp/$name.json" -f "$tmp/$name.yaml"
+        else
+            : >"$tmp/$name.json"
+        fi
+    else
+        problem "helm template $*: failed: $(tr '\n' ' ' <"$tmp/$name.err")"
+        : >"$tmp/$name.json"
+    fi
+}
+
+bundle_files=()
+for file in "$bundle"/*.yaml; do
+    [[ $(basename "$file") == *-Crd-* ]] || bundle_files+=(-f "$file")
+done
+to_json "$tmp/bundle.json" "${bundle_files[@]}"
+
+render default
+render watch --set 'watchNamespaces={a,b}'
+render watch-repeat --set 'watchNamespaces={a,myproject}'
+render any --set watchAnyNamespace=true --set 'watchNamespaces={a,b}'
+render no-election --set leaderElection.enable=false
+render no-rbac --set rbac.create=false --set serviceAccountCreate=false
+render no-global --set createGlobalResources=false
+render custom \
+    --set image.registry=registry.example.com --set image.repository=team --set image.tag=1.2.3 \
+    --set image.imagePullPolicy=Always --set 'image.imagePullSecrets=pull-a\,pull-b' \
+    --set kafkaInit.image.digest=sha256:0123 \
+    --set kafka.image.registry=mirror.example.com --set kafka.image.tagPrefix=9.9.9 \
+    --set kubernetesServiceDnsDomain=example.local --set generateNetworkPolicy=false \
+    --set labelsExclusionPattern='^secret/.*' --set operatorNamespaceLabels=team=kafka \
+    --set logLevel=DEBUG --set featureGates=+Gate --set fullReconciliationIntervalMs=30000 \
+    --set operationTimeoutMs=60000 --set replicas=2 --set revisionHistoryLimit=3 \
+    --set 'extraEnvs[0].name=EXTRA' --set 'extraEnvs[0].value=yes' \
+    --set serviceAccount=other-account --set priorityClassName=high \
+    --set 'labels.team=kafka' --set 'annotations.note=here' --set 'nodeSelector.disk=ssd'
+
+python3 - "$tmp" "$namespace" >>"$problems" <<'EOF' || problem "the comparison itself failed (python3 error above)"
+import json
+import sys
+
+tmp, namespace = sys.argv[1], sys.argv[2]
+CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace"}
+
+
+def load(name):
+    """The JSON documents kubectl wrote, one after another."""
+    with open(f"{tmp}/{name}.json") as f:
+        text = f.read()
+    decoder, objects, at = json.JSONDecoder(), [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return objects
+        obj, at = decoder.raw_decode(text, at)
+        objects.extend(obj["items"] if obj.get("kind") == "List" else [obj])
+
+
+def key(obj):
+    meta = obj["metadata"]
+    return (obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+def show(k):
+    kind, ns, name = k
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+def diff(path, want, got, out):
+    """Paths where got differs from want."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in sorted(set(want) | set(got)):
+            sub = f"{path}.{k}" if path else k
+            if k not in got:
+                out.append(f"{sub}: missing (bundle: {json.dumps(want[k])})")
+            elif k not in want:
+                out.append(f"{sub}: not in the bundle (chart: {json.dumps(got[k])})")
+            else:
+                diff(sub, want[k], got[k], out)
+    elif isinstance(want, list) and isinstance(got, list) and named(want) and named(got):
+        # Lists of named entries (env, ports, volumes, containers): by name, then order.
+        wanted = {e["name"]: e for e in want}
+        gotten = {e["name"]: e for e in got}
+        for name in wanted:
+            if name not in gotten:
+                out.append(f"{path}[{name}]: missing (bundle: {json.dumps(wanted[name])})")
+            else:
+                diff(f"{path}[{name}]", wanted[name], gotten[name], out)
+        for name in gotten:
+            if name not in wanted:
+                out.append(f"{path}[{name}]: not in the bundle (chart: {json.dumps(gotten[name])})")
+        common = [n for n in wanted if n in gotten]
+        if common != [n for n in gotten if n in wanted]:
+            out.append(f"{path}: order {json.dumps([n for n in gotten if n in wanted])}, bundle {json.dumps(common)}")
+    elif isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (w, g) in enumerate(zip(want, got)):
+            diff(f"{path}[{i}]", w, g, out)
+    elif want != got:
+        out.append(f"{path}: bundle {json.dumps(want)}, chart {json.dumps(got)}")
+
+
+def named(entries):
+    names = [e.get("name") if isinstance(e, dict) else None for e in entries]
+    return bool(names) and None not in names and len(set(names)) == len(names)
+
+
+def index(objects, where):
+    found = {}
+    for obj in objects:
+        k = key(obj)
+        if k in found:
+            print(f"{where}: {show(k)} rendered twice")
+        found[k] = obj
+    return found
+
+
+def env(objects, where):
+    """The operator container's environment, name -> value or valueFrom, in order."""
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    if len(deployments) != 1:
+        print(f"{where}: {len(deployments)} Deployments rendered, expected 1")
+        return {}
+    containers = deployments[0]["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in containers[0].get("env", [])}
+
+
+def expect(where, what, want, got):
+    if want != got:
+        print(f"{where}: {what} is {json.dumps(got)}, expected {json.dumps(want)}")
+
+
+def role_bindings(objects, name):
+    """Namespaces of the RoleBindings called name."""
+    return sorted(o["metadata"].get("namespace", "") for o in objects if o["kind"] == "RoleBinding" and o["metadata"]["name"] == name)
+
+
+def cluster_role_bindings(objects, names):
+    return sorted(o["metadata"]["name"] for o in objects if o["kind"] == "ClusterRoleBinding" and o["metadata"]["name"] in names)
+
+
+# The ClusterRoleBindings that replace the 020 and 023 RoleBindings with watchAnyNamespace.
+WATCH_ANY = ("strimzi-cluster-operator-namespaced", "strimzi-cluster-operator-watched")
+
+
+# (c) default values render the bundle.
+bundle = index(load("bundle"), "bundle")
+bundle = {(kind, "", name): obj for (kind, _, name), obj in bundle.items()}
+default = load("default")
+chart = {}
+for obj in default:
+    meta = obj["metadata"]
+    k = key(obj)
+    if obj["kind"] in CLUSTER_SCOPED:
+        if "namespace" in meta:
+            print(f"default values: {show(k)} is cluster-scoped but has a namespace")
+    else:
+        if meta.get("namespace") != namespace:
+            print(f"default values: {show(k)} is not in the release namespace {namespace}")
+        meta.pop("namespace", None)
+    chart[key(obj)] = obj
+for k in sorted(set(bundle) - set(chart)):
+    print(f"default values: {show(k)} is in the bundle but not rendered by the chart")
+for k in sorted(set(chart) - set(bundle)):
+    print(f"default values: {show(k)} is rendered by the chart but not in the bundle")
+for k in sorted(set(chart) & set(bundle)):
+    want, got = bundle[k], chart[k]
+    wanted_labels = want["metadata"].get("labels", {})
+    got_labels = got["metadata"].get("labels", {})
+    # The chart may add labels of its own, but must keep every bundle label.
+    got["metadata"]["labels"] = {l: v for l, v in got_labels.items() if l in wanted_labels}
+    if not got["metadata"]["labels"] and "labels" not in want["metadata"]:
+        del got["metadata"]["labels"]
+    out = []
+    diff("", want, got, out)
+    for line in out:
+        print(f"default values: {show(k)}: {line}")
+
+# (d) watched namespaces.
+watch = load("watch")
+where = "watchNamespaces={a,b}"
+for name in ("strimzi-cluster-operator", "strimzi-cluster-operator-watched"):
+    expect(where, f"namespaces of RoleBinding {name}", sorted(["a", "b", namespace]), role_bindings(watch, name))
+expect(where, "ClusterRoleBindings for the watched namespaces", [], cluster_role_bindings(watch, WATCH_ANY))
+expect(where, "STRIMZI_NAMESPACE", f"a,b,{namespace}", env(watch, where).get("STRIMZI_NAMESPACE"))
+for obj in watch:
+    for subject in obj.get("subjects", []):
+        expect(where, f"{show(key(obj))} subject namespace", namespace, subject.get("namespace"))
+expect(where, "namespaces of the leader election RoleBinding", [namespace],
+       role_bindings(watch, "strimzi-cluster-operator-leader-election"))
+
+repeat = load("watch-repeat")
+where = "watchNamespaces={a,myproject}"
+for name in ("strimzi-cluster-operator", "strimzi-cluster-operator-watched"):
+    expect(where, f"namespaces of RoleBinding {name}", sorted(["a", namespace]), role_bindings(repeat, name))
+expect(where, "STRIMZI_NAMESPACE", f"a,{namespace}", env(repeat, where).get("STRIMZI_NAMESPACE"))
+
+anyns = load("any")
+where = "watchAnyNamespace=true"
+for name, role in (("strimzi-cluster-operator-namespaced", "strimzi-cluster-operator-namespaced"),
+                   ("strimzi-cluster-operator-watched", "strimzi-cluster-operator-watched")):
+    found = [o for o in anyns if o["metadata"]["name"] == name and o["kind"] == "ClusterRoleBinding"]
+    if len(found) != 1:
+        print(f"{where}: {len(found)} ClusterRoleBindings {name}, expected 1")
+    for obj in found:
+        expect(where, f"ClusterRoleBinding {name} roleRef", role, obj["roleRef"]["name"])
+        expect(where, f"ClusterRoleBinding {name} subjects",
+               [{"kind": "ServiceAccount", "name": "strimzi-cluster-operator", "namespace": namespace}], obj["subjects"])
+for obj in anyns:
+    if obj["kind"] == "RoleBinding" and obj["metadata"]["name"] != "strimzi-cluster-operator-leader-election":
+        print(f"{where}: RoleBinding {obj['metadata'].get('namespace')}/{obj['metadata']['name']} rendered")
+expect(where, "STRIMZI_NAMESPACE", "*", env(anyns, where).get("STRIMZI_NAMESPACE"))
+
+# (e) switches and other values.
+def kinds_names(objects):
+    return sorted(f"{o['kind']}/{o['metadata']['name']}" for o in objects)
+
+full = kinds_names(default)
+election = load("no-election")
+where = "leaderElection.enable=false"
+expect(where, "objects", [n for n in full if "leader-election" not in n], kinds_names(election))
+election_env = env(election, where)
+expect(where, "STRIMZI_LEADER_ELECTION_ENABLED", "false", election_env.get("STRIMZI_LEADER_ELECTION_ENABLED"))
+expect(where, "other STRIMZI_LEADER_ELECTION_ variables", [],
+       [n for n in election_env if n.startswith("STRIMZI_LEADER_ELECTION_") and n != "STRIMZI_LEADER_ELECTION_ENABLED"])
+expect("rbac.create=false serviceAccountCreate=false", "objects", ["Deployment/strimzi-cluster-operator"],
+       kinds_names(load("no-rbac")))
+expect("createGlobalResources=false", "objects",
+       [n for n in full if not n.startswith("Cluster")], kinds_names(load("no-global")))
+
+custom = load("custom")
+where = "non-default values"
+deployments = [o for o in custom if o["kind"] == "Deployment"]
+if deployments:
+    spec = deployments[0]["spec"]
+    pod = spec["template"]["spec"]
+    container = pod["containers"][0]
+    expect(where, "replicas", 2, spec.get("replicas"))
+    expect(where, "revisionHistoryLimit", 3, spec.get("revisionHistoryLimit"))
+    expect(where, "image", "registry.example.com/team/operator:1.2.3", container["image"])
+    expect(where, "imagePullPolicy", "Always", container.get("imagePullPolicy"))
+    expect(where, "imagePullSecrets", [{"name": "pull-a"}, {"name": "pull-b"}], pod.get("imagePullSecrets"))
+    expect(where, "serviceAccountName", "other-account", pod.get("serviceAccountName"))
+    expect(where, "priorityClassName", "high", pod.get("priorityClassName"))
+    expect(where, "nodeSelector", {"disk": "ssd"}, pod.get("nodeSelector"))
+    expect(where, "pod label team", "kafka", spec["template"]["metadata"]["labels"].get("team"))
+    expect(where, "pod annotations", {"note": "here"}, spec["template"]["metadata"].get("annotations"))
+    variables = env(custom, where)
+    for name, value in {
+        "STRIMZI_KAFKA_IMAGES": "".join(f"{v}=mirror.example.com/strimzi/kafka:9.9.9-kafka-{v}\n" for v in ("4.2.0", "4.3.0", "4.3.1")),
+        "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": "localhost/strimzi-rs/operator@sha256:0123",
+        "STRIMZI_IMAGE_PULL_SECRETS": "pull-a,pull-b",
+        "KUBERNETES_SERVICE_DNS_DOMAIN": "example.local",
+        "STRIMZI_NETWORK_POLICY_GENERATION": "false",
+        "STRIMZI_LABELS_EXCLUSION_PATTERN": "^secret/.*",
+        "STRIMZI_OPERATOR_NAMESPACE_LABELS": "team=kafka",
+        "STRIMZI_LOG_LEVEL": "DEBUG",
+        "STRIMZI_FEATURE_GATES": "+Gate",
+        "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS": "30000",
+        "STRIMZI_OPERATION_TIMEOUT_MS": "60000",
+        "EXTRA": "yes",
+    }.items():
+        expect(where, name, value, variables.get(name))
+else:
+    print(f"{where}: no Deployment rendered")
+for obj in custom:
+    for subject in obj.get("subjects", []):
+        expect(where, f"{show(key(obj))} subject", "other-account", subject.get("name"))
+EOF
+
+if [[ -s $problems ]]; then
+    cat "$problems"
+    echo "check-chart.sh: $(grep -c '^[^ ]' "$problems") problem(s): the chart must render what deploy/install/cluster-operator holds" >&2
+    exit 1
+fi
+echo "check-chart.sh: the chart matches deploy/install/cluster-operator (lint, CRDs, default render, watched namespaces, switches)"
