@@ -43,6 +43,9 @@ pub const MAX_PARALLEL_BROKER_RESTARTS: &str = "STRIMZI_MAX_PARALLEL_BROKER_REST
 /// brokers are then unreachable and rolling restarts go without safety checks). Not a
 /// Strimzi setting.
 pub const KAFKA_HOST_RESOLUTION: &str = "STRIMZI_KAFKA_HOST_RESOLUTION";
+/// Whether the operator applies its own CRDs when it starts (`false` by default; see
+/// [`crate::crds`]). Not a Strimzi setting.
+pub const INSTALL_CRDS: &str = "STRIMZI_INSTALL_CRDS";
 /// Strimzi's default of [`OPERATIONS_THREAD_POOL_SIZE`].
 const DEFAULT_OPERATIONS_THREAD_POOL_SIZE: usize = 10;
 
@@ -65,6 +68,8 @@ pub struct ClusterOperatorConfig {
     pub max_parallel_broker_restarts: usize,
     /// How broker host names are looked up ([`KAFKA_HOST_RESOLUTION`]).
     pub kafka_host_resolution: HostResolution,
+    /// Whether the CRDs are applied at start ([`INSTALL_CRDS`]).
+    pub install_crds: bool,
 }
 
 impl ClusterOperatorConfig {
@@ -138,6 +143,8 @@ impl ClusterOperatorConfig {
                     ));
                 }
             },
+            install_crds: get(INSTALL_CRDS).is_some()
+                && parse_bool(INSTALL_CRDS, get(INSTALL_CRDS))?,
             operator,
             model,
         })
@@ -264,6 +271,7 @@ mod tests {
         assert!(config.pkcs12);
         assert_eq!(config.concurrency, 10);
         assert!(!config.model.images.by_version.is_empty());
+        assert!(!config.install_crds);
     }
 
     #[test]
@@ -318,9 +326,11 @@ mod tests {
             (IMAGE_PULL_POLICY, "ifnotpresent"),
             (IMAGE_PULL_SECRETS, "registry-a,registry-b"),
             (OPERATIONS_THREAD_POOL_SIZE, " 4 "),
+            (INSTALL_CRDS, "true"),
         ])
         .unwrap();
         assert_eq!(config.concurrency, 4);
+        assert!(config.install_crds);
         assert_eq!(
             config
                 .model

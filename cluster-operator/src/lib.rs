@@ -8,6 +8,7 @@
 
 pub mod assembly;
 pub mod config;
+pub mod crds;
 pub mod kafka_init;
 pub mod model;
 pub mod pod_set;

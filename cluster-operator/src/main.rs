@@ -26,6 +26,19 @@ async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
     let client = kube::Client::try_default()
         .await
         .context("Kubernetes client")?;
+    if config.install_crds {
+        use strimzi_cluster_operator::crds::{CrdAction, install};
+        for (crd, action) in install(&client, NAME)
+            .await
+            .context("installing the CRDs")?
+        {
+            match action {
+                CrdAction::Keep(why) => tracing::warn!(%crd, "CRD left alone: {why}"),
+                CrdAction::Create => tracing::info!(%crd, "CRD created"),
+                CrdAction::Upgrade(from) => tracing::info!(%crd, %from, "CRD applied"),
+            }
+        }
+    }
     let port = config.operator.http_port;
     let runtime = OperatorRuntime::new(client, config.operator.clone(), NAME).context("metrics")?;
     runtime

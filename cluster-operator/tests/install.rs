@@ -125,7 +125,14 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
             "spec": {"partitions": 3, "replicas": 2},
         }))
         .await;
-    topics.wait_ready("orders").await;
+    ready_or_explain(
+        &topics,
+        "orders",
+        &client,
+        &ns,
+        "name=strimzi-topic-operator",
+    )
+    .await;
     assert_eq!(
         eventually("describing topic orders", || plain.describe("orders")).await,
         (3, 2)
@@ -147,7 +154,7 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
             "spec": {"authentication": {"type": "tls"}},
         }))
         .await;
-    users.wait_ready("alice").await;
+    ready_or_explain(&users, "alice", &client, &ns, "name=strimzi-user-operator").await;
     let secret = Api::<Secret>::namespaced(client.clone(), &ns)
         .get("alice")
         .await
@@ -258,6 +265,30 @@ async fn apply_as_user(client: &Client, namespace: &str, document: &Value) {
     )
     .await
     .unwrap_or_else(|error| panic!("applying {} {}: {error}", types.kind, object.name_any()));
+}
+
+/// Waits for the custom resource to be Ready; when it is not in time, fails showing its status
+/// and the log of the operator pod matching `selector`.
+async fn ready_or_explain(
+    resources: &CustomResources,
+    name: &str,
+    client: &Client,
+    namespace: &str,
+    selector: &str,
+) {
+    let deadline = Instant::now() + POD_WAIT;
+    while !resources.is_ready(name).await {
+        if Instant::now() > deadline {
+            let logs = pod_logs(client, namespace, selector).await;
+            let tail: Vec<&str> = logs.lines().rev().take(40).collect();
+            panic!(
+                "{name} not Ready in {POD_WAIT:?}: status {:#}\n{selector} log (last lines first):\n{}",
+                resources.status(name).await,
+                tail.join("\n")
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
 }
 
 /// Waits for the one pod matching `selector` to be Ready and returns it.

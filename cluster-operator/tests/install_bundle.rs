@@ -8,7 +8,9 @@ use strimzi_cluster_operator::config::ClusterOperatorConfig;
 use strimzi_cluster_operator::model::nodes::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_operator_common::OPERATOR_IMAGE;
 use strimzi_operator_common::config::WatchedNamespaces;
-use strimzi_tests::bundle::{Bundle, common_problems, container_environment, read_environment};
+use strimzi_tests::bundle::{
+    Bundle, common_problems, container_environment, read_environment, rule_problems,
+};
 
 #[test]
 fn the_cluster_operator_bundle_matches_the_operator() {
@@ -53,4 +55,24 @@ fn the_cluster_operator_bundle_matches_the_operator() {
         .find_map(|(_, rule)| rule.resource_names)
         .unwrap_or_default();
     assert_eq!(lease_rule, vec![election.lease_name.clone()]);
+}
+
+#[test]
+fn the_optional_crd_self_install_permissions_match_the_setting() {
+    let bundle = Bundle::load("crd-self-install");
+    let problems = rule_problems(&bundle);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let (_, rule) = bundle.rules().into_iter().next().unwrap();
+    assert_eq!(rule.resources.unwrap(), ["customresourcedefinitions"]);
+    let mut environment = container_environment(
+        &Bundle::load("cluster-operator").deployment(),
+        "myproject",
+        "strimzi-cluster-operator-5d9f-x",
+    );
+    environment.insert("STRIMZI_INSTALL_CRDS".to_owned(), "true".to_owned());
+    let (config, unread) = read_environment(&environment, |lookup| {
+        ClusterOperatorConfig::from_lookup(lookup)
+    });
+    assert!(unread.is_empty(), "set but never read: {unread:?}");
+    assert!(config.unwrap().install_crds);
 }

@@ -367,6 +367,14 @@ const KINDS: &[Kind] = &[
     },
 ];
 
+/// Annotation of our CRDs naming the release of this workspace that generated them, so that
+/// an operator installing its CRDs can tell an older CRD of ours (upgraded) from a newer one
+/// or one it did not write (left alone). Not one of Strimzi's.
+pub const RELEASE_ANNOTATION: &str = "strimzi-rs/release";
+
+/// The release [`RELEASE_ANNOTATION`] records: this workspace's version.
+pub const RELEASE: &str = env!("CARGO_PKG_VERSION");
+
 /// Every CRD, in the order of Strimzi's file names.
 pub fn custom_resource_definitions() -> Result<Vec<GeneratedCrd>, CrdError> {
     KINDS.iter().map(Kind::generate).collect()
@@ -379,6 +387,10 @@ impl Kind {
             ("app".to_owned(), "strimzi".to_owned()),
             (labels::CRD_INSTALL.to_owned(), "true".to_owned()),
         ]));
+        crd.metadata.annotations = Some(BTreeMap::from([(
+            RELEASE_ANNOTATION.to_owned(),
+            RELEASE.to_owned(),
+        )]));
         crd.spec.names.list_kind = Some(format!("{}List", self.kind));
         crd.spec.conversion = Some(CustomResourceConversion {
             strategy: "None".to_owned(),

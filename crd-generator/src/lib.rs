@@ -16,4 +16,4 @@ mod kinds;
 pub mod rules;
 mod structural;
 
-pub use kinds::{CrdError, GeneratedCrd, custom_resource_definitions};
+pub use kinds::{CrdError, GeneratedCrd, RELEASE, RELEASE_ANNOTATION, custom_resource_definitions};

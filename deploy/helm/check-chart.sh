@@ -101,6 +101,7 @@ for file in "$bundle"/*.yaml; do
     [[ $(basename "$file") == *-Crd-* ]] || bundle_files+=(-f "$file")
 done
 to_json "$tmp/bundle.json" "${bundle_files[@]}"
+to_json "$tmp/crd-bundle.json" -f "$root/deploy/install/crd-self-install"
 
 render default
 render watch --set 'watchNamespaces={a,b}'
@@ -109,6 +110,7 @@ render any --set watchAnyNamespace=true --set 'watchNamespaces={a,b}'
 render no-election --set leaderElection.enable=false
 render no-rbac --set rbac.create=false --set serviceAccountCreate=false
 render no-global --set createGlobalResources=false
+render crds --set installCrds=true
 render custom \
     --set image.registry=registry.example.com --set image.repository=team --set image.tag=1.2.3 \
     --set image.imagePullPolicy=Always --set 'image.imagePullSecrets=pull-a\,pull-b' \
@@ -314,6 +316,21 @@ expect("rbac.create=false serviceAccountCreate=false", "objects", ["Deployment/s
        kinds_names(load("no-rbac")))
 expect("createGlobalResources=false", "objects",
        [n for n in full if not n.startswith("Cluster")], kinds_names(load("no-global")))
+
+crds = load("crds")
+where = "installCrds=true"
+expect(where, "objects", sorted(full + ["ClusterRole/strimzi-cluster-operator-crds",
+                                        "ClusterRoleBinding/strimzi-cluster-operator-crds"]), kinds_names(crds))
+expect(where, "STRIMZI_INSTALL_CRDS", "true", env(crds, where).get("STRIMZI_INSTALL_CRDS"))
+expect("default values", "STRIMZI_INSTALL_CRDS", None, env(default, "default values").get("STRIMZI_INSTALL_CRDS"))
+for wanted in load("crd-bundle"):
+    found = [o for o in crds if o["kind"] == wanted["kind"] and o["metadata"]["name"] == wanted["metadata"]["name"]]
+    if wanted["kind"] == "ClusterRole":
+        expect(where, "rules of strimzi-cluster-operator-crds (deploy/install/crd-self-install)",
+               wanted.get("rules"), found[0].get("rules") if found else None)
+    else:
+        expect(where, "roleRef of strimzi-cluster-operator-crds", wanted.get("roleRef"),
+               found[0].get("roleRef") if found else None)
 
 custom = load("custom")
 where = "non-default values"

@@ -28,6 +28,11 @@ pub fn bundle_dir(name: &str) -> PathBuf {
     workspace_root().join("deploy/install").join(name)
 }
 
+/// The Helm chart, `deploy/helm/strimzi-kafka-operator`.
+pub fn helm_chart_dir() -> PathBuf {
+    workspace_root().join("deploy/helm/strimzi-kafka-operator")
+}
+
 impl Bundle {
     /// Reads `deploy/install/<name>`: one document per `.yaml` file, sorted by name.
     ///
@@ -208,34 +213,7 @@ pub fn generated_crds() -> BTreeMap<String, (String, String)> {
 /// image as given, and the program one that `deploy/docker/build-root.sh` puts in the image.
 /// Returns the problems found.
 pub fn common_problems(bundle: &Bundle, image: &str, program: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    for (role, rule) in bundle.rules() {
-        let lists = [
-            ("verbs", Some(&rule.verbs)),
-            ("resources", rule.resources.as_ref()),
-            ("apiGroups", rule.api_groups.as_ref()),
-        ];
-        for (field, values) in lists {
-            if values.is_some_and(|values| values.iter().any(|value| value.contains('*'))) {
-                problems.push(format!("{role}: a wildcard in {field}"));
-            }
-        }
-        if rule.non_resource_urls.is_some() {
-            problems.push(format!("{role}: nonResourceURLs"));
-        }
-    }
-    for kind in ["RoleBinding", "ClusterRoleBinding"] {
-        for binding in bundle.of_kind(kind) {
-            let role_kind = binding["roleRef"]["kind"].as_str().unwrap_or_default();
-            let role = binding["roleRef"]["name"].as_str().unwrap_or_default();
-            if bundle.file_of(role_kind, role).is_none() {
-                problems.push(format!(
-                    "{kind} {}: refers to {role_kind} {role}, which the bundle lacks",
-                    binding["metadata"]["name"]
-                ));
-            }
-        }
-    }
+    let mut problems = rule_problems(bundle);
     let generated = generated_crds();
     for crd in bundle.of_kind("CustomResourceDefinition") {
         let name = crd["metadata"]["name"].as_str().unwrap_or_default();
@@ -267,6 +245,40 @@ pub fn common_problems(bundle: &Bundle, image: &str, program: &str) -> Vec<Strin
         problems.push(format!(
             "deploy/docker/build-root.sh does not place {program}"
         ));
+    }
+    problems
+}
+
+/// The problems of a bundle's roles and bindings: a wildcard or non-resource URL in a rule,
+/// or a binding to a role the bundle lacks.
+pub fn rule_problems(bundle: &Bundle) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (role, rule) in bundle.rules() {
+        let lists = [
+            ("verbs", Some(&rule.verbs)),
+            ("resources", rule.resources.as_ref()),
+            ("apiGroups", rule.api_groups.as_ref()),
+        ];
+        for (field, values) in lists {
+            if values.is_some_and(|values| values.iter().any(|value| value.contains('*'))) {
+                problems.push(format!("{role}: a wildcard in {field}"));
+            }
+        }
+        if rule.non_resource_urls.is_some() {
+            problems.push(format!("{role}: nonResourceURLs"));
+        }
+    }
+    for kind in ["RoleBinding", "ClusterRoleBinding"] {
+        for binding in bundle.of_kind(kind) {
+            let role_kind = binding["roleRef"]["kind"].as_str().unwrap_or_default();
+            let role = binding["roleRef"]["name"].as_str().unwrap_or_default();
+            if bundle.file_of(role_kind, role).is_none() {
+                problems.push(format!(
+                    "{kind} {}: refers to {role_kind} {role}, which the bundle lacks",
+                    binding["metadata"]["name"]
+                ));
+            }
+        }
     }
     problems
 }

@@ -414,7 +414,7 @@ impl AdminClient {
 
     /// Asks any broker for the brokers and the controller, and remembers them.
     async fn refresh_metadata(&self) -> Result<ClusterDescription, AdminError> {
-        let request = MetadataRequest::default().with_topics(Some(Vec::new()));
+        let request = metadata_request(Some(Vec::new()));
         let connection = self.any_connection().await?;
         let response = connection.send(&request).await;
         if response.is_err() {
@@ -469,4 +469,30 @@ pub(crate) fn item(code: i16, message: Option<&StrBytes>) -> ItemResult<()> {
 /// Bounds a timeout for Kafka's `timeout_ms` fields.
 pub(crate) fn timeout_ms(timeout: Duration) -> i32 {
     i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX)
+}
+
+/// A Metadata request for `topics` (all with `None`, none with an empty list) that never
+/// creates a topic: Kafka's default lets a broker with `auto.create.topics.enable=true` (its
+/// own default, and Strimzi's examples') create any missing topic asked about, with the
+/// broker's defaults, before its KafkaTopic could.
+pub(crate) fn metadata_request(
+    topics: Option<Vec<kafka_protocol::messages::metadata_request::MetadataRequestTopic>>,
+) -> MetadataRequest {
+    MetadataRequest::default()
+        .with_topics(topics)
+        .with_allow_auto_topic_creation(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_requests_never_create_topics() {
+        for topics in [None, Some(Vec::new())] {
+            let request = metadata_request(topics.clone());
+            assert!(!request.allow_auto_topic_creation);
+            assert_eq!(request.topics, topics);
+        }
+    }
 }

@@ -11,8 +11,8 @@ use kafka_protocol::messages::{
     DeleteAclsRequest, DeleteTopicsRequest, DescribeAclsRequest, DescribeClientQuotasRequest,
     DescribeClusterRequest, DescribeConfigsRequest, DescribeQuorumRequest,
     DescribeUserScramCredentialsRequest, IncrementalAlterConfigsRequest,
-    ListPartitionReassignmentsRequest, MetadataRequest, TopicName, UnregisterBrokerRequest,
-    UpdateFeaturesRequest, alter_client_quotas_request, alter_partition_reassignments_request,
+    ListPartitionReassignmentsRequest, TopicName, UnregisterBrokerRequest, UpdateFeaturesRequest,
+    alter_client_quotas_request, alter_partition_reassignments_request,
     alter_user_scram_credentials_request, create_acls_request, create_partitions_request,
     create_topics_request, delete_acls_request, describe_client_quotas_request,
     describe_configs_request, describe_quorum_request, describe_user_scram_credentials_request,
@@ -21,7 +21,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::client::{AdminClient, KafkaAdmin, Target, item, text, timeout_ms};
+use super::client::{AdminClient, KafkaAdmin, Target, item, metadata_request, text, timeout_ms};
 use super::error::AdminError;
 use super::model::*;
 use super::scram;
@@ -36,7 +36,7 @@ impl KafkaAdmin for AdminClient {
     }
 
     async fn list_topics(&self) -> Result<Vec<String>, AdminError> {
-        let request = MetadataRequest::default().with_topics(None);
+        let request = metadata_request(None);
         let response = self
             .call("list topics", Target::Any, &request, |_| Ok(()))
             .await?;
@@ -54,7 +54,7 @@ impl KafkaAdmin for AdminClient {
         &self,
         topics: &[String],
     ) -> Result<BTreeMap<String, ItemResult<TopicDescription>>, AdminError> {
-        let request = MetadataRequest::default().with_topics(Some(
+        let request = metadata_request(Some(
             topics
                 .iter()
                 .map(|name| {

@@ -16,11 +16,12 @@
 # statically. The Kafka image follows Strimzi's own recipe (its Dockerfiles, scripts and poms,
 # read from the Strimzi reference folder at build time) on a Debian root filesystem made with
 # debootstrap; README.md next to this script lists how it differs from Strimzi's published image.
-# With --with-operator, the script also builds this workspace's three operator binaries
-# (`cargo build --release`, minutes when cold) and packs them, with the shared libraries they
-# load, into the operator image. Without it that image is neither built nor checked.
+# With --with-operator, the script also builds our operator image from the workspace's
+# Dockerfile: it runs the build stage's script here (a static `cargo build --release`, minutes
+# when cold) and packs its root with the final stage's settings. Without it that image is
+# neither built nor checked.
 #
-# Every input (versions.env, the recipe files, the operator binaries, this script's build
+# Every input (versions.env, the recipe files, the operator image's root, this script's build
 # functions) is recorded in <archive>.inputs; when it matches, the archive is reused and this
 # script only prints "cached" lines. Each part is built in <cache>/images/.build-<part>.* and
 # moved into place with one rename, so an interrupted build never looks finished. Runs are
@@ -30,7 +31,7 @@
 #
 # Needs root (debootstrap, chroot, root-owned files in the image) and: debootstrap, gcc with a
 # static libc, go (1.24 or newer), mvn, a JDK 17, python3, tar, gzip, flock, unshare; with
-# --with-operator also cargo (or $CARGO), ldd and chroot. Network: the Debian mirror, Maven
+# --with-operator also cargo (or $CARGO), readelf and chroot. Network: the Debian mirror, Maven
 # Central and the Go module proxy only, plus cargo's registry if its cache lacks a crate.
 #
 # Environment:
@@ -39,8 +40,8 @@
 #   STRIMZI_REFERENCE_DIR        Strimzi 1.2 reference data (default ../shared/strimzi-reference)
 #   STRIMZI_APACHE_KAFKA_DIR     Kafka's launcher scripts (default: apache-kafka next to it)
 #   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default: kafka-exporter-reference next to it)
-#   CARGO, CARGO_TARGET_DIR      cargo program and target folder for --with-operator
-#                                (default: cargo from PATH, <workspace>/target)
+#   CARGO                        cargo program for --with-operator (default: cargo from PATH)
+#   STRIMZI_OPERATOR_TARGET_DIR  its target folder (default <cache>/operator-target)
 set -Eeuo pipefail
 
 with_operator=false
