@@ -7,7 +7,7 @@
 mod support;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::Value;
 use strimzi_cluster_operator::crds::{CrdAction, install};
 use strimzi_crd_generator::{RELEASE, RELEASE_ANNOTATION, custom_resource_definitions};
@@ -40,17 +40,18 @@ fn spec_properties(crd: &Value) -> &serde_json::Map<String, Value> {
 async fn self_install_creates_and_upgrades_ours_and_leaves_newer_and_foreign_crds_alone() {
     let client = support::env().client().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let put = |crd: Value| {
+    // Replaced whole (as `kubectl replace` does), so that what the test leaves out is gone
+    // whoever wrote it before.
+    let put = |mut crd: Value| {
         let crds = crds.clone();
         async move {
             let name = crd["metadata"]["name"].as_str().unwrap().to_owned();
-            crds.patch(
-                &name,
-                &PatchParams::apply("kubectl").force(),
-                &Patch::Apply(&crd),
-            )
-            .await
-            .unwrap();
+            let current = crds.get(&name).await.unwrap();
+            crd["metadata"]["resourceVersion"] = current.metadata.resource_version.into();
+            let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
+            crds.replace(&name, &PostParams::default(), &crd)
+                .await
+                .unwrap();
         }
     };
 
@@ -72,7 +73,10 @@ async fn self_install_creates_and_upgrades_ours_and_leaves_newer_and_foreign_crd
     put(newer).await;
     // Strimzi's own, which carries no release annotation of ours.
     let mut foreign = generated(FOREIGN);
-    foreign["metadata"]["annotations"] = serde_json::json!({});
+    foreign["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("annotations");
     foreign["spec"]["versions"][0]["additionalPrinterColumns"] = serde_json::json!([]);
     put(foreign).await;
     let before_newer = serde_json::to_value(crds.get(NEWER).await.unwrap().spec).unwrap();

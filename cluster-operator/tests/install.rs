@@ -15,9 +15,7 @@ mod support;
 use std::time::Instant;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, Service};
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, LogParams, Patch, PatchParams,
-};
+use kube::api::{Api, DeleteParams, ListParams, LogParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
@@ -31,7 +29,7 @@ use strimzi_tests::resources::{CustomResources, eventually_ok};
 use support::real_nodes::{
     POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, records, sorted,
 };
-use support::{apply, ready};
+use support::{apply, apply_as, documents, ready};
 
 /// Field manager of what the test applies in the user's place.
 const USER: &str = "kubectl";
@@ -77,7 +75,7 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
                     json!({"name": "STRIMZI_POD_SECURITY_PROVIDER_CLASS", "value": "restricted"}),
                 );
         }
-        apply_as_user(&client, &ns, &document).await;
+        apply_as(&client, &ns, &document, USER).await;
     }
     let operator = ready_pod(&client, &ns, "name=strimzi-cluster-operator").await;
     println!(
@@ -111,7 +109,7 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
     for bundle in ["topic-operator", "user-operator"] {
         for document in Bundle::load(bundle).for_namespace(&ns) {
             if document["kind"] != "CustomResourceDefinition" {
-                apply_as_user(&client, &ns, &document).await;
+                apply_as(&client, &ns, &document, USER).await;
             }
         }
     }
@@ -163,9 +161,9 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
 
     // Idle memory of the three operator pods, as the node's kernel counts it.
     for (program, label) in [
-        ("strimzi-cluster", "cluster operator"),
-        ("strimzi-topic-o", "topic operator"),
-        ("strimzi-user-op", "user operator"),
+        ("strimzi-cluster-operator", "cluster operator"),
+        ("strimzi-topic-operator", "topic operator"),
+        ("strimzi-user-operator", "user operator"),
     ] {
         let pid = process_named(program).unwrap_or_else(|| panic!("no {label} process"));
         println!(
@@ -235,38 +233,6 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
     }
 }
 
-/// Applies `document` as `kubectl apply --server-side --force-conflicts` would: namespaced
-/// kinds into `namespace`, cluster-scoped ones cluster-wide.
-async fn apply_as_user(client: &Client, namespace: &str, document: &Value) {
-    let object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
-    let types = object.types.clone().unwrap();
-    let (group, version) = types
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", types.api_version.as_str()));
-    let resource = ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
-        group,
-        version,
-        &types.kind,
-    ));
-    let cluster_scoped = matches!(
-        types.kind.as_str(),
-        "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition"
-    );
-    let api: Api<DynamicObject> = if cluster_scoped {
-        Api::all_with(client.clone(), &resource)
-    } else {
-        Api::namespaced_with(client.clone(), namespace, &resource)
-    };
-    api.patch(
-        &object.name_any(),
-        &PatchParams::apply(USER).force(),
-        &Patch::Apply(document),
-    )
-    .await
-    .unwrap_or_else(|error| panic!("applying {} {}: {error}", types.kind, object.name_any()));
-}
-
 /// Waits for the custom resource to be Ready; when it is not in time, fails showing its status
 /// and the log of the operator pod matching `selector`.
 async fn ready_or_explain(
@@ -327,25 +293,14 @@ fn created_to_ready_seconds(pod: &Pod) -> i64 {
     ready.as_second() - created.as_second()
 }
 
-/// The documents of a YAML file.
-fn documents(path: &std::path::Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap();
-    serde_yaml_ng::Deserializer::from_str(&text)
-        .map(|document| serde::Deserialize::deserialize(document).unwrap())
-        .filter(|document: &Value| !document.is_null())
-        .collect()
-}
-
-/// The process of this machine whose command name is `name` (the kernel keeps 15 bytes).
+/// The process of this machine that runs the program `name` (its executable's file name,
+/// links resolved: the image starts ours through Strimzi's script names).
 fn process_named(name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
-            (comm.trim() == name).then_some(pid)
-        })
+    std::fs::read_dir("/proc").ok()?.filter_map(Result::ok).find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
+        (exe.file_name()? == name).then_some(pid)
+    })
 }
 
 /// The zone label of the environment's node.

@@ -9,39 +9,28 @@ use strimzi_cluster_operator::model::nodes::images::{DEFAULT_KAFKA_INIT_IMAGE, K
 use strimzi_operator_common::OPERATOR_IMAGE;
 use strimzi_operator_common::config::WatchedNamespaces;
 use strimzi_tests::bundle::{
-    Bundle, common_problems, container_environment, read_environment, rule_problems,
+    Bundle, PLACEHOLDER_NAMESPACE, checked_bundle, container_environment, read_environment,
+    rule_problems,
 };
 
 #[test]
 fn the_cluster_operator_bundle_matches_the_operator() {
-    let bundle = Bundle::load("cluster-operator");
-    let problems = common_problems(
-        &bundle,
+    let (bundle, config) = checked_bundle(
+        "cluster-operator",
         OPERATOR_IMAGE,
         "/opt/strimzi/bin/cluster_operator_run.sh",
+        |lookup| ClusterOperatorConfig::from_lookup(lookup),
     );
-    assert!(problems.is_empty(), "{problems:#?}");
     assert_eq!(
         bundle.of_kind("CustomResourceDefinition").count(),
         10,
         "every CRD"
     );
-
-    let environment = container_environment(
-        &bundle.deployment(),
-        "myproject",
-        "strimzi-cluster-operator-5d9f-x",
-    );
-    let (config, unread) = read_environment(&environment, |lookup| {
-        ClusterOperatorConfig::from_lookup(lookup)
-    });
-    let config = config.unwrap();
-    assert!(unread.is_empty(), "set but never read: {unread:?}");
     assert_eq!(config.model.kafka_init_image, DEFAULT_KAFKA_INIT_IMAGE);
     assert_eq!(config.model.images, KafkaImages::strimzi_defaults());
     assert_eq!(
         config.operator.namespaces,
-        WatchedNamespaces::List(vec!["myproject".to_owned()])
+        WatchedNamespaces::List(vec![PLACEHOLDER_NAMESPACE.to_owned()])
     );
     let election = config
         .operator
@@ -67,7 +56,7 @@ fn the_optional_crd_self_install_permissions_match_the_setting() {
     let mut environment = container_environment(
         &Bundle::load("cluster-operator").deployment(),
         "myproject",
-        "strimzi-cluster-operator-5d9f-x",
+        "cluster-operator-5d9f-x",
     );
     environment.insert("STRIMZI_INSTALL_CRDS".to_owned(), "true".to_owned());
     let (config, unread) = read_environment(&environment, |lookup| {

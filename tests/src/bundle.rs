@@ -314,3 +314,31 @@ pub fn read_environment<T>(
         .collect();
     (result, unread)
 }
+
+/// Loads bundle `name`, fails on any of [`common_problems`] (with `image` and `program`), and
+/// reads its Deployment's environment with the operator's configuration reader `parse`,
+/// failing when it refuses it or leaves a variable unread. Returns the bundle and the
+/// configuration.
+///
+/// # Panics
+/// On any problem found.
+pub fn checked_bundle<T, E: std::fmt::Debug>(
+    name: &str,
+    image: &str,
+    program: &str,
+    parse: impl FnOnce(&dyn Fn(&str) -> Option<String>) -> Result<T, E>,
+) -> (Bundle, T) {
+    let bundle = Bundle::load(name);
+    let problems = common_problems(&bundle, image, program);
+    assert!(problems.is_empty(), "{name}: {problems:#?}");
+    let environment = container_environment(
+        &bundle.deployment(),
+        PLACEHOLDER_NAMESPACE,
+        &format!("{name}-5d9f-x"),
+    );
+    let (config, unread) = read_environment(&environment, parse);
+    assert!(unread.is_empty(), "{name}: set but never read: {unread:?}");
+    let config = config
+        .unwrap_or_else(|error| panic!("{name}: the operator refuses its environment: {error:?}"));
+    (bundle, config)
+}

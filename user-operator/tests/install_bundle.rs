@@ -5,25 +5,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use strimzi_operator_common::OPERATOR_IMAGE;
-use strimzi_tests::bundle::{Bundle, common_problems, container_environment, read_environment};
+use strimzi_tests::bundle::checked_bundle;
 use strimzi_user_operator::config::UserOperatorConfig;
 
 #[test]
 fn the_user_operator_bundle_matches_the_operator() {
-    let bundle = Bundle::load("user-operator");
-    let problems = common_problems(
-        &bundle,
+    let (_, config) = checked_bundle(
+        "user-operator",
         OPERATOR_IMAGE,
         "/opt/strimzi/bin/user_operator_run.sh",
+        |lookup| UserOperatorConfig::from_lookup(lookup),
     );
-    assert!(problems.is_empty(), "{problems:#?}");
-    let environment =
-        container_environment(&bundle.deployment(), "myproject", "strimzi-user-operator-x");
-    let (config, unread) = read_environment(&environment, |lookup| {
-        UserOperatorConfig::from_lookup(lookup)
-    });
-    let config = config.unwrap();
-    assert!(unread.is_empty(), "set but never read: {unread:?}");
     assert_eq!(config.operator.http_port, 8081);
     assert_eq!(config.ca.cert_secret, "my-cluster-clients-ca-cert");
 }

@@ -169,6 +169,13 @@ fn log_to_file() {
 
 /// Server-side applies a document (YAML or JSON value) in `namespace`.
 pub async fn apply(client: &Client, namespace: &str, document: &Value) {
+    apply_as(client, namespace, document, "test").await;
+}
+
+/// Server-side applies a document as `field_manager`, taking over conflicting fields (as
+/// `kubectl apply --server-side --force-conflicts` does): namespaced kinds in `namespace`,
+/// the cluster-scoped kinds of the install bundles cluster-wide.
+pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_manager: &str) {
     let object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
     let types = object.types.clone().unwrap();
     let (group, version) = types
@@ -176,12 +183,20 @@ pub async fn apply(client: &Client, namespace: &str, document: &Value) {
         .split_once('/')
         .unwrap_or(("", types.api_version.as_str()));
     let gvk = kube::api::GroupVersionKind::gvk(group, version, &types.kind);
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk(&gvk));
+    let resource = ApiResource::from_gvk(&gvk);
+    let cluster_scoped = matches!(
+        types.kind.as_str(),
+        "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition" | "Namespace"
+    );
+    let api: Api<DynamicObject> = if cluster_scoped {
+        Api::all_with(client.clone(), &resource)
+    } else {
+        Api::namespaced_with(client.clone(), namespace, &resource)
+    };
     let name = object.metadata.name.clone().unwrap();
     api.patch(
         &name,
-        &PatchParams::apply("test").force(),
+        &PatchParams::apply(field_manager).force(),
         &Patch::Apply(&object),
     )
     .await
