@@ -296,11 +296,14 @@ fn created_to_ready_seconds(pod: &Pod) -> i64 {
 /// The process of this machine that runs the program `name` (its executable's file name,
 /// links resolved: the image starts ours through Strimzi's script names).
 fn process_named(name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.filter_map(Result::ok).find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
-        (exe.file_name()? == name).then_some(pid)
-    })
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
+            (exe.file_name()? == name).then_some(pid)
+        })
 }
 
 /// The zone label of the environment's node.
