@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use strimzi_operator_common::config::{ConfigError, OperatorConfig, positive};
+use strimzi_operator_common::config::{ConfigError, OperatorConfig, flag, positive};
 use strimzi_operator_common::kafka::HostResolution;
 
 use crate::model::nodes::images::KafkaImages;
@@ -143,8 +143,7 @@ impl ClusterOperatorConfig {
                     ));
                 }
             },
-            install_crds: get(INSTALL_CRDS).is_some()
-                && parse_bool(INSTALL_CRDS, get(INSTALL_CRDS))?,
+            install_crds: flag(INSTALL_CRDS, get(INSTALL_CRDS), false)?,
             operator,
             model,
         })

@@ -100,29 +100,24 @@ pub async fn install(
     let mut outcome = Vec::new();
     for generated in custom_resource_definitions()? {
         let name = generated.crd.name_any();
-        let existing = api
-            .get_opt(&name)
-            .await
-            .map_err(|source| CrdInstallError::Api {
-                action: "reading",
-                name: name.clone(),
+        let failed = |action| {
+            let name = name.clone();
+            move |source| CrdInstallError::Api {
+                action,
+                name,
                 source,
-            })?;
+            }
+        };
+        let existing = api.get_opt(&name).await.map_err(failed("reading"))?;
         let action = decide(existing.as_ref(), RELEASE);
         if !matches!(action, CrdAction::Keep(_)) {
-            let mut crd = generated.crd;
-            crd.metadata.managed_fields = None;
             api.patch(
                 &name,
                 &PatchParams::apply(field_manager).force(),
-                &Patch::Apply(&crd),
+                &Patch::Apply(&generated.crd),
             )
             .await
-            .map_err(|source| CrdInstallError::Api {
-                action: "applying",
-                name: name.clone(),
-                source,
-            })?;
+            .map_err(failed("applying"))?;
         }
         outcome.push((name, action));
     }
