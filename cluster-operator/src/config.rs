@@ -26,6 +26,12 @@ pub const IMAGE_PULL_POLICY: &str = "STRIMZI_IMAGE_PULL_POLICY";
 pub const IMAGE_PULL_SECRETS: &str = "STRIMZI_IMAGE_PULL_SECRETS";
 /// Image of the Kafka pods' init container.
 pub const KAFKA_INIT_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE";
+/// Image of the entity operator's topic operator.
+pub const TOPIC_OPERATOR_IMAGE: &str = "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE";
+/// Image of the entity operator's user operator.
+pub const USER_OPERATOR_IMAGE: &str = "STRIMZI_DEFAULT_USER_OPERATOR_IMAGE";
+/// Image of Kafka Exporter (the cluster's Kafka image when unset).
+pub const KAFKA_EXPORTER_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE";
 /// The pod security provider: `baseline` (default) or `restricted`, or Strimzi's class names.
 pub const POD_SECURITY_PROVIDER_CLASS: &str = "STRIMZI_POD_SECURITY_PROVIDER_CLASS";
 /// Whether CA and user Secrets carry PKCS#12 stores (`true` by default).
@@ -121,6 +127,11 @@ impl ClusterOperatorConfig {
                     )
                 })?,
             },
+            topic_operator_image: get(TOPIC_OPERATOR_IMAGE)
+                .unwrap_or_else(|| strimzi_operator_common::OPERATOR_IMAGE.to_owned()),
+            user_operator_image: get(USER_OPERATOR_IMAGE)
+                .unwrap_or_else(|| strimzi_operator_common::OPERATOR_IMAGE.to_owned()),
+            kafka_exporter_image: get(KAFKA_EXPORTER_IMAGE),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
         };

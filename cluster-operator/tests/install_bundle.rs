@@ -65,3 +65,26 @@ fn the_optional_crd_self_install_permissions_match_the_setting() {
     assert!(unread.is_empty(), "set but never read: {unread:?}");
     assert!(config.unwrap().install_crds);
 }
+
+#[test]
+fn the_cluster_operator_holds_the_rules_it_grants_entity_operators() {
+    let bundle = Bundle::load("cluster-operator");
+    let granted: Vec<_> = bundle
+        .rules()
+        .into_iter()
+        .filter(|(role, _)| role == "ClusterRole/strimzi-entity-operator")
+        .map(|(_, rule)| rule)
+        .collect();
+    assert_eq!(
+        granted,
+        strimzi_cluster_operator::model::components::entity_operator::role_rules(),
+        "031-ClusterRole-strimzi-entity-operator.yaml must list the entity operator Role's rules"
+    );
+    let delegation = bundle
+        .of_kind("RoleBinding")
+        .find(|binding| binding["roleRef"]["name"] == "strimzi-entity-operator");
+    assert!(
+        delegation.is_some(),
+        "the delegation RoleBinding is missing"
+    );
+}

@@ -8,7 +8,7 @@
 #   (c) with default values, `helm template` renders exactly the bundle's non-CRD objects,
 #       compared as parsed objects; the chart may add labels and set metadata.namespace
 #       (to the release namespace) on namespaced objects, nothing more;
-#   (d) watchNamespaces puts the 020 and 023 RoleBindings in every listed namespace plus the
+#   (d) watchNamespaces puts the 020, 023 and 031 RoleBindings in every listed namespace plus the
 #       release namespace (without repeats) and lists them in STRIMZI_NAMESPACE in that
 #       order; watchAnyNamespace turns them into ClusterRoleBindings and STRIMZI_NAMESPACE
 #       into "*";
@@ -114,7 +114,7 @@ render crds --set installCrds=true
 render custom \
     --set image.registry=registry.example.com --set image.repository=team --set image.tag=1.2.3 \
     --set image.imagePullPolicy=Always --set 'image.imagePullSecrets=pull-a\,pull-b' \
-    --set kafkaInit.image.digest=sha256:0123 \
+    --set kafkaInit.image.digest=sha256:0123 --set topicOperator.image.tag=7.7.7 \
     --set kafka.image.registry=mirror.example.com --set kafka.image.tagPrefix=9.9.9 \
     --set kubernetesServiceDnsDomain=example.local --set generateNetworkPolicy=false \
     --set labelsExclusionPattern='^secret/.*' --set operatorNamespaceLabels=team=kafka \
@@ -229,7 +229,8 @@ def cluster_role_bindings(objects, names):
 
 
 # The ClusterRoleBindings that replace the 020 and 023 RoleBindings with watchAnyNamespace.
-WATCH_ANY = ("strimzi-cluster-operator-namespaced", "strimzi-cluster-operator-watched")
+WATCH_ANY = ("strimzi-cluster-operator-namespaced", "strimzi-cluster-operator-watched",
+             "strimzi-cluster-operator-entity-operator-delegation")
 
 
 # (c) default values render the bundle.
@@ -268,7 +269,7 @@ for k in sorted(set(chart) & set(bundle)):
 # (d) watched namespaces.
 watch = load("watch")
 where = "watchNamespaces={a,b}"
-for name in ("strimzi-cluster-operator", "strimzi-cluster-operator-watched"):
+for name in ("strimzi-cluster-operator", "strimzi-cluster-operator-watched", "strimzi-cluster-operator-entity-operator-delegation"):
     expect(where, f"namespaces of RoleBinding {name}", sorted(["a", "b", namespace]), role_bindings(watch, name))
 expect(where, "ClusterRoleBindings for the watched namespaces", [], cluster_role_bindings(watch, WATCH_ANY))
 expect(where, "STRIMZI_NAMESPACE", f"a,b,{namespace}", env(watch, where).get("STRIMZI_NAMESPACE"))
@@ -280,14 +281,15 @@ expect(where, "namespaces of the leader election RoleBinding", [namespace],
 
 repeat = load("watch-repeat")
 where = "watchNamespaces={a,myproject}"
-for name in ("strimzi-cluster-operator", "strimzi-cluster-operator-watched"):
+for name in ("strimzi-cluster-operator", "strimzi-cluster-operator-watched", "strimzi-cluster-operator-entity-operator-delegation"):
     expect(where, f"namespaces of RoleBinding {name}", sorted(["a", namespace]), role_bindings(repeat, name))
 expect(where, "STRIMZI_NAMESPACE", f"a,{namespace}", env(repeat, where).get("STRIMZI_NAMESPACE"))
 
 anyns = load("any")
 where = "watchAnyNamespace=true"
 for name, role in (("strimzi-cluster-operator-namespaced", "strimzi-cluster-operator-namespaced"),
-                   ("strimzi-cluster-operator-watched", "strimzi-cluster-operator-watched")):
+                   ("strimzi-cluster-operator-watched", "strimzi-cluster-operator-watched"),
+                   ("strimzi-cluster-operator-entity-operator-delegation", "strimzi-entity-operator")):
     found = [o for o in anyns if o["metadata"]["name"] == name and o["kind"] == "ClusterRoleBinding"]
     if len(found) != 1:
         print(f"{where}: {len(found)} ClusterRoleBindings {name}, expected 1")
@@ -353,6 +355,7 @@ if deployments:
     for name, value in {
         "STRIMZI_KAFKA_IMAGES": "".join(f"{v}=mirror.example.com/strimzi/kafka:9.9.9-kafka-{v}\n" for v in ("4.2.0", "4.3.0", "4.3.1")),
         "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": "localhost/strimzi-rs/operator@sha256:0123",
+        "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE": "localhost/strimzi-rs/operator:7.7.7",
         "STRIMZI_IMAGE_PULL_SECRETS": "pull-a,pull-b",
         "KUBERNETES_SERVICE_DNS_DOMAIN": "example.local",
         "STRIMZI_NETWORK_POLICY_GENERATION": "false",

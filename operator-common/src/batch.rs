@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use prometheus::IntGauge;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 /// How batches are formed.
@@ -34,6 +35,7 @@ type Handler<I, O> = Arc<dyn Fn(Vec<I>) -> BoxFuture<'static, Vec<O>> + Send + S
 pub struct Batcher<I, O> {
     name: &'static str,
     sender: mpsc::Sender<(I, oneshot::Sender<O>)>,
+    queued: Option<IntGauge>,
 }
 
 impl<I, O> Clone for Batcher<I, O> {
@@ -41,6 +43,7 @@ impl<I, O> Clone for Batcher<I, O> {
         Self {
             name: self.name,
             sender: self.sender.clone(),
+            queued: self.queued.clone(),
         }
     }
 }
@@ -53,34 +56,61 @@ impl<I: Send + 'static, O: Send + 'static> Batcher<I, O> {
         F: Fn(Vec<I>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Vec<O>> + Send + 'static,
     {
-        let (sender, receiver) = mpsc::channel(settings.max_queue_size.max(1));
-        let handler: Handler<I, O> = Arc::new(move |items| Box::pin(handler(items)));
-        tokio::spawn(collect(settings, receiver, handler));
-        Self { name, sender }
+        Self::spawn_counted(name, settings, None, handler)
     }
 
-    /// Starts the batcher `name` whose `handler` gets a shared `context` with each batch.
+    fn spawn_counted<F, Fut>(
+        name: &'static str,
+        settings: BatchSettings,
+        queued: Option<IntGauge>,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(Vec<I>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<O>> + Send + 'static,
+    {
+        let (sender, receiver) = mpsc::channel(settings.max_queue_size.max(1));
+        let handler: Handler<I, O> = Arc::new(move |items| Box::pin(handler(items)));
+        tokio::spawn(collect(settings, receiver, handler, queued.clone()));
+        Self {
+            name,
+            sender,
+            queued,
+        }
+    }
+
+    /// Starts the batcher `name` whose `handler` gets a shared `context` with each batch;
+    /// `queued` shows how many items wait for a batch.
     pub fn spawn_with<C, Fut>(
         name: &'static str,
         settings: BatchSettings,
         context: &Arc<C>,
         handler: fn(Arc<C>, Vec<I>) -> Fut,
+        queued: IntGauge,
     ) -> Self
     where
         C: Send + Sync + 'static,
         Fut: Future<Output = Vec<O>> + Send + 'static,
     {
         let context = context.clone();
-        Self::spawn(name, settings, move |items| handler(context.clone(), items))
+        Self::spawn_counted(name, settings, Some(queued), move |items| {
+            handler(context.clone(), items)
+        })
     }
 
     /// Queues `item`, waiting while the queue is full, and returns its output.
     pub async fn call(&self, item: I) -> Result<O, BatcherStopped> {
         let (reply, answer) = oneshot::channel();
-        self.sender
-            .send((item, reply))
-            .await
-            .map_err(|_| BatcherStopped(self.name))?;
+        if let Some(queued) = &self.queued {
+            queued.inc();
+        }
+        let sent = self.sender.send((item, reply)).await;
+        if sent.is_err()
+            && let Some(queued) = &self.queued
+        {
+            queued.dec();
+        }
+        sent.map_err(|_| BatcherStopped(self.name))?;
         answer.await.map_err(|_| BatcherStopped(self.name))
     }
 }
@@ -89,6 +119,7 @@ async fn collect<I: Send + 'static, O: Send + 'static>(
     settings: BatchSettings,
     mut receiver: mpsc::Receiver<(I, oneshot::Sender<O>)>,
     handler: Handler<I, O>,
+    queued: Option<IntGauge>,
 ) {
     let in_flight = Arc::new(Semaphore::new(settings.max_in_flight.max(1)));
     let max_batch = settings.max_batch_size.max(1);
@@ -100,6 +131,9 @@ async fn collect<I: Send + 'static, O: Send + 'static>(
                 Ok(Some(item)) => batch.push(item),
                 Ok(None) | Err(_) => break,
             }
+        }
+        if let Some(queued) = &queued {
+            queued.sub(i64::try_from(batch.len()).unwrap_or(i64::MAX));
         }
         let Ok(permit) = in_flight.clone().acquire_owned().await else {
             return;
@@ -130,6 +164,34 @@ mod tests {
             max_linger: Duration::from_millis(linger_ms),
             max_in_flight: 2,
         }
+    }
+
+    #[tokio::test]
+    async fn the_queue_gauge_counts_items_waiting_for_a_batch() {
+        let queued = IntGauge::new("queued", "items waiting").unwrap();
+        let one_at_a_time = BatchSettings {
+            max_in_flight: 1,
+            ..settings(1, 0)
+        };
+        async fn slow(_: Arc<()>, items: Vec<u32>) -> Vec<u32> {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            items
+        }
+        let batcher =
+            Batcher::spawn_with("slow", one_at_a_time, &Arc::new(()), slow, queued.clone());
+        let calls: Vec<_> = (0..5)
+            .map(|item| {
+                let batcher = batcher.clone();
+                tokio::spawn(async move { batcher.call(item).await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // One item is being handled and one taken by the collector waiting for its turn.
+        assert!(queued.get() >= 3, "queued: {}", queued.get());
+        for call in calls {
+            call.await.unwrap().unwrap();
+        }
+        assert_eq!(queued.get(), 0);
     }
 
     #[tokio::test]

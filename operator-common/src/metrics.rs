@@ -32,6 +32,7 @@ pub struct Metrics {
     duration: HistogramVec,
     resources: IntGaugeVec,
     paused: IntGaugeVec,
+    in_progress: IntGaugeVec,
     api_writes: IntCounterVec,
     api_reads: IntCounterVec,
 }
@@ -82,6 +83,10 @@ impl Metrics {
             "strimzi_resources_paused",
             "Custom resources whose reconciliation is paused",
         )?;
+        let in_progress = gauge(
+            "strimzi_operator_reconciliations_in_progress",
+            "Reconciliations running now",
+        )?;
         let api_writes = IntCounterVec::new(
             Opts::new(
                 "strimzi_operator_api_writes_total",
@@ -110,6 +115,7 @@ impl Metrics {
             duration,
             resources,
             paused,
+            in_progress,
             api_writes,
             api_reads,
         })
@@ -179,6 +185,10 @@ impl ReconciliationMetrics {
             .reconciliations
             .with_label_values(&self.labels())
             .inc();
+        self.metrics
+            .in_progress
+            .with_label_values(&self.labels())
+            .inc();
     }
 
     /// Counts a finished reconciliation and records how long it took.
@@ -189,6 +199,10 @@ impl ReconciliationMetrics {
             &self.metrics.failed
         };
         counter.with_label_values(&self.labels()).inc();
+        self.metrics
+            .in_progress
+            .with_label_values(&self.labels())
+            .dec();
         self.metrics
             .duration
             .with_label_values(&self.labels())
@@ -235,6 +249,7 @@ impl ReconciliationMetrics {
 #[derive(Debug, Clone)]
 pub struct KafkaRequestCounts {
     counter: IntCounterVec,
+    queued: IntGaugeVec,
     apis: &'static [&'static str],
 }
 
@@ -248,7 +263,24 @@ impl KafkaRequestCounts {
     ) -> Result<Self, MetricsError> {
         let counter = IntCounterVec::new(Opts::new(name, help), &["api"])?;
         metrics.register(Box::new(counter.clone()))?;
-        Ok(Self { counter, apis })
+        let queued = IntGaugeVec::new(
+            Opts::new(
+                "strimzi_operator_batch_queue_size",
+                "Requests waiting to be sent to Kafka in a batch, by batcher",
+            ),
+            &["batcher"],
+        )?;
+        metrics.register(Box::new(queued.clone()))?;
+        Ok(Self {
+            counter,
+            queued,
+            apis,
+        })
+    }
+
+    /// The gauge of the requests waiting in `batcher`.
+    pub fn queued(&self, batcher: &str) -> prometheus::IntGauge {
+        self.queued.with_label_values(&[batcher])
     }
 
     /// Counts one request of `api`.
@@ -299,6 +331,7 @@ mod tests {
             "strimzi_reconciliations_duration_seconds_count{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 2",
             "strimzi_resources{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 3",
             "strimzi_resources_paused{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
+            "strimzi_operator_reconciliations_in_progress{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 0",
             "strimzi_operator_api_writes_total{kind=\"ConfigMap\",verb=\"apply\"} 1",
             "strimzi_operator_api_reads_total{kind=\"secrets\",verb=\"get\"} 2",
             "process_resident_memory_bytes",

@@ -1,6 +1,12 @@
 //! The topic operator's configuration, from Strimzi's environment variables: the shared
 //! operator settings (with `STRIMZI_RESOURCE_LABELS` as the KafkaTopic selector), the Kafka
 //! connection, finalizers, batching, alterable configs and the cluster config review.
+//!
+//! In the entity operator, the cluster operator sets `STRIMZI_TLS_ENABLED` and mounts the
+//! certificates, as Strimzi's does, without naming the files: when TLS is on and
+//! `STRIMZI_TRUSTSTORE_LOCATION` / `STRIMZI_KEYSTORE_LOCATION` are unset, the operator uses the
+//! mounted cluster CA certificate ([`ENTITY_OPERATOR_TRUSTSTORE`]) and its own certificate and
+//! key ([`ENTITY_OPERATOR_CERTS`]) when they exist.
 
 use strimzi_operator_common::config::{self as common, OperatorConfig};
 use strimzi_operator_common::kafka::{AdminConfig, AdminError};
@@ -22,6 +28,12 @@ pub const MAX_BATCH_LINGER_MS: &str = "STRIMZI_MAX_BATCH_LINGER_MS";
 pub const ALTERABLE_TOPIC_CONFIG: &str = "STRIMZI_ALTERABLE_TOPIC_CONFIG";
 /// Whether to skip the start-up review of the broker config (default `false`).
 pub const SKIP_CLUSTER_CONFIG_REVIEW: &str = "STRIMZI_SKIP_CLUSTER_CONFIG_REVIEW";
+
+/// The cluster CA certificate as the entity operator mounts it.
+pub const ENTITY_OPERATOR_TRUSTSTORE: &str = "/etc/tls-sidecar/cluster-ca-certs/ca.crt";
+/// The folder where the entity operator mounts the topic operator's certificate
+/// (`entity-operator.crt`) and key (`entity-operator.key`).
+pub const ENTITY_OPERATOR_CERTS: &str = "/etc/eto-certs";
 
 /// Kafka requests of one kind handled at once.
 const BATCHES_IN_FLIGHT: usize = 4;
@@ -71,7 +83,25 @@ impl TopicOperatorConfig {
                 get(name)
             }
         })?;
-        let mut kafka = AdminConfig::from_lookup(&lookup)?;
+        let truststore = "STRIMZI_TRUSTSTORE_LOCATION";
+        let mounted_truststore = || {
+            std::path::Path::new(ENTITY_OPERATOR_TRUSTSTORE)
+                .is_file()
+                .then(|| ENTITY_OPERATOR_TRUSTSTORE.to_owned())
+        };
+        let mut kafka = AdminConfig::from_lookup(&|name: &str| {
+            if name == truststore {
+                get(name).or_else(mounted_truststore)
+            } else {
+                lookup(name)
+            }
+        })?;
+        if get("STRIMZI_KEYSTORE_LOCATION").is_none()
+            && let Some(tls) = kafka.tls.as_mut()
+            && tls.client_identity_pem.is_none()
+        {
+            tls.client_identity_pem = mounted_identity(std::path::Path::new(ENTITY_OPERATOR_CERTS));
+        }
         kafka.client_id = "strimzi-topic-operator".to_owned();
         Ok(Self {
             operator,
@@ -93,6 +123,14 @@ impl TopicOperatorConfig {
     }
 }
 
+/// The certificate and key the entity operator mounts in `folder`, as one PEM (certificate
+/// first), if both files are there.
+fn mounted_identity(folder: &std::path::Path) -> Option<String> {
+    let certificate = std::fs::read_to_string(folder.join("entity-operator.crt")).ok()?;
+    let key = std::fs::read_to_string(folder.join("entity-operator.key")).ok()?;
+    Some(format!("{}\n{key}", certificate.trim_end()))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -108,6 +146,19 @@ mod tests {
         ]);
         variables.extend(pairs.iter().copied());
         TopicOperatorConfig::from_lookup(|name| variables.get(name).map(|v| (*v).to_owned()))
+    }
+
+    #[test]
+    fn the_entity_operator_mounts_give_the_client_identity() {
+        let folder = tempfile::tempdir().unwrap();
+        assert_eq!(mounted_identity(folder.path()), None);
+        std::fs::write(folder.path().join("entity-operator.crt"), "CERT\n").unwrap();
+        assert_eq!(mounted_identity(folder.path()), None, "no key yet");
+        std::fs::write(folder.path().join("entity-operator.key"), "KEY\n").unwrap();
+        assert_eq!(
+            mounted_identity(folder.path()).as_deref(),
+            Some("CERT\nKEY\n")
+        );
     }
 
     #[test]

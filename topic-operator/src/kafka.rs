@@ -76,11 +76,41 @@ impl TopicKafka {
     ) -> Self {
         let context = Arc::new(Context { admin, requests });
         Self {
-            describe: Batcher::spawn_with("describe", settings, &context, describe_batch),
-            create: Batcher::spawn_with("create", settings, &context, create_batch),
-            grow: Batcher::spawn_with("create partitions", settings, &context, grow_batch),
-            alter: Batcher::spawn_with("alter configs", settings, &context, alter_batch),
-            delete: Batcher::spawn_with("delete", settings, &context, delete_batch),
+            describe: Batcher::spawn_with(
+                "describe",
+                settings,
+                &context,
+                describe_batch,
+                context.requests.queued("describe"),
+            ),
+            create: Batcher::spawn_with(
+                "create",
+                settings,
+                &context,
+                create_batch,
+                context.requests.queued("create"),
+            ),
+            grow: Batcher::spawn_with(
+                "create partitions",
+                settings,
+                &context,
+                grow_batch,
+                context.requests.queued("create partitions"),
+            ),
+            alter: Batcher::spawn_with(
+                "alter configs",
+                settings,
+                &context,
+                alter_batch,
+                context.requests.queued("alter configs"),
+            ),
+            delete: Batcher::spawn_with(
+                "delete",
+                settings,
+                &context,
+                delete_batch,
+                context.requests.queued("delete"),
+            ),
             context,
         }
     }

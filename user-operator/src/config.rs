@@ -26,6 +26,8 @@ pub const CA_NAMESPACE: &str = "STRIMZI_CA_NAMESPACE";
 pub const CLUSTER_CA_CERT_SECRET_NAME: &str = "STRIMZI_CLUSTER_CA_CERT_SECRET_NAME";
 /// Name of the Secret with the operator's own certificate and key, for mutual TLS to Kafka.
 pub const EO_KEY_SECRET_NAME: &str = "STRIMZI_EO_KEY_SECRET_NAME";
+/// The health and metrics port when `STRIMZI_HTTP_PORT` is unset, as in Strimzi.
+pub const DEFAULT_HTTP_PORT: u16 = 8081;
 /// Kafka bootstrap servers (default `localhost:9091`).
 pub const KAFKA_BOOTSTRAP_SERVERS: &str = "STRIMZI_KAFKA_BOOTSTRAP_SERVERS";
 /// Prefix of the names of the users' Secrets (default empty).
@@ -132,6 +134,10 @@ impl UserOperatorConfig {
         let operator = OperatorConfig::from_lookup(|name| {
             if name == common::CUSTOM_RESOURCE_SELECTOR {
                 get(LABELS)
+            } else if name == common::HTTP_PORT {
+                // Strimzi's user operator listens on 8081, next to the topic operator's 8080
+                // in the entity operator's pod.
+                get(name).or_else(|| Some(DEFAULT_HTTP_PORT.to_string()))
             } else {
                 get(name)
             }

@@ -130,10 +130,34 @@ impl UserKafka {
             users: (0..USER_LOCKS).map(|_| AsyncMutex::new(())).collect(),
         });
         Self {
-            create_acls: Batcher::spawn_with("create ACLs", settings, &context, create_acls_batch),
-            delete_acls: Batcher::spawn_with("delete ACLs", settings, &context, delete_acls_batch),
-            quotas: Batcher::spawn_with("alter quotas", settings, &context, quotas_batch),
-            scram: Batcher::spawn_with("alter SCRAM", settings, &context, scram_batch),
+            create_acls: Batcher::spawn_with(
+                "create ACLs",
+                settings,
+                &context,
+                create_acls_batch,
+                context.requests.queued("create ACLs"),
+            ),
+            delete_acls: Batcher::spawn_with(
+                "delete ACLs",
+                settings,
+                &context,
+                delete_acls_batch,
+                context.requests.queued("delete ACLs"),
+            ),
+            quotas: Batcher::spawn_with(
+                "alter quotas",
+                settings,
+                &context,
+                quotas_batch,
+                context.requests.queued("alter quotas"),
+            ),
+            scram: Batcher::spawn_with(
+                "alter SCRAM",
+                settings,
+                &context,
+                scram_batch,
+                context.requests.queued("alter SCRAM"),
+            ),
             context,
         }
     }

@@ -38,6 +38,7 @@
 
 mod bindings;
 mod ca;
+mod components;
 mod objects;
 mod roll;
 mod scale_down;
@@ -49,6 +50,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::Ingress;
@@ -216,6 +218,7 @@ impl KafkaAssembly {
             .watches_metadata::<Ingress, _>(&owned, |object| kafka_of(&object))
             .watches_metadata::<ConfigMap, _>(&owned, |object| kafka_of(&object))
             .watches_metadata::<EndpointSlice, _>(&owned, |object| kafka_of(&object))
+            .watches_metadata::<Deployment, _>(&owned, |object| kafka_of(&object))
             .wire(move |controller, scope, runtime| {
                 // StrimziPodSets belong to their node pool: found by their cluster label.
                 let api: Api<PartialObjectMeta<StrimziPodSet>> =
@@ -389,7 +392,10 @@ impl Reconciliation<'_> {
             Some(waiting) => Some(waiting),
             None => match self.check_endpoints(&cluster).await? {
                 Some(waiting) => Some(waiting),
-                None => self.roll(&cluster, &desired, &cas, &sets).await?,
+                None => match self.roll(&cluster, &desired, &cas, &sets).await? {
+                    Some(waiting) => Some(waiting),
+                    None => self.reconcile_components(&cluster, &cas).await?,
+                },
             },
         };
         let status = self.kafka_status(&cluster, &desired, &cas);

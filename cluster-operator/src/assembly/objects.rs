@@ -248,7 +248,7 @@ impl Reconciliation<'_> {
     /// while the CA keeps older certificates trusted (its key was replaced): the nodes' and
     /// the operator's certificates then stay signed by the old key until every node has
     /// restarted trusting the new certificate. Lists the pods only in that case.
-    async fn cluster_ca_trust_pending(
+    pub(super) async fn cluster_ca_trust_pending(
         &self,
         cluster: &KafkaCluster,
         cas: &ClusterCas,

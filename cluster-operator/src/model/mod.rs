@@ -15,7 +15,9 @@
 //!   and claims;
 //! - [`security`]: node certificates, trust bundle, RBAC, NetworkPolicy and
 //!   PodDisruptionBudget;
-//! - [`desired`]: all of the above at once, the only way the reconciler builds objects.
+//! - [`desired`]: all of the above at once, the only way the reconciler builds objects;
+//! - [`components`]: the entity operator and Kafka Exporter, built once the nodes' objects
+//!   are applied.
 //!
 //! Some inputs only exist after earlier objects were applied, so [`desired::build`] is run
 //! once the listener objects are applied and read back:
@@ -35,6 +37,7 @@ use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolTemplate, ProcessRole};
 use strimzi_api::storage::Storage;
 use strimzi_operator_common::labels::{ComponentLabels, LabelExclusion};
 
+pub mod components;
 pub mod config;
 pub mod desired;
 pub mod listeners;
@@ -88,6 +91,15 @@ pub struct ModelConfig {
     /// The security settings containers get when their template sets none
     /// (`STRIMZI_POD_SECURITY_PROVIDER_CLASS`).
     pub pod_security: PodSecurityProfile,
+    /// Image of the entity operator's topic operator (`STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE`,
+    /// our operator image by default).
+    pub topic_operator_image: String,
+    /// Image of the entity operator's user operator (`STRIMZI_DEFAULT_USER_OPERATOR_IMAGE`,
+    /// our operator image by default).
+    pub user_operator_image: String,
+    /// Image of Kafka Exporter (`STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE`); by default the
+    /// cluster's Kafka image, which carries the exporter.
+    pub kafka_exporter_image: Option<String>,
 }
 
 /// Which Pod Security Standard the generated containers meet without a template's
@@ -349,5 +361,7 @@ impl KafkaCluster {
 /// Validates the Kafka and its pools, assigns node IDs and resolves the version, image and
 /// per-pool settings.
 pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
-    nodes::resolve::resolve(input)
+    let cluster = nodes::resolve::resolve(input)?;
+    components::validate(&cluster)?;
+    Ok(cluster)
 }

@@ -53,6 +53,9 @@ pub fn default_model_config() -> ModelConfig {
         managed_by: "strimzi-cluster-operator".into(),
         kafka_init_image: DEFAULT_KAFKA_INIT_IMAGE.into(),
         pod_security: Default::default(),
+        topic_operator_image: strimzi_operator_common::OPERATOR_IMAGE.into(),
+        user_operator_image: strimzi_operator_common::OPERATOR_IMAGE.into(),
+        kafka_exporter_image: None,
     }
 }
 

@@ -118,7 +118,7 @@ pub fn pod_revision(pod: &Pod) -> String {
 }
 
 /// A TCP container port.
-fn container_port(name: &str, port: i32) -> ContainerPort {
+pub(crate) fn container_port(name: &str, port: i32) -> ContainerPort {
     ContainerPort {
         name: Some(name.to_owned()),
         container_port: port,
@@ -128,7 +128,7 @@ fn container_port(name: &str, port: i32) -> ContainerPort {
 }
 
 /// An environment variable with a literal value.
-fn env(name: &str, value: impl Into<String>) -> EnvVar {
+pub(crate) fn env(name: &str, value: impl Into<String>) -> EnvVar {
     EnvVar {
         name: name.to_owned(),
         value: Some(value.into()),
@@ -137,7 +137,7 @@ fn env(name: &str, value: impl Into<String>) -> EnvVar {
 }
 
 /// A volume mount.
-fn mount(name: &str, path: &str) -> VolumeMount {
+pub(crate) fn mount(name: &str, path: &str) -> VolumeMount {
     VolumeMount {
         name: name.to_owned(),
         mount_path: path.to_owned(),
@@ -146,7 +146,7 @@ fn mount(name: &str, path: &str) -> VolumeMount {
 }
 
 /// An `emptyDir` volume.
-fn empty_dir(name: &str, size_limit: Option<String>, medium: Option<&str>) -> Volume {
+pub(crate) fn empty_dir(name: &str, size_limit: Option<String>, medium: Option<&str>) -> Volume {
     Volume {
         name: name.to_owned(),
         empty_dir: Some(EmptyDirVolumeSource {
@@ -229,7 +229,7 @@ fn probe(script: &str, options: Option<&ProbeOptions>) -> Probe {
 }
 
 /// Converts between two types that share a JSON shape (template types to Kubernetes types).
-fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Option<U> {
+pub(crate) fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Option<U> {
     serde_json::to_value(value)
         .ok()
         .and_then(|value| serde_json::from_value(value).ok())
@@ -267,7 +267,7 @@ fn templated_volume(volume: &TemplatedVolume, node_id: i32, pod_name: &str) -> O
 }
 
 /// Appends the template's environment variables whose names are not taken yet.
-fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>) {
+pub(crate) fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>) {
     for var in template.and_then(|t| t.env.as_ref()).into_iter().flatten() {
         let Some(name) = var.name.clone() else {
             continue;
@@ -292,7 +292,7 @@ fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>
 }
 
 /// The template's extra volume mounts.
-fn template_mounts(template: Option<&ContainerTemplate>) -> Vec<VolumeMount> {
+pub(crate) fn template_mounts(template: Option<&ContainerTemplate>) -> Vec<VolumeMount> {
     template
         .and_then(|t| t.volume_mounts.clone())
         .unwrap_or_default()
@@ -382,9 +382,28 @@ impl KafkaCluster {
             .flatten()
     }
 
+    /// The image pull Secrets of a pod: its template's, else the operator's
+    /// (`STRIMZI_IMAGE_PULL_SECRETS`).
+    pub(crate) fn image_pull_secrets(
+        &self,
+        pod_template: Option<&strimzi_api::common::PodTemplate>,
+    ) -> Option<Vec<LocalObjectReference>> {
+        pod_template
+            .and_then(|pod| pod.image_pull_secrets.clone())
+            .or_else(|| {
+                (!self.config.image_pull_secrets.is_empty()).then(|| {
+                    self.config
+                        .image_pull_secrets
+                        .iter()
+                        .map(|name| LocalObjectReference { name: name.clone() })
+                        .collect()
+                })
+            })
+    }
+
     /// The image pull policy of `image`: the operator's setting, else `Always` for `:latest`
     /// images and `IfNotPresent` otherwise, as Kubernetes would default it.
-    fn image_pull_policy(&self, image: &str) -> String {
+    pub(crate) fn image_pull_policy(&self, image: &str) -> String {
         self.config.image_pull_policy.clone().unwrap_or_else(|| {
             if image.to_lowercase().contains(":latest") {
                 "Always".to_owned()
@@ -465,17 +484,7 @@ impl KafkaCluster {
         let init_containers = self
             .needs_init_container(pool)
             .then(|| vec![self.init_container(pool, template)]);
-        let image_pull_secrets = pod_template
-            .and_then(|pod| pod.image_pull_secrets.clone())
-            .or_else(|| {
-                (!self.config.image_pull_secrets.is_empty()).then(|| {
-                    self.config
-                        .image_pull_secrets
-                        .iter()
-                        .map(|name| LocalObjectReference { name: name.clone() })
-                        .collect()
-                })
-            });
+        let image_pull_secrets = self.image_pull_secrets(pod_template);
 
         let mut pod = Pod {
             metadata: ObjectMeta {

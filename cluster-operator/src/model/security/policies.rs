@@ -30,7 +30,7 @@ use crate::model::meta::{
 };
 
 /// API group of Roles, ClusterRoles and their bindings.
-const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
+pub(crate) const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
 
 /// The Secret with the CA certificates the Kafka nodes trust (`<cluster>-trustbundle`).
 pub fn trust_bundle_secret(cluster: &str) -> String {
@@ -78,7 +78,7 @@ fn peer(pod_labels: StringMap, namespace_selector: Option<LabelSelector>) -> Net
 }
 
 /// A rule opening a TCP `port` to `peers` (to everyone when empty).
-fn ingress_rule(port: i32, peers: Vec<NetworkPolicyPeer>) -> NetworkPolicyIngressRule {
+pub(crate) fn ingress_rule(port: i32, peers: Vec<NetworkPolicyPeer>) -> NetworkPolicyIngressRule {
     NetworkPolicyIngressRule {
         ports: Some(vec![NetworkPolicyPort {
             port: Some(IntOrString::Int(port)),

@@ -1,0 +1,864 @@
+//! The entity operator (`spec.entityOperator`): one Deployment, `<cluster>-entity-operator`,
+//! running our topic operator and user operator from our image as its two containers, with
+//! Strimzi's environment variables, probes, volumes and names, so that what a Strimzi user
+//! sees and configures is unchanged.
+//!
+//! Around it: its ServiceAccount, a Role with the rules both operators need in the Kafka's
+//! namespace (and in each other namespace an operator watches), one RoleBinding per operator
+//! in each namespace it works in, a NetworkPolicy opening the health ports, each operator's
+//! logging ConfigMap and its client certificate Secret, signed by the cluster CA.
+//!
+//! Where Strimzi passes JVM settings, ours have no JVM: `jvmOptions` are accepted and not
+//! used; the root logger's level (`logging.loggers."rootLogger.level"`) becomes
+//! `STRIMZI_LOG_LEVEL`, which our operators read.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, ConfigMapVolumeSource, Container, Secret, ServiceAccount, Volume,
+};
+use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use strimzi_api::common::{ContainerTemplate, Logging, Probe as ProbeOptions};
+use strimzi_api::kafka::{
+    EntityOperatorSpec, EntityOperatorTemplate, EntityTopicOperatorSpec, EntityUserOperatorSpec,
+    KafkaAuthorization,
+};
+use strimzi_api::naming;
+use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec};
+use strimzi_operator_common::labels::ComponentLabels;
+
+use super::{
+    DeploymentParts, certificate_annotations, component_labels, http_probe, secret_volume,
+    tmp_volume,
+};
+use crate::model::listeners::services::REPLICATION_PORT;
+use crate::model::nodes::pods::{add_template_env, container_port, env, mount, template_mounts};
+use crate::model::security::policies::{RBAC_API_GROUP, ingress_rule};
+use crate::model::{KafkaCluster, ModelError};
+
+/// The component type of the entity operator's objects.
+pub(crate) const COMPONENT_TYPE: &str = "entity-operator";
+/// The component types of the topic and user operators' own objects.
+pub(crate) const TOPIC_OPERATOR_TYPE: &str = "entity-topic-operator";
+pub(crate) const USER_OPERATOR_TYPE: &str = "entity-user-operator";
+/// Data key prefix of both operators' certificates (`entity-operator.crt`, `.key`).
+const CERTIFICATE_KEY_PREFIX: &str = "entity-operator";
+/// The topic operator's container and health port.
+const TOPIC_OPERATOR_CONTAINER: &str = "topic-operator";
+const TOPIC_OPERATOR_PORT: i32 = 8080;
+/// The user operator's container and health port.
+const USER_OPERATOR_CONTAINER: &str = "user-operator";
+const USER_OPERATOR_PORT: i32 = 8081;
+/// Name of both health ports.
+const HEALTH_PORT_NAME: &str = "healthcheck";
+/// Where the topic operator finds its certificate, and the cluster CA certificate.
+const TOPIC_OPERATOR_CERTS_MOUNT: &str = "/etc/eto-certs/";
+const CLUSTER_CA_CERTS_MOUNT: &str = "/etc/tls-sidecar/cluster-ca-certs/";
+/// Where the user operator finds its certificate.
+const USER_OPERATOR_CERTS_MOUNT: &str = "/etc/euo-certs/";
+/// Log levels the operators accept.
+const LOG_LEVELS: [&str; 8] = [
+    "ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF",
+];
+
+/// The Secret name and certificate spec of the topic operator (`CN=<cluster>-entity-topic-operator`).
+pub(crate) fn topic_operator_certificate(cluster: &str) -> (String, LeafSpec) {
+    (
+        naming::entity_topic_operator_secret(cluster),
+        LeafSpec::component(
+            CERTIFICATE_KEY_PREFIX,
+            &format!("{cluster}-entity-topic-operator"),
+        ),
+    )
+}
+
+/// The Secret name and certificate spec of the user operator (`CN=<cluster>-entity-user-operator`).
+pub(crate) fn user_operator_certificate(cluster: &str) -> (String, LeafSpec) {
+    (
+        naming::entity_user_operator_secret(cluster),
+        LeafSpec::component(
+            CERTIFICATE_KEY_PREFIX,
+            &format!("{cluster}-entity-user-operator"),
+        ),
+    )
+}
+
+/// What the entity operator's objects are built from besides the cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct EntityOperatorInputs<'a> {
+    /// The cluster CA's certificate generation.
+    pub cluster_ca_cert_generation: u32,
+    /// The cluster CA's key generation.
+    pub cluster_ca_key_generation: u32,
+    /// The topic operator's certificate, when it runs.
+    pub topic_operator_certificate: Option<&'a IssuedCertificate>,
+    /// The user operator's certificate, when it runs.
+    pub user_operator_certificate: Option<&'a IssuedCertificate>,
+}
+
+/// Every object of the entity operator.
+#[derive(Clone, Debug)]
+pub struct EntityOperatorObjects {
+    /// `<cluster>-entity-operator`.
+    pub service_account: ServiceAccount,
+    /// `<cluster>-entity-operator` in the Kafka's namespace and in each other watched one.
+    pub roles: Vec<Role>,
+    /// `<cluster>-entity-topic-operator-role` and `<cluster>-entity-user-operator-role`, in
+    /// the Kafka's namespace and in the namespace each operator watches.
+    pub role_bindings: Vec<RoleBinding>,
+    /// `<cluster>-entity-operator`, unless NetworkPolicies are not generated.
+    pub network_policy: Option<NetworkPolicy>,
+    /// `<cluster>-entity-topic-operator-config` and `<cluster>-entity-user-operator-config`.
+    pub config_maps: Vec<ConfigMap>,
+    /// `<cluster>-entity-topic-operator-certs` and `<cluster>-entity-user-operator-certs`.
+    pub secrets: Vec<Secret>,
+    /// `<cluster>-entity-operator`.
+    pub deployment: Deployment,
+}
+
+/// Checks the watched namespaces (Kubernetes namespace names) and the logging levels of both
+/// operators.
+pub(crate) fn validate(cluster: &KafkaCluster) -> Result<(), ModelError> {
+    let Some(spec) = &cluster.kafka.spec.entity_operator else {
+        return Ok(());
+    };
+    let operators = [
+        (
+            "topicOperator",
+            spec.topic_operator
+                .as_ref()
+                .map(|to| (to.watched_namespace.as_deref(), to.logging.as_ref())),
+        ),
+        (
+            "userOperator",
+            spec.user_operator
+                .as_ref()
+                .map(|uo| (uo.watched_namespace.as_deref(), uo.logging.as_ref())),
+        ),
+    ];
+    for (section, settings) in operators {
+        let Some((watched, logging)) = settings else {
+            continue;
+        };
+        if let Some(namespace) = watched
+            && !is_namespace_name(namespace)
+        {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "spec.entityOperator.{section}.watchedNamespace {namespace:?} is not a valid \
+                 namespace name (lowercase letters, digits and '-', at most 63 characters)"
+            )));
+        }
+        if let Some(Logging::Inline(inline)) = logging {
+            for (logger, level) in inline.loggers.iter().flatten() {
+                if !LOG_LEVELS.contains(&level.trim().to_ascii_uppercase().as_str()) {
+                    return Err(ModelError::InvalidConfiguration(format!(
+                        "spec.entityOperator.{section}.logging: logger {logger} has level \
+                         {level:?}; expected one of {}",
+                        LOG_LEVELS.join(", ")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `name` is a valid namespace name (an RFC 1123 label).
+fn is_namespace_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'-')
+        && bytes.first() != Some(&b'-')
+        && bytes.last() != Some(&b'-')
+}
+
+/// The root logger's level of an inline logging section, upper-cased.
+fn root_log_level(logging: Option<&Logging>) -> Option<String> {
+    match logging {
+        Some(Logging::Inline(inline)) => inline
+            .loggers
+            .as_ref()?
+            .get("rootLogger.level")
+            .map(|level| level.trim().to_ascii_uppercase()),
+        _ => None,
+    }
+}
+
+/// The logging ConfigMap content: a log4j2 properties file with the inline levels (or INFO
+/// for the root logger), written for anyone who reads the ConfigMap as they would Strimzi's.
+fn logging_properties(logging: Option<&Logging>) -> String {
+    let mut loggers: Vec<(String, String)> = match logging {
+        Some(Logging::Inline(inline)) => inline
+            .loggers
+            .iter()
+            .flatten()
+            .map(|(name, level)| (name.clone(), level.trim().to_ascii_uppercase()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !loggers.iter().any(|(name, _)| name == "rootLogger.level") {
+        loggers.push(("rootLogger.level".to_owned(), "INFO".to_owned()));
+    }
+    let mut text = String::from(
+        "# Log levels of the operator; its root level is also passed as STRIMZI_LOG_LEVEL.\n\
+         name = EOConfig\n\
+         appender.console.type = Console\n\
+         appender.console.name = STDOUT\n\
+         appender.console.layout.type = PatternLayout\n\
+         appender.console.layout.pattern = %d{yyyy-MM-dd HH:mm:ss} %-5p [%t] %c{1}:%L - %m%n\n\
+         rootLogger.appenderRef.console.ref = STDOUT\n",
+    );
+    for (name, level) in loggers {
+        text.push_str(&format!("{name} = {level}\n"));
+    }
+    text
+}
+
+/// The rules of the entity operator's Role, which both operators need: their custom resources
+/// and statuses, Secrets (the user operator's users and the CAs), Events, and reading the
+/// namespace. The install bundle's `strimzi-entity-operator` ClusterRole holds the same, so
+/// that the cluster operator may grant them.
+pub fn role_rules() -> Vec<PolicyRule> {
+    let rule = |group: &str, resources: &[&str], verbs: &[&str]| PolicyRule {
+        api_groups: Some(vec![group.to_owned()]),
+        resources: Some(resources.iter().map(|r| (*r).to_owned()).collect()),
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..PolicyRule::default()
+    };
+    vec![
+        rule(
+            "kafka.strimzi.io",
+            &["kafkatopics", "kafkausers"],
+            &["get", "list", "watch", "patch"],
+        ),
+        rule(
+            "kafka.strimzi.io",
+            &["kafkatopics/status", "kafkausers/status"],
+            &["patch"],
+        ),
+        rule(
+            "",
+            &["secrets"],
+            &["get", "list", "watch", "create", "patch", "delete"],
+        ),
+        rule("events.k8s.io", &["events"], &["create", "patch"]),
+        rule("", &["namespaces"], &["get"]),
+    ]
+}
+
+/// The two operators' shared view of the entity operator section.
+struct EntityOperator<'a> {
+    cluster: &'a KafkaCluster,
+    spec: &'a EntityOperatorSpec,
+    /// The Deployment's, ServiceAccount's, Roles' and NetworkPolicy's labels.
+    labels: ComponentLabels,
+    /// The labels of the topic operator's own objects (certificate, logging, binding), as
+    /// Strimzi labels them: `<cluster>-entity-topic-operator`, `entity-topic-operator`.
+    topic_labels: ComponentLabels,
+    /// The same for the user operator.
+    user_labels: ComponentLabels,
+}
+
+impl KafkaCluster {
+    /// The entity operator's objects, `None` when `spec.entityOperator` runs no operator.
+    pub fn entity_operator(
+        &self,
+        inputs: &EntityOperatorInputs<'_>,
+    ) -> Option<EntityOperatorObjects> {
+        let spec = self.kafka.spec.entity_operator.as_ref()?;
+        if spec.topic_operator.is_none() && spec.user_operator.is_none() {
+            return None;
+        }
+        let model = EntityOperator {
+            cluster: self,
+            spec,
+            labels: component_labels(
+                self,
+                naming::entity_operator_deployment(&self.name),
+                COMPONENT_TYPE,
+            ),
+            topic_labels: component_labels(
+                self,
+                format!("{}-{TOPIC_OPERATOR_TYPE}", self.name),
+                TOPIC_OPERATOR_TYPE,
+            ),
+            user_labels: component_labels(
+                self,
+                format!("{}-{USER_OPERATOR_TYPE}", self.name),
+                USER_OPERATOR_TYPE,
+            ),
+        };
+        Some(model.objects(inputs))
+    }
+}
+
+impl EntityOperator<'_> {
+    fn template(&self) -> Option<&EntityOperatorTemplate> {
+        self.spec.template.as_ref()
+    }
+
+    fn objects(&self, inputs: &EntityOperatorInputs<'_>) -> EntityOperatorObjects {
+        let cluster = self.cluster;
+        let mut secrets = Vec::new();
+        let mut thumbprints = Vec::new();
+        let issued = [
+            (
+                self.spec.topic_operator.is_some(),
+                inputs.topic_operator_certificate,
+                naming::entity_topic_operator_secret(&cluster.name),
+                &self.topic_labels,
+            ),
+            (
+                self.spec.user_operator.is_some(),
+                inputs.user_operator_certificate,
+                naming::entity_user_operator_secret(&cluster.name),
+                &self.user_labels,
+            ),
+        ];
+        for (_, certificate, name, labels) in issued.iter().filter(|(enabled, ..)| *enabled) {
+            if let Some(certificate) = certificate {
+                thumbprints.push(certificate.thumbprint());
+                secrets.push(cluster.component_certificate_secret(
+                    labels,
+                    name,
+                    certificate.secret_data(),
+                    inputs.cluster_ca_cert_generation,
+                ));
+            }
+        }
+        let mut config_maps = Vec::new();
+        if let Some(to) = &self.spec.topic_operator {
+            config_maps.push(self.logging_config_map(&self.topic_labels, to.logging.as_ref()));
+        }
+        if let Some(uo) = &self.spec.user_operator {
+            config_maps.push(self.logging_config_map(&self.user_labels, uo.logging.as_ref()));
+        }
+        let template = self.template();
+        EntityOperatorObjects {
+            service_account: cluster.component_service_account(
+                &self.labels,
+                template.and_then(|template| template.service_account.as_ref()),
+            ),
+            roles: self.roles(),
+            role_bindings: self.role_bindings(),
+            network_policy: self.network_policy(),
+            config_maps,
+            secrets,
+            deployment: self.deployment(inputs, &thumbprints),
+        }
+    }
+
+    /// Every namespace the operators work in: the Kafka's first, then the watched ones.
+    fn namespaces(&self) -> Vec<String> {
+        let mut namespaces = vec![self.cluster.namespace.clone()];
+        for watched in [
+            self.topic_watched_namespace(),
+            self.user_watched_namespace(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !namespaces.contains(&watched) {
+                namespaces.push(watched);
+            }
+        }
+        namespaces
+    }
+
+    fn topic_watched_namespace(&self) -> Option<String> {
+        let to = self.spec.topic_operator.as_ref()?;
+        Some(
+            to.watched_namespace
+                .clone()
+                .unwrap_or_else(|| self.cluster.namespace.clone()),
+        )
+    }
+
+    fn user_watched_namespace(&self) -> Option<String> {
+        let uo = self.spec.user_operator.as_ref()?;
+        Some(
+            uo.watched_namespace
+                .clone()
+                .unwrap_or_else(|| self.cluster.namespace.clone()),
+        )
+    }
+
+    /// Metadata of an object in `namespace`: owned by the Kafka only in its own namespace
+    /// (owner references cannot cross namespaces).
+    fn meta_in(
+        &self,
+        labels: &ComponentLabels,
+        name: &str,
+        namespace: &str,
+        template: Option<&strimzi_api::common::ResourceTemplate>,
+    ) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        let mut metadata = self.cluster.component_meta(
+            labels,
+            name,
+            template.and_then(|template| template.metadata.as_ref()),
+        );
+        if namespace != self.cluster.namespace {
+            metadata.namespace = Some(namespace.to_owned());
+            metadata.owner_references = None;
+        }
+        metadata
+    }
+
+    fn roles(&self) -> Vec<Role> {
+        let template = self
+            .template()
+            .and_then(|template| template.entity_operator_role.as_ref());
+        self.namespaces()
+            .iter()
+            .map(|namespace| Role {
+                metadata: self.meta_in(
+                    &self.labels,
+                    &self.labels.component_name,
+                    namespace,
+                    template,
+                ),
+                rules: Some(role_rules()),
+            })
+            .collect()
+    }
+
+    fn role_bindings(&self) -> Vec<RoleBinding> {
+        let template = self.template();
+        let mut bindings = Vec::new();
+        let operators = [
+            (
+                &self.topic_labels,
+                self.topic_watched_namespace(),
+                template.and_then(|template| template.topic_operator_role_binding.as_ref()),
+            ),
+            (
+                &self.user_labels,
+                self.user_watched_namespace(),
+                template.and_then(|template| template.user_operator_role_binding.as_ref()),
+            ),
+        ];
+        for (labels, watched, template) in operators {
+            let Some(watched) = watched else {
+                continue;
+            };
+            let name = format!("{}-role", labels.component_name);
+            let mut namespaces = vec![self.cluster.namespace.clone()];
+            if watched != self.cluster.namespace {
+                namespaces.push(watched);
+            }
+            for namespace in namespaces {
+                bindings.push(RoleBinding {
+                    metadata: self.meta_in(labels, &name, &namespace, template),
+                    role_ref: RoleRef {
+                        api_group: RBAC_API_GROUP.to_owned(),
+                        kind: "Role".to_owned(),
+                        name: self.labels.component_name.clone(),
+                    },
+                    subjects: Some(vec![Subject {
+                        kind: "ServiceAccount".to_owned(),
+                        name: self.labels.component_name.clone(),
+                        namespace: Some(self.cluster.namespace.clone()),
+                        api_group: None,
+                    }]),
+                });
+            }
+        }
+        bindings
+    }
+
+    fn network_policy(&self) -> Option<NetworkPolicy> {
+        if !self.cluster.config.network_policy_generation {
+            return None;
+        }
+        let mut rules = Vec::new();
+        if self.spec.topic_operator.is_some() {
+            rules.push(ingress_rule(TOPIC_OPERATOR_PORT, Vec::new()));
+        }
+        if self.spec.user_operator.is_some() {
+            rules.push(ingress_rule(USER_OPERATOR_PORT, Vec::new()));
+        }
+        Some(NetworkPolicy {
+            metadata: self
+                .cluster
+                .component_meta(&self.labels, &self.labels.component_name, None),
+            spec: Some(NetworkPolicySpec {
+                pod_selector: Some(LabelSelector {
+                    match_labels: Some(self.labels.selector()),
+                    ..LabelSelector::default()
+                }),
+                ingress: Some(rules),
+                policy_types: Some(vec!["Ingress".to_owned()]),
+                ..NetworkPolicySpec::default()
+            }),
+        })
+    }
+
+    /// `<component name>-config`: the logging ConfigMap of one operator.
+    fn logging_config_map(&self, labels: &ComponentLabels, logging: Option<&Logging>) -> ConfigMap {
+        let name = format!("{}-config", labels.component_name);
+        ConfigMap {
+            metadata: self.cluster.component_meta(labels, &name, None),
+            data: Some(
+                [("log4j2.properties".to_owned(), logging_properties(logging))]
+                    .into_iter()
+                    .collect(),
+            ),
+            ..ConfigMap::default()
+        }
+    }
+
+    fn deployment(&self, inputs: &EntityOperatorInputs<'_>, thumbprints: &[String]) -> Deployment {
+        let cluster = self.cluster;
+        let template = self.template();
+        let pod_template = template.and_then(|template| template.pod.as_ref());
+        let mut containers = Vec::new();
+        let mut volumes = Vec::new();
+        if let Some(to) = &self.spec.topic_operator {
+            containers.push(self.topic_operator_container(
+                to,
+                template.and_then(|template| template.topic_operator_container.as_ref()),
+            ));
+            volumes.extend([
+                config_map_volume(
+                    "entity-topic-operator-metrics-and-logging",
+                    &format!("{}-entity-topic-operator-config", cluster.name),
+                ),
+                tmp_volume("strimzi-to-tmp", pod_template),
+                secret_volume(
+                    "eto-certs",
+                    &naming::entity_topic_operator_secret(&cluster.name),
+                ),
+            ]);
+        }
+        if let Some(uo) = &self.spec.user_operator {
+            containers.push(self.user_operator_container(
+                uo,
+                template.and_then(|template| template.user_operator_container.as_ref()),
+            ));
+            volumes.extend([
+                config_map_volume(
+                    "entity-user-operator-metrics-and-logging",
+                    &format!("{}-entity-user-operator-config", cluster.name),
+                ),
+                tmp_volume("strimzi-uo-tmp", pod_template),
+                secret_volume(
+                    "euo-certs",
+                    &naming::entity_user_operator_secret(&cluster.name),
+                ),
+            ]);
+        }
+        volumes.push(secret_volume(
+            "cluster-ca-certs",
+            &naming::cluster_ca_cert_secret(&cluster.name),
+        ));
+        cluster.component_deployment(DeploymentParts {
+            labels: &self.labels,
+            deployment_template: template.and_then(|template| template.deployment.as_ref()),
+            pod_template,
+            strategy_from_template: false,
+            pod_annotations: certificate_annotations(
+                inputs.cluster_ca_cert_generation,
+                inputs.cluster_ca_key_generation,
+                thumbprints,
+            ),
+            containers,
+            volumes,
+        })
+    }
+
+    /// The environment both operators share: how to reach the brokers, what to watch.
+    fn common_env(
+        &self,
+        watched: Option<String>,
+        interval_ms: Option<i64>,
+    ) -> Vec<k8s_openapi::api::core::v1::EnvVar> {
+        let mut vars = vec![
+            env(
+                "STRIMZI_KAFKA_BOOTSTRAP_SERVERS",
+                format!(
+                    "{}:{REPLICATION_PORT}",
+                    naming::bootstrap_service(&self.cluster.name)
+                ),
+            ),
+            env(
+                "STRIMZI_NAMESPACE",
+                watched.unwrap_or_else(|| self.cluster.namespace.clone()),
+            ),
+        ];
+        if let Some(interval) = interval_ms {
+            vars.push(env(
+                "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS",
+                interval.to_string(),
+            ));
+        }
+        vars
+    }
+
+    fn topic_operator_container(
+        &self,
+        spec: &EntityTopicOperatorSpec,
+        template: Option<&ContainerTemplate>,
+    ) -> Container {
+        let cluster = self.cluster;
+        let mut vars = vec![env(
+            "STRIMZI_RESOURCE_LABELS",
+            format!("strimzi.io/cluster={}", cluster.name),
+        )];
+        vars.extend(self.common_env(
+            self.topic_watched_namespace(),
+            spec.reconciliation_interval_ms,
+        ));
+        vars.extend([
+            env("STRIMZI_SECURITY_PROTOCOL", "SSL"),
+            env("STRIMZI_TLS_ENABLED", "true"),
+            env(
+                "STRIMZI_GC_LOG_ENABLED",
+                gc_logging(spec.jvm_options.as_ref()),
+            ),
+        ]);
+        if let Some(level) = root_log_level(spec.logging.as_ref()) {
+            vars.push(env("STRIMZI_LOG_LEVEL", level));
+        }
+        add_template_env(&mut vars, template);
+        let mut mounts = vec![
+            mount("strimzi-to-tmp", "/tmp"),
+            mount(
+                "entity-topic-operator-metrics-and-logging",
+                "/opt/topic-operator/custom-config/",
+            ),
+            mount("eto-certs", TOPIC_OPERATOR_CERTS_MOUNT),
+            mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
+        ];
+        mounts.extend(template_mounts(template));
+        let image = spec
+            .image
+            .clone()
+            .unwrap_or_else(|| cluster.config.topic_operator_image.clone());
+        Container {
+            name: TOPIC_OPERATOR_CONTAINER.to_owned(),
+            image_pull_policy: Some(cluster.image_pull_policy(&image)),
+            image: Some(image),
+            args: Some(vec!["/opt/strimzi/bin/topic_operator_run.sh".to_owned()]),
+            env: Some(vars),
+            ports: Some(vec![container_port(HEALTH_PORT_NAME, TOPIC_OPERATOR_PORT)]),
+            liveness_probe: Some(http_probe(
+                "/healthy",
+                HEALTH_PORT_NAME,
+                spec.liveness_probe.as_ref(),
+                health_defaults(),
+            )),
+            readiness_probe: Some(http_probe(
+                "/ready",
+                HEALTH_PORT_NAME,
+                spec.readiness_probe.as_ref(),
+                health_defaults(),
+            )),
+            startup_probe: Some(http_probe(
+                "/healthy",
+                HEALTH_PORT_NAME,
+                spec.startup_probe.as_ref(),
+                ProbeOptions {
+                    period_seconds: Some(10),
+                    failure_threshold: Some(12),
+                    ..ProbeOptions::default()
+                },
+            )),
+            resources: spec.resources.clone(),
+            volume_mounts: Some(mounts),
+            security_context: self.security_context(template),
+            ..Container::default()
+        }
+    }
+
+    fn user_operator_container(
+        &self,
+        spec: &EntityUserOperatorSpec,
+        template: Option<&ContainerTemplate>,
+    ) -> Container {
+        let cluster = self.cluster;
+        let kafka = &cluster.kafka.spec;
+        let mut vars = self.common_env(
+            self.user_watched_namespace(),
+            spec.reconciliation_interval_ms,
+        );
+        let clients_ca = kafka.clients_ca.clone().unwrap_or_default();
+        let acls_admin_api = match &cluster.spec.authorization {
+            Some(KafkaAuthorization::Simple(_)) => true,
+            Some(KafkaAuthorization::Custom(custom)) => custom.supports_admin_api.unwrap_or(false),
+            _ => false,
+        };
+        vars.extend([
+            env(
+                "STRIMZI_LABELS",
+                format!("strimzi.io/cluster={}", cluster.name),
+            ),
+            env(
+                "STRIMZI_CA_CERT_NAME",
+                naming::clients_ca_cert_secret(&cluster.name),
+            ),
+            env(
+                "STRIMZI_CA_KEY_NAME",
+                naming::clients_ca_key_secret(&cluster.name),
+            ),
+            env(
+                "STRIMZI_CLUSTER_CA_CERT_SECRET_NAME",
+                naming::cluster_ca_cert_secret(&cluster.name),
+            ),
+            env(
+                "STRIMZI_EO_KEY_SECRET_NAME",
+                naming::entity_user_operator_secret(&cluster.name),
+            ),
+            env("STRIMZI_CA_NAMESPACE", cluster.namespace.clone()),
+        ]);
+        if let Some(prefix) = &spec.secret_prefix {
+            vars.push(env("STRIMZI_SECRET_PREFIX", prefix.clone()));
+        }
+        vars.push(env(
+            "STRIMZI_ACLS_ADMIN_API_SUPPORTED",
+            acls_admin_api.to_string(),
+        ));
+        if let Some(windows) = kafka
+            .maintenance_time_windows
+            .as_ref()
+            .filter(|windows| !windows.is_empty())
+        {
+            vars.push(env("STRIMZI_MAINTENANCE_TIME_WINDOWS", windows.join(";")));
+        }
+        vars.extend([
+            env(
+                "STRIMZI_GC_LOG_ENABLED",
+                gc_logging(spec.jvm_options.as_ref()),
+            ),
+            env(
+                "STRIMZI_CA_VALIDITY",
+                clients_ca.validity_days_or_default().to_string(),
+            ),
+            env(
+                "STRIMZI_CA_RENEWAL",
+                clients_ca.renewal_days_or_default().to_string(),
+            ),
+        ]);
+        if let Some(level) = root_log_level(spec.logging.as_ref()) {
+            vars.push(env("STRIMZI_LOG_LEVEL", level));
+        }
+        add_template_env(&mut vars, template);
+        let mut mounts = vec![
+            mount("strimzi-uo-tmp", "/tmp"),
+            mount(
+                "entity-user-operator-metrics-and-logging",
+                "/opt/user-operator/custom-config/",
+            ),
+            mount("euo-certs", USER_OPERATOR_CERTS_MOUNT),
+            mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
+        ];
+        mounts.extend(template_mounts(template));
+        let image = spec
+            .image
+            .clone()
+            .unwrap_or_else(|| cluster.config.user_operator_image.clone());
+        Container {
+            name: USER_OPERATOR_CONTAINER.to_owned(),
+            image_pull_policy: Some(cluster.image_pull_policy(&image)),
+            image: Some(image),
+            args: Some(vec!["/opt/strimzi/bin/user_operator_run.sh".to_owned()]),
+            env: Some(vars),
+            ports: Some(vec![container_port(HEALTH_PORT_NAME, USER_OPERATOR_PORT)]),
+            liveness_probe: Some(http_probe(
+                "/healthy",
+                HEALTH_PORT_NAME,
+                spec.liveness_probe.as_ref(),
+                health_defaults(),
+            )),
+            readiness_probe: Some(http_probe(
+                "/ready",
+                HEALTH_PORT_NAME,
+                spec.readiness_probe.as_ref(),
+                health_defaults(),
+            )),
+            resources: spec.resources.clone(),
+            volume_mounts: Some(mounts),
+            security_context: self.security_context(template),
+            ..Container::default()
+        }
+    }
+
+    fn security_context(
+        &self,
+        template: Option<&ContainerTemplate>,
+    ) -> Option<k8s_openapi::api::core::v1::SecurityContext> {
+        template
+            .and_then(|template| template.security_context.clone())
+            .or_else(|| {
+                self.cluster
+                    .config
+                    .pod_security
+                    .container_security_context()
+            })
+    }
+}
+
+/// Strimzi's health probe defaults of both operators: 10 s initial delay, 5 s timeout.
+fn health_defaults() -> ProbeOptions {
+    ProbeOptions {
+        initial_delay_seconds: Some(10),
+        timeout_seconds: Some(5),
+        ..ProbeOptions::default()
+    }
+}
+
+/// `STRIMZI_GC_LOG_ENABLED`, as Strimzi sets it (no effect on our operators).
+fn gc_logging(jvm: Option<&strimzi_api::common::JvmOptions>) -> String {
+    jvm.and_then(|jvm| jvm.gc_logging_enabled)
+        .unwrap_or(false)
+        .to_string()
+}
+
+/// A volume of the ConfigMap `config_map` (mode 0644).
+fn config_map_volume(name: &str, config_map: &str) -> Volume {
+    Volume {
+        name: name.to_owned(),
+        config_map: Some(ConfigMapVolumeSource {
+            name: config_map.to_owned(),
+            default_mode: Some(0o644),
+            ..ConfigMapVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn namespace_names_are_rfc_1123_labels() {
+        assert!(is_namespace_name("team-a"));
+        assert!(is_namespace_name("a1"));
+        assert!(!is_namespace_name("Team"));
+        assert!(!is_namespace_name("-a"));
+        assert!(!is_namespace_name("a_b"));
+        assert!(!is_namespace_name(""));
+        assert!(!is_namespace_name(&"a".repeat(64)));
+    }
+
+    #[test]
+    fn root_level_comes_from_inline_logging() {
+        let inline: Logging = serde_json::from_value(serde_json::json!({
+            "type": "inline", "loggers": {"rootLogger.level": "debug"}
+        }))
+        .unwrap();
+        assert_eq!(root_log_level(Some(&inline)).as_deref(), Some("DEBUG"));
+        assert_eq!(root_log_level(None), None);
+        let properties = logging_properties(Some(&inline));
+        assert!(
+            properties.contains("rootLogger.level = DEBUG\n"),
+            "{properties}"
+        );
+        assert!(logging_properties(None).contains("rootLogger.level = INFO\n"));
+    }
+}

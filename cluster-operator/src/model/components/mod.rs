@@ -1,0 +1,347 @@
+//! The components a Kafka resource asks for next to its nodes, each run by a Deployment: the
+//! entity operator (our topic and user operators, [`entity_operator`]) and Kafka Exporter
+//! ([`kafka_exporter`]). This module holds what they share: their labels, the client
+//! certificate each one connects to the brokers with, and how a Deployment is built from a
+//! component's containers and its `template`.
+//!
+//! Like the rest of the model it is pure: the caller issues the certificates (with
+//! [`certificate_requests`] and the cluster CA) and hands them in.
+
+pub mod entity_operator;
+pub mod kafka_exporter;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
+};
+use k8s_openapi::api::core::v1::{
+    Container, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret, SecretVolumeSource,
+    ServiceAccount, Volume,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use strimzi_api::annotations;
+use strimzi_api::common::{
+    DeploymentStrategy as StrategyOption, DeploymentTemplate, PodTemplate, Probe as ProbeOptions,
+    ResourceTemplate,
+};
+use strimzi_certificate_manager::leaf::{ExistingLeaf, LeafSpec};
+use strimzi_operator_common::labels::ComponentLabels;
+
+use super::meta::{
+    StringMap, merged, template_annotations, template_labels, with_additional_labels,
+};
+use super::nodes::pods::{convert, empty_dir};
+use super::nodes::templates::metadata;
+use super::{KafkaCluster, ModelError};
+
+/// Default size of a component's memory-backed `/tmp`.
+const TMP_DEFAULT_SIZE: &str = "5Mi";
+
+/// One component's client certificate: the Secret it lives in and what it must say.
+#[derive(Clone, Debug)]
+pub struct ComponentCertificateRequest {
+    /// Name of the Secret (`<cluster>-entity-topic-operator-certs`, ...).
+    pub secret_name: String,
+    /// Names of the certificate and of its Secret data keys.
+    pub spec: LeafSpec,
+    /// The certificate and key the Secret holds now, to be reused while still good.
+    pub existing: Option<ExistingLeaf>,
+}
+
+/// The client certificates the Kafka's components need, with what their Secrets (among
+/// `existing`, by name) hold now: one for each operator of the entity operator and one for
+/// Kafka Exporter, as enabled.
+pub fn certificate_requests(
+    cluster: &KafkaCluster,
+    existing: &BTreeMap<String, Secret>,
+) -> Vec<ComponentCertificateRequest> {
+    let mut wanted = Vec::new();
+    if let Some(entity) = &cluster.kafka.spec.entity_operator {
+        if entity.topic_operator.is_some() {
+            wanted.push(entity_operator::topic_operator_certificate(&cluster.name));
+        }
+        if entity.user_operator.is_some() {
+            wanted.push(entity_operator::user_operator_certificate(&cluster.name));
+        }
+    }
+    if cluster.kafka.spec.kafka_exporter.is_some() {
+        wanted.push(kafka_exporter::certificate(&cluster.name));
+    }
+    wanted
+        .into_iter()
+        .map(|(secret_name, spec)| ComponentCertificateRequest {
+            existing: existing
+                .get(&secret_name)
+                .map(|secret| ExistingLeaf::from_secret(secret, &spec.name)),
+            secret_name,
+            spec,
+        })
+        .collect()
+}
+
+/// Checks the component sections of the Kafka that the CRD cannot: watched namespaces and
+/// logging levels. Run before anything is applied, so that bad input leaves the cluster as
+/// it is.
+pub fn validate(cluster: &KafkaCluster) -> Result<(), ModelError> {
+    entity_operator::validate(cluster)?;
+    kafka_exporter::validate(cluster)
+}
+
+/// The labels of one component of the Kafka (e.g. `entity-operator`, named
+/// `<cluster>-entity-operator`).
+pub(crate) fn component_labels(
+    cluster: &KafkaCluster,
+    component_name: String,
+    component_type: &str,
+) -> ComponentLabels {
+    ComponentLabels {
+        component_name,
+        component_type: component_type.to_owned(),
+        ..cluster.component_labels()
+    }
+}
+
+/// Everything that makes a component's Deployment besides the cluster's settings.
+pub(crate) struct DeploymentParts<'a> {
+    /// The component's labels.
+    pub labels: &'a ComponentLabels,
+    /// `template.deployment`.
+    pub deployment_template: Option<&'a DeploymentTemplate>,
+    /// `template.pod`.
+    pub pod_template: Option<&'a PodTemplate>,
+    /// Whether `template.deployment.deploymentStrategy` is honoured (the entity operator
+    /// always recreates its pod, as Strimzi's does).
+    pub strategy_from_template: bool,
+    /// Annotations of the pod that restart it when they change (CA generations,
+    /// certificate thumbprints).
+    pub pod_annotations: StringMap,
+    /// The containers.
+    pub containers: Vec<Container>,
+    /// The volumes besides the template's additional ones.
+    pub volumes: Vec<Volume>,
+}
+
+impl KafkaCluster {
+    /// The ServiceAccount of a component, named as the component.
+    pub(crate) fn component_service_account(
+        &self,
+        labels: &ComponentLabels,
+        template: Option<&ResourceTemplate>,
+    ) -> ServiceAccount {
+        ServiceAccount {
+            metadata: self.component_meta(labels, &labels.component_name, metadata(template)),
+            ..ServiceAccount::default()
+        }
+    }
+
+    /// Metadata of a component's object: its labels plus the template's, and the template's
+    /// annotations.
+    pub(crate) fn component_meta(
+        &self,
+        labels: &ComponentLabels,
+        name: &str,
+        template: Option<&strimzi_api::common::MetadataTemplate>,
+    ) -> ObjectMeta {
+        let base = labels.labels(&self.resource_labels, &self.config.label_exclusion);
+        self.object_meta(
+            name,
+            with_additional_labels(&base, &template_labels(template)),
+            template_annotations(template),
+        )
+    }
+
+    /// A component's Secret with its client certificate (`data`), annotated with the cluster
+    /// CA certificate generation that signed it.
+    pub(crate) fn component_certificate_secret(
+        &self,
+        labels: &ComponentLabels,
+        name: &str,
+        data: BTreeMap<String, k8s_openapi::ByteString>,
+        cluster_ca_cert_generation: u32,
+    ) -> Secret {
+        let mut metadata = self.component_meta(labels, name, None);
+        metadata.annotations = Some(StringMap::from([(
+            annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+            cluster_ca_cert_generation.to_string(),
+        )]));
+        Secret {
+            metadata,
+            type_: Some("Opaque".to_owned()),
+            data: Some(data),
+            ..Secret::default()
+        }
+    }
+
+    /// A component's Deployment: one replica, the component's ServiceAccount, the pod
+    /// template's scheduling and security settings, a memory-backed `/tmp` and the template's
+    /// additional volumes.
+    pub(crate) fn component_deployment(&self, parts: DeploymentParts<'_>) -> Deployment {
+        let labels = parts
+            .labels
+            .labels(&self.resource_labels, &self.config.label_exclusion);
+        let deployment_metadata = parts
+            .deployment_template
+            .and_then(|template| template.metadata.as_ref());
+        let pod = parts.pod_template;
+        let pod_metadata = pod.and_then(|pod| pod.metadata.as_ref());
+        let strategy = parts
+            .deployment_template
+            .filter(|_| parts.strategy_from_template)
+            .and_then(|template| template.deployment_strategy);
+        let strategy = match (parts.strategy_from_template, strategy) {
+            (false, _) | (true, Some(StrategyOption::Recreate)) => DeploymentStrategy {
+                type_: Some("Recreate".to_owned()),
+                rolling_update: None,
+            },
+            (true, _) => DeploymentStrategy {
+                type_: Some("RollingUpdate".to_owned()),
+                rolling_update: Some(RollingUpdateDeployment {
+                    max_surge: Some(IntOrString::Int(1)),
+                    max_unavailable: Some(IntOrString::Int(0)),
+                }),
+            },
+        };
+        let mut volumes = parts.volumes;
+        volumes.extend(
+            pod.and_then(|pod| pod.volumes.as_ref())
+                .into_iter()
+                .flatten()
+                .filter_map(convert::<_, Volume>),
+        );
+        Deployment {
+            metadata: self.object_meta(
+                &parts.labels.component_name,
+                with_additional_labels(&labels, &template_labels(deployment_metadata)),
+                template_annotations(deployment_metadata),
+            ),
+            spec: Some(DeploymentSpec {
+                replicas: Some(1),
+                selector: LabelSelector {
+                    match_labels: Some(parts.labels.selector()),
+                    ..LabelSelector::default()
+                },
+                strategy: Some(strategy),
+                template: PodTemplateSpec {
+                    metadata: Some(ObjectMeta {
+                        name: Some(parts.labels.component_name.clone()),
+                        labels: Some(with_additional_labels(
+                            &labels,
+                            &template_labels(pod_metadata),
+                        )),
+                        annotations: Some(merged([
+                            &parts.pod_annotations,
+                            &template_annotations(pod_metadata),
+                        ])),
+                        ..ObjectMeta::default()
+                    }),
+                    spec: Some(PodSpec {
+                        service_account_name: Some(parts.labels.component_name.clone()),
+                        containers: parts.containers,
+                        volumes: Some(volumes),
+                        restart_policy: Some("Always".to_owned()),
+                        affinity: pod.and_then(|pod| pod.affinity.clone()),
+                        tolerations: pod.and_then(|pod| pod.tolerations.clone()),
+                        topology_spread_constraints: pod
+                            .and_then(|pod| pod.topology_spread_constraints.clone()),
+                        termination_grace_period_seconds: Some(
+                            pod.and_then(|pod| pod.termination_grace_period_seconds)
+                                .map_or(30, i64::from),
+                        ),
+                        image_pull_secrets: self.image_pull_secrets(pod),
+                        security_context: pod.and_then(|pod| pod.security_context.clone()),
+                        priority_class_name: pod.and_then(|pod| pod.priority_class_name.clone()),
+                        scheduler_name: Some(
+                            pod.and_then(|pod| pod.scheduler_name.clone())
+                                .unwrap_or_else(|| "default-scheduler".to_owned()),
+                        ),
+                        host_aliases: pod.and_then(|pod| pod.host_aliases.clone()),
+                        dns_policy: pod
+                            .and_then(|pod| pod.dns_policy)
+                            .and_then(|policy| convert(&policy)),
+                        dns_config: pod.and_then(|pod| pod.dns_config.clone()),
+                        enable_service_links: pod.and_then(|pod| pod.enable_service_links),
+                        host_users: pod.and_then(|pod| pod.host_users),
+                        ..PodSpec::default()
+                    }),
+                },
+                ..DeploymentSpec::default()
+            }),
+            status: None,
+        }
+    }
+}
+
+/// A component's memory-backed `/tmp` volume, sized by the pod template.
+pub(crate) fn tmp_volume(name: &str, pod_template: Option<&PodTemplate>) -> Volume {
+    let size = pod_template
+        .and_then(|pod| pod.tmp_dir_size_limit.clone())
+        .unwrap_or_else(|| TMP_DEFAULT_SIZE.to_owned());
+    empty_dir(name, Some(size), Some("Memory"))
+}
+
+/// A volume of the Secret `secret`, readable by everyone in the pod (mode 0444), as Strimzi
+/// mounts certificates.
+pub(crate) fn secret_volume(name: &str, secret: &str) -> Volume {
+    Volume {
+        name: name.to_owned(),
+        secret: Some(SecretVolumeSource {
+            secret_name: Some(secret.to_owned()),
+            default_mode: Some(0o444),
+            ..SecretVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
+}
+
+/// An HTTP GET probe of `path` on the container port named `port`, with `defaults` (initial
+/// delay, timeout) where `options` leaves them unset, and Kubernetes' period and thresholds
+/// otherwise.
+pub(crate) fn http_probe(
+    path: &str,
+    port: &str,
+    options: Option<&ProbeOptions>,
+    defaults: ProbeOptions,
+) -> Probe {
+    let options = options.cloned().unwrap_or_default();
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some(path.to_owned()),
+            port: IntOrString::String(port.to_owned()),
+            ..HTTPGetAction::default()
+        }),
+        initial_delay_seconds: options
+            .initial_delay_seconds
+            .or(defaults.initial_delay_seconds),
+        timeout_seconds: options.timeout_seconds.or(defaults.timeout_seconds),
+        period_seconds: options.period_seconds.or(defaults.period_seconds),
+        success_threshold: options.success_threshold.or(defaults.success_threshold),
+        failure_threshold: options.failure_threshold.or(defaults.failure_threshold),
+        ..Probe::default()
+    }
+}
+
+/// The annotations that restart a component's pod when its certificate or the cluster CA
+/// changes: the CA's certificate and key generations and a thumbprint of the component's
+/// certificates.
+pub(crate) fn certificate_annotations(
+    cluster_ca_cert_generation: u32,
+    cluster_ca_key_generation: u32,
+    thumbprints: &[String],
+) -> StringMap {
+    StringMap::from([
+        (
+            annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+            cluster_ca_cert_generation.to_string(),
+        ),
+        (
+            annotations::CLUSTER_CA_KEY_GENERATION.to_owned(),
+            cluster_ca_key_generation.to_string(),
+        ),
+        (
+            annotations::SERVER_CERT_HASH.to_owned(),
+            thumbprints.join("-"),
+        ),
+    ])
+}
