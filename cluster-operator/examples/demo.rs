@@ -2,10 +2,10 @@
 //!
 //! Provisions what is missing (Kubernetes and node components built with Go, Debian
 //! packages, Strimzi's Kafka image rebuilt locally), starts a Kubernetes control plane with a
-//! real node (kubelet, containerd, runc) in a network namespace of its own, installs our
-//! CRDs, runs the cluster and topic operators as processes, applies Strimzi's
-//! `kafka-persistent.yaml` (3 controllers + 3 brokers as real Kafka pods) and three
-//! KafkaTopics, produces and consumes a record through `my-cluster-kafka-bootstrap` on the
+//! real node (kubelet, containerd, runc) in a network namespace of its own, builds our
+//! operator image, installs our CRDs, runs the cluster operator as a process, applies
+//! Strimzi's `kafka-persistent.yaml` (3 controllers + 3 brokers as real Kafka pods, and the
+//! entity operator's pod running our topic and user operators) and three KafkaTopics, produces and consumes a record through `my-cluster-kafka-bootstrap` on the
 //! plain and the TLS listener, prints what it made, the memory each part uses and how to
 //! reach the cluster, and stays up until Ctrl-C, then cleans up.
 
@@ -45,6 +45,13 @@ fn main() {
         "[{:>5.1}s] Starting Kubernetes 1.37 with a real node (the first run builds the components and images: about 25 minutes cold) ...",
         begun.elapsed().as_secs_f64()
     );
+    // The entity operator's pod runs our image, which the node imports when it starts.
+    if let Err(error) =
+        strimzi_tests::layout::provision(strimzi_tests::layout::Provision::OperatorImage)
+    {
+        eprintln!("demo: {error}");
+        std::process::exit(1);
+    }
     let env = TestEnv::start_with(Lifetime::Tied, "demo", Nodes::Real(1)).unwrap_or_else(|error| {
         eprintln!("demo: {error}");
         std::process::exit(1);
@@ -83,19 +90,15 @@ fn main() {
 async fn run(env: &TestEnv, binaries: &Path, begun: Instant) -> Vec<ManagedProcess> {
     let client = env.client().await;
     create_namespace(&client).await;
-    let bootstrap = format!("{CLUSTER}-kafka-bootstrap.{NAMESPACE}.svc:9092");
-    let operators = vec![
-        support::spawn_cluster_operator(
-            env,
-            binaries,
-            NAMESPACE,
-            strimzi_tests::layout::free_port().unwrap(),
-            &[],
-        ),
-        support::spawn_topic_operator(env, binaries, NAMESPACE, CLUSTER, &bootstrap),
-    ];
+    let operators = vec![support::spawn_cluster_operator(
+        env,
+        binaries,
+        NAMESPACE,
+        strimzi_tests::layout::free_port().unwrap(),
+        &[],
+    )];
     println!(
-        "[{:>5.1}s] CRDs installed, namespace `{NAMESPACE}` created, cluster and topic operators running.",
+        "[{:>5.1}s] CRDs installed, namespace `{NAMESPACE}` created, cluster operator running (the example's entity operator will run the topic and user operators).",
         begun.elapsed().as_secs_f64()
     );
 
@@ -219,7 +222,7 @@ async fn print_memory(env: &TestEnv, client: &Client, operators: &[ManagedProces
     for (name, pid) in nodes.processes() {
         println!("  {name:<24} {:>7.1} MiB", rss_mib(pid, "VmRSS"));
     }
-    for (name, operator) in ["cluster-operator", "topic-operator"].iter().zip(operators) {
+    for (name, operator) in ["cluster-operator"].iter().zip(operators) {
         println!("  {name:<24} {:>7.1} MiB", rss_mib(operator.pid(), "VmRSS"));
     }
     let pods = Api::<Pod>::namespaced(client.clone(), NAMESPACE)

@@ -3,8 +3,8 @@
 //! applied with the documented namespace edit into a namespace that enforces the
 //! `restricted` Pod Security Standard, and nothing else: the cluster operator runs as a pod
 //! with exactly the bundle's permissions and turns Strimzi's `kafka-ephemeral.yaml` into a
-//! working Kafka; the standalone topic and user operator bundles manage that cluster's
-//! KafkaTopics and KafkaUsers; a rack-aware Kafka with a `nodeport` listener gets its rack and
+//! working Kafka with its entity operator; once that is removed, the standalone topic and
+//! user operator bundles manage that cluster's KafkaTopics and KafkaUsers; a rack-aware Kafka with a `nodeport` listener gets its rack and
 //! advertised address from our init program. Any permission error in an operator's log fails
 //! the test.
 
@@ -104,6 +104,37 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
     .await;
     let read = eventually("consuming", || plain.consume("installed", 5)).await;
     assert_eq!(sorted(read), records("installed", 5));
+
+    // The example's entity operator ran with the bundle's permissions (Ready waits for it);
+    // removing it from the Kafka removes it, and the standalone operators take over.
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(client.clone(), &ns);
+    assert!(
+        deployments
+            .get_opt("my-cluster-entity-operator")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    Api::<Kafka>::namespaced(client.clone(), &ns)
+        .patch(
+            "my-cluster",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"entityOperator": null}})),
+        )
+        .await
+        .unwrap();
+    eventually_ok("the entity operator to be removed", POD_WAIT, || async {
+        match deployments
+            .get_opt("my-cluster-entity-operator")
+            .await
+            .unwrap()
+        {
+            None => Ok(()),
+            Some(_) => Err("still there"),
+        }
+    })
+    .await;
 
     // The standalone topic and user operators, from their bundles, on that cluster.
     for bundle in ["topic-operator", "user-operator"] {

@@ -66,6 +66,20 @@ impl ClusterClient {
             .map(|output| output.lines().map(str::to_owned).collect())
     }
 
+    /// Like [`Self::consume`], then commits the offsets read for consumer group `group`.
+    pub fn consume_in_group(
+        &self,
+        topic: &str,
+        count: usize,
+        group: &str,
+    ) -> Result<Vec<String>, String> {
+        let count = count.to_string();
+        self.run(&[
+            "consume", "--topic", topic, "--count", &count, "--group", group,
+        ])
+        .map(|output| output.lines().map(str::to_owned).collect())
+    }
+
     /// The partition and replica counts of `topic`.
     pub fn describe(&self, topic: &str) -> Result<(usize, usize), String> {
         let output = self.run(&["describe", "--topic", topic])?;

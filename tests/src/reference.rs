@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// The workspace's root folder.
-pub(crate) fn workspace_root() -> &'static Path {
+pub fn workspace_root() -> &'static Path {
     // This crate is `<root>/tests`.
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }

@@ -77,20 +77,30 @@ impl DesiredComponents {
 
 impl Reconciliation<'_> {
     /// Issues or reuses the components' client certificates, one per blocking task, keyed by
-    /// the name of their Secret.
+    /// the name of their Secret. As in Strimzi, a certificate signed by an older generation
+    /// of the cluster CA certificate is issued again, so that a CA renewal reaches them.
     async fn component_certificates(
         &self,
         cluster: &KafkaCluster,
         cas: &ClusterCas,
     ) -> Result<BTreeMap<String, IssuedCertificate>, ReconcileError> {
+        let generation = cas.cluster.authority.cert_generation().to_string();
         let mut existing = BTreeMap::new();
         for request in components::certificate_requests(cluster, &BTreeMap::new()) {
-            if let Some(secret) = self
+            let secret = self
                 .api::<Secret>()
                 .get_opt(&request.secret_name)
                 .await
-                .map_err(|source| ReconcileError::api("get Secret", &request.secret_name, source))?
-            {
+                .map_err(|source| {
+                    ReconcileError::api("get Secret", &request.secret_name, source)
+                })?;
+            let current = secret.filter(|secret| {
+                secret
+                    .annotations()
+                    .get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)
+                    == Some(&generation)
+            });
+            if let Some(secret) = current {
                 existing.insert(request.secret_name.clone(), secret);
             }
         }

@@ -10,8 +10,9 @@
 //! ```
 //!
 //! `produce` prints how many records were acknowledged; `consume` prints each value read
-//! (every partition from its beginning, no consumer group) and fails unless `--count`
-//! records arrive in time; `describe` prints the
+//! (every partition from its beginning; with `--group`, the offsets read are then committed
+//! for that consumer group, so that its lag can be seen) and fails unless `--count` records
+//! arrive in time; `describe` prints the
 //! topic's partition and replica counts as `partitions=<n> replicas=<n>`;
 //! `produce-steadily` sends records `steady-<n>` at a steady rate with an idempotent,
 //! `acks=all` producer until the stop file exists, then prints
@@ -72,6 +73,9 @@ enum Action {
         topic: String,
         #[arg(long, default_value_t = 1)]
         count: usize,
+        /// Commit the offsets read for this consumer group.
+        #[arg(long)]
+        group: Option<String>,
     },
     /// Print the topic's partition and replica counts.
     Describe {
@@ -115,7 +119,11 @@ fn run(args: Args) -> anyhow::Result<()> {
             count,
             prefix,
         } => produce(&config, topic, *count, prefix, timeout),
-        Action::Consume { topic, count } => consume(&config, topic, *count, timeout),
+        Action::Consume {
+            topic,
+            count,
+            group,
+        } => consume(&config, topic, *count, group.as_deref(), timeout),
         Action::Describe { topic } => describe(&config, topic, timeout),
         Action::ProduceSteadily {
             topic,
@@ -195,16 +203,20 @@ fn consume(
     config: &ClientConfig,
     topic: &str,
     count: usize,
+    group: Option<&str>,
     timeout: Duration,
 ) -> anyhow::Result<()> {
     // Every partition from its beginning, assigned rather than subscribed: the group (which
     // librdkafka requires) is never joined, so reading needs no group coordinator (nor the
-    // offsets topic a first group would create).
+    // offsets topic a first group would create) unless offsets are committed for `group`.
     let consumer: BaseConsumer = config
         .clone()
         .set(
             "group.id",
-            format!("strimzi-kafka-client-{}", std::process::id()),
+            group.map_or_else(
+                || format!("strimzi-kafka-client-{}", std::process::id()),
+                str::to_owned,
+            ),
         )
         .set("enable.auto.commit", "false")
         .create()
@@ -245,6 +257,11 @@ fn consume(
             println!("{value}");
             seen += 1;
         }
+    }
+    if group.is_some() {
+        consumer
+            .commit_consumer_state(rdkafka::consumer::CommitMode::Sync)
+            .context("committing the offsets read")?;
     }
     Ok(())
 }
