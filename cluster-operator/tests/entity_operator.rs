@@ -23,21 +23,19 @@ use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::environment::TestEnv;
-use strimzi_tests::layout::{Provision, free_port, provision};
+use strimzi_tests::layout::free_port;
 use strimzi_tests::measure::rss_mib;
 use strimzi_tests::network::NodeNetwork;
 use support::real_nodes::{
-    POD_WAIT, binaries, bootstrap, eventually, persistent_cluster, records, secret_file, sorted,
+    POD_WAIT, binaries, bootstrap, eventually, persistent_cluster, process_named, records,
+    secret_file, sorted, topic_ready,
 };
 use support::{apply, condition, names, ready, wait_for};
 
 const CLUSTER: &str = "eo";
 
-/// The real-node environment of this test binary, with our operator image loaded before the
-/// nodes start.
 fn env() -> &'static TestEnv {
-    provision(Provision::OperatorImage).unwrap();
-    TestEnv::shared_real()
+    support::real_nodes::env_with_operator_image()
 }
 
 /// One controller and one broker with a mutual-TLS listener, the entity operator (its topic
@@ -201,38 +199,6 @@ fn collect_queries(value: &Value, texts: &mut Vec<String>) {
     }
 }
 
-/// The pid of the process whose executable is named `name`.
-fn process_named(name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
-            (exe.file_name()? == name).then_some(pid)
-        })
-}
-
-/// Waits until the KafkaTopic `name` in `ns` is Ready.
-async fn topic_ready(client: &Client, ns: &str, name: &str) {
-    let topics: Api<strimzi_api::topic::KafkaTopic> = Api::namespaced(client.clone(), ns);
-    wait_for(
-        &topics,
-        name,
-        &format!("KafkaTopic {ns}/{name} to be Ready"),
-        |topic| {
-            let conditions = topic?.status.as_ref()?.conditions.as_ref()?;
-            conditions
-                .iter()
-                .any(|c| {
-                    c.r#type.as_deref() == Some("Ready") && c.status.as_deref() == Some("True")
-                })
-                .then_some(())
-        },
-    )
-    .await;
-}
-
 fn topic(name: &str, partitions: i32) -> Value {
     json!({
         "apiVersion": "kafka.strimzi.io/v1",
@@ -294,7 +260,7 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     for namespace in [&ns, &topics_ns] {
         assert_eq!(
             names::<Role>(&client, namespace, &format!("strimzi.io/name={role}")).await,
-            [role.clone()],
+            std::slice::from_ref(&role),
             "{namespace}"
         );
     }

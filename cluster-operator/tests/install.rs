@@ -22,23 +22,20 @@ use strimzi_api::kafka::Kafka;
 use strimzi_tests::bundle::{Bundle, PLACEHOLDER_NAMESPACE};
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::environment::TestEnv;
-use strimzi_tests::layout::{Provision, provision};
 use strimzi_tests::measure::rss_mib;
 use strimzi_tests::reference::reference_examples_dir;
 use strimzi_tests::resources::{CustomResources, eventually_ok};
 use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, records, sorted,
+    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, process_named, records,
+    sorted,
 };
 use support::{apply, apply_as, documents, ready};
 
 /// Field manager of what the test applies in the user's place.
 const USER: &str = "kubectl";
 
-/// The real-node environment of this test binary, with our operator image loaded: the image
-/// is built (or found up to date) before the nodes start, so they import it.
 fn env() -> &'static TestEnv {
-    provision(Provision::OperatorImage).unwrap();
-    TestEnv::shared_real()
+    support::real_nodes::env_with_operator_image()
 }
 
 #[tokio::test]
@@ -322,19 +319,6 @@ fn created_to_ready_seconds(pod: &Pod) -> i64 {
         .unwrap()
         .0;
     ready.as_second() - created.as_second()
-}
-
-/// The process of this machine that runs the program `name` (its executable's file name,
-/// links resolved: the image starts ours through Strimzi's script names).
-fn process_named(name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
-            (exe.file_name()? == name).then_some(pid)
-        })
 }
 
 /// The zone label of the environment's node.

@@ -46,7 +46,8 @@ async fn pool_node_ids(client: &Client, ns: &str) -> BTreeMap<String, Vec<i32>> 
 }
 
 /// Checks the objects a Ready cluster must have: one StrimziPodSet per pool, a Ready pod,
-/// a ConfigMap and a certificate Secret per node, the bootstrap and brokers Services, the
+/// a ConfigMap and a certificate Secret per node, the entity operator's and Kafka Exporter's
+/// Deployments when asked for, the bootstrap and brokers Services, the
 /// CA Secrets, and the pool statuses.
 async fn assert_expected_objects(client: &Client, ns: &str, kafka: &Kafka) {
     let name = kafka.name_any();
@@ -86,7 +87,25 @@ async fn assert_expected_objects(client: &Client, ns: &str, kafka: &Kafka) {
         .collect();
     expected_sets.sort();
     assert_eq!(pod_sets, expected_sets);
-    assert_eq!(names::<Pod>(client, ns, &selector).await, expected_pods);
+    let node_pods = format!("{selector},strimzi.io/name={name}-kafka");
+    assert_eq!(names::<Pod>(client, ns, &node_pods).await, expected_pods);
+    // The components the Kafka asks for run next to the nodes (Ready waited for them).
+    let mut expected_deployments = Vec::new();
+    if kafka
+        .spec
+        .entity_operator
+        .as_ref()
+        .is_some_and(|eo| eo.topic_operator.is_some() || eo.user_operator.is_some())
+    {
+        expected_deployments.push(format!("{name}-entity-operator"));
+    }
+    if kafka.spec.kafka_exporter.is_some() {
+        expected_deployments.push(format!("{name}-kafka-exporter"));
+    }
+    assert_eq!(
+        names::<k8s_openapi::api::apps::v1::Deployment>(client, ns, &selector).await,
+        expected_deployments
+    );
     let config_maps = names::<ConfigMap>(client, ns, &selector).await;
     let secrets = names::<Secret>(client, ns, &selector).await;
     for pod in &expected_pods {

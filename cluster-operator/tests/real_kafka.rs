@@ -20,7 +20,7 @@ use strimzi_tests::nodes::image_version;
 use strimzi_tests::process::ManagedProcess;
 use support::real_nodes::{
     POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, eventually, is_ready,
-    persistent_cluster, records, secret_file, sorted,
+    persistent_cluster, records, secret_file, sorted, topic_ready,
 };
 use support::{apply, ready, wait_for};
 
@@ -188,22 +188,7 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
         }),
     )
     .await;
-    let topics: Api<strimzi_api::topic::KafkaTopic> = Api::namespaced(client.clone(), &ns);
-    wait_for(
-        &topics,
-        "orders",
-        "KafkaTopic orders to be Ready",
-        |topic| {
-            let conditions = topic?.status.as_ref()?.conditions.as_ref()?;
-            conditions
-                .iter()
-                .any(|c| {
-                    c.r#type.as_deref() == Some("Ready") && c.status.as_deref() == Some("True")
-                })
-                .then_some(())
-        },
-    )
-    .await;
+    topic_ready(&client, &ns, "orders").await;
     assert_eq!(
         eventually("describing topic orders", || plain.describe("orders")).await,
         (3, 2)

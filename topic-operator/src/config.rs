@@ -89,7 +89,7 @@ impl TopicOperatorConfig {
                 .is_file()
                 .then(|| ENTITY_OPERATOR_TRUSTSTORE.to_owned())
         };
-        let mut kafka = AdminConfig::from_lookup(&|name: &str| {
+        let mut kafka = AdminConfig::from_lookup(|name: &str| {
             if name == truststore {
                 get(name).or_else(mounted_truststore)
             } else {

@@ -15,7 +15,10 @@ use strimzi_certificate_manager::maintenance::MaintenanceWindows;
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 use time::OffsetDateTime;
 
-use super::{ReconcileError, Reconciliation};
+use strimzi_certificate_manager::leaf::{IssueContext, IssuedCertificate};
+
+use super::{ReconcileError, Reconciliation, off_the_async_workers};
+use crate::model::desired::{self, CertificateRequest};
 use crate::model::nodes::pods::CaGenerations;
 
 /// Both CAs of a cluster after the CA step.
@@ -33,6 +36,28 @@ pub struct ClusterCas {
 }
 
 impl ClusterCas {
+    /// Issues or reuses the certificate of `request` with the cluster CA, on a blocking
+    /// thread of the CPU pool (a new RSA key takes about half a second); by the request's
+    /// name. `trust_pending`: whether some node does not trust a new CA key yet.
+    pub(super) async fn issue(
+        &self,
+        request: CertificateRequest,
+        trust_pending: bool,
+    ) -> Result<(String, IssuedCertificate), ReconcileError> {
+        let authority = self.cluster.clone();
+        let (now, window_open) = (self.now, self.window_open);
+        off_the_async_workers(move || {
+            let context = IssueContext {
+                now,
+                window_open,
+                ca_action: &authority.action,
+                trust_pending,
+            };
+            desired::issue_certificate(&authority.authority, &request, &context)
+        })
+        .await
+    }
+
     /// The generations the pods are annotated with.
     pub fn generations(&self) -> CaGenerations {
         CaGenerations {

@@ -1,10 +1,13 @@
 //! The components step, run once the Kafka nodes are ready and rolled: the entity operator
-//! and Kafka Exporter. Their client certificates are issued or reused with the cluster CA,
-//! their objects built by the model and applied, and one cleanup pass deletes the objects of
-//! a component that is no longer asked for (or, for the entity operator, the Roles and
-//! RoleBindings left in a namespace it no longer watches). Then their Deployments are
-//! checked: while one is not ready the reconciliation ends pending, and a change of the
-//! Deployment (watched) wakes it.
+//! and Kafka Exporter. Each kind of object they own is listed once (by the cluster's labels and
+//! the components' types) in the Kafka's namespace, Roles and RoleBindings also in every
+//! namespace the entity operator watches or watched: the lists are what applies compare with
+//! (no read per object), where the existing certificates come from, and what the cleanup pass
+//! deletes from. The certificates are issued or reused with the cluster CA, the objects built
+//! by the model and applied; then the objects of a component no longer asked for (or the
+//! Roles and RoleBindings left in a namespace no longer watched) are deleted, and the
+//! Deployments checked: while one is not ready the reconciliation ends pending, and a change of
+//! a Deployment (watched) wakes it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -13,12 +16,13 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use kube::ResourceExt;
+use kube::api::{Api, ListParams};
+use kube::{Resource, ResourceExt};
 use strimzi_api::labels;
-use strimzi_certificate_manager::leaf::{self, IssueContext, IssuedCertificate};
-use strimzi_operator_common::apply::Applicable;
+use strimzi_certificate_manager::leaf::IssuedCertificate;
+use strimzi_operator_common::apply::{Applicable, Applied};
 
-use super::{ClusterCas, ReconcileError, Reconciliation, Waiting, off_the_async_workers};
+use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
 use crate::model::KafkaCluster;
 use crate::model::components::entity_operator::{
     self, EntityOperatorInputs, EntityOperatorObjects,
@@ -51,31 +55,158 @@ fn owned_selector(cluster: &str) -> String {
     )
 }
 
-/// The desired objects of both components.
+/// The owned objects of one kind, by namespace and name, as listed in this reconciliation.
+struct Owned<K> {
+    objects: BTreeMap<(String, String), K>,
+}
+
+impl<K: Resource> Owned<K> {
+    fn get(&self, object: &K) -> Option<&K> {
+        let key = (object.namespace().unwrap_or_default(), object.name_any());
+        self.objects.get(&key)
+    }
+}
+
+/// What this step owns now, of every kind.
+struct OwnedObjects {
+    deployments: Owned<Deployment>,
+    service_accounts: Owned<ServiceAccount>,
+    secrets: Owned<Secret>,
+    config_maps: Owned<ConfigMap>,
+    network_policies: Owned<NetworkPolicy>,
+    roles: Owned<Role>,
+    role_bindings: Owned<RoleBinding>,
+}
+
+/// The desired objects of both components, by kind.
 struct DesiredComponents {
     entity_operator: Option<EntityOperatorObjects>,
     kafka_exporter: Option<KafkaExporterObjects>,
 }
 
 impl DesiredComponents {
-    /// The names of the desired objects of kind `K` in `namespace`.
-    fn names<K: Applicable>(&self, namespace: &str, objects: &[&K]) -> Vec<String> {
-        objects
-            .iter()
-            .filter(|object| object.namespace().as_deref() == Some(namespace))
-            .map(|object| object.name_any())
-            .collect()
-    }
-
     fn deployments(&self) -> Vec<&Deployment> {
-        let mut all = Vec::new();
+        let mut all: Vec<&Deployment> = Vec::new();
         all.extend(self.entity_operator.iter().map(|eo| &eo.deployment));
         all.extend(self.kafka_exporter.iter().map(|ke| &ke.deployment));
         all
     }
+
+    fn service_accounts(&self) -> Vec<&ServiceAccount> {
+        let mut all: Vec<&ServiceAccount> = Vec::new();
+        all.extend(self.entity_operator.iter().map(|eo| &eo.service_account));
+        all.extend(self.kafka_exporter.iter().map(|ke| &ke.service_account));
+        all
+    }
+
+    fn secrets(&self) -> Vec<&Secret> {
+        let mut all: Vec<&Secret> = self
+            .entity_operator
+            .iter()
+            .flat_map(|eo| &eo.secrets)
+            .collect();
+        all.extend(self.kafka_exporter.iter().map(|ke| &ke.secret));
+        all
+    }
+
+    fn config_maps(&self) -> Vec<&ConfigMap> {
+        self.entity_operator
+            .iter()
+            .flat_map(|eo| &eo.config_maps)
+            .collect()
+    }
+
+    fn network_policies(&self) -> Vec<&NetworkPolicy> {
+        self.entity_operator
+            .iter()
+            .flat_map(|eo| &eo.network_policy)
+            .collect()
+    }
+
+    fn roles(&self) -> Vec<&Role> {
+        self.entity_operator
+            .iter()
+            .flat_map(|eo| &eo.roles)
+            .collect()
+    }
+
+    fn role_bindings(&self) -> Vec<&RoleBinding> {
+        self.entity_operator
+            .iter()
+            .flat_map(|eo| &eo.role_bindings)
+            .collect()
+    }
+
+    /// Every namespace the desired Roles and RoleBindings are in.
+    fn namespaces(&self) -> BTreeSet<String> {
+        let roles = self.roles().into_iter().filter_map(|role| role.namespace());
+        let bindings = self
+            .role_bindings()
+            .into_iter()
+            .filter_map(|binding| binding.namespace());
+        roles.chain(bindings).collect()
+    }
+}
+
+/// The namespaces the entity operator's containers watch (their `STRIMZI_NAMESPACE`), as its
+/// listed Deployment says: where its Roles and RoleBindings may have to be deleted.
+fn watched_namespaces(deployments: &Owned<Deployment>) -> BTreeSet<String> {
+    deployments
+        .objects
+        .values()
+        .filter_map(|deployment| deployment.spec.as_ref()?.template.spec.as_ref())
+        .flat_map(|pod| &pod.containers)
+        .flat_map(|container| container.env.iter().flatten())
+        .filter(|var| var.name == "STRIMZI_NAMESPACE")
+        .filter_map(|var| var.value.clone())
+        .collect()
 }
 
 impl Reconciliation<'_> {
+    /// Lists the owned objects of kind `K` in each of `namespaces`.
+    async fn owned<K: Applicable>(
+        &self,
+        namespaces: &BTreeSet<String>,
+        selector: &str,
+    ) -> Result<Owned<K>, ReconcileError> {
+        let mut objects = BTreeMap::new();
+        for namespace in namespaces {
+            let api: Api<K> = Api::namespaced(self.client(), namespace);
+            let listed = api
+                .list(&ListParams::default().labels(selector))
+                .await
+                .map_err(|source| ReconcileError::api("list", &K::kind(&()), source))?;
+            for object in listed.items {
+                objects.insert((namespace.clone(), object.name_any()), object);
+            }
+        }
+        Ok(Owned { objects })
+    }
+
+    /// Lists what this step owns: every kind in the Kafka's namespace, Roles and RoleBindings
+    /// also in the namespaces the entity operator watched and will watch.
+    async fn owned_objects(
+        &self,
+        cluster: &KafkaCluster,
+        desired_namespaces: &BTreeSet<String>,
+    ) -> Result<OwnedObjects, ReconcileError> {
+        let selector = owned_selector(&cluster.name);
+        let own = BTreeSet::from([cluster.namespace.clone()]);
+        let deployments = self.owned(&own, &selector).await?;
+        let mut rbac_namespaces = watched_namespaces(&deployments);
+        rbac_namespaces.extend(desired_namespaces.iter().cloned());
+        rbac_namespaces.insert(cluster.namespace.clone());
+        Ok(OwnedObjects {
+            service_accounts: self.owned(&own, &selector).await?,
+            secrets: self.owned(&own, &selector).await?,
+            config_maps: self.owned(&own, &selector).await?,
+            network_policies: self.owned(&own, &selector).await?,
+            roles: self.owned(&rbac_namespaces, &selector).await?,
+            role_bindings: self.owned(&rbac_namespaces, &selector).await?,
+            deployments,
+        })
+    }
+
     /// Issues or reuses the components' client certificates, one per blocking task, keyed by
     /// the name of their Secret. As in Strimzi, a certificate signed by an older generation
     /// of the cluster CA certificate is issued again, so that a CA renewal reaches them.
@@ -83,49 +214,28 @@ impl Reconciliation<'_> {
         &self,
         cluster: &KafkaCluster,
         cas: &ClusterCas,
+        secrets: &Owned<Secret>,
     ) -> Result<BTreeMap<String, IssuedCertificate>, ReconcileError> {
         let generation = cas.cluster.authority.cert_generation().to_string();
-        let mut existing = BTreeMap::new();
-        for request in components::certificate_requests(cluster, &BTreeMap::new()) {
-            let secret = self
-                .api::<Secret>()
-                .get_opt(&request.secret_name)
-                .await
-                .map_err(|source| {
-                    ReconcileError::api("get Secret", &request.secret_name, source)
-                })?;
-            let current = secret.filter(|secret| {
-                secret
-                    .annotations()
-                    .get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)
-                    == Some(&generation)
-            });
-            if let Some(secret) = current {
-                existing.insert(request.secret_name.clone(), secret);
-            }
-        }
-        let trust_pending = self.cluster_ca_trust_pending(cluster, cas).await?;
-        let issue = |request: ComponentCertificateRequest| {
-            let authority = cas.cluster.clone();
-            let (now, window_open) = (cas.now, cas.window_open);
-            off_the_async_workers(move || {
-                let context = IssueContext {
-                    now,
-                    window_open,
-                    ca_action: &authority.action,
-                    trust_pending,
-                };
-                leaf::issue_or_reuse(
-                    &authority.authority,
-                    &request.spec,
-                    request.existing.as_ref(),
-                    &context,
-                )
-                .map(|issued| (request.secret_name, issued))
+        let current: BTreeMap<String, Secret> = secrets
+            .objects
+            .iter()
+            .filter(|((namespace, _), secret)| {
+                *namespace == cluster.namespace
+                    && secret
+                        .annotations()
+                        .get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)
+                        == Some(&generation)
             })
+            .map(|((_, name), secret)| (name.clone(), secret.clone()))
+            .collect();
+        let trust_pending = self.cluster_ca_trust_pending(cluster, cas).await?;
+        let issue = |component: ComponentCertificateRequest| async move {
+            let (_, issued) = cas.issue(component.request, trust_pending).await?;
+            Ok::<_, ReconcileError>((component.secret_name, issued))
         };
         let issued = futures::future::try_join_all(
-            components::certificate_requests(cluster, &existing)
+            components::certificate_requests(cluster, &current)
                 .into_iter()
                 .map(issue),
         )
@@ -140,7 +250,23 @@ impl Reconciliation<'_> {
         cluster: &KafkaCluster,
         cas: &ClusterCas,
     ) -> Result<Option<Waiting>, ReconcileError> {
-        let certificates = self.component_certificates(cluster, cas).await?;
+        // The namespaces come from the spec alone, so the model is built twice: once without
+        // certificates to know where to list, once with them.
+        let unsigned = cluster.entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: None,
+            user_operator_certificate: None,
+        });
+        let namespaces = DesiredComponents {
+            entity_operator: unsigned,
+            kafka_exporter: None,
+        }
+        .namespaces();
+        let owned = self.owned_objects(cluster, &namespaces).await?;
+        let certificates = self
+            .component_certificates(cluster, cas, &owned.secrets)
+            .await?;
         let authority = &cas.cluster.authority;
         let (topic_secret, _) = entity_operator::topic_operator_certificate(&cluster.name);
         let (user_secret, _) = entity_operator::user_operator_certificate(&cluster.name);
@@ -158,185 +284,123 @@ impl Reconciliation<'_> {
                 authority.key_generation(),
             ),
         };
-        let previously_watched = self.previously_watched_namespaces(cluster).await?;
-        self.apply_components(&desired).await?;
-        self.delete_undesired_components(cluster, &desired, &previously_watched)
-            .await?;
-        self.check_components_ready(&desired).await
+        let written = self.apply_components(&desired, &owned).await?;
+        self.delete_undesired_components(&desired, &owned).await?;
+        Ok(check_components_ready(
+            &desired,
+            &owned.deployments,
+            written,
+        ))
     }
 
-    /// The namespaces the running entity operator's containers watch (their
-    /// `STRIMZI_NAMESPACE`), read from its Deployment: where its Roles and RoleBindings may
-    /// have to be deleted.
-    async fn previously_watched_namespaces(
+    /// Applies `objects`, each compared with its listed copy; whether any was written.
+    async fn apply_owned<K: Applicable>(
         &self,
-        cluster: &KafkaCluster,
-    ) -> Result<BTreeSet<String>, ReconcileError> {
-        let name = strimzi_api::naming::entity_operator_deployment(&cluster.name);
-        let deployment = self
-            .api::<Deployment>()
-            .get_opt(&name)
+        objects: &[&K],
+        owned: &Owned<K>,
+    ) -> Result<bool, ReconcileError> {
+        let mut written = false;
+        for object in objects {
+            let applied = self
+                .operator
+                .runtime
+                .applier()
+                .apply_cached(*object, owned.get(object))
+                .await?;
+            written |= applied == Applied::Written;
+        }
+        Ok(written)
+    }
+
+    /// Applies every desired object of both components, the Deployments last; whether a
+    /// Deployment was written (its listed status is then out of date).
+    async fn apply_components(
+        &self,
+        desired: &DesiredComponents,
+        owned: &OwnedObjects,
+    ) -> Result<bool, ReconcileError> {
+        self.apply_owned(&desired.service_accounts(), &owned.service_accounts)
+            .await?;
+        self.apply_owned(&desired.roles(), &owned.roles).await?;
+        self.apply_owned(&desired.role_bindings(), &owned.role_bindings)
+            .await?;
+        self.apply_owned(&desired.network_policies(), &owned.network_policies)
+            .await?;
+        self.apply_owned(&desired.config_maps(), &owned.config_maps)
+            .await?;
+        self.apply_owned(&desired.secrets(), &owned.secrets).await?;
+        self.apply_owned(&desired.deployments(), &owned.deployments)
             .await
-            .map_err(|source| ReconcileError::api("get Deployment", &name, source))?;
-        Ok(deployment
-            .and_then(|deployment| deployment.spec)
-            .map(|spec| spec.template.spec.unwrap_or_default().containers)
-            .into_iter()
-            .flatten()
-            .flat_map(|container| container.env.unwrap_or_default())
-            .filter(|var| var.name == "STRIMZI_NAMESPACE")
-            .filter_map(|var| var.value)
-            .filter(|namespace| *namespace != cluster.namespace)
-            .collect())
     }
 
-    /// Applies every desired object of both components, the Deployments last.
-    async fn apply_components(&self, desired: &DesiredComponents) -> Result<(), ReconcileError> {
-        let applier = self.operator.runtime.applier();
-        if let Some(eo) = &desired.entity_operator {
-            applier.apply(&eo.service_account, None).await?;
-            for role in &eo.roles {
-                applier.apply(role, None).await?;
-            }
-            for binding in &eo.role_bindings {
-                applier.apply(binding, None).await?;
-            }
-            if let Some(policy) = &eo.network_policy {
-                applier.apply(policy, None).await?;
-            }
-            for config_map in &eo.config_maps {
-                applier.apply(config_map, None).await?;
-            }
-            for secret in &eo.secrets {
-                applier.apply(secret, None).await?;
-            }
-            applier.apply(&eo.deployment, None).await?;
-        }
-        if let Some(ke) = &desired.kafka_exporter {
-            applier.apply(&ke.service_account, None).await?;
-            applier.apply(&ke.secret, None).await?;
-            applier.apply(&ke.deployment, None).await?;
-        }
-        Ok(())
-    }
-
-    /// Deletes the objects of the components that are labelled as theirs and not desired, in
-    /// the Kafka's namespace and in the namespaces the entity operator watched before.
+    /// Deletes the listed objects that are not desired: those of a component no longer asked
+    /// for, and Roles and RoleBindings in namespaces no longer watched.
     async fn delete_undesired_components(
         &self,
-        cluster: &KafkaCluster,
         desired: &DesiredComponents,
-        previously_watched: &BTreeSet<String>,
+        owned: &OwnedObjects,
     ) -> Result<(), ReconcileError> {
-        let selector = owned_selector(&cluster.name);
-        let eo = desired.entity_operator.as_ref();
-        let ke = desired.kafka_exporter.as_ref();
-        let namespace = cluster.namespace.as_str();
-        let mut service_accounts: Vec<&ServiceAccount> = Vec::new();
-        service_accounts.extend(eo.map(|eo| &eo.service_account));
-        service_accounts.extend(ke.map(|ke| &ke.service_account));
-        let mut secrets: Vec<&Secret> = eo.iter().flat_map(|eo| &eo.secrets).collect();
-        secrets.extend(ke.map(|ke| &ke.secret));
-        let config_maps: Vec<&ConfigMap> = eo.iter().flat_map(|eo| &eo.config_maps).collect();
-        let policies: Vec<&NetworkPolicy> = eo.iter().flat_map(|eo| &eo.network_policy).collect();
-        let deployments = desired.deployments();
-        self.delete_unwanted_components::<Deployment>(
-            namespace,
-            &selector,
-            desired.names(namespace, &deployments),
-        )
-        .await?;
-        self.delete_unwanted_components::<ServiceAccount>(
-            namespace,
-            &selector,
-            desired.names(namespace, &service_accounts),
-        )
-        .await?;
-        self.delete_unwanted_components::<Secret>(
-            namespace,
-            &selector,
-            desired.names(namespace, &secrets),
-        )
-        .await?;
-        self.delete_unwanted_components::<ConfigMap>(
-            namespace,
-            &selector,
-            desired.names(namespace, &config_maps),
-        )
-        .await?;
-        self.delete_unwanted_components::<NetworkPolicy>(
-            namespace,
-            &selector,
-            desired.names(namespace, &policies),
-        )
-        .await?;
-        let roles: Vec<&Role> = eo.iter().flat_map(|eo| &eo.roles).collect();
-        let bindings: Vec<&RoleBinding> = eo.iter().flat_map(|eo| &eo.role_bindings).collect();
-        let mut namespaces: BTreeSet<&str> =
-            previously_watched.iter().map(String::as_str).collect();
-        namespaces.insert(namespace);
-        for namespace in namespaces {
-            self.delete_unwanted_components::<Role>(
-                namespace,
-                &selector,
-                desired.names(namespace, &roles),
-            )
+        self.delete_unlisted_owned(&owned.deployments, &desired.deployments())
             .await?;
-            self.delete_unwanted_components::<RoleBinding>(
-                namespace,
-                &selector,
-                desired.names(namespace, &bindings),
-            )
+        self.delete_unlisted_owned(&owned.service_accounts, &desired.service_accounts())
             .await?;
-        }
-        Ok(())
+        self.delete_unlisted_owned(&owned.secrets, &desired.secrets())
+            .await?;
+        self.delete_unlisted_owned(&owned.config_maps, &desired.config_maps())
+            .await?;
+        self.delete_unlisted_owned(&owned.network_policies, &desired.network_policies())
+            .await?;
+        self.delete_unlisted_owned(&owned.roles, &desired.roles())
+            .await?;
+        self.delete_unlisted_owned(&owned.role_bindings, &desired.role_bindings())
+            .await
     }
 
-    async fn delete_unwanted_components<K: Applicable>(
+    async fn delete_unlisted_owned<K: Applicable>(
         &self,
-        namespace: &str,
-        selector: &str,
-        keep: Vec<String>,
+        owned: &Owned<K>,
+        desired: &[&K],
     ) -> Result<(), ReconcileError> {
-        let deleted = self
-            .operator
-            .runtime
-            .applier()
-            .delete_unwanted::<K>(namespace, selector, &keep)
-            .await?;
-        for name in deleted {
-            tracing::info!(kind = %K::kind(&()), namespace, name, "deleted an object of a component no longer desired");
-        }
-        Ok(())
-    }
-
-    /// Whether every desired Deployment has rolled out and its pod is ready; if not, what is
-    /// awaited.
-    async fn check_components_ready(
-        &self,
-        desired: &DesiredComponents,
-    ) -> Result<Option<Waiting>, ReconcileError> {
-        let mut not_ready = Vec::new();
-        for wanted in desired.deployments() {
-            let name = wanted.name_any();
-            let live = self
-                .api::<Deployment>()
-                .get_opt(&name)
-                .await
-                .map_err(|source| ReconcileError::api("get Deployment", &name, source))?;
-            if !live.as_ref().is_some_and(deployment_ready) {
-                not_ready.push(name);
+        let keep: BTreeSet<(String, String)> = desired
+            .iter()
+            .map(|object| (object.namespace().unwrap_or_default(), object.name_any()))
+            .collect();
+        for ((namespace, name), object) in &owned.objects {
+            if keep.contains(&(namespace.clone(), name.clone()))
+                || object.meta().deletion_timestamp.is_some()
+            {
+                continue;
+            }
+            let api: Api<K> = Api::namespaced(self.client(), namespace);
+            if self.operator.runtime.applier().delete(&api, name).await? {
+                tracing::info!(kind = %K::kind(&()), namespace, name, "deleted an object of a component no longer desired");
             }
         }
-        Ok((!not_ready.is_empty()).then(|| Waiting {
-            reason: "WaitingForDeployments",
-            message: format!(
-                "waiting for Deployment(s) {} to be ready",
-                not_ready.join(", ")
-            ),
-            recheck_after: COMPONENTS_RECHECK,
-        }))
+        Ok(())
     }
+}
+
+/// Whether every desired Deployment has rolled out and its pod is ready, from the listed
+/// Deployments; if not, or if a Deployment was just written, what is awaited.
+fn check_components_ready(
+    desired: &DesiredComponents,
+    listed: &Owned<Deployment>,
+    written: bool,
+) -> Option<Waiting> {
+    let not_ready: Vec<String> = desired
+        .deployments()
+        .into_iter()
+        .filter(|wanted| written || !listed.get(wanted).is_some_and(deployment_ready))
+        .map(|wanted| wanted.name_any())
+        .collect();
+    (!not_ready.is_empty()).then(|| Waiting {
+        reason: "WaitingForDeployments",
+        message: format!(
+            "waiting for Deployment(s) {} to be ready",
+            not_ready.join(", ")
+        ),
+        recheck_after: COMPONENTS_RECHECK,
+    })
 }
 
 /// Whether a Deployment's controller has seen its latest spec and every replica runs it and

@@ -15,11 +15,10 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::{Resource, ResourceExt};
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::{labels, naming};
-use strimzi_certificate_manager::leaf::IssueContext;
 use strimzi_operator_common::apply::{Applicable, Applied};
 
 use super::bindings::delete_init_binding;
-use super::{ClusterCas, ReconcileError, Reconciliation, off_the_async_workers};
+use super::{ClusterCas, ReconcileError, Reconciliation};
 use crate::model::KafkaCluster;
 use crate::model::config::ExternalConfiguration;
 use crate::model::desired::{self, BuildInputs, CertificateRequest, DesiredObjects};
@@ -211,19 +210,7 @@ impl Reconciliation<'_> {
         let operator_request =
             desired::cluster_operator_certificate_request(cluster, &live.operator_secret);
         let trust_pending = self.cluster_ca_trust_pending(cluster, cas).await?;
-        let issue = |request: CertificateRequest| {
-            let authority = cas.cluster.clone();
-            let (now, window_open) = (cas.now, cas.window_open);
-            off_the_async_workers(move || {
-                let context = IssueContext {
-                    now,
-                    window_open,
-                    ca_action: &authority.action,
-                    trust_pending,
-                };
-                desired::issue_certificate(&authority.authority, &request, &context)
-            })
-        };
+        let issue = |request: CertificateRequest| cas.issue(request, trust_pending);
         // One certificate per blocking task, so that new keys are generated on every core.
         let (issued, (_, operator_certificate)) = futures::try_join!(
             futures::future::try_join_all(requests.into_iter().map(issue)),

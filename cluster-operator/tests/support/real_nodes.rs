@@ -186,10 +186,11 @@ pub fn is_ready(pod: &Pod) -> bool {
     strimzi_cluster_operator::pod_set::is_ready(pod)
 }
 
-/// Waits until every pod of the cluster is Running and Ready and returns them.
+/// Waits until every Kafka node pod of the cluster (not the entity operator's or other
+/// components') is Running and Ready and returns them.
 pub async fn all_pods_ready(client: &Client, ns: &str, cluster: &str, expected: usize) -> Vec<Pod> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let selector = format!("strimzi.io/cluster={cluster}");
+    let selector = format!("strimzi.io/cluster={cluster},strimzi.io/name={cluster}-kafka");
     let started = Instant::now();
     loop {
         let list = pods
@@ -209,4 +210,44 @@ pub async fn all_pods_ready(client: &Client, ns: &str, cluster: &str, expected: 
         );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// The shared real-node environment of this test binary with our operator image loaded: the
+/// image is built (or found up to date) before the nodes start, so they import it.
+pub fn env_with_operator_image() -> &'static TestEnv {
+    strimzi_tests::layout::provision(strimzi_tests::layout::Provision::OperatorImage).unwrap();
+    TestEnv::shared_real()
+}
+
+/// The pid of the process whose executable is named `name` (the node's containers run on
+/// this machine's kernel).
+pub fn process_named(name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
+            (exe.file_name()? == name).then_some(pid)
+        })
+}
+
+/// Waits until the KafkaTopic `name` in `ns` is Ready.
+pub async fn topic_ready(client: &Client, ns: &str, name: &str) {
+    let topics: Api<strimzi_api::topic::KafkaTopic> = Api::namespaced(client.clone(), ns);
+    super::wait_for(
+        &topics,
+        name,
+        &format!("KafkaTopic {ns}/{name} to be Ready"),
+        |topic| {
+            let conditions = topic?.status.as_ref()?.conditions.as_ref()?;
+            conditions
+                .iter()
+                .any(|c| {
+                    c.r#type.as_deref() == Some("Ready") && c.status.as_deref() == Some("True")
+                })
+                .then_some(())
+        },
+    )
+    .await;
 }

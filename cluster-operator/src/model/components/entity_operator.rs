@@ -14,7 +14,7 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapVolumeSource, Container, Secret, ServiceAccount, Volume,
+    ConfigMap, ConfigMapVolumeSource, Container, EnvVar, Secret, ServiceAccount, Volume,
 };
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
@@ -522,34 +522,14 @@ impl EntityOperator<'_> {
                 to,
                 template.and_then(|template| template.topic_operator_container.as_ref()),
             ));
-            volumes.extend([
-                config_map_volume(
-                    "entity-topic-operator-metrics-and-logging",
-                    &format!("{}-entity-topic-operator-config", cluster.name),
-                ),
-                tmp_volume("strimzi-to-tmp", pod_template),
-                secret_volume(
-                    "eto-certs",
-                    &naming::entity_topic_operator_secret(&cluster.name),
-                ),
-            ]);
+            volumes.extend(operator_volumes(&self.topic_labels, "to", pod_template));
         }
         if let Some(uo) = &self.spec.user_operator {
             containers.push(self.user_operator_container(
                 uo,
                 template.and_then(|template| template.user_operator_container.as_ref()),
             ));
-            volumes.extend([
-                config_map_volume(
-                    "entity-user-operator-metrics-and-logging",
-                    &format!("{}-entity-user-operator-config", cluster.name),
-                ),
-                tmp_volume("strimzi-uo-tmp", pod_template),
-                secret_volume(
-                    "euo-certs",
-                    &naming::entity_user_operator_secret(&cluster.name),
-                ),
-            ]);
+            volumes.extend(operator_volumes(&self.user_labels, "uo", pod_template));
         }
         volumes.push(secret_volume(
             "cluster-ca-certs",
@@ -615,63 +595,45 @@ impl EntityOperator<'_> {
         vars.extend([
             env("STRIMZI_SECURITY_PROTOCOL", "SSL"),
             env("STRIMZI_TLS_ENABLED", "true"),
-            env(
-                "STRIMZI_GC_LOG_ENABLED",
-                gc_logging(spec.jvm_options.as_ref()),
-            ),
         ]);
-        if let Some(level) = root_log_level(spec.logging.as_ref()) {
-            vars.push(env("STRIMZI_LOG_LEVEL", level));
-        }
-        add_template_env(&mut vars, template);
-        let mut mounts = vec![
-            mount("strimzi-to-tmp", "/tmp"),
-            mount(
-                "entity-topic-operator-metrics-and-logging",
-                "/opt/topic-operator/custom-config/",
-            ),
-            mount("eto-certs", TOPIC_OPERATOR_CERTS_MOUNT),
-            mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
-        ];
-        mounts.extend(template_mounts(template));
-        let image = spec
-            .image
-            .clone()
-            .unwrap_or_else(|| cluster.config.topic_operator_image.clone());
-        Container {
-            name: TOPIC_OPERATOR_CONTAINER.to_owned(),
-            image_pull_policy: Some(cluster.image_pull_policy(&image)),
-            image: Some(image),
-            args: Some(vec!["/opt/strimzi/bin/topic_operator_run.sh".to_owned()]),
-            env: Some(vars),
-            ports: Some(vec![container_port(HEALTH_PORT_NAME, TOPIC_OPERATOR_PORT)]),
-            liveness_probe: Some(http_probe(
-                "/healthy",
-                HEALTH_PORT_NAME,
-                spec.liveness_probe.as_ref(),
-                health_defaults(),
-            )),
-            readiness_probe: Some(http_probe(
-                "/ready",
-                HEALTH_PORT_NAME,
-                spec.readiness_probe.as_ref(),
-                health_defaults(),
-            )),
-            startup_probe: Some(http_probe(
-                "/healthy",
-                HEALTH_PORT_NAME,
-                spec.startup_probe.as_ref(),
-                ProbeOptions {
-                    period_seconds: Some(10),
-                    failure_threshold: Some(12),
-                    ..ProbeOptions::default()
-                },
-            )),
-            resources: spec.resources.clone(),
-            volume_mounts: Some(mounts),
-            security_context: self.security_context(template),
-            ..Container::default()
-        }
+        let mut container = self.operator_container(OperatorContainer {
+            name: TOPIC_OPERATOR_CONTAINER,
+            image: spec
+                .image
+                .clone()
+                .unwrap_or_else(|| cluster.config.topic_operator_image.clone()),
+            script: "/opt/strimzi/bin/topic_operator_run.sh",
+            vars,
+            port: TOPIC_OPERATOR_PORT,
+            mounts: vec![
+                mount("strimzi-to-tmp", "/tmp"),
+                mount(
+                    "entity-topic-operator-metrics-and-logging",
+                    "/opt/topic-operator/custom-config/",
+                ),
+                mount("eto-certs", TOPIC_OPERATOR_CERTS_MOUNT),
+                mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
+            ],
+            settings: OperatorSettings {
+                liveness: spec.liveness_probe.as_ref(),
+                readiness: spec.readiness_probe.as_ref(),
+                resources: spec.resources.as_ref(),
+                logging: spec.logging.as_ref(),
+                jvm: spec.jvm_options.as_ref(),
+            },
+            template,
+        });
+        container.startup_probe = Some(http_probe(
+            "/healthy",
+            HEALTH_PORT_NAME,
+            spec.startup_probe.as_ref(),
+            ProbeOptions {
+                period_seconds: Some(10),
+                failure_threshold: Some(12),
+                ..ProbeOptions::default()
+            },
+        ));
+        container
     }
 
     fn user_operator_container(
@@ -730,10 +692,6 @@ impl EntityOperator<'_> {
         }
         vars.extend([
             env(
-                "STRIMZI_GC_LOG_ENABLED",
-                gc_logging(spec.jvm_options.as_ref()),
-            ),
-            env(
                 "STRIMZI_CA_VALIDITY",
                 clients_ca.validity_days_or_default().to_string(),
             ),
@@ -742,63 +700,96 @@ impl EntityOperator<'_> {
                 clients_ca.renewal_days_or_default().to_string(),
             ),
         ]);
-        if let Some(level) = root_log_level(spec.logging.as_ref()) {
+        self.operator_container(OperatorContainer {
+            name: USER_OPERATOR_CONTAINER,
+            image: spec
+                .image
+                .clone()
+                .unwrap_or_else(|| cluster.config.user_operator_image.clone()),
+            script: "/opt/strimzi/bin/user_operator_run.sh",
+            vars,
+            port: USER_OPERATOR_PORT,
+            mounts: vec![
+                mount("strimzi-uo-tmp", "/tmp"),
+                mount(
+                    "entity-user-operator-metrics-and-logging",
+                    "/opt/user-operator/custom-config/",
+                ),
+                mount("euo-certs", USER_OPERATOR_CERTS_MOUNT),
+                mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
+            ],
+            settings: OperatorSettings {
+                liveness: spec.liveness_probe.as_ref(),
+                readiness: spec.readiness_probe.as_ref(),
+                resources: spec.resources.as_ref(),
+                logging: spec.logging.as_ref(),
+                jvm: spec.jvm_options.as_ref(),
+            },
+            template,
+        })
+    }
+
+    /// One operator's container: `parts` plus what both share (the GC and log level
+    /// variables, the template's variables, mounts and security context, the health and
+    /// readiness probes, the image pull policy).
+    fn operator_container(&self, parts: OperatorContainer<'_>) -> Container {
+        let settings = parts.settings;
+        let mut vars = parts.vars;
+        vars.push(env("STRIMZI_GC_LOG_ENABLED", gc_logging(settings.jvm)));
+        if let Some(level) = root_log_level(settings.logging) {
             vars.push(env("STRIMZI_LOG_LEVEL", level));
         }
-        add_template_env(&mut vars, template);
-        let mut mounts = vec![
-            mount("strimzi-uo-tmp", "/tmp"),
-            mount(
-                "entity-user-operator-metrics-and-logging",
-                "/opt/user-operator/custom-config/",
-            ),
-            mount("euo-certs", USER_OPERATOR_CERTS_MOUNT),
-            mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
-        ];
-        mounts.extend(template_mounts(template));
-        let image = spec
-            .image
-            .clone()
-            .unwrap_or_else(|| cluster.config.user_operator_image.clone());
+        add_template_env(&mut vars, parts.template);
+        let mut mounts = parts.mounts;
+        mounts.extend(template_mounts(parts.template));
+        let probe = |path: &str, options: Option<&ProbeOptions>| {
+            Some(http_probe(
+                path,
+                HEALTH_PORT_NAME,
+                options,
+                health_defaults(),
+            ))
+        };
         Container {
-            name: USER_OPERATOR_CONTAINER.to_owned(),
-            image_pull_policy: Some(cluster.image_pull_policy(&image)),
-            image: Some(image),
-            args: Some(vec!["/opt/strimzi/bin/user_operator_run.sh".to_owned()]),
+            name: parts.name.to_owned(),
+            image_pull_policy: Some(self.cluster.image_pull_policy(&parts.image)),
+            image: Some(parts.image),
+            args: Some(vec![parts.script.to_owned()]),
             env: Some(vars),
-            ports: Some(vec![container_port(HEALTH_PORT_NAME, USER_OPERATOR_PORT)]),
-            liveness_probe: Some(http_probe(
-                "/healthy",
-                HEALTH_PORT_NAME,
-                spec.liveness_probe.as_ref(),
-                health_defaults(),
-            )),
-            readiness_probe: Some(http_probe(
-                "/ready",
-                HEALTH_PORT_NAME,
-                spec.readiness_probe.as_ref(),
-                health_defaults(),
-            )),
-            resources: spec.resources.clone(),
+            ports: Some(vec![container_port(HEALTH_PORT_NAME, parts.port)]),
+            liveness_probe: probe("/healthy", settings.liveness),
+            readiness_probe: probe("/ready", settings.readiness),
+            resources: settings.resources.cloned(),
             volume_mounts: Some(mounts),
-            security_context: self.security_context(template),
+            security_context: self.cluster.container_security_context(parts.template),
             ..Container::default()
         }
     }
+}
 
-    fn security_context(
-        &self,
-        template: Option<&ContainerTemplate>,
-    ) -> Option<k8s_openapi::api::core::v1::SecurityContext> {
-        template
-            .and_then(|template| template.security_context.clone())
-            .or_else(|| {
-                self.cluster
-                    .config
-                    .pod_security
-                    .container_security_context()
-            })
-    }
+/// What one of the two operators' containers is made of.
+struct OperatorContainer<'a> {
+    name: &'static str,
+    image: String,
+    /// The start script (the image's program behind Strimzi's script path).
+    script: &'static str,
+    /// The operator's own variables.
+    vars: Vec<EnvVar>,
+    /// The health port.
+    port: i32,
+    /// The operator's own mounts.
+    mounts: Vec<k8s_openapi::api::core::v1::VolumeMount>,
+    settings: OperatorSettings<'a>,
+    template: Option<&'a ContainerTemplate>,
+}
+
+/// The settings both operators' sections have.
+struct OperatorSettings<'a> {
+    liveness: Option<&'a ProbeOptions>,
+    readiness: Option<&'a ProbeOptions>,
+    resources: Option<&'a k8s_openapi::api::core::v1::ResourceRequirements>,
+    logging: Option<&'a Logging>,
+    jvm: Option<&'a strimzi_api::common::JvmOptions>,
 }
 
 /// Strimzi's health probe defaults of both operators: 10 s initial delay, 5 s timeout.
@@ -815,6 +806,27 @@ fn gc_logging(jvm: Option<&strimzi_api::common::JvmOptions>) -> String {
     jvm.and_then(|jvm| jvm.gc_logging_enabled)
         .unwrap_or(false)
         .to_string()
+}
+
+/// The volumes of one operator, named as Strimzi names them (`short` is `to` or `uo`): its
+/// logging ConfigMap (`<component>-config`), its memory-backed `/tmp` and its certificate
+/// Secret (`<component>-certs`).
+fn operator_volumes(
+    labels: &ComponentLabels,
+    short: &str,
+    pod_template: Option<&strimzi_api::common::PodTemplate>,
+) -> [Volume; 3] {
+    [
+        config_map_volume(
+            &format!("{}-metrics-and-logging", labels.component_type),
+            &format!("{}-config", labels.component_name),
+        ),
+        tmp_volume(&format!("strimzi-{short}-tmp"), pod_template),
+        secret_volume(
+            &format!("e{short}-certs"),
+            &format!("{}-certs", labels.component_name),
+        ),
+    ]
 }
 
 /// A volume of the ConfigMap `config_map` (mode 0644).

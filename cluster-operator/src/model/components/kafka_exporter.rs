@@ -216,9 +216,7 @@ impl KafkaCluster {
             )),
             resources: spec.resources.clone(),
             volume_mounts: Some(mounts),
-            security_context: template
-                .and_then(|template| template.security_context.clone())
-                .or_else(|| self.config.pod_security.container_security_context()),
+            security_context: self.container_security_context(template),
             ..Container::default()
         }
     }

@@ -26,9 +26,10 @@ use strimzi_api::common::{
     DeploymentStrategy as StrategyOption, DeploymentTemplate, PodTemplate, Probe as ProbeOptions,
     ResourceTemplate,
 };
-use strimzi_certificate_manager::leaf::{ExistingLeaf, LeafSpec};
+use strimzi_certificate_manager::leaf::ExistingLeaf;
 use strimzi_operator_common::labels::ComponentLabels;
 
+use super::desired::CertificateRequest;
 use super::meta::{
     StringMap, merged, template_annotations, template_labels, with_additional_labels,
 };
@@ -39,15 +40,13 @@ use super::{KafkaCluster, ModelError};
 /// Default size of a component's memory-backed `/tmp`.
 const TMP_DEFAULT_SIZE: &str = "5Mi";
 
-/// One component's client certificate: the Secret it lives in and what it must say.
+/// One component's client certificate: the Secret it lives in and its request.
 #[derive(Clone, Debug)]
 pub struct ComponentCertificateRequest {
     /// Name of the Secret (`<cluster>-entity-topic-operator-certs`, ...).
     pub secret_name: String,
-    /// Names of the certificate and of its Secret data keys.
-    pub spec: LeafSpec,
-    /// The certificate and key the Secret holds now, to be reused while still good.
-    pub existing: Option<ExistingLeaf>,
+    /// What the certificate must say and what the Secret holds now.
+    pub request: CertificateRequest,
 }
 
 /// The client certificates the Kafka's components need, with what their Secrets (among
@@ -72,11 +71,13 @@ pub fn certificate_requests(
     wanted
         .into_iter()
         .map(|(secret_name, spec)| ComponentCertificateRequest {
-            existing: existing
-                .get(&secret_name)
-                .map(|secret| ExistingLeaf::from_secret(secret, &spec.name)),
+            request: CertificateRequest {
+                existing: existing
+                    .get(&secret_name)
+                    .map(|secret| ExistingLeaf::from_secret(secret, &spec.name)),
+                spec,
+            },
             secret_name,
-            spec,
         })
         .collect()
 }

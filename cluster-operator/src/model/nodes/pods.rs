@@ -382,6 +382,17 @@ impl KafkaCluster {
             .flatten()
     }
 
+    /// A container's security context: its template's, else what the pod security provider
+    /// gives (`STRIMZI_POD_SECURITY_PROVIDER_CLASS`).
+    pub(crate) fn container_security_context(
+        &self,
+        template: Option<&ContainerTemplate>,
+    ) -> Option<k8s_openapi::api::core::v1::SecurityContext> {
+        template
+            .and_then(|template| template.security_context.clone())
+            .or_else(|| self.config.pod_security.container_security_context())
+    }
+
     /// The image pull Secrets of a pod: its template's, else the operator's
     /// (`STRIMZI_IMAGE_PULL_SECRETS`).
     pub(crate) fn image_pull_secrets(
@@ -708,9 +719,7 @@ impl KafkaCluster {
                 self.spec.readiness_probe.as_ref(),
             )),
             resources: pool.resources.clone(),
-            security_context: container_template
-                .and_then(|t| t.security_context.clone())
-                .or_else(|| self.config.pod_security.container_security_context()),
+            security_context: self.container_security_context(container_template),
             ..Container::default()
         }
     }
@@ -864,9 +873,7 @@ impl KafkaCluster {
             env: Some(vars),
             volume_mounts: Some(mounts),
             resources: pool.resources.clone(),
-            security_context: container_template
-                .and_then(|t| t.security_context.clone())
-                .or_else(|| self.config.pod_security.container_security_context()),
+            security_context: self.container_security_context(container_template),
             ..Container::default()
         }
     }

@@ -1,0 +1,389 @@
+//! The entity operator's and Kafka Exporter's objects as the model builds them from a Kafka:
+//! Strimzi's names, labels, environment, volumes and RBAC, the watched namespace, templates,
+//! removal of the containers of an operator left out, and refused input.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod model_support;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Container;
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_certificate_manager::authority::CaAction;
+use strimzi_certificate_manager::authority::CaKind;
+use strimzi_certificate_manager::leaf::{IssueContext, IssuedCertificate};
+use strimzi_cluster_operator::model::components::entity_operator::EntityOperatorInputs;
+use strimzi_cluster_operator::model::components::{
+    ComponentCertificateRequest, certificate_requests,
+};
+use strimzi_cluster_operator::model::desired::issue_certificate;
+use strimzi_cluster_operator::model::{KafkaCluster, ModelError, ModelInput, resolve};
+use time::OffsetDateTime;
+
+/// The Kafka `c` in namespace `kafka` with one dual-role pool and `spec` merged into its
+/// spec, resolved.
+fn resolved(spec: Value) -> Result<KafkaCluster, ModelError> {
+    let mut kafka = json!({
+        "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
+        "metadata": {"name": "c", "namespace": "kafka", "uid": "u-1"},
+        "spec": {"kafka": {"listeners": [{"name": "tls", "port": 9093, "type": "internal", "tls": true}]}},
+    });
+    for (key, value) in spec.as_object().unwrap() {
+        kafka["spec"][key] = value.clone();
+    }
+    let kafka: Kafka = serde_json::from_value(kafka).unwrap();
+    let pool: KafkaNodePool = serde_json::from_value(json!({
+        "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
+        "metadata": {"name": "dual", "namespace": "kafka", "labels": {"strimzi.io/cluster": "c"}},
+        "spec": {"replicas": 1, "roles": ["controller", "broker"], "storage": {"type": "ephemeral"}},
+    }))
+    .unwrap();
+    resolve(&ModelInput {
+        kafka: &kafka,
+        pools: &[pool],
+        cluster_id: "id",
+        metadata_version_in_use: None,
+        config: &model_support::default_model_config(),
+    })
+}
+
+/// Every component certificate the cluster asks for, issued by a fresh cluster CA, by Secret.
+fn certificates(cluster: &KafkaCluster) -> BTreeMap<String, IssuedCertificate> {
+    let ca = model_support::ecdsa_ca(CaKind::Cluster, "c");
+    let context = IssueContext {
+        now: OffsetDateTime::now_utc(),
+        window_open: true,
+        ca_action: &CaAction::Keep,
+        trust_pending: false,
+    };
+    certificate_requests(cluster, &BTreeMap::new())
+        .into_iter()
+        .map(
+            |ComponentCertificateRequest {
+                 secret_name,
+                 request,
+             }| {
+                let (_, issued) = issue_certificate(&ca, &request, &context).unwrap();
+                (secret_name, issued)
+            },
+        )
+        .collect()
+}
+
+fn env(container: &Container) -> BTreeMap<String, String> {
+    container
+        .env
+        .iter()
+        .flatten()
+        .filter_map(|var| Some((var.name.clone(), var.value.clone()?)))
+        .collect()
+}
+
+#[test]
+fn the_entity_operator_is_built_as_strimzi_builds_it() {
+    let cluster = resolved(json!({
+        "entityOperator": {
+            "topicOperator": {"watchedNamespace": "topics", "reconciliationIntervalMs": 60000},
+            "userOperator": {"secretPrefix": "kafka-",
+                             "logging": {"type": "inline", "loggers": {"rootLogger.level": "debug"}}},
+            "template": {"pod": {"metadata": {"labels": {"team": "a"}}},
+                         "topicOperatorContainer": {"env": [{"name": "EXTRA", "value": "1"}]}},
+        },
+    }))
+    .unwrap();
+    let issued = certificates(&cluster);
+    assert_eq!(
+        issued.keys().collect::<Vec<_>>(),
+        [
+            "c-entity-topic-operator-certs",
+            "c-entity-user-operator-certs"
+        ]
+    );
+    let eo = cluster
+        .entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 3,
+            cluster_ca_key_generation: 1,
+            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
+            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
+        })
+        .unwrap();
+    let deployment = &eo.deployment;
+    assert_eq!(
+        deployment.metadata.name.as_deref(),
+        Some("c-entity-operator")
+    );
+    let labels = deployment.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels["strimzi.io/name"], "c-entity-operator");
+    assert_eq!(labels["strimzi.io/component-type"], "entity-operator");
+    let spec = deployment.spec.as_ref().unwrap();
+    assert_eq!(
+        spec.strategy.as_ref().unwrap().type_.as_deref(),
+        Some("Recreate")
+    );
+    let pod = spec.template.spec.as_ref().unwrap();
+    let pod_meta = spec.template.metadata.as_ref().unwrap();
+    assert_eq!(pod_meta.labels.as_ref().unwrap()["team"], "a");
+    let annotations = pod_meta.annotations.as_ref().unwrap();
+    assert_eq!(annotations["strimzi.io/cluster-ca-cert-generation"], "3");
+    assert!(
+        annotations["strimzi.io/server-cert-hash"].contains('-'),
+        "both thumbprints"
+    );
+    assert_eq!(
+        pod.service_account_name.as_deref(),
+        Some("c-entity-operator")
+    );
+    let volumes: Vec<&str> = pod
+        .volumes
+        .iter()
+        .flatten()
+        .map(|v| v.name.as_str())
+        .collect();
+    assert_eq!(
+        volumes,
+        [
+            "entity-topic-operator-metrics-and-logging",
+            "strimzi-to-tmp",
+            "eto-certs",
+            "entity-user-operator-metrics-and-logging",
+            "strimzi-uo-tmp",
+            "euo-certs",
+            "cluster-ca-certs",
+        ]
+    );
+    let [topic, user] = pod.containers.as_slice() else {
+        panic!("two containers: {:?}", pod.containers);
+    };
+    assert_eq!(topic.name, "topic-operator");
+    assert_eq!(
+        topic.args.as_deref(),
+        Some(&["/opt/strimzi/bin/topic_operator_run.sh".to_owned()][..])
+    );
+    let topic_env = env(topic);
+    assert_eq!(topic_env["STRIMZI_NAMESPACE"], "topics");
+    assert_eq!(
+        topic_env["STRIMZI_KAFKA_BOOTSTRAP_SERVERS"],
+        "c-kafka-bootstrap:9091"
+    );
+    assert_eq!(topic_env["STRIMZI_RESOURCE_LABELS"], "strimzi.io/cluster=c");
+    assert_eq!(
+        topic_env["STRIMZI_FULL_RECONCILIATION_INTERVAL_MS"],
+        "60000"
+    );
+    assert_eq!(topic_env["STRIMZI_TLS_ENABLED"], "true");
+    assert_eq!(topic_env["EXTRA"], "1");
+    assert!(topic.startup_probe.is_some());
+    assert_eq!(user.name, "user-operator");
+    assert_eq!(user.ports.as_ref().unwrap()[0].container_port, 8081);
+    let user_env = env(user);
+    assert_eq!(user_env["STRIMZI_NAMESPACE"], "kafka");
+    assert_eq!(user_env["STRIMZI_CA_CERT_NAME"], "c-clients-ca-cert");
+    assert_eq!(user_env["STRIMZI_CA_KEY_NAME"], "c-clients-ca");
+    assert_eq!(
+        user_env["STRIMZI_EO_KEY_SECRET_NAME"],
+        "c-entity-user-operator-certs"
+    );
+    assert_eq!(user_env["STRIMZI_SECRET_PREFIX"], "kafka-");
+    assert_eq!(user_env["STRIMZI_ACLS_ADMIN_API_SUPPORTED"], "false");
+    assert_eq!(user_env["STRIMZI_LOG_LEVEL"], "DEBUG");
+    assert!(!topic_env.contains_key("STRIMZI_LOG_LEVEL"));
+
+    // RBAC: the Role in both namespaces (owned only in the Kafka's), the topic operator's
+    // binding in both, the user operator's in the Kafka's namespace.
+    let placed = |metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        (
+            metadata.namespace.clone().unwrap(),
+            metadata.name.clone().unwrap(),
+            metadata.owner_references.is_some(),
+        )
+    };
+    let roles: Vec<_> = eo.roles.iter().map(|role| placed(&role.metadata)).collect();
+    assert_eq!(
+        roles,
+        [
+            ("kafka".to_owned(), "c-entity-operator".to_owned(), true),
+            ("topics".to_owned(), "c-entity-operator".to_owned(), false),
+        ]
+    );
+    let bindings: Vec<_> = eo
+        .role_bindings
+        .iter()
+        .map(|binding| placed(&binding.metadata))
+        .collect();
+    assert_eq!(
+        bindings,
+        [
+            (
+                "kafka".to_owned(),
+                "c-entity-topic-operator-role".to_owned(),
+                true
+            ),
+            (
+                "topics".to_owned(),
+                "c-entity-topic-operator-role".to_owned(),
+                false
+            ),
+            (
+                "kafka".to_owned(),
+                "c-entity-user-operator-role".to_owned(),
+                true
+            ),
+        ]
+    );
+    let secrets: Vec<_> = eo
+        .secrets
+        .iter()
+        .map(|secret| {
+            let data = secret.data.as_ref().unwrap();
+            (
+                secret.metadata.name.clone().unwrap(),
+                data.contains_key("entity-operator.crt")
+                    && data.contains_key("entity-operator.key"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        secrets,
+        [
+            ("c-entity-topic-operator-certs".to_owned(), true),
+            ("c-entity-user-operator-certs".to_owned(), true),
+        ]
+    );
+    let config_maps: Vec<_> = eo
+        .config_maps
+        .iter()
+        .map(|cm| cm.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(
+        config_maps,
+        [
+            "c-entity-topic-operator-config",
+            "c-entity-user-operator-config"
+        ]
+    );
+    assert!(eo.network_policy.is_some());
+}
+
+#[test]
+fn an_entity_operator_without_the_user_operator_has_one_container() {
+    let cluster = resolved(json!({"entityOperator": {"topicOperator": {}}})).unwrap();
+    let issued = certificates(&cluster);
+    let eo = cluster
+        .entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
+            user_operator_certificate: None,
+        })
+        .unwrap();
+    let pod = eo.deployment.spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.containers.len(), 1);
+    assert_eq!(eo.role_bindings.len(), 1);
+    assert_eq!(eo.secrets.len(), 1);
+    let none = resolved(json!({"entityOperator": {}})).unwrap();
+    assert!(
+        none.entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: None,
+            user_operator_certificate: None,
+        })
+        .is_none()
+    );
+}
+
+#[test]
+fn kafka_exporter_runs_the_kafka_images_script_with_its_settings() {
+    let cluster = resolved(json!({"kafkaExporter": {
+        "topicRegex": "orders.*", "groupExcludeRegex": "^console", "logging": "debug",
+        "showAllOffsets": false,
+        "template": {"deployment": {"deploymentStrategy": "Recreate"}},
+    }}))
+    .unwrap();
+    let issued = certificates(&cluster);
+    let exporter = cluster
+        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 2, 0)
+        .unwrap();
+    assert_eq!(
+        exporter.secret.metadata.name.as_deref(),
+        Some("c-kafka-exporter-certs")
+    );
+    assert!(
+        exporter
+            .secret
+            .data
+            .as_ref()
+            .unwrap()
+            .contains_key("kafka-exporter.crt")
+    );
+    let spec = exporter.deployment.spec.unwrap();
+    assert_eq!(spec.strategy.unwrap().type_.as_deref(), Some("Recreate"));
+    let pod = spec.template.spec.unwrap();
+    let container = &pod.containers[0];
+    assert_eq!(container.name, "c-kafka-exporter");
+    assert_eq!(
+        container.image.as_deref(),
+        Some(cluster.version.image.as_str())
+    );
+    assert_eq!(
+        container.args.as_deref(),
+        Some(&["/opt/kafka-exporter/kafka_exporter_run.sh".to_owned()][..])
+    );
+    let vars = env(container);
+    assert_eq!(
+        vars["KAFKA_EXPORTER_KAFKA_SERVER"],
+        "c-kafka-bootstrap:9091"
+    );
+    assert_eq!(vars["KAFKA_EXPORTER_TOPIC_REGEX"], "orders.*");
+    assert_eq!(vars["KAFKA_EXPORTER_GROUP_REGEX"], ".*");
+    assert_eq!(vars["KAFKA_EXPORTER_GROUP_EXCLUDE_REGEX"], "^console");
+    assert_eq!(vars["KAFKA_EXPORTER_LOGGING"], "1");
+    assert_eq!(vars["KAFKA_EXPORTER_OFFSET_SHOW_ALL"], "false");
+    assert_eq!(
+        vars["KAFKA_EXPORTER_KAFKA_VERSION"],
+        cluster.version.version
+    );
+    let mounts: Vec<(&str, &str)> = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|mount| (mount.name.as_str(), mount.mount_path.as_str()))
+        .collect();
+    assert!(mounts.contains(&("cluster-ca-certs", "/etc/kafka-exporter/cluster-ca-certs/")));
+    let trust = pod
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == "cluster-ca-certs")
+        .unwrap();
+    assert_eq!(
+        trust.secret.as_ref().unwrap().secret_name.as_deref(),
+        Some("c-trustbundle")
+    );
+}
+
+#[test]
+fn bad_component_input_is_refused_naming_the_field() {
+    let refused = |spec: Value| match resolved(spec) {
+        Err(ModelError::InvalidConfiguration(message)) => message,
+        other => panic!("not refused: {:?}", other.map(|cluster| cluster.name)),
+    };
+    let message =
+        refused(json!({"entityOperator": {"topicOperator": {"watchedNamespace": "Not_Valid"}}}));
+    assert!(
+        message.contains("spec.entityOperator.topicOperator.watchedNamespace"),
+        "{message}"
+    );
+    let message = refused(json!({"entityOperator": {"userOperator": {
+        "logging": {"type": "inline", "loggers": {"rootLogger.level": "LOUD"}}}}}));
+    assert!(
+        message.contains("spec.entityOperator.userOperator.logging"),
+        "{message}"
+    );
+    let message = refused(json!({"kafkaExporter": {"logging": "verbose"}}));
+    assert!(message.contains("spec.kafkaExporter.logging"), "{message}");
+    assert!(resolved(json!({"kafkaExporter": {"logging": "trace"}})).is_ok());
+}
