@@ -154,6 +154,19 @@ async fn apply_example(client: &Client, ns: &str, file: &Path) -> Option<String>
             for secret in custom_certificate_secrets(&document) {
                 apply(client, ns, &secret).await;
             }
+            // The namespaces the entity operator is to watch exist, as its user makes sure.
+            for operator in ["topicOperator", "userOperator"] {
+                if let Some(watched) =
+                    document["spec"]["entityOperator"][operator]["watchedNamespace"].as_str()
+                {
+                    support::apply(
+                        client,
+                        ns,
+                        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": watched}}),
+                    )
+                    .await;
+                }
+            }
         }
         apply(client, ns, &document).await;
     }

@@ -333,6 +333,10 @@ mod tests {
             config.operator.full_reconciliation_interval,
             Duration::from_secs(120)
         );
+        // Next to the topic operator's 8080 in the entity operator's pod, as in Strimzi.
+        assert_eq!(config.operator.http_port, 8081);
+        let moved = read(&[("STRIMZI_HTTP_PORT", "9000")]).unwrap();
+        assert_eq!(moved.operator.http_port, 9000);
     }
 
     #[test]
