@@ -25,7 +25,10 @@
 //!    active controller last, and end pending (`RollingUpdate`, `RollingUpdateBlocked`,
 //!    `WaitingForNodesToRejoin`); with nothing to restart, apply the dynamically updatable
 //!    options to the running brokers.
-//! 9. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
+//! 9. Components (module `components`): with nothing left to roll, apply the entity operator
+//!    and Kafka Exporter the Kafka asks for, delete those it no longer asks for, and end
+//!    pending (`WaitingForDeployments`) until their Deployments are ready.
+//! 10. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
 //!
 //! No step waits: what takes time ends the reconciliation with
 //! [`Reconciled::pending`], which reports `NotReady` with what is awaited and looks again
@@ -189,9 +192,10 @@ pub struct KafkaAssembly {
 impl KafkaAssembly {
     /// The Kafka controller on `runtime`: Kafkas, their node pools and the objects made for
     /// them (labelled `strimzi.io/kind=Kafka`, mapped by `strimzi.io/cluster`) trigger
-    /// reconciliations; so do the EndpointSlices of its Services, which carry the Services'
-    /// labels, and the StrimziPodSets' status changes (every change of a watched object,
-    /// status included, is an event of its metadata-only watch).
+    /// reconciliations (the components' Deployments among them); so do the EndpointSlices of
+    /// its Services, which carry the Services' labels, and the StrimziPodSets' status changes
+    /// (every change of a watched object, status included, is an event of its metadata-only
+    /// watch).
     pub fn controller(
         runtime: &OperatorRuntime,
         config: ClusterOperatorConfig,
