@@ -27,8 +27,8 @@ use strimzi_tests::layout::free_port;
 use strimzi_tests::measure::rss_mib;
 use strimzi_tests::network::NodeNetwork;
 use support::real_nodes::{
-    POD_WAIT, binaries, bootstrap, eventually, persistent_cluster, process_named, records,
-    secret_file, sorted, topic_ready,
+    POD_WAIT, binaries, bootstrap, cluster_ca_file, eventually, persistent_cluster, process_named,
+    records, secret_file, sorted, topic_ready,
 };
 use support::{apply, condition, names, ready, wait_for};
 
@@ -321,13 +321,7 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
         |secret| secret?.data.as_ref()?.get("user.key").map(drop),
     )
     .await;
-    let cluster_ca = secret_file(
-        &client,
-        &ns,
-        &format!("{CLUSTER}-cluster-ca-cert"),
-        "ca.crt",
-    )
-    .await;
+    let cluster_ca = cluster_ca_file(&client, &ns, CLUSTER).await;
     let (cert, key) = (
         secret_file(&client, &ns, "alice", "user.crt").await,
         secret_file(&client, &ns, "alice", "user.key").await,

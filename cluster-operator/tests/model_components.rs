@@ -176,6 +176,44 @@ fn the_entity_operator_is_built_as_strimzi_builds_it() {
     assert_eq!(topic_env["STRIMZI_TLS_ENABLED"], "true");
     assert_eq!(topic_env["EXTRA"], "1");
     assert!(topic.startup_probe.is_some());
+    let mounts = |container: &Container| -> Vec<(String, String)> {
+        container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .map(|mount| (mount.name.clone(), mount.mount_path.clone()))
+            .collect()
+    };
+    let expected = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(name, path)| ((*name).to_owned(), (*path).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        mounts(topic),
+        expected(&[
+            ("strimzi-to-tmp", "/tmp"),
+            (
+                "entity-topic-operator-metrics-and-logging",
+                "/opt/topic-operator/custom-config/"
+            ),
+            ("eto-certs", "/etc/eto-certs/"),
+            ("cluster-ca-certs", "/etc/tls-sidecar/cluster-ca-certs/"),
+        ])
+    );
+    assert_eq!(
+        mounts(user),
+        expected(&[
+            ("strimzi-uo-tmp", "/tmp"),
+            (
+                "entity-user-operator-metrics-and-logging",
+                "/opt/user-operator/custom-config/"
+            ),
+            ("euo-certs", "/etc/euo-certs/"),
+            ("cluster-ca-certs", "/etc/tls-sidecar/cluster-ca-certs/"),
+        ])
+    );
     assert_eq!(user.name, "user-operator");
     assert_eq!(user.ports.as_ref().unwrap()[0].container_port, 8081);
     let user_env = env(user);

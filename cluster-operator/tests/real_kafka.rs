@@ -19,8 +19,8 @@ use strimzi_tests::environment::TestEnv;
 use strimzi_tests::nodes::image_version;
 use strimzi_tests::process::ManagedProcess;
 use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, eventually, is_ready,
-    persistent_cluster, records, secret_file, sorted, topic_ready,
+    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file, eventually,
+    is_ready, persistent_cluster, records, sorted, topic_ready,
 };
 use support::{apply, ready, wait_for};
 
@@ -120,13 +120,7 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
     );
     let kafka_client = binaries().join("strimzi-kafka-client");
     let plain = ClusterClient::new(&kafka_client, network, &plain_bootstrap);
-    let cluster_ca = secret_file(
-        &client,
-        &ns,
-        &format!("{CLUSTER}-cluster-ca-cert"),
-        "ca.crt",
-    )
-    .await;
+    let cluster_ca = cluster_ca_file(&client, &ns, CLUSTER).await;
     let tls = ClusterClient::new(&kafka_client, network, &tls_bootstrap).tls(&cluster_ca);
     eventually("producing on the plain listener", || {
         plain.produce("plain-records", 5, "plain")

@@ -29,8 +29,8 @@ use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::resources::eventually_ok;
 use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, eventually, is_ready,
-    persistent_cluster, secret_file, secret_value,
+    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file, eventually,
+    is_ready, persistent_cluster, secret_value,
 };
 use support::rolls::{
     ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
@@ -290,13 +290,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
 
     // A cluster CA renewal keeps the key: every node restarts for the new certificate, and a
     // client trusting the certificate of before still gets in.
-    let renewed_before = secret_file(
-        &client,
-        &ns,
-        &format!("{CLUSTER}-cluster-ca-cert"),
-        "ca.crt",
-    )
-    .await;
+    let renewed_before = cluster_ca_file(&client, &ns, CLUSTER).await;
     let earlier_trust = ClusterClient::new(
         &binaries().join("strimzi-kafka-client"),
         network,
@@ -361,7 +355,7 @@ async fn replace_cluster_ca_key(
     kafka: &Kafka,
 ) -> Replacement {
     let network = env().network().unwrap();
-    let old_ca = secret_file(client, ns, &format!("{CLUSTER}-cluster-ca-cert"), "ca.crt").await;
+    let old_ca = cluster_ca_file(client, ns, CLUSTER).await;
     let old_trust = ClusterClient::new(
         &binaries().join("strimzi-kafka-client"),
         network,

@@ -95,6 +95,11 @@ pub async fn secret_file(client: &Client, ns: &str, name: &str, key: &str) -> Pa
     path
 }
 
+/// The cluster CA certificate of `cluster` (`<cluster>-cluster-ca-cert`, `ca.crt`) in a file.
+pub async fn cluster_ca_file(client: &Client, ns: &str, cluster: &str) -> PathBuf {
+    secret_file(client, ns, &format!("{cluster}-cluster-ca-cert"), "ca.crt").await
+}
+
 /// A client certificate for `user` signed by the clients CA of `cluster` (as the user operator
 /// would issue), with `openssl`: (certificate file, key file).
 pub async fn client_certificate(

@@ -52,11 +52,8 @@ const USER_OPERATOR_CONTAINER: &str = "user-operator";
 const USER_OPERATOR_PORT: i32 = 8081;
 /// Name of both health ports.
 const HEALTH_PORT_NAME: &str = "healthcheck";
-/// Where the topic operator finds its certificate, and the cluster CA certificate.
-const TOPIC_OPERATOR_CERTS_MOUNT: &str = "/etc/eto-certs/";
+/// Where both operators find the cluster CA certificate.
 const CLUSTER_CA_CERTS_MOUNT: &str = "/etc/tls-sidecar/cluster-ca-certs/";
-/// Where the user operator finds its certificate.
-const USER_OPERATOR_CERTS_MOUNT: &str = "/etc/euo-certs/";
 /// Log levels the operators accept.
 const LOG_LEVELS: [&str; 8] = [
     "ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF",
@@ -605,15 +602,7 @@ impl EntityOperator<'_> {
             script: "/opt/strimzi/bin/topic_operator_run.sh",
             vars,
             port: TOPIC_OPERATOR_PORT,
-            mounts: vec![
-                mount("strimzi-to-tmp", "/tmp"),
-                mount(
-                    "entity-topic-operator-metrics-and-logging",
-                    "/opt/topic-operator/custom-config/",
-                ),
-                mount("eto-certs", TOPIC_OPERATOR_CERTS_MOUNT),
-                mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
-            ],
+            mounts: operator_mounts(&self.topic_labels, "to", TOPIC_OPERATOR_CONTAINER),
             settings: OperatorSettings {
                 liveness: spec.liveness_probe.as_ref(),
                 readiness: spec.readiness_probe.as_ref(),
@@ -709,15 +698,7 @@ impl EntityOperator<'_> {
             script: "/opt/strimzi/bin/user_operator_run.sh",
             vars,
             port: USER_OPERATOR_PORT,
-            mounts: vec![
-                mount("strimzi-uo-tmp", "/tmp"),
-                mount(
-                    "entity-user-operator-metrics-and-logging",
-                    "/opt/user-operator/custom-config/",
-                ),
-                mount("euo-certs", USER_OPERATOR_CERTS_MOUNT),
-                mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
-            ],
+            mounts: operator_mounts(&self.user_labels, "uo", USER_OPERATOR_CONTAINER),
             settings: OperatorSettings {
                 liveness: spec.liveness_probe.as_ref(),
                 readiness: spec.readiness_probe.as_ref(),
@@ -826,6 +807,25 @@ fn operator_volumes(
             &format!("e{short}-certs"),
             &format!("{}-certs", labels.component_name),
         ),
+    ]
+}
+
+/// The mounts of one operator's volumes ([`operator_volumes`]) where Strimzi mounts them:
+/// `/tmp`, the logging ConfigMap under `/opt/<container>/custom-config/`, its certificate under
+/// `/etc/e<short>-certs/`, and the cluster CA certificate.
+fn operator_mounts(
+    labels: &ComponentLabels,
+    short: &str,
+    container: &str,
+) -> Vec<k8s_openapi::api::core::v1::VolumeMount> {
+    vec![
+        mount(&format!("strimzi-{short}-tmp"), "/tmp"),
+        mount(
+            &format!("{}-metrics-and-logging", labels.component_type),
+            &format!("/opt/{container}/custom-config/"),
+        ),
+        mount(&format!("e{short}-certs"), &format!("/etc/e{short}-certs/")),
+        mount("cluster-ca-certs", CLUSTER_CA_CERTS_MOUNT),
     ]
 }
 
