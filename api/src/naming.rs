@@ -118,6 +118,29 @@ pub fn cruise_control(cluster: &str) -> String {
     format!("{cluster}-cruise-control")
 }
 
+/// Secret with Cruise Control's certificate for its REST API and its Kafka client
+/// (`cruise-control.crt`, `cruise-control.key`).
+pub fn cruise_control_certs_secret(cluster: &str) -> String {
+    format!("{cluster}-cruise-control-certs")
+}
+
+/// Secret with the REST API users of Cruise Control: the credentials file Cruise Control reads
+/// and the passwords of the operators' own API users.
+pub fn cruise_control_api_secret(cluster: &str) -> String {
+    format!("{cluster}-cruise-control-api")
+}
+
+/// ConfigMap with Cruise Control's server configuration, capacity file, logging and metrics.
+pub fn cruise_control_config_map(cluster: &str) -> String {
+    format!("{cluster}-cruise-control-config")
+}
+
+/// Secret with the topic operator's own Cruise Control API user
+/// (`topic-operator.apiAdminName`, `topic-operator.apiAdminPassword`).
+pub fn entity_topic_operator_cc_api_secret(cluster: &str) -> String {
+    format!("{cluster}-entity-topic-operator-cc-api")
+}
+
 /// Deployment of the Kafka Exporter.
 pub fn kafka_exporter(cluster: &str) -> String {
     format!("{cluster}-kafka-exporter")
