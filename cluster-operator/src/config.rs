@@ -32,6 +32,8 @@ pub const TOPIC_OPERATOR_IMAGE: &str = "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE";
 pub const USER_OPERATOR_IMAGE: &str = "STRIMZI_DEFAULT_USER_OPERATOR_IMAGE";
 /// Image of Kafka Exporter (the cluster's Kafka image when unset).
 pub const KAFKA_EXPORTER_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE";
+/// Cruise Control's image, by default the Kafka image of the cluster's version.
+pub const CRUISE_CONTROL_IMAGE: &str = "STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE";
 /// The pod security provider: `baseline` (default) or `restricted`, or Strimzi's class names.
 pub const POD_SECURITY_PROVIDER_CLASS: &str = "STRIMZI_POD_SECURITY_PROVIDER_CLASS";
 /// Whether CA and user Secrets carry PKCS#12 stores (`true` by default).
@@ -132,6 +134,7 @@ impl ClusterOperatorConfig {
             user_operator_image: get(USER_OPERATOR_IMAGE)
                 .unwrap_or_else(|| strimzi_operator_common::OPERATOR_IMAGE.to_owned()),
             kafka_exporter_image: get(KAFKA_EXPORTER_IMAGE),
+            cruise_control_image: get(CRUISE_CONTROL_IMAGE),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
         };

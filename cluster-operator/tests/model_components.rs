@@ -1,6 +1,7 @@
-//! The entity operator's and Kafka Exporter's objects as the model builds them from a Kafka:
-//! Strimzi's names, labels, environment, volumes and RBAC, the watched namespace, templates,
-//! removal of the containers of an operator left out, and refused input.
+//! The entity operator's, Kafka Exporter's and Cruise Control's objects as the model builds
+//! them from a Kafka: Strimzi's names, labels, environment, volumes and RBAC, the watched
+//! namespace, templates, removal of the containers of an operator left out, Cruise Control's
+//! configuration, capacities and API users, and refused input.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -23,9 +24,18 @@ use strimzi_cluster_operator::model::desired::issue_certificate;
 use strimzi_cluster_operator::model::{KafkaCluster, ModelError, ModelInput, resolve};
 use time::OffsetDateTime;
 
-/// The Kafka `c` in namespace `kafka` with one dual-role pool and `spec` merged into its
-/// spec, resolved.
+/// The Kafka `c` in namespace `kafka` with one dual-role node on ephemeral storage and `spec`
+/// merged into its spec, resolved.
 fn resolved(spec: Value) -> Result<KafkaCluster, ModelError> {
+    resolved_with_pool(
+        spec,
+        json!({"replicas": 1, "roles": ["controller", "broker"], "storage": {"type": "ephemeral"}}),
+    )
+}
+
+/// The Kafka `c` in namespace `kafka` with `spec` merged into its spec and one pool `dual`
+/// with `pool_spec`, resolved.
+fn resolved_with_pool(spec: Value, pool_spec: Value) -> Result<KafkaCluster, ModelError> {
     let mut kafka = json!({
         "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
         "metadata": {"name": "c", "namespace": "kafka", "uid": "u-1"},
@@ -38,7 +48,7 @@ fn resolved(spec: Value) -> Result<KafkaCluster, ModelError> {
     let pool: KafkaNodePool = serde_json::from_value(json!({
         "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
         "metadata": {"name": "dual", "namespace": "kafka", "labels": {"strimzi.io/cluster": "c"}},
-        "spec": {"replicas": 1, "roles": ["controller", "broker"], "storage": {"type": "ephemeral"}},
+        "spec": pool_spec,
     }))
     .unwrap();
     resolve(&ModelInput {
@@ -424,4 +434,291 @@ fn bad_component_input_is_refused_naming_the_field() {
     let message = refused(json!({"kafkaExporter": {"logging": "verbose"}}));
     assert!(message.contains("spec.kafkaExporter.logging"), "{message}");
     assert!(resolved(json!({"kafkaExporter": {"logging": "trace"}})).is_ok());
+}
+
+/// Three brokers on JBOD (two volumes) with 2 CPUs each, and `spec` merged into the Kafka.
+fn three_brokers(spec: Value) -> Result<KafkaCluster, ModelError> {
+    resolved_with_pool(
+        spec,
+        json!({
+            "replicas": 3, "roles": ["controller", "broker"],
+            "resources": {"requests": {"cpu": "2", "memory": "2Gi"}},
+            "storage": {"type": "jbod", "volumes": [
+                {"id": 0, "type": "persistent-claim", "size": "100Gi", "kraftMetadata": "shared"},
+                {"id": 1, "type": "ephemeral", "sizeLimit": "10Gi"},
+            ]},
+        }),
+    )
+}
+
+fn secret_text(secret: &k8s_openapi::api::core::v1::Secret, key: &str) -> String {
+    String::from_utf8(secret.data.as_ref().unwrap()[key].0.clone()).unwrap()
+}
+
+#[test]
+fn cruise_control_is_deployed_from_the_kafka_image_with_strimzis_files() {
+    use strimzi_cluster_operator::model::components::cruise_control::CruiseControlInputs;
+    let cluster = three_brokers(json!({
+        "entityOperator": {"topicOperator": {}},
+        "cruiseControl": {
+            "config": {"partition.metrics.window.ms": 10000, "bootstrap.servers": "elsewhere:9092",
+                       "self.healing.goals": "com.linkedin.kafka.cruisecontrol.analyzer.goals.RackAwareGoal",
+                       "webserver.ssl.enable": true},
+            "brokerCapacity": {"inboundNetwork": "20000KiB/s",
+                               "overrides": [{"brokers": [1], "cpu": "500m", "outboundNetwork": "1MiB/s"}]},
+        },
+    }))
+    .unwrap();
+    let issued = certificates(&cluster);
+    let certificate = issued.get("c-cruise-control-certs").expect("a certificate");
+    let names = certificate.certificate.dns_names();
+    for name in [
+        "c-cruise-control",
+        "c-cruise-control.kafka.svc",
+        "c-cruise-control.kafka.svc.cluster.local",
+        "localhost",
+    ] {
+        assert!(
+            names.iter().any(|n| n == name),
+            "{name} missing from {names:?}"
+        );
+    }
+    let inputs = CruiseControlInputs {
+        certificate: Some(certificate),
+        cluster_ca_cert_generation: 3,
+        cluster_ca_key_generation: 1,
+        api_secret: None,
+        topic_operator_api_secret: None,
+        user_api_users: Some("viewer: pw,VIEWER\n"),
+        metrics: None,
+    };
+    let objects = cluster.cruise_control(&inputs).unwrap();
+
+    // The server configuration: defaults, the user's allowed options, nothing forbidden.
+    let data = objects.config_map.data.as_ref().unwrap();
+    assert_eq!(
+        objects.config_map.metadata.name.as_deref(),
+        Some("c-cruise-control-config")
+    );
+    let server = &data["cruisecontrol.properties"];
+    assert!(
+        server.contains("partition.metrics.window.ms=10000\n"),
+        "{server}"
+    );
+    assert!(server.contains("webserver.auth.credentials.file=/opt/cruise-control/api-auth-config/cruise-control.authFile\n"));
+    assert!(server.contains("metric.reporter.topic=strimzi.cruisecontrol.metrics\n"));
+    assert!(
+        server
+            .contains("hard.goals=com.linkedin.kafka.cruisecontrol.analyzer.goals.RackAwareGoal,")
+    );
+    assert!(
+        !server.contains("elsewhere"),
+        "a forbidden option passed: {server}"
+    );
+    assert!(
+        !server.contains("self.healing"),
+        "self-healing is the operator's: {server}"
+    );
+    let warnings: Vec<String> = cluster
+        .all_warnings()
+        .into_iter()
+        .map(|w| w.message)
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("\"bootstrap.servers\"")),
+        "{warnings:?}"
+    );
+
+    // Capacities per broker: JBOD log directories in MiB, overrides before common values,
+    // the pool's CPU request otherwise.
+    let capacity: Value = serde_json::from_str(&data["capacity.json"]).unwrap();
+    let brokers = capacity["brokerCapacities"].as_array().unwrap();
+    assert_eq!(brokers.len(), 3);
+    let broker =
+        |id: i64| brokers.iter().find(|b| b["brokerId"] == id).unwrap()["capacity"].clone();
+    assert_eq!(
+        broker(0)["DISK"]["/var/lib/kafka/data-0/kafka-log0"],
+        "102400.0"
+    );
+    assert_eq!(
+        broker(0)["DISK"]["/var/lib/kafka/data-1/kafka-log0"],
+        "10240.0"
+    );
+    assert_eq!(broker(0)["CPU"]["num.cores"], "2.0");
+    assert_eq!(broker(1)["CPU"]["num.cores"], "0.5");
+    assert_eq!(broker(0)["NW_IN"], "20000.0");
+    assert_eq!(broker(1)["NW_OUT"], "1024.0");
+    assert_eq!(broker(2)["NW_OUT"], "10000.0");
+
+    // API users: the operators' own, the topic operator's (in its own Secret too) and the
+    // user's.
+    let api = objects
+        .secrets
+        .iter()
+        .find(|s| s.metadata.name.as_deref() == Some("c-cruise-control-api"))
+        .unwrap();
+    let auth = secret_text(api, "cruise-control.authFile");
+    let rebalance_password = secret_text(api, "rebalance-operator.password");
+    assert!(auth.contains(&format!("rebalance-operator: {rebalance_password},ADMIN\n")));
+    assert!(auth.contains("healthcheck: "));
+    assert!(auth.contains("viewer: pw,VIEWER\n"));
+    let to_api = objects
+        .secrets
+        .iter()
+        .find(|s| s.metadata.name.as_deref() == Some("c-entity-topic-operator-cc-api"))
+        .unwrap();
+    assert_eq!(
+        secret_text(to_api, "topic-operator.apiAdminName"),
+        "topic-operator"
+    );
+    let to_password = secret_text(to_api, "topic-operator.apiAdminPassword");
+    assert!(auth.contains(&format!("topic-operator: {to_password},ADMIN\n")));
+    // The next build keeps the passwords.
+    let again = cluster
+        .cruise_control(&CruiseControlInputs {
+            api_secret: Some(api),
+            topic_operator_api_secret: Some(to_api),
+            ..inputs
+        })
+        .unwrap();
+    let api_again = again
+        .secrets
+        .iter()
+        .find(|s| s.metadata.name.as_deref() == Some("c-cruise-control-api"))
+        .unwrap();
+    assert_eq!(secret_text(api_again, "cruise-control.authFile"), auth);
+
+    // The Deployment runs the image's script with the variables its scripts read.
+    let pod = objects
+        .deployment
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .clone()
+        .unwrap();
+    let container = &pod.containers[0];
+    assert_eq!(container.name, "c-cruise-control");
+    assert_eq!(
+        container.image.as_deref(),
+        Some(cluster.version.image.as_str())
+    );
+    assert_eq!(
+        container.args.as_deref(),
+        Some(&["/opt/cruise-control/cruise_control_run.sh".to_owned()][..])
+    );
+    let vars = env(container);
+    assert_eq!(
+        vars["STRIMZI_KAFKA_BOOTSTRAP_SERVERS"],
+        "c-kafka-bootstrap:9091"
+    );
+    assert_eq!(vars["STRIMZI_CC_API_SSL_ENABLED"], "true");
+    assert_eq!(vars["STRIMZI_CC_API_AUTH_ENABLED"], "true");
+    assert_eq!(vars["API_HEALTHCHECK_USERNAME"], "healthcheck");
+    assert_eq!(vars["API_PORT"], "9090");
+    assert_eq!(vars["API_HEALTHCHECK_PATH"], "/kafkacruisecontrol/state");
+    assert_eq!(vars["KAFKA_HEAP_OPTS"], "-Xms128M");
+    let mounts: BTreeMap<&str, &str> = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|mount| (mount.name.as_str(), mount.mount_path.as_str()))
+        .collect();
+    assert_eq!(mounts["cc-certs"], "/etc/cruise-control/cc-certs/");
+    assert_eq!(
+        mounts["cluster-ca-certs"],
+        "/etc/cruise-control/cluster-ca-certs/"
+    );
+    assert_eq!(
+        mounts["api-auth-config"],
+        "/opt/cruise-control/api-auth-config/"
+    );
+    assert_eq!(mounts["config"], "/opt/cruise-control/custom-config/");
+    let probe = container.readiness_probe.as_ref().unwrap();
+    assert_eq!(
+        probe.exec.as_ref().unwrap().command.as_deref(),
+        Some(&["/opt/cruise-control/cruise_control_healthcheck.sh".to_owned()][..])
+    );
+    let annotations = objects
+        .deployment
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .metadata
+        .as_ref()
+        .unwrap()
+        .annotations
+        .clone()
+        .unwrap();
+    assert!(annotations.contains_key("strimzi.io/server-configuration-hash"));
+    assert!(annotations.contains_key("strimzi.io/capacity-configuration-hash"));
+    assert_eq!(annotations["strimzi.io/cluster-ca-cert-generation"], "3");
+
+    // The REST API Service and who may reach it.
+    let service = objects.service.spec.as_ref().unwrap();
+    assert_eq!(
+        objects.service.metadata.name.as_deref(),
+        Some("c-cruise-control")
+    );
+    assert_eq!(service.ports.as_ref().unwrap()[0].port, 9090);
+    let policy = objects
+        .network_policy
+        .as_ref()
+        .unwrap()
+        .spec
+        .clone()
+        .unwrap();
+    let peers = policy.ingress.unwrap()[0].from.clone().unwrap();
+    assert_eq!(
+        peers.len(),
+        2,
+        "the cluster operator and the entity operator"
+    );
+
+    // The topic operator learns where Cruise Control is.
+    let eo = cluster
+        .entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
+            user_operator_certificate: None,
+        })
+        .unwrap();
+    let to = &eo
+        .deployment
+        .spec
+        .unwrap()
+        .template
+        .spec
+        .unwrap()
+        .containers[0];
+    let to_vars = env(to);
+    assert_eq!(to_vars["STRIMZI_CRUISE_CONTROL_ENABLED"], "true");
+    assert_eq!(
+        to_vars["STRIMZI_CRUISE_CONTROL_HOSTNAME"],
+        "c-cruise-control.kafka.svc"
+    );
+    assert!(
+        to.volume_mounts
+            .iter()
+            .flatten()
+            .any(|mount| mount.mount_path == "/etc/eto-cc-api/")
+    );
+}
+
+#[test]
+fn cruise_control_input_that_cannot_work_is_refused() {
+    let refused = |result: Result<KafkaCluster, ModelError>| match result {
+        Err(ModelError::InvalidConfiguration(message)) => message,
+        other => panic!("not refused: {:?}", other.map(|cluster| cluster.name)),
+    };
+    assert!(refused(resolved(json!({"cruiseControl": {}}))).contains("at least two Kafka brokers"));
+    assert!(
+        refused(three_brokers(
+            json!({"cruiseControl": {"brokerCapacity": {"cpu": "many"}}})
+        ))
+        .contains("CPU capacity")
+    );
 }

@@ -1,5 +1,5 @@
-//! The components step, run once the Kafka nodes are ready and rolled: the entity operator
-//! and Kafka Exporter. Each kind of object they own is listed once (by the cluster's labels and
+//! The components step, run once the Kafka nodes are ready and rolled: the entity operator,
+//! Kafka Exporter and Cruise Control. Each kind of object they own is listed once (by the cluster's labels and
 //! the components' types) in the Kafka's namespace, Roles and RoleBindings also in every
 //! namespace the entity operator watches or watched: the lists are what applies compare with
 //! (no read per object), where the existing certificates come from, and what the cleanup pass
@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, ListParams};
@@ -23,24 +23,26 @@ use strimzi_certificate_manager::leaf::IssuedCertificate;
 use strimzi_operator_common::apply::{Applicable, Applied};
 
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
-use crate::model::KafkaCluster;
+use crate::model::components::cruise_control::{self, CruiseControlInputs, CruiseControlObjects};
 use crate::model::components::entity_operator::{
     self, EntityOperatorInputs, EntityOperatorObjects,
 };
 use crate::model::components::kafka_exporter::{self, KafkaExporterObjects};
 use crate::model::components::{self, ComponentCertificateRequest};
+use crate::model::{KafkaCluster, ModelError};
 
 /// How soon a Kafka whose components are not ready yet is looked at again; a change of their
 /// Deployments reconciles it sooner.
 const COMPONENTS_RECHECK: Duration = Duration::from_secs(10);
 
 /// The component types whose objects this step owns, for the cleanup pass.
-fn owned_types() -> [&'static str; 4] {
+fn owned_types() -> [&'static str; 5] {
     [
         entity_operator::COMPONENT_TYPE,
         entity_operator::TOPIC_OPERATOR_TYPE,
         entity_operator::USER_OPERATOR_TYPE,
         kafka_exporter::COMPONENT_TYPE,
+        cruise_control::COMPONENT_TYPE,
     ]
 }
 
@@ -70,6 +72,7 @@ impl<K: Resource> Owned<K> {
 /// What this step owns now, of every kind.
 struct OwnedObjects {
     deployments: Owned<Deployment>,
+    services: Owned<Service>,
     service_accounts: Owned<ServiceAccount>,
     secrets: Owned<Secret>,
     config_maps: Owned<ConfigMap>,
@@ -78,10 +81,11 @@ struct OwnedObjects {
     role_bindings: Owned<RoleBinding>,
 }
 
-/// The desired objects of both components, by kind.
+/// The desired objects of every component, by kind.
 struct DesiredComponents {
     entity_operator: Option<EntityOperatorObjects>,
     kafka_exporter: Option<KafkaExporterObjects>,
+    cruise_control: Option<CruiseControlObjects>,
 }
 
 impl DesiredComponents {
@@ -89,13 +93,19 @@ impl DesiredComponents {
         let mut all: Vec<&Deployment> = Vec::new();
         all.extend(self.entity_operator.iter().map(|eo| &eo.deployment));
         all.extend(self.kafka_exporter.iter().map(|ke| &ke.deployment));
+        all.extend(self.cruise_control.iter().map(|cc| &cc.deployment));
         all
+    }
+
+    fn services(&self) -> Vec<&Service> {
+        self.cruise_control.iter().map(|cc| &cc.service).collect()
     }
 
     fn service_accounts(&self) -> Vec<&ServiceAccount> {
         let mut all: Vec<&ServiceAccount> = Vec::new();
         all.extend(self.entity_operator.iter().map(|eo| &eo.service_account));
         all.extend(self.kafka_exporter.iter().map(|ke| &ke.service_account));
+        all.extend(self.cruise_control.iter().map(|cc| &cc.service_account));
         all
     }
 
@@ -106,21 +116,28 @@ impl DesiredComponents {
             .flat_map(|eo| &eo.secrets)
             .collect();
         all.extend(self.kafka_exporter.iter().map(|ke| &ke.secret));
+        all.extend(self.cruise_control.iter().flat_map(|cc| &cc.secrets));
         all
     }
 
     fn config_maps(&self) -> Vec<&ConfigMap> {
-        self.entity_operator
+        let mut all: Vec<&ConfigMap> = self
+            .entity_operator
             .iter()
             .flat_map(|eo| &eo.config_maps)
-            .collect()
+            .collect();
+        all.extend(self.cruise_control.iter().map(|cc| &cc.config_map));
+        all
     }
 
     fn network_policies(&self) -> Vec<&NetworkPolicy> {
-        self.entity_operator
+        let mut all: Vec<&NetworkPolicy> = self
+            .entity_operator
             .iter()
             .flat_map(|eo| &eo.network_policy)
-            .collect()
+            .collect();
+        all.extend(self.cruise_control.iter().flat_map(|cc| &cc.network_policy));
+        all
     }
 
     fn roles(&self) -> Vec<&Role> {
@@ -146,6 +163,13 @@ impl DesiredComponents {
             .filter_map(|binding| binding.namespace());
         roles.chain(bindings).collect()
     }
+}
+
+/// Content of the user's objects Cruise Control's model reads.
+#[derive(Default)]
+struct CruiseControlConfiguration {
+    api_users: Option<String>,
+    metrics: Option<String>,
 }
 
 /// The namespaces the entity operator's containers watch (their `STRIMZI_NAMESPACE`), as its
@@ -197,6 +221,7 @@ impl Reconciliation<'_> {
         rbac_namespaces.extend(desired_namespaces.iter().cloned());
         rbac_namespaces.insert(cluster.namespace.clone());
         Ok(OwnedObjects {
+            services: self.owned(&own, &selector).await?,
             service_accounts: self.owned(&own, &selector).await?,
             secrets: self.owned(&own, &selector).await?,
             config_maps: self.owned(&own, &selector).await?,
@@ -243,6 +268,56 @@ impl Reconciliation<'_> {
         Ok(issued.into_iter().collect())
     }
 
+    /// What Cruise Control's objects need from the user's own objects: the extra API users
+    /// (the Secret `apiUsers` refers to, which must exist and be valid) and the metrics
+    /// ConfigMap's content.
+    async fn cruise_control_configuration(
+        &self,
+        cluster: &KafkaCluster,
+    ) -> Result<CruiseControlConfiguration, ReconcileError> {
+        let Some(spec) = &cluster.kafka.spec.cruise_control else {
+            return Ok(CruiseControlConfiguration::default());
+        };
+        let api_users = match cruise_control::user_api_users_reference(spec) {
+            Some((name, key)) => {
+                let secret = self
+                    .api::<Secret>()
+                    .get_opt(&name)
+                    .await
+                    .map_err(|source| ReconcileError::api("get Secret", &name, source))?;
+                let content = secret
+                    .and_then(|secret| secret.data)
+                    .and_then(|mut data| data.remove(&key))
+                    .and_then(|bytes| String::from_utf8(bytes.0).ok())
+                    .ok_or_else(|| {
+                        ModelError::InvalidConfiguration(format!(
+                            "The Cruise Control API users refer to Secret {name} with key {key}, \
+                             which does not exist"
+                        ))
+                    })?;
+                cruise_control::validate_user_api_users(&content)?;
+                Some(content)
+            }
+            None => None,
+        };
+        let metrics = match &spec.metrics_config {
+            Some(strimzi_api::common::MetricsConfig::JmxPrometheusExporter(exporter)) => {
+                let metrics = self.config_map_value(exporter.value_from.as_ref()).await?;
+                if metrics.is_none() {
+                    return Err(ModelError::InvalidConfiguration(
+                        "The ConfigMap of spec.cruiseControl.metricsConfig does not exist or \
+                         lacks the key it names"
+                            .to_owned(),
+                    )
+                    .into());
+                }
+                metrics
+            }
+            _ => None,
+        };
+        Ok(CruiseControlConfiguration { api_users, metrics })
+    }
+
     /// The components step (see the module docs): what is awaited, if anything.
     #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn reconcile_components(
@@ -261,6 +336,7 @@ impl Reconciliation<'_> {
         let namespaces = DesiredComponents {
             entity_operator: unsigned,
             kafka_exporter: None,
+            cruise_control: None,
         }
         .namespaces();
         let owned = self.owned_objects(cluster, &namespaces).await?;
@@ -271,6 +347,14 @@ impl Reconciliation<'_> {
         let (topic_secret, _) = entity_operator::topic_operator_certificate(&cluster.name);
         let (user_secret, _) = entity_operator::user_operator_certificate(&cluster.name);
         let (exporter_secret, _) = kafka_exporter::certificate(&cluster.name);
+        let (cruise_control_secret, _) = cruise_control::certificate(cluster);
+        let cruise_control_config = self.cruise_control_configuration(cluster).await?;
+        let listed_secret = |name: String| {
+            owned
+                .secrets
+                .objects
+                .get(&(cluster.namespace.clone(), name))
+        };
         let desired = DesiredComponents {
             entity_operator: cluster.entity_operator(&EntityOperatorInputs {
                 cluster_ca_cert_generation: authority.cert_generation(),
@@ -283,6 +367,19 @@ impl Reconciliation<'_> {
                 authority.cert_generation(),
                 authority.key_generation(),
             ),
+            cruise_control: cluster.cruise_control(&CruiseControlInputs {
+                certificate: certificates.get(&cruise_control_secret),
+                cluster_ca_cert_generation: authority.cert_generation(),
+                cluster_ca_key_generation: authority.key_generation(),
+                api_secret: listed_secret(strimzi_api::naming::cruise_control_api_secret(
+                    &cluster.name,
+                )),
+                topic_operator_api_secret: listed_secret(
+                    strimzi_api::naming::entity_topic_operator_cc_api_secret(&cluster.name),
+                ),
+                user_api_users: cruise_control_config.api_users.as_deref(),
+                metrics: cruise_control_config.metrics.as_deref(),
+            }),
         };
         let written = self.apply_components(&desired, &owned).await?;
         self.delete_undesired_components(&desired, &owned).await?;
@@ -321,6 +418,8 @@ impl Reconciliation<'_> {
     ) -> Result<bool, ReconcileError> {
         self.apply_owned(&desired.service_accounts(), &owned.service_accounts)
             .await?;
+        self.apply_owned(&desired.services(), &owned.services)
+            .await?;
         self.apply_owned(&desired.roles(), &owned.roles).await?;
         self.apply_owned(&desired.role_bindings(), &owned.role_bindings)
             .await?;
@@ -343,6 +442,8 @@ impl Reconciliation<'_> {
         self.delete_unlisted_owned(&owned.deployments, &desired.deployments())
             .await?;
         self.delete_unlisted_owned(&owned.service_accounts, &desired.service_accounts())
+            .await?;
+        self.delete_unlisted_owned(&owned.services, &desired.services())
             .await?;
         self.delete_unlisted_owned(&owned.secrets, &desired.secrets())
             .await?;
@@ -454,7 +555,8 @@ mod tests {
         assert_eq!(
             owned_selector("c"),
             "strimzi.io/cluster=c,strimzi.io/kind=Kafka,strimzi.io/component-type in \
-             (entity-operator,entity-topic-operator,entity-user-operator,kafka-exporter)"
+             (entity-operator,entity-topic-operator,entity-user-operator,kafka-exporter,\
+             cruise-control)"
         );
     }
 }

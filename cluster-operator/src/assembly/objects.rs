@@ -378,7 +378,7 @@ impl Reconciliation<'_> {
     }
 
     /// The value of one key of a user ConfigMap; `None` when the ConfigMap or key is missing.
-    async fn config_map_value(
+    pub(super) async fn config_map_value(
         &self,
         reference: Option<&strimzi_api::common::ExternalConfigurationReference>,
     ) -> Result<Option<String>, ReconcileError> {

@@ -100,6 +100,9 @@ pub struct ModelConfig {
     /// Image of Kafka Exporter (`STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE`); by default the
     /// cluster's Kafka image, which carries the exporter.
     pub kafka_exporter_image: Option<String>,
+    /// Image of Cruise Control (`STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE`); by default the
+    /// Kafka image of the cluster's version, which carries Cruise Control.
+    pub cruise_control_image: Option<String>,
 }
 
 /// Which Pod Security Standard the generated containers meet without a template's
@@ -349,6 +352,7 @@ impl KafkaCluster {
     pub fn all_warnings(&self) -> Vec<ModelWarning> {
         let mut warnings = self.warnings.clone();
         warnings.extend(self.configuration_warnings());
+        warnings.extend(components::cruise_control::configuration_warnings(self));
         warnings
     }
 

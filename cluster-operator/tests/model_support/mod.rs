@@ -56,6 +56,7 @@ pub fn default_model_config() -> ModelConfig {
         topic_operator_image: strimzi_operator_common::OPERATOR_IMAGE.into(),
         user_operator_image: strimzi_operator_common::OPERATOR_IMAGE.into(),
         kafka_exporter_image: None,
+        cruise_control_image: None,
     }
 }
 

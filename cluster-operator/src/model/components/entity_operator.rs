@@ -13,9 +13,7 @@
 //! `STRIMZI_LOG_LEVEL`, which our operators read.
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapVolumeSource, Container, EnvVar, Secret, ServiceAccount, Volume,
-};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, EnvVar, Secret, ServiceAccount, Volume};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -28,9 +26,10 @@ use strimzi_api::naming;
 use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec};
 use strimzi_operator_common::labels::ComponentLabels;
 
+use super::cruise_control::{self, ApiSecurity};
 use super::{
-    DeploymentParts, certificate_annotations, component_labels, http_probe, secret_volume,
-    tmp_volume,
+    DeploymentParts, certificate_annotations, component_labels, config_map_volume, http_probe,
+    log4j2_properties, secret_volume, tmp_volume,
 };
 use crate::model::listeners::services::REPLICATION_PORT;
 use crate::model::nodes::pods::{add_template_env, container_port, env, mount, template_mounts};
@@ -54,6 +53,9 @@ const USER_OPERATOR_PORT: i32 = 8081;
 const HEALTH_PORT_NAME: &str = "healthcheck";
 /// Where both operators find the cluster CA certificate.
 const CLUSTER_CA_CERTS_MOUNT: &str = "/etc/tls-sidecar/cluster-ca-certs/";
+/// Volume and mount of the topic operator's Cruise Control API user, when Cruise Control runs.
+const CRUISE_CONTROL_API_VOLUME: &str = "eto-cc-api";
+const CRUISE_CONTROL_API_MOUNT: &str = "/etc/eto-cc-api/";
 /// Log levels the operators accept.
 const LOG_LEVELS: [&str; 8] = [
     "ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF",
@@ -183,36 +185,6 @@ fn root_log_level(logging: Option<&Logging>) -> Option<String> {
             .map(|level| level.trim().to_ascii_uppercase()),
         _ => None,
     }
-}
-
-/// The logging ConfigMap content: a log4j2 properties file with the inline levels (or INFO
-/// for the root logger), written for anyone who reads the ConfigMap as they would Strimzi's.
-fn logging_properties(logging: Option<&Logging>) -> String {
-    let mut loggers: Vec<(String, String)> = match logging {
-        Some(Logging::Inline(inline)) => inline
-            .loggers
-            .iter()
-            .flatten()
-            .map(|(name, level)| (name.clone(), level.trim().to_ascii_uppercase()))
-            .collect(),
-        _ => Vec::new(),
-    };
-    if !loggers.iter().any(|(name, _)| name == "rootLogger.level") {
-        loggers.push(("rootLogger.level".to_owned(), "INFO".to_owned()));
-    }
-    let mut text = String::from(
-        "# Log levels of the operator; its root level is also passed as STRIMZI_LOG_LEVEL.\n\
-         name = EOConfig\n\
-         appender.console.type = Console\n\
-         appender.console.name = STDOUT\n\
-         appender.console.layout.type = PatternLayout\n\
-         appender.console.layout.pattern = %d{yyyy-MM-dd HH:mm:ss} %-5p [%t] %c{1}:%L - %m%n\n\
-         rootLogger.appenderRef.console.ref = STDOUT\n",
-    );
-    for (name, level) in loggers {
-        text.push_str(&format!("{name} = {level}\n"));
-    }
-    text
 }
 
 /// The rules of the entity operator's Role, which both operators need: their custom resources
@@ -500,9 +472,12 @@ impl EntityOperator<'_> {
         ConfigMap {
             metadata: self.cluster.component_meta(labels, &name, None),
             data: Some(
-                [("log4j2.properties".to_owned(), logging_properties(logging))]
-                    .into_iter()
-                    .collect(),
+                [(
+                    "log4j2.properties".to_owned(),
+                    log4j2_properties("EOConfig", logging),
+                )]
+                .into_iter()
+                .collect(),
             ),
             ..ConfigMap::default()
         }
@@ -520,6 +495,12 @@ impl EntityOperator<'_> {
                 template.and_then(|template| template.topic_operator_container.as_ref()),
             ));
             volumes.extend(operator_volumes(&self.topic_labels, "to", pod_template));
+            if cluster.kafka.spec.cruise_control.is_some() {
+                volumes.push(secret_volume(
+                    CRUISE_CONTROL_API_VOLUME,
+                    &naming::entity_topic_operator_cc_api_secret(&cluster.name),
+                ));
+            }
         }
         if let Some(uo) = &self.spec.user_operator {
             containers.push(self.user_operator_container(
@@ -593,6 +574,38 @@ impl EntityOperator<'_> {
             env("STRIMZI_SECURITY_PROTOCOL", "SSL"),
             env("STRIMZI_TLS_ENABLED", "true"),
         ]);
+        let mut mounts = operator_mounts(&self.topic_labels, "to", TOPIC_OPERATOR_CONTAINER);
+        if let Some(cruise_control) = &cluster.kafka.spec.cruise_control {
+            let security = ApiSecurity::of(cruise_control);
+            vars.extend([
+                env("STRIMZI_CRUISE_CONTROL_ENABLED", "true"),
+                env(
+                    "STRIMZI_CRUISE_CONTROL_RACK_ENABLED",
+                    cluster.spec.rack.is_some().to_string(),
+                ),
+                env(
+                    "STRIMZI_CRUISE_CONTROL_HOSTNAME",
+                    format!(
+                        "{}.{}.svc",
+                        naming::cruise_control(&cluster.name),
+                        cluster.namespace
+                    ),
+                ),
+                env(
+                    "STRIMZI_CRUISE_CONTROL_PORT",
+                    cruise_control::REST_API_PORT.to_string(),
+                ),
+                env(
+                    "STRIMZI_CRUISE_CONTROL_SSL_ENABLED",
+                    security.tls.to_string(),
+                ),
+                env(
+                    "STRIMZI_CRUISE_CONTROL_AUTH_ENABLED",
+                    security.authentication.to_string(),
+                ),
+            ]);
+            mounts.push(mount(CRUISE_CONTROL_API_VOLUME, CRUISE_CONTROL_API_MOUNT));
+        }
         let mut container = self.operator_container(OperatorContainer {
             name: TOPIC_OPERATOR_CONTAINER,
             image: spec
@@ -602,7 +615,7 @@ impl EntityOperator<'_> {
             script: "/opt/strimzi/bin/topic_operator_run.sh",
             vars,
             port: TOPIC_OPERATOR_PORT,
-            mounts: operator_mounts(&self.topic_labels, "to", TOPIC_OPERATOR_CONTAINER),
+            mounts,
             settings: OperatorSettings {
                 liveness: spec.liveness_probe.as_ref(),
                 readiness: spec.readiness_probe.as_ref(),
@@ -829,19 +842,6 @@ fn operator_mounts(
     ]
 }
 
-/// A volume of the ConfigMap `config_map` (mode 0644).
-fn config_map_volume(name: &str, config_map: &str) -> Volume {
-    Volume {
-        name: name.to_owned(),
-        config_map: Some(ConfigMapVolumeSource {
-            name: config_map.to_owned(),
-            default_mode: Some(0o644),
-            ..ConfigMapVolumeSource::default()
-        }),
-        ..Volume::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -866,11 +866,11 @@ mod tests {
         .unwrap();
         assert_eq!(root_log_level(Some(&inline)).as_deref(), Some("DEBUG"));
         assert_eq!(root_log_level(None), None);
-        let properties = logging_properties(Some(&inline));
+        let properties = log4j2_properties("EOConfig", Some(&inline));
         assert!(
             properties.contains("rootLogger.level = DEBUG\n"),
             "{properties}"
         );
-        assert!(logging_properties(None).contains("rootLogger.level = INFO\n"));
+        assert!(log4j2_properties("EOConfig", None).contains("rootLogger.level = INFO\n"));
     }
 }

@@ -1,12 +1,13 @@
 //! The components a Kafka resource asks for next to its nodes, each run by a Deployment: the
-//! entity operator (our topic and user operators, [`entity_operator`]) and Kafka Exporter
-//! ([`kafka_exporter`]). This module holds what they share: their labels, the client
+//! entity operator (our topic and user operators, [`entity_operator`]), Kafka Exporter
+//! ([`kafka_exporter`]) and Cruise Control ([`cruise_control`]). This module holds what they share: their labels, the client
 //! certificate each one connects to the brokers with, and how a Deployment is built from a
 //! component's containers and its `template`.
 //!
 //! Like the rest of the model it is pure: the caller issues the certificates (with
 //! [`certificate_requests`] and the cluster CA) and hands them in.
 
+pub mod cruise_control;
 pub mod entity_operator;
 pub mod kafka_exporter;
 
@@ -16,15 +17,15 @@ use k8s_openapi::api::apps::v1::{
     Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
 };
 use k8s_openapi::api::core::v1::{
-    Container, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret, SecretVolumeSource,
-    ServiceAccount, Volume,
+    ConfigMapVolumeSource, Container, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret,
+    SecretVolumeSource, ServiceAccount, Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use strimzi_api::annotations;
 use strimzi_api::common::{
-    DeploymentStrategy as StrategyOption, DeploymentTemplate, PodTemplate, Probe as ProbeOptions,
-    ResourceTemplate,
+    DeploymentStrategy as StrategyOption, DeploymentTemplate, Logging, PodTemplate,
+    Probe as ProbeOptions, ResourceTemplate,
 };
 use strimzi_certificate_manager::leaf::ExistingLeaf;
 use strimzi_operator_common::labels::ComponentLabels;
@@ -68,6 +69,9 @@ pub fn certificate_requests(
     if cluster.kafka.spec.kafka_exporter.is_some() {
         wanted.push(kafka_exporter::certificate(&cluster.name));
     }
+    if cluster.kafka.spec.cruise_control.is_some() {
+        wanted.push(cruise_control::certificate(cluster));
+    }
     wanted
         .into_iter()
         .map(|(secret_name, spec)| ComponentCertificateRequest {
@@ -87,7 +91,8 @@ pub fn certificate_requests(
 /// it is.
 pub fn validate(cluster: &KafkaCluster) -> Result<(), ModelError> {
     entity_operator::validate(cluster)?;
-    kafka_exporter::validate(cluster)
+    kafka_exporter::validate(cluster)?;
+    cruise_control::validate(cluster)
 }
 
 /// The labels of one component of the Kafka (e.g. `entity-operator`, named
@@ -345,4 +350,47 @@ pub(crate) fn certificate_annotations(
             thumbprints.join("-"),
         ),
     ])
+}
+
+/// A component's logging ConfigMap content: a log4j2 properties file named `config_name`
+/// with a console appender and the inline levels (INFO for the root logger unless set).
+pub(crate) fn log4j2_properties(config_name: &str, logging: Option<&Logging>) -> String {
+    let mut loggers: Vec<(String, String)> = match logging {
+        Some(Logging::Inline(inline)) => inline
+            .loggers
+            .iter()
+            .flatten()
+            .map(|(name, level)| (name.clone(), level.trim().to_ascii_uppercase()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !loggers.iter().any(|(name, _)| name == "rootLogger.level") {
+        loggers.push(("rootLogger.level".to_owned(), "INFO".to_owned()));
+    }
+    let mut text = format!(
+        "# Generated from the resource's logging section.\n\
+         name = {config_name}\n\
+         appender.console.type = Console\n\
+         appender.console.name = STDOUT\n\
+         appender.console.layout.type = PatternLayout\n\
+         appender.console.layout.pattern = %d{{yyyy-MM-dd HH:mm:ss}} %-5p [%t] %c{{1}}:%L - %m%n\n\
+         rootLogger.appenderRef.console.ref = STDOUT\n"
+    );
+    for (name, level) in loggers {
+        text.push_str(&format!("{name} = {level}\n"));
+    }
+    text
+}
+
+/// A volume of the ConfigMap `config_map` (mode 0644).
+pub(crate) fn config_map_volume(name: &str, config_map: &str) -> Volume {
+    Volume {
+        name: name.to_owned(),
+        config_map: Some(ConfigMapVolumeSource {
+            name: config_map.to_owned(),
+            default_mode: Some(0o644),
+            ..ConfigMapVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
 }

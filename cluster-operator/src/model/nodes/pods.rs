@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::{
     ExecAction, KeyToPath, LocalObjectReference, NodeAffinity, NodeSelector,
     NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector,
     PersistentVolumeClaimVolumeSource, Pod, PodSecurityContext, PodSpec, Probe,
-    ProjectedVolumeSource, SecretKeySelector, ServiceAccountTokenProjection, Volume, VolumeMount,
-    VolumeProjection,
+    ProjectedVolumeSource, ResourceRequirements, SecretKeySelector, ServiceAccountTokenProjection,
+    Volume, VolumeMount, VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -24,8 +24,8 @@ use kube::api::ObjectMeta;
 use sha2::{Digest, Sha256};
 use strimzi_api::annotations;
 use strimzi_api::common::{
-    ContainerTemplate, KafkaJmxAuthentication, MetricsConfig, Probe as ProbeOptions, RackType,
-    TemplatedVolume,
+    ContainerTemplate, JvmOptions, KafkaJmxAuthentication, MetricsConfig, Probe as ProbeOptions,
+    RackType, TemplatedVolume,
 };
 use strimzi_api::kafka::KafkaListenerType;
 use strimzi_api::labels;
@@ -766,41 +766,14 @@ impl KafkaCluster {
             ),
             env("KAFKA_CLUSTER_NAME", self.name.clone()),
         ];
-        vars.extend(heap_env(pool));
-        let xx = jvm.and_then(|jvm| jvm.xx.as_ref());
-        let mut performance: Vec<(&String, &String)> = xx
-            .into_iter()
-            .flatten()
-            .filter(|(key, _)| !HEAP_XX_OPTIONS.contains(&key.as_str()))
-            .collect();
-        performance
-            .sort_by_key(|(key, _)| (!PRIORITY_XX_OPTIONS.contains(&key.as_str()), (*key).clone()));
-        if !performance.is_empty() {
-            let flags: Vec<String> = performance
-                .into_iter()
-                .map(|(key, value)| match value.to_lowercase().as_str() {
-                    "true" => format!("-XX:+{key}"),
-                    "false" => format!("-XX:-{key}"),
-                    _ => format!("-XX:{key}={value}"),
-                })
-                .collect();
-            vars.push(env("KAFKA_JVM_PERFORMANCE_OPTS", flags.join(" ")));
-        }
-        let properties: Vec<String> = jvm
-            .and_then(|jvm| jvm.java_system_properties.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|property| {
-                format!(
-                    "-D{}={}",
-                    property.name.as_deref().unwrap_or_default(),
-                    property.value.as_deref().unwrap_or_default()
-                )
-            })
-            .collect();
-        if !properties.is_empty() {
-            vars.push(env("STRIMZI_JAVA_SYSTEM_PROPERTIES", properties.join(" ")));
-        }
+        vars.extend(jvm_env(
+            jvm,
+            pool.resources.as_ref(),
+            HeapSizing {
+                percentage: DYNAMIC_HEAP_PERCENTAGE,
+                max: Some(DYNAMIC_HEAP_MAX),
+            },
+        ));
         if let Some(jmx) = &self.spec.jmx_options {
             vars.push(env("STRIMZI_JMX_ENABLED", "true"));
             if matches!(
@@ -884,11 +857,71 @@ const HEAP_XX_OPTIONS: [&str; 2] = ["MaxRAMPercentage", "InitialRAMPercentage"];
 /// `-XX` options that must come before the others.
 const PRIORITY_XX_OPTIONS: [&str; 2] = ["UnlockDiagnosticVMOptions", "UnlockExperimentalVMOptions"];
 
+/// How the start script sizes a heap the user left unsized: the share of the container's
+/// memory (`STRIMZI_DYNAMIC_HEAP_PERCENTAGE`) and the largest heap it picks
+/// (`STRIMZI_DYNAMIC_HEAP_MAX`, none for no bound).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HeapSizing {
+    /// Percentage of the container memory.
+    pub percentage: &'static str,
+    /// Largest heap in bytes, if bounded.
+    pub max: Option<&'static str>,
+}
+
+/// The JVM environment of a Java container from `jvmOptions` as Strimzi's start scripts read
+/// it: the heap ([`heap_env`]), the other `-XX` options in `KAFKA_JVM_PERFORMANCE_OPTS`
+/// (unlocking options first) and `javaSystemProperties` in `STRIMZI_JAVA_SYSTEM_PROPERTIES`.
+pub(crate) fn jvm_env(
+    jvm: Option<&JvmOptions>,
+    resources: Option<&ResourceRequirements>,
+    sizing: HeapSizing,
+) -> Vec<EnvVar> {
+    let mut vars = heap_env(jvm, resources, sizing);
+    let xx = jvm.and_then(|jvm| jvm.xx.as_ref());
+    let mut performance: Vec<(&String, &String)> = xx
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| !HEAP_XX_OPTIONS.contains(&key.as_str()))
+        .collect();
+    performance
+        .sort_by_key(|(key, _)| (!PRIORITY_XX_OPTIONS.contains(&key.as_str()), (*key).clone()));
+    if !performance.is_empty() {
+        let flags: Vec<String> = performance
+            .into_iter()
+            .map(|(key, value)| match value.to_lowercase().as_str() {
+                "true" => format!("-XX:+{key}"),
+                "false" => format!("-XX:-{key}"),
+                _ => format!("-XX:{key}={value}"),
+            })
+            .collect();
+        vars.push(env("KAFKA_JVM_PERFORMANCE_OPTS", flags.join(" ")));
+    }
+    let properties: Vec<String> = jvm
+        .and_then(|jvm| jvm.java_system_properties.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|property| {
+            format!(
+                "-D{}={}",
+                property.name.as_deref().unwrap_or_default(),
+                property.value.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    if !properties.is_empty() {
+        vars.push(env("STRIMZI_JAVA_SYSTEM_PROPERTIES", properties.join(" ")));
+    }
+    vars
+}
+
 /// The heap settings: the user's `-Xms`/`-Xmx`/RAM percentages in `KAFKA_HEAP_OPTS`; without
 /// a maximum, the start script sizes the heap from the memory request or limit
 /// (`STRIMZI_DYNAMIC_HEAP_*`), or it starts at `-Xms128M` when there is none.
-fn heap_env(pool: &NodePool) -> Vec<EnvVar> {
-    let jvm = pool.jvm_options.as_ref();
+fn heap_env(
+    jvm: Option<&JvmOptions>,
+    resources: Option<&ResourceRequirements>,
+    sizing: HeapSizing,
+) -> Vec<EnvVar> {
     let xx = jvm.and_then(|jvm| jvm.xx.as_ref());
     let xx_value = |key: &str| xx.and_then(|xx| xx.get(key));
     let mut opts: Vec<String> = Vec::new();
@@ -909,17 +942,16 @@ fn heap_env(pool: &NodePool) -> Vec<EnvVar> {
     let user_initial =
         jvm.is_some_and(|jvm| jvm.xms.is_some()) || xx_value("InitialRAMPercentage").is_some();
     if !user_max {
-        let has_memory = pool.resources.as_ref().is_some_and(|resources| {
+        let has_memory = resources.is_some_and(|resources| {
             [&resources.requests, &resources.limits]
                 .into_iter()
                 .any(|map| map.as_ref().is_some_and(|map| map.contains_key("memory")))
         });
         if has_memory {
-            vars.push(env(
-                "STRIMZI_DYNAMIC_HEAP_PERCENTAGE",
-                DYNAMIC_HEAP_PERCENTAGE,
-            ));
-            vars.push(env("STRIMZI_DYNAMIC_HEAP_MAX", DYNAMIC_HEAP_MAX));
+            vars.push(env("STRIMZI_DYNAMIC_HEAP_PERCENTAGE", sizing.percentage));
+            if let Some(max) = sizing.max {
+                vars.push(env("STRIMZI_DYNAMIC_HEAP_MAX", max));
+            }
         } else if !user_initial {
             opts.push("-Xms128M".to_owned());
         }

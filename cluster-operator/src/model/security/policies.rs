@@ -66,7 +66,10 @@ fn random_credential() -> String {
 }
 
 /// A peer selecting pods by labels, optionally in other namespaces.
-fn peer(pod_labels: StringMap, namespace_selector: Option<LabelSelector>) -> NetworkPolicyPeer {
+pub(crate) fn peer(
+    pod_labels: StringMap,
+    namespace_selector: Option<LabelSelector>,
+) -> NetworkPolicyPeer {
     NetworkPolicyPeer {
         pod_selector: Some(LabelSelector {
             match_labels: Some(pod_labels),
@@ -239,7 +242,7 @@ impl KafkaCluster {
 
     /// Namespaces the cluster operator may connect from: none needed in the cluster's own
     /// namespace; elsewhere those with the configured labels, or every namespace.
-    fn operator_namespace_selector(&self) -> Option<LabelSelector> {
+    pub(crate) fn operator_namespace_selector(&self) -> Option<LabelSelector> {
         if self.config.operator_namespace == self.namespace {
             return None;
         }
