@@ -25,10 +25,9 @@ use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::free_port;
 use strimzi_tests::measure::rss_mib;
-use strimzi_tests::network::NodeNetwork;
 use support::real_nodes::{
-    POD_WAIT, binaries, bootstrap, cluster_ca_file, eventually, persistent_cluster, process_named,
-    records, secret_file, sorted, topic_ready,
+    binaries, bootstrap, cluster_ca_file, component_pod, eventually, http_get, persistent_cluster,
+    process_named, records, secret_file, sorted, topic_ready,
 };
 use support::{apply, condition, names, ready, wait_for};
 
@@ -105,48 +104,6 @@ async fn node_pod_uids(client: &Client, ns: &str) -> BTreeMap<String, String> {
         .iter()
         .map(|pod| (pod.name_any(), pod.uid().unwrap_or_default()))
         .collect()
-}
-
-/// The running pod of a component's Deployment (`strimzi.io/name=<name>`).
-async fn component_pod(client: &Client, ns: &str, name: &str) -> Pod {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let selector = format!("strimzi.io/name={name}");
-    strimzi_tests::resources::eventually_ok(&format!("a ready pod of {name}"), POD_WAIT, || {
-        let pods = pods.clone();
-        let selector = selector.clone();
-        async move {
-            let list = pods
-                .list(&ListParams::default().labels(&selector))
-                .await
-                .unwrap();
-            let ready: Vec<Pod> = list
-                .items
-                .into_iter()
-                .filter(|pod| pod.metadata.deletion_timestamp.is_none())
-                .filter(support::real_nodes::is_ready)
-                .collect();
-            match ready.as_slice() {
-                [pod] => Ok(pod.clone()),
-                _ => Err(ready.len()),
-            }
-        }
-    })
-    .await
-}
-
-/// `GET http://<address>/<path>` from inside the nodes' network, with curl.
-fn http_get(network: &NodeNetwork, url: &str) -> Result<String, String> {
-    let prefix = network.exec_prefix();
-    let output = std::process::Command::new(&prefix[0])
-        .args(&prefix[1..])
-        .args(["curl", "--silent", "--show-error", "--max-time", "10", url])
-        .output()
-        .map_err(|error| format!("curl: {error}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).into_owned())
-    }
 }
 
 /// Whether the Prometheus text `metrics` has a sample of `name`.

@@ -256,3 +256,48 @@ pub async fn topic_ready(client: &Client, ns: &str, name: &str) {
     )
     .await;
 }
+
+/// The running pod of a component's Deployment (`strimzi.io/name=<name>`).
+pub async fn component_pod(client: &Client, ns: &str, name: &str) -> Pod {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let selector = format!("strimzi.io/name={name}");
+    strimzi_tests::resources::eventually_ok(&format!("a ready pod of {name}"), POD_WAIT, || {
+        let pods = pods.clone();
+        let selector = selector.clone();
+        async move {
+            let list = pods
+                .list(&ListParams::default().labels(&selector))
+                .await
+                .unwrap();
+            let ready: Vec<Pod> = list
+                .items
+                .into_iter()
+                .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+                .filter(is_ready)
+                .collect();
+            match ready.as_slice() {
+                [pod] => Ok(pod.clone()),
+                _ => Err(ready.len()),
+            }
+        }
+    })
+    .await
+}
+
+/// `GET http://<address>/<path>` from inside the nodes' network, with curl.
+pub fn http_get(
+    network: &strimzi_tests::network::NodeNetwork,
+    url: &str,
+) -> Result<String, String> {
+    let prefix = network.exec_prefix();
+    let output = std::process::Command::new(&prefix[0])
+        .args(&prefix[1..])
+        .args(["curl", "--silent", "--show-error", "--max-time", "10", url])
+        .output()
+        .map_err(|error| format!("curl: {error}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).into_owned())
+    }
+}
