@@ -7,6 +7,9 @@
 //! deserialize reported in their status without breaking the watch, the
 //! `strimzi.io/pause-reconciliation` annotation, an optional finalizer for cleanup on
 //! deletion, status written only when it changed, and reconciliation only while leading.
+//! Kinds whose state is a condition type of their own (KafkaRebalance) report that condition
+//! instead of `Ready` ([`Reconciled::in_state`]), and have the annotations they acted on
+//! removed once the status is written.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
