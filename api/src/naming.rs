@@ -141,6 +141,12 @@ pub fn entity_topic_operator_cc_api_secret(cluster: &str) -> String {
     format!("{cluster}-entity-topic-operator-cc-api")
 }
 
+/// The KafkaRebalance the operator creates to rebalance `cluster` after scaling, `mode` being
+/// `add-brokers` or `remove-brokers`.
+pub fn auto_rebalancing_kafka_rebalance(cluster: &str, mode: &str) -> String {
+    format!("{cluster}-auto-rebalancing-{mode}")
+}
+
 /// Deployment of the Kafka Exporter.
 pub fn kafka_exporter(cluster: &str) -> String {
     format!("{cluster}-kafka-exporter")
@@ -192,6 +198,10 @@ mod tests {
             "my-cluster-brokers-3"
         );
         assert_eq!(cluster_ca_cert_secret("c"), "c-cluster-ca-cert");
+        assert_eq!(
+            auto_rebalancing_kafka_rebalance("c", "add-brokers"),
+            "c-auto-rebalancing-add-brokers"
+        );
         assert_eq!(jbod_data_claim(0, "c-b-1"), "data-0-c-b-1");
         assert_eq!(
             external_bootstrap_service("c", "ext"),

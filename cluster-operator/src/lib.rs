@@ -4,6 +4,7 @@
 //! - [`model`] is pure: custom resources in, desired Kubernetes objects out.
 //! - [`assembly`] is the Kafka reconciler, a chain of named steps that applies the model.
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
+//! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
 //! - [`config`] reads the operator's environment.
 
 pub mod assembly;
@@ -12,6 +13,7 @@ pub mod crds;
 pub mod kafka_init;
 pub mod model;
 pub mod pod_set;
+pub mod rebalance;
 pub mod rolling;
 
 use futures::future::BoxFuture;
@@ -35,8 +37,9 @@ pub enum StartError {
 /// more than Tokio's default 2 MiB in debug builds.
 pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 
-/// The controllers of the cluster operator (Kafka with its node pools, and StrimziPodSet) and
-/// the cleanup of deleted Kafkas' cluster-scoped objects, to be run by [`OperatorRuntime::run`].
+/// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet and
+/// KafkaRebalance) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
+/// [`OperatorRuntime::run`].
 pub fn controllers(
     runtime: &OperatorRuntime,
     config: &config::ClusterOperatorConfig,
@@ -44,6 +47,7 @@ pub fn controllers(
     Ok(vec![
         assembly::KafkaAssembly::controller(runtime, config.clone())?,
         pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,
+        rebalance::RebalanceReconciler::controller(runtime, config)?,
         assembly::orphaned_bindings_cleanup(runtime),
     ])
 }

@@ -7,6 +7,9 @@
 //! deserialize reported in their status without breaking the watch, the
 //! `strimzi.io/pause-reconciliation` annotation, an optional finalizer for cleanup on
 //! deletion, status written only when it changed, and reconciliation only while leading.
+//! Kinds whose state is a condition type of their own (KafkaRebalance) report that condition
+//! instead of `Ready` ([`Reconciled::in_state`]), and have the annotations they acted on
+//! removed once the status is written.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
@@ -18,7 +21,7 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::core::object::HasStatus;
 use kube::core::{DeserializeGuard, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
@@ -125,6 +128,12 @@ pub trait Reconciler: Send + Sync + 'static {
 /// | Warning Event | none | none |
 /// | backoff after earlier failures | reset | reset |
 /// | next reconciliation | on a watch event, else after the full reconciliation interval (less up to a fifth, at random, so that resources reconciled together spread out) | on a watch event, else [`Action::requeue`] after `recheck_after` |
+///
+/// Kinds whose state is the type of their condition (a KafkaRebalance is `ProposalReady`,
+/// `Rebalancing`, ...) report that condition instead ([`Reconciled::in_state`]), and may leave
+/// `observedGeneration` as it was ([`Reconciled::keep_observed_generation`]), have request
+/// annotations removed once the status is written ([`Reconciled::remove_annotation`]), or leave
+/// a resource alone altogether ([`Reconciled::ignored`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reconciled<S> {
     /// The kind-specific part of the status.
@@ -133,6 +142,26 @@ pub struct Reconciled<S> {
     pub warnings: Vec<Condition>,
     /// What the reconciliation still waits for; `None` when it is done.
     pub pending: Option<Pending>,
+    /// The condition reported instead of `Ready` or the pending one, and when to look again.
+    pub state: Option<ReportedState>,
+    /// Whether `observedGeneration` stays as it was: the reconciliation could not act on the
+    /// current generation yet, and the next one must see the change again.
+    pub keep_observed_generation: bool,
+    /// Annotations (key and value) to remove from the resource once the status is written,
+    /// each only while it still has that value.
+    pub remove_annotations: Vec<(String, String)>,
+    /// Whether the resource is left alone: no status written, nothing published.
+    pub ignored: bool,
+}
+
+/// A condition of the reconciler's own that stands for the resource's state (for example
+/// `ProposalReady` with status `True`), and when to reconcile again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportedState {
+    /// The condition.
+    pub condition: Condition,
+    /// When to reconcile again at the latest; `None` for the periodic full reconciliation.
+    pub recheck_after: Option<Duration>,
 }
 
 /// What an unfinished reconciliation waits for, and when to look again.
@@ -154,6 +183,10 @@ impl<S> Reconciled<S> {
             status,
             warnings: Vec::new(),
             pending: None,
+            state: None,
+            keep_observed_generation: false,
+            remove_annotations: Vec::new(),
+            ignored: false,
         }
     }
 
@@ -164,14 +197,55 @@ impl<S> Reconciled<S> {
     /// failure is counted, no Warning Event published, and the backoff is reset.
     pub fn pending(status: S, reason: &str, message: &str, recheck_after: Duration) -> Self {
         Self {
-            status,
-            warnings: Vec::new(),
             pending: Some(Pending {
                 reason: reason.to_owned(),
                 message: message.to_owned(),
                 recheck_after,
             }),
+            ..Self::new(status)
         }
+    }
+
+    /// A reconciliation that reports `status` with `condition` (the resource's state, such
+    /// as `Rebalancing`) in place of `Ready`, and comes back after `recheck_after` (or at the
+    /// periodic full reconciliation when `None`) unless a watch event comes first. Counted as
+    /// a successful reconciliation.
+    pub fn in_state(status: S, condition: Condition, recheck_after: Option<Duration>) -> Self {
+        Self {
+            state: Some(ReportedState {
+                condition,
+                recheck_after,
+            }),
+            ..Self::new(status)
+        }
+    }
+
+    /// A resource this reconciler does not handle (a template, say): its status stays as it
+    /// is and it is reconciled again on its next change.
+    pub fn ignored() -> Self
+    where
+        S: Default,
+    {
+        Self {
+            ignored: true,
+            ..Self::new(S::default())
+        }
+    }
+
+    /// Leaves `observedGeneration` as it was, so that the next reconciliation sees a spec
+    /// change this one could not act on.
+    pub fn keep_observed_generation(mut self) -> Self {
+        self.keep_observed_generation = true;
+        self
+    }
+
+    /// Removes annotation `key` from the resource once the status is written, if it still
+    /// has `value` then: a request the user made with it was acted on, and the status now says
+    /// so. A newer request of the user (another value) is left for the next reconciliation.
+    pub fn remove_annotation(mut self, key: &str, value: &str) -> Self {
+        self.remove_annotations
+            .push((key.to_owned(), value.to_owned()));
+        self
     }
 
     /// Adds a `Warning` condition.
@@ -244,7 +318,13 @@ pub enum StartError {
 
 type Guarded<R> = DeserializeGuard<<R as Reconciler>::Resource>;
 type Wiring<R> = Box<
-    dyn Fn(Controller<Guarded<R>>, &CacheScope, &OperatorRuntime) -> Controller<Guarded<R>> + Send,
+    dyn Fn(
+            Controller<Guarded<R>>,
+            &CacheScope,
+            &OperatorRuntime,
+            &Store<Guarded<R>>,
+        ) -> Controller<Guarded<R>>
+        + Send,
 >;
 
 /// Builds the controller of one reconciler on an operator's runtime.
@@ -253,6 +333,7 @@ pub struct ControllerBuilder<R: Reconciler> {
     reconciler: Arc<R>,
     owned: Vec<Wiring<R>>,
     concurrency: u16,
+    selected: bool,
 }
 
 impl<R: Reconciler> ControllerBuilder<R> {
@@ -270,7 +351,16 @@ impl<R: Reconciler> ControllerBuilder<R> {
             reconciler: Arc::new(reconciler),
             owned: Vec::new(),
             concurrency: DEFAULT_CONCURRENCY,
+            selected: true,
         }
+    }
+
+    /// Reconciles every resource of the kind in the watched namespaces, whatever
+    /// `STRIMZI_CUSTOM_RESOURCE_SELECTOR` says: for kinds Strimzi selects by the resource
+    /// they belong to (a KafkaRebalance by its Kafka), which the reconciler then checks.
+    pub fn ignore_custom_resource_selector(mut self) -> Self {
+        self.selected = false;
+        self
     }
 
     /// Reconciles the owner of a `Child` (by owner reference) when the child is created,
@@ -282,7 +372,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
     {
         let selector = selector.to_owned();
         self.owned
-            .push(Box::new(move |controller, primary, runtime| {
+            .push(Box::new(move |controller, primary, runtime, _| {
                 controller.owns_stream(metadata_watch::<Child>(runtime, primary, &selector))
             }));
         self
@@ -304,9 +394,48 @@ impl<R: Reconciler> ControllerBuilder<R> {
     {
         let selector = selector.to_owned();
         self.owned
-            .push(Box::new(move |controller, primary, runtime| {
+            .push(Box::new(move |controller, primary, runtime, _| {
                 controller
                     .watches_stream(metadata_watch::<Child>(runtime, primary, &selector), mapper)
+            }));
+        self
+    }
+
+    /// Reconciles the resources of this controller's cache that `related` says concern an
+    /// `Other` object, when that object is created, changed or deleted; the objects are found
+    /// in the watched namespaces by `selector` with a metadata-only watch. For kinds that
+    /// name the object they belong to without being owned by it (a KafkaRebalance names its
+    /// Kafka by label).
+    pub fn watches_related<Other>(
+        mut self,
+        selector: &str,
+        related: fn(&PartialObjectMeta<Other>, &R::Resource) -> bool,
+    ) -> Self
+    where
+        Other: WatchedKind,
+    {
+        let selector = selector.to_owned();
+        self.owned
+            .push(Box::new(move |controller, primary, runtime, store| {
+                let store = store.clone();
+                controller.watches_stream(
+                    metadata_watch::<Other>(runtime, primary, &selector),
+                    move |other| {
+                        store
+                            .state()
+                            .into_iter()
+                            .filter(|resource| {
+                                resource
+                                    .0
+                                    .as_ref()
+                                    .is_ok_and(|resource| related(&other, resource))
+                            })
+                            .map(|resource| {
+                                kube::runtime::reflector::ObjectRef::from_obj(&*resource)
+                            })
+                            .collect::<Vec<_>>()
+                    },
+                )
             }));
         self
     }
@@ -322,7 +451,10 @@ impl<R: Reconciler> ControllerBuilder<R> {
             + Send
             + 'static,
     {
-        self.owned.push(Box::new(wire));
+        self.owned
+            .push(Box::new(move |controller, scope, runtime, _| {
+                wire(controller, scope, runtime)
+            }));
         self
     }
 
@@ -332,7 +464,11 @@ impl<R: Reconciler> ControllerBuilder<R> {
             WatchedNamespaces::All => vec![None],
             WatchedNamespaces::List(namespaces) => namespaces.iter().cloned().map(Some).collect(),
         };
-        let selector = self.runtime.config().selector_string();
+        let selector = self
+            .runtime
+            .config()
+            .selector_string()
+            .filter(|_| self.selected);
         let shared = Arc::new(Shared {
             reconciler: self.reconciler,
             runtime: self.runtime.clone(),
@@ -364,7 +500,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
                 .reconcile_all_on(leadership_acquired(self.runtime.leadership().clone()))
                 .graceful_shutdown_on(self.runtime.shutdown_token().cancelled_owned());
             for wire in &self.owned {
-                controller = wire(controller, &scope, &self.runtime);
+                controller = wire(controller, &scope, &self.runtime, &store);
             }
             let context = shared.clone();
             let run = controller
@@ -523,9 +659,10 @@ fn error_policy<R: Reconciler>(
     Action::requeue(delay)
 }
 
-/// The status, conditions and next action of a reconciliation that did not fail: `Ready`
-/// and a requeue after `periodic`, or the pending condition (made by `pending_condition` from the reason, message and `now`)
-/// and a requeue after the recheck delay; the warnings after either.
+/// The status, conditions and next action of a reconciliation that did not fail: the
+/// reported state and a requeue after its recheck delay (else `periodic`), or `Ready` and a
+/// requeue after `periodic`, or the pending condition (made by `pending_condition` from the
+/// reason, message and `now`) and a requeue after the recheck delay; the warnings after any.
 fn settle<S>(
     reconciled: Reconciled<S>,
     now: &str,
@@ -536,10 +673,16 @@ fn settle<S>(
         status,
         warnings,
         pending,
+        state,
+        ..
     } = reconciled;
-    let (first, action) = match pending {
-        None => (status::ready(now), Action::requeue(periodic)),
-        Some(pending) => (
+    let (first, action) = match (state, pending) {
+        (Some(state), _) => (
+            state.condition,
+            Action::requeue(state.recheck_after.unwrap_or(periodic)),
+        ),
+        (None, None) => (status::ready(now), Action::requeue(periodic)),
+        (None, Some(pending)) => (
             pending_condition(&pending.reason, &pending.message, now),
             Action::requeue(pending.recheck_after),
         ),
@@ -640,8 +783,19 @@ impl<R: Reconciler> Shared<R> {
         let generation = resource.meta().generation;
         let now = status::timestamp_now();
         match result {
+            Ok(reconciled) if reconciled.ignored => {
+                metrics.finished(true, started.elapsed().as_secs_f64());
+                tracing::debug!("not handled by this operator; left alone");
+                Ok(Action::await_change())
+            }
             Ok(reconciled) => {
                 let pending = reconciled.pending.clone();
+                let remove_annotations = reconciled.remove_annotations.clone();
+                let generation = if reconciled.keep_observed_generation {
+                    previous.and_then(OperatorStatus::observed_generation)
+                } else {
+                    generation
+                };
                 let periodic = periodic_delay(
                     self.runtime.config().full_reconciliation_interval,
                     &mut rand::rng(),
@@ -658,6 +812,9 @@ impl<R: Reconciler> Shared<R> {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&key(resource.meta()));
+                for (annotation, value) in &remove_annotations {
+                    self.remove_annotation(resource, annotation, value).await;
+                }
                 match pending {
                     None => tracing::info!(duration = ?started.elapsed(), "reconciled"),
                     Some(pending) => tracing::info!(
@@ -690,6 +847,50 @@ impl<R: Reconciler> Shared<R> {
                     permanent: error.is_permanent(),
                 })
             }
+        }
+    }
+
+    /// Removes annotation `key` from `resource` if it still has `value` (a JSON patch that
+    /// tests the value first); a failure is logged, and the next reconciliation sees the
+    /// annotation again.
+    async fn remove_annotation(&self, resource: &R::Resource, key: &str, value: &str) {
+        let meta = resource.meta();
+        let (Some(namespace), Some(name)) = (&meta.namespace, &meta.name) else {
+            return;
+        };
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.runtime.client().clone(),
+            namespace,
+            &ApiResource::erase::<R::Resource>(&()),
+        );
+        let path = format!(
+            "/metadata/annotations/{}",
+            key.replace('~', "~0").replace('/', "~1")
+        );
+        let operations = serde_json::json!([
+            {"op": "test", "path": path, "value": value},
+            {"op": "remove", "path": path},
+        ]);
+        let patch: json_patch::Patch = match serde_json::from_value(operations) {
+            Ok(patch) => patch,
+            Err(error) => {
+                tracing::warn!(%error, key, "building the annotation removal");
+                return;
+            }
+        };
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
+            .await
+        {
+            Ok(_) => {
+                self.runtime.metrics().count_write(&self.kind, "patch");
+                tracing::info!(annotation = key, value, "removed the annotation acted on");
+            }
+            // 422: the test failed, the user changed or removed the annotation meanwhile.
+            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 422) => {
+                tracing::debug!(annotation = key, "annotation changed meanwhile; kept");
+            }
+            Err(error) => tracing::warn!(%error, annotation = key, "removing an annotation"),
         }
     }
 
@@ -902,6 +1103,39 @@ mod tests {
             .collect();
         assert_eq!(warnings, ["W", "V"]);
         assert_eq!(action, Action::requeue(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn a_reported_state_takes_the_place_of_ready() {
+        let rebalancing = Condition {
+            r#type: Some("Rebalancing".to_owned()),
+            status: Some("True".to_owned()),
+            last_transition_time: Some("t0".to_owned()),
+            reason: None,
+            message: None,
+        };
+        let reconciled = Reconciled::in_state(7, rebalancing.clone(), Some(Duration::from_secs(5)))
+            .warn("W", "careful")
+            .keep_observed_generation()
+            .remove_annotation("strimzi.io/rebalance", "approve");
+        assert!(!reconciled.is_pending());
+        assert!(reconciled.keep_observed_generation);
+        assert_eq!(
+            reconciled.remove_annotations,
+            [("strimzi.io/rebalance".to_owned(), "approve".to_owned())]
+        );
+        let (_, conditions, action) =
+            settle(reconciled, "t", Duration::from_secs(90), |_, _, _| {
+                unreachable!("not pending")
+            });
+        assert_eq!(conditions[0], rebalancing);
+        assert_eq!(conditions[1].r#type.as_deref(), Some("Warning"));
+        assert_eq!(action, Action::requeue(Duration::from_secs(5)));
+        let ready = Reconciled::in_state(7, rebalancing, None);
+        let (_, _, action) = settle(ready, "t", Duration::from_secs(90), status::not_ready);
+        assert_eq!(action, Action::requeue(Duration::from_secs(90)), "periodic");
+        let ignored = Reconciled::<i32>::ignored();
+        assert!(ignored.ignored && ignored.state.is_none());
     }
 
     #[test]

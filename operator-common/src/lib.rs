@@ -23,6 +23,9 @@
 //!   get and list the runtime's client sends, counted in the metrics.
 //! - [`kafka`]: the Kafka admin client the operators use to talk to Kafka (topics, configs,
 //!   ACLs, SCRAM credentials, quotas, quorum, features, reassignments).
+//! - [`cruise_control`]: a client of Cruise Control's REST API (proposals, rebalances, user
+//!   tasks, executor state, stopping an execution, topic replication factors), on
+//!   [`http_client`], the HTTP/1.1 client shared with the kafka-agent calls.
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
 //!   tokio's blocking threads, at most one closure per core at a time.
 //!
@@ -96,8 +99,10 @@ pub mod blocking;
 pub mod cache;
 pub mod config;
 pub mod controller;
+pub mod cruise_control;
 pub mod events;
 pub mod http;
+pub mod http_client;
 pub mod kafka;
 pub mod labels;
 pub mod leader;

@@ -6,52 +6,26 @@
 //! to recover while the broker is in log recovery, e.g.
 //! `{"brokerState":2,"recoveryState":{"remainingLogsToRecover":12,"remainingSegmentsToRecover":40}}`.
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use super::config::{HostResolution, TlsConfig};
-use super::error::AdminError;
-use super::tls;
+use crate::http_client::{self, Exchange, HttpError, Method, Request, Server, ServerTls};
 
 /// The port the kafka-agent serves the broker state on.
 pub const AGENT_PORT: u16 = 8443;
 /// The path of the broker state.
 const BROKER_STATE_PATH: &str = "/v1/broker-state/";
 /// The most of an answer read: the broker state is a few dozen bytes.
-const MAX_ANSWER_BYTES: u64 = 64 * 1024;
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// What went wrong asking a kafka-agent for its broker's state.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
-    /// The TLS settings could not be used.
-    #[error("TLS setup for the kafka-agent failed: {0}")]
-    Setup(#[source] AdminError),
-    /// The agent's host is a name while host names are not looked up.
-    #[error("the kafka-agent at {address} was not asked: host names are not looked up here")]
-    HostNameNotLookedUp {
-        /// The agent's `host:port`.
-        address: String,
-    },
-    /// Connecting, the TLS handshake, writing or reading failed.
-    #[error("connection to the kafka-agent at {address} failed: {message}")]
-    Connection {
-        /// The agent's address.
-        address: String,
-        /// What failed.
-        message: String,
-    },
-    /// No complete answer arrived in time.
-    #[error("the kafka-agent at {address} did not answer within {after:?}")]
-    Timeout {
-        /// The agent's address.
-        address: String,
-        /// The bound that passed.
-        after: Duration,
-    },
+    /// The request could not be made or its answer not read.
+    #[error("kafka-agent: {0}")]
+    Http(#[from] HttpError),
     /// The agent answered with an HTTP status other than 200 (404 while the broker has not
     /// registered its state metric yet).
     #[error("the kafka-agent at {address} answered {status}: {body}")]
@@ -63,7 +37,7 @@ pub enum AgentError {
         /// The body of the answer.
         body: String,
     },
-    /// The answer was not HTTP or not the expected JSON.
+    /// The answer was not the expected JSON.
     #[error("the kafka-agent at {address} sent an unreadable answer: {message}")]
     Answer {
         /// The agent's address.
@@ -77,12 +51,14 @@ impl AgentError {
     /// A stable reason for logs, conditions and metrics.
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Setup(_) => "KafkaAgentTlsSetupFailed",
-            Self::HostNameNotLookedUp { .. } => "KafkaAgentHostNameNotLookedUp",
-            Self::Connection { .. } => "KafkaAgentUnreachable",
-            Self::Timeout { .. } => "KafkaAgentTimeout",
+            Self::Http(HttpError::Tls { .. }) => "KafkaAgentTlsSetupFailed",
+            Self::Http(HttpError::HostNameNotLookedUp { .. }) => "KafkaAgentHostNameNotLookedUp",
+            Self::Http(HttpError::Connection { .. }) => "KafkaAgentUnreachable",
+            Self::Http(HttpError::Timeout { .. }) => "KafkaAgentTimeout",
+            Self::Http(HttpError::Unreadable { .. }) | Self::Answer { .. } => {
+                "KafkaAgentAnswerUnreadable"
+            }
             Self::Status { .. } => "KafkaAgentStatus",
-            Self::Answer { .. } => "KafkaAgentAnswerUnreadable",
         }
     }
 }
@@ -158,102 +134,32 @@ pub async fn broker_state(
     host_resolution: HostResolution,
     timeout: Duration,
 ) -> Result<BrokerState, AgentError> {
-    let address = format!("{host}:{AGENT_PORT}");
-    if host_resolution == HostResolution::IpAddressesOnly && host.parse::<IpAddr>().is_err() {
-        return Err(AgentError::HostNameNotLookedUp { address });
-    }
-    let connector = tls::connector(tls).map_err(AgentError::Setup)?;
-    let name = tls::server_name(server_name).map_err(AgentError::Setup)?;
-    let failed = |error: std::io::Error| AgentError::Connection {
-        address: address.clone(),
-        message: error.to_string(),
+    let server = Server {
+        host: host.to_owned(),
+        port: AGENT_PORT,
+        tls: Some(ServerTls {
+            config: tls.clone(),
+            server_name: server_name.to_owned(),
+        }),
+        host_resolution,
     };
-    let exchange = async {
-        let tcp = TcpStream::connect(&address).await.map_err(failed)?;
-        let mut stream = connector.connect(name, tcp).await.map_err(failed)?;
-        let request = format!(
-            "GET {BROKER_STATE_PATH} HTTP/1.1\r\nHost: {server_name}:{AGENT_PORT}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
-        );
-        stream.write_all(request.as_bytes()).await.map_err(failed)?;
-        let mut answer = Vec::new();
-        stream
-            .take(MAX_ANSWER_BYTES)
-            .read_to_end(&mut answer)
-            .await
-            .map_err(failed)?;
-        Ok(answer)
+    let request = Request::new(Method::Get, BROKER_STATE_PATH).header("Accept", "application/json");
+    let bounds = Exchange {
+        timeout,
+        max_bytes: MAX_ANSWER_BYTES,
     };
-    let answer = tokio::time::timeout(timeout, exchange)
-        .await
-        .map_err(|_| AgentError::Timeout {
-            address: address.clone(),
-            after: timeout,
-        })??;
-    let unreadable = |message: String| AgentError::Answer {
-        address: address.clone(),
-        message,
-    };
-    let (status, body) = http_response(&answer).map_err(unreadable)?;
-    if status != 200 {
+    let response = http_client::send(&server, &request, bounds).await?;
+    if response.status != 200 {
         return Err(AgentError::Status {
-            address,
-            status,
-            body: String::from_utf8_lossy(&body).trim().to_owned(),
+            address: server.address(),
+            status: response.status,
+            body: response.text().trim().to_owned(),
         });
     }
-    BrokerState::from_json(&body).map_err(unreadable)
-}
-
-/// The status code and body of an HTTP/1.1 response read to its end (the request asked the
-/// server to close the connection), with a chunked body put together.
-fn http_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
-    let split = raw
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or("no end of the HTTP headers")?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let body = &raw[split + 4..];
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| format!("not an HTTP status line: {status_line:?}"))?;
-    let chunked = lines.any(|line| {
-        line.split_once(':').is_some_and(|(name, value)| {
-            name.trim().eq_ignore_ascii_case("transfer-encoding")
-                && value.trim().eq_ignore_ascii_case("chunked")
-        })
-    });
-    let body = if chunked {
-        dechunk(body)?
-    } else {
-        body.to_vec()
-    };
-    Ok((status, body))
-}
-
-/// The content of a chunked HTTP body.
-fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
-    let mut content = Vec::new();
-    loop {
-        let line_end = body
-            .windows(2)
-            .position(|window| window == b"\r\n")
-            .ok_or("a chunk without its size line")?;
-        let size_text = String::from_utf8_lossy(&body[..line_end]);
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|error| format!("chunk size {size_text:?}: {error}"))?;
-        body = &body[line_end + 2..];
-        if size == 0 {
-            return Ok(content);
-        }
-        let chunk = body.get(..size).ok_or("a chunk shorter than its size")?;
-        content.extend_from_slice(chunk);
-        body = body.get(size + 2..).unwrap_or_default();
-    }
+    BrokerState::from_json(&response.body).map_err(|message| AgentError::Answer {
+        address: server.address(),
+        message,
+    })
 }
 
 #[cfg(test)]
@@ -304,26 +210,5 @@ mod tests {
         .unwrap_err();
         assert_eq!(error.reason(), "KafkaAgentHostNameNotLookedUp");
         assert!(error.to_string().contains(":8443"), "{error}");
-    }
-
-    #[test]
-    fn responses_are_read_with_a_plain_or_a_chunked_body() {
-        let plain = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n{\"brokerState\":3}";
-        assert_eq!(
-            http_response(plain).unwrap(),
-            (200, br#"{"brokerState":3}"#.to_vec())
-        );
-        let chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n7\r\n{\"broke\r\na;ext=1\r\nrState\":3}\r\n0\r\n\r\n";
-        assert_eq!(
-            http_response(chunked).unwrap(),
-            (200, br#"{"brokerState":3}"#.to_vec())
-        );
-        let missing =
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 29\r\n\r\nBroker state metric not found";
-        assert_eq!(http_response(missing).unwrap().0, 404);
-        assert!(http_response(b"SSH-2.0-OpenSSH\r\n").is_err());
-        assert!(
-            http_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").is_err()
-        );
     }
 }

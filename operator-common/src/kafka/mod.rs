@@ -16,7 +16,7 @@ pub mod error;
 pub mod model;
 mod operations;
 pub mod scram;
-mod tls;
+pub(crate) mod tls;
 
 pub use client::{AdminClient, KafkaAdmin};
 pub use config::{
