@@ -1,7 +1,12 @@
 //! Cruise Control on the real-node environment, from Strimzi's Kafka image (which our image
 //! build gives Cruise Control and its metrics reporter): a Kafka with `cruiseControl` gets the
 //! Cruise Control Deployment, whose REST API answers over TLS with the operators' API users
-//! only, the brokers report their metrics to it, and its load monitor fills up.
+//! only, the brokers report their metrics to it, and its load monitor fills up. Then
+//! KafkaRebalances through our controller: a `full` rebalance reaches `ProposalReady` with
+//! Cruise Control's summary, is approved and reaches `Ready`; `refresh` asks for a new
+//! proposal; an unknown goal ends `NotReady` with Cruise Control's reason. Last, automatic
+//! rebalancing on scaling: a fourth broker gets partitions without a manual step, and scaling
+//! back down moves them off before the broker goes, with no record lost.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -9,8 +14,13 @@ mod support;
 
 use std::time::Instant;
 
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
-use strimzi_tests::clients::ClusterClient;
+use strimzi_api::kafka::{Kafka, KafkaAutoRebalanceState};
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_api::rebalance::KafkaRebalance;
+use strimzi_tests::clients::{ClusterClient, KafkaTools};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::free_port;
 use strimzi_tests::network::NodeNetwork;
@@ -18,7 +28,8 @@ use support::real_nodes::{
     binaries, bootstrap, cluster_ca_file, component_pod, eventually, persistent_cluster,
     secret_value,
 };
-use support::{apply, ready};
+use support::rolls::event_notes;
+use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "cc";
 
@@ -179,4 +190,265 @@ async fn cruise_control_runs_and_the_brokers_report_to_it() {
         started.elapsed().as_secs_f64()
     );
     assert_eq!(state["ExecutorState"]["state"], "NO_TASK_IN_PROGRESS");
+
+    rebalances_run_through_their_states(&client, &ns).await;
+    scaling_rebalances_automatically(&client, &ns, &kafka).await;
+}
+
+/// A KafkaRebalance of the cluster with `spec`.
+fn rebalance(name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaRebalance",
+        "metadata": {"name": name, "labels": {"strimzi.io/cluster": CLUSTER}},
+        "spec": spec,
+    })
+}
+
+/// The state of a KafkaRebalance: the type of its condition whose status is "True".
+fn rebalance_state(rebalance: &KafkaRebalance) -> Option<String> {
+    rebalance
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| condition.status.as_deref() == Some("True"))
+        .and_then(|condition| condition.r#type.clone())
+}
+
+/// Waits until the KafkaRebalance `name` is in `state`, and returns it.
+async fn rebalance_in(client: &Client, ns: &str, name: &str, state: &str) -> KafkaRebalance {
+    let api: Api<KafkaRebalance> = Api::namespaced(client.clone(), ns);
+    wait_for(
+        &api,
+        name,
+        &format!("KafkaRebalance {name} {state}"),
+        |found| {
+            let found = found?;
+            (rebalance_state(found).as_deref() == Some(state)).then(|| found.clone())
+        },
+    )
+    .await
+}
+
+/// Sets `strimzi.io/rebalance` on the KafkaRebalance `name`.
+async fn annotate(client: &Client, ns: &str, name: &str, action: &str) {
+    Api::<KafkaRebalance>::namespaced(client.clone(), ns)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"strimzi.io/rebalance": action}}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// The KafkaRebalance part, run once Cruise Control has a load model.
+async fn rebalances_run_through_their_states(client: &Client, ns: &str) {
+    let applied = Instant::now();
+    apply(client, ns, &rebalance("full", json!({}))).await;
+    let proposed = rebalance_in(client, ns, "full", "ProposalReady").await;
+    println!(
+        "figure: KafkaRebalance (full, 3 brokers) applied to ProposalReady in {:.1}s",
+        applied.elapsed().as_secs_f64()
+    );
+    let result = proposed
+        .status
+        .as_ref()
+        .unwrap()
+        .optimization_result
+        .clone()
+        .expect("an optimizationResult");
+    let result = serde_json::to_value(result).unwrap();
+    for field in ["numReplicaMovements", "dataToMoveMB", "numLeaderMovements"] {
+        assert!(result.get(field).is_some(), "{field} missing from {result}");
+    }
+    assert_eq!(result["afterBeforeLoadConfigMap"], "full");
+    let approved = Instant::now();
+    annotate(client, ns, "full", "approve").await;
+    let done = rebalance_in(client, ns, "full", "Ready").await;
+    println!(
+        "figure: KafkaRebalance (full, 3 brokers) approved to Ready in {:.1}s",
+        approved.elapsed().as_secs_f64()
+    );
+    assert!(
+        done.metadata
+            .annotations
+            .as_ref()
+            .is_none_or(|annotations| !annotations.contains_key("strimzi.io/rebalance")),
+        "the approve annotation is removed once acted on"
+    );
+
+    // refresh: a new proposal for the same rebalance.
+    annotate(client, ns, "full", "refresh").await;
+    rebalance_in(client, ns, "full", "ProposalReady").await;
+
+    // An unknown goal: NotReady with Cruise Control's own reason.
+    apply(
+        client,
+        ns,
+        &rebalance("bad-goal", json!({"goals": ["com.example.NoSuchGoal"]})),
+    )
+    .await;
+    let refused = rebalance_in(client, ns, "bad-goal", "NotReady").await;
+    let message = refused
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.as_ref())
+        .and_then(|conditions| {
+            conditions
+                .iter()
+                .find(|c| c.r#type.as_deref() == Some("NotReady"))
+        })
+        .and_then(|condition| condition.message.clone())
+        .unwrap_or_default();
+    assert!(message.contains("NoSuchGoal"), "{message}");
+}
+
+/// The broker with the new node ID a scale-up from three brokers (1, 2, 3) adds.
+const ADDED_BROKER: i32 = 4;
+
+/// Whether broker `id` holds a replica of any partition.
+fn hosts_replicas(tools: &KafkaTools, id: i32) -> Result<bool, String> {
+    Ok(tools
+        .assignments()?
+        .iter()
+        .any(|partition| partition.replicas.contains(&id)))
+}
+
+/// The Kafka once its automatic rebalancing is `Idle` again with nothing queued, and its
+/// status `Ready`.
+async fn auto_rebalance_idle(client: &Client, ns: &str) -> Kafka {
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    wait_for(&kafkas, CLUSTER, "auto-rebalancing Idle", |kafka| {
+        let kafka = kafka?;
+        let auto = kafka.status.as_ref()?.auto_rebalance.as_ref()?;
+        let idle = auto.state == Some(KafkaAutoRebalanceState::Idle) && auto.modes.is_none();
+        let ready = support::condition(kafka, "Ready")
+            .is_some_and(|condition| condition.status.as_deref() == Some("True"));
+        (idle && ready).then(|| kafka.clone())
+    })
+    .await
+}
+
+/// Scales the broker pool to `replicas`.
+async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
+    Api::<KafkaNodePool>::namespaced(client.clone(), ns)
+        .patch(
+            "broker",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// Automatic rebalancing: with `autoRebalance` for both modes (the added brokers' with a
+/// template), a fourth broker gets replicas moved onto it, and removing it again first moves
+/// them off, under a steady producer that loses nothing.
+async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kafka) {
+    let network = env().network().unwrap();
+    let plain = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &bootstrap(kafka, "plain"),
+    );
+    let tools = KafkaTools::new(network, &bootstrap(kafka, "plain")).unwrap();
+    for (index, replicas) in [[1, 2], [2, 3], [3, 1], [1, 3], [2, 1], [3, 2]]
+        .iter()
+        .enumerate()
+    {
+        eventually("creating a topic to spread", || {
+            tools.create_topic(&format!("spread-{index}"), replicas, &[])
+        })
+        .await;
+    }
+    let mut template = rebalance("scaling-template", json!({"skipHardGoalCheck": true}));
+    template["metadata"]["annotations"] = json!({"strimzi.io/rebalance-template": "true"});
+    apply(client, ns, &template).await;
+    Api::<Kafka>::namespaced(client.clone(), ns)
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"cruiseControl": {"autoRebalance": [
+                {"mode": "add-brokers", "template": {"name": "scaling-template"}},
+                {"mode": "remove-brokers"},
+            ]}}})),
+        )
+        .await
+        .unwrap();
+    auto_rebalance_idle(client, ns).await;
+    let stop_file = env().log_dir().join(format!("{ns}-auto-rebalance-stop"));
+    let producer = plain.produce_steadily("spread-0", 20, &stop_file).unwrap();
+
+    let scaled_up = Instant::now();
+    scale_brokers(client, ns, 4).await;
+    eventually_hosting(&tools, ADDED_BROKER, true).await;
+    auto_rebalance_idle(client, ns).await;
+    println!(
+        "figure: scale-up to 4 brokers to partitions moved onto the new one and auto-rebalancing Idle in {:.1}s",
+        scaled_up.elapsed().as_secs_f64()
+    );
+    let started = event_notes(client, ns, "AutoRebalanceStarted").await;
+    assert!(
+        started
+            .iter()
+            .any(|note| note.contains("add-brokers") && note.contains(&format!("[{ADDED_BROKER}]"))),
+        "{started:?}"
+    );
+    let rebalances: Api<KafkaRebalance> = Api::namespaced(client.clone(), ns);
+    assert!(
+        rebalances
+            .get_opt(&format!("{CLUSTER}-auto-rebalancing-add-brokers"))
+            .await
+            .unwrap()
+            .is_none(),
+        "the finished automatic rebalance is deleted"
+    );
+
+    // Scaling down: the broker holds replicas, so they move off first; then it goes.
+    let scaled_down = Instant::now();
+    scale_brokers(client, ns, 3).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), ns);
+    wait_for(
+        &pods,
+        &format!("{CLUSTER}-broker-{ADDED_BROKER}"),
+        "the emptied broker's pod to be removed",
+        |pod| pod.is_none().then_some(()),
+    )
+    .await;
+    auto_rebalance_idle(client, ns).await;
+    println!(
+        "figure: scale-down to 3 brokers (replicas moved off first) to the broker removed and auto-rebalancing Idle in {:.1}s",
+        scaled_down.elapsed().as_secs_f64()
+    );
+    let started = event_notes(client, ns, "AutoRebalanceStarted").await;
+    assert!(
+        started.iter().any(|note| note.contains("remove-brokers")),
+        "the scale-down went without a rebalance: {started:?}"
+    );
+    assert!(!hosts_replicas(&tools, ADDED_BROKER).unwrap());
+    let report = producer.stop().unwrap();
+    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
+    let mut read = eventually("consuming every record", || {
+        plain.consume("spread-0", report.acked.len())
+    })
+    .await;
+    read.sort();
+    let mut acked = report.acked.clone();
+    acked.sort();
+    assert_eq!(read, acked, "records lost or duplicated");
+}
+
+/// Waits until broker `id` holds replicas (`true`) or none (`false`).
+async fn eventually_hosting(tools: &KafkaTools, id: i32, hosting: bool) {
+    eventually(
+        &format!("broker {id} hosting replicas: {hosting}"),
+        || match hosts_replicas(tools, id)? {
+            found if found == hosting => Ok(()),
+            found => Err(format!("broker {id} hosts replicas: {found}")),
+        },
+    )
+    .await;
 }

@@ -39,6 +39,7 @@
 //! Not done yet (they also need the broker connection): the scale-down safety check,
 //! unregistering removed nodes, KRaft metadata version upgrades and default quotas.
 
+mod auto_rebalance;
 mod bindings;
 mod ca;
 mod components;
@@ -49,6 +50,7 @@ mod settings;
 mod status;
 mod storage;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,10 +65,11 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use strimzi_api::kafka::{Kafka, KafkaStatus};
+use strimzi_api::kafka::{Kafka, KafkaAutoRebalanceStatus, KafkaStatus};
 use strimzi_api::labels;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_certificate_manager::leaf;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
@@ -223,6 +226,11 @@ impl KafkaAssembly {
             .watches_metadata::<ConfigMap, _>(&owned, |object| kafka_of(&object))
             .watches_metadata::<EndpointSlice, _>(&owned, |object| kafka_of(&object))
             .watches_metadata::<Deployment, _>(&owned, |object| kafka_of(&object))
+            .watches_metadata::<KafkaRebalance, _>(labels::CLUSTER, |object| {
+                auto_rebalance::is_auto_rebalance(&object)
+                    .then(|| kafka_of(&object))
+                    .flatten()
+            })
             .wire(move |controller, scope, runtime| {
                 // StrimziPodSets belong to their node pool: found by their cluster label.
                 let api: Api<PartialObjectMeta<StrimziPodSet>> =
@@ -349,6 +357,10 @@ impl Reconciler for KafkaAssembly {
                 pools,
                 warnings: Vec::new(),
                 metadata_version: None,
+                auto_rebalance: kafka
+                    .status
+                    .as_ref()
+                    .and_then(|status| status.auto_rebalance.clone()),
             }
             .run(),
         )
@@ -368,15 +380,34 @@ pub(crate) struct Reconciliation<'a> {
     warnings: Vec<(String, String)>,
     /// The metadata version the brokers reported, when the rolling step asked them.
     metadata_version: Option<String>,
+    /// `status.autoRebalance` as this reconciliation leaves it.
+    auto_rebalance: Option<KafkaAutoRebalanceStatus>,
 }
 
 impl Reconciliation<'_> {
     /// The steps, in order.
     async fn run(mut self) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
         let cas = self.reconcile_cas().await?;
+        let warnings_before_model = self.warnings.len();
         let cluster = self.resolve_model().await?;
         let mut live = self.live_objects(&cluster).await?;
-        self.check_broker_removal(&cluster, &live, &cas).await?;
+        let blocked = self.check_broker_removal(&cluster, &live, &cas).await?;
+        let cluster = if blocked.is_empty() {
+            cluster
+        } else {
+            // The scale-down waits for a rebalance: the brokers stay for now.
+            self.warnings.truncate(warnings_before_model);
+            self.pools = auto_rebalance::undo_scale_down(&self.pools, &blocked);
+            let kept = self.resolve_model().await?;
+            let kept_brokers: BTreeSet<i32> = kept.brokers().map(|node| node.node_id).collect();
+            if !blocked.is_subset(&kept_brokers) {
+                return Err(ReconcileError::ScaleDownBlocked(format!(
+                    "Cannot remove brokers {blocked:?}: they still hold partition replicas, and only a node pool's scale-down can wait for the automatic rebalance"
+                )));
+            }
+            kept
+        };
+        self.record_added_brokers(&cluster, &live.broker_node_ids());
         let observed = self.apply_listeners(&cluster, &mut live).await?;
         let addresses = cluster.listener_addresses(&observed);
         if let Some(waiting) = waiting_for_addresses(&addresses) {
@@ -398,7 +429,13 @@ impl Reconciliation<'_> {
                 Some(waiting) => Some(waiting),
                 None => match self.roll(&cluster, &desired, &cas, &sets).await? {
                     Some(waiting) => Some(waiting),
-                    None => self.reconcile_components(&cluster, &cas).await?,
+                    None => match self.reconcile_components(&cluster, &cas).await? {
+                        Some(waiting) => Some(waiting),
+                        None => {
+                            self.reconcile_auto_rebalance(&blocked).await?;
+                            None
+                        }
+                    },
                 },
             },
         };

@@ -2,11 +2,14 @@
 //! the broker role from it) is refused while they still hold partition replicas, unless the
 //! Kafka says `strimzi.io/skip-broker-scaledown-check: "true"`. Nothing is applied then: the
 //! reconciliation fails with Strimzi's `InvalidResourceException` until the replicas have
-//! moved, and is retried with backoff.
+//! moved, and is retried with backoff. With a `remove-brokers` auto-rebalance configured, a
+//! pool's scale-down instead waits: the brokers are reported as blocked, kept running, and
+//! a rebalance moves their replicas off (module `auto_rebalance`).
 
 use std::collections::BTreeSet;
 
 use strimzi_api::annotations;
+use strimzi_api::kafka::KafkaAutoRebalanceMode;
 
 use super::objects::LiveObjects;
 use super::{ClusterCas, ReconcileError, Reconciliation};
@@ -39,14 +42,16 @@ fn ids(ids: &BTreeSet<i32>) -> String {
 
 impl Reconciliation<'_> {
     /// Refuses to remove brokers that the live StrimziPodSets run and `cluster` no longer
-    /// has while they host partition replicas (or while the operator cannot tell).
+    /// has while they host partition replicas (or while the operator cannot tell); returns
+    /// them instead (blocked: to be kept until a rebalance empties them) when a
+    /// `remove-brokers` auto-rebalance is configured and their pools still list them.
     #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn check_broker_removal(
         &self,
         cluster: &KafkaCluster,
         live: &LiveObjects,
         cas: &ClusterCas,
-    ) -> Result<(), ReconcileError> {
+    ) -> Result<BTreeSet<i32>, ReconcileError> {
         let desired: BTreeSet<i32> = cluster.brokers().map(|node| node.node_id).collect();
         let removed: BTreeSet<i32> = live
             .broker_node_ids()
@@ -58,17 +63,29 @@ impl Reconciliation<'_> {
             annotations::SKIP_BROKER_SCALEDOWN_CHECK,
         );
         let Some(identity) = live.operator_secret() else {
-            return Ok(());
+            return Ok(BTreeSet::new());
         };
         if removed.is_empty() || skip {
-            return Ok(());
+            return Ok(BTreeSet::new());
         }
         let admin = self.admin_client(cluster, identity, cas)?;
         let hosting = super::roll::describe_all_topics(&admin)
             .await
             .map(|topics| hosting_replicas(&removed, &topics));
+        let in_pools: BTreeSet<i32> = self
+            .pools
+            .iter()
+            .filter_map(|pool| pool.status.as_ref()?.node_ids.as_ref())
+            .flatten()
+            .copied()
+            .collect();
+        let rebalanced_first = self
+            .auto_rebalance_configured(KafkaAutoRebalanceMode::RemoveBrokers)
+            .is_some()
+            && removed.is_subset(&in_pools);
         match hosting {
-            Ok(hosting) if hosting.is_empty() => Ok(()),
+            Ok(hosting) if hosting.is_empty() => Ok(BTreeSet::new()),
+            Ok(_) if rebalanced_first => Ok(removed),
             Ok(hosting) => Err(ReconcileError::ScaleDownBlocked(format!(
                 "Cannot scale down brokers {} because brokers {} are not empty",
                 ids(&removed),

@@ -61,6 +61,7 @@ impl Reconciliation<'_> {
             operator_last_successful_version: Some(
                 crate::model::nodes::images::STRIMZI_VERSION.to_owned(),
             ),
+            auto_rebalance: self.auto_rebalance.clone(),
             ..KafkaStatus::default()
         };
         // One `Warning` condition per warning, as Strimzi writes them.
@@ -89,6 +90,7 @@ impl Reconciliation<'_> {
             },
             None => KafkaStatus {
                 cluster_id: Some(cluster.cluster_id.clone()),
+                auto_rebalance: self.auto_rebalance.clone(),
                 ..previous
             },
         };

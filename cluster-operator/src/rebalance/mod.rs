@@ -16,7 +16,7 @@
 //! `STRIMZI_CUSTOM_RESOURCE_SELECTOR` says; as in Strimzi, the selector applies to their Kafka,
 //! and a rebalance of a Kafka the operator does not select is left alone.
 
-mod auto;
+pub mod auto;
 pub mod connection;
 pub mod progress;
 pub mod report;
