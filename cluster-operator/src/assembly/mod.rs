@@ -28,16 +28,17 @@
 //! 9. Components (module `components`): with nothing left to roll, apply the entity operator
 //!    and Kafka Exporter the Kafka asks for, delete those it no longer asks for, and end
 //!    pending (`WaitingForDeployments`) until their Deployments are ready.
-//! 10. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
+//! 10. Automatic rebalancing (module `auto_rebalance`): with everything ready, the next step
+//!     of `spec.cruiseControl.autoRebalance` on the auto-rebalancing KafkaRebalances. (Added
+//!     brokers are recorded after step 2; a scale-down of brokers that hold replicas waits,
+//!     the pools' nodes kept, when a `remove-brokers` rebalance is configured.)
+//! 11. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
 //!
 //! No step waits: what takes time ends the reconciliation with
 //! [`Reconciled::pending`], which reports `NotReady` with what is awaited and looks again
 //! after a few seconds, or at once when a watched object changes (StrimziPodSet status
 //! counts, Services getting load balancer addresses, EndpointSlices). So a change the user
 //! makes meanwhile, e.g. a corrected image, is applied by the next reconciliation.
-//!
-//! Not done yet (they also need the broker connection): the scale-down safety check,
-//! unregistering removed nodes, KRaft metadata version upgrades and default quotas.
 
 mod auto_rebalance;
 mod bindings;
