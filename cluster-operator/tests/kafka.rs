@@ -102,6 +102,10 @@ async fn assert_expected_objects(client: &Client, ns: &str, kafka: &Kafka) {
     if kafka.spec.kafka_exporter.is_some() {
         expected_deployments.push(format!("{name}-kafka-exporter"));
     }
+    if kafka.spec.cruise_control.is_some() {
+        expected_deployments.push(format!("{name}-cruise-control"));
+    }
+    expected_deployments.sort();
     assert_eq!(
         names::<k8s_openapi::api::apps::v1::Deployment>(client, ns, &selector).await,
         expected_deployments
