@@ -352,6 +352,67 @@ mod tests {
     }
 
     #[test]
+    fn replication_throttle() {
+        assert_eq!(
+            read(&[]).unwrap().replication_throttle,
+            Some(10 * 1024 * 1024)
+        );
+        let config = read(&[("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND", "0")]).unwrap();
+        assert_eq!(config.replication_throttle, None);
+        let config = read(&[("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND", "2048")]).unwrap();
+        assert_eq!(config.replication_throttle, Some(2048));
+        let error = read(&[("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND", "fast")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn cruise_control_reads_its_credentials_and_ca_from_files() {
+        assert!(read(&[]).unwrap().cruise_control.is_none());
+        let folder = tempfile::tempdir().unwrap();
+        let path = |name: &str| folder.path().join(name).display().to_string();
+        std::fs::write(folder.path().join("user"), "topic-operator\n").unwrap();
+        std::fs::write(folder.path().join("password"), "secret\n").unwrap();
+        std::fs::write(folder.path().join("ca.crt"), "CA").unwrap();
+        let (user, password, ca) = (path("user"), path("password"), path("ca.crt"));
+        let enabled = [
+            ("STRIMZI_CRUISE_CONTROL_ENABLED", "true"),
+            (
+                "STRIMZI_CRUISE_CONTROL_HOSTNAME",
+                "my-cluster-cruise-control.kafka.svc",
+            ),
+            ("STRIMZI_CRUISE_CONTROL_PORT", "9091"),
+            ("STRIMZI_CRUISE_CONTROL_SSL_ENABLED", "true"),
+            ("STRIMZI_CRUISE_CONTROL_AUTH_ENABLED", "true"),
+            ("STRIMZI_CRUISE_CONTROL_API_USER_PATH", user.as_str()),
+            ("STRIMZI_CRUISE_CONTROL_API_PASS_PATH", password.as_str()),
+            ("STRIMZI_CRUISE_CONTROL_CA_PATH", ca.as_str()),
+        ];
+        let client = format!("{:?}", read(&enabled).unwrap().cruise_control.unwrap());
+        assert!(
+            client.contains("my-cluster-cruise-control.kafka.svc"),
+            "{client}"
+        );
+        assert!(client.contains("9091"), "{client}");
+        assert!(client.contains("topic-operator"), "{client}");
+        assert!(!client.contains("secret"), "no password in logs: {client}");
+        let missing = path("nothing");
+        let mut without_password = enabled.to_vec();
+        without_password[6] = ("STRIMZI_CRUISE_CONTROL_API_PASS_PATH", missing.as_str());
+        let error = read(&without_password).unwrap_err().to_string();
+        assert!(
+            error.contains("STRIMZI_CRUISE_CONTROL_API_PASS_PATH"),
+            "{error}"
+        );
+        let plain = read(&[("STRIMZI_CRUISE_CONTROL_ENABLED", "true")]).unwrap();
+        assert!(plain.cruise_control.is_some(), "plain HTTP needs no file");
+    }
+
+    #[test]
     fn bad_values_name_the_variable() {
         let error = read(&[("STRIMZI_MAX_BATCH_SIZE", "0")])
             .unwrap_err()

@@ -1,7 +1,7 @@
 //! Replication-factor changes, as pure code: where the replicas of each partition go
 //! ([`place`]), which replicas are throttled while they move ([`Throttle::of`]), and how
 //! `status.replicasChange` moves on, with partition reassignments of the operator's own
-//! ([`reassignment_status`]) or with Cruise Control ([`CruiseControlStep`]).
+//! ([`ReassignmentState`]) or with Cruise Control ([`CruiseControlStep`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -182,25 +182,32 @@ impl Throttle {
     }
 }
 
-/// `status.replicasChange` of a change made with partition reassignments: `ongoing` while
-/// Kafka lists a reassignment of the topic (`reassigning`), else `None` once every
-/// partition has `target` replicas. A change that is neither listed nor done has to be
-/// submitted (`Err(())`).
-pub fn reassignment_status(
-    target: i32,
-    partitions: &[PartitionDescription],
-    reassigning: bool,
-) -> Result<Option<ReplicasChangeStatus>, ()> {
-    let size = usize::try_from(target).unwrap_or_default();
-    if reassigning {
-        Ok(Some(ongoing(target)))
-    } else if partitions
-        .iter()
-        .all(|partition| partition.replicas.len() == size)
-    {
-        Ok(None)
-    } else {
-        Err(())
+/// Where a change made with partition reassignments stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReassignmentState {
+    /// Kafka lists a reassignment of the topic: follow it (`ongoing`).
+    Running,
+    /// Nothing listed, and every partition has the target count: the change is complete.
+    Done,
+    /// Nothing listed, and some partitions are not at the target: submit them.
+    ToSubmit,
+}
+
+impl ReassignmentState {
+    /// The state of a change to `target` replicas of `partitions`, `reassigning` saying
+    /// whether Kafka lists a reassignment of one of them.
+    pub fn of(target: i32, partitions: &[PartitionDescription], reassigning: bool) -> Self {
+        let size = usize::try_from(target).unwrap_or_default();
+        if reassigning {
+            Self::Running
+        } else if partitions
+            .iter()
+            .all(|partition| partition.replicas.len() == size)
+        {
+            Self::Done
+        } else {
+            Self::ToSubmit
+        }
     }
 }
 
@@ -400,11 +407,21 @@ mod tests {
     #[test]
     fn a_reassignment_is_ongoing_while_listed_and_done_at_the_target() {
         let grown = [partition(0, 1, &[1, 2, 3])];
-        let ongoing = reassignment_status(3, &grown, true).unwrap().unwrap();
+        assert_eq!(
+            ReassignmentState::of(3, &grown, true),
+            ReassignmentState::Running
+        );
+        assert_eq!(
+            ReassignmentState::of(3, &grown, false),
+            ReassignmentState::Done
+        );
+        assert_eq!(
+            ReassignmentState::of(2, &grown, false),
+            ReassignmentState::ToSubmit
+        );
+        let ongoing = ongoing(3);
         assert_eq!(ongoing.state, Some(ReplicasChangeState::Ongoing));
         assert_eq!(ongoing.target_replicas, Some(3));
-        assert_eq!(reassignment_status(3, &grown, false), Ok(None));
-        assert_eq!(reassignment_status(2, &grown, false), Err(()));
     }
 
     fn status(state: ReplicasChangeState, session: Option<&str>) -> ReplicasChangeStatus {

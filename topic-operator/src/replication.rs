@@ -22,7 +22,8 @@ use crate::kafka::TopicKafka;
 use crate::model::ActualTopic;
 use crate::replicas::{
     self, CruiseControlAnswer, CruiseControlStep, FOLLOWER_THROTTLED_RATE,
-    FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, Throttle,
+    FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS,
+    ReassignmentState, Throttle,
 };
 
 /// Who moves replicas.
@@ -86,15 +87,15 @@ impl ReplicationChanger {
             .map(|partition| partition.partition)
             .collect();
         let reassigning = !self.kafka.reassigning(name, partitions).await?.is_empty();
-        match replicas::reassignment_status(target, &actual.assignment, reassigning) {
-            Ok(Some(ongoing)) => Ok(Some(ongoing)),
-            Ok(None) => {
+        match ReassignmentState::of(target, &actual.assignment, reassigning) {
+            ReassignmentState::Running => Ok(Some(replicas::ongoing(target))),
+            ReassignmentState::Done => {
                 if actual.is_throttled() {
                     self.unthrottle(name).await?;
                 }
                 Ok(None)
             }
-            Err(()) => {
+            ReassignmentState::ToSubmit => {
                 let brokers = self.kafka.brokers().await?;
                 let targets =
                     replicas::place(&actual.assignment, &brokers, target).map_err(not_supported)?;
