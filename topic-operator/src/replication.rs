@@ -134,20 +134,13 @@ impl ReplicationChanger {
             .await?;
         let rate = rate.to_string();
         self.kafka
-            .alter_brokers(
-                brokers
-                    .iter()
-                    .map(|broker| {
-                        (
-                            ConfigResource::broker(broker.id),
-                            vec![
-                                set(LEADER_THROTTLED_RATE, &rate),
-                                set(FOLLOWER_THROTTLED_RATE, &rate),
-                            ],
-                        )
-                    })
-                    .collect(),
-            )
+            .alter_brokers(on_every_broker(
+                brokers,
+                &[
+                    set(LEADER_THROTTLED_RATE, &rate),
+                    set(FOLLOWER_THROTTLED_RATE, &rate),
+                ],
+            ))
             .await
     }
 
@@ -175,20 +168,13 @@ impl ReplicationChanger {
         }
         let brokers = self.kafka.brokers().await?;
         self.kafka
-            .alter_brokers(
-                brokers
-                    .iter()
-                    .map(|broker| {
-                        (
-                            ConfigResource::broker(broker.id),
-                            vec![
-                                delete(LEADER_THROTTLED_RATE),
-                                delete(FOLLOWER_THROTTLED_RATE),
-                            ],
-                        )
-                    })
-                    .collect::<BTreeMap<_, _>>(),
-            )
+            .alter_brokers(on_every_broker(
+                &brokers,
+                &[
+                    delete(LEADER_THROTTLED_RATE),
+                    delete(FOLLOWER_THROTTLED_RATE),
+                ],
+            ))
             .await
     }
 
@@ -242,6 +228,17 @@ impl ReplicationChanger {
         }
         Ok(replicas::cruise_control_status(previous, target, answer))
     }
+}
+
+/// The config changes `ops` on every broker of `brokers`.
+fn on_every_broker(
+    brokers: &[replicas::Broker],
+    ops: &[AlterConfigOp],
+) -> BTreeMap<ConfigResource, Vec<AlterConfigOp>> {
+    brokers
+        .iter()
+        .map(|broker| (ConfigResource::broker(broker.id), ops.to_vec()))
+        .collect()
 }
 
 /// The error of a change that cannot be made.

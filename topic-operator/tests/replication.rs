@@ -11,7 +11,7 @@ use std::time::Duration;
 use rdkafka::Message;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use serde_json::{Value, json};
+use serde_json::json;
 use strimzi_operator_common::kafka::{
     AdminClient, AdminConfig, ConfigResource, ConfigSource, KafkaAdmin, PartitionDescription,
 };
@@ -207,51 +207,25 @@ async fn changes_the_replication_factor_with_reassignments() {
     );
 
     // The throttle is gone: no throttled replicas on the topic, no rates on the brokers.
-    let configs = overrides_of(
-        &admin,
-        ConfigResource::topic(topic),
-        ConfigSource::DynamicTopic,
-    )
-    .await;
-    assert!(
-        !configs
-            .keys()
-            .any(|name| name.ends_with(".replication.throttled.replicas")),
-        "{configs:?}"
+    let no_config_ending = |configs: BTreeMap<String, String>, suffix: &str| {
+        assert!(
+            !configs.keys().any(|name| name.ends_with(suffix)),
+            "{configs:?}"
+        );
+    };
+    no_config_ending(
+        overrides(&admin, topic).await,
+        ".replication.throttled.replicas",
     );
     for broker in 1..=3 {
-        let configs = overrides_of(
+        let configs = configs_from(
             &admin,
             ConfigResource::broker(broker),
             ConfigSource::DynamicBroker,
         )
         .await;
-        assert!(
-            !configs
-                .keys()
-                .any(|name| name.ends_with(".replication.throttled.rate")),
-            "broker {broker}: {configs:?}"
-        );
+        no_config_ending(configs, ".replication.throttled.rate");
     }
     operator.stop().await;
     drop(cluster);
-}
-
-/// The configs of `resource` from `source`.
-async fn overrides_of(
-    admin: &AdminClient,
-    resource: ConfigResource,
-    source: ConfigSource,
-) -> BTreeMap<String, Value> {
-    let configs = admin
-        .describe_configs(std::slice::from_ref(&resource))
-        .await
-        .unwrap();
-    configs[&resource]
-        .as_ref()
-        .unwrap()
-        .iter()
-        .filter(|entry| entry.source == source)
-        .map(|entry| (entry.name.clone(), json!(entry.value)))
-        .collect()
 }

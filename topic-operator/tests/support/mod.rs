@@ -157,7 +157,20 @@ pub async fn rdkafka_partitions(topic: &str) -> Option<usize> {
 
 /// The dynamic (per-topic) config overrides of `topic` in Kafka.
 pub async fn overrides(admin: &AdminClient, topic: &str) -> BTreeMap<String, String> {
-    let resource = ConfigResource::topic(topic);
+    configs_from(
+        admin,
+        ConfigResource::topic(topic),
+        strimzi_operator_common::kafka::ConfigSource::DynamicTopic,
+    )
+    .await
+}
+
+/// The configs of `resource` in Kafka that come from `source`.
+pub async fn configs_from(
+    admin: &AdminClient,
+    resource: ConfigResource,
+    source: strimzi_operator_common::kafka::ConfigSource,
+) -> BTreeMap<String, String> {
     let configs = admin
         .describe_configs(std::slice::from_ref(&resource))
         .await
@@ -166,7 +179,7 @@ pub async fn overrides(admin: &AdminClient, topic: &str) -> BTreeMap<String, Str
         .as_ref()
         .unwrap()
         .iter()
-        .filter(|entry| entry.source == strimzi_operator_common::kafka::ConfigSource::DynamicTopic)
+        .filter(|entry| entry.source == source)
         .map(|entry| (entry.name.clone(), entry.value.clone().unwrap_or_default()))
         .collect()
 }
