@@ -1,0 +1,144 @@
+//! The steps of a replication-factor change against a local three-node Kafka cluster, without
+//! Kubernetes: submitted once, followed (also by a new operator instance, as after a restart)
+//! until done, throttled meanwhile and unthrottled at the end.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use strimzi_api::topic::ReplicasChangeState;
+use strimzi_operator_common::batch::BatchSettings;
+use strimzi_operator_common::kafka::{
+    AdminClient, AdminConfig, ConfigResource, ConfigSource, KafkaAdmin, NewTopic,
+};
+use strimzi_operator_common::metrics::Metrics;
+use strimzi_tests::kafka::KafkaCluster;
+use strimzi_topic_operator::error::TopicError;
+use strimzi_topic_operator::kafka::{TopicKafka, request_counts};
+use strimzi_topic_operator::replication::{Mover, ReplicationChanger};
+
+const TOPIC: &str = "steps";
+
+/// A new operator instance's changer on `bootstrap`.
+fn changer(bootstrap: &str) -> (TopicKafka, ReplicationChanger) {
+    let admin: Arc<dyn KafkaAdmin> =
+        Arc::new(AdminClient::new(AdminConfig::plaintext(bootstrap)).unwrap());
+    let metrics = Metrics::new().unwrap();
+    let settings = BatchSettings {
+        max_queue_size: 16,
+        max_batch_size: 8,
+        max_linger: Duration::from_millis(10),
+        max_in_flight: 1,
+    };
+    let kafka = TopicKafka::new(admin, settings, request_counts(&metrics).unwrap());
+    let mover = Mover::Reassignments {
+        throttle: Some(1024 * 1024),
+    };
+    (kafka.clone(), ReplicationChanger::new(kafka, mover))
+}
+
+/// Steps the change to `target` until it is done; how many steps reported it `ongoing`.
+async fn step_until_done(kafka: &TopicKafka, changer: &ReplicationChanger, target: i32) -> usize {
+    let mut ongoing = 0;
+    for _ in 0..300 {
+        let actual = kafka.describe(TOPIC).await.unwrap().unwrap();
+        match changer.step(TOPIC, &actual, target, None).await.unwrap() {
+            None => return ongoing,
+            Some(status) => {
+                assert_eq!(status.state, Some(ReplicasChangeState::Ongoing));
+                assert_eq!(status.target_replicas, Some(target));
+                ongoing += 1;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("replication factor {target} not reached");
+}
+
+async fn configs(admin: &AdminClient, resource: ConfigResource) -> BTreeMap<String, String> {
+    let described = admin
+        .describe_configs(std::slice::from_ref(&resource))
+        .await
+        .unwrap();
+    described[&resource]
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|entry| {
+            matches!(
+                entry.source,
+                ConfigSource::DynamicTopic | ConfigSource::DynamicBroker
+            )
+        })
+        .map(|entry| (entry.name.clone(), entry.value.clone().unwrap_or_default()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_is_submitted_followed_after_a_restart_and_unthrottled() {
+    let logs = strimzi_tests::layout::log_dir("kafka-cluster-steps").unwrap();
+    let cluster = tokio::task::spawn_blocking(move || KafkaCluster::start(3, &logs))
+        .await
+        .unwrap()
+        .unwrap_or_else(|error| panic!("starting the Kafka cluster: {error}"));
+    let bootstrap = cluster.bootstrap().to_owned();
+    let admin = AdminClient::new(AdminConfig::plaintext(&bootstrap)).unwrap();
+    let mut topic = NewTopic::new(TOPIC);
+    topic.partitions = Some(3);
+    topic.replication_factor = Some(1);
+    let created = admin.create_topics(&[topic], false).await.unwrap();
+    assert!(created[TOPIC].is_ok(), "{created:?}");
+
+    // The first instance submits the change, throttled.
+    let (kafka, first) = changer(&bootstrap);
+    let actual = kafka.describe(TOPIC).await.unwrap().unwrap();
+    let submitted = first.step(TOPIC, &actual, 3, None).await.unwrap().unwrap();
+    assert_eq!(submitted.state, Some(ReplicasChangeState::Ongoing));
+    let topic_configs = configs(&admin, ConfigResource::topic(TOPIC)).await;
+    assert!(
+        topic_configs.contains_key("follower.replication.throttled.replicas"),
+        "{topic_configs:?}"
+    );
+
+    // Another instance (a restarted operator) follows it to the end.
+    let (kafka, second) = changer(&bootstrap);
+    let ongoing = step_until_done(&kafka, &second, 3).await;
+    println!("steps seen ongoing: {ongoing}");
+    let actual = kafka.describe(TOPIC).await.unwrap().unwrap();
+    for partition in &actual.assignment {
+        assert_eq!(partition.replicas.len(), 3, "{partition:?}");
+    }
+    assert!(!actual.is_throttled());
+    for broker in 1..=3 {
+        let rates = configs(&admin, ConfigResource::broker(broker)).await;
+        assert!(
+            !rates.keys().any(|name| name.contains("throttled.rate")),
+            "broker {broker}: {rates:?}"
+        );
+    }
+
+    // Shrinking keeps the leaders.
+    let leaders: Vec<i32> = actual.assignment.iter().map(|p| p.leader).collect();
+    step_until_done(&kafka, &second, 2).await;
+    let actual = kafka.describe(TOPIC).await.unwrap().unwrap();
+    for (partition, leader) in actual.assignment.iter().zip(leaders) {
+        assert_eq!(partition.replicas.len(), 2, "{partition:?}");
+        assert_eq!(partition.leader, leader, "{partition:?}");
+    }
+
+    // More replicas than brokers: refused, nothing moves.
+    let refused = second.step(TOPIC, &actual, 4, None).await.unwrap_err();
+    assert!(
+        matches!(refused, TopicError::NotSupported(_)),
+        "{refused:?}"
+    );
+    assert_eq!(
+        refused.to_string(),
+        "Replication factor 4 is larger than the 3 brokers"
+    );
+    let after = kafka.describe(TOPIC).await.unwrap().unwrap();
+    assert_eq!(after.assignment, actual.assignment);
+    drop(cluster);
+}
