@@ -12,10 +12,7 @@ use rdkafka::Message;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use serde_json::json;
-use strimzi_operator_common::kafka::{
-    AdminClient, AdminConfig, ConfigResource, ConfigSource, KafkaAdmin, PartitionDescription,
-};
-use strimzi_tests::kafka::KafkaCluster;
+use strimzi_operator_common::kafka::{AdminClient, AdminConfig, KafkaAdmin, PartitionDescription};
 use support::*;
 
 const RECORDS: usize = 300;
@@ -117,11 +114,7 @@ fn consume(bootstrap: String, topic: String) -> BTreeSet<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changes_the_replication_factor_with_reassignments() {
     let (client, ns) = namespace("to-replicas").await;
-    let logs = strimzi_tests::layout::log_dir("kafka-cluster").unwrap();
-    let cluster = tokio::task::spawn_blocking(move || KafkaCluster::start(3, &logs))
-        .await
-        .unwrap()
-        .unwrap_or_else(|error| panic!("starting the Kafka cluster: {error}"));
+    let cluster = kafka_cluster("kafka-cluster").await;
     let bootstrap = cluster.bootstrap().to_owned();
     let topics = topics(&client, &ns);
     let operator = Operator::start(
@@ -207,25 +200,7 @@ async fn changes_the_replication_factor_with_reassignments() {
     );
 
     // The throttle is gone: no throttled replicas on the topic, no rates on the brokers.
-    let no_config_ending = |configs: BTreeMap<String, String>, suffix: &str| {
-        assert!(
-            !configs.keys().any(|name| name.ends_with(suffix)),
-            "{configs:?}"
-        );
-    };
-    no_config_ending(
-        overrides(&admin, topic).await,
-        ".replication.throttled.replicas",
-    );
-    for broker in 1..=3 {
-        let configs = configs_from(
-            &admin,
-            ConfigResource::broker(broker),
-            ConfigSource::DynamicBroker,
-        )
-        .await;
-        no_config_ending(configs, ".replication.throttled.rate");
-    }
+    assert_unthrottled(&admin, topic).await;
     operator.stop().await;
     drop(cluster);
 }

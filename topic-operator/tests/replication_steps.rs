@@ -4,20 +4,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use strimzi_api::topic::ReplicasChangeState;
 use strimzi_operator_common::batch::BatchSettings;
-use strimzi_operator_common::kafka::{
-    AdminClient, AdminConfig, ConfigResource, ConfigSource, KafkaAdmin, NewTopic,
-};
+use strimzi_operator_common::kafka::{AdminClient, AdminConfig, KafkaAdmin, NewTopic};
 use strimzi_operator_common::metrics::Metrics;
-use strimzi_tests::kafka::KafkaCluster;
 use strimzi_topic_operator::error::TopicError;
 use strimzi_topic_operator::kafka::{TopicKafka, request_counts};
 use strimzi_topic_operator::replication::{Mover, ReplicationChanger};
+use support::{assert_unthrottled, kafka_cluster, overrides};
 
 const TOPIC: &str = "steps";
 
@@ -57,32 +56,9 @@ async fn step_until_done(kafka: &TopicKafka, changer: &ReplicationChanger, targe
     panic!("replication factor {target} not reached");
 }
 
-async fn configs(admin: &AdminClient, resource: ConfigResource) -> BTreeMap<String, String> {
-    let described = admin
-        .describe_configs(std::slice::from_ref(&resource))
-        .await
-        .unwrap();
-    described[&resource]
-        .as_ref()
-        .unwrap()
-        .iter()
-        .filter(|entry| {
-            matches!(
-                entry.source,
-                ConfigSource::DynamicTopic | ConfigSource::DynamicBroker
-            )
-        })
-        .map(|entry| (entry.name.clone(), entry.value.clone().unwrap_or_default()))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_is_submitted_followed_after_a_restart_and_unthrottled() {
-    let logs = strimzi_tests::layout::log_dir("kafka-cluster-steps").unwrap();
-    let cluster = tokio::task::spawn_blocking(move || KafkaCluster::start(3, &logs))
-        .await
-        .unwrap()
-        .unwrap_or_else(|error| panic!("starting the Kafka cluster: {error}"));
+    let cluster = kafka_cluster("kafka-cluster-steps").await;
     let bootstrap = cluster.bootstrap().to_owned();
     let admin = AdminClient::new(AdminConfig::plaintext(&bootstrap)).unwrap();
     let mut topic = NewTopic::new(TOPIC);
@@ -96,7 +72,7 @@ async fn a_change_is_submitted_followed_after_a_restart_and_unthrottled() {
     let actual = kafka.describe(TOPIC).await.unwrap().unwrap();
     let submitted = first.step(TOPIC, &actual, 3, None).await.unwrap().unwrap();
     assert_eq!(submitted.state, Some(ReplicasChangeState::Ongoing));
-    let topic_configs = configs(&admin, ConfigResource::topic(TOPIC)).await;
+    let topic_configs = overrides(&admin, TOPIC).await;
     assert!(
         topic_configs.contains_key("follower.replication.throttled.replicas"),
         "{topic_configs:?}"
@@ -111,13 +87,7 @@ async fn a_change_is_submitted_followed_after_a_restart_and_unthrottled() {
         assert_eq!(partition.replicas.len(), 3, "{partition:?}");
     }
     assert!(!actual.is_throttled());
-    for broker in 1..=3 {
-        let rates = configs(&admin, ConfigResource::broker(broker)).await;
-        assert!(
-            !rates.keys().any(|name| name.contains("throttled.rate")),
-            "broker {broker}: {rates:?}"
-        );
-    }
+    assert_unthrottled(&admin, TOPIC).await;
 
     // Shrinking keeps the leaders.
     let leaders: Vec<i32> = actual.assignment.iter().map(|p| p.leader).collect();

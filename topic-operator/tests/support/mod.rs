@@ -183,3 +183,36 @@ pub async fn configs_from(
         .map(|entry| (entry.name.clone(), entry.value.clone().unwrap_or_default()))
         .collect()
 }
+
+/// A local cluster of three Kafka nodes, its logs in `target/testenv-logs/<name>-<pid>`.
+pub async fn kafka_cluster(name: &str) -> strimzi_tests::kafka::KafkaCluster {
+    let logs = strimzi_tests::layout::log_dir(name).unwrap();
+    tokio::task::spawn_blocking(move || strimzi_tests::kafka::KafkaCluster::start(3, &logs))
+        .await
+        .unwrap()
+        .unwrap_or_else(|error| panic!("starting the Kafka cluster: {error}"))
+}
+
+/// Asserts that `topic` has no throttled-replicas override and the brokers 1 to 3 no
+/// throttle rate.
+pub async fn assert_unthrottled(admin: &AdminClient, topic: &str) {
+    let no_config_ending = |configs: BTreeMap<String, String>, suffix: &str| {
+        assert!(
+            !configs.keys().any(|name| name.ends_with(suffix)),
+            "{configs:?}"
+        );
+    };
+    no_config_ending(
+        overrides(admin, topic).await,
+        ".replication.throttled.replicas",
+    );
+    for broker in 1..=3 {
+        let configs = configs_from(
+            admin,
+            ConfigResource::broker(broker),
+            strimzi_operator_common::kafka::ConfigSource::DynamicBroker,
+        )
+        .await;
+        no_config_ending(configs, ".replication.throttled.rate");
+    }
+}
