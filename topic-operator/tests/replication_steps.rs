@@ -1,6 +1,7 @@
 //! The steps of a replication-factor change against a local three-node Kafka cluster, without
 //! Kubernetes: submitted once, followed (also by a new operator instance, as after a restart)
-//! until done, throttled meanwhile and unthrottled at the end.
+//! until done, throttled meanwhile and unthrottled at the end; and what the faults of a
+//! (fake) Cruise Control do to the status.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,12 +10,17 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use strimzi_api::topic::ReplicasChangeState;
+use strimzi_api::topic::{ReplicasChangeState, ReplicasChangeStatus};
 use strimzi_operator_common::batch::BatchSettings;
-use strimzi_operator_common::kafka::{AdminClient, AdminConfig, KafkaAdmin, NewTopic};
+use strimzi_operator_common::cruise_control::CruiseControlClient;
+use strimzi_operator_common::http_client::Server;
+use strimzi_operator_common::kafka::{
+    AdminClient, AdminConfig, HostResolution, KafkaAdmin, NewTopic,
+};
 use strimzi_operator_common::metrics::Metrics;
 use strimzi_topic_operator::error::TopicError;
 use strimzi_topic_operator::kafka::{TopicKafka, request_counts};
+use strimzi_topic_operator::model::ActualTopic;
 use strimzi_topic_operator::replication::{Mover, ReplicationChanger};
 use support::{assert_unthrottled, kafka_cluster, overrides};
 
@@ -110,5 +116,98 @@ async fn a_change_is_submitted_followed_after_a_restart_and_unthrottled() {
     );
     let after = kafka.describe(TOPIC).await.unwrap().unwrap();
     assert_eq!(after.assignment, actual.assignment);
+
+    cruise_control_faults(&kafka, &after).await;
     drop(cluster);
+}
+
+/// A fake Cruise Control on 127.0.0.1 that answers every request with `status` and `body`;
+/// its port.
+async fn fake_cruise_control(status: &'static str, body: &'static str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => request.extend_from_slice(&buffer[..read]),
+                }
+            }
+            let answer = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+        }
+    });
+    port
+}
+
+/// A changer whose Cruise Control is at `port` on 127.0.0.1 (plain HTTP, no authentication).
+fn cruise_control_changer(kafka: &TopicKafka, port: u16) -> ReplicationChanger {
+    let client = CruiseControlClient::new(
+        Server {
+            host: "127.0.0.1".to_owned(),
+            port,
+            tls: None,
+            host_resolution: HostResolution::IpAddressesOnly,
+        },
+        None,
+        Duration::from_secs(5),
+    );
+    ReplicationChanger::new(kafka.clone(), Mover::CruiseControl(client))
+}
+
+/// What a Cruise Control that fails, refuses or forgot its task does to
+/// `status.replicasChange`; the topic (`actual`, two replicas) is left as it is.
+async fn cruise_control_faults(kafka: &TopicKafka, actual: &ActualTopic) {
+    // Unreachable: pending, with the error.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let status = cruise_control_changer(kafka, port)
+        .step(TOPIC, actual, 3, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.state, Some(ReplicasChangeState::Pending));
+    assert_eq!(status.target_replicas, Some(3));
+    assert!(status.message.is_some(), "{status:?}");
+
+    // Refused: pending, with Cruise Control's error message.
+    let port = fake_cruise_control(
+        "500 Internal Server Error",
+        r#"{"errorMessage":"java.lang.IllegalArgumentException: no such goal","version":1}"#,
+    )
+    .await;
+    let refused = cruise_control_changer(kafka, port)
+        .step(TOPIC, actual, 3, Some(&status))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(refused.state, Some(ReplicasChangeState::Pending));
+    let message = refused.message.unwrap_or_default();
+    assert!(message.contains("no such goal"), "{message}");
+
+    // A task Cruise Control does not know any more: pending again, to be asked for anew.
+    let ongoing = ReplicasChangeStatus {
+        target_replicas: Some(3),
+        state: Some(ReplicasChangeState::Ongoing),
+        message: None,
+        session_id: Some("5a1b0e35-0000-4000-8000-000000000000".to_owned()),
+    };
+    let port = fake_cruise_control("200 OK", r#"{"userTasks":[],"version":1}"#).await;
+    let forgotten = cruise_control_changer(kafka, port)
+        .step(TOPIC, actual, 3, Some(&ongoing))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(forgotten.state, Some(ReplicasChangeState::Pending));
+    assert_eq!(forgotten.session_id, None);
+    let after = kafka.describe(TOPIC).await.unwrap().unwrap();
+    assert_eq!(after.assignment, actual.assignment, "nothing moved");
 }
