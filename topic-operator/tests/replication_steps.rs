@@ -147,8 +147,14 @@ async fn fake_cruise_control(status: &'static str, body: &'static str) -> u16 {
     port
 }
 
-/// A changer whose Cruise Control is at `port` on 127.0.0.1 (plain HTTP, no authentication).
-fn cruise_control_changer(kafka: &TopicKafka, port: u16) -> ReplicationChanger {
+/// The status after one step towards 3 replicas from `previous`, with the Cruise Control at
+/// `port` on 127.0.0.1 (plain HTTP, no authentication).
+async fn cruise_control_step(
+    kafka: &TopicKafka,
+    port: u16,
+    actual: &ActualTopic,
+    previous: Option<&ReplicasChangeStatus>,
+) -> ReplicasChangeStatus {
     let client = CruiseControlClient::new(
         Server {
             host: "127.0.0.1".to_owned(),
@@ -160,6 +166,10 @@ fn cruise_control_changer(kafka: &TopicKafka, port: u16) -> ReplicationChanger {
         Duration::from_secs(5),
     );
     ReplicationChanger::new(kafka.clone(), Mover::CruiseControl(client))
+        .step(TOPIC, actual, 3, previous)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 /// What a Cruise Control that fails, refuses or forgot its task does to
@@ -169,11 +179,7 @@ async fn cruise_control_faults(kafka: &TopicKafka, actual: &ActualTopic) {
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let status = cruise_control_changer(kafka, port)
-        .step(TOPIC, actual, 3, None)
-        .await
-        .unwrap()
-        .unwrap();
+    let status = cruise_control_step(kafka, port, actual, None).await;
     assert_eq!(status.state, Some(ReplicasChangeState::Pending));
     assert_eq!(status.target_replicas, Some(3));
     assert!(status.message.is_some(), "{status:?}");
@@ -184,11 +190,7 @@ async fn cruise_control_faults(kafka: &TopicKafka, actual: &ActualTopic) {
         r#"{"errorMessage":"java.lang.IllegalArgumentException: no such goal","version":1}"#,
     )
     .await;
-    let refused = cruise_control_changer(kafka, port)
-        .step(TOPIC, actual, 3, Some(&status))
-        .await
-        .unwrap()
-        .unwrap();
+    let refused = cruise_control_step(kafka, port, actual, Some(&status)).await;
     assert_eq!(refused.state, Some(ReplicasChangeState::Pending));
     let message = refused.message.unwrap_or_default();
     assert!(message.contains("no such goal"), "{message}");
@@ -201,11 +203,7 @@ async fn cruise_control_faults(kafka: &TopicKafka, actual: &ActualTopic) {
         session_id: Some("5a1b0e35-0000-4000-8000-000000000000".to_owned()),
     };
     let port = fake_cruise_control("200 OK", r#"{"userTasks":[],"version":1}"#).await;
-    let forgotten = cruise_control_changer(kafka, port)
-        .step(TOPIC, actual, 3, Some(&ongoing))
-        .await
-        .unwrap()
-        .unwrap();
+    let forgotten = cruise_control_step(kafka, port, actual, Some(&ongoing)).await;
     assert_eq!(forgotten.state, Some(ReplicasChangeState::Pending));
     assert_eq!(forgotten.session_id, None);
     let after = kafka.describe(TOPIC).await.unwrap().unwrap();
