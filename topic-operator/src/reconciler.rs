@@ -1,7 +1,7 @@
 //! The KafkaTopic reconciler: makes the Kafka topic match the resource (create, add
 //! partitions, alter configs, change the replication factor step by step), refuses what it
-//! does not support, settles which of several
-//! KafkaTopics naming one topic manages it, and deletes the topic when its KafkaTopic goes.
+//! does not support, settles which of several KafkaTopics naming one topic manages it, and
+//! deletes the topic when its KafkaTopic goes.
 
 use std::sync::Arc;
 use std::time::Duration;
