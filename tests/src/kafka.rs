@@ -2,6 +2,10 @@
 //! SASL_PLAINTEXT (SCRAM-SHA-512) and a TLS listener with client authentication, the
 //! `StandardAuthorizer`, and an `admin` super user created when the storage is formatted.
 //! The configuration is `tests/testenv/kafka/server.properties.template`.
+//!
+//! [`KafkaCluster`] starts a small cluster instead: a few nodes that are each broker and
+//! controller (KRaft combined mode, one quorum of all of them), PLAINTEXT only, each in a
+//! rack of its own (`rack-<id>`), for tests that move replicas between brokers.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,6 +30,13 @@ const READY_LINE: &str = "Kafka Server started";
 const JVM_FLAGS: [&str; 4] = [
     "-Xms64m",
     "-Xmx512m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+];
+/// The JVM of each node of a [`KafkaCluster`]: smaller, since several run at once.
+const CLUSTER_JVM_FLAGS: [&str; 4] = [
+    "-Xms64m",
+    "-Xmx256m",
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
 ];
@@ -91,7 +102,8 @@ impl KafkaBroker {
             .replace("@TLS_TRUSTSTORE_PEM@", &truststore.display().to_string());
         let config = data.path().join("server.properties");
         write(&config, &properties)?;
-        format_storage(libs, &config, log_dir)?;
+        let admin = format!("SCRAM-SHA-512=[name={ADMIN_USER},password={ADMIN_PASSWORD}]");
+        format_storage(libs, &config, log_dir, &["--add-scram".to_owned(), admin])?;
 
         let spec = ProcessSpec::new("kafka", "java", log_dir)
             .args(JVM_FLAGS)
@@ -103,15 +115,7 @@ impl KafkaBroker {
                 config.into_os_string(),
             ]);
         let process = ManagedProcess::start(&spec, Lifetime::Tied)?;
-        let server_log = log_dir.join("kafka-server.log");
-        process.wait_ready(READY_TIMEOUT, || {
-            let text = std::fs::read_to_string(&server_log).unwrap_or_default();
-            if text.contains(READY_LINE) {
-                Ok(())
-            } else {
-                Err(format!("no \"{READY_LINE}\" in {}", server_log.display()))
-            }
-        })?;
+        wait_started(&process, &log_dir.join("kafka-server.log"))?;
         let bootstrap = |port: u16| format!("127.0.0.1:{port}");
         Ok(Self {
             process,
@@ -189,7 +193,142 @@ impl KafkaBroker {
     }
 }
 
-fn format_storage(libs: &Path, config: &Path, log_dir: &Path) -> Result<(), TestEnvError> {
+/// Waits until the node whose server log is `server_log` serves requests.
+fn wait_started(process: &ManagedProcess, server_log: &Path) -> Result<(), TestEnvError> {
+    process.wait_ready(READY_TIMEOUT, || {
+        let text = std::fs::read_to_string(server_log).unwrap_or_default();
+        if text.contains(READY_LINE) {
+            Ok(())
+        } else {
+            Err(format!("no \"{READY_LINE}\" in {}", server_log.display()))
+        }
+    })
+}
+
+/// A running cluster of combined broker and controller nodes, stopped when dropped.
+#[derive(Debug)]
+pub struct KafkaCluster {
+    nodes: Vec<ManagedProcess>,
+    bootstrap: String,
+    _data: tempfile::TempDir,
+}
+
+impl KafkaCluster {
+    /// Formats fresh storage and starts `size` nodes (ids 1 to `size`), logging to `log_dir`
+    /// as `kafka-node-<id>.log` (output) and `kafka-node-<id>-server.log` (Kafka's log).
+    pub fn start(size: usize, log_dir: &Path) -> Result<Self, TestEnvError> {
+        let libs = kafka_libs()?;
+        require_java()?;
+        let mut last_error = None;
+        for _ in 0..START_ATTEMPTS {
+            match Self::start_once(&libs, size, log_dir) {
+                Ok(cluster) => return Ok(cluster),
+                Err(error) => last_error = Some(error),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| TestEnvError::Certificate("no attempt made".into())))
+    }
+
+    fn start_once(libs: &Path, size: usize, log_dir: &Path) -> Result<Self, TestEnvError> {
+        let data = scratch_dir("kafka-cluster")?;
+        let ports = (1..=size)
+            .map(|id| Ok((id, free_port()?, free_port()?)))
+            .collect::<Result<Vec<_>, TestEnvError>>()?;
+        let voters = ports
+            .iter()
+            .map(|(id, _, controller)| format!("{id}@127.0.0.1:{controller}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut nodes = Vec::with_capacity(size);
+        for (id, plain, controller) in &ports {
+            let dir = data.path().join(format!("node-{id}"));
+            let config = dir.join("server.properties");
+            std::fs::create_dir_all(&dir).map_err(|error| TestEnvError::io(&dir, error))?;
+            write(
+                &config,
+                &node_properties(*id, *plain, *controller, &voters, &dir),
+            )?;
+            format_storage(libs, &config, log_dir, &[])?;
+            let name = format!("kafka-node-{id}");
+            let spec = ProcessSpec::new(&name, "java", log_dir)
+                .args(CLUSTER_JVM_FLAGS)
+                .args(log_properties(log_dir, &format!("{name}-server")))
+                .args([
+                    "-cp".into(),
+                    classpath(libs),
+                    "kafka.Kafka".into(),
+                    config.into_os_string(),
+                ]);
+            nodes.push(ManagedProcess::start(&spec, Lifetime::Tied)?);
+        }
+        for ((id, _, _), node) in ports.iter().zip(&nodes) {
+            wait_started(node, &log_dir.join(format!("kafka-node-{id}-server.log")))?;
+        }
+        Ok(Self {
+            nodes,
+            bootstrap: ports
+                .iter()
+                .map(|(_, plain, _)| format!("127.0.0.1:{plain}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            _data: data,
+        })
+    }
+
+    /// `host:port` of every node's PLAINTEXT listener, comma-separated.
+    pub fn bootstrap(&self) -> &str {
+        &self.bootstrap
+    }
+
+    /// The nodes' process ids.
+    pub fn pids(&self) -> Vec<u32> {
+        self.nodes.iter().map(ManagedProcess::pid).collect()
+    }
+}
+
+/// The configuration of node `id` of a [`KafkaCluster`].
+fn node_properties(id: usize, plain: u16, controller: u16, voters: &str, dir: &Path) -> String {
+    format!(
+        "process.roles=broker,controller
+node.id={id}
+broker.rack=rack-{id}
+controller.quorum.voters={voters}
+controller.listener.names=CONTROLLER
+listeners=PLAIN://127.0.0.1:{plain},CONTROLLER://127.0.0.1:{controller}
+advertised.listeners=PLAIN://127.0.0.1:{plain}
+listener.security.protocol.map=PLAIN:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAIN
+log.dirs={}
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.num.partitions=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+num.network.threads=2
+num.io.threads=2
+num.recovery.threads.per.data.dir=1
+background.threads=2
+log.cleaner.threads=1
+log.cleaner.dedupe.buffer.size=2097152
+",
+        dir.join("kraft-logs").display()
+    )
+}
+
+fn format_storage(
+    libs: &Path,
+    config: &Path,
+    log_dir: &Path,
+    extra: &[String],
+) -> Result<(), TestEnvError> {
     let output = Command::new("java")
         .args(JVM_FLAGS)
         .args(log_properties(log_dir, "kafka-storage"))
@@ -197,10 +336,8 @@ fn format_storage(libs: &Path, config: &Path, log_dir: &Path) -> Result<(), Test
         .arg(classpath(libs))
         .args(["kafka.tools.StorageTool", "format", "--config"])
         .arg(config)
-        .args(["--cluster-id", CLUSTER_ID, "--add-scram"])
-        .arg(format!(
-            "SCRAM-SHA-512=[name={ADMIN_USER},password={ADMIN_PASSWORD}]"
-        ))
+        .args(["--cluster-id", CLUSTER_ID])
+        .args(extra)
         .output()
         .map_err(|error| TestEnvError::io("java", error))?;
     if output.status.success() {

@@ -1,6 +1,7 @@
 //! The topic operator's configuration, from Strimzi's environment variables: the shared
 //! operator settings (with `STRIMZI_RESOURCE_LABELS` as the KafkaTopic selector), the Kafka
-//! connection, finalizers, batching, alterable configs and the cluster config review.
+//! connection, finalizers, batching, alterable configs, the cluster config review, the
+//! throttle of replica movements and Cruise Control.
 //!
 //! In the entity operator, the cluster operator sets `STRIMZI_TLS_ENABLED` and mounts the
 //! certificates, as Strimzi's does, without naming the files: when TLS is on and
@@ -9,7 +10,9 @@
 //! key ([`ENTITY_OPERATOR_CERTS`]) when they exist.
 
 use strimzi_operator_common::config::{self as common, OperatorConfig};
-use strimzi_operator_common::kafka::{AdminConfig, AdminError};
+use strimzi_operator_common::cruise_control::{Credentials, CruiseControlClient, REST_API_PORT};
+use strimzi_operator_common::http_client::{Server, ServerTls};
+use strimzi_operator_common::kafka::{AdminConfig, AdminError, HostResolution, TlsConfig};
 
 use crate::model::AlterableConfigs;
 use strimzi_operator_common::batch::BatchSettings;
@@ -29,6 +32,36 @@ pub const ALTERABLE_TOPIC_CONFIG: &str = "STRIMZI_ALTERABLE_TOPIC_CONFIG";
 /// Whether to skip the start-up review of the broker config (default `false`).
 pub const SKIP_CLUSTER_CONFIG_REVIEW: &str = "STRIMZI_SKIP_CLUSTER_CONFIG_REVIEW";
 
+/// Bytes per second each broker may replicate for the operator's replica movements
+/// (default 10 MiB/s; 0 leaves them unthrottled).
+pub const REPLICATION_THROTTLE: &str = "STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND";
+/// Whether replication-factor changes go through Cruise Control (default `false`).
+pub const CRUISE_CONTROL_ENABLED: &str = "STRIMZI_CRUISE_CONTROL_ENABLED";
+/// Host of Cruise Control's REST API (default `localhost`).
+pub const CRUISE_CONTROL_HOSTNAME: &str = "STRIMZI_CRUISE_CONTROL_HOSTNAME";
+/// Port of Cruise Control's REST API (default 9090).
+pub const CRUISE_CONTROL_PORT: &str = "STRIMZI_CRUISE_CONTROL_PORT";
+/// Whether Cruise Control's REST API uses TLS (default `false`).
+pub const CRUISE_CONTROL_SSL_ENABLED: &str = "STRIMZI_CRUISE_CONTROL_SSL_ENABLED";
+/// Whether Cruise Control's REST API asks for HTTP basic authentication (default `false`).
+pub const CRUISE_CONTROL_AUTH_ENABLED: &str = "STRIMZI_CRUISE_CONTROL_AUTH_ENABLED";
+/// File with the CA certificate of Cruise Control's server certificate.
+pub const CRUISE_CONTROL_CA_PATH: &str = "STRIMZI_CRUISE_CONTROL_CA_PATH";
+/// File with the REST API user name.
+pub const CRUISE_CONTROL_API_USER_PATH: &str = "STRIMZI_CRUISE_CONTROL_API_USER_PATH";
+/// File with the REST API password.
+pub const CRUISE_CONTROL_API_PASS_PATH: &str = "STRIMZI_CRUISE_CONTROL_API_PASS_PATH";
+/// Where the entity operator mounts the topic operator's Cruise Control user name (from the
+/// Secret `<cluster>-entity-topic-operator-cc-api`).
+pub const ENTITY_OPERATOR_CC_API_USER: &str = "/etc/eto-cc-api/topic-operator.apiAdminName";
+/// Where the entity operator mounts the topic operator's Cruise Control password.
+pub const ENTITY_OPERATOR_CC_API_PASSWORD: &str = "/etc/eto-cc-api/topic-operator.apiAdminPassword";
+
+/// Default of [`REPLICATION_THROTTLE`]: 10 MiB/s.
+const DEFAULT_REPLICATION_THROTTLE: u64 = 10 * 1024 * 1024;
+/// How long one call to Cruise Control may take.
+const CRUISE_CONTROL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The cluster CA certificate as the entity operator mounts it.
 pub const ENTITY_OPERATOR_TRUSTSTORE: &str = "/etc/tls-sidecar/cluster-ca-certs/ca.crt";
 /// The folder where the entity operator mounts the topic operator's certificate
@@ -47,6 +80,16 @@ pub enum ConfigError {
     /// A Kafka connection setting.
     #[error(transparent)]
     Kafka(#[from] AdminError),
+    /// A file of the Cruise Control settings could not be read.
+    #[error("{variable}: cannot read {path}: {message}")]
+    CruiseControlFile {
+        /// The variable naming the file.
+        variable: &'static str,
+        /// The file.
+        path: String,
+        /// Why it could not be read.
+        message: String,
+    },
 }
 
 /// Everything the topic operator is configured with.
@@ -64,6 +107,10 @@ pub struct TopicOperatorConfig {
     pub alterable: AlterableConfigs,
     /// Whether to skip the start-up review of the broker config.
     pub skip_cluster_config_review: bool,
+    /// Bytes per second for the operator's replica movements; `None` for no throttle.
+    pub replication_throttle: Option<u64>,
+    /// The Cruise Control that changes replication factors, when enabled.
+    pub cruise_control: Option<CruiseControlClient>,
 }
 
 impl TopicOperatorConfig {
@@ -105,7 +152,6 @@ impl TopicOperatorConfig {
         kafka.client_id = "strimzi-topic-operator".to_owned();
         Ok(Self {
             operator,
-            kafka,
             use_finalizers: common::flag(USE_FINALIZERS, get(USE_FINALIZERS), true)?,
             batching: BatchSettings {
                 max_queue_size: common::positive(MAX_QUEUE_SIZE, get(MAX_QUEUE_SIZE), 1024)?,
@@ -119,8 +165,107 @@ impl TopicOperatorConfig {
                 get(SKIP_CLUSTER_CONFIG_REVIEW),
                 false,
             )?,
+            replication_throttle: replication_throttle(get(REPLICATION_THROTTLE))?,
+            cruise_control: if common::flag(
+                CRUISE_CONTROL_ENABLED,
+                get(CRUISE_CONTROL_ENABLED),
+                false,
+            )? {
+                Some(cruise_control(&get, kafka.host_resolution)?)
+            } else {
+                None
+            },
+            kafka,
         })
     }
+}
+
+/// The throttle rate of `value`: 10 MiB/s when unset, `None` for 0.
+fn replication_throttle(value: Option<String>) -> Result<Option<u64>, ConfigError> {
+    let Some(text) = value else {
+        return Ok(Some(DEFAULT_REPLICATION_THROTTLE));
+    };
+    let rate: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| common::ConfigError::Invalid {
+            variable: REPLICATION_THROTTLE,
+            value: text.clone(),
+            expected: "a number of bytes per second (0 for no throttle)".to_owned(),
+        })?;
+    Ok((rate > 0).then_some(rate))
+}
+
+/// The Cruise Control client of the `STRIMZI_CRUISE_CONTROL_*` variables, with the
+/// credentials and CA read from the files they name (by default where the entity operator
+/// mounts them).
+fn cruise_control(
+    get: &impl Fn(&str) -> Option<String>,
+    host_resolution: HostResolution,
+) -> Result<CruiseControlClient, ConfigError> {
+    let host = get(CRUISE_CONTROL_HOSTNAME).unwrap_or_else(|| "localhost".to_owned());
+    let port = match get(CRUISE_CONTROL_PORT) {
+        None => REST_API_PORT,
+        Some(text) => text
+            .trim()
+            .parse()
+            .map_err(|_| common::ConfigError::Invalid {
+                variable: CRUISE_CONTROL_PORT,
+                value: text.clone(),
+                expected: "a port number".to_owned(),
+            })?,
+    };
+    let file = |variable: &'static str, default: &str| {
+        let path = get(variable).unwrap_or_else(|| default.to_owned());
+        std::fs::read_to_string(&path)
+            .map(|text| text.trim().to_owned())
+            .map_err(|error| ConfigError::CruiseControlFile {
+                variable,
+                path,
+                message: error.to_string(),
+            })
+    };
+    let tls = if common::flag(
+        CRUISE_CONTROL_SSL_ENABLED,
+        get(CRUISE_CONTROL_SSL_ENABLED),
+        false,
+    )? {
+        Some(ServerTls {
+            config: TlsConfig {
+                ca_pem: file(CRUISE_CONTROL_CA_PATH, ENTITY_OPERATOR_TRUSTSTORE)?,
+                client_identity_pem: None,
+                verify_hostname: true,
+            },
+            server_name: host.clone(),
+        })
+    } else {
+        None
+    };
+    let credentials = if common::flag(
+        CRUISE_CONTROL_AUTH_ENABLED,
+        get(CRUISE_CONTROL_AUTH_ENABLED),
+        false,
+    )? {
+        Some(Credentials {
+            user: file(CRUISE_CONTROL_API_USER_PATH, ENTITY_OPERATOR_CC_API_USER)?,
+            password: file(
+                CRUISE_CONTROL_API_PASS_PATH,
+                ENTITY_OPERATOR_CC_API_PASSWORD,
+            )?,
+        })
+    } else {
+        None
+    };
+    Ok(CruiseControlClient::new(
+        Server {
+            host,
+            port,
+            tls,
+            host_resolution,
+        },
+        credentials,
+        CRUISE_CONTROL_TIMEOUT,
+    ))
 }
 
 /// The certificate and key the entity operator mounts in `folder`, as one PEM (certificate
@@ -204,6 +349,67 @@ mod tests {
         assert_eq!(config.batching.max_linger, Duration::from_millis(7));
         assert_eq!(config.alterable, AlterableConfigs::None);
         assert!(config.skip_cluster_config_review);
+    }
+
+    #[test]
+    fn replication_throttle() {
+        assert_eq!(
+            read(&[]).unwrap().replication_throttle,
+            Some(10 * 1024 * 1024)
+        );
+        let config = read(&[("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND", "0")]).unwrap();
+        assert_eq!(config.replication_throttle, None);
+        let config = read(&[("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND", "2048")]).unwrap();
+        assert_eq!(config.replication_throttle, Some(2048));
+        let error = read(&[("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND", "fast")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("STRIMZI_REPLICATION_THROTTLE_BYTES_PER_SECOND"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn cruise_control_reads_its_credentials_and_ca_from_files() {
+        assert!(read(&[]).unwrap().cruise_control.is_none());
+        let folder = tempfile::tempdir().unwrap();
+        let path = |name: &str| folder.path().join(name).display().to_string();
+        std::fs::write(folder.path().join("user"), "topic-operator\n").unwrap();
+        std::fs::write(folder.path().join("password"), "secret\n").unwrap();
+        std::fs::write(folder.path().join("ca.crt"), "CA").unwrap();
+        let (user, password, ca) = (path("user"), path("password"), path("ca.crt"));
+        let enabled = [
+            ("STRIMZI_CRUISE_CONTROL_ENABLED", "true"),
+            (
+                "STRIMZI_CRUISE_CONTROL_HOSTNAME",
+                "my-cluster-cruise-control.kafka.svc",
+            ),
+            ("STRIMZI_CRUISE_CONTROL_PORT", "9091"),
+            ("STRIMZI_CRUISE_CONTROL_SSL_ENABLED", "true"),
+            ("STRIMZI_CRUISE_CONTROL_AUTH_ENABLED", "true"),
+            ("STRIMZI_CRUISE_CONTROL_API_USER_PATH", user.as_str()),
+            ("STRIMZI_CRUISE_CONTROL_API_PASS_PATH", password.as_str()),
+            ("STRIMZI_CRUISE_CONTROL_CA_PATH", ca.as_str()),
+        ];
+        let client = format!("{:?}", read(&enabled).unwrap().cruise_control.unwrap());
+        assert!(
+            client.contains("my-cluster-cruise-control.kafka.svc"),
+            "{client}"
+        );
+        assert!(client.contains("9091"), "{client}");
+        assert!(client.contains("topic-operator"), "{client}");
+        assert!(!client.contains("secret"), "no password in logs: {client}");
+        let missing = path("nothing");
+        let mut without_password = enabled.to_vec();
+        without_password[6] = ("STRIMZI_CRUISE_CONTROL_API_PASS_PATH", missing.as_str());
+        let error = read(&without_password).unwrap_err().to_string();
+        assert!(
+            error.contains("STRIMZI_CRUISE_CONTROL_API_PASS_PATH"),
+            "{error}"
+        );
+        let plain = read(&[("STRIMZI_CRUISE_CONTROL_ENABLED", "true")]).unwrap();
+        assert!(plain.cruise_control.is_some(), "plain HTTP needs no file");
     }
 
     #[test]

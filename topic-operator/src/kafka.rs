@@ -1,6 +1,8 @@
 //! The topic operator's Kafka requests, batched: describing topics with their configs,
 //! creating topics, adding partitions, altering configs and deleting topics each go to Kafka
-//! in requests of up to the batch size, however many reconciliations ask at once.
+//! in requests of up to the batch size, however many reconciliations ask at once. The
+//! requests of replication-factor changes (brokers, partition reassignments, broker
+//! throttles) are rare and go to Kafka one by one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -8,11 +10,13 @@ use std::sync::Arc;
 use kafka_protocol::error::ResponseError;
 use strimzi_operator_common::kafka::{
     AdminError, AlterConfigOp, ConfigResource, ItemResult, KafkaAdmin, NewTopic,
+    PartitionReassignment, ReassignmentChange,
 };
 use strimzi_operator_common::metrics::{KafkaRequestCounts, Metrics, MetricsError};
 
 use crate::error::TopicError;
 use crate::model::ActualTopic;
+use crate::replicas::Broker;
 use strimzi_operator_common::batch::{BatchSettings, Batcher};
 
 /// The outcome of one item of a batch.
@@ -34,13 +38,16 @@ pub fn request_counts(metrics: &Metrics) -> Result<RequestCounts, MetricsError> 
     )
 }
 
-const APIS: [&str; 6] = [
+const APIS: [&str; 9] = [
     DESCRIBE_TOPICS,
     DESCRIBE_CONFIGS,
     CREATE_TOPICS,
     CREATE_PARTITIONS,
     ALTER_CONFIGS,
     DELETE_TOPICS,
+    DESCRIBE_CLUSTER,
+    LIST_REASSIGNMENTS,
+    ALTER_REASSIGNMENTS,
 ];
 const DESCRIBE_TOPICS: &str = "Metadata";
 const DESCRIBE_CONFIGS: &str = "DescribeConfigs";
@@ -48,6 +55,9 @@ const CREATE_TOPICS: &str = "CreateTopics";
 const CREATE_PARTITIONS: &str = "CreatePartitions";
 const ALTER_CONFIGS: &str = "IncrementalAlterConfigs";
 const DELETE_TOPICS: &str = "DeleteTopics";
+const DESCRIBE_CLUSTER: &str = "DescribeCluster";
+const LIST_REASSIGNMENTS: &str = "ListPartitionReassignments";
+const ALTER_REASSIGNMENTS: &str = "AlterPartitionReassignments";
 
 /// What every batch handler uses: the admin client and the request counters.
 struct Context {
@@ -149,6 +159,88 @@ impl TopicKafka {
     pub async fn delete(&self, name: &str) -> Outcome<()> {
         self.delete.call(name.to_owned()).await?
     }
+
+    /// The brokers of the cluster with their racks.
+    pub async fn brokers(&self) -> Outcome<Vec<Broker>> {
+        self.context.requests.count(DESCRIBE_CLUSTER);
+        let cluster = self
+            .context
+            .admin
+            .describe_cluster()
+            .await
+            .map_err(|error| TopicError::kafka(&error))?;
+        Ok(cluster
+            .brokers
+            .into_iter()
+            .map(|broker| Broker {
+                id: broker.id,
+                rack: broker.rack,
+            })
+            .collect())
+    }
+
+    /// The partitions of topic `name` among `partitions` that Kafka is reassigning.
+    pub async fn reassigning(&self, name: &str, partitions: Vec<i32>) -> Outcome<Vec<i32>> {
+        let topics = BTreeMap::from([(name.to_owned(), partitions)]);
+        let listed = self.list_reassignments(Some(&topics)).await?;
+        Ok(listed
+            .into_iter()
+            .filter(|reassignment| reassignment.topic == name)
+            .map(|reassignment| reassignment.partition)
+            .collect())
+    }
+
+    /// Whether Kafka is reassigning a partition of any topic.
+    pub async fn any_reassignment(&self) -> Outcome<bool> {
+        Ok(!self.list_reassignments(None).await?.is_empty())
+    }
+
+    async fn list_reassignments(
+        &self,
+        topics: Option<&BTreeMap<String, Vec<i32>>>,
+    ) -> Outcome<Vec<PartitionReassignment>> {
+        self.context.requests.count(LIST_REASSIGNMENTS);
+        self.context
+            .admin
+            .list_partition_reassignments(topics)
+            .await
+            .map_err(|error| TopicError::kafka(&error))
+    }
+
+    /// Moves the partitions of topic `name` to the replicas of `targets`.
+    pub async fn reassign(&self, name: &str, targets: &BTreeMap<i32, Vec<i32>>) -> Outcome<()> {
+        self.context.requests.count(ALTER_REASSIGNMENTS);
+        let changes: Vec<ReassignmentChange> = targets
+            .iter()
+            .map(|(partition, replicas)| ReassignmentChange {
+                topic: name.to_owned(),
+                partition: *partition,
+                replicas: Some(replicas.clone()),
+            })
+            .collect();
+        let results = self
+            .context
+            .admin
+            .alter_partition_reassignments(&changes)
+            .await
+            .map_err(|error| TopicError::kafka(&error))?;
+        first_error(results)
+    }
+
+    /// Sets and deletes configs of brokers, in one request.
+    pub async fn alter_brokers(
+        &self,
+        changes: BTreeMap<ConfigResource, Vec<AlterConfigOp>>,
+    ) -> Outcome<()> {
+        self.context.requests.count(ALTER_CONFIGS);
+        let results = self
+            .context
+            .admin
+            .incremental_alter_configs(&changes, false)
+            .await
+            .map_err(|error| TopicError::kafka(&error))?;
+        first_error(results)
+    }
 }
 
 /// Creates `topics`; their ids.
@@ -211,6 +303,14 @@ async fn delete_batch(context: Arc<Context>, names: Vec<String>) -> Vec<Outcome<
                 .collect::<BTreeMap<_, _>>()
         });
     per_item(&names, results, Clone::clone, |()| ())
+}
+
+/// The first failure among per-item `results`, if any.
+fn first_error<K>(results: BTreeMap<K, ItemResult<()>>) -> Outcome<()> {
+    match results.into_values().find_map(Result::err) {
+        Some(error) => Err(TopicError::kafka(&error)),
+        None => Ok(()),
+    }
 }
 
 /// `names` sorted, each once.
@@ -323,6 +423,7 @@ async fn describe_batch(
                         .max()
                         .unwrap_or_default(),
                     configs: entries.clone(),
+                    assignment: description.partitions.clone(),
                 })),
                 Some(Err(error)) if is_unknown_topic(error) => Ok(None),
                 Some(Err(error)) => Err(TopicError::kafka(error)),

@@ -6,6 +6,10 @@
 //! - [`model`]: pure logic: the desired topic, the changes to make, what is not supported,
 //!   which configs may be altered, which KafkaTopic owns a contested topic.
 //! - [`kafka`]: the batched Kafka requests (batched with `strimzi_operator_common::batch`).
+//! - [`replicas`]: pure logic of replication-factor changes: replica placement, throttled
+//!   replicas, `status.replicasChange` transitions.
+//! - [`replication`]: replication-factor changes with partition reassignments or with
+//!   Cruise Control, one step per reconciliation.
 //! - [`reconciler`]: the KafkaTopic reconciler on `operator-common`'s controller.
 //!
 //! # Deleting a namespace while Kafka is unreachable
@@ -25,6 +29,8 @@ pub mod error;
 pub mod kafka;
 pub mod model;
 pub mod reconciler;
+pub mod replicas;
+pub mod replication;
 
 use std::sync::Arc;
 
@@ -42,6 +48,7 @@ use strimzi_operator_common::runtime::OperatorRuntime;
 use crate::config::TopicOperatorConfig;
 use crate::kafka::{TopicKafka, request_counts};
 use crate::reconciler::TopicReconciler;
+use crate::replication::{Mover, ReplicationChanger};
 
 /// The operator's name: field manager and Event reporter.
 pub const NAME: &str = "strimzi-topic-operator";
@@ -79,8 +86,15 @@ pub fn controller(
             })?;
         resources.push(subscription.store);
     }
+    let mover = match &config.cruise_control {
+        Some(client) => Mover::CruiseControl(client.clone()),
+        None => Mover::Reassignments {
+            throttle: config.replication_throttle,
+        },
+    };
     let reconciler = TopicReconciler::new(
         kafka.clone(),
+        ReplicationChanger::new(kafka.clone(), mover),
         runtime.client().clone(),
         resources,
         config.use_finalizers,

@@ -1,5 +1,6 @@
 //! What a KafkaTopic asks of Kafka and how it differs from what Kafka has: the desired
-//! topic, the changes to make (partitions, configs), the changes that are not supported,
+//! topic, the changes to make (partitions, configs, replication factor), the changes that
+//! are not supported,
 //! which configs may be altered, and which of several KafkaTopics naming one Kafka topic
 //! manages it. Pure code: no I/O.
 
@@ -7,7 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use strimzi_api::topic::KafkaTopic;
-use strimzi_operator_common::kafka::{AlterConfigOp, ConfigEntry, ConfigSource, NewTopic};
+use strimzi_operator_common::kafka::{
+    AlterConfigOp, ConfigEntry, ConfigSource, NewTopic, PartitionDescription,
+};
+
+use crate::replicas::{FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_REPLICAS};
 
 /// Which topic configs the operator may change in Kafka (`STRIMZI_ALTERABLE_TOPIC_CONFIG`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -127,6 +132,22 @@ pub struct ActualTopic {
     pub replicas: i32,
     /// Every config with its source.
     pub configs: Vec<ConfigEntry>,
+    /// Every partition with its leader and replicas, by partition number.
+    pub assignment: Vec<PartitionDescription>,
+}
+
+impl ActualTopic {
+    /// Whether the topic has the throttled-replicas overrides of a replica movement.
+    pub fn is_throttled(&self) -> bool {
+        self.configs.iter().any(|entry| {
+            is_throttle_config(&entry.name) && entry.source == ConfigSource::DynamicTopic
+        })
+    }
+}
+
+/// Whether `name` is one of the topic configs the operator sets while replicas move.
+fn is_throttle_config(name: &str) -> bool {
+    name == LEADER_THROTTLED_REPLICAS || name == FOLLOWER_THROTTLED_REPLICAS
 }
 
 /// A change a KafkaTopic asks for that the operator does not make.
@@ -139,12 +160,12 @@ pub enum Unsupported {
         /// Partitions asked for.
         requested: i32,
     },
-    /// A different replication factor (needs partition reassignment).
-    ReplicationFactorChange {
-        /// Replicas in Kafka.
-        current: i32,
+    /// A replication factor larger than the number of brokers (or below one).
+    ReplicationFactorTooLarge {
         /// Replicas asked for.
         requested: i32,
+        /// Brokers in the cluster.
+        brokers: usize,
     },
 }
 
@@ -155,9 +176,13 @@ impl std::fmt::Display for Unsupported {
                 formatter,
                 "Decreasing partitions not supported (from {current} to {requested})"
             ),
-            Self::ReplicationFactorChange { current, requested } => write!(
+            Self::ReplicationFactorTooLarge { requested, brokers } if *requested < 1 => write!(
                 formatter,
-                "Replication factor change not supported (from {current} to {requested}) without Cruise Control"
+                "Replication factor {requested} is invalid (the cluster has {brokers} brokers)"
+            ),
+            Self::ReplicationFactorTooLarge { requested, brokers } => write!(
+                formatter,
+                "Replication factor {requested} is larger than the {brokers} brokers"
             ),
         }
     }
@@ -168,6 +193,8 @@ impl std::fmt::Display for Unsupported {
 pub struct Changes {
     /// The new partition count, when it is to grow.
     pub partitions: Option<i32>,
+    /// The replication factor asked for, when a partition has another replica count.
+    pub replicas: Option<i32>,
     /// Configs to set and dynamic overrides to delete.
     pub configs: Vec<AlterConfigOp>,
     /// Configs of the spec that differ from Kafka but may not be altered.
@@ -200,15 +227,15 @@ pub fn changes(
             });
         }
     }
-    if let Some(requested) = desired.replicas
-        && requested != actual.replicas
-    {
-        changes
-            .unsupported
-            .push(Unsupported::ReplicationFactorChange {
-                current: actual.replicas,
-                requested,
-            });
+    if let Some(requested) = desired.replicas {
+        let size = usize::try_from(requested).unwrap_or_default();
+        if actual
+            .assignment
+            .iter()
+            .any(|partition| partition.replicas.len() != size)
+        {
+            changes.replicas = Some(requested);
+        }
     }
     let current: BTreeMap<&str, &ConfigEntry> = actual
         .configs
@@ -230,7 +257,10 @@ pub fn changes(
         }
     }
     for entry in &actual.configs {
-        let is_override = entry.source == ConfigSource::DynamicTopic && !entry.read_only;
+        // The throttle of a replica movement is the operator's own, removed when it ends.
+        let is_override = entry.source == ConfigSource::DynamicTopic
+            && !entry.read_only
+            && !is_throttle_config(&entry.name);
         if is_override && !desired.configs.contains_key(&entry.name) {
             if alterable.allows(&entry.name) {
                 changes.configs.push(AlterConfigOp::Delete {
@@ -285,6 +315,14 @@ mod tests {
             partitions,
             replicas,
             configs,
+            assignment: (0..partitions)
+                .map(|partition| PartitionDescription {
+                    partition,
+                    leader: 1,
+                    replicas: (1..=replicas).collect(),
+                    isr: (1..=replicas).collect(),
+                })
+                .collect(),
         }
     }
 
@@ -347,16 +385,22 @@ mod tests {
     }
 
     #[test]
-    fn refuses_a_replication_factor_change() {
+    fn asks_for_a_replication_factor_change_and_keeps_the_throttle() {
         let mut topic = desired(None, &[]);
         topic.replicas = Some(3);
-        let changes = changes(&topic, &actual(1, 1, vec![]), &AlterableConfigs::All);
+        let throttled = vec![entry(
+            LEADER_THROTTLED_REPLICAS,
+            "0:1",
+            ConfigSource::DynamicTopic,
+        )];
+        let changes = changes(&topic, &actual(1, 1, throttled), &AlterableConfigs::All);
+        assert_eq!(changes.replicas, Some(3));
+        assert!(changes.unsupported.is_empty());
+        assert!(changes.configs.is_empty(), "the throttle is not drift");
+        topic.replicas = Some(1);
         assert_eq!(
-            changes.unsupported,
-            vec![Unsupported::ReplicationFactorChange {
-                current: 1,
-                requested: 3
-            }]
+            super::changes(&topic, &actual(2, 1, vec![]), &AlterableConfigs::All).replicas,
+            None
         );
     }
 

@@ -1,6 +1,7 @@
 //! The KafkaTopic reconciler: makes the Kafka topic match the resource (create, add
-//! partitions, alter configs), refuses what it does not support, settles which of several
-//! KafkaTopics naming one topic manages it, and deletes the topic when its KafkaTopic goes.
+//! partitions, alter configs, change the replication factor step by step), refuses what it
+//! does not support, settles which of several KafkaTopics naming one topic manages it, and
+//! deletes the topic when its KafkaTopic goes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,11 +20,14 @@ use strimzi_operator_common::status;
 use crate::error::TopicError;
 use crate::kafka::TopicKafka;
 use crate::model::{self, AlterableConfigs, Claim, DesiredTopic};
+use crate::replication::{self, ReplicationChanger};
 
 /// The finalizer that makes deleting a KafkaTopic delete its topic.
 pub const FINALIZER: &str = "strimzi.io/topic-operator";
 /// Reason of the warning about configs that may not be altered.
 pub const INVALID_CONFIG: &str = "InvalidConfig";
+/// How soon a topic whose replication factor is changing is looked at again.
+pub const REPLICAS_CHANGE_RECHECK: Duration = Duration::from_secs(3);
 /// How long the deletion of a topic may take while its namespace is being deleted, before
 /// the topic is left in Kafka so that the namespace can go.
 pub const TERMINATING_NAMESPACE_GRACE: Duration = Duration::from_secs(10);
@@ -31,6 +35,7 @@ pub const TERMINATING_NAMESPACE_GRACE: Duration = Duration::from_secs(10);
 /// Reconciles KafkaTopics against Kafka.
 pub struct TopicReconciler {
     kafka: TopicKafka,
+    replication: ReplicationChanger,
     client: Client,
     /// Every watched KafkaTopic, to find other resources naming the same topic.
     resources: Vec<Store<DeserializeGuard<KafkaTopic>>>,
@@ -39,9 +44,11 @@ pub struct TopicReconciler {
 }
 
 impl TopicReconciler {
-    /// A reconciler using `kafka`, looking for conflicts among `resources`.
+    /// A reconciler using `kafka`, changing replication factors with `replication`, looking
+    /// for conflicts among `resources`.
     pub fn new(
         kafka: TopicKafka,
+        replication: ReplicationChanger,
         client: Client,
         resources: Vec<Store<DeserializeGuard<KafkaTopic>>>,
         use_finalizers: bool,
@@ -49,6 +56,7 @@ impl TopicReconciler {
     ) -> Self {
         Self {
             kafka,
+            replication,
             client,
             resources,
             use_finalizers,
@@ -208,7 +216,34 @@ impl Reconciler for TopicReconciler {
                 .collect();
             return Err(TopicError::NotSupported(messages.join("; ")));
         }
-        let reconciled = Reconciled::new(status);
+        // A change to follow: asked for, reported as running, or whose throttle is left.
+        if changes.replicas.is_some() || previous.replicas_change.is_some() || actual.is_throttled()
+        {
+            let target = desired.replicas.unwrap_or(actual.replicas);
+            status.replicas_change = self
+                .replication
+                .step(
+                    &desired.name,
+                    &actual,
+                    target,
+                    previous.replicas_change.as_ref(),
+                )
+                .await?;
+        }
+        let recheck = status
+            .replicas_change
+            .as_ref()
+            .is_some_and(replication::needs_recheck);
+        let reconciled = if recheck {
+            // Ready while the change runs, as Strimzi reports it; looked at again soon.
+            Reconciled::in_state(
+                status,
+                status::ready(&status::timestamp_now()),
+                Some(REPLICAS_CHANGE_RECHECK),
+            )
+        } else {
+            Reconciled::new(status)
+        };
         Ok(if changes.not_alterable.is_empty() {
             reconciled
         } else {

@@ -102,7 +102,7 @@ async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     assert_eq!(refused["type"], "Ready");
     wait_partitions(&admin, &topic, 4).await;
 
-    // A replication factor change without Cruise Control is refused too.
+    // More replicas than the one broker is refused too.
     topics
         .patch("orders", json!({"spec": {"partitions": 4, "replicas": 3}}))
         .await;

@@ -157,7 +157,20 @@ pub async fn rdkafka_partitions(topic: &str) -> Option<usize> {
 
 /// The dynamic (per-topic) config overrides of `topic` in Kafka.
 pub async fn overrides(admin: &AdminClient, topic: &str) -> BTreeMap<String, String> {
-    let resource = ConfigResource::topic(topic);
+    configs_from(
+        admin,
+        ConfigResource::topic(topic),
+        strimzi_operator_common::kafka::ConfigSource::DynamicTopic,
+    )
+    .await
+}
+
+/// The configs of `resource` in Kafka that come from `source`.
+pub async fn configs_from(
+    admin: &AdminClient,
+    resource: ConfigResource,
+    source: strimzi_operator_common::kafka::ConfigSource,
+) -> BTreeMap<String, String> {
     let configs = admin
         .describe_configs(std::slice::from_ref(&resource))
         .await
@@ -166,7 +179,40 @@ pub async fn overrides(admin: &AdminClient, topic: &str) -> BTreeMap<String, Str
         .as_ref()
         .unwrap()
         .iter()
-        .filter(|entry| entry.source == strimzi_operator_common::kafka::ConfigSource::DynamicTopic)
+        .filter(|entry| entry.source == source)
         .map(|entry| (entry.name.clone(), entry.value.clone().unwrap_or_default()))
         .collect()
+}
+
+/// A local cluster of three Kafka nodes, its logs in `target/testenv-logs/<name>-<pid>`.
+pub async fn kafka_cluster(name: &str) -> strimzi_tests::kafka::KafkaCluster {
+    let logs = strimzi_tests::layout::log_dir(name).unwrap();
+    tokio::task::spawn_blocking(move || strimzi_tests::kafka::KafkaCluster::start(3, &logs))
+        .await
+        .unwrap()
+        .unwrap_or_else(|error| panic!("starting the Kafka cluster: {error}"))
+}
+
+/// Asserts that `topic` has no throttled-replicas override and the brokers 1 to 3 no
+/// throttle rate.
+pub async fn assert_unthrottled(admin: &AdminClient, topic: &str) {
+    let no_config_ending = |configs: BTreeMap<String, String>, suffix: &str| {
+        assert!(
+            !configs.keys().any(|name| name.ends_with(suffix)),
+            "{configs:?}"
+        );
+    };
+    no_config_ending(
+        overrides(admin, topic).await,
+        ".replication.throttled.replicas",
+    );
+    for broker in 1..=3 {
+        let configs = configs_from(
+            admin,
+            ConfigResource::broker(broker),
+            strimzi_operator_common::kafka::ConfigSource::DynamicBroker,
+        )
+        .await;
+        no_config_ending(configs, ".replication.throttled.rate");
+    }
 }
