@@ -843,7 +843,7 @@ else
     stage thirdparty-libs "$thirdparty_inputs" "Strimzi third-party libs (Maven Central)" "1.5 minutes" build_thirdparty_libs
     stage jmx-exporter "$jmx_inputs" "Prometheus JMX exporter up to $JMX_EXPORTER_VERSION (Maven Central)" "10 seconds" build_jmx_exporter
     stage kafka-exporter "$exporter_inputs" "Kafka Exporter $KAFKA_EXPORTER_VERSION (go build)" "1 minute" build_kafka_exporter
-    stage cruise-control "$cc_inputs" "Cruise Control $CRUISE_CONTROL_VERSION (Maven, from sources)" "1 to 2 minutes" build_cruise_control
+    stage cruise-control "$cc_inputs" "Cruise Control $CRUISE_CONTROL_VERSION (Maven, from sources)" "1 minute" build_cruise_control
     start kafka "kafka image $KAFKA_IMAGE" "30 seconds"
     build_kafka_image
     finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
