@@ -40,6 +40,7 @@
 #   STRIMZI_REFERENCE_DIR        Strimzi 1.2 reference data (default ../shared/strimzi-reference)
 #   STRIMZI_APACHE_KAFKA_DIR     Kafka's launcher scripts (default: apache-kafka next to it)
 #   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default: kafka-exporter-reference next to it)
+#   STRIMZI_CRUISE_CONTROL_DIR   Cruise Control sources (default: cruise-control-reference next to it)
 #   CARGO                        cargo program for --with-operator (default: cargo from PATH)
 #   STRIMZI_OPERATOR_TARGET_DIR  its target folder (default <cache>/operator-target)
 set -Eeuo pipefail
@@ -75,6 +76,7 @@ logs=$cache/logs
 reference=${STRIMZI_REFERENCE_DIR:-$repo/../shared/strimzi-reference}
 apache_kafka=${STRIMZI_APACHE_KAFKA_DIR:-$reference/../apache-kafka}
 exporter_src=${STRIMZI_KAFKA_EXPORTER_DIR:-$reference/../kafka-exporter-reference}
+cc_src=${STRIMZI_CRUISE_CONTROL_DIR:-$reference/../cruise-control-reference}
 strimzi_source=$reference/source
 strimzi_kafka=$strimzi_source/docker-images/kafka-based/kafka
 # Strimzi keeps one third-party library list per Kafka minor version (4.3.x for 4.3.1).
@@ -383,7 +385,7 @@ EOF
 # Strimzi's third-party libraries for this Kafka minor version, resolved from a copy of its
 # pom, changed so that Maven Central alone can serve it:
 #  - its extra repository (LinkedIn's) and the Cruise Control metrics reporter, which is only
-#    published there, are taken out;
+#    published there, are taken out (the cruise-control stage compiles the reporter instead);
 #  - each io.strimzi library asks for "the newest release up to Strimzi's version" (a Maven
 #    version range) instead of that exact version, since Maven Central does not have every
 #    one of them at the version Strimzi 1.2.0 names;
@@ -502,6 +504,44 @@ EOF
     cd "$here"
 }
 
+# Cruise Control, compiled from its sources with Maven (the poms in cruise-control/ stand in
+# for upstream's build.gradle; tests are not compiled). Gives
+#   libs/        cruise-control, -core and -metrics-reporter with the runtime closure Strimzi's
+#                kafka-thirdparty-libs/cc/pom.xml resolves (for /opt/cruise-control/libs)
+#   kafka-libs/  the metrics reporter alone, for Kafka's libs/ (its dependencies are already
+#                there, and Strimzi's third-party pom excludes the rest)
+build_cruise_control() {
+    local v=$CRUISE_CONTROL_VERSION jar
+    cp -r "$here/cruise-control" "$work/pom"
+    chmod -R u+w "$work/pom"
+    # Gradle's createVersionFile puts this file into the cruise-control jar; KafkaCruiseControl
+    # logs it at start. No commit id without upstream's .git (Gradle writes "unknown" then too).
+    mkdir -p "$work/generated/cruise-control"
+    printf '%s\n' "commitId=unknown" "version=$v" >"$work/generated/cruise-control/cruise-control-version.properties"
+    cd "$work/pom"
+    mvn_run -f "$work/pom/pom.xml" package -Dmaven.test.skip=true -Dmaven.compiler.release=17 \
+        "-Dcc.source=$cc_src" "-Dcc.generated=$work/generated" "-Dcc.libs.dir=$work/out/libs" \
+        "-Ddependency.plugin.version=$MAVEN_DEPENDENCY_PLUGIN_VERSION"
+    for jar in "cruise-control-$v.jar" "cruise-control-core-$v.jar" "cruise-control-metrics-reporter-$v.jar"; do
+        [[ -f $work/out/libs/$jar ]] || { note "missing $jar (do the poms in cruise-control/ say $v?)"; false; }
+    done
+    mkdir -p "$work/out/kafka-libs"
+    cp "$work/out/libs/cruise-control-metrics-reporter-$v.jar" "$work/out/kafka-libs/"
+    python3 - "$work/out/libs" "$v" >>"$current_log" 2>&1 <<'EOF'
+import sys, zipfile
+libs, v = sys.argv[1], sys.argv[2]
+names = set(zipfile.ZipFile(f"{libs}/cruise-control-{v}.jar").namelist())
+for name in ("com/linkedin/kafka/cruisecontrol/KafkaCruiseControlMain.class", "yaml/base.yaml",
+             "cruise-control/cruise-control-version.properties", "LICENSE", "NOTICE"):
+    assert name in names, f"{name} not in cruise-control-{v}.jar"
+reporter = set(zipfile.ZipFile(f"{libs}/cruise-control-metrics-reporter-{v}.jar").namelist())
+assert "com/linkedin/kafka/cruisecontrol/metricsreporter/CruiseControlMetricsReporter.class" in reporter
+print("cruise-control jars hold their main class, reporter and resources")
+EOF
+    note "cruise control libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars, $(du -sm "$work/out/libs" | cut -f1) MB"
+    cd "$here"
+}
+
 # Kafka Exporter, built from its sources (copied to the temp dir) with the module proxy for its
 # dependencies, with the version stamps its release build (promu) sets.
 build_kafka_exporter() {
@@ -563,6 +603,8 @@ build_kafka_image() {
     # Strimzi's agent and third-party libraries (the latter overwrite same-named jars).
     cp "$stages/kafka-agent/kafka-agent-$STRIMZI_VERSION.jar" "$k/libs/"
     cp "$stages/thirdparty-libs/libs/"*.jar "$k/libs/"
+    # Cruise Control's metrics reporter, which Strimzi's third-party list puts there.
+    cp "$stages/cruise-control/kafka-libs/"*.jar "$k/libs/"
     # Kafka Exporter with Strimzi's start script.
     mkdir -p "$root/opt/kafka-exporter"
     install -m 0755 "$stages/kafka-exporter/kafka_exporter" "$root/opt/kafka-exporter/"
@@ -570,9 +612,10 @@ build_kafka_image() {
     # The Prometheus JMX exporter agent.
     mkdir -p "$root/opt/prometheus-jmx-exporter"
     install -m 0644 "$stages/jmx-exporter"/jmx_prometheus_javaagent-*.jar "$root/opt/prometheus-jmx-exporter/"
-    # Cruise Control: Strimzi's scripts, no Cruise Control jars yet.
+    # Cruise Control: Strimzi's scripts, and its jars with their dependencies in libs/.
     copy_tree "$strimzi_kafka/cruise-control-scripts" "$root/opt/cruise-control"
     mkdir -p "$root/opt/cruise-control/libs"
+    cp "$stages/cruise-control/libs/"*.jar "$root/opt/cruise-control/libs/"
     # As in Strimzi's image: /opt owned by root, readable (not writable) by everyone else.
     chown -R 0:0 "$root/opt"
     find "$root/opt" -type d -exec chmod 0755 {} +
@@ -595,6 +638,14 @@ build_kafka_image() {
         log chroot "$root" bash -n "${script#"$root"}"
     done
     log in_root "$root" 1001:0 /opt/kafka-exporter/kafka_exporter --version
+    # Cruise Control's main class loads with the class path cruise_control_run.sh gives it and,
+    # without a configuration file, stops with its usage message.
+    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$java_home" \
+        /usr/bin/java -cp '/opt/cruise-control/libs/*' com.linkedin.kafka.cruisecontrol.KafkaCruiseControlMain \
+        >"$work/cc-main.out" 2>&1 || true
+    cat "$work/cc-main.out" >>"$current_log"
+    grep -q 'USAGE: java KafkaCruiseControlMain' "$work/cc-main.out" ||
+        { note "KafkaCruiseControlMain did not start"; false; }
     # What the smoke tests left, and /tmp's time as it was, so equal inputs give equal bytes.
     rm -rf "${root:?}"/tmp/*
     touch -r "$stages/rootfs/rootfs/tmp" "$root/tmp"
@@ -671,6 +722,7 @@ build_operator_image() {
     fail "Strimzi reference data not found at $reference: set STRIMZI_REFERENCE_DIR to the strimzi-reference folder"
 [[ -d $apache_kafka/bin ]] || fail "Kafka's launcher scripts not found at $apache_kafka: set STRIMZI_APACHE_KAFKA_DIR"
 [[ -f $exporter_src/go.mod ]] || fail "Kafka Exporter sources not found at $exporter_src: set STRIMZI_KAFKA_EXPORTER_DIR"
+[[ -f $cc_src/build.gradle ]] || fail "Cruise Control sources not found at $cc_src: set STRIMZI_CRUISE_CONTROL_DIR"
 [[ -n $KUBERNETES_VERSION ]] || fail "KUBERNETES_VERSION not found in $here/../versions.env"
 need sha256sum "apt-get install -y coreutils"
 need flock "apt-get install -y util-linux"
@@ -701,6 +753,9 @@ code=$(code_hash build_kafka_agent mvn_run)"
 thirdparty_inputs="pom=$(sha256sum "$thirdparty_pom" | cut -c1-64) plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
 code=$(code_hash build_thirdparty_libs mvn_run)"
 jmx_inputs="jmx-exporter=$JMX_EXPORTER_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_jmx_exporter mvn_run)"
+cc_inputs="cruise-control=$CRUISE_CONTROL_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
+sources=$(tree_hash "$cc_src" build.gradle gradle.properties LICENSE NOTICE cruise-control/src/main cruise-control-core/src/main cruise-control-metrics-reporter/src/main)
+poms=$(tree_hash "$here" cruise-control) code=$(code_hash build_cruise_control mvn_run)"
 exporter_inputs="kafka-exporter=$KAFKA_EXPORTER_VERSION sources=$(tree_hash "$exporter_src" .)
 code=$(code_hash build_kafka_exporter)"
 kafka_inputs="image=$KAFKA_IMAGE strimzi=$STRIMZI_VERSION kafka=$KAFKA_VERSION epoch=$IMAGE_EPOCH
@@ -710,6 +765,7 @@ kafka-agent=$(echo "$kafka_agent_inputs" | sha256sum | cut -c1-64)
 thirdparty-libs=$(echo "$thirdparty_inputs" | sha256sum | cut -c1-64)
 jmx-exporter=$(echo "$jmx_inputs" | sha256sum | cut -c1-64)
 kafka-exporter=$(echo "$exporter_inputs" | sha256sum | cut -c1-64)
+cruise-control=$(echo "$cc_inputs" | sha256sum | cut -c1-64)
 strimzi-scripts=$(tree_hash "$strimzi_kafka" scripts exporter-scripts cruise-control-scripts)
 kafka-bin=$(tree_hash "$apache_kafka" bin LICENSE NOTICE)
 oci.py=$oci_hash code=$(code_hash build_kafka_image copy_tree pack_image in_root)"
@@ -787,6 +843,7 @@ else
     stage thirdparty-libs "$thirdparty_inputs" "Strimzi third-party libs (Maven Central)" "1.5 minutes" build_thirdparty_libs
     stage jmx-exporter "$jmx_inputs" "Prometheus JMX exporter up to $JMX_EXPORTER_VERSION (Maven Central)" "10 seconds" build_jmx_exporter
     stage kafka-exporter "$exporter_inputs" "Kafka Exporter $KAFKA_EXPORTER_VERSION (go build)" "1 minute" build_kafka_exporter
+    stage cruise-control "$cc_inputs" "Cruise Control $CRUISE_CONTROL_VERSION (Maven, from sources)" "1 minute" build_cruise_control
     start kafka "kafka image $KAFKA_IMAGE" "30 seconds"
     build_kafka_image
     finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
