@@ -4,7 +4,9 @@
 //! only, the brokers report their metrics to it, and its load monitor fills up. Then
 //! KafkaRebalances through our controller: a `full` rebalance reaches `ProposalReady` with
 //! Cruise Control's summary, is approved and reaches `Ready`; `refresh` asks for a new
-//! proposal; an unknown goal ends `NotReady` with Cruise Control's reason. Last, automatic
+//! proposal; an unknown goal ends `NotReady` with Cruise Control's reason. A KafkaTopic's
+//! replication factor changes through Cruise Control (the entity operator's topic operator
+//! asks it), 1 → 3 → 2, with no record lost. Last, automatic
 //! rebalancing on scaling: a fourth broker gets partitions without a manual step, and scaling
 //! back down moves them off before the broker goes, with no record lost.
 
@@ -18,7 +20,6 @@ use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::kafka::{Kafka, KafkaAutoRebalanceState};
-use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_tests::clients::{ClusterClient, KafkaTools};
 use strimzi_tests::environment::TestEnv;
@@ -28,6 +29,7 @@ use support::real_nodes::{
     binaries, bootstrap, cluster_ca_file, component_pod, eventually, persistent_cluster,
     secret_value,
 };
+use support::real_nodes::{scale_brokers, stop_and_check_nothing_lost};
 use support::rolls::event_notes;
 use support::{apply, ready, wait_for};
 
@@ -65,6 +67,8 @@ fn documents() -> Vec<Value> {
             "broker.metrics.window.ms": 10000,
             "num.broker.metrics.windows": 5,
             "metric.sampling.interval.ms": 10000,
+            // Cruise Control refuses a metadata age above the sampling interval.
+            "metadata.max.age.ms": 10000,
             "min.valid.partition.ratio": 0.5,
         },
     });
@@ -192,6 +196,7 @@ async fn cruise_control_runs_and_the_brokers_report_to_it() {
     assert_eq!(state["ExecutorState"]["state"], "NO_TASK_IN_PROGRESS");
 
     rebalances_run_through_their_states(&client, &ns).await;
+    replication_factor_changes_through_cruise_control(&client, &ns, &kafka).await;
     scaling_rebalances_automatically(&client, &ns, &kafka).await;
 }
 
@@ -306,7 +311,7 @@ async fn rebalances_run_through_their_states(client: &Client, ns: &str) {
     assert!(message.contains("NoSuchGoal"), "{message}");
 }
 
-/// The broker with the new node ID a scale-up from three brokers (1, 2, 3) adds.
+/// The node ID a scale-up from three brokers (0, 1, 2; the controller is 3) gives the new one.
 const ADDED_BROKER: i32 = 4;
 
 /// Whether broker `id` holds a replica of any partition.
@@ -332,30 +337,12 @@ async fn auto_rebalance_idle(client: &Client, ns: &str) -> Kafka {
     .await
 }
 
-/// Scales the broker pool to `replicas`.
-async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
-    Api::<KafkaNodePool>::namespaced(client.clone(), ns)
-        .patch(
-            "broker",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"replicas": replicas}})),
-        )
-        .await
-        .unwrap();
-}
-
 /// Automatic rebalancing: with `autoRebalance` for both modes (the added brokers' with a
 /// template), a fourth broker gets replicas moved onto it, and removing it again first moves
 /// them off, under a steady producer that loses nothing.
 async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kafka) {
-    let network = env().network().unwrap();
-    let plain = ClusterClient::new(
-        &binaries().join("strimzi-kafka-client"),
-        network,
-        &bootstrap(kafka, "plain"),
-    );
-    let tools = KafkaTools::new(network, &bootstrap(kafka, "plain")).unwrap();
-    for (index, replicas) in [[1, 2], [2, 3], [3, 1], [1, 3], [2, 1], [3, 2]]
+    let (plain, tools) = plain_clients(kafka);
+    for (index, replicas) in [[0, 1], [1, 2], [2, 0], [0, 2], [1, 0], [2, 1]]
         .iter()
         .enumerate()
     {
@@ -429,16 +416,7 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
         "the scale-down went without a rebalance: {started:?}"
     );
     assert!(!hosts_replicas(&tools, ADDED_BROKER).unwrap());
-    let report = producer.stop().unwrap();
-    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
-    let mut read = eventually("consuming every record", || {
-        plain.consume("spread-0", report.acked.len())
-    })
-    .await;
-    read.sort();
-    let mut acked = report.acked.clone();
-    acked.sort();
-    assert_eq!(read, acked, "records lost or duplicated");
+    stop_and_check_nothing_lost(producer, &plain, "spread-0").await;
 }
 
 /// Waits until broker `id` holds replicas (`true`) or none (`false`).
@@ -451,4 +429,108 @@ async fn eventually_hosting(tools: &KafkaTools, id: i32, hosting: bool) {
         },
     )
     .await;
+}
+
+/// The replicas of each partition of `topic`, by partition.
+fn replica_sets(tools: &KafkaTools, topic: &str) -> Result<Vec<Vec<i32>>, String> {
+    let mut partitions: Vec<_> = tools
+        .assignments()?
+        .into_iter()
+        .filter(|partition| partition.topic == topic)
+        .collect();
+    partitions.sort_by_key(|partition| partition.partition);
+    Ok(partitions
+        .into_iter()
+        .map(|partition| partition.replicas)
+        .collect())
+}
+
+/// Waits until every partition of `topic` has `replicas` replicas on distinct brokers and
+/// the KafkaTopic is Ready with no `replicasChange` left.
+async fn replicas_changed(
+    client: &Client,
+    ns: &str,
+    tools: &KafkaTools,
+    topic: &str,
+    replicas: usize,
+) {
+    let started = Instant::now();
+    eventually(&format!("{topic} with {replicas} replicas"), || {
+        let sets = replica_sets(tools, topic)?;
+        let done = sets.len() == 3
+            && sets.iter().all(|set| {
+                let distinct: std::collections::BTreeSet<_> = set.iter().collect();
+                set.len() == replicas && distinct.len() == replicas
+            });
+        done.then_some(()).ok_or_else(|| format!("{sets:?}"))
+    })
+    .await;
+    let topics: Api<strimzi_api::topic::KafkaTopic> = Api::namespaced(client.clone(), ns);
+    wait_for(&topics, topic, "the replicas change to end", |found| {
+        let status = found?.status.as_ref()?;
+        let ready = status.conditions.iter().flatten().any(|condition| {
+            condition.r#type.as_deref() == Some("Ready")
+                && condition.status.as_deref() == Some("True")
+        });
+        (ready && status.replicas_change.is_none()).then_some(())
+    })
+    .await;
+    println!(
+        "figure: KafkaTopic replicas -> {replicas} through Cruise Control (3 partitions, 3 brokers) in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// A KafkaTopic's replication factor changes through Cruise Control: 1 → 3 → 2, each
+/// partition on distinct brokers, no record lost.
+async fn replication_factor_changes_through_cruise_control(
+    client: &Client,
+    ns: &str,
+    kafka: &Kafka,
+) {
+    let (plain, tools) = plain_clients(kafka);
+    let topic = "rf-change";
+    let topics: Api<strimzi_api::topic::KafkaTopic> = Api::namespaced(client.clone(), ns);
+    apply(
+        client,
+        ns,
+        &json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaTopic",
+            "metadata": {"name": topic, "labels": {"strimzi.io/cluster": CLUSTER}},
+            "spec": {"partitions": 3, "replicas": 1},
+        }),
+    )
+    .await;
+    support::real_nodes::topic_ready(client, ns, topic).await;
+    eventually("producing to the topic", || plain.produce(topic, 30, "rf")).await;
+    for replicas in [3, 2] {
+        topics
+            .patch(
+                topic,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+            )
+            .await
+            .unwrap();
+        replicas_changed(client, ns, &tools, topic, replicas).await;
+    }
+    let read = eventually("consuming every record", || plain.consume(topic, 30)).await;
+    assert_eq!(
+        support::real_nodes::sorted(read),
+        support::real_nodes::records("rf", 30),
+        "records lost"
+    );
+}
+
+/// A client and Kafka's tools on the plain listener of `kafka`, from inside the nodes' network.
+fn plain_clients(kafka: &Kafka) -> (ClusterClient, KafkaTools) {
+    let network = env().network().unwrap();
+    let plain = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &bootstrap(kafka, "plain"),
+    );
+    let tools = KafkaTools::new(network, &bootstrap(kafka, "plain")).unwrap();
+    (plain, tools)
 }

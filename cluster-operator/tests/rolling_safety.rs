@@ -22,7 +22,6 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
-use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_operator_common::kafka::agent::{self, BrokerState};
 use strimzi_operator_common::kafka::{HostResolution, TlsConfig};
 use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
@@ -30,7 +29,7 @@ use strimzi_tests::environment::TestEnv;
 use strimzi_tests::resources::eventually_ok;
 use support::real_nodes::{
     POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file, eventually,
-    is_ready, persistent_cluster, secret_value,
+    is_ready, persistent_cluster, scale_brokers, secret_value, stop_and_check_nothing_lost,
 };
 use support::rolls::{
     ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
@@ -66,18 +65,6 @@ fn cluster() -> Vec<Value> {
 /// The pod of broker `id`.
 fn broker_pod(id: i32) -> String {
     format!("{CLUSTER}-broker-{id}")
-}
-
-/// Scales the broker pool to `replicas`.
-async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
-    Api::<KafkaNodePool>::namespaced(client.clone(), ns)
-        .patch(
-            "broker",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"replicas": replicas}})),
-        )
-        .await
-        .unwrap();
 }
 
 /// Sets `annotation` (one of Strimzi's force annotations) to `"true"` on Secret `name`.
@@ -458,16 +445,7 @@ async fn replace_cluster_ca_key(
     })
     .await;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let report = producer.stop().unwrap();
-    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
-    let mut read = eventually("consuming every record", || {
-        plain.consume("replacement", report.acked.len())
-    })
-    .await;
-    read.sort();
-    let mut acked = report.acked.clone();
-    acked.sort();
-    assert_eq!(read, acked, "records lost or duplicated");
+    let report = stop_and_check_nothing_lost(producer, plain, "replacement").await;
     Replacement { seconds, report }
 }
 

@@ -217,7 +217,11 @@ async fn changes_the_replication_factor_with_reassignments() {
     );
     let described = assignment(&admin, wide).await;
     assert_eq!(described.len(), 100);
-    assert!(described.iter().all(|partition| partition.replicas.len() == 3));
+    assert!(
+        described
+            .iter()
+            .all(|partition| partition.replicas.len() == 3)
+    );
     assert_unthrottled(&admin, wide).await;
     operator.stop().await;
     drop(cluster);

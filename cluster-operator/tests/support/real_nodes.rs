@@ -301,3 +301,37 @@ pub fn http_get(
         Err(String::from_utf8_lossy(&output.stderr).into_owned())
     }
 }
+
+/// Stops `producer` and checks that it lost nothing: no record failed, and consuming `topic`
+/// gives back exactly the acknowledged records. The producer's report.
+pub async fn stop_and_check_nothing_lost(
+    producer: strimzi_tests::clients::SteadyProducer,
+    plain: &strimzi_tests::clients::ClusterClient,
+    topic: &str,
+) -> strimzi_tests::clients::SteadyReport {
+    let report = producer.stop().unwrap();
+    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
+    let read = eventually("consuming every record", || {
+        plain.consume(topic, report.acked.len())
+    })
+    .await;
+    assert_eq!(
+        sorted(read),
+        sorted(report.acked.clone()),
+        "records lost or duplicated"
+    );
+    report
+}
+
+/// Scales the node pool `broker` of the test clusters to `replicas`.
+pub async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
+    use kube::api::{Patch, PatchParams};
+    Api::<strimzi_api::node_pool::KafkaNodePool>::namespaced(client.clone(), ns)
+        .patch(
+            "broker",
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({"spec": {"replicas": replicas}})),
+        )
+        .await
+        .unwrap();
+}
