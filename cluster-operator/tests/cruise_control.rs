@@ -67,8 +67,10 @@ fn documents() -> Vec<Value> {
             "broker.metrics.window.ms": 10000,
             "num.broker.metrics.windows": 5,
             "metric.sampling.interval.ms": 10000,
-            // Cruise Control refuses a metadata age above the sampling interval.
+            // Cruise Control refuses a metadata age or a reporting interval (the brokers') above
+            // the sampling interval.
             "metadata.max.age.ms": 10000,
+            "cruise.control.metrics.reporter.metrics.reporting.interval.ms": 10000,
             "min.valid.partition.ratio": 0.5,
         },
     });
@@ -180,11 +182,10 @@ async fn cruise_control_runs_and_the_brokers_report_to_it() {
             return Err(format!("{status}: {body}"));
         }
         let state: Value = serde_json::from_str(&body).map_err(|error| error.to_string())?;
-        let windows = state["MonitorState"]["numValidPartitionsWindows"]
-            .as_i64()
-            .or_else(|| state["MonitorState"]["numValidWindows"].as_i64())
-            .unwrap_or(0);
-        (windows > 0)
+        let monitor = &state["MonitorState"];
+        let windows = monitor["numMonitoredWindows"].as_i64().unwrap_or(0);
+        let coverage = monitor["monitoringCoveragePct"].as_f64().unwrap_or(0.0);
+        (windows > 0 && coverage > 0.0)
             .then_some(state.clone())
             .ok_or_else(|| format!("no valid window yet: {}", state["MonitorState"]))
     })

@@ -504,8 +504,9 @@ fn check_components_ready(
     })
 }
 
-/// Whether a Deployment's controller has seen its latest spec and every replica runs it and
-/// is ready.
+/// Whether a Deployment's controller has seen its latest spec, every replica runs it and is
+/// ready, and no pod of an older definition is still terminating (it may still answer: a
+/// Cruise Control of the old configuration refused the first rebalance after a scale-up).
 fn deployment_ready(deployment: &Deployment) -> bool {
     let wanted = deployment
         .spec
@@ -517,6 +518,7 @@ fn deployment_ready(deployment: &Deployment) -> bool {
             && status.updated_replicas.unwrap_or(0) == wanted
             && status.ready_replicas.unwrap_or(0) == wanted
             && status.replicas.unwrap_or(0) == wanted
+            && status.terminating_replicas.unwrap_or(0) == 0
     })
 }
 
@@ -548,6 +550,11 @@ mod tests {
         let starting =
             serde_json::json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1});
         assert!(!deployment_ready(&deployment(2, starting)));
+        let old_pod_terminating = serde_json::json!({
+            "observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
+            "terminatingReplicas": 1,
+        });
+        assert!(!deployment_ready(&deployment(2, old_pod_terminating)));
     }
 
     #[test]
