@@ -14,7 +14,7 @@
 
 mod support;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
@@ -25,6 +25,7 @@ use strimzi_tests::clients::{ClusterClient, KafkaTools};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::free_port;
 use strimzi_tests::network::NodeNetwork;
+use strimzi_tests::resources::eventually_ok;
 use support::real_nodes::{
     binaries, bootstrap, cluster_ca_file, component_pod, eventually, persistent_cluster,
     secret_value,
@@ -58,7 +59,9 @@ fn documents() -> Vec<Value> {
         .iter_mut()
         .find(|document| document["kind"] == "Kafka")
         .unwrap();
-    kafka["spec"]["entityOperator"] = json!({"topicOperator": {}});
+    // A short periodic reconciliation: the topic operator asks Cruise Control again for a
+    // replication-factor change it refused (while a rebalance ran) at the next one.
+    kafka["spec"]["entityOperator"] = json!({"topicOperator": {"reconciliationIntervalMs": 15000}});
     kafka["spec"]["cruiseControl"] = json!({
         "jvmOptions": {"-Xms": "256m", "-Xmx": "512m"},
         "config": {
@@ -399,11 +402,16 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
     let scaled_down = Instant::now();
     scale_brokers(client, ns, 3).await;
     let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), ns);
-    wait_for(
-        &pods,
-        &format!("{CLUSTER}-broker-{ADDED_BROKER}"),
+    let pod = format!("{CLUSTER}-broker-{ADDED_BROKER}");
+    eventually_ok(
         "the emptied broker's pod to be removed",
-        |pod| pod.is_none().then_some(()),
+        SCALING_WAIT,
+        || async {
+            match pods.get_opt(&pod).await {
+                Ok(None) => Ok(()),
+                found => Err(format!("{:?}", found.map(|pod| pod.map(|pod| pod.status)))),
+            }
+        },
     )
     .await;
     auto_rebalance_idle(client, ns).await;
@@ -420,13 +428,20 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
     stop_and_check_nothing_lost(producer, &plain, "spread-0").await;
 }
 
+/// How long a scaling step may take: the new broker's pod, Cruise Control restarted with
+/// its capacity, a proposal and its execution.
+const SCALING_WAIT: Duration = Duration::from_secs(600);
+
 /// Waits until broker `id` holds replicas (`true`) or none (`false`).
 async fn eventually_hosting(tools: &KafkaTools, id: i32, hosting: bool) {
-    eventually(
+    eventually_ok(
         &format!("broker {id} hosting replicas: {hosting}"),
-        || match hosts_replicas(tools, id)? {
-            found if found == hosting => Ok(()),
-            found => Err(format!("broker {id} hosts replicas: {found}")),
+        SCALING_WAIT,
+        || async {
+            match hosts_replicas(tools, id)? {
+                found if found == hosting => Ok(()),
+                found => Err(format!("broker {id} hosts replicas: {found}")),
+            }
         },
     )
     .await;

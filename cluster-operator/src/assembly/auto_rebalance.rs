@@ -193,9 +193,10 @@ impl Reconciliation<'_> {
                     "AutoRebalanceStarted",
                     "Create",
                     &format!(
-                        "Created KafkaRebalance {} ({}) for brokers {brokers:?}",
+                        "Created KafkaRebalance {} ({}) for brokers {:?}",
                         rebalance.name_any(),
-                        mode.as_str()
+                        mode.as_str(),
+                        brokers.iter().collect::<Vec<_>>()
                     ),
                 )
                 .await;
