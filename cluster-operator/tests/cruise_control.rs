@@ -430,7 +430,7 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
 
 /// How long a scaling step may take: the new broker's pod, Cruise Control restarted with
 /// its capacity, a proposal and its execution.
-const SCALING_WAIT: Duration = Duration::from_secs(600);
+const SCALING_WAIT: Duration = Duration::from_secs(900);
 
 /// Waits until broker `id` holds replicas (`true`) or none (`false`).
 async fn eventually_hosting(tools: &KafkaTools, id: i32, hosting: bool) {
