@@ -20,7 +20,7 @@ use strimzi_operator_common::status;
 
 use super::{ReconcileError, Reconciliation};
 use crate::model::KafkaCluster;
-use crate::rebalance::auto::{self, Action, Running, ScalingBrokers};
+use crate::rebalance::auto::{self, Action, Plan, Running, ScalingBrokers};
 use crate::rebalance::{AUTO_REBALANCING_FINALIZER, auto_rebalance};
 
 /// Reason of the warning about a missing auto-rebalance template.
@@ -123,14 +123,7 @@ impl Reconciliation<'_> {
         for action in &plan.actions {
             if !self.carry_out(action).await? {
                 // No template: Strimzi's behaviour, back to Idle with nothing queued.
-                self.auto_rebalance = Some(
-                    auto::plan(
-                        strimzi_api::kafka::KafkaAutoRebalanceState::Idle,
-                        &ScalingBrokers::default(),
-                        None,
-                    )
-                    .status(previous.as_ref(), &now),
-                );
+                self.auto_rebalance = Some(Plan::idle(Vec::new()).status(previous.as_ref(), &now));
                 return Ok(());
             }
         }

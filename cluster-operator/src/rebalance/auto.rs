@@ -240,8 +240,8 @@ impl Plan {
         }
     }
 
-    /// Back to `Idle` with nothing recorded.
-    fn idle(actions: Vec<Action>) -> Self {
+    /// Back to `Idle` with nothing recorded, after `actions`.
+    pub fn idle(actions: Vec<Action>) -> Self {
         Self::new(
             actions,
             KafkaAutoRebalanceState::Idle,
