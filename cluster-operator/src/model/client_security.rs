@@ -108,32 +108,13 @@ impl ClientSecurity<'_> {
                 ));
                 options.push(("ssl.keystore.type".to_owned(), "PEM".to_owned()));
             }
-            Some(KafkaClientAuthentication::Plain(password)) => {
+            Some(
+                KafkaClientAuthentication::Plain(password)
+                | KafkaClientAuthentication::ScramSha256(password)
+                | KafkaClientAuthentication::ScramSha512(password),
+            ) => {
                 sasl = true;
-                options.extend(self.password_login(
-                    "PLAIN",
-                    "plain",
-                    PLAIN_LOGIN_MODULE,
-                    password,
-                )?);
-            }
-            Some(KafkaClientAuthentication::ScramSha256(password)) => {
-                sasl = true;
-                options.extend(self.password_login(
-                    "SCRAM-SHA-256",
-                    "scram-sha-256",
-                    SCRAM_LOGIN_MODULE,
-                    password,
-                )?);
-            }
-            Some(KafkaClientAuthentication::ScramSha512(password)) => {
-                sasl = true;
-                options.extend(self.password_login(
-                    "SCRAM-SHA-512",
-                    "scram-sha-512",
-                    SCRAM_LOGIN_MODULE,
-                    password,
-                )?);
+                options.extend(self.password_login(password)?);
             }
             Some(KafkaClientAuthentication::Custom(custom)) => {
                 sasl = custom.sasl.unwrap_or(false);
@@ -152,14 +133,21 @@ impl ClientSecurity<'_> {
         Ok(options)
     }
 
-    /// `sasl.mechanism` and `sasl.jaas.config` of a user name and password login.
+    /// `sasl.mechanism` and `sasl.jaas.config` of the user name and password login of the
+    /// authentication's SASL mechanism.
     fn password_login(
         &self,
-        mechanism: &str,
-        name: &'static str,
-        module: &str,
         password: &KafkaClientAuthenticationPassword,
     ) -> Result<[(String, String); 2], ClientSecurityError> {
+        let (mechanism, name, module) = match self.authentication {
+            Some(KafkaClientAuthentication::ScramSha256(_)) => {
+                ("SCRAM-SHA-256", "scram-sha-256", SCRAM_LOGIN_MODULE)
+            }
+            Some(KafkaClientAuthentication::ScramSha512(_)) => {
+                ("SCRAM-SHA-512", "scram-sha-512", SCRAM_LOGIN_MODULE)
+            }
+            _ => ("PLAIN", "plain", PLAIN_LOGIN_MODULE),
+        };
         let missing = || ClientSecurityError::MissingCredentials {
             field: format!("{}.authentication", self.field),
             mechanism: name,
