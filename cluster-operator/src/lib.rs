@@ -5,10 +5,12 @@
 //! - [`assembly`] is the Kafka reconciler, a chain of named steps that applies the model.
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
 //! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
+//! - [`connect`] holds the KafkaConnect and KafkaConnector controllers.
 //! - [`config`] reads the operator's environment.
 
 pub mod assembly;
 pub mod config;
+pub mod connect;
 pub mod crds;
 pub mod kafka_init;
 pub mod model;
@@ -37,8 +39,8 @@ pub enum StartError {
 /// more than Tokio's default 2 MiB in debug builds.
 pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 
-/// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet and
-/// KafkaRebalance) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
+/// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet,
+/// KafkaRebalance, KafkaConnect and KafkaConnector) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
 /// [`OperatorRuntime::run`].
 pub fn controllers(
     runtime: &OperatorRuntime,
@@ -48,6 +50,8 @@ pub fn controllers(
         assembly::KafkaAssembly::controller(runtime, config.clone())?,
         pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,
         rebalance::RebalanceReconciler::controller(runtime, config)?,
+        connect::ConnectReconciler::controller(runtime, config)?,
+        connect::connector::ConnectorReconciler::controller(runtime, config)?,
         assembly::orphaned_bindings_cleanup(runtime),
     ])
 }

@@ -128,8 +128,12 @@ impl Server {
 pub enum Method {
     /// `GET`.
     Get,
-    /// `POST`, without a body.
+    /// `POST`.
     Post,
+    /// `PUT`.
+    Put,
+    /// `DELETE`.
+    Delete,
 }
 
 impl Method {
@@ -137,6 +141,8 @@ impl Method {
         match self {
             Self::Get => "GET",
             Self::Post => "POST",
+            Self::Put => "PUT",
+            Self::Delete => "DELETE",
         }
     }
 }
@@ -152,6 +158,8 @@ pub struct Request {
     pub query: Vec<(String, String)>,
     /// Extra headers (besides `Host`, `Connection` and `Content-Length`).
     pub headers: Vec<(String, String)>,
+    /// The body, if any, sent with its `Content-Length`.
+    pub body: Option<Vec<u8>>,
 }
 
 impl Request {
@@ -162,7 +170,16 @@ impl Request {
             path: path.to_owned(),
             query: Vec::new(),
             headers: Vec::new(),
+            body: None,
         }
+    }
+
+    /// Adds a JSON body (and its `Content-Type`).
+    pub fn json(mut self, body: &serde_json::Value) -> Self {
+        self.headers
+            .push(("Content-Type".to_owned(), "application/json".to_owned()));
+        self.body = Some(body.to_string().into_bytes());
+        self
     }
 
     /// Adds a query parameter.
@@ -201,8 +218,12 @@ impl Request {
         for (name, value) in &self.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
-        if self.method == Method::Post {
-            head.push_str("Content-Length: 0\r\n");
+        match &self.body {
+            Some(body) => head.push_str(&format!("Content-Length: {}\r\n", body.len())),
+            None if matches!(self.method, Method::Post | Method::Put) => {
+                head.push_str("Content-Length: 0\r\n");
+            }
+            None => {}
         }
         head.push_str("\r\n");
         head
@@ -272,7 +293,8 @@ pub async fn send(
         address: address.clone(),
         message: error.to_string(),
     };
-    let head = request.head(server);
+    let mut head = request.head(server).into_bytes();
+    head.extend_from_slice(request.body.as_deref().unwrap_or_default());
     let exchange = async {
         let tcp = TcpStream::connect(&address).await.map_err(failed)?;
         match tls {
@@ -294,7 +316,7 @@ pub async fn send(
 /// Writes `head` and reads the response from `stream`.
 async fn talk<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
-    head: &str,
+    head: &[u8],
     max_bytes: usize,
     address: &str,
 ) -> Result<Response, HttpError> {
@@ -306,7 +328,7 @@ async fn talk<S: AsyncRead + AsyncWrite + Unpin>(
         address: address.to_owned(),
         message,
     };
-    stream.write_all(head.as_bytes()).await.map_err(failed)?;
+    stream.write_all(head).await.map_err(failed)?;
     stream.flush().await.map_err(failed)?;
     let mut raw = Vec::new();
     let mut chunk = vec![0; READ_CHUNK];
