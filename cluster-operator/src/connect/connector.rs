@@ -10,7 +10,8 @@
 //! annotation once done, restarts a failed connector and its failed tasks when `autoRestart`
 //! is enabled (after 0, 2, 6, 12, 20, 30, 42, 56 and then every 60 minutes, at most
 //! `maxRestarts` times, counted in `status.autoRestart`), and reports the connector's status,
-//! `tasksMax` and `topics`. A failed connector or task is `NotReady` with `ConnectorFailed`;
+//! `tasksMax` and `topics`. A failed connector or task is `NotReady` with `ConnectorFailed`, one
+//! still on its way to the state asked for `NotReady` with `WaitingForConnectorState`;
 //! a refused configuration (an unknown class, say) is `NotReady` with
 //! `ConnectRestException` and Connect's message. Deleting a KafkaConnector deletes its
 //! connector (through the KafkaConnect's removal of unmanaged connectors).
@@ -45,6 +46,8 @@ use crate::model::config::options::config_value;
 /// How soon a connector whose KafkaConnect is not ready, or which failed, is looked at
 /// again.
 const RECHECK: Duration = Duration::from_secs(10);
+/// How soon a connector on its way to the state asked for is looked at again.
+const STATE_RECHECK: Duration = Duration::from_secs(2);
 /// Longest wait between automatic restarts, in minutes.
 const MAX_BACKOFF_MINUTES: i64 = 60;
 
@@ -400,8 +403,13 @@ impl Reconciler for ConnectorReconciler {
             Value::Object(map) => Some(FreeFormMap(map.clone().into_iter().collect())),
             _ => None,
         };
-        let is_failed = failed(&state);
-        let mut reconciled = if is_failed {
+        let reported = state["connector"]["state"].as_str().unwrap_or_default();
+        let expected = match wanted {
+            ConnectorState::Running => "RUNNING",
+            ConnectorState::Paused => "PAUSED",
+            ConnectorState::Stopped => "STOPPED",
+        };
+        let mut reconciled = if failed(&state) {
             Reconciled::pending(
                 status,
                 "ConnectorFailed",
@@ -410,6 +418,13 @@ impl Reconciler for ConnectorReconciler {
                      the trace)"
                 ),
                 RECHECK,
+            )
+        } else if reported != expected {
+            Reconciled::pending(
+                status,
+                "WaitingForConnectorState",
+                &format!("connector {name} is {reported}, asked to be {expected}"),
+                STATE_RECHECK,
             )
         } else {
             Reconciled::new(status)

@@ -25,6 +25,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, ListParams};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use strimzi_api::annotations;
 use strimzi_api::common::MetricsConfig;
@@ -126,7 +127,7 @@ fn owned_selector() -> String {
 
 impl ConnectReconciler {
     /// The KafkaConnect controller on `runtime`, woken by changes of the StrimziPodSets it
-    /// owns (their ready counts).
+    /// owns (their ready counts) and of the KafkaConnectors that name a KafkaConnect.
     pub fn controller(
         runtime: &OperatorRuntime,
         config: &ClusterOperatorConfig,
@@ -140,6 +141,12 @@ impl ConnectReconciler {
         ControllerBuilder::new(runtime, reconciler)
             .concurrency(config.concurrency)
             .owns_metadata::<StrimziPodSet>(&owned_selector())
+            // A KafkaConnector created or deleted: its connector may have to go.
+            .watches_metadata::<KafkaConnector, _>(labels::CLUSTER, |connector| {
+                let namespace = connector.metadata.namespace.as_ref()?;
+                let connect = connector.metadata.labels.as_ref()?.get(labels::CLUSTER)?;
+                Some(ObjectRef::new(connect).within(namespace))
+            })
             .build()
     }
 
