@@ -219,8 +219,11 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
     wait_for(
         &pods,
         "my-connect-cluster-connect-0",
-        "the worker garbage collected",
-        |pod| pod.is_none().then_some(()),
+        "the worker garbage collected (gone, or being deleted)",
+        |pod| {
+            pod.is_none_or(|pod| pod.metadata.deletion_timestamp.is_some())
+                .then_some(())
+        },
     )
     .await;
     operator.stop().await;

@@ -107,8 +107,13 @@ impl ErrorReason for ConnectError {
         }
     }
 
+    /// A Secret or ConfigMap the spec names may appear later, so only the version and the
+    /// build wait for a change of the KafkaConnect; the rest is retried with backoff.
     fn is_permanent(&self) -> bool {
-        matches!(self, Self::Model(_) | Self::BuildUnsupported { .. })
+        matches!(
+            self,
+            Self::Model(ModelError::UnsupportedKafkaVersion(_)) | Self::BuildUnsupported { .. }
+        )
     }
 }
 
