@@ -30,8 +30,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, Pod, PodSpec, Secret, Service, ServiceAccount, ServicePort, ServiceSpec,
-    Volume, VolumeMount,
+    ConfigMap, Container, ImageVolumeSource, Pod, PodSpec, Secret, Service, ServiceAccount,
+    ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
@@ -43,7 +43,7 @@ use strimzi_api::annotations;
 use strimzi_api::common::{
     KafkaClientAuthentication, Logging, MetadataTemplate, MetricsConfig, Probe as ProbeOptions,
 };
-use strimzi_api::connect::{KafkaConnect, KafkaConnectSpec};
+use strimzi_api::connect::{KafkaConnect, KafkaConnectSpec, MountedArtifact};
 use strimzi_api::labels;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
@@ -724,6 +724,14 @@ impl ConnectCluster {
             self.password_secret()
                 .map(|secret| secret_volume(&secret, &secret)),
         );
+        volumes.extend(self.plugin_images().into_iter().map(|plugin| Volume {
+            name: plugin.volume,
+            image: Some(ImageVolumeSource {
+                reference: Some(plugin.reference),
+                pull_policy: plugin.pull_policy,
+            }),
+            ..Volume::default()
+        }));
         volumes.extend(
             pod_template
                 .and_then(|pod| pod.volumes.as_ref())
@@ -784,6 +792,29 @@ impl ConnectCluster {
         pod
     }
 
+    /// The OCI images of `spec.plugins`, each mounted read-only as an image volume under
+    /// `/opt/kafka/plugins/<plugin>/<hash of the reference>`, where the workers look for
+    /// plugins.
+    fn plugin_images(&self) -> Vec<PluginImage> {
+        self.spec
+            .plugins
+            .iter()
+            .flatten()
+            .flat_map(|plugin| {
+                plugin.artifacts.iter().map(move |artifact| {
+                    let MountedArtifact::Image(image) = artifact;
+                    let hash = hash_stub(&image.reference);
+                    PluginImage {
+                        volume: format!("plugin-{}", hash_stub(&format!("{}/{hash}", plugin.name))),
+                        mount_path: format!("/opt/kafka/plugins/{}/{hash}", plugin.name),
+                        reference: image.reference.clone(),
+                        pull_policy: image.pull_policy.clone(),
+                    }
+                })
+            })
+            .collect()
+    }
+
     /// The Secret holding the SASL password, mounted under [`PASSWORD_MOUNT_PATH`].
     fn password_secret(&self) -> Option<String> {
         match &self.spec.authentication {
@@ -839,6 +870,10 @@ impl ConnectCluster {
         if let Some(secret) = self.password_secret() {
             mounts.push(mount(&secret, &format!("{PASSWORD_MOUNT_PATH}{secret}")));
         }
+        mounts.extend(self.plugin_images().into_iter().map(|plugin| VolumeMount {
+            read_only: Some(true),
+            ..mount(&plugin.volume, &plugin.mount_path)
+        }));
         mounts.extend(template_mounts(template));
         let mut ports = vec![container_port(REST_API_PORT_NAME, REST_API_PORT)];
         if self.metrics_enabled() {
@@ -874,6 +909,18 @@ impl ConnectCluster {
             ..Container::default()
         }
     }
+}
+
+/// One plugin image of `spec.plugins` as the pods mount it.
+struct PluginImage {
+    /// The volume's name.
+    volume: String,
+    /// Where it is mounted.
+    mount_path: String,
+    /// The image.
+    reference: String,
+    /// Its pull policy, if set.
+    pull_policy: Option<String>,
 }
 
 /// Strimzi's default Connect logging: everything to the console at `INFO`, the reflections

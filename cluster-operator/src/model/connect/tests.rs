@@ -289,3 +289,38 @@ spec:
     let (configuration, _) = cluster.worker_configuration();
     assert!(configuration.contains("security.protocol=PLAINTEXT"));
 }
+
+#[test]
+fn plugin_images_are_mounted_read_only_under_the_plugin_path() {
+    let mut cluster = connect(TLS_CONNECT);
+    cluster.spec.plugins = Some(
+        serde_json::from_value(serde_json::json!([{
+            "name": "sink",
+            "artifacts": [{"type": "image", "reference": "registry.example/sink:1", "pullPolicy": "IfNotPresent"}],
+        }]))
+        .unwrap(),
+    );
+    let objects = cluster.objects(&ca_inputs()).unwrap();
+    let pod: Pod =
+        serde_json::from_value(serde_json::to_value(&objects.pod_set.spec.pods[0]).unwrap())
+            .unwrap();
+    let spec = pod.spec.unwrap();
+    let volume = spec
+        .volumes
+        .unwrap()
+        .into_iter()
+        .find(|volume| volume.image.is_some())
+        .unwrap();
+    let image = volume.image.clone().unwrap();
+    assert_eq!(image.reference.as_deref(), Some("registry.example/sink:1"));
+    assert_eq!(image.pull_policy.as_deref(), Some("IfNotPresent"));
+    let mount = spec.containers[0]
+        .volume_mounts
+        .clone()
+        .unwrap()
+        .into_iter()
+        .find(|mount| mount.name == volume.name)
+        .unwrap();
+    assert!(mount.mount_path.starts_with("/opt/kafka/plugins/sink/"));
+    assert_eq!(mount.read_only, Some(true));
+}
