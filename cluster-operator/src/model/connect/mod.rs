@@ -94,6 +94,8 @@ pub const PASSWORD_MOUNT_PATH: &str = "/opt/kafka/connect-password/";
 const DEFAULT_REPLICAS: i32 = 3;
 /// Share of the container memory the start script gives the heap without `-Xmx` (Connect).
 const DYNAMIC_HEAP_PERCENTAGE: &str = "75";
+/// Reason of the warnings about fields this operator does not act on yet.
+pub const UNSUPPORTED_FIELD_REASON: &str = "UnsupportedField";
 /// Component type of Connect's objects.
 pub const COMPONENT_TYPE: &str = "kafka-connect";
 /// `strimzi.io/kind` of Connect's objects.
@@ -320,7 +322,8 @@ impl ConnectCluster {
     /// Every object of the cluster.
     pub fn objects(&self, inputs: &ConnectInputs) -> Result<ConnectObjects, ModelError> {
         let template = self.spec.template.as_ref();
-        let (worker_config, warnings) = self.worker_configuration();
+        let (worker_config, mut warnings) = self.worker_configuration();
+        warnings.extend(self.unsupported_warnings());
         let logging = self.logging_file(inputs)?;
         let metrics = crate::model::config::metrics_json(
             self.spec.metrics_config.as_ref(),
@@ -392,6 +395,27 @@ impl ConnectCluster {
             pod_set: self.pod_set(&pod_annotations),
             warnings,
         })
+    }
+
+    /// Warnings about the parts of the spec this operator does not act on yet, so that
+    /// nobody relies on them unknowingly.
+    fn unsupported_warnings(&self) -> Vec<ModelWarning> {
+        let mut warnings = Vec::new();
+        if self.spec.rack.is_some() {
+            warnings.push(ModelWarning::new(
+                UNSUPPORTED_FIELD_REASON,
+                "spec.rack is not supported by this operator yet: the workers' consumers get \
+                 no client.rack and fetch from partition leaders",
+            ));
+        }
+        if self.spec.jmx_options.is_some() {
+            warnings.push(ModelWarning::new(
+                UNSUPPORTED_FIELD_REASON,
+                "spec.jmxOptions is not supported by this operator yet: the workers open no \
+                 JMX port",
+            ));
+        }
+        warnings
     }
 
     /// The worker's `log4j2.properties`.

@@ -324,3 +324,20 @@ fn plugin_images_are_mounted_read_only_under_the_plugin_path() {
     assert!(mount.mount_path.starts_with("/opt/kafka/plugins/sink/"));
     assert_eq!(mount.read_only, Some(true));
 }
+
+#[test]
+fn fields_not_acted_on_are_warned_about() {
+    let mut cluster = connect(TLS_CONNECT);
+    cluster.spec.rack =
+        Some(serde_json::from_value(serde_json::json!({"topologyKey": "zone"})).unwrap());
+    let objects = cluster.objects(&ca_inputs()).unwrap();
+    assert!(
+        objects
+            .warnings
+            .iter()
+            .any(|warning| warning.reason == UNSUPPORTED_FIELD_REASON
+                && warning.message.contains("spec.rack")),
+        "{:?}",
+        objects.warnings
+    );
+}
