@@ -3,7 +3,7 @@
 //! into the trusted certificates Secret, read by the worker through the Kubernetes Secret
 //! config provider), whose status lists the MirrorMaker connectors the image ships; a
 //! KafkaConnector (MirrorMaker's heartbeat connector) that runs, is paused, stopped, resumed
-//! and restarted by annotation; a connector of an unknown class refused with Connect's
+//! and restarted by annotation, whose offsets are listed into a ConfigMap and reset; a connector of an unknown class refused with Connect's
 //! message; a deleted KafkaConnector's connector removed; a changed spec replacing the worker;
 //! deleting the KafkaConnect removing what it made. One cluster for every check.
 
@@ -258,6 +258,53 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     .await;
     connector_in_state(&client, &ns, HEARTBEATS, "RUNNING").await;
 
+    // Offsets: listed into a ConfigMap; reset while stopped.
+    patch_connector(
+        &client,
+        &ns,
+        HEARTBEATS,
+        json!({
+            "metadata": {"annotations": {"strimzi.io/connector-offsets": "list"}},
+            "spec": {"listOffsets": {"toConfigMap": {"name": "heartbeat-offsets"}}},
+        }),
+    )
+    .await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let listed = wait_for(
+        &config_maps,
+        "heartbeat-offsets",
+        "the listed offsets",
+        |map| map?.data.as_ref()?.get("offsets.json").cloned(),
+    )
+    .await;
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    assert!(listed["offsets"].is_array(), "{listed}");
+    patch_connector(
+        &client,
+        &ns,
+        HEARTBEATS,
+        json!({
+            "metadata": {"annotations": {"strimzi.io/connector-offsets": "reset"}},
+            "spec": {"state": "stopped"},
+        }),
+    )
+    .await;
+    wait_for(&connectors, HEARTBEATS, "the offsets reset", |connector| {
+        (!connector?
+            .annotations()
+            .contains_key("strimzi.io/connector-offsets"))
+        .then_some(())
+    })
+    .await;
+    patch_connector(
+        &client,
+        &ns,
+        HEARTBEATS,
+        json!({"spec": {"state": "running"}}),
+    )
+    .await;
+    connector_in_state(&client, &ns, HEARTBEATS, "RUNNING").await;
+
     // Bad input: a class the workers do not have.
     apply(
         &client,
@@ -299,7 +346,6 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     )
     .await;
     connect_ready(&client, &ns).await;
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     let config = config_maps
         .get(&format!("{CONNECT}-connect-config"))
         .await

@@ -132,16 +132,20 @@ pub enum Method {
     Post,
     /// `PUT`.
     Put,
+    /// `PATCH`.
+    Patch,
     /// `DELETE`.
     Delete,
 }
 
 impl Method {
-    fn as_str(self) -> &'static str {
+    /// The method's name in a request line.
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Get => "GET",
             Self::Post => "POST",
             Self::Put => "PUT",
+            Self::Patch => "PATCH",
             Self::Delete => "DELETE",
         }
     }
@@ -220,7 +224,7 @@ impl Request {
         }
         match &self.body {
             Some(body) => head.push_str(&format!("Content-Length: {}\r\n", body.len())),
-            None if matches!(self.method, Method::Post | Method::Put) => {
+            None if matches!(self.method, Method::Post | Method::Put | Method::Patch) => {
                 head.push_str("Content-Length: 0\r\n");
             }
             None => {}

@@ -10,7 +10,10 @@
 //! annotation once done, restarts a failed connector and its failed tasks when `autoRestart`
 //! is enabled (after 0, 2, 6, 12, 20, 30, 42, 56 and then every 60 minutes, at most
 //! `maxRestarts` times, counted in `status.autoRestart`), and reports the connector's status,
-//! `tasksMax` and `topics`. A failed connector or task is `NotReady` with `ConnectorFailed`, one
+//! `tasksMax` and `topics`; `strimzi.io/connector-offsets` (`list`, `alter`, `reset`) lists the
+//! offsets into `spec.listOffsets.toConfigMap` (key `offsets.json`), alters them from
+//! `spec.alterOffsets.fromConfigMap` or resets them, the last two only while the connector is
+//! stopped (a Warning condition `ConnectorOffsets` says why a request was dropped). A failed connector or task is `NotReady` with `ConnectorFailed`, one
 //! still on its way to the state asked for `NotReady` with `WaitingForConnectorState`;
 //! a refused configuration (an unknown class, say) is `NotReady` with
 //! `ConnectRestException` and Connect's message. Deleting a KafkaConnector deletes its
@@ -20,7 +23,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::Pod;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::PartialObjectMeta;
@@ -35,6 +41,7 @@ use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::kafka::HostResolution;
+use strimzi_operator_common::labels::owner_reference;
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::status::timestamp_now;
 
@@ -323,6 +330,131 @@ impl ConnectorReconciler {
     }
 }
 
+/// What became of a `strimzi.io/connector-offsets` request.
+enum OffsetsOutcome {
+    /// Carried out: the annotation goes.
+    Done,
+    /// Waits for the connector to stop, as its spec asks: the annotation stays.
+    Later,
+    /// Not possible, for the reason given: the annotation goes, a warning says why.
+    Refused(String),
+}
+
+/// Key of the offsets in the ConfigMaps of `listOffsets` and `alterOffsets`.
+pub const OFFSETS_KEY: &str = "offsets.json";
+
+impl ConnectorReconciler {
+    /// Acts on `strimzi.io/connector-offsets`: `list` writes `GET /connectors/<name>/offsets`
+    /// into `spec.listOffsets.toConfigMap` (created owned by the KafkaConnector if missing);
+    /// `alter` sends `offsets.json` of `spec.alterOffsets.fromConfigMap`; `reset` deletes the
+    /// offsets. Altering and resetting need a stopped connector.
+    async fn offsets_request(
+        &self,
+        api: &ConnectApi,
+        connector: &KafkaConnector,
+        value: &str,
+        reported_state: &str,
+    ) -> Result<OffsetsOutcome, ConnectorError> {
+        let name = connector.name_any();
+        let namespace = connector.namespace().unwrap_or_default();
+        let config_maps: Api<ConfigMap> = self.runtime.api(Some(&namespace));
+        let stopped = || {
+            if reported_state == "STOPPED" {
+                None
+            } else if connector.spec.state == Some(ConnectorState::Stopped) {
+                Some(OffsetsOutcome::Later)
+            } else {
+                Some(OffsetsOutcome::Refused(format!(
+                    "the offsets of connector {name} can only be {value}ed while it is stopped: \
+                     set spec.state to stopped first"
+                )))
+            }
+        };
+        let get_map = |map: String| {
+            let config_maps = config_maps.clone();
+            async move {
+                config_maps
+                    .get_opt(&map)
+                    .await
+                    .map_err(|error| ConnectorError::Api {
+                        what: format!("get ConfigMap {map}"),
+                        message: error.to_string(),
+                    })
+            }
+        };
+        match value.trim() {
+            "list" => {
+                let Some(target) = connector.spec.list_offsets.as_ref() else {
+                    return Ok(OffsetsOutcome::Refused(
+                        "strimzi.io/connector-offsets=list needs spec.listOffsets.toConfigMap"
+                            .to_owned(),
+                    ));
+                };
+                let map_name = target.to_config_map.name.clone();
+                let offsets = api.offsets(&name).await?;
+                let existing = get_map(map_name.clone()).await?;
+                let text = serde_json::to_string_pretty(&offsets).unwrap_or_default();
+                let desired = ConfigMap {
+                    metadata: ObjectMeta {
+                        name: Some(map_name),
+                        namespace: Some(namespace.clone()),
+                        owner_references: existing
+                            .is_none()
+                            .then(|| owner_reference(connector).map(|owner| vec![owner]))
+                            .flatten(),
+                        ..ObjectMeta::default()
+                    },
+                    data: Some(BTreeMap::from([(OFFSETS_KEY.to_owned(), text)])),
+                    ..ConfigMap::default()
+                };
+                self.runtime
+                    .applier()
+                    .apply(&desired, existing.as_ref())
+                    .await
+                    .map_err(|error| ConnectorError::Api {
+                        what: "apply the listed offsets".to_owned(),
+                        message: error.to_string(),
+                    })?;
+                Ok(OffsetsOutcome::Done)
+            }
+            "alter" => {
+                if let Some(outcome) = stopped() {
+                    return Ok(outcome);
+                }
+                let Some(source) = connector.spec.alter_offsets.as_ref() else {
+                    return Ok(OffsetsOutcome::Refused(
+                        "strimzi.io/connector-offsets=alter needs spec.alterOffsets.fromConfigMap"
+                            .to_owned(),
+                    ));
+                };
+                let map_name = source.from_config_map.name.clone();
+                let text = get_map(map_name.clone())
+                    .await?
+                    .and_then(|map| map.data)
+                    .and_then(|data| data.get(OFFSETS_KEY).cloned());
+                let Some(offsets) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                else {
+                    return Ok(OffsetsOutcome::Refused(format!(
+                        "ConfigMap {map_name} has no {OFFSETS_KEY} holding JSON offsets"
+                    )));
+                };
+                api.alter_offsets(&name, &offsets).await?;
+                Ok(OffsetsOutcome::Done)
+            }
+            "reset" => {
+                if let Some(outcome) = stopped() {
+                    return Ok(outcome);
+                }
+                api.reset_offsets(&name).await?;
+                Ok(OffsetsOutcome::Done)
+            }
+            other => Ok(OffsetsOutcome::Refused(format!(
+                "strimzi.io/connector-offsets={other} is not list, alter or reset"
+            ))),
+        }
+    }
+}
+
 impl Reconciler for ConnectorReconciler {
     type Resource = KafkaConnector;
     type Status = KafkaConnectorStatus;
@@ -396,6 +528,21 @@ impl Reconciler for ConnectorReconciler {
             }
             done.push((annotations::RESTART_TASK, value.clone()));
         }
+        let mut offsets_warning = None;
+        if let Some(value) = connector.annotations().get(annotations::CONNECTOR_OFFSETS) {
+            let reported = state["connector"]["state"].as_str().unwrap_or_default();
+            match self
+                .offsets_request(&api, &connector, value, reported)
+                .await?
+            {
+                OffsetsOutcome::Done => done.push((annotations::CONNECTOR_OFFSETS, value.clone())),
+                OffsetsOutcome::Later => {}
+                OffsetsOutcome::Refused(message) => {
+                    offsets_warning = Some(message);
+                    done.push((annotations::CONNECTOR_OFFSETS, value.clone()));
+                }
+            }
+        }
         let state = api.connector_status(&name).await?;
         status.auto_restart = self.auto_restart(&api, &name, &connector, &state).await?;
         status.topics = Some(api.connector_topics(&name).await.unwrap_or_default());
@@ -431,6 +578,9 @@ impl Reconciler for ConnectorReconciler {
         };
         for (key, value) in done {
             reconciled = reconciled.remove_annotation(key, &value);
+        }
+        if let Some(message) = offsets_warning {
+            reconciled = reconciled.warn("ConnectorOffsets", &message);
         }
         Ok(reconciled)
     }

@@ -113,12 +113,7 @@ impl ConnectApi {
     /// Sends `request`; the JSON answer of a 2xx status (`Null` for an empty one), else the
     /// refusal with Connect's message.
     async fn call(&self, request: Request) -> Result<Value, RestError> {
-        let method = match request.method {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Delete => "DELETE",
-        };
+        let method = request.method.as_str();
         let path = request.path.clone();
         let response = send(
             &self.server,
@@ -264,6 +259,34 @@ impl ConnectApi {
         self.call(Request::new(
             Method::Post,
             &Self::connector_path(name, &format!("/tasks/{task}/restart")),
+        ))
+        .await
+        .map(drop)
+    }
+
+    /// `GET /connectors/<name>/offsets`.
+    pub async fn offsets(&self, name: &str) -> Result<Value, RestError> {
+        self.call(Request::new(
+            Method::Get,
+            &Self::connector_path(name, "/offsets"),
+        ))
+        .await
+    }
+
+    /// `PATCH /connectors/<name>/offsets` with `offsets` (the connector must be stopped).
+    pub async fn alter_offsets(&self, name: &str, offsets: &Value) -> Result<(), RestError> {
+        self.call(
+            Request::new(Method::Patch, &Self::connector_path(name, "/offsets")).json(offsets),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `DELETE /connectors/<name>/offsets` (the connector must be stopped).
+    pub async fn reset_offsets(&self, name: &str) -> Result<(), RestError> {
+        self.call(Request::new(
+            Method::Delete,
+            &Self::connector_path(name, "/offsets"),
         ))
         .await
         .map(drop)
