@@ -1,7 +1,7 @@
 //! KafkaConnect on the API server with kwok nodes (no worker really runs): Strimzi's
 //! `kafka-connect.yaml` refused while its trusted certificate Secret is missing, then its
 //! objects with Strimzi's names, labels and owner, its pods listed by the StrimziPodSet, the
-//! status fields; `kafka-connect-build.yaml` refused with `ConnectBuildUnsupported` after its
+//! status fields, a second worker through the scale subresource; `kafka-connect-build.yaml` refused with `ConnectBuildUnsupported` after its
 //! Dockerfile ConfigMap is applied; a KafkaConnector of a KafkaConnect without
 //! `strimzi.io/use-connector-resources` refused; deleting the KafkaConnect removes
 //! everything.
@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::KafkaConnector;
@@ -166,6 +166,23 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
         Some(format!("http://my-connect-cluster-connect-api.{ns}.svc:8083").as_str())
     );
     assert_eq!(status.replicas, Some(1));
+
+    // The scale subresource adds a worker.
+    connects
+        .patch_scale(
+            "my-connect-cluster",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .unwrap();
+    wait_for(
+        &pods,
+        "my-connect-cluster-connect-1",
+        "a second worker",
+        |pod| pod.map(|_| ()),
+    )
+    .await;
 
     // A KafkaConnector of a KafkaConnect that does not use connector resources.
     for document in documents(&reference_examples_dir().join("connect/source-connector.yaml")) {
