@@ -549,7 +549,13 @@ impl Reconciler for ConnectReconciler {
                     PODS_RECHECK,
                 )));
             };
-            status.connector_plugins = Some(plugins(api.connector_plugins().await?));
+            // The plugins only change with the workers' definition: asked again for a new
+            // generation, not on every wake-up (a KafkaConnector's status changing is one).
+            let known = previous.connector_plugins.is_some()
+                && previous.observed_generation == connect.metadata.generation;
+            if !known {
+                status.connector_plugins = Some(plugins(api.connector_plugins().await?));
+            }
             if uses_connector_resources(&connect) {
                 self.remove_unmanaged_connectors(&connect, &api).await?;
             }
