@@ -15,7 +15,7 @@
 //!   workers read through the Kubernetes Secret config provider (`${strimzisecrets:...}`), as
 //!   they read the client certificate of `tls` authentication;
 //! - Role and RoleBinding `<name>-connect-role` letting the pods' ServiceAccount
-//!   `<name>-connect` read those Secrets;
+//!   `<name>-connect` read those Secrets and the SASL password's;
 //! - Services `<name>-connect-api` (REST API, 8083) and `<name>-connect` (headless, the pods'
 //!   DNS names), PodDisruptionBudget and NetworkPolicy `<name>-connect`;
 //! - with `spec.build`, the Dockerfile ConfigMap `<name>-connect-dockerfile` ([`build`]).
@@ -48,7 +48,7 @@ use strimzi_api::labels;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
-use crate::model::components::{config_map_volume, http_probe, secret_volume, tmp_volume};
+use crate::model::components::{config_map_volume, http_probe, tmp_volume};
 use crate::model::config::hash_stub;
 use crate::model::config::options::Properties;
 use crate::model::meta::{
@@ -88,8 +88,6 @@ const CONFIG_MOUNT_PATH: &str = "/opt/kafka/custom-config/";
 const CONFIG_VOLUME: &str = "kafka-metrics-and-logging";
 /// Memory-backed `/tmp`.
 const TMP_VOLUME: &str = "strimzi-tmp";
-/// Where the password Secrets of SASL authentication are mounted, one folder per Secret.
-pub const PASSWORD_MOUNT_PATH: &str = "/opt/kafka/connect-password/";
 /// Replicas when `spec.replicas` is unset (the CRD requires it in v1; kept for MM2).
 const DEFAULT_REPLICAS: i32 = 3;
 /// Share of the container memory the start script gives the heap without `-Xmx` (Connect).
@@ -316,13 +314,14 @@ impl ConnectCluster {
             inputs.external_metrics.as_deref(),
         )?;
         self.trusted_certificate_data(inputs)?;
+        self.worker_configuration().map_err(security_error)?;
         Ok(())
     }
 
     /// Every object of the cluster.
     pub fn objects(&self, inputs: &ConnectInputs) -> Result<ConnectObjects, ModelError> {
         let template = self.spec.template.as_ref();
-        let (worker_config, mut warnings) = self.worker_configuration();
+        let (worker_config, mut warnings) = self.worker_configuration().map_err(security_error)?;
         warnings.extend(self.unsupported_warnings());
         let logging = self.logging_file(inputs)?;
         let metrics = crate::model::config::metrics_json(
@@ -482,8 +481,8 @@ impl ConnectCluster {
         Ok(Some(data))
     }
 
-    /// The Secrets the workers read through the config provider: the trusted certificates
-    /// and the client certificate of `tls` authentication.
+    /// The Secrets the workers read through the config provider: the trusted certificates,
+    /// the client certificate of `tls` authentication, the SASL password.
     fn provider_secrets(&self) -> Vec<String> {
         let mut names = Vec::new();
         if self
@@ -500,6 +499,11 @@ impl ConnectCluster {
             && !names.contains(&pair.secret_name)
         {
             names.push(pair.secret_name.clone());
+        }
+        if let Some(secret) = self.password_secret()
+            && !names.contains(&secret)
+        {
+            names.push(secret);
         }
         names
     }
@@ -744,10 +748,6 @@ impl ConnectCluster {
             tmp_volume(TMP_VOLUME, pod_template),
             config_map_volume(CONFIG_VOLUME, &config_map_name(&self.component_name)),
         ];
-        volumes.extend(
-            self.password_secret()
-                .map(|secret| secret_volume(&secret, &secret)),
-        );
         volumes.extend(self.plugin_images().into_iter().map(|plugin| Volume {
             name: plugin.volume,
             image: Some(ImageVolumeSource {
@@ -839,7 +839,7 @@ impl ConnectCluster {
             .collect()
     }
 
-    /// The Secret holding the SASL password, mounted under [`PASSWORD_MOUNT_PATH`].
+    /// The Secret holding the SASL password.
     fn password_secret(&self) -> Option<String> {
         match &self.spec.authentication {
             Some(
@@ -891,9 +891,6 @@ impl ConnectCluster {
             mount(TMP_VOLUME, "/tmp"),
             mount(CONFIG_VOLUME, CONFIG_MOUNT_PATH),
         ];
-        if let Some(secret) = self.password_secret() {
-            mounts.push(mount(&secret, &format!("{PASSWORD_MOUNT_PATH}{secret}")));
-        }
         mounts.extend(self.plugin_images().into_iter().map(|plugin| VolumeMount {
             read_only: Some(true),
             ..mount(&plugin.volume, &plugin.mount_path)
@@ -933,6 +930,11 @@ impl ConnectCluster {
             ..Container::default()
         }
     }
+}
+
+/// A security section without what it needs, as the model reports it.
+fn security_error(error: crate::model::client_security::ClientSecurityError) -> ModelError {
+    ModelError::InvalidConfiguration(error.to_string())
 }
 
 /// One plugin image of `spec.plugins` as the pods mount it.

@@ -68,13 +68,13 @@ fn ca_inputs() -> ConnectInputs {
 #[test]
 fn worker_configuration_has_strimzis_sections() {
     let cluster = connect(TLS_CONNECT);
-    let (text, warnings) = cluster.worker_configuration();
+    let (text, warnings) = cluster.worker_configuration().unwrap();
     for line in [
         "bootstrap.servers=my-cluster-kafka-bootstrap:9093",
         "ssl.truststore.certificates=${strimzisecrets:ns/my-connect-connect-tls-trusted-certs:*.crt}",
         "admin.ssl.truststore.type=PEM",
         "sasl.mechanism=SCRAM-SHA-512",
-        "consumer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"my-user\" password=\"${strimzidir:/opt/kafka/connect-password/my-user:password}\";",
+        "consumer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"my-user\" password=\"${strimzisecrets:ns/my-user:password}\";",
         "config.providers=strimzienv,strimzifile,strimzidir,strimzisecrets",
         "group.id=my-group",
         "offset.storage.topic=my-offsets",
@@ -139,7 +139,7 @@ fn objects_carry_strimzis_names_labels_and_owner() {
     let rule = &objects.role.rules.unwrap()[0];
     assert_eq!(
         rule.resource_names.clone().unwrap(),
-        vec!["my-connect-connect-tls-trusted-certs"]
+        vec!["my-connect-connect-tls-trusted-certs", "my-user"]
     );
     assert_eq!(
         objects.role_binding.subjects.unwrap()[0].name,
@@ -189,10 +189,6 @@ fn pods_run_the_start_script_with_their_configuration() {
     assert!(mounts.contains(&(
         "kafka-metrics-and-logging".to_owned(),
         "/opt/kafka/custom-config/".to_owned()
-    )));
-    assert!(mounts.contains(&(
-        "my-user".to_owned(),
-        "/opt/kafka/connect-password/my-user".to_owned()
     )));
     let annotations = pod.metadata.annotations.as_ref().unwrap();
     assert!(annotations.contains_key("strimzi.io/revision"));
@@ -286,7 +282,7 @@ spec:
     ));
     assert!(text.contains("sha512sum --check"));
     assert!(text.contains("'tar' 'xvfz'"));
-    let (configuration, _) = cluster.worker_configuration();
+    let (configuration, _) = cluster.worker_configuration().unwrap();
     assert!(configuration.contains("security.protocol=PLAINTEXT"));
 }
 
@@ -340,4 +336,16 @@ fn fields_not_acted_on_are_warned_about() {
         "{:?}",
         objects.warnings
     );
+}
+
+#[test]
+fn authentication_without_credentials_is_refused() {
+    let mut cluster = connect(TLS_CONNECT);
+    cluster.spec.authentication = Some(
+        serde_json::from_value(serde_json::json!({"type": "scram-sha-512", "username": "u"}))
+            .unwrap(),
+    );
+    let error = cluster.validate(&ca_inputs()).unwrap_err();
+    assert_eq!(error.reason(), "InvalidConfigurationException");
+    assert!(error.to_string().contains("passwordSecret"), "{error}");
 }
