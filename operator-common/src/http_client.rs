@@ -504,6 +504,32 @@ mod tests {
     }
 
     #[test]
+    fn a_json_body_is_announced_by_type_and_length() {
+        let body = serde_json::json!({"connector.class": "A", "tasks.max": "1"});
+        let request = Request::new(Method::Put, "/connectors/c/config").json(&body);
+        let head = request.head(&server("10.0.0.7"));
+        assert!(
+            head.starts_with("PUT /connectors/c/config HTTP/1.1\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains("\r\nContent-Type: application/json\r\n"),
+            "{head}"
+        );
+        let sent = body.to_string();
+        assert!(
+            head.contains(&format!("\r\nContent-Length: {}\r\n", sent.len())),
+            "{head}"
+        );
+        assert_eq!(request.body.as_deref(), Some(sent.as_bytes()));
+        let patch = Request::new(Method::Patch, "/connectors/c/offsets").head(&server("::1"));
+        assert!(patch.contains("\r\nContent-Length: 0\r\n"), "{patch}");
+        let delete = Request::new(Method::Delete, "/connectors/c").head(&server("::1"));
+        assert!(delete.starts_with("DELETE /connectors/c HTTP/1.1\r\n"));
+        assert!(!delete.contains("Content-Length"), "{delete}");
+    }
+
+    #[test]
     fn responses_are_complete_by_length_chunks_or_end_of_connection() {
         let plain = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nUser-Task-ID: 5\r\nContent-Length: 17\r\n\r\n{\"brokerState\":3}";
         let response = complete_response(plain, false).unwrap().unwrap();
