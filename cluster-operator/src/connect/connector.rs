@@ -9,7 +9,8 @@
 //! `includeTasks` and `onlyFailed`) and `strimzi.io/restart-task` (a task number), removing the
 //! annotation once done, restarts a failed connector and its failed tasks when `autoRestart`
 //! is enabled (after 0, 2, 6, 12, 20, 30, 42, 56 and then every 60 minutes, at most
-//! `maxRestarts` times, counted in `status.autoRestart`), and reports the connector's status,
+//! `maxRestarts` times, counted in `status.autoRestart`, each with a Normal
+//! `ConnectorRestarted` Event), and reports the connector's status,
 //! `tasksMax` and `topics`; `strimzi.io/connector-offsets` (`list`, `alter`, `reset`) lists the
 //! offsets into `spec.listOffsets.toConfigMap` (key `offsets.json`), alters them from
 //! `spec.alterOffsets.fromConfigMap` or resets them, the last two only while the connector is
@@ -27,9 +28,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use kube::core::PartialObjectMeta;
+use kube::{Resource, ResourceExt};
 use serde_json::{Map, Value};
 use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::{
@@ -40,6 +41,7 @@ use strimzi_api::{annotations, conditions, labels, naming};
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
+use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::kafka::HostResolution;
 use strimzi_operator_common::labels::owner_reference;
 use strimzi_operator_common::runtime::OperatorRuntime;
@@ -322,6 +324,23 @@ impl ConnectorReconciler {
             return Ok(previous);
         }
         api.restart_connector(name, true, true).await?;
+        self.runtime
+            .events()
+            .publish_logged(
+                &connector.object_ref(&()),
+                Severity::Normal,
+                "ConnectorRestarted",
+                "AutoRestart",
+                &format!(
+                    "Connector {name} or one of its tasks failed and was restarted \
+                     automatically (restart {} of {})",
+                    count + 1,
+                    settings
+                        .max_restarts
+                        .map_or_else(|| "unlimited".to_owned(), |max| max.to_string())
+                ),
+            )
+            .await;
         Ok(Some(AutoRestartStatus {
             count: Some(count + 1),
             connector_name: Some(name.to_owned()),
