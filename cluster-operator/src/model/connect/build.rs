@@ -5,17 +5,26 @@
 //! unpacked; Maven artifacts are fetched from their repository (Maven Central by default) as
 //! one JAR.
 //!
-//! Running the build needs an image builder (Kaniko or Buildah) and a registry to push to;
-//! the operator does not run it (see the KafkaConnect controller), so it never changes the
-//! image the workers run.
+//! [`builder_pod`] is the Kaniko pod Strimzi runs to build and push the image
+//! (`<name>-connect-build`). Running the build needs that image builder and a registry to
+//! push to; the operator does not run it (see the KafkaConnect controller), so it never
+//! changes the image the workers run, and the pod is built for inspection only.
 
+use k8s_openapi::api::core::v1::{
+    ConfigMapVolumeSource, Container, KeyToPath, Pod, PodSpec, SecretVolumeSource, Volume,
+};
 use sha1::{Digest, Sha1};
-use strimzi_api::connect::{Build, BuildArtifact};
+use strimzi_api::connect::{Build, BuildArtifact, BuildOutput};
+
+use super::ConnectCluster;
+use crate::model::nodes::pods::mount;
 
 /// Key of the Dockerfile in its ConfigMap.
 pub const DOCKERFILE_KEY: &str = "Dockerfile";
 /// Annotation of the pods naming the build (a hash of the Dockerfile) they expect.
 pub const BUILD_REVISION_ANNOTATION: &str = "strimzi.io/connect-build-revision";
+/// Strimzi 1.2's Kaniko executor image, which builds and pushes the image.
+pub const KANIKO_EXECUTOR_IMAGE: &str = "quay.io/strimzi/kaniko-executor:1.2.0";
 /// Where Maven artifacts come from when the artifact names no repository.
 const MAVEN_CENTRAL: &str = "https://repo1.maven.org/maven2";
 
@@ -179,4 +188,80 @@ pub fn dockerfile(base_image: &str, build: &Build) -> String {
     }
     out.push_str("USER 1001\n\n");
     out
+}
+
+/// The pod that builds the image of `build` with Kaniko and pushes it (`<name>-connect-build`,
+/// the Dockerfile ConfigMap at `/dockerfile`, the push Secret's `.dockerconfigjson` as
+/// `/kaniko/.docker/config.json`), `None` for an OpenShift ImageStream output, which Strimzi
+/// builds with a BuildConfig instead.
+pub fn builder_pod(cluster: &ConnectCluster, build: &Build) -> Option<Pod> {
+    let BuildOutput::Docker(output) = &build.output else {
+        return None;
+    };
+    let name = format!("{}-build", cluster.component_name);
+    let dockerfile = self::dockerfile(&cluster.image, build);
+    let mut args = vec![
+        "--dockerfile=/dockerfile/Dockerfile".to_owned(),
+        "--image-name-with-digest-file=/dev/termination-log".to_owned(),
+        format!("--destination={}", output.image),
+    ];
+    args.extend(output.additional_build_options.iter().flatten().cloned());
+    let mut volumes = vec![Volume {
+        name: "dockerfile".to_owned(),
+        config_map: Some(ConfigMapVolumeSource {
+            name: dockerfile_config_map(&cluster.component_name),
+            items: Some(vec![KeyToPath {
+                key: DOCKERFILE_KEY.to_owned(),
+                path: DOCKERFILE_KEY.to_owned(),
+                mode: None,
+            }]),
+            ..ConfigMapVolumeSource::default()
+        }),
+        ..Volume::default()
+    }];
+    let mut mounts = vec![mount("dockerfile", "/dockerfile")];
+    if let Some(secret) = &output.push_secret {
+        volumes.push(Volume {
+            name: "docker-credentials".to_owned(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(secret.clone()),
+                items: Some(vec![KeyToPath {
+                    key: ".dockerconfigjson".to_owned(),
+                    path: "config.json".to_owned(),
+                    mode: None,
+                }]),
+                ..SecretVolumeSource::default()
+            }),
+            ..Volume::default()
+        });
+        mounts.push(mount("docker-credentials", "/kaniko/.docker"));
+    }
+    let mut metadata = cluster.meta(&name, None);
+    metadata.annotations = Some(
+        [(
+            BUILD_REVISION_ANNOTATION.to_owned(),
+            build_revision(&dockerfile),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    Some(Pod {
+        metadata,
+        spec: Some(PodSpec {
+            service_account_name: Some(name.clone()),
+            restart_policy: Some("Never".to_owned()),
+            containers: vec![Container {
+                name: name.clone(),
+                image: Some(KANIKO_EXECUTOR_IMAGE.to_owned()),
+                image_pull_policy: Some(cluster.config.image_pull_policy(KANIKO_EXECUTOR_IMAGE)),
+                args: Some(args),
+                volume_mounts: Some(mounts),
+                resources: build.resources.clone(),
+                ..Container::default()
+            }],
+            volumes: Some(volumes),
+            ..PodSpec::default()
+        }),
+        status: None,
+    })
 }

@@ -284,6 +284,20 @@ spec:
     assert!(text.contains("'tar' 'xvfz'"));
     let (configuration, _) = cluster.worker_configuration().unwrap();
     assert!(configuration.contains("security.protocol=PLAINTEXT"));
+    let pod = build::builder_pod(&cluster, cluster.spec.build.as_ref().unwrap()).unwrap();
+    assert_eq!(pod.metadata.name.as_deref(), Some("built-connect-build"));
+    let container = &pod.spec.as_ref().unwrap().containers[0];
+    assert_eq!(
+        container.image.as_deref(),
+        Some(build::KANIKO_EXECUTOR_IMAGE)
+    );
+    assert!(
+        container
+            .args
+            .as_ref()
+            .unwrap()
+            .contains(&"--destination=registry.example/connect:1".to_owned())
+    );
 }
 
 #[test]
