@@ -55,6 +55,7 @@ fn inputs(connect: &KafkaConnect) -> ConnectInputs {
         trusted_certificate_secrets: secrets,
         external_logging: Some("rootLogger.level=INFO\n".to_owned()),
         external_metrics: Some("rules: []\n".to_owned()),
+        jmx_secret: None,
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! A reconciliation reads what the model needs (the Secrets of `spec.tls`, the logging and
 //! metrics ConfigMaps), applies every object, deletes what it labelled for the cluster and no
-//! longer wants (a trusted certificates Secret, a NetworkPolicy, a Dockerfile ConfigMap),
+//! longer wants (a trusted certificates or JMX Secret, a NetworkPolicy, a Dockerfile
+//! ConfigMap),
 //! replaces one worker at a time whose definition changed (only while the others are ready),
 //! and reports `NotReady` with `WaitingForPods` until every worker of the current definition
 //! is ready; then it asks the REST API for the connector plugins (`status.connectorPlugins`)
@@ -44,7 +45,8 @@ use strimzi_operator_common::runtime::OperatorRuntime;
 
 use crate::config::ClusterOperatorConfig;
 use crate::model::connect::{
-    ConnectCluster, ConnectInputs, ConnectObjects, external_logging_reference, rest_api_url,
+    ConnectCluster, ConnectInputs, ConnectObjects, external_logging_reference, jmx_secret_name,
+    rest_api_url,
 };
 use crate::model::{ModelConfig, ModelError};
 use rest::{ConnectApi, RestError, api_host};
@@ -215,6 +217,16 @@ impl ConnectReconciler {
                     .insert(source.secret_name.clone(), secret.data.unwrap_or_default());
             }
         }
+        if cluster.spec.jmx_options.is_some() {
+            let name = jmx_secret_name(&cluster.component_name);
+            inputs.jmx_secret =
+                self.api::<Secret>(namespace)
+                    .get_opt(&name)
+                    .await
+                    .map_err(|error| {
+                        ConnectError::api(format!("get Secret {namespace}/{name}"), &error)
+                    })?;
+        }
         if let Some((name, key)) = external_logging_reference(cluster.spec.logging.as_ref()) {
             inputs.external_logging = self.config_map_value(namespace, &name, &key).await?;
         }
@@ -242,7 +254,10 @@ impl ConnectReconciler {
         applier.apply(&objects.service_account, None).await?;
         applier.apply(&objects.role, None).await?;
         applier.apply(&objects.role_binding, None).await?;
-        if let Some(secret) = &objects.trusted_certificates {
+        for secret in [&objects.trusted_certificates, &objects.jmx_secret]
+            .into_iter()
+            .flatten()
+        {
             applier.apply(secret, None).await?;
         }
         applier.apply(&objects.config_map, None).await?;
@@ -267,6 +282,10 @@ impl ConnectReconciler {
                 &names(vec![
                     objects
                         .trusted_certificates
+                        .as_ref()
+                        .and_then(|secret| secret.metadata.name.as_ref()),
+                    objects
+                        .jmx_secret
                         .as_ref()
                         .and_then(|secret| secret.metadata.name.as_ref()),
                 ]),

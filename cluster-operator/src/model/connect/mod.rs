@@ -16,6 +16,8 @@
 //!   they read the client certificate of `tls` authentication;
 //! - Role and RoleBinding `<name>-connect-role` letting the pods' ServiceAccount
 //!   `<name>-connect` read those Secrets and the SASL password's;
+//! - Secret `<name>-connect-jmx` with JMX password authentication (credentials kept once
+//!   made);
 //! - Services `<name>-connect-api` (REST API, 8083) and `<name>-connect` (headless, the pods'
 //!   DNS names), PodDisruptionBudget and NetworkPolicy `<name>-connect`;
 //! - with `spec.build`, the Dockerfile ConfigMap `<name>-connect-dockerfile` ([`build`]).
@@ -41,7 +43,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
 use strimzi_api::annotations;
 use strimzi_api::common::{
-    KafkaClientAuthentication, Logging, MetadataTemplate, MetricsConfig, Probe as ProbeOptions,
+    KafkaClientAuthentication, KafkaJmxAuthentication, Logging, MetadataTemplate, MetricsConfig,
+    Probe as ProbeOptions,
 };
 use strimzi_api::connect::{KafkaConnect, KafkaConnectSpec, MountedArtifact};
 use strimzi_api::labels;
@@ -56,10 +59,10 @@ use crate::model::meta::{
 };
 use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, supported_version};
 use crate::model::nodes::pods::{
-    HeapSizing, KAFKA_VERSION_ANNOTATION, add_template_env, container_port, convert, env, jvm_env,
-    mount, pod_revision, template_mounts,
+    HeapSizing, KAFKA_VERSION_ANNOTATION, add_template_env, container_port, convert, env, jmx_env,
+    jvm_env, mount, pod_revision, template_mounts,
 };
-use crate::model::security::policies::{RBAC_API_GROUP, ingress_rule, peer};
+use crate::model::security::policies::{RBAC_API_GROUP, ingress_rule, jmx_credentials, peer};
 use crate::model::{ModelConfig, ModelError, ModelWarning};
 
 /// Port of the Connect REST API.
@@ -68,6 +71,10 @@ pub const REST_API_PORT: i32 = 8083;
 pub const REST_API_PORT_NAME: &str = "rest-api";
 /// Port of the Prometheus JMX exporter.
 pub const METRICS_PORT: i32 = 9404;
+/// Port of remote JMX access.
+pub const JMX_PORT: i32 = 9999;
+/// Name of the JMX port.
+const JMX_PORT_NAME: &str = "jmx";
 /// Name of the metrics port.
 const METRICS_PORT_NAME: &str = "tcp-prometheus";
 /// Key of the worker configuration in the ConfigMap.
@@ -130,7 +137,7 @@ pub struct ConnectCluster {
 }
 
 /// What the caller read for the model: the contents of the user's Secrets and ConfigMaps.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConnectInputs {
     /// The data of each Secret `spec.tls.trustedCertificates` names, by Secret name.
     pub trusted_certificate_secrets: BTreeMap<String, BTreeMap<String, ByteString>>,
@@ -138,6 +145,8 @@ pub struct ConnectInputs {
     pub external_logging: Option<String>,
     /// The JMX exporter rules, when `metricsConfig` names a ConfigMap that was found.
     pub external_metrics: Option<String>,
+    /// The JMX Secret as it is, whose credentials are kept.
+    pub jmx_secret: Option<Secret>,
 }
 
 /// Every object of a Connect cluster, in the order they are applied.
@@ -153,6 +162,8 @@ pub struct ConnectObjects {
     pub trusted_certificates: Option<Secret>,
     /// `<name>-connect-config`.
     pub config_map: ConfigMap,
+    /// `<name>-connect-jmx`, with JMX password authentication.
+    pub jmx_secret: Option<Secret>,
     /// `<name>-connect-dockerfile`, with `spec.build`.
     pub dockerfile: Option<ConfigMap>,
     /// `<name>-connect-api`.
@@ -182,6 +193,11 @@ pub fn trusted_certificates_secret(component_name: &str) -> String {
 /// The Role and RoleBinding of a Connect cluster named `component_name`.
 pub fn role_name(component_name: &str) -> String {
     format!("{component_name}-role")
+}
+
+/// The JMX Secret of a Connect cluster named `component_name`.
+pub fn jmx_secret_name(component_name: &str) -> String {
+    format!("{component_name}-jmx")
 }
 
 /// The ConfigMap of a Connect cluster named `component_name`.
@@ -379,6 +395,17 @@ impl ConnectCluster {
                 data: Some(config_data),
                 ..ConfigMap::default()
             },
+            jmx_secret: self.jmx_password_auth().then(|| Secret {
+                metadata: self.meta(
+                    &jmx_secret_name(&self.component_name),
+                    template
+                        .and_then(|template| template.jmx_secret.as_ref())
+                        .and_then(|template| template.metadata.as_ref()),
+                ),
+                type_: Some("Opaque".to_owned()),
+                data: Some(jmx_credentials(inputs.jmx_secret.as_ref())),
+                ..Secret::default()
+            }),
             dockerfile: self.spec.build.as_ref().map(|build| ConfigMap {
                 metadata: self.meta(&build::dockerfile_config_map(&self.component_name), None),
                 data: Some(BTreeMap::from([(
@@ -405,13 +432,6 @@ impl ConnectCluster {
                 UNSUPPORTED_FIELD_REASON,
                 "spec.rack is not supported by this operator yet: the workers' consumers get \
                  no client.rack and fetch from partition leaders",
-            ));
-        }
-        if self.spec.jmx_options.is_some() {
-            warnings.push(ModelWarning::new(
-                UNSUPPORTED_FIELD_REASON,
-                "spec.jmxOptions is not supported by this operator yet: the workers open no \
-                 JMX port",
             ));
         }
         warnings
@@ -544,6 +564,17 @@ impl ConnectCluster {
         }
     }
 
+    /// Whether JMX uses password authentication (and so a Secret).
+    fn jmx_password_auth(&self) -> bool {
+        matches!(
+            self.spec
+                .jmx_options
+                .as_ref()
+                .and_then(|jmx| jmx.authentication.as_ref()),
+            Some(KafkaJmxAuthentication::Password(_))
+        )
+    }
+
     fn metrics_enabled(&self) -> bool {
         matches!(
             self.spec.metrics_config,
@@ -608,7 +639,19 @@ impl ConnectCluster {
                 type_: Some("ClusterIP".to_owned()),
                 cluster_ip: Some("None".to_owned()),
                 selector: Some(self.selector()),
-                ports: Some(self.service_ports()),
+                ports: Some({
+                    let mut ports = self.service_ports();
+                    if self.spec.jmx_options.is_some() {
+                        ports.push(ServicePort {
+                            name: Some(JMX_PORT_NAME.to_owned()),
+                            protocol: Some("TCP".to_owned()),
+                            port: JMX_PORT,
+                            target_port: Some(IntOrString::Int(JMX_PORT)),
+                            ..ServicePort::default()
+                        });
+                    }
+                    ports
+                }),
                 publish_not_ready_addresses: Some(true),
                 ip_family_policy: template
                     .and_then(|template| template.ip_family_policy)
@@ -649,6 +692,9 @@ impl ConnectCluster {
         )];
         if self.metrics_enabled() {
             rules.push(ingress_rule(METRICS_PORT, Vec::new()));
+        }
+        if self.spec.jmx_options.is_some() {
+            rules.push(ingress_rule(JMX_PORT, Vec::new()));
         }
         Some(NetworkPolicy {
             metadata: self.meta(&self.component_name, None),
@@ -886,6 +932,10 @@ impl ConnectCluster {
         if self.spec.tracing.is_some() {
             vars.push(env("STRIMZI_TRACING", "opentelemetry"));
         }
+        vars.extend(jmx_env(
+            self.spec.jmx_options.as_ref(),
+            &jmx_secret_name(&self.component_name),
+        ));
         add_template_env(&mut vars, template);
         let mut mounts: Vec<VolumeMount> = vec![
             mount(TMP_VOLUME, "/tmp"),
@@ -899,6 +949,9 @@ impl ConnectCluster {
         let mut ports = vec![container_port(REST_API_PORT_NAME, REST_API_PORT)];
         if self.metrics_enabled() {
             ports.push(container_port(METRICS_PORT_NAME, METRICS_PORT));
+        }
+        if self.spec.jmx_options.is_some() {
+            ports.push(container_port(JMX_PORT_NAME, JMX_PORT));
         }
         let defaults = || ProbeOptions {
             initial_delay_seconds: Some(60),

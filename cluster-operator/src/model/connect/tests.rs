@@ -363,3 +363,57 @@ fn authentication_without_credentials_is_refused() {
     assert_eq!(error.reason(), "InvalidConfigurationException");
     assert!(error.to_string().contains("passwordSecret"), "{error}");
 }
+
+#[test]
+fn jmx_with_a_password_gets_a_secret_kept_once_made() {
+    let mut cluster = connect(TLS_CONNECT);
+    cluster.spec.jmx_options = Some(
+        serde_json::from_value(serde_json::json!({"authentication": {"type": "password"}}))
+            .unwrap(),
+    );
+    let first = cluster.objects(&ca_inputs()).unwrap();
+    let secret = first.jmx_secret.clone().unwrap();
+    assert_eq!(
+        secret.metadata.name.as_deref(),
+        Some("my-connect-connect-jmx")
+    );
+    let again = cluster
+        .objects(&ConnectInputs {
+            jmx_secret: Some(secret.clone()),
+            ..ca_inputs()
+        })
+        .unwrap();
+    assert_eq!(again.jmx_secret.unwrap().data, secret.data);
+    let pod: Pod =
+        serde_json::from_value(serde_json::to_value(&first.pod_set.spec.pods[0]).unwrap()).unwrap();
+    let container = &pod.spec.unwrap().containers[0];
+    let vars: Vec<String> = container
+        .env
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|var| var.name)
+        .collect();
+    for name in [
+        "STRIMZI_JMX_ENABLED",
+        "STRIMZI_JMX_USERNAME",
+        "STRIMZI_JMX_PASSWORD",
+    ] {
+        assert!(vars.contains(&name.to_owned()), "{vars:?}");
+    }
+    assert!(
+        container
+            .ports
+            .clone()
+            .unwrap()
+            .iter()
+            .any(|port| port.container_port == JMX_PORT)
+    );
+    assert!(
+        connect(TLS_CONNECT)
+            .objects(&ca_inputs())
+            .unwrap()
+            .jmx_secret
+            .is_none()
+    );
+}
