@@ -2,6 +2,8 @@
 //! start script reads, the pod's mounts and environment, and the spec sections that change
 //! them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 mod model_support;
 
 use k8s_openapi::api::core::v1::Container;

@@ -266,36 +266,25 @@ pub fn validate(spec: &KafkaBridgeSpec) -> Result<(), ModelError> {
         }
     }
     match &spec.authentication {
-        Some(KafkaClientAuthentication::Tls(tls)) => {
-            if tls.certificate_and_key.is_none() {
-                return invalid(
-                    "spec.authentication of type tls needs certificateAndKey".to_owned(),
-                );
-            }
-            if trusted_certificates(spec).is_empty() && spec.tls.is_none() {
-                return invalid(
-                    "spec.authentication of type tls needs spec.tls: a client certificate is \
-                     only sent over TLS"
-                        .to_owned(),
-                );
-            }
+        Some(KafkaClientAuthentication::Tls(tls)) if tls.certificate_and_key.is_none() => {
+            invalid("spec.authentication of type tls needs certificateAndKey".to_owned())
         }
+        Some(KafkaClientAuthentication::Tls(_)) if spec.tls.is_none() => invalid(
+            "spec.authentication of type tls needs spec.tls: a client certificate is only sent \
+             over TLS"
+                .to_owned(),
+        ),
         Some(
             KafkaClientAuthentication::ScramSha256(password)
             | KafkaClientAuthentication::ScramSha512(password)
             | KafkaClientAuthentication::Plain(password),
-        ) => {
-            if password.username.as_deref().is_none_or(str::is_empty)
-                || password.password_secret.is_none()
-            {
-                return invalid(
-                    "spec.authentication needs a username and a passwordSecret".to_owned(),
-                );
-            }
+        ) if password.username.as_deref().is_none_or(str::is_empty)
+            || password.password_secret.is_none() =>
+        {
+            invalid("spec.authentication needs a username and a passwordSecret".to_owned())
         }
-        _ => {}
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Every object of the bridge.
@@ -565,7 +554,7 @@ fn service(scope: &ObjectScope<'_>, labels: &ComponentLabels, spec: &KafkaBridge
                 .and_then(|policy| super::nodes::pods::convert(&policy)),
             ip_families: template
                 .and_then(|template| template.ip_families.as_ref())
-                .and_then(|families| super::nodes::pods::convert(families)),
+                .and_then(super::nodes::pods::convert),
             ..ServiceSpec::default()
         }),
         status: None,
