@@ -1,7 +1,9 @@
 //! A KafkaBridge on real nodes: the cluster operator binary runs a small ephemeral Kafka and
-//! an HTTP Bridge from the bridge image built locally, and an HTTP client inside the nodes'
-//! network (curl) produces records through the bridge's Service and consumes them back
-//! through a bridge consumer (create, subscribe, poll, delete).
+//! an HTTP Bridge from the bridge image built locally, connected to the Kafka's TLS listener
+//! with the cluster CA certificate as its trusted certificate (a Secret read through Kafka's
+//! configuration providers), and an HTTP client inside the nodes' network (curl) produces
+//! records through the bridge's Service and consumes them back through a bridge consumer
+//! (create, subscribe, poll, delete).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -9,7 +11,7 @@ mod support;
 
 use std::time::Instant;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 use strimzi_api::bridge::KafkaBridge;
@@ -124,7 +126,17 @@ async fn a_bridge_on_real_nodes_produces_and_consumes_over_http() {
     for document in small_cluster() {
         apply(&client, &ns, &document).await;
     }
-    // The bridge starts next to the Kafka: it connects to the brokers only for requests.
+    // The bridge starts next to the Kafka (it connects to the brokers only for requests),
+    // once the cluster CA certificate it trusts exists.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let ca_secret = format!("{CLUSTER}-cluster-ca-cert");
+    wait_for(
+        &secrets,
+        &ca_secret,
+        "the cluster CA certificate",
+        |secret| secret.map(|_| ()),
+    )
+    .await;
     let applied = Instant::now();
     apply(
         &client,
@@ -135,7 +147,8 @@ async fn a_bridge_on_real_nodes_produces_and_consumes_over_http() {
             "metadata": {"name": BRIDGE},
             "spec": {
                 "replicas": 1,
-                "bootstrapServers": format!("{CLUSTER}-kafka-bootstrap:9092"),
+                "bootstrapServers": format!("{CLUSTER}-kafka-bootstrap:9093"),
+                "tls": {"trustedCertificates": [{"secretName": ca_secret, "certificate": "ca.crt"}]},
                 "http": {"port": 8080},
                 "jvmOptions": {"-Xms": "128m", "-Xmx": "256m"},
                 "consumer": {"config": {"auto.offset.reset": "earliest"}},
