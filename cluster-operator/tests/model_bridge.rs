@@ -457,3 +457,56 @@ fn bad_input_is_refused_with_the_field_named() {
         assert!(error.to_string().contains(field), "{error}");
     }
 }
+
+#[test]
+fn options_the_operator_sets_are_left_out_with_a_warning() {
+    let objects = build(&bridge(json!({
+        "replicas": 1, "bootstrapServers": "b:9093",
+        "tls": {"trustedCertificates": [{"secretName": "ca", "certificate": "ca.crt"}]},
+        "authentication": {"type": "custom", "sasl": true, "config": {
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+            "bootstrap.servers": "elsewhere:9092",
+        }},
+        "http": {"port": 8443,
+                 "tls": {"certificateAndKey": {"secretName": "http", "certificate": "tls.crt", "key": "tls.key"},
+                         "config": {"ssl.enabled.protocols": "TLSv1.3", "ssl.keystore.type": "JKS"}}},
+        "config": {"bridge.executor.pool.size": 8, "bridge.id": "other", "kafka.acks": "all", "http.port": 1},
+    })))
+    .unwrap();
+    let text = properties(&objects);
+    for line in [
+        "kafka.security.protocol=SASL_SSL",
+        "kafka.sasl.mechanism=OAUTHBEARER",
+        "http.ssl.enabled.protocols=TLSv1.3",
+        "bridge.executor.pool.size=8",
+        "bridge.id=my-bridge",
+        "http.port=8443",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+    }
+    for left_out in [
+        "elsewhere",
+        "JKS",
+        "bridge.id=other",
+        "kafka.acks",
+        "http.port=1",
+    ] {
+        assert!(!text.contains(left_out), "{left_out} in\n{text}");
+    }
+    let sections: Vec<&str> = objects
+        .warnings
+        .iter()
+        .map(|warning| warning.message.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            "spec.config",
+            "spec.config",
+            "spec.config",
+            "spec.authentication.config",
+            "spec.http.tls.config"
+        ]
+    );
+}

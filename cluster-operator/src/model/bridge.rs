@@ -84,17 +84,120 @@ const DEFAULT_LOGGERS: [(&str, &str, &str); 3] = [
     ("healthy", "http.openapi.operation.healthy", "WARN"),
     ("ready", "http.openapi.operation.ready", "WARN"),
 ];
-/// Options a user may not set in the producer, consumer or admin configuration, because the
-/// operator sets them from the spec; the exceptions below may be set.
-const FORBIDDEN_PREFIXES: [&str; 4] = ["ssl.", "bootstrap.servers", "sasl.", "security."];
+/// Which user options of one `config` section are left out because the operator sets them
+/// from the spec, as Strimzi's CRD describes each section.
+struct OptionRules {
+    /// The section, for warnings (`spec.producer.config`).
+    section: &'static str,
+    /// Options with these prefixes are left out ...
+    forbidden_prefixes: &'static [&'static str],
+    /// ... except these.
+    allowed: &'static [&'static str],
+    /// Only options with these prefixes are taken, when not empty.
+    required_prefixes: &'static [&'static str],
+}
+
+/// The producer and admin clients: security and bootstrap come from the spec.
+const CLIENT_FORBIDDEN: [&str; 4] = ["ssl.", "bootstrap.servers", "sasl.", "security."];
 /// Consumers also may not choose their group: the HTTP client does.
-const CONSUMER_FORBIDDEN_PREFIXES: [&str; 1] = ["group.id"];
-const FORBIDDEN_EXCEPTIONS: [&str; 4] = [
+const CONSUMER_FORBIDDEN: [&str; 5] = [
+    "ssl.",
+    "bootstrap.servers",
+    "group.id",
+    "sasl.",
+    "security.",
+];
+const CLIENT_ALLOWED: [&str; 4] = [
     "ssl.endpoint.identification.algorithm",
     "ssl.cipher.suites",
     "ssl.protocol",
     "ssl.enabled.protocols",
 ];
+const PRODUCER_RULES: OptionRules = OptionRules {
+    section: "spec.producer.config",
+    forbidden_prefixes: &CLIENT_FORBIDDEN,
+    allowed: &CLIENT_ALLOWED,
+    required_prefixes: &[],
+};
+const ADMIN_RULES: OptionRules = OptionRules {
+    section: "spec.adminClient.config",
+    ..PRODUCER_RULES
+};
+const CONSUMER_RULES: OptionRules = OptionRules {
+    section: "spec.consumer.config",
+    forbidden_prefixes: &CONSUMER_FORBIDDEN,
+    ..PRODUCER_RULES
+};
+/// `custom` authentication: only SASL and key store options.
+const CUSTOM_AUTHENTICATION_RULES: OptionRules = OptionRules {
+    section: "spec.authentication.config",
+    forbidden_prefixes: &[],
+    allowed: &[],
+    required_prefixes: &["sasl.", "ssl.keystore."],
+};
+/// The HTTP server's TLS: the certificate comes from the spec.
+const HTTP_TLS_RULES: OptionRules = OptionRules {
+    section: "spec.http.tls.config",
+    forbidden_prefixes: &["ssl."],
+    allowed: &["ssl.enabled.cipher.suites", "ssl.enabled.protocols"],
+    required_prefixes: &[],
+};
+/// The bridge's own options: not those the operator writes.
+const BRIDGE_RULES: OptionRules = OptionRules {
+    section: "spec.config",
+    forbidden_prefixes: &[
+        "kafka.",
+        "http.",
+        "bridge.metrics.",
+        "bridge.id",
+        "bridge.tracing",
+        "bridge.metrics",
+    ],
+    allowed: &[],
+    required_prefixes: &[],
+};
+
+impl OptionRules {
+    /// Whether the user may set `key`.
+    fn permits(&self, key: &str) -> bool {
+        let required = self.required_prefixes.is_empty()
+            || self
+                .required_prefixes
+                .iter()
+                .any(|prefix| key.starts_with(prefix));
+        let forbidden = self
+            .forbidden_prefixes
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+            && !self.allowed.contains(&key);
+        required && !forbidden
+    }
+
+    /// The options of `options` the user may set, as properties named `<prefix><key>`; the
+    /// others are reported in `warnings`.
+    fn properties(
+        &self,
+        prefix: &str,
+        options: Option<&strimzi_api::schema::FreeFormMap>,
+        warnings: &mut Vec<ModelWarning>,
+    ) -> String {
+        let mut text = String::new();
+        for (key, value) in options.iter().flat_map(|map| map.0.iter()) {
+            if self.permits(key) {
+                text.push_str(&property(&format!("{prefix}{key}"), &value_text(value)));
+            } else {
+                warnings.push(ModelWarning::new(
+                    "ForbiddenConfigurationOption",
+                    format!(
+                        "{}: option {key} cannot be set there and was ignored",
+                        self.section
+                    ),
+                ));
+            }
+        }
+        text
+    }
+}
 
 /// What a bridge's objects are built from besides its resource.
 #[derive(Clone, Copy, Debug)]
@@ -640,34 +743,6 @@ fn property(key: &str, value: &str) -> String {
     format!("{key}={value}\n")
 }
 
-/// The user's options of one client, prefixed, without those the operator owns (reported as
-/// warnings).
-fn client_options(
-    section: &str,
-    prefix: &str,
-    options: Option<&strimzi_api::schema::FreeFormMap>,
-    extra_forbidden: &[&str],
-    warnings: &mut Vec<ModelWarning>,
-) -> String {
-    let mut text = String::new();
-    for (key, value) in options.iter().flat_map(|map| map.0.iter()) {
-        let forbidden = FORBIDDEN_PREFIXES
-            .iter()
-            .chain(extra_forbidden)
-            .any(|forbidden| key.starts_with(forbidden))
-            && !FORBIDDEN_EXCEPTIONS.contains(&key.as_str());
-        if forbidden {
-            warnings.push(ModelWarning::new(
-                "ForbiddenConfigurationOption",
-                format!("{section}: option {key} is set by the operator and was ignored"),
-            ));
-            continue;
-        }
-        text.push_str(&property(&format!("{prefix}{key}"), &value_text(value)));
-    }
-    text
-}
-
 /// The bridge's `application.properties`.
 fn application_properties(
     name: &str,
@@ -702,14 +777,9 @@ fn application_properties(
         }
         None => {}
     }
-    for (key, value) in spec.config.iter().flat_map(|map| map.0.iter()) {
-        if key == "bridge.id" {
-            continue;
-        }
-        text.push_str(&property(key, &value_text(value)));
-    }
+    text.push_str(&BRIDGE_RULES.properties("", spec.config.as_ref(), warnings));
     text.push_str(&kafka_properties(spec, warnings));
-    text.push_str(&http_properties(spec));
+    text.push_str(&http_properties(spec, warnings));
     text
 }
 
@@ -826,45 +896,47 @@ fn kafka_properties(spec: &KafkaBridgeSpec, warnings: &mut Vec<ModelWarning>) ->
             ));
         }
         Some(KafkaClientAuthentication::Custom(custom)) => {
-            for (key, value) in custom.config.iter().flat_map(|map| map.0.iter()) {
-                text.push_str(&property(&format!("kafka.{key}"), &value_text(value)));
-            }
+            text.push_str(&CUSTOM_AUTHENTICATION_RULES.properties(
+                "kafka.",
+                custom.config.as_ref(),
+                warnings,
+            ));
         }
         None => {}
     }
-    text.push_str(&client_options(
-        "spec.adminClient.config",
-        "kafka.admin.",
-        spec.admin_client
-            .as_ref()
-            .and_then(|admin| admin.config.as_ref()),
-        &[],
-        warnings,
-    ));
-    text.push_str(&client_options(
-        "spec.producer.config",
-        "kafka.producer.",
-        spec.producer
-            .as_ref()
-            .and_then(|producer| producer.config.as_ref()),
-        &[],
-        warnings,
-    ));
-    text.push_str(&client_options(
-        "spec.consumer.config",
-        "kafka.consumer.",
-        spec.consumer
-            .as_ref()
-            .and_then(|consumer| consumer.config.as_ref()),
-        &CONSUMER_FORBIDDEN_PREFIXES,
-        warnings,
-    ));
+    text.push_str(
+        &ADMIN_RULES.properties(
+            "kafka.admin.",
+            spec.admin_client
+                .as_ref()
+                .and_then(|admin| admin.config.as_ref()),
+            warnings,
+        ),
+    );
+    text.push_str(
+        &PRODUCER_RULES.properties(
+            "kafka.producer.",
+            spec.producer
+                .as_ref()
+                .and_then(|producer| producer.config.as_ref()),
+            warnings,
+        ),
+    );
+    text.push_str(
+        &CONSUMER_RULES.properties(
+            "kafka.consumer.",
+            spec.consumer
+                .as_ref()
+                .and_then(|consumer| consumer.config.as_ref()),
+            warnings,
+        ),
+    );
     text
 }
 
 /// The `http.` options: the listening address and ports, CORS, HTTPS, and which endpoints
 /// are on.
-fn http_properties(spec: &KafkaBridgeSpec) -> String {
+fn http_properties(spec: &KafkaBridgeSpec, warnings: &mut Vec<ModelWarning>) -> String {
     let http = spec.http.as_ref();
     let mut text = property("http.host", "0.0.0.0");
     text.push_str(&property("http.port", &http_port(spec).to_string()));
@@ -898,9 +970,7 @@ fn http_properties(spec: &KafkaBridgeSpec) -> String {
             "http.ssl.key.location",
             &format!("{folder}/{}", pair.key),
         ));
-        for (key, value) in tls.config.iter().flat_map(|map| map.0.iter()) {
-            text.push_str(&property(&format!("http.{key}"), &value_text(value)));
-        }
+        text.push_str(&HTTP_TLS_RULES.properties("http.", tls.config.as_ref(), warnings));
     }
     let consumer = spec.consumer.as_ref();
     text.push_str(&property(
