@@ -65,8 +65,18 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
             "authentication": {"type": "scram-sha-512", "username": "web",
                                "passwordSecret": {"secretName": "web-user", "password": "password"}},
             "http": {"port": 8080},
+            "logging": {"type": "external",
+                        "valueFrom": {"configMapKeyRef": {"name": "web-logging", "key": "log4j2.properties"}}},
         }
     });
+    let logging = "rootLogger.level = DEBUG\n";
+    apply(
+        &client,
+        &ns,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web-logging"},
+                "data": {"log4j2.properties": logging}}),
+    )
+    .await;
     apply(&client, &ns, &document).await;
 
     // The Secrets it names are missing: NotReady, naming the first, and nothing applied.
@@ -111,15 +121,15 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
         service.metadata.labels.as_ref().unwrap()["strimzi.io/discovery"],
         "true"
     );
-    assert!(
-        Api::<ConfigMap>::namespaced(client.clone(), &ns)
-            .get("web-bridge-config")
-            .await
-            .unwrap()
-            .data
-            .unwrap()["application.properties"]
-            .contains("kafka.security.protocol=SASL_SSL")
-    );
+    let data = Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .get("web-bridge-config")
+        .await
+        .unwrap()
+        .data
+        .unwrap();
+    assert!(data["application.properties"].contains("kafka.security.protocol=SASL_SSL"));
+    // The external logging ConfigMap's text, as it is.
+    assert_eq!(data["log4j2.properties"], logging);
     Api::<ServiceAccount>::namespaced(client.clone(), &ns)
         .get("web-bridge")
         .await

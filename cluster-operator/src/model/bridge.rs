@@ -242,6 +242,9 @@ pub struct SecretKey {
     pub key: String,
     /// The spec field that names it, for messages.
     pub field: &'static str,
+    /// Whether it is a password (mounted below `/opt/strimzi/bridge-password/`) rather than a
+    /// certificate or key (below `/opt/strimzi/bridge-certs/`).
+    pub password: bool,
 }
 
 /// The name of the configuration ConfigMap, `<name>-bridge-config`.
@@ -305,6 +308,7 @@ pub fn secret_keys(spec: &KafkaBridgeSpec) -> Vec<SecretKey> {
         secret: secret.to_owned(),
         key: key.to_owned(),
         field,
+        password: false,
     };
     let mut keys = Vec::new();
     for trusted in trusted_certificates(spec) {
@@ -330,11 +334,14 @@ pub fn secret_keys(spec: &KafkaBridgeSpec) -> Vec<SecretKey> {
             | KafkaClientAuthentication::Plain(password),
         ) => {
             if let Some(secret) = &password.password_secret {
-                keys.push(key(
-                    &secret.secret_name,
-                    &secret.password,
-                    "spec.authentication.passwordSecret",
-                ));
+                keys.push(SecretKey {
+                    password: true,
+                    ..key(
+                        &secret.secret_name,
+                        &secret.password,
+                        "spec.authentication.passwordSecret",
+                    )
+                });
             }
         }
         _ => {}
@@ -497,10 +504,7 @@ fn secret_volume_name(secret: &str, password: bool) -> String {
 fn mounted_secrets(spec: &KafkaBridgeSpec) -> Vec<(String, bool)> {
     let mut secrets: Vec<(String, bool)> = secret_keys(spec)
         .into_iter()
-        .map(|key| {
-            let password = key.field == "spec.authentication.passwordSecret";
-            (key.secret, password)
-        })
+        .map(|key| (key.secret, key.password))
         .collect();
     secrets.sort();
     secrets.dedup();
