@@ -40,11 +40,13 @@ use strimzi_api::storage::Storage;
 use strimzi_operator_common::labels::{ComponentLabels, LabelExclusion};
 
 pub mod bridge;
+pub mod client_security;
 pub mod components;
 pub mod config;
 pub mod desired;
 pub mod listeners;
 pub mod meta;
+pub mod mirror_maker2;
 pub mod nodes;
 pub mod security;
 

@@ -1,0 +1,288 @@
+//! The security options of a Kafka client the operator configures for a component (a Connect
+//! worker, a MirrorMaker 2 connector, the Bridge): TLS trust, client authentication and the
+//! security protocol, from a `tls` and an `authentication` section of a custom resource.
+//!
+//! Secrets never appear in the options themselves: they are references the Kafka image's
+//! `strimzisecrets` config provider resolves in the pod at run time
+//! (`${strimzisecrets:<namespace>/<secret>:<key>}`), as Strimzi does.
+
+use strimzi_api::common::{
+    ClientTls, KafkaClientAuthentication, KafkaClientAuthenticationPassword,
+};
+
+/// The JAAS login module of SASL PLAIN.
+const PLAIN_LOGIN_MODULE: &str = "org.apache.kafka.common.security.plain.PlainLoginModule";
+/// The JAAS login module of SASL SCRAM.
+const SCRAM_LOGIN_MODULE: &str = "org.apache.kafka.common.security.scram.ScramLoginModule";
+
+/// Why a client's security section cannot be turned into options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientSecurityError {
+    /// `tls` authentication without the certificate and key to present.
+    #[error("{field}: TLS client authentication needs certificateAndKey")]
+    MissingCertificateAndKey {
+        /// Where in the resource the section is, for the message.
+        field: String,
+    },
+    /// A SASL mechanism without a user name or password.
+    #[error("{field}: {mechanism} authentication needs a username and a passwordSecret")]
+    MissingCredentials {
+        /// Where in the resource the section is, for the message.
+        field: String,
+        /// The mechanism, as the resource names it.
+        mechanism: &'static str,
+    },
+}
+
+impl ClientSecurityError {
+    /// Stable reason for conditions, Events and metrics.
+    pub fn reason(&self) -> &'static str {
+        "InvalidResourceException"
+    }
+}
+
+/// A reference to a Secret key the `strimzisecrets` config provider resolves in the pod.
+pub fn secret_reference(namespace: &str, secret: &str, key: &str) -> String {
+    format!("${{strimzisecrets:{namespace}/{secret}:{key}}}")
+}
+
+/// Where the certificates a client trusts are gathered: one Secret the operator writes, and
+/// the key (or glob of keys) in it that this client reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrustedCertificates<'a> {
+    /// The operator's Secret with the trusted certificates.
+    pub secret: &'a str,
+    /// The key, or a glob such as `*.crt`, of the certificates in that Secret.
+    pub key: &'a str,
+}
+
+/// What a client's security options are made from.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientSecurity<'a> {
+    /// The namespace of the component, where the Secrets are.
+    pub namespace: &'a str,
+    /// The resource's `tls` section: TLS is used when it is present.
+    pub tls: Option<&'a ClientTls>,
+    /// Where the operator gathered the certificates of `tls.trustedCertificates`; without
+    /// it (or without trusted certificates) the JVM's default trust applies.
+    pub trusted: Option<TrustedCertificates<'a>>,
+    /// The resource's `authentication` section.
+    pub authentication: Option<&'a KafkaClientAuthentication>,
+    /// Where the sections are in the resource, for messages (e.g. `spec.target`).
+    pub field: &'a str,
+}
+
+impl ClientSecurity<'_> {
+    /// The client options, in the order Strimzi writes them: TLS trust, authentication, then
+    /// `security.protocol`.
+    pub fn options(&self) -> Result<Vec<(String, String)>, ClientSecurityError> {
+        let tls = self.tls.is_some();
+        let mut options = Vec::new();
+        let has_trusted = self
+            .tls
+            .and_then(|tls| tls.trusted_certificates.as_ref())
+            .is_some_and(|certificates| !certificates.is_empty());
+        if let (true, Some(trusted)) = (has_trusted, self.trusted) {
+            options.push((
+                "ssl.truststore.certificates".to_owned(),
+                secret_reference(self.namespace, trusted.secret, trusted.key),
+            ));
+            options.push(("ssl.truststore.type".to_owned(), "PEM".to_owned()));
+        }
+        let mut sasl = false;
+        match self.authentication {
+            None => {}
+            Some(KafkaClientAuthentication::Tls(authentication)) => {
+                let pair = authentication.certificate_and_key.as_ref().ok_or_else(|| {
+                    ClientSecurityError::MissingCertificateAndKey {
+                        field: format!("{}.authentication", self.field),
+                    }
+                })?;
+                options.push((
+                    "ssl.keystore.certificate.chain".to_owned(),
+                    secret_reference(self.namespace, &pair.secret_name, &pair.certificate),
+                ));
+                options.push((
+                    "ssl.keystore.key".to_owned(),
+                    secret_reference(self.namespace, &pair.secret_name, &pair.key),
+                ));
+                options.push(("ssl.keystore.type".to_owned(), "PEM".to_owned()));
+            }
+            Some(
+                KafkaClientAuthentication::Plain(password)
+                | KafkaClientAuthentication::ScramSha256(password)
+                | KafkaClientAuthentication::ScramSha512(password),
+            ) => {
+                sasl = true;
+                options.extend(self.password_login(password)?);
+            }
+            Some(KafkaClientAuthentication::Custom(custom)) => {
+                sasl = custom.sasl.unwrap_or(false);
+                for (key, value) in custom.config.iter().flat_map(|config| &config.0) {
+                    options.push((key.clone(), option_value(value)));
+                }
+            }
+        }
+        let protocol = match (sasl, tls) {
+            (false, false) => "PLAINTEXT",
+            (false, true) => "SSL",
+            (true, false) => "SASL_PLAINTEXT",
+            (true, true) => "SASL_SSL",
+        };
+        options.push(("security.protocol".to_owned(), protocol.to_owned()));
+        Ok(options)
+    }
+
+    /// `sasl.mechanism` and `sasl.jaas.config` of the user name and password login of the
+    /// authentication's SASL mechanism.
+    fn password_login(
+        &self,
+        password: &KafkaClientAuthenticationPassword,
+    ) -> Result<[(String, String); 2], ClientSecurityError> {
+        let (mechanism, name, module) = match self.authentication {
+            Some(KafkaClientAuthentication::ScramSha256(_)) => {
+                ("SCRAM-SHA-256", "scram-sha-256", SCRAM_LOGIN_MODULE)
+            }
+            Some(KafkaClientAuthentication::ScramSha512(_)) => {
+                ("SCRAM-SHA-512", "scram-sha-512", SCRAM_LOGIN_MODULE)
+            }
+            _ => ("PLAIN", "plain", PLAIN_LOGIN_MODULE),
+        };
+        let missing = || ClientSecurityError::MissingCredentials {
+            field: format!("{}.authentication", self.field),
+            mechanism: name,
+        };
+        let username = password.username.as_deref().ok_or_else(missing)?;
+        let secret = password.password_secret.as_ref().ok_or_else(missing)?;
+        let reference = secret_reference(self.namespace, &secret.secret_name, &secret.password);
+        Ok([
+            ("sasl.mechanism".to_owned(), mechanism.to_owned()),
+            (
+                "sasl.jaas.config".to_owned(),
+                format!("{module} required username=\"{username}\" password=\"{reference}\";"),
+            ),
+        ])
+    }
+}
+
+/// A free-form option value as a client configuration file takes it: strings as they are,
+/// anything else in its JSON form.
+pub fn option_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn options(
+        tls: Option<serde_json::Value>,
+        authentication: Option<serde_json::Value>,
+    ) -> Result<Vec<(String, String)>, ClientSecurityError> {
+        let tls: Option<ClientTls> = tls.map(|tls| serde_json::from_value(tls).unwrap());
+        let authentication: Option<KafkaClientAuthentication> =
+            authentication.map(|auth| serde_json::from_value(auth).unwrap());
+        ClientSecurity {
+            namespace: "ns",
+            tls: tls.as_ref(),
+            trusted: Some(TrustedCertificates {
+                secret: "mm-connect-tls-trusted-certs",
+                key: "a.crt",
+            }),
+            authentication: authentication.as_ref(),
+            field: "spec.target",
+        }
+        .options()
+    }
+
+    fn get<'a>(options: &'a [(String, String)], key: &str) -> Option<&'a str> {
+        options
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.as_str())
+    }
+
+    #[test]
+    fn plain_connections_only_name_the_protocol() {
+        let options = options(None, None).unwrap();
+        assert_eq!(
+            options,
+            [("security.protocol".to_owned(), "PLAINTEXT".to_owned())]
+        );
+    }
+
+    #[test]
+    fn trusted_certificates_are_read_from_the_operators_secret() {
+        let tls = json!({"trustedCertificates": [{"secretName": "ca", "certificate": "ca.crt"}]});
+        let options = options(Some(tls), None).unwrap();
+        assert_eq!(
+            get(&options, "ssl.truststore.certificates"),
+            Some("${strimzisecrets:ns/mm-connect-tls-trusted-certs:a.crt}")
+        );
+        assert_eq!(get(&options, "ssl.truststore.type"), Some("PEM"));
+        assert_eq!(get(&options, "security.protocol"), Some("SSL"));
+        // TLS without trusted certificates keeps the JVM's trust.
+        let options = super::tests::options(Some(json!({})), None).unwrap();
+        assert_eq!(get(&options, "ssl.truststore.certificates"), None);
+        assert_eq!(get(&options, "security.protocol"), Some("SSL"));
+    }
+
+    #[test]
+    fn tls_authentication_presents_the_users_certificate_from_its_secret() {
+        let auth = json!({"type": "tls", "certificateAndKey": {"secretName": "user", "certificate": "user.crt", "key": "user.key"}});
+        let options = options(Some(json!({})), Some(auth)).unwrap();
+        assert_eq!(
+            get(&options, "ssl.keystore.certificate.chain"),
+            Some("${strimzisecrets:ns/user:user.crt}")
+        );
+        assert_eq!(
+            get(&options, "ssl.keystore.key"),
+            Some("${strimzisecrets:ns/user:user.key}")
+        );
+        assert_eq!(get(&options, "ssl.keystore.type"), Some("PEM"));
+        assert_eq!(get(&options, "security.protocol"), Some("SSL"));
+        let error = super::tests::options(None, Some(json!({"type": "tls"}))).unwrap_err();
+        assert!(
+            error.to_string().contains("spec.target.authentication"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn sasl_logins_read_the_password_at_run_time() {
+        let auth = json!({"type": "scram-sha-512", "username": "mm", "passwordSecret": {"secretName": "mm", "password": "password"}});
+        let options = options(Some(json!({})), Some(auth)).unwrap();
+        assert_eq!(get(&options, "sasl.mechanism"), Some("SCRAM-SHA-512"));
+        assert_eq!(
+            get(&options, "sasl.jaas.config"),
+            Some(
+                "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"mm\" password=\"${strimzisecrets:ns/mm:password}\";"
+            )
+        );
+        assert_eq!(get(&options, "security.protocol"), Some("SASL_SSL"));
+        let plain = json!({"type": "plain", "username": "u", "passwordSecret": {"secretName": "s", "password": "p"}});
+        let options = super::tests::options(None, Some(plain)).unwrap();
+        assert_eq!(get(&options, "sasl.mechanism"), Some("PLAIN"));
+        assert_eq!(get(&options, "security.protocol"), Some("SASL_PLAINTEXT"));
+        let error = super::tests::options(
+            None,
+            Some(json!({"type": "scram-sha-256", "username": "u"})),
+        )
+        .unwrap_err();
+        assert_eq!(error.reason(), "InvalidResourceException");
+        assert!(error.to_string().contains("scram-sha-256"), "{error}");
+    }
+
+    #[test]
+    fn custom_authentication_passes_its_options_and_may_be_sasl() {
+        let auth = json!({"type": "custom", "sasl": true, "config": {"sasl.mechanism": "OAUTHBEARER", "retries": 3}});
+        let options = options(Some(json!({})), Some(auth)).unwrap();
+        assert_eq!(get(&options, "sasl.mechanism"), Some("OAUTHBEARER"));
+        assert_eq!(get(&options, "retries"), Some("3"));
+        assert_eq!(get(&options, "security.protocol"), Some("SASL_SSL"));
+    }
+}
