@@ -35,6 +35,7 @@ use strimzi_api::labels as strimzi_labels;
 use strimzi_api::naming;
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
+use super::client_security::option_value;
 use super::components::{
     DeploymentParts, ObjectScope, config_map_volume, http_probe, log4j2_properties, secret_volume,
     tmp_volume,
@@ -184,7 +185,7 @@ impl OptionRules {
         let mut text = String::new();
         for (key, value) in options.iter().flat_map(|map| map.0.iter()) {
             if self.permits(key) {
-                text.push_str(&property(&format!("{prefix}{key}"), &value_text(value)));
+                text.push_str(&property(&format!("{prefix}{key}"), &option_value(value)));
             } else {
                 warnings.push(ModelWarning::new(
                     "ForbiddenConfigurationOption",
@@ -720,14 +721,6 @@ fn logging_properties(logging: Option<&Logging>, external: Option<&str>) -> Stri
         }
     }
     text
-}
-
-/// A configuration value as the properties file holds it.
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// `key=value` in Java properties syntax: separators in the key and line breaks and
