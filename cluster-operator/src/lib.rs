@@ -5,9 +5,11 @@
 //! - [`assembly`] is the Kafka reconciler, a chain of named steps that applies the model.
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
 //! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
+//! - [`bridge`] is the KafkaBridge controller, which runs HTTP Bridges.
 //! - [`config`] reads the operator's environment.
 
 pub mod assembly;
+pub mod bridge;
 pub mod config;
 pub mod crds;
 pub mod kafka_init;
@@ -37,8 +39,8 @@ pub enum StartError {
 /// more than Tokio's default 2 MiB in debug builds.
 pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 
-/// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet and
-/// KafkaRebalance) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
+/// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet,
+/// KafkaRebalance and KafkaBridge) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
 /// [`OperatorRuntime::run`].
 pub fn controllers(
     runtime: &OperatorRuntime,
@@ -48,6 +50,7 @@ pub fn controllers(
         assembly::KafkaAssembly::controller(runtime, config.clone())?,
         pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,
         rebalance::RebalanceReconciler::controller(runtime, config)?,
+        bridge::BridgeReconciler::controller(runtime, config)?,
         assembly::orphaned_bindings_cleanup(runtime),
     ])
 }
