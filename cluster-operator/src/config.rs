@@ -37,6 +37,8 @@ pub const USER_OPERATOR_IMAGE: &str = "STRIMZI_DEFAULT_USER_OPERATOR_IMAGE";
 pub const KAFKA_EXPORTER_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE";
 /// Cruise Control's image, by default the Kafka image of the cluster's version.
 pub const CRUISE_CONTROL_IMAGE: &str = "STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE";
+/// Image of the HTTP Bridge pods of KafkaBridges without their own `image`.
+pub const KAFKA_BRIDGE_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE";
 /// The pod security provider: `baseline` (default) or `restricted`, or Strimzi's class names.
 pub const POD_SECURITY_PROVIDER_CLASS: &str = "STRIMZI_POD_SECURITY_PROVIDER_CLASS";
 /// Whether CA and user Secrets carry PKCS#12 stores (`true` by default).
@@ -147,6 +149,8 @@ impl ClusterOperatorConfig {
                 .unwrap_or_else(|| strimzi_operator_common::OPERATOR_IMAGE.to_owned()),
             kafka_exporter_image: get(KAFKA_EXPORTER_IMAGE),
             cruise_control_image: get(CRUISE_CONTROL_IMAGE),
+            bridge_image: get(KAFKA_BRIDGE_IMAGE)
+                .unwrap_or_else(|| crate::model::bridge::DEFAULT_BRIDGE_IMAGE.to_owned()),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
         };

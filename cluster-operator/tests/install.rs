@@ -3,7 +3,8 @@
 //! applied with the documented namespace edit into a namespace that enforces the
 //! `restricted` Pod Security Standard, and nothing else: the cluster operator runs as a pod
 //! with exactly the bundle's permissions and turns Strimzi's `kafka-ephemeral.yaml` into a
-//! working Kafka with its entity operator; once that is removed, the standalone topic and
+//! working Kafka with its entity operator, and Strimzi's `kafka-bridge.yaml` into a running
+//! HTTP Bridge; once the entity operator is removed, the standalone topic and
 //! user operator bundles manage that cluster's KafkaTopics and KafkaUsers; a rack-aware Kafka with a `nodeport` listener gets its rack and
 //! advertised address from our init program. Any permission error in an operator's log fails
 //! the test.
@@ -81,11 +82,12 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
         created_to_ready_seconds(&operator)
     );
 
-    // Strimzi's example, unchanged.
+    // Strimzi's examples, unchanged: the Kafka, and the HTTP Bridge that connects to it.
     let example = reference_examples_dir().join("kafka/kafka-ephemeral.yaml");
+    let bridge = reference_examples_dir().join("bridge/kafka-bridge.yaml");
     let started = Instant::now();
-    for document in documents(&example) {
-        apply(&client, &ns, &document).await;
+    for document in documents(&example).iter().chain(&documents(&bridge)) {
+        apply(&client, &ns, document).await;
     }
     let kafka = ready(&client, &ns, "my-cluster").await;
     all_pods_ready(&client, &ns, "my-cluster", 6).await;
@@ -101,6 +103,16 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
     .await;
     let read = eventually("consuming", || plain.consume("installed", 5)).await;
     assert_eq!(sorted(read), records("installed", 5));
+    // The bridge ran with the bundle's permissions, under restricted Pod Security.
+    let bridges = CustomResources::of::<strimzi_api::bridge::KafkaBridge>(&client, &ns);
+    ready_or_explain(
+        &bridges,
+        "my-bridge",
+        &client,
+        &ns,
+        "name=strimzi-cluster-operator",
+    )
+    .await;
 
     // The example's entity operator ran with the bundle's permissions (Ready waits for it);
     // removing it from the Kafka removes it, and the standalone operators take over.

@@ -356,6 +356,7 @@ if deployments:
         "STRIMZI_KAFKA_IMAGES": "".join(f"{v}=mirror.example.com/strimzi/kafka:9.9.9-kafka-{v}\n" for v in ("4.2.0", "4.3.0", "4.3.1")),
         "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": "localhost/strimzi-rs/operator@sha256:0123",
         "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE": "localhost/strimzi-rs/operator:7.7.7",
+        "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE": "quay.io/strimzi/kafka-bridge:1.1.0",
         "STRIMZI_IMAGE_PULL_SECRETS": "pull-a,pull-b",
         "KUBERNETES_SERVICE_DNS_DOMAIN": "example.local",
         "STRIMZI_NETWORK_POLICY_GENERATION": "false",

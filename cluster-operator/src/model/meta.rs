@@ -101,14 +101,11 @@ impl KafkaCluster {
         labels: StringMap,
         annotations: StringMap,
     ) -> ObjectMeta {
-        ObjectMeta {
-            name: Some(name.to_owned()),
-            namespace: Some(self.namespace.clone()),
-            labels: non_empty(labels),
-            annotations: non_empty(annotations),
-            owner_references: owner.map(|owner| vec![owner.clone()]),
-            ..ObjectMeta::default()
+        super::components::ObjectScope {
+            owner,
+            ..self.scope()
         }
+        .object_meta(name, labels, annotations)
     }
 
     /// Labels of the objects that belong to one pool (its per-node Services, Routes and

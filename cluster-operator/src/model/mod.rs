@@ -19,6 +19,8 @@
 //! - [`components`]: the entity operator and Kafka Exporter, built once the nodes' objects
 //!   are applied.
 //!
+//! [`bridge`] stands apart: the objects of a `KafkaBridge`, which needs no Kafka resource.
+//!
 //! Some inputs only exist after earlier objects were applied, so [`desired::build`] is run
 //! once the listener objects are applied and read back:
 //! 1. [`resolve`] validates the resources, assigns node IDs and gives a [`KafkaCluster`].
@@ -37,6 +39,7 @@ use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolTemplate, ProcessRole};
 use strimzi_api::storage::Storage;
 use strimzi_operator_common::labels::{ComponentLabels, LabelExclusion};
 
+pub mod bridge;
 pub mod client_security;
 pub mod components;
 pub mod config;
@@ -109,6 +112,54 @@ pub struct ModelConfig {
     /// Image of Cruise Control (`STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE`); by default the
     /// Kafka image of the cluster's version, which carries Cruise Control.
     pub cruise_control_image: Option<String>,
+    /// Image of the HTTP Bridge (`STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE`,
+    /// [`bridge::DEFAULT_BRIDGE_IMAGE`]); a KafkaBridge's `image` overrides it.
+    pub bridge_image: String,
+}
+
+impl ModelConfig {
+    /// A container's security context: its template's, else what the pod security provider
+    /// gives (`STRIMZI_POD_SECURITY_PROVIDER_CLASS`).
+    pub(crate) fn container_security_context(
+        &self,
+        template: Option<&strimzi_api::common::ContainerTemplate>,
+    ) -> Option<k8s_openapi::api::core::v1::SecurityContext> {
+        template
+            .and_then(|template| template.security_context.clone())
+            .or_else(|| self.pod_security.container_security_context())
+    }
+
+    /// The image pull Secrets of a pod: its template's, else the operator's
+    /// (`STRIMZI_IMAGE_PULL_SECRETS`).
+    pub(crate) fn image_pull_secrets(
+        &self,
+        pod_template: Option<&strimzi_api::common::PodTemplate>,
+    ) -> Option<Vec<k8s_openapi::api::core::v1::LocalObjectReference>> {
+        pod_template
+            .and_then(|pod| pod.image_pull_secrets.clone())
+            .or_else(|| {
+                (!self.image_pull_secrets.is_empty()).then(|| {
+                    self.image_pull_secrets
+                        .iter()
+                        .map(|name| k8s_openapi::api::core::v1::LocalObjectReference {
+                            name: name.clone(),
+                        })
+                        .collect()
+                })
+            })
+    }
+
+    /// The image pull policy of `image`: the operator's setting, else `Always` for `:latest`
+    /// images and `IfNotPresent` otherwise, as Kubernetes would default it.
+    pub(crate) fn image_pull_policy(&self, image: &str) -> String {
+        self.image_pull_policy.clone().unwrap_or_else(|| {
+            if image.to_lowercase().contains(":latest") {
+                "Always".to_owned()
+            } else {
+                "IfNotPresent".to_owned()
+            }
+        })
+    }
 }
 
 /// Which Pod Security Standard the generated containers meet without a template's

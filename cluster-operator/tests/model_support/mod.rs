@@ -58,6 +58,7 @@ pub fn default_model_config() -> ModelConfig {
         user_operator_image: strimzi_operator_common::OPERATOR_IMAGE.into(),
         kafka_exporter_image: None,
         cruise_control_image: None,
+        bridge_image: "quay.io/strimzi/kafka-bridge:1.1.0".to_owned(),
     }
 }
 

@@ -5,6 +5,7 @@
 #   ${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}/images/
 #     pause.oci.tar                          registry.k8s.io/pause:<PAUSE_VERSION>
 #     kafka-<strimzi>-<kafka>.oci.tar        quay.io/strimzi/kafka:<strimzi>-kafka-<kafka>
+#     kafka-bridge-<bridge>.oci.tar          quay.io/strimzi/kafka-bridge:<bridge>
 #     operator.oci.tar                       <OPERATOR_IMAGE_REPOSITORY>:<workspace version>
 #                                            (only with --with-operator)
 #     <archive>.inputs                       what the archive was built from
@@ -16,6 +17,8 @@
 # statically. The Kafka image follows Strimzi's own recipe (its Dockerfiles, scripts and poms,
 # read from the Strimzi reference folder at build time) on a Debian root filesystem made with
 # debootstrap; README.md next to this script lists how it differs from Strimzi's published image.
+# The HTTP Bridge image is the bridge compiled from its sources with Maven, on the same root
+# filesystem with a Java runtime made by jlink (the bridge needs Java 21).
 # With --with-operator, the script also builds our operator image from the workspace's
 # Dockerfile: it runs the build stage's script here (a static `cargo build --release`, minutes
 # when cold) and packs its root with the final stage's settings. Without it that image is
@@ -30,7 +33,8 @@
 # its log.
 #
 # Needs root (debootstrap, chroot, root-owned files in the image) and: debootstrap, gcc with a
-# static libc, go (1.24 or newer), mvn, a JDK 17, python3, tar, gzip, flock, unshare; with
+# static libc, go (1.24 or newer), mvn, a JDK 17, a JDK 21 or newer for the bridge, python3,
+# tar, gzip, flock, unshare; with
 # --with-operator also cargo (or $CARGO), readelf and chroot. Network: the Debian mirror, Maven
 # Central and the Go module proxy only, plus cargo's registry if its cache lacks a crate.
 #
@@ -41,6 +45,9 @@
 #   STRIMZI_APACHE_KAFKA_DIR     Kafka's launcher scripts (default: apache-kafka next to it)
 #   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default: kafka-exporter-reference next to it)
 #   STRIMZI_CRUISE_CONTROL_DIR   Cruise Control sources (default: cruise-control-reference next to it)
+#   STRIMZI_BRIDGE_DIR           HTTP Bridge sources (default: strimzi-bridge-reference next to it)
+#   STRIMZI_TESTENV_BRIDGE_JDK   JDK (21 or newer) that compiles the bridge and makes its runtime
+#                                (default: the newest such JDK in /usr/lib/jvm)
 #   CARGO                        cargo program for --with-operator (default: cargo from PATH)
 #   STRIMZI_OPERATOR_TARGET_DIR  its target folder (default <cache>/operator-target)
 set -Eeuo pipefail
@@ -77,6 +84,7 @@ reference=${STRIMZI_REFERENCE_DIR:-$repo/../shared/strimzi-reference}
 apache_kafka=${STRIMZI_APACHE_KAFKA_DIR:-$reference/../apache-kafka}
 exporter_src=${STRIMZI_KAFKA_EXPORTER_DIR:-$reference/../kafka-exporter-reference}
 cc_src=${STRIMZI_CRUISE_CONTROL_DIR:-$reference/../cruise-control-reference}
+bridge_src=${STRIMZI_BRIDGE_DIR:-$reference/../strimzi-bridge-reference}
 strimzi_source=$reference/source
 strimzi_kafka=$strimzi_source/docker-images/kafka-based/kafka
 # Strimzi keeps one third-party library list per Kafka minor version (4.3.x for 4.3.1).
@@ -85,6 +93,9 @@ thirdparty_pom=$strimzi_source/docker-images/artifacts/kafka-thirdparty-libs/${K
 pause_archive=$images/pause.oci.tar
 kafka_archive=$images/kafka-$STRIMZI_VERSION-$KAFKA_VERSION.oci.tar
 operator_archive=$images/operator.oci.tar
+bridge_archive=$images/kafka-bridge-$BRIDGE_VERSION.oci.tar
+# The modules of the bridge's Java runtime (build_bridge_jre).
+bridge_jre_modules=java.se,jdk.unsupported,jdk.management,jdk.management.agent,jdk.httpserver,jdk.naming.dns,jdk.net,jdk.zipfs,jdk.crypto.cryptoki,jdk.security.auth,jdk.security.jgss,jdk.jfr,jdk.charsets,jdk.localedata
 created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # What the Kafka image's root filesystem holds besides Debian's minimal base: the JRE and what
@@ -685,6 +696,155 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
+# The HTTP Bridge image, quay.io/strimzi/kafka-bridge: the bridge compiled from its sources, on
+# the Kafka image's root filesystem with a Java runtime of the bridge's Java release.
+
+# The bridge with its runtime dependencies, as its Maven assembly lays it out (bin/, config/,
+# libs/, LICENSE, README.md), built from a copy of its sources whose pom is changed so that
+# Maven Central alone can serve it: its test dependencies are taken out (tests are not built),
+# and each io.strimzi library asks for the newest release up to the pinned one (a version
+# range), as for Strimzi's third-party libraries. What differs from the pinned versions is
+# printed and kept in <stage>/substitutions.txt. Strimzi's code checks are skipped.
+build_bridge() {
+    local v=$BRIDGE_VERSION dist
+    mkdir -p "$work/src"
+    cp -r "$bridge_src/src" "$bridge_src/bin" "$bridge_src/config" "$bridge_src/LICENSE" \
+        "$bridge_src/README.md" "$work/src/"
+    chmod -R u+w "$work/src"
+    python3 - "$bridge_src/pom.xml" "$work/src/pom.xml" >>"$current_log" 2>&1 <<'EOF'
+import re, sys
+import xml.etree.ElementTree as ET
+ns = "http://maven.apache.org/POM/4.0.0"
+q = lambda tag: f"{{{ns}}}{tag}"
+ET.register_namespace("", ns)
+ET.register_namespace("xsi", "http://www.w3.org/2001/XMLSchema-instance")
+tree = ET.parse(sys.argv[1])
+project = tree.getroot()
+properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
+dependencies = project.find(q("dependencies"))
+for dependency in list(dependencies):
+    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
+    if dependency.findtext(q("scope")) == "test":
+        dependencies.remove(dependency)
+        print(f"left out test dependency {group}:{artifact}")
+    elif group == "io.strimzi":
+        version = dependency.find(q("version"))
+        pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], version.text)
+        version.text = f"[0,{pinned}]"
+        print(f"{group}:{artifact}: newest release up to {pinned}")
+tree.write(sys.argv[2], xml_declaration=True, encoding="UTF-8")
+EOF
+    cd "$work/src"
+    # Maven runs on the bridge's JDK, which compiles for the pom's Java release.
+    local -x JAVA_HOME=$bridge_jdk
+    mvn_run -f "$work/src/pom.xml" package -Dmaven.test.skip=true -DskipTests \
+        -Dcheckstyle.skip=true -Dspotbugs.skip=true -Dmdep.analyze.skip=true -Dmaven.source.skip=true \
+        -Dmaven.javadoc.skip=true -Dgpg.skip=true
+    dist=$work/src/target/kafka-bridge-$v/kafka-bridge-$v
+    [[ -x $dist/bin/kafka_bridge_run.sh && -f $dist/libs/io.strimzi.kafka-bridge-$v.jar ]] ||
+        { note "no assembled bridge in $dist"; false; }
+    mv "$dist" "$work/out/kafka-bridge"
+    # Versions of io.strimzi libraries that differ from the pom's.
+    python3 - "$bridge_src/pom.xml" "$work/out/kafka-bridge/libs" >"$work/out/substitutions.txt" <<'EOF'
+import os, re, sys
+import xml.etree.ElementTree as ET
+ns = "http://maven.apache.org/POM/4.0.0"
+q = lambda tag: f"{{{ns}}}{tag}"
+project = ET.parse(sys.argv[1]).getroot()
+properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
+jars = os.listdir(sys.argv[2])
+for dependency in project.find(q("dependencies")):
+    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
+    if group != "io.strimzi" or dependency.findtext(q("scope")) == "test":
+        continue
+    pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], dependency.findtext(q("version")))
+    prefix = f"{group}.{artifact}-"
+    found = [j[len(prefix):-4] for j in jars if j.startswith(prefix)]
+    if found and pinned not in found:
+        print(f"{artifact} {pinned}: {', '.join(found)} instead")
+EOF
+    cat "$work/out/substitutions.txt" >>"$current_log"
+    if [[ -s $work/out/substitutions.txt ]]; then
+        echo "bridge: not on Maven Central at the bridge's versions: $(paste -sd ';' "$work/out/substitutions.txt" | sed 's/;/, /g')"
+    fi
+    note "bridge libs: $(find "$work/out/kafka-bridge/libs" -name '*.jar' | wc -l) jars, $(du -sm "$work/out/kafka-bridge/libs" | cut -f1) MB"
+    cd "$here"
+}
+
+# A Java runtime for the bridge made with the JDK's jlink: the Java SE modules and the JDK
+# modules the bridge and its libraries use (HTTP server of the Prometheus exporter, JMX,
+# DNS, unsupported APIs, crypto providers, locales), without debug data or man pages.
+build_bridge_jre() {
+    log "$bridge_jdk/bin/jlink" --add-modules "$bridge_jre_modules" --strip-debug --no-man-pages \
+        --no-header-files --output "$work/out/jre"
+    log "$work/out/jre/bin/java" -version
+    note "bridge Java runtime: $(du -sm "$work/out/jre" | cut -f1) MB"
+}
+
+# The bridge image: the Kafka image's root filesystem with the bridge's Java runtime in place
+# of Debian's, the strimzi user (uid 1001, group 0) and /opt/strimzi laid out as the bridge's
+# Dockerfile does; tini is Debian's, at the path the Dockerfile puts it.
+build_bridge_image() {
+    local root=$work/rootfs jre=/usr/lib/jvm/jre-$BRIDGE_JAVA_RELEASE java_home
+    java_home=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")
+    cp -al "$stages/rootfs/rootfs" "$root"
+    # Debian's Java runtime leaves; java on the PATH is the bridge's.
+    rm -rf "${root:?}$java_home"
+    cp -a "$stages/bridge-jre/jre" "$root$jre"
+    ln -sfn "$jre/bin/java" "$root/usr/bin/java"
+    ln -sfn "$jre/bin/keytool" "$root/usr/bin/keytool"
+    # The Dockerfile's user: strimzi rather than the Kafka image's kafka, same uid and group.
+    sed -i -e 's#^kafka:\(.*\):/home/kafka:#strimzi:\1:/home/strimzi:#' "$root/etc/passwd"
+    sed -i -e 's#^kafka:#strimzi:#' "$root/etc/shadow"
+    mv "$root/home/kafka" "$root/home/strimzi"
+    grep -q '^strimzi:x:1001:0:' "$root/etc/passwd" || { note "no strimzi user in /etc/passwd"; false; }
+    mkdir -p "$root/opt/strimzi"
+    cp -a "$stages/bridge/kafka-bridge/." "$root/opt/strimzi/"
+    chown -R 0:0 "$root/opt" "$root$jre"
+    find "$root/opt" -type d -exec chmod 0755 {} +
+    find "$root/opt" "$root$jre" "$root/home/strimzi" -exec touch -h -d "@$IMAGE_EPOCH" {} +
+    # Smoke tests as the strimzi user: the scripts parse, and the bridge's main class starts on
+    # this runtime with the image's libs and stops on a missing configuration file.
+    for script in "$root"/opt/strimzi/bin/*.sh "$root"/opt/strimzi/bin/docker/*.sh; do
+        log chroot "$root" bash -n "${script#"$root"}"
+    done
+    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$jre" \
+        /opt/strimzi/bin/kafka_bridge_run.sh --config-file=/nonexistent.properties \
+        >"$work/bridge-main.out" 2>&1 || true
+    cat "$work/bridge-main.out" >>"$current_log"
+    grep -q 'nonexistent.properties' "$work/bridge-main.out" ||
+        { note "the bridge did not start"; false; }
+    rm -rf "${root:?}"/tmp/*
+    touch -r "$stages/rootfs/rootfs/tmp" "$root/tmp"
+    # Runtime settings of the bridge's Dockerfile: user 1001, /opt/strimzi as working
+    # directory, its variables, and its start script as the command. LANG=C.UTF-8 as in the
+    # Kafka image.
+    cat >"$work/config.json" <<EOF
+{
+  "User": "1001",
+  "WorkingDir": "/opt/strimzi",
+  "Env": [
+    "PATH=$image_path",
+    "container=oci",
+    "JAVA_HOME=$jre",
+    "LANG=C.UTF-8",
+    "STRIMZI_KAFKA_BRIDGE_VERSION=$BRIDGE_VERSION",
+    "STRIMZI_HOME=/opt/strimzi",
+    "TINI_VERSION=v0.19.0"
+  ],
+  "Cmd": ["/opt/strimzi/bin/kafka_bridge_run.sh"],
+  "Labels": {
+    "name": "kafka-bridge",
+    "version": "$BRIDGE_VERSION",
+    "org.opencontainers.image.description": "Local rebuild of Strimzi HTTP Bridge $BRIDGE_VERSION for the strimzi-rs test environment (Debian $DEBIAN_SUITE, Java runtime of JDK $bridge_jdk_version)"
+  }
+}
+EOF
+    pack_image "$root" "$work/config.json" "$BRIDGE_IMAGE"
+    remove "$root"
+}
+
+# ---------------------------------------------------------------------------------------------
 # The operator image (only with --with-operator), from the workspace's Dockerfile: its build
 # stage's script runs here (cargo, static binaries) into a root folder, and its final stage's
 # settings become the image's configuration (oci.py dockerfile). No registry, no daemon.
@@ -723,6 +883,8 @@ build_operator_image() {
 [[ -d $apache_kafka/bin ]] || fail "Kafka's launcher scripts not found at $apache_kafka: set STRIMZI_APACHE_KAFKA_DIR"
 [[ -f $exporter_src/go.mod ]] || fail "Kafka Exporter sources not found at $exporter_src: set STRIMZI_KAFKA_EXPORTER_DIR"
 [[ -f $cc_src/build.gradle ]] || fail "Cruise Control sources not found at $cc_src: set STRIMZI_CRUISE_CONTROL_DIR"
+[[ -f $bridge_src/pom.xml && $(cat "$bridge_src/release.version" 2>/dev/null) == "$BRIDGE_VERSION" ]] ||
+    fail "HTTP Bridge $BRIDGE_VERSION sources not found at $bridge_src: set STRIMZI_BRIDGE_DIR"
 [[ -n $KUBERNETES_VERSION ]] || fail "KUBERNETES_VERSION not found in $here/../versions.env"
 need sha256sum "apt-get install -y coreutils"
 need flock "apt-get install -y util-linux"
@@ -738,6 +900,31 @@ if $with_operator; then
     operator_target=${STRIMZI_OPERATOR_TARGET_DIR:-$cache/operator-target}
     need "${CARGO:-cargo}" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
     need readelf "apt-get install -y binutils"
+fi
+
+# java_release <java home>: the feature release of a JDK (21 for 21.0.5), from its release file.
+java_release() {
+    [[ -f $1/release ]] || return 0
+    sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release"
+}
+
+# The JDK of the bridge: STRIMZI_TESTENV_BRIDGE_JDK, else the newest JDK with jlink in
+# /usr/lib/jvm of at least the bridge's Java release.
+bridge_jdk=${STRIMZI_TESTENV_BRIDGE_JDK:-}
+if [[ -z $bridge_jdk ]]; then
+    best=0
+    for candidate in /usr/lib/jvm/*/; do
+        candidate=${candidate%/}
+        release=$(java_release "$candidate")
+        if [[ -x $candidate/bin/jlink && -x $candidate/bin/javac && -n $release ]] && ((release > best)); then
+            best=$release
+            bridge_jdk=$candidate
+        fi
+    done
+fi
+bridge_jdk_version=""
+if [[ -n $bridge_jdk ]]; then
+    bridge_jdk_version=$(sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$bridge_jdk/release" 2>/dev/null || true)
 fi
 
 # Inputs of every part: a change to any of them rebuilds that part and what uses it.
@@ -758,6 +945,14 @@ sources=$(tree_hash "$cc_src" build.gradle gradle.properties LICENSE NOTICE crui
 poms=$(tree_hash "$here" cruise-control) code=$(code_hash build_cruise_control mvn_run)"
 exporter_inputs="kafka-exporter=$KAFKA_EXPORTER_VERSION sources=$(tree_hash "$exporter_src" .)
 code=$(code_hash build_kafka_exporter)"
+bridge_inputs="bridge=$BRIDGE_VERSION jdk=$bridge_jdk_version sources=$(tree_hash "$bridge_src" pom.xml src bin config LICENSE README.md)
+code=$(code_hash build_bridge mvn_run)"
+bridge_jre_inputs="jdk=$bridge_jdk_version modules=$bridge_jre_modules code=$(code_hash build_bridge_jre)"
+bridge_image_inputs="image=$BRIDGE_IMAGE epoch=$IMAGE_EPOCH release=$BRIDGE_JAVA_RELEASE
+rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
+bridge=$(echo "$bridge_inputs" | sha256sum | cut -c1-64)
+bridge-jre=$(echo "$bridge_jre_inputs" | sha256sum | cut -c1-64)
+oci.py=$oci_hash code=$(code_hash build_bridge_image pack_image in_root)"
 kafka_inputs="image=$KAFKA_IMAGE strimzi=$STRIMZI_VERSION kafka=$KAFKA_VERSION epoch=$IMAGE_EPOCH
 rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
 kafka-dist=$(echo "$kafka_dist_inputs" | sha256sum | cut -c1-64)
@@ -781,10 +976,12 @@ done
 
 pause_ready=false
 kafka_ready=false
+bridge_ready=false
 is_current "$pause_archive.inputs" "$pause_inputs" && [[ -f $pause_archive ]] && pause_ready=true
 is_current "$kafka_archive.inputs" "$kafka_inputs" && [[ -f $kafka_archive ]] && kafka_ready=true
+is_current "$bridge_archive.inputs" "$bridge_image_inputs" && [[ -f $bridge_archive ]] && bridge_ready=true
 
-if ! $pause_ready || ! $kafka_ready || $with_operator; then
+if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || $with_operator; then
     need python3 "apt-get install -y python3"
     need tar "apt-get install -y tar"
     need gzip "apt-get install -y gzip"
@@ -799,8 +996,8 @@ if ! $pause_ready; then
     need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
     need gcc "apt-get install -y gcc libc6-dev"
 fi
-if ! $kafka_ready; then
-    [[ $(id -u) -eq 0 ]] || fail "building the Kafka image needs root (debootstrap, chroot, root-owned files)"
+if ! $kafka_ready || ! $bridge_ready; then
+    [[ $(id -u) -eq 0 ]] || fail "building the Kafka and Bridge images needs root (debootstrap, chroot, root-owned files)"
     need debootstrap "apt-get install -y debootstrap"
     [[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] ||
         fail "Debian's archive keys not found: apt-get install -y debian-archive-keyring"
@@ -808,6 +1005,10 @@ if ! $kafka_ready; then
     need mvn "apt-get install -y maven"
     need javac "apt-get install -y openjdk-17-jdk-headless"
     need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
+fi
+if ! $bridge_ready; then
+    [[ -n $bridge_jdk && $(java_release "$bridge_jdk") -ge $BRIDGE_JAVA_RELEASE ]] ||
+        fail "the HTTP Bridge needs a JDK $BRIDGE_JAVA_RELEASE or newer (with jlink) in /usr/lib/jvm, or STRIMZI_TESTENV_BRIDGE_JDK naming one (e.g. Temurin 25 from https://adoptium.net)"
 fi
 
 # cached <what>: says a part is already built (not with STRIMZI_TESTENV_QUIET=1, which the test
@@ -824,19 +1025,20 @@ else
     finish_archive "$pause_archive" "$pause_inputs" "pause image"
 fi
 
+# stage <name> <inputs> <description> <cold time> <function>
+stage() {
+    if is_current "$stages/$1/.inputs" "$2"; then
+        cached "$3"
+    else
+        start "$1" "$3" "$4"
+        "$5"
+        finish_stage "$stages/$1" "$2"
+    fi
+}
+
 if $kafka_ready; then
     cached "kafka image $KAFKA_IMAGE"
 else
-    # stage <name> <inputs> <description> <cold time> <function>
-    stage() {
-        if is_current "$stages/$1/.inputs" "$2"; then
-            cached "$3"
-        else
-            start "$1" "$3" "$4"
-            "$5"
-            finish_stage "$stages/$1" "$2"
-        fi
-    }
     stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
     stage kafka-dist "$kafka_dist_inputs" "Kafka $KAFKA_VERSION libs (Maven Central)" "30 seconds" build_kafka_dist
     stage kafka-agent "$kafka_agent_inputs" "Strimzi kafka-agent $STRIMZI_VERSION (Maven)" "30 seconds" build_kafka_agent
@@ -847,6 +1049,17 @@ else
     start kafka "kafka image $KAFKA_IMAGE" "30 seconds"
     build_kafka_image
     finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
+fi
+
+if $bridge_ready; then
+    cached "bridge image $BRIDGE_IMAGE"
+else
+    stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
+    stage bridge "$bridge_inputs" "HTTP Bridge $BRIDGE_VERSION (Maven, from sources)" "1 minute" build_bridge
+    stage bridge-jre "$bridge_jre_inputs" "bridge Java runtime (jlink of JDK $bridge_jdk_version)" "15 seconds" build_bridge_jre
+    start kafka-bridge "bridge image $BRIDGE_IMAGE" "20 seconds"
+    build_bridge_image
+    finish_archive "$bridge_archive" "$bridge_image_inputs" "bridge image"
 fi
 
 if $with_operator; then
@@ -879,6 +1092,7 @@ fi
 [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && exit 0
 echo "pause image: $pause_archive"
 echo "kafka image: $kafka_archive"
+echo "bridge image: $bridge_archive"
 if $with_operator; then
     echo "operator image: $operator_archive"
 fi

@@ -726,6 +726,7 @@ impl KafkaCluster {
             network_policy: self.cruise_control_network_policy(&labels, spec),
             deployment: self.component_deployment(DeploymentParts {
                 labels: &labels,
+                replicas: 1,
                 deployment_template: template.and_then(|template| template.deployment.as_ref()),
                 pod_template,
                 strategy_from_template: true,

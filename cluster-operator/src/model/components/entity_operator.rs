@@ -515,6 +515,7 @@ impl EntityOperator<'_> {
         ));
         cluster.component_deployment(DeploymentParts {
             labels: &self.labels,
+            replicas: 1,
             deployment_template: template.and_then(|template| template.deployment.as_ref()),
             pod_template,
             strategy_from_template: false,

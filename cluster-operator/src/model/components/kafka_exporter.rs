@@ -106,6 +106,7 @@ impl KafkaCluster {
             ),
             deployment: self.component_deployment(DeploymentParts {
                 labels: &labels,
+                replicas: 1,
                 deployment_template: template.and_then(|template| template.deployment.as_ref()),
                 pod_template,
                 strategy_from_template: true,

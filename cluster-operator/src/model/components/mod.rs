@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret,
     SecretVolumeSource, ServiceAccount, Volume,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use strimzi_api::annotations;
 use strimzi_api::common::{
@@ -32,11 +32,11 @@ use strimzi_operator_common::labels::ComponentLabels;
 
 use super::desired::CertificateRequest;
 use super::meta::{
-    StringMap, merged, template_annotations, template_labels, with_additional_labels,
+    StringMap, merged, non_empty, template_annotations, template_labels, with_additional_labels,
 };
 use super::nodes::pods::{convert, empty_dir};
 use super::nodes::templates::metadata;
-use super::{KafkaCluster, ModelError};
+use super::{KafkaCluster, ModelConfig, ModelError};
 
 /// Default size of a component's memory-backed `/tmp`.
 const TMP_DEFAULT_SIZE: &str = "5Mi";
@@ -113,6 +113,8 @@ pub(crate) fn component_labels(
 pub(crate) struct DeploymentParts<'a> {
     /// The component's labels.
     pub labels: &'a ComponentLabels,
+    /// Number of pods.
+    pub replicas: i32,
     /// `template.deployment`.
     pub deployment_template: Option<&'a DeploymentTemplate>,
     /// `template.pod`.
@@ -129,17 +131,42 @@ pub(crate) struct DeploymentParts<'a> {
     pub volumes: Vec<Volume>,
 }
 
-impl KafkaCluster {
-    /// The ServiceAccount of a component, named as the component.
-    pub(crate) fn component_service_account(
+/// Where a component's objects live and whose they are: the namespace, the owner, the user
+/// labels that propagate, and the operator's settings. The Kafka's components and a
+/// KafkaBridge build their objects through it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ObjectScope<'a> {
+    /// Namespace of every object.
+    pub namespace: &'a str,
+    /// Controller owner reference set on every object.
+    pub owner: Option<&'a OwnerReference>,
+    /// Labels of the owning custom resource, some of which propagate.
+    pub resource_labels: &'a StringMap,
+    /// Operator-wide settings.
+    pub config: &'a ModelConfig,
+}
+
+impl ObjectScope<'_> {
+    /// Metadata of an object: its name, namespace, owner, labels and annotations.
+    pub(crate) fn object_meta(
         &self,
-        labels: &ComponentLabels,
-        template: Option<&ResourceTemplate>,
-    ) -> ServiceAccount {
-        ServiceAccount {
-            metadata: self.component_meta(labels, &labels.component_name, metadata(template)),
-            ..ServiceAccount::default()
+        name: &str,
+        labels: StringMap,
+        annotations: StringMap,
+    ) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some(self.namespace.to_owned()),
+            labels: non_empty(labels),
+            annotations: non_empty(annotations),
+            owner_references: self.owner.map(|owner| vec![owner.clone()]),
+            ..ObjectMeta::default()
         }
+    }
+
+    /// Every label of a component's object: the propagating user labels, then Strimzi's.
+    pub(crate) fn labels(&self, labels: &ComponentLabels) -> StringMap {
+        labels.labels(self.resource_labels, &self.config.label_exclusion)
     }
 
     /// Metadata of a component's object: its labels plus the template's, and the template's
@@ -150,43 +177,30 @@ impl KafkaCluster {
         name: &str,
         template: Option<&strimzi_api::common::MetadataTemplate>,
     ) -> ObjectMeta {
-        let base = labels.labels(&self.resource_labels, &self.config.label_exclusion);
         self.object_meta(
             name,
-            with_additional_labels(&base, &template_labels(template)),
+            with_additional_labels(&self.labels(labels), &template_labels(template)),
             template_annotations(template),
         )
     }
 
-    /// A component's Secret with its client certificate (`data`), annotated with the cluster
-    /// CA certificate generation that signed it.
-    pub(crate) fn component_certificate_secret(
+    /// The ServiceAccount of a component, named as the component.
+    pub(crate) fn service_account(
         &self,
         labels: &ComponentLabels,
-        name: &str,
-        data: BTreeMap<String, k8s_openapi::ByteString>,
-        cluster_ca_cert_generation: u32,
-    ) -> Secret {
-        let mut metadata = self.component_meta(labels, name, None);
-        metadata.annotations = Some(StringMap::from([(
-            annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
-            cluster_ca_cert_generation.to_string(),
-        )]));
-        Secret {
-            metadata,
-            type_: Some("Opaque".to_owned()),
-            data: Some(data),
-            ..Secret::default()
+        template: Option<&ResourceTemplate>,
+    ) -> ServiceAccount {
+        ServiceAccount {
+            metadata: self.component_meta(labels, &labels.component_name, metadata(template)),
+            ..ServiceAccount::default()
         }
     }
 
-    /// A component's Deployment: one replica, the component's ServiceAccount, the pod
-    /// template's scheduling and security settings, a memory-backed `/tmp` and the template's
-    /// additional volumes.
-    pub(crate) fn component_deployment(&self, parts: DeploymentParts<'_>) -> Deployment {
-        let labels = parts
-            .labels
-            .labels(&self.resource_labels, &self.config.label_exclusion);
+    /// A component's Deployment: `parts.replicas` pods with the component's ServiceAccount,
+    /// the pod template's scheduling and security settings, and the given volumes plus the
+    /// template's additional ones.
+    pub(crate) fn deployment(&self, parts: DeploymentParts<'_>) -> Deployment {
+        let labels = self.labels(parts.labels);
         let deployment_metadata = parts
             .deployment_template
             .and_then(|template| template.metadata.as_ref());
@@ -223,7 +237,7 @@ impl KafkaCluster {
                 template_annotations(deployment_metadata),
             ),
             spec: Some(DeploymentSpec {
-                replicas: Some(1),
+                replicas: Some(parts.replicas),
                 selector: LabelSelector {
                     match_labels: Some(parts.labels.selector()),
                     ..LabelSelector::default()
@@ -255,7 +269,7 @@ impl KafkaCluster {
                             pod.and_then(|pod| pod.termination_grace_period_seconds)
                                 .map_or(30, i64::from),
                         ),
-                        image_pull_secrets: self.image_pull_secrets(pod),
+                        image_pull_secrets: self.config.image_pull_secrets(pod),
                         security_context: pod.and_then(|pod| pod.security_context.clone()),
                         priority_class_name: pod.and_then(|pod| pod.priority_class_name.clone()),
                         scheduler_name: Some(
@@ -276,6 +290,64 @@ impl KafkaCluster {
             }),
             status: None,
         }
+    }
+}
+
+impl KafkaCluster {
+    /// The scope of the Kafka's own objects: its namespace, owned by the Kafka.
+    pub(crate) fn scope(&self) -> ObjectScope<'_> {
+        ObjectScope {
+            namespace: &self.namespace,
+            owner: self.owner.as_ref(),
+            resource_labels: &self.resource_labels,
+            config: &self.config,
+        }
+    }
+
+    /// The ServiceAccount of a component, named as the component.
+    pub(crate) fn component_service_account(
+        &self,
+        labels: &ComponentLabels,
+        template: Option<&ResourceTemplate>,
+    ) -> ServiceAccount {
+        self.scope().service_account(labels, template)
+    }
+
+    /// Metadata of a component's object ([`ObjectScope::component_meta`]).
+    pub(crate) fn component_meta(
+        &self,
+        labels: &ComponentLabels,
+        name: &str,
+        template: Option<&strimzi_api::common::MetadataTemplate>,
+    ) -> ObjectMeta {
+        self.scope().component_meta(labels, name, template)
+    }
+
+    /// A component's Secret with its client certificate (`data`), annotated with the cluster
+    /// CA certificate generation that signed it.
+    pub(crate) fn component_certificate_secret(
+        &self,
+        labels: &ComponentLabels,
+        name: &str,
+        data: BTreeMap<String, k8s_openapi::ByteString>,
+        cluster_ca_cert_generation: u32,
+    ) -> Secret {
+        let mut metadata = self.component_meta(labels, name, None);
+        metadata.annotations = Some(StringMap::from([(
+            annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+            cluster_ca_cert_generation.to_string(),
+        )]));
+        Secret {
+            metadata,
+            type_: Some("Opaque".to_owned()),
+            data: Some(data),
+            ..Secret::default()
+        }
+    }
+
+    /// A component's Deployment of one replica ([`ObjectScope::deployment`]).
+    pub(crate) fn component_deployment(&self, parts: DeploymentParts<'_>) -> Deployment {
+        self.scope().deployment(parts)
     }
 }
 

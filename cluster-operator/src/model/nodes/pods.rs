@@ -298,49 +298,6 @@ pub(crate) fn template_mounts(template: Option<&ContainerTemplate>) -> Vec<Volum
         .unwrap_or_default()
 }
 
-impl crate::model::ModelConfig {
-    /// A container's security context: its template's, else what the pod security provider
-    /// gives (`STRIMZI_POD_SECURITY_PROVIDER_CLASS`).
-    pub(crate) fn container_security_context(
-        &self,
-        template: Option<&ContainerTemplate>,
-    ) -> Option<k8s_openapi::api::core::v1::SecurityContext> {
-        template
-            .and_then(|template| template.security_context.clone())
-            .or_else(|| self.pod_security.container_security_context())
-    }
-
-    /// The image pull Secrets of a pod: its template's, else the operator's
-    /// (`STRIMZI_IMAGE_PULL_SECRETS`).
-    pub(crate) fn image_pull_secrets(
-        &self,
-        pod_template: Option<&strimzi_api::common::PodTemplate>,
-    ) -> Option<Vec<LocalObjectReference>> {
-        pod_template
-            .and_then(|pod| pod.image_pull_secrets.clone())
-            .or_else(|| {
-                (!self.image_pull_secrets.is_empty()).then(|| {
-                    self.image_pull_secrets
-                        .iter()
-                        .map(|name| LocalObjectReference { name: name.clone() })
-                        .collect()
-                })
-            })
-    }
-
-    /// The image pull policy of `image`: the operator's setting, else `Always` for `:latest`
-    /// images and `IfNotPresent` otherwise, as Kubernetes would default it.
-    pub(crate) fn image_pull_policy(&self, image: &str) -> String {
-        self.image_pull_policy.clone().unwrap_or_else(|| {
-            if image.to_lowercase().contains(":latest") {
-                "Always".to_owned()
-            } else {
-                "IfNotPresent".to_owned()
-            }
-        })
-    }
-}
-
 impl KafkaCluster {
     /// One StrimziPodSet per pool, holding every pod of the pool.
     pub fn pod_sets(&self, inputs: &PodInputs) -> Vec<StrimziPodSet> {
@@ -425,8 +382,7 @@ impl KafkaCluster {
             .flatten()
     }
 
-    /// A container's security context: its template's, else what the pod security provider
-    /// gives (`STRIMZI_POD_SECURITY_PROVIDER_CLASS`).
+    /// A container's security context ([`ModelConfig::container_security_context`]).
     pub(crate) fn container_security_context(
         &self,
         template: Option<&ContainerTemplate>,
@@ -434,8 +390,7 @@ impl KafkaCluster {
         self.config.container_security_context(template)
     }
 
-    /// The image pull Secrets of a pod: its template's, else the operator's
-    /// (`STRIMZI_IMAGE_PULL_SECRETS`).
+    /// The image pull Secrets of a pod ([`ModelConfig::image_pull_secrets`]).
     pub(crate) fn image_pull_secrets(
         &self,
         pod_template: Option<&strimzi_api::common::PodTemplate>,
@@ -443,8 +398,7 @@ impl KafkaCluster {
         self.config.image_pull_secrets(pod_template)
     }
 
-    /// The image pull policy of `image`: the operator's setting, else `Always` for `:latest`
-    /// images and `IfNotPresent` otherwise, as Kubernetes would default it.
+    /// The image pull policy of `image` ([`ModelConfig::image_pull_policy`]).
     pub(crate) fn image_pull_policy(&self, image: &str) -> String {
         self.config.image_pull_policy(image)
     }

@@ -1,0 +1,335 @@
+//! The KafkaBridge controller: runs an HTTP Bridge for each KafkaBridge, from the objects of
+//! [`crate::model::bridge`].
+//!
+//! A reconciliation reads what the spec refers to (the logging and metrics ConfigMaps, the
+//! Secrets with certificates and passwords), applies the ServiceAccount, the configuration
+//! ConfigMap, the Deployment, the Service and the PodDisruptionBudget, and reports `Ready` once
+//! the Deployment has all its pods ready in the current definition; until then the bridge is
+//! `NotReady` with reason `WaitingForPods` and is looked at again when the Deployment changes
+//! (its objects are watched) or after a few seconds. Something the spec names that does not
+//! exist makes the bridge `NotReady` with a message naming it, and nothing is applied.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, ConfigMapKeySelector, Secret};
+use kube::ResourceExt;
+use kube::api::Api;
+use sha2::{Digest, Sha256};
+use strimzi_api::bridge::{KafkaBridge, KafkaBridgeStatus};
+use strimzi_api::labels;
+use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::apply::ApplyError;
+use strimzi_operator_common::cache::CacheError;
+use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
+use strimzi_operator_common::runtime::OperatorRuntime;
+
+use crate::config::ClusterOperatorConfig;
+use crate::model::bridge::{self as model, BridgeInputs, BridgeObjects};
+use crate::model::{ModelConfig, ModelError};
+
+/// How soon a bridge whose pods are not ready yet is looked at again, unless its Deployment
+/// changes first.
+const RECHECK_WHILE_STARTING: Duration = Duration::from_secs(5);
+
+/// Why a bridge is `NotReady`; the reason goes into its condition.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    /// The spec is invalid in a way the CRD cannot catch.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A ConfigMap or key the spec names does not exist.
+    #[error("{field}: ConfigMap {name} {problem} in namespace {namespace}")]
+    ConfigMapMissing {
+        /// The spec field that names it.
+        field: &'static str,
+        /// The ConfigMap.
+        name: String,
+        /// What is missing.
+        problem: String,
+        /// Its namespace.
+        namespace: String,
+    },
+    /// A Secret or key the spec names does not exist.
+    #[error("{field}: Secret {name} {problem} in namespace {namespace}")]
+    SecretMissing {
+        /// The spec field that names it.
+        field: &'static str,
+        /// The Secret.
+        name: String,
+        /// What is missing.
+        problem: String,
+        /// Its namespace.
+        namespace: String,
+    },
+    /// An object could not be applied.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+    /// The API server could not be asked.
+    #[error("reading {what}: {source}")]
+    Api {
+        /// What was read.
+        what: String,
+        /// The client error.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl ErrorReason for BridgeError {
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Model(error) => error.reason(),
+            Self::ConfigMapMissing { .. } | Self::SecretMissing { .. } => {
+                "InvalidConfigurationException"
+            }
+            Self::Apply(error) => error.reason(),
+            Self::Api { .. } => "KubernetesApiError",
+        }
+    }
+
+    fn is_permanent(&self) -> bool {
+        matches!(self, Self::Model(_))
+    }
+}
+
+/// Reconciles KafkaBridges.
+pub struct BridgeReconciler {
+    runtime: OperatorRuntime,
+    config: ModelConfig,
+}
+
+impl BridgeReconciler {
+    /// The KafkaBridge controller on `runtime`: the bridges in the watched namespaces, each
+    /// reconciled again when one of its objects changes.
+    pub fn controller(
+        runtime: &OperatorRuntime,
+        config: &ClusterOperatorConfig,
+    ) -> Result<BoxFuture<'static, ()>, CacheError> {
+        let reconciler = Self {
+            runtime: runtime.clone(),
+            config: config.model.clone(),
+        };
+        let owned = format!("{}={}", labels::KIND, model::KIND);
+        ControllerBuilder::new(runtime, reconciler)
+            .concurrency(config.concurrency)
+            .owns_metadata::<Deployment>(&owned)
+            .build()
+    }
+
+    /// The value of `key` in ConfigMap `selector` names, for the spec field `field`.
+    async fn config_map_value(
+        &self,
+        namespace: &str,
+        selector: &ConfigMapKeySelector,
+        field: &'static str,
+    ) -> Result<String, BridgeError> {
+        let api: Api<ConfigMap> = self.runtime.api(Some(namespace));
+        let missing = |problem: String| BridgeError::ConfigMapMissing {
+            field,
+            name: selector.name.clone(),
+            problem,
+            namespace: namespace.to_owned(),
+        };
+        let config_map = api
+            .get_opt(&selector.name)
+            .await
+            .map_err(|source| BridgeError::Api {
+                what: format!("ConfigMap {}/{}", namespace, selector.name),
+                source,
+            })?
+            .ok_or_else(|| missing("does not exist".to_owned()))?;
+        config_map
+            .data
+            .and_then(|mut data| data.remove(&selector.key))
+            .ok_or_else(|| missing(format!("has no key {}", selector.key)))
+    }
+
+    /// Checks that every Secret value the configuration reads exists, and returns a digest
+    /// of them all (empty without any), which rolls the pods when one changes.
+    async fn secrets_digest(
+        &self,
+        bridge: &KafkaBridge,
+        namespace: &str,
+    ) -> Result<String, BridgeError> {
+        let keys = model::secret_keys(&bridge.spec);
+        if keys.is_empty() {
+            return Ok(String::new());
+        }
+        let api: Api<Secret> = self.runtime.api(Some(namespace));
+        let mut digest = Sha256::new();
+        for key in keys {
+            let missing = |problem: String| BridgeError::SecretMissing {
+                field: key.field,
+                name: key.secret.clone(),
+                problem,
+                namespace: namespace.to_owned(),
+            };
+            let secret = api
+                .get_opt(&key.secret)
+                .await
+                .map_err(|source| BridgeError::Api {
+                    what: format!("Secret {}/{}", namespace, key.secret),
+                    source,
+                })?
+                .ok_or_else(|| missing("does not exist".to_owned()))?;
+            let value = secret
+                .data
+                .as_ref()
+                .and_then(|data| data.get(&key.key))
+                .ok_or_else(|| missing(format!("has no key {}", key.key)))?;
+            digest.update(key.secret.as_bytes());
+            digest.update([0]);
+            digest.update(key.key.as_bytes());
+            digest.update([0]);
+            digest.update(&value.0);
+            digest.update([0]);
+        }
+        Ok(digest
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|byte| format!("{byte:02x}"))
+            .collect())
+    }
+
+    /// The bridge's objects, from the spec and what it refers to.
+    async fn desired(&self, bridge: &KafkaBridge) -> Result<BridgeObjects, BridgeError> {
+        let namespace = bridge.namespace().unwrap_or_default();
+        model::validate(&bridge.spec)?;
+        let external_logging = match model::logging_reference(&bridge.spec) {
+            Some(selector) => Some(
+                self.config_map_value(&namespace, selector, "spec.logging.valueFrom")
+                    .await?,
+            ),
+            None => None,
+        };
+        let metrics_rules = match model::metrics_reference(&bridge.spec) {
+            Some(selector) => Some(
+                self.config_map_value(&namespace, selector, "spec.metricsConfig.valueFrom")
+                    .await?,
+            ),
+            None => None,
+        };
+        let secrets_digest = self.secrets_digest(bridge, &namespace).await?;
+        Ok(model::build(BridgeInputs {
+            bridge,
+            config: &self.config,
+            external_logging: external_logging.as_deref(),
+            metrics_rules: metrics_rules.as_deref(),
+            secrets_digest: &secrets_digest,
+        })?)
+    }
+}
+
+/// Whether the Deployment runs all its replicas, ready, in its current definition.
+fn deployment_ready(deployment: &Deployment, replicas: i32) -> bool {
+    let Some(status) = &deployment.status else {
+        return false;
+    };
+    let observed = status.observed_generation.unwrap_or_default()
+        >= deployment.metadata.generation.unwrap_or_default();
+    observed
+        && status.updated_replicas.unwrap_or_default() >= replicas
+        && status.ready_replicas.unwrap_or_default() >= replicas
+        && status.replicas.unwrap_or_default() == replicas
+}
+
+impl Reconciler for BridgeReconciler {
+    type Resource = KafkaBridge;
+    type Status = KafkaBridgeStatus;
+    type Error = BridgeError;
+
+    async fn reconcile(
+        &self,
+        bridge: Arc<KafkaBridge>,
+    ) -> Result<Reconciled<KafkaBridgeStatus>, BridgeError> {
+        let objects = self.desired(&bridge).await?;
+        let applier = self.runtime.applier();
+        applier.apply(&objects.service_account, None).await?;
+        applier.apply(&objects.config_map, None).await?;
+        applier.apply(&objects.deployment, None).await?;
+        applier.apply(&objects.service, None).await?;
+        applier.apply(&objects.pod_disruption_budget, None).await?;
+
+        let namespace = bridge.namespace().unwrap_or_default();
+        let name = objects.deployment.name_any();
+        let api: Api<Deployment> = self.runtime.api(Some(&namespace));
+        let deployment = api
+            .get_opt(&name)
+            .await
+            .map_err(|source| BridgeError::Api {
+                what: format!("Deployment {namespace}/{name}"),
+                source,
+            })?;
+        let labels = model::component_labels(&bridge, &self.config);
+        let status = KafkaBridgeStatus {
+            url: Some(model::url(&bridge)),
+            replicas: Some(bridge.spec.replicas),
+            label_selector: Some(labels.selector_string()),
+            ..KafkaBridgeStatus::default()
+        };
+        let ready = deployment
+            .as_ref()
+            .is_some_and(|deployment| deployment_ready(deployment, bridge.spec.replicas));
+        let mut reconciled = if ready {
+            Reconciled::new(status)
+        } else {
+            let ready_replicas = deployment
+                .as_ref()
+                .and_then(|deployment| deployment.status.as_ref())
+                .and_then(|status| status.ready_replicas)
+                .unwrap_or_default();
+            Reconciled::pending(
+                status,
+                "WaitingForPods",
+                &format!(
+                    "Deployment {name} has {ready_replicas} of {} pods ready",
+                    bridge.spec.replicas
+                ),
+                RECHECK_WHILE_STARTING,
+            )
+        };
+        for warning in &objects.warnings {
+            reconciled = reconciled.warn(&warning.reason, &warning.message);
+        }
+        Ok(reconciled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::apps::v1::DeploymentStatus;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn deployment(generation: i64, observed: i64, replicas: i32, ready: i32) -> Deployment {
+        Deployment {
+            metadata: ObjectMeta {
+                generation: Some(generation),
+                ..ObjectMeta::default()
+            },
+            status: Some(DeploymentStatus {
+                observed_generation: Some(observed),
+                replicas: Some(replicas),
+                updated_replicas: Some(replicas),
+                ready_replicas: Some(ready),
+                ..DeploymentStatus::default()
+            }),
+            ..Deployment::default()
+        }
+    }
+
+    #[test]
+    fn ready_only_with_every_pod_ready_in_the_current_generation() {
+        assert!(deployment_ready(&deployment(2, 2, 2, 2), 2));
+        assert!(!deployment_ready(&deployment(2, 2, 2, 1), 2));
+        assert!(!deployment_ready(&deployment(3, 2, 2, 2), 2));
+        // Scaling down: an extra old pod still runs.
+        assert!(!deployment_ready(&deployment(2, 2, 3, 3), 2));
+        assert!(deployment_ready(&deployment(1, 1, 0, 0), 0));
+        assert!(!deployment_ready(&Deployment::default(), 1));
+    }
+}
