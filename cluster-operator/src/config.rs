@@ -12,6 +12,9 @@ use crate::model::{ModelConfig, PodSecurityProfile};
 
 /// Kafka images by version, one `<version>=<image>` per line or comma-separated.
 pub const KAFKA_IMAGES: &str = "STRIMZI_KAFKA_IMAGES";
+/// Kafka Connect images by version, in the format of [`KAFKA_IMAGES`]; the Kafka images when
+/// unset (Strimzi's Connect images are its Kafka images).
+pub const KAFKA_CONNECT_IMAGES: &str = "STRIMZI_KAFKA_CONNECT_IMAGES";
 /// Whether NetworkPolicies are generated (`true` by default).
 pub const NETWORK_POLICY_GENERATION: &str = "STRIMZI_NETWORK_POLICY_GENERATION";
 /// Namespace the operator runs in.
@@ -100,8 +103,17 @@ impl ClusterOperatorConfig {
             })?,
             None => KafkaImages::strimzi_defaults(),
         };
+        let connect_images = match get(KAFKA_CONNECT_IMAGES) {
+            Some(value) => KafkaImages::parse(&value).map_err(|expected| ConfigError::Invalid {
+                variable: KAFKA_CONNECT_IMAGES,
+                value,
+                expected,
+            })?,
+            None => images.clone(),
+        };
         let model = ModelConfig {
             images,
+            connect_images,
             cluster_domain: get(SERVICE_DNS_DOMAIN).unwrap_or_else(|| "cluster.local".to_owned()),
             operator_namespace: get(OPERATOR_NAMESPACE).unwrap_or_default(),
             operator_namespace_labels: get(OPERATOR_NAMESPACE_LABELS)

@@ -6,11 +6,13 @@
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
 //! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
 //! - [`bridge`] is the KafkaBridge controller, which runs HTTP Bridges.
+//! - [`connect`] holds the KafkaConnect and KafkaConnector controllers.
 //! - [`config`] reads the operator's environment.
 
 pub mod assembly;
 pub mod bridge;
 pub mod config;
+pub mod connect;
 pub mod crds;
 pub mod kafka_init;
 pub mod model;
@@ -40,7 +42,7 @@ pub enum StartError {
 pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 
 /// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet,
-/// KafkaRebalance and KafkaBridge) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
+/// KafkaRebalance, KafkaBridge, KafkaConnect and KafkaConnector) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
 /// [`OperatorRuntime::run`].
 pub fn controllers(
     runtime: &OperatorRuntime,
@@ -51,6 +53,8 @@ pub fn controllers(
         pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,
         rebalance::RebalanceReconciler::controller(runtime, config)?,
         bridge::BridgeReconciler::controller(runtime, config)?,
+        connect::ConnectReconciler::controller(runtime, config)?,
+        connect::connector::ConnectorReconciler::controller(runtime, config)?,
         assembly::orphaned_bindings_cleanup(runtime),
     ])
 }

@@ -128,15 +128,25 @@ impl Server {
 pub enum Method {
     /// `GET`.
     Get,
-    /// `POST`, without a body.
+    /// `POST`.
     Post,
+    /// `PUT`.
+    Put,
+    /// `PATCH`.
+    Patch,
+    /// `DELETE`.
+    Delete,
 }
 
 impl Method {
-    fn as_str(self) -> &'static str {
+    /// The method's name in a request line.
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Get => "GET",
             Self::Post => "POST",
+            Self::Put => "PUT",
+            Self::Patch => "PATCH",
+            Self::Delete => "DELETE",
         }
     }
 }
@@ -152,6 +162,8 @@ pub struct Request {
     pub query: Vec<(String, String)>,
     /// Extra headers (besides `Host`, `Connection` and `Content-Length`).
     pub headers: Vec<(String, String)>,
+    /// The body, if any, sent with its `Content-Length`.
+    pub body: Option<Vec<u8>>,
 }
 
 impl Request {
@@ -162,7 +174,16 @@ impl Request {
             path: path.to_owned(),
             query: Vec::new(),
             headers: Vec::new(),
+            body: None,
         }
+    }
+
+    /// Adds a JSON body (and its `Content-Type`).
+    pub fn json(mut self, body: &serde_json::Value) -> Self {
+        self.headers
+            .push(("Content-Type".to_owned(), "application/json".to_owned()));
+        self.body = Some(body.to_string().into_bytes());
+        self
     }
 
     /// Adds a query parameter.
@@ -201,8 +222,12 @@ impl Request {
         for (name, value) in &self.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
-        if self.method == Method::Post {
-            head.push_str("Content-Length: 0\r\n");
+        match &self.body {
+            Some(body) => head.push_str(&format!("Content-Length: {}\r\n", body.len())),
+            None if matches!(self.method, Method::Post | Method::Put | Method::Patch) => {
+                head.push_str("Content-Length: 0\r\n");
+            }
+            None => {}
         }
         head.push_str("\r\n");
         head
@@ -272,7 +297,8 @@ pub async fn send(
         address: address.clone(),
         message: error.to_string(),
     };
-    let head = request.head(server);
+    let mut head = request.head(server).into_bytes();
+    head.extend_from_slice(request.body.as_deref().unwrap_or_default());
     let exchange = async {
         let tcp = TcpStream::connect(&address).await.map_err(failed)?;
         match tls {
@@ -294,7 +320,7 @@ pub async fn send(
 /// Writes `head` and reads the response from `stream`.
 async fn talk<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
-    head: &str,
+    head: &[u8],
     max_bytes: usize,
     address: &str,
 ) -> Result<Response, HttpError> {
@@ -306,7 +332,7 @@ async fn talk<S: AsyncRead + AsyncWrite + Unpin>(
         address: address.to_owned(),
         message,
     };
-    stream.write_all(head.as_bytes()).await.map_err(failed)?;
+    stream.write_all(head).await.map_err(failed)?;
     stream.flush().await.map_err(failed)?;
     let mut raw = Vec::new();
     let mut chunk = vec![0; READ_CHUNK];
@@ -475,6 +501,32 @@ mod tests {
         assert!(get.starts_with("GET /v1/broker-state/ HTTP/1.1\r\nHost: [::1]:9090\r\n"));
         assert!(!get.contains("Content-Length"));
         assert_eq!(server("::1").address(), "[::1]:9090");
+    }
+
+    #[test]
+    fn a_json_body_is_announced_by_type_and_length() {
+        let body = serde_json::json!({"connector.class": "A", "tasks.max": "1"});
+        let request = Request::new(Method::Put, "/connectors/c/config").json(&body);
+        let head = request.head(&server("10.0.0.7"));
+        assert!(
+            head.starts_with("PUT /connectors/c/config HTTP/1.1\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains("\r\nContent-Type: application/json\r\n"),
+            "{head}"
+        );
+        let sent = body.to_string();
+        assert!(
+            head.contains(&format!("\r\nContent-Length: {}\r\n", sent.len())),
+            "{head}"
+        );
+        assert_eq!(request.body.as_deref(), Some(sent.as_bytes()));
+        let patch = Request::new(Method::Patch, "/connectors/c/offsets").head(&server("::1"));
+        assert!(patch.contains("\r\nContent-Length: 0\r\n"), "{patch}");
+        let delete = Request::new(Method::Delete, "/connectors/c").head(&server("::1"));
+        assert!(delete.starts_with("DELETE /connectors/c HTTP/1.1\r\n"));
+        assert!(!delete.contains("Content-Length"), "{delete}");
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub mod bridge;
 pub mod client_security;
 pub mod components;
 pub mod config;
+pub mod connect;
 pub mod desired;
 pub mod listeners;
 pub mod meta;
@@ -72,6 +73,9 @@ pub struct ModelInput<'a> {
 pub struct ModelConfig {
     /// Kafka images by Kafka version (`STRIMZI_KAFKA_IMAGES`).
     pub images: nodes::images::KafkaImages,
+    /// Kafka Connect images by Kafka version (`STRIMZI_KAFKA_CONNECT_IMAGES`, else the Kafka
+    /// images).
+    pub connect_images: nodes::images::KafkaImages,
     /// The Kubernetes cluster DNS domain (`KUBERNETES_SERVICE_DNS_DOMAIN`, `cluster.local`).
     pub cluster_domain: String,
     /// Namespace the operator runs in, allowed through the NetworkPolicy.

@@ -60,35 +60,50 @@ impl KafkaCluster {
     /// content of the user's ConfigMap (`external`) for external logging. Either way Log4j2 is
     /// told to re-read the file every 30 seconds unless the file says otherwise.
     pub fn logging_configuration(&self, external: Option<&str>) -> Result<String, ModelError> {
-        match &self.spec.logging {
-            Some(Logging::External(logging)) => {
-                let reference = logging
-                    .value_from
-                    .as_ref()
-                    .and_then(|value_from| value_from.config_map_key_ref.as_ref())
-                    .ok_or_else(|| {
-                        ModelError::InvalidConfiguration(
-                            "Property logging.valueFrom has to be specified when using external logging."
-                                .to_owned(),
-                        )
-                    })?;
-                let content = external.ok_or_else(|| {
-                    ModelError::InvalidConfiguration(format!(
-                        "ConfigMap {} with external logging configuration does not exist or doesn't contain the configuration under the {} key.",
-                        reference.name, reference.key
-                    ))
+        logging_file(
+            self.spec.logging.as_ref(),
+            default_logging_properties(),
+            external,
+        )
+    }
+}
+
+/// A component's `log4j2.properties` from its `logging` section: `defaults` with the inline
+/// loggers on top, or the content of the user's ConfigMap (`external`) for external logging,
+/// told to re-read the file every 30 seconds unless it says otherwise.
+pub(crate) fn logging_file(
+    logging: Option<&Logging>,
+    defaults: Properties,
+    external: Option<&str>,
+) -> Result<String, ModelError> {
+    match logging {
+        Some(Logging::External(logging)) => {
+            let reference = logging
+                .value_from
+                .as_ref()
+                .and_then(|value_from| value_from.config_map_key_ref.as_ref())
+                .ok_or_else(|| {
+                    ModelError::InvalidConfiguration(
+                        "Property logging.valueFrom has to be specified when using external logging."
+                            .to_owned(),
+                    )
                 })?;
-                Ok(with_monitor_interval(content.to_owned()))
-            }
-            Some(Logging::Inline(logging)) => {
-                let mut properties = default_logging_properties();
-                for (logger, level) in logging.loggers.iter().flatten() {
-                    properties.set(logger.clone(), level.clone());
-                }
-                Ok(generated(&properties))
-            }
-            None => Ok(default_logging_configuration()),
+            let content = external.ok_or_else(|| {
+                ModelError::InvalidConfiguration(format!(
+                    "ConfigMap {} with external logging configuration does not exist or doesn't contain the configuration under the {} key.",
+                    reference.name, reference.key
+                ))
+            })?;
+            Ok(with_monitor_interval(content.to_owned()))
         }
+        Some(Logging::Inline(logging)) => {
+            let mut properties = defaults;
+            for (logger, level) in logging.loggers.iter().flatten() {
+                properties.set(logger.clone(), level.clone());
+            }
+            Ok(generated(&properties))
+        }
+        None => Ok(generated(&defaults)),
     }
 }
 

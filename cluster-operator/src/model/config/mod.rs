@@ -119,30 +119,7 @@ impl KafkaCluster {
 
     /// The JMX Prometheus exporter rules as JSON, when the exporter is configured.
     fn metrics_json(&self, external: Option<&str>) -> Result<Option<String>, ModelError> {
-        let Some(MetricsConfig::JmxPrometheusExporter(exporter)) = &self.spec.metrics_config else {
-            return Ok(None);
-        };
-        let reference = exporter
-            .value_from
-            .as_ref()
-            .and_then(|value_from| value_from.config_map_key_ref.as_ref())
-            .ok_or_else(|| {
-                ModelError::InvalidConfiguration(
-                    "Metrics configuration is invalid: [ConfigMap reference is missing]".to_owned(),
-                )
-            })?;
-        let content = external.ok_or_else(|| {
-            ModelError::InvalidConfiguration(format!(
-                "ConfigMap {} does not exist or does not contain specified key {}",
-                reference.name, reference.key
-            ))
-        })?;
-        if content.is_empty() {
-            return Ok(Some("{}".to_owned()));
-        }
-        let rules: serde_json::Value =
-            serde_yaml_ng::from_str(content).map_err(ModelError::MetricsConfiguration)?;
-        Ok(Some(rules.to_string()))
+        metrics_json(self.spec.metrics_config.as_ref(), external)
     }
 
     /// Labels of a node's ConfigMap: the pool's propagated user labels, Strimzi's labels with
@@ -217,4 +194,36 @@ impl KafkaCluster {
         }
         warnings
     }
+}
+
+/// The JMX Prometheus exporter rules of a `metricsConfig` section as JSON (`external` is the
+/// content of the ConfigMap it names), `None` without the exporter.
+pub(crate) fn metrics_json(
+    metrics_config: Option<&MetricsConfig>,
+    external: Option<&str>,
+) -> Result<Option<String>, ModelError> {
+    let Some(MetricsConfig::JmxPrometheusExporter(exporter)) = metrics_config else {
+        return Ok(None);
+    };
+    let reference = exporter
+        .value_from
+        .as_ref()
+        .and_then(|value_from| value_from.config_map_key_ref.as_ref())
+        .ok_or_else(|| {
+            ModelError::InvalidConfiguration(
+                "Metrics configuration is invalid: [ConfigMap reference is missing]".to_owned(),
+            )
+        })?;
+    let content = external.ok_or_else(|| {
+        ModelError::InvalidConfiguration(format!(
+            "ConfigMap {} does not exist or does not contain specified key {}",
+            reference.name, reference.key
+        ))
+    })?;
+    if content.is_empty() {
+        return Ok(Some("{}".to_owned()));
+    }
+    let rules: serde_json::Value =
+        serde_yaml_ng::from_str(content).map_err(ModelError::MetricsConfiguration)?;
+    Ok(Some(rules.to_string()))
 }

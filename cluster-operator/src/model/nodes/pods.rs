@@ -24,8 +24,8 @@ use kube::api::ObjectMeta;
 use sha2::{Digest, Sha256};
 use strimzi_api::annotations;
 use strimzi_api::common::{
-    ContainerTemplate, JvmOptions, KafkaJmxAuthentication, MetricsConfig, Probe as ProbeOptions,
-    RackType, TemplatedVolume,
+    ContainerTemplate, JvmOptions, KafkaJmxAuthentication, KafkaJmxOptions, MetricsConfig,
+    Probe as ProbeOptions, RackType, TemplatedVolume,
 };
 use strimzi_api::kafka::KafkaListenerType;
 use strimzi_api::labels;
@@ -753,32 +753,10 @@ impl KafkaCluster {
                 max: Some(DYNAMIC_HEAP_MAX),
             },
         ));
-        if let Some(jmx) = &self.spec.jmx_options {
-            vars.push(env("STRIMZI_JMX_ENABLED", "true"));
-            if matches!(
-                jmx.authentication,
-                Some(KafkaJmxAuthentication::Password(_))
-            ) {
-                let secret = strimzi_api::naming::kafka_jmx_secret(&self.name);
-                for (name, key) in [
-                    ("STRIMZI_JMX_USERNAME", "jmx-username"),
-                    ("STRIMZI_JMX_PASSWORD", "jmx-password"),
-                ] {
-                    vars.push(EnvVar {
-                        name: name.to_owned(),
-                        value: None,
-                        value_from: Some(EnvVarSource {
-                            secret_key_ref: Some(SecretKeySelector {
-                                name: secret.clone(),
-                                key: key.to_owned(),
-                                optional: None,
-                            }),
-                            ..EnvVarSource::default()
-                        }),
-                    });
-                }
-            }
-        }
+        vars.extend(jmx_env(
+            self.spec.jmx_options.as_ref(),
+            &strimzi_api::naming::kafka_jmx_secret(&self.name),
+        ));
         add_template_env(&mut vars, template);
         vars
     }
@@ -829,6 +807,39 @@ impl KafkaCluster {
             ..Container::default()
         }
     }
+}
+
+/// The JMX variables of Strimzi's start scripts for `jmx` (none without it):
+/// `STRIMZI_JMX_ENABLED`, and with password authentication the user name and password from
+/// `secret`'s `jmx-username` and `jmx-password`.
+pub(crate) fn jmx_env(jmx: Option<&KafkaJmxOptions>, secret: &str) -> Vec<EnvVar> {
+    let Some(jmx) = jmx else {
+        return Vec::new();
+    };
+    let mut vars = vec![env("STRIMZI_JMX_ENABLED", "true")];
+    if matches!(
+        jmx.authentication,
+        Some(KafkaJmxAuthentication::Password(_))
+    ) {
+        for (name, key) in [
+            ("STRIMZI_JMX_USERNAME", "jmx-username"),
+            ("STRIMZI_JMX_PASSWORD", "jmx-password"),
+        ] {
+            vars.push(EnvVar {
+                name: name.to_owned(),
+                value: None,
+                value_from: Some(EnvVarSource {
+                    secret_key_ref: Some(SecretKeySelector {
+                        name: secret.to_owned(),
+                        key: key.to_owned(),
+                        optional: None,
+                    }),
+                    ..EnvVarSource::default()
+                }),
+            });
+        }
+    }
+    vars
 }
 
 /// `-XX` options that size the heap; they go to `KAFKA_HEAP_OPTS`, not the performance options.

@@ -92,6 +92,21 @@ pub(crate) fn ingress_rule(port: i32, peers: Vec<NetworkPolicyPeer>) -> NetworkP
     }
 }
 
+/// The JMX user name and password of a JMX Secret: those of `existing`, else new ones.
+pub(crate) fn jmx_credentials(existing: Option<&Secret>) -> BTreeMap<String, ByteString> {
+    let existing_data = existing.and_then(|secret| secret.data.as_ref());
+    let credential = |key: &str| {
+        existing_data
+            .and_then(|data| data.get(key))
+            .cloned()
+            .unwrap_or_else(|| ByteString(random_credential().into_bytes()))
+    };
+    BTreeMap::from([
+        (JMX_USERNAME_KEY.to_owned(), credential(JMX_USERNAME_KEY)),
+        (JMX_PASSWORD_KEY.to_owned(), credential(JMX_PASSWORD_KEY)),
+    ])
+}
+
 fn name_peer(name: String) -> NetworkPolicyPeer {
     peer(StringMap::from([(labels::NAME.to_owned(), name)]), None)
 }
@@ -326,17 +341,7 @@ impl KafkaCluster {
         if !password_auth {
             return None;
         }
-        let existing_data = existing.and_then(|secret| secret.data.as_ref());
-        let credential = |key: &str| {
-            existing_data
-                .and_then(|data| data.get(key))
-                .cloned()
-                .unwrap_or_else(|| ByteString(random_credential().into_bytes()))
-        };
-        let data = BTreeMap::from([
-            (JMX_USERNAME_KEY.to_owned(), credential(JMX_USERNAME_KEY)),
-            (JMX_PASSWORD_KEY.to_owned(), credential(JMX_PASSWORD_KEY)),
-        ]);
+        let data = jmx_credentials(existing);
         let template = self
             .kafka_template()
             .and_then(|template| template.jmx_secret.as_ref())

@@ -1,0 +1,584 @@
+//! The KafkaConnect controller: runs Kafka Connect clusters from the model of
+//! [`crate::model::connect`], and the KafkaConnector controller ([`connector`]) that manages
+//! their connectors through the REST API ([`rest`]).
+//!
+//! A reconciliation reads what the model needs (the Secrets of `spec.tls`, the logging and
+//! metrics ConfigMaps), applies every object, deletes what it labelled for the cluster and no
+//! longer wants (a trusted certificates or JMX Secret, a NetworkPolicy, a Dockerfile
+//! ConfigMap),
+//! replaces one worker at a time whose definition changed (only while the others are ready),
+//! and reports `NotReady` with `WaitingForPods` until every worker of the current definition
+//! is ready; then it asks the REST API for the connector plugins (`status.connectorPlugins`)
+//! and, with `strimzi.io/use-connector-resources: "true"`, removes the connectors no
+//! KafkaConnector describes. Owner references make deleting the KafkaConnect delete
+//! everything. With `spec.build` the Dockerfile is applied, but no image is built: that needs
+//! an image builder and registry, so the cluster is `NotReady` with
+//! `ConnectBuildUnsupported` and no worker runs.
+
+pub mod connector;
+pub mod rest;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+use strimzi_api::annotations;
+use strimzi_api::common::MetricsConfig;
+use strimzi_api::connect::{ConnectorPlugin, KafkaConnect, KafkaConnectStatus};
+use strimzi_api::connector::KafkaConnector;
+use strimzi_api::labels;
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::apply::ApplyError;
+use strimzi_operator_common::cache::CacheError;
+use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
+use strimzi_operator_common::events::Severity;
+use strimzi_operator_common::kafka::HostResolution;
+use strimzi_operator_common::labels::selector_string;
+use strimzi_operator_common::runtime::OperatorRuntime;
+
+use crate::config::ClusterOperatorConfig;
+use crate::model::connect::{
+    ConnectCluster, ConnectInputs, ConnectObjects, external_logging_reference, jmx_secret_name,
+    rest_api_url,
+};
+use crate::model::{ModelConfig, ModelError};
+use rest::{ConnectApi, RestError, api_host};
+
+/// How soon a cluster waiting for its workers is looked at again (a StrimziPodSet's ready
+/// count changing wakes it sooner).
+const PODS_RECHECK: Duration = Duration::from_secs(10);
+/// Longest bound on one REST call.
+const MAX_CALL_TIME: Duration = Duration::from_secs(30);
+
+/// Why a KafkaConnect could not be reconciled.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The spec cannot be turned into a cluster.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// An object could not be applied or deleted.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+    /// The API server could not be asked.
+    #[error("{what}: {message}")]
+    Api {
+        /// What was attempted.
+        what: String,
+        /// The client error.
+        message: String,
+    },
+    /// The REST API refused or failed a call.
+    #[error(transparent)]
+    Rest(#[from] RestError),
+    /// `spec.build` asks for an image build, which this operator does not run.
+    #[error(
+        "spec.build asks for a Connect image with added plugins; the Dockerfile is in ConfigMap \
+         {dockerfile}, but this operator does not run image builds (they need Kaniko or Buildah \
+         and a registry to push to): build the image yourself and set spec.image instead"
+    )]
+    BuildUnsupported {
+        /// The Dockerfile ConfigMap.
+        dockerfile: String,
+    },
+}
+
+impl ConnectError {
+    fn api(what: String, error: &kube::Error) -> Self {
+        Self::Api {
+            what,
+            message: error.to_string(),
+        }
+    }
+}
+
+impl ErrorReason for ConnectError {
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Model(error) => error.reason(),
+            Self::Apply(error) => error.reason(),
+            Self::Api { .. } => "KubernetesApiError",
+            Self::Rest(error) => error.reason(),
+            Self::BuildUnsupported { .. } => "ConnectBuildUnsupported",
+        }
+    }
+
+    /// A Secret or ConfigMap the spec names may appear later, so only the version and the
+    /// build wait for a change of the KafkaConnect; the rest is retried with backoff.
+    fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            Self::Model(ModelError::UnsupportedKafkaVersion(_)) | Self::BuildUnsupported { .. }
+        )
+    }
+}
+
+/// Reconciles KafkaConnects.
+pub struct ConnectReconciler {
+    runtime: OperatorRuntime,
+    model: ModelConfig,
+    host_resolution: HostResolution,
+    call_timeout: Duration,
+}
+
+/// The selector of every object the operator makes for Connect clusters.
+fn owned_selector() -> String {
+    format!("{}=KafkaConnect", labels::KIND)
+}
+
+impl ConnectReconciler {
+    /// The KafkaConnect controller on `runtime`, woken by changes of the StrimziPodSets it
+    /// owns (their ready counts) and of the KafkaConnectors that name a KafkaConnect.
+    pub fn controller(
+        runtime: &OperatorRuntime,
+        config: &ClusterOperatorConfig,
+    ) -> Result<BoxFuture<'static, ()>, CacheError> {
+        let reconciler = Self {
+            runtime: runtime.clone(),
+            model: config.model.clone(),
+            host_resolution: config.kafka_host_resolution,
+            call_timeout: config.operator.operation_timeout.min(MAX_CALL_TIME),
+        };
+        ControllerBuilder::new(runtime, reconciler)
+            .concurrency(config.concurrency)
+            .owns_metadata::<StrimziPodSet>(&owned_selector())
+            // A KafkaConnector created or deleted: its connector may have to go.
+            .watches_metadata::<KafkaConnector, _>(labels::CLUSTER, |connector| {
+                let namespace = connector.metadata.namespace.as_ref()?;
+                let connect = connector.metadata.labels.as_ref()?.get(labels::CLUSTER)?;
+                Some(ObjectRef::new(connect).within(namespace))
+            })
+            .build()
+    }
+
+    fn api<K>(&self, namespace: &str) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.runtime.client().clone(), namespace)
+    }
+
+    /// The value of `key` in ConfigMap `name`, if both exist.
+    async fn config_map_value(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<String>, ConnectError> {
+        let map = self
+            .api::<ConfigMap>(namespace)
+            .get_opt(name)
+            .await
+            .map_err(|error| {
+                ConnectError::api(format!("get ConfigMap {namespace}/{name}"), &error)
+            })?;
+        Ok(map
+            .and_then(|map| map.data)
+            .and_then(|data| data.get(key).cloned()))
+    }
+
+    /// What the model needs from the user's Secrets and ConfigMaps.
+    async fn inputs(&self, cluster: &ConnectCluster) -> Result<ConnectInputs, ConnectError> {
+        let namespace = &cluster.namespace;
+        let mut inputs = ConnectInputs::default();
+        for source in cluster
+            .spec
+            .tls
+            .as_ref()
+            .and_then(|tls| tls.trusted_certificates.as_ref())
+            .into_iter()
+            .flatten()
+        {
+            if inputs
+                .trusted_certificate_secrets
+                .contains_key(&source.secret_name)
+            {
+                continue;
+            }
+            let secret = self
+                .api::<Secret>(namespace)
+                .get_opt(&source.secret_name)
+                .await
+                .map_err(|error| {
+                    ConnectError::api(
+                        format!("get Secret {namespace}/{}", source.secret_name),
+                        &error,
+                    )
+                })?;
+            if let Some(secret) = secret {
+                inputs
+                    .trusted_certificate_secrets
+                    .insert(source.secret_name.clone(), secret.data.unwrap_or_default());
+            }
+        }
+        if cluster.spec.jmx_options.is_some() {
+            let name = jmx_secret_name(&cluster.component_name);
+            inputs.jmx_secret =
+                self.api::<Secret>(namespace)
+                    .get_opt(&name)
+                    .await
+                    .map_err(|error| {
+                        ConnectError::api(format!("get Secret {namespace}/{name}"), &error)
+                    })?;
+        }
+        if let Some((name, key)) = external_logging_reference(cluster.spec.logging.as_ref()) {
+            inputs.external_logging = self.config_map_value(namespace, &name, &key).await?;
+        }
+        if let Some(MetricsConfig::JmxPrometheusExporter(exporter)) = &cluster.spec.metrics_config
+            && let Some(reference) = exporter
+                .value_from
+                .as_ref()
+                .and_then(|value_from| value_from.config_map_key_ref.as_ref())
+        {
+            inputs.external_metrics = self
+                .config_map_value(namespace, &reference.name, &reference.key)
+                .await?;
+        }
+        Ok(inputs)
+    }
+
+    /// Applies every object but the StrimziPodSet, then deletes the Secrets, ConfigMaps and
+    /// NetworkPolicies labelled for the cluster that are no longer wanted.
+    async fn apply_objects(
+        &self,
+        cluster: &ConnectCluster,
+        objects: &ConnectObjects,
+    ) -> Result<(), ConnectError> {
+        let applier = self.runtime.applier();
+        applier.apply(&objects.service_account, None).await?;
+        applier.apply(&objects.role, None).await?;
+        applier.apply(&objects.role_binding, None).await?;
+        for secret in [&objects.trusted_certificates, &objects.jmx_secret]
+            .into_iter()
+            .flatten()
+        {
+            applier.apply(secret, None).await?;
+        }
+        applier.apply(&objects.config_map, None).await?;
+        if let Some(dockerfile) = &objects.dockerfile {
+            applier.apply(dockerfile, None).await?;
+        }
+        applier.apply(&objects.api_service, None).await?;
+        applier.apply(&objects.headless_service, None).await?;
+        if let Some(policy) = &objects.network_policy {
+            applier.apply(policy, None).await?;
+        }
+        applier.apply(&objects.pod_disruption_budget, None).await?;
+        let selector = selector_string(&cluster.selector());
+        let namespace = &cluster.namespace;
+        let names = |objects: Vec<Option<&String>>| -> Vec<String> {
+            objects.into_iter().flatten().cloned().collect()
+        };
+        applier
+            .delete_unwanted::<Secret>(
+                namespace,
+                &selector,
+                &names(vec![
+                    objects
+                        .trusted_certificates
+                        .as_ref()
+                        .and_then(|secret| secret.metadata.name.as_ref()),
+                    objects
+                        .jmx_secret
+                        .as_ref()
+                        .and_then(|secret| secret.metadata.name.as_ref()),
+                ]),
+            )
+            .await?;
+        applier
+            .delete_unwanted::<ConfigMap>(
+                namespace,
+                &selector,
+                &names(vec![
+                    objects.config_map.metadata.name.as_ref(),
+                    objects
+                        .dockerfile
+                        .as_ref()
+                        .and_then(|map| map.metadata.name.as_ref()),
+                ]),
+            )
+            .await?;
+        applier
+            .delete_unwanted::<NetworkPolicy>(
+                namespace,
+                &selector,
+                &names(vec![
+                    objects
+                        .network_policy
+                        .as_ref()
+                        .and_then(|policy| policy.metadata.name.as_ref()),
+                ]),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The workers of the cluster.
+    async fn pods(&self, cluster: &ConnectCluster) -> Result<Vec<Pod>, ConnectError> {
+        let selector = selector_string(&cluster.selector());
+        self.api::<Pod>(&cluster.namespace)
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map(|list| list.items)
+            .map_err(|error| ConnectError::api(format!("list Pods {}", cluster.namespace), &error))
+    }
+
+    /// Deletes one worker whose definition is outdated, if every other worker is ready, so
+    /// that its StrimziPodSet creates it again as now desired; returns whether it did.
+    async fn roll_one(
+        &self,
+        connect: &KafkaConnect,
+        desired: &BTreeMap<String, String>,
+        pods: &[Pod],
+    ) -> Result<bool, ConnectError> {
+        let outdated = pods.iter().find(|pod| {
+            pod.metadata.deletion_timestamp.is_none()
+                && desired.get(&pod.name_any()).is_some_and(|revision| {
+                    pod.annotations().get(annotations::REVISION) != Some(revision)
+                })
+        });
+        let Some(outdated) = outdated else {
+            return Ok(false);
+        };
+        let others_ready = pods
+            .iter()
+            .filter(|pod| pod.name_any() != outdated.name_any())
+            .all(|pod| pod.metadata.deletion_timestamp.is_none() && crate::pod_set::is_ready(pod));
+        if !others_ready {
+            return Ok(false);
+        }
+        let name = outdated.name_any();
+        let namespace = outdated.namespace().unwrap_or_default();
+        match self
+            .api::<Pod>(&namespace)
+            .delete(&name, &DeleteParams::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(false),
+            Err(error) => {
+                return Err(ConnectError::api(
+                    format!("delete Pod {namespace}/{name}"),
+                    &error,
+                ));
+            }
+        }
+        self.runtime.metrics().count_write("Pod", "delete");
+        self.runtime
+            .events()
+            .publish_logged(
+                &connect.object_ref(&()),
+                Severity::Normal,
+                "PodRestarted",
+                "RestartPod",
+                &format!("Pod {name} was restarted because its definition changed"),
+            )
+            .await;
+        Ok(true)
+    }
+
+    /// The REST API client of the cluster, `None` while no host can be named.
+    fn rest_api(&self, cluster: &ConnectCluster, pods: &[Pod]) -> Option<ConnectApi> {
+        api_host(
+            &cluster.api_service_name,
+            &cluster.namespace,
+            self.host_resolution,
+            pods,
+        )
+        .map(|host| ConnectApi::new(host, self.host_resolution, self.call_timeout))
+    }
+
+    /// Deletes the connectors of the cluster that no KafkaConnector describes.
+    async fn remove_unmanaged_connectors(
+        &self,
+        connect: &KafkaConnect,
+        api: &ConnectApi,
+    ) -> Result<(), ConnectError> {
+        let namespace = connect.namespace().unwrap_or_default();
+        let selector = format!("{}={}", labels::CLUSTER, connect.name_any());
+        let wanted: Vec<String> = self
+            .api::<KafkaConnector>(&namespace)
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|error| {
+                ConnectError::api(format!("list KafkaConnectors {namespace}"), &error)
+            })?
+            .items
+            .into_iter()
+            .map(|connector| connector.name_any())
+            .collect();
+        for name in api.connectors().await? {
+            if !wanted.contains(&name) {
+                api.delete_connector(&name).await?;
+                self.runtime
+                    .events()
+                    .publish_logged(
+                        &connect.object_ref(&()),
+                        Severity::Normal,
+                        "ConnectorDeleted",
+                        "DeleteConnector",
+                        &format!(
+                            "Connector {name} was deleted: no KafkaConnector describes it and \
+                             the KafkaConnect uses connector resources"
+                        ),
+                    )
+                    .await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `connect` lets KafkaConnectors manage its connectors.
+pub fn uses_connector_resources(connect: &KafkaConnect) -> bool {
+    connect
+        .annotations()
+        .get(annotations::USE_CONNECTOR_RESOURCES)
+        .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
+}
+
+/// The revision of each pod a StrimziPodSet lists, by pod name.
+fn desired_revisions(pod_set: &StrimziPodSet) -> BTreeMap<String, String> {
+    pod_set
+        .spec
+        .pods
+        .iter()
+        .filter_map(|entry| {
+            let value = serde_json::to_value(entry).ok()?;
+            let name = value["metadata"]["name"].as_str()?.to_owned();
+            let revision = value["metadata"]["annotations"][annotations::REVISION]
+                .as_str()?
+                .to_owned();
+            Some((name, revision))
+        })
+        .collect()
+}
+
+/// The plugins as the status lists them.
+fn plugins(answer: Vec<serde_json::Value>) -> Vec<ConnectorPlugin> {
+    answer
+        .into_iter()
+        .map(|plugin| ConnectorPlugin {
+            class: plugin["class"].as_str().map(str::to_owned),
+            r#type: plugin["type"].as_str().map(str::to_owned),
+            version: plugin["version"].as_str().map(str::to_owned),
+        })
+        .collect()
+}
+
+impl Reconciler for ConnectReconciler {
+    type Resource = KafkaConnect;
+    type Status = KafkaConnectStatus;
+    type Error = ConnectError;
+
+    async fn reconcile(
+        &self,
+        connect: Arc<KafkaConnect>,
+    ) -> Result<Reconciled<KafkaConnectStatus>, ConnectError> {
+        let cluster = ConnectCluster::from_kafka_connect(&connect, &self.model)?;
+        let inputs = self.inputs(&cluster).await?;
+        cluster.validate(&inputs)?;
+        let objects = cluster.objects(&inputs)?;
+        let previous = connect.status.clone().unwrap_or_default();
+        let mut status = KafkaConnectStatus {
+            url: Some(rest_api_url(&cluster.api_service_name, &cluster.namespace)),
+            replicas: Some(cluster.replicas()),
+            label_selector: Some(selector_string(&cluster.selector())),
+            connector_plugins: previous.connector_plugins.clone(),
+            ..KafkaConnectStatus::default()
+        };
+        self.apply_objects(&cluster, &objects).await?;
+        if let Some(dockerfile) = &objects.dockerfile {
+            return Err(ConnectError::BuildUnsupported {
+                dockerfile: dockerfile.metadata.name.clone().unwrap_or_default(),
+            });
+        }
+        self.runtime.applier().apply(&objects.pod_set, None).await?;
+        let warn = |mut reconciled: Reconciled<KafkaConnectStatus>| {
+            for warning in &objects.warnings {
+                reconciled = reconciled.warn(&warning.reason, &warning.message);
+            }
+            reconciled
+        };
+        let namespace = cluster.namespace.clone();
+        let pod_set = self
+            .api::<StrimziPodSet>(&namespace)
+            .get(&cluster.component_name)
+            .await
+            .map_err(|error| {
+                ConnectError::api(
+                    format!("get StrimziPodSet {namespace}/{}", cluster.component_name),
+                    &error,
+                )
+            })?;
+        let desired = desired_revisions(&objects.pod_set);
+        let pods = self.pods(&cluster).await?;
+        if self.roll_one(&connect, &desired, &pods).await? {
+            return Ok(warn(Reconciled::pending(
+                status,
+                "WaitingForPods",
+                "restarting a Connect worker whose definition changed",
+                PODS_RECHECK,
+            )));
+        }
+        let replicas = usize::try_from(cluster.replicas()).unwrap_or_default();
+        let set_status = pod_set.status.clone().unwrap_or_default();
+        let current = set_status.observed_generation == pod_set.metadata.generation;
+        let ready_current = pods
+            .iter()
+            .filter(|pod| {
+                pod.metadata.deletion_timestamp.is_none()
+                    && crate::pod_set::is_ready(pod)
+                    && desired.get(&pod.name_any()).map(String::as_str)
+                        == pod
+                            .annotations()
+                            .get(annotations::REVISION)
+                            .map(String::as_str)
+            })
+            .count();
+        let extra = pods
+            .iter()
+            .filter(|pod| !desired.contains_key(&pod.name_any()))
+            .count();
+        if !current || ready_current < replicas || extra > 0 {
+            let message = format!(
+                "waiting for the Connect workers to be ready (StrimziPodSet {}: {ready_current} of \
+                 {replicas} ready)",
+                cluster.component_name
+            );
+            return Ok(warn(Reconciled::pending(
+                status,
+                "WaitingForPods",
+                &message,
+                PODS_RECHECK,
+            )));
+        }
+        if replicas > 0 {
+            let Some(api) = self.rest_api(&cluster, &pods) else {
+                return Ok(warn(Reconciled::pending(
+                    status,
+                    "WaitingForPods",
+                    "waiting for a ready Connect worker to ask its REST API",
+                    PODS_RECHECK,
+                )));
+            };
+            // The plugins only change with the workers' definition: asked again for a new
+            // generation, not on every wake-up (a KafkaConnector's status changing is one).
+            let known = previous.connector_plugins.is_some()
+                && previous.observed_generation == connect.metadata.generation;
+            if !known {
+                status.connector_plugins = Some(plugins(api.connector_plugins().await?));
+            }
+            if uses_connector_resources(&connect) {
+                self.remove_unmanaged_connectors(&connect, &api).await?;
+            }
+        }
+        Ok(warn(Reconciled::new(status)))
+    }
+}

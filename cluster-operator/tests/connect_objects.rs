@@ -1,0 +1,247 @@
+//! KafkaConnect on the API server with kwok nodes (no worker really runs): Strimzi's
+//! `kafka-connect.yaml` refused while its trusted certificate Secret is missing, then its
+//! objects with Strimzi's names, labels and owner, its pods listed by the StrimziPodSet, the
+//! status fields, a second worker through the scale subresource; `kafka-connect-build.yaml` refused with `ConnectBuildUnsupported` after its
+//! Dockerfile ConfigMap is applied; a KafkaConnector of a KafkaConnect without
+//! `strimzi.io/use-connector-resources` refused; deleting the KafkaConnect removes
+//! everything.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use serde_json::{Value, json};
+use strimzi_api::connect::KafkaConnect;
+use strimzi_api::connector::KafkaConnector;
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_tests::reference::reference_examples_dir;
+use support::{Operator, apply, documents, names, wait_for};
+
+/// The condition `kind` of a status's conditions.
+fn condition<'a>(
+    conditions: Option<&'a Vec<strimzi_api::common::Condition>>,
+    kind: &str,
+) -> Option<&'a strimzi_api::common::Condition> {
+    conditions?
+        .iter()
+        .find(|condition| condition.r#type.as_deref() == Some(kind))
+}
+
+/// Waits until KafkaConnect `name` is `NotReady` with `reason`; returns the message.
+async fn connect_refused(api: &Api<KafkaConnect>, name: &str, reason: &str) -> String {
+    wait_for(
+        api,
+        name,
+        &format!("{name} NotReady with {reason}"),
+        |connect| {
+            let refusal = condition(connect?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
+            (refusal.reason.as_deref() == Some(reason))
+                .then(|| refusal.message.clone().unwrap_or_default())
+        },
+    )
+    .await
+}
+
+fn example(file: &str) -> Value {
+    documents(&reference_examples_dir().join("connect").join(file))
+        .into_iter()
+        .find(|document| document["kind"] == "KafkaConnect")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn strimzis_connect_examples_make_strimzis_objects() {
+    let (client, ns) = support::namespace("connect-objects").await;
+    let operator = Operator::on(&ns);
+    let connects: Api<KafkaConnect> = Api::namespaced(client.clone(), &ns);
+
+    // The trusted certificate Secret is missing: refused, naming it.
+    apply(&client, &ns, &example("kafka-connect.yaml")).await;
+    let message = connect_refused(
+        &connects,
+        "my-connect-cluster",
+        "InvalidConfigurationException",
+    )
+    .await;
+    assert!(message.contains("my-cluster-cluster-ca-cert"), "{message}");
+    assert!(
+        names::<StrimziPodSet>(&client, &ns, "strimzi.io/kind=KafkaConnect")
+            .await
+            .is_empty()
+    );
+
+    apply(
+        &client,
+        &ns,
+        &json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "my-cluster-cluster-ca-cert"},
+            "stringData": {"ca.crt": "-----BEGIN CERTIFICATE-----\n", "ca.password": "x"},
+        }),
+    )
+    .await;
+    let pod_sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    wait_for(
+        &pod_sets,
+        "my-connect-cluster-connect",
+        "the Connect StrimziPodSet",
+        |set| set.map(|_| ()),
+    )
+    .await;
+    let selector = "strimzi.io/cluster=my-connect-cluster,strimzi.io/kind=KafkaConnect";
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    wait_for(
+        &pods,
+        "my-connect-cluster-connect-0",
+        "the worker pod",
+        |pod| pod.map(|_| ()),
+    )
+    .await;
+    assert_eq!(
+        names::<Service>(&client, &ns, selector).await,
+        vec![
+            "my-connect-cluster-connect",
+            "my-connect-cluster-connect-api"
+        ]
+    );
+    assert_eq!(
+        names::<ConfigMap>(&client, &ns, selector).await,
+        vec!["my-connect-cluster-connect-config"]
+    );
+    assert_eq!(
+        names::<Secret>(&client, &ns, selector).await,
+        vec!["my-connect-cluster-connect-tls-trusted-certs"]
+    );
+    for (kind, found) in [
+        (
+            "ServiceAccount",
+            names::<ServiceAccount>(&client, &ns, selector).await,
+        ),
+        (
+            "PodDisruptionBudget",
+            names::<PodDisruptionBudget>(&client, &ns, selector).await,
+        ),
+        (
+            "NetworkPolicy",
+            names::<NetworkPolicy>(&client, &ns, selector).await,
+        ),
+    ] {
+        assert_eq!(found, vec!["my-connect-cluster-connect"], "{kind}");
+    }
+    assert_eq!(
+        names::<Role>(&client, &ns, selector).await,
+        vec!["my-connect-cluster-connect-role"]
+    );
+    assert_eq!(
+        names::<RoleBinding>(&client, &ns, selector).await,
+        vec!["my-connect-cluster-connect-role"]
+    );
+    let trusted = Api::<Secret>::namespaced(client.clone(), &ns)
+        .get("my-connect-cluster-connect-tls-trusted-certs")
+        .await
+        .unwrap();
+    assert_eq!(
+        trusted.data.unwrap().keys().cloned().collect::<Vec<_>>(),
+        vec!["my-cluster-cluster-ca-cert-ca.crt"]
+    );
+    let status = wait_for(
+        &connects,
+        "my-connect-cluster",
+        "the status of the current generation",
+        |connect| {
+            let connect = connect?;
+            let status = connect.status.as_ref()?;
+            (status.observed_generation == connect.metadata.generation && status.url.is_some())
+                .then(|| status.clone())
+        },
+    )
+    .await;
+    assert_eq!(
+        status.url.as_deref(),
+        Some(format!("http://my-connect-cluster-connect-api.{ns}.svc:8083").as_str())
+    );
+    assert_eq!(status.replicas, Some(1));
+
+    // The scale subresource adds a worker.
+    connects
+        .patch_scale(
+            "my-connect-cluster",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .unwrap();
+    wait_for(
+        &pods,
+        "my-connect-cluster-connect-1",
+        "a second worker",
+        |pod| pod.map(|_| ()),
+    )
+    .await;
+
+    // A KafkaConnector of a KafkaConnect that does not use connector resources.
+    for document in documents(&reference_examples_dir().join("connect/source-connector.yaml")) {
+        apply(&client, &ns, &document).await;
+    }
+    let connectors: Api<KafkaConnector> = Api::namespaced(client.clone(), &ns);
+    wait_for(
+        &connectors,
+        "my-source-connector",
+        "the connector refused",
+        |connector| {
+            let refusal = condition(connector?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
+            refusal
+                .message
+                .as_deref()?
+                .contains("strimzi.io/use-connector-resources")
+                .then_some(())
+        },
+    )
+    .await;
+
+    // spec.build: the Dockerfile is applied, no worker runs.
+    let mut built = example("kafka-connect-build.yaml");
+    built["metadata"]["name"] = json!("built");
+    apply(&client, &ns, &built).await;
+    let message = connect_refused(&connects, "built", "ConnectBuildUnsupported").await;
+    assert!(message.contains("built-connect-dockerfile"), "{message}");
+    let dockerfile = Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .get("built-connect-dockerfile")
+        .await
+        .unwrap();
+    assert!(dockerfile.data.unwrap()["Dockerfile"].contains("connect-file-4.3.1.jar"));
+    assert!(
+        names::<StrimziPodSet>(&client, &ns, "strimzi.io/cluster=built")
+            .await
+            .is_empty()
+    );
+
+    // Deleting the KafkaConnect removes what it made.
+    connects
+        .delete("my-connect-cluster", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(
+        &pod_sets,
+        "my-connect-cluster-connect",
+        "the StrimziPodSet garbage collected",
+        |set| set.is_none().then_some(()),
+    )
+    .await;
+    wait_for(
+        &pods,
+        "my-connect-cluster-connect-0",
+        "the worker garbage collected (gone, or being deleted)",
+        |pod| {
+            pod.is_none_or(|pod| pod.metadata.deletion_timestamp.is_some())
+                .then_some(())
+        },
+    )
+    .await;
+    operator.stop().await;
+}

@@ -1,0 +1,126 @@
+//! The Kafka Connect model over every KafkaConnect of Strimzi's examples and ours: each builds
+//! (its trusted certificate Secrets given), with one pod per replica named after the cluster,
+//! the worker configuration naming its bootstrap servers and group, valid label values, the
+//! Dockerfile exactly when `spec.build` is there, and the same objects when built twice.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod model_support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::ByteString;
+use strimzi_api::connect::KafkaConnect;
+use strimzi_cluster_operator::model::connect::{ConnectCluster, ConnectInputs};
+use strimzi_operator_common::labels::is_label_value;
+use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
+
+/// Every KafkaConnect in the YAML files of `dir`.
+fn connects(dir: &Path) -> Vec<KafkaConnect> {
+    yaml_files(dir)
+        .into_iter()
+        .flat_map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            serde_yaml_ng::Deserializer::from_str(&text)
+                .map(|document| {
+                    <serde_json::Value as serde::Deserialize>::deserialize(document).unwrap()
+                })
+                .filter(|value| value["kind"] == "KafkaConnect")
+                .map(|value| serde_json::from_value::<KafkaConnect>(value).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The Secrets the example's `spec.tls` names, each with a `ca.crt`.
+fn inputs(connect: &KafkaConnect) -> ConnectInputs {
+    let secrets = connect
+        .spec
+        .tls
+        .iter()
+        .flat_map(|tls| tls.trusted_certificates.iter().flatten())
+        .map(|source| {
+            let key = source
+                .certificate
+                .clone()
+                .unwrap_or_else(|| "ca.crt".to_owned());
+            (
+                source.secret_name.clone(),
+                BTreeMap::from([(key, ByteString(b"PEM".to_vec()))]),
+            )
+        })
+        .collect();
+    ConnectInputs {
+        trusted_certificate_secrets: secrets,
+        external_logging: Some("rootLogger.level=INFO\n".to_owned()),
+        external_metrics: Some("rules: []\n".to_owned()),
+        jmx_secret: None,
+    }
+}
+
+fn check(dir: &Path) {
+    let config = model_support::default_model_config();
+    let all = connects(dir);
+    assert!(!all.is_empty(), "no KafkaConnect in {}", dir.display());
+    for mut connect in all {
+        connect.metadata.namespace = Some("ns".to_owned());
+        let name = connect.metadata.name.clone().unwrap();
+        let cluster = ConnectCluster::from_kafka_connect(&connect, &config).unwrap();
+        let inputs = inputs(&connect);
+        cluster.validate(&inputs).unwrap();
+        let objects = cluster.objects(&inputs).unwrap();
+        let pods: Vec<String> = objects
+            .pod_set
+            .spec
+            .pods
+            .iter()
+            .map(|entry| {
+                serde_json::to_value(entry).unwrap()["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        let expected: Vec<String> = (0..connect.spec.replicas)
+            .map(|index| format!("{name}-connect-{index}"))
+            .collect();
+        assert_eq!(pods, expected, "{name}");
+        let properties = &objects.config_map.data.as_ref().unwrap()["kafka-connect.properties"];
+        assert!(
+            properties.contains(&format!(
+                "bootstrap.servers={}\n",
+                connect.spec.bootstrap_servers
+            )),
+            "{name}"
+        );
+        assert!(
+            properties.contains(&format!("group.id={}\n", connect.spec.group_id)),
+            "{name}"
+        );
+        for value in objects.pod_set.metadata.labels.as_ref().unwrap().values() {
+            assert!(is_label_value(value), "{name}: label value {value:?}");
+        }
+        assert_eq!(
+            objects.dockerfile.is_some(),
+            connect.spec.build.is_some(),
+            "{name}"
+        );
+        let again = cluster.objects(&inputs).unwrap();
+        assert_eq!(
+            serde_json::to_value(&again.pod_set).unwrap(),
+            serde_json::to_value(&objects.pod_set).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn strimzis_connect_examples_build() {
+    check(&reference_examples_dir().join("connect"));
+}
+
+#[test]
+fn our_connect_examples_build() {
+    check(&own_examples_dir().join("connect"));
+}
