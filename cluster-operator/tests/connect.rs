@@ -21,7 +21,7 @@ use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::environment::TestEnv;
-use support::real_nodes::binaries;
+use support::real_nodes::{binaries, small_ephemeral_cluster};
 use support::{apply, condition_of, names, ready, wait_for, wait_gone};
 
 const CLUSTER: &str = "cc";
@@ -29,26 +29,6 @@ const CONNECT: &str = "cc-connect-test";
 
 fn env() -> &'static TestEnv {
     TestEnv::shared_real()
-}
-
-/// One controller and one broker, ephemeral, small heaps, internal topics of one replica.
-fn kafka() -> Vec<Value> {
-    let mut documents = support::cluster(CLUSTER, 1, 1);
-    for document in &mut documents {
-        match document["kind"].as_str() {
-            Some("KafkaNodePool") => {
-                document["spec"]["jvmOptions"] = json!({"-Xms": "256m", "-Xmx": "512m"});
-            }
-            Some("Kafka") => {
-                let config = &mut document["spec"]["kafka"]["config"];
-                config["offsets.topic.replication.factor"] = json!(1);
-                config["transaction.state.log.replication.factor"] = json!(1);
-                config["transaction.state.log.min.isr"] = json!(1);
-            }
-            _ => {}
-        }
-    }
-    documents
 }
 
 /// A KafkaConnect of one worker over the TLS listener, managed by KafkaConnectors.
@@ -153,7 +133,7 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
         strimzi_tests::layout::free_port().unwrap(),
         &[],
     );
-    for document in kafka() {
+    for document in small_ephemeral_cluster(CLUSTER, "512m") {
         apply(&client, &ns, &document).await;
     }
     ready(&client, &ns, CLUSTER).await;
