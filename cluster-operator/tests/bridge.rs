@@ -18,7 +18,9 @@ use strimzi_api::bridge::KafkaBridge;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::network::NodeNetwork;
 use strimzi_tests::nodes::image_version;
-use support::real_nodes::{POD_WAIT, binaries, eventually, records, sorted};
+use support::real_nodes::{
+    POD_WAIT, binaries, eventually, records, small_ephemeral_cluster, sorted,
+};
 use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "br";
@@ -29,27 +31,6 @@ const API: &str = "application/vnd.kafka.v2+json";
 
 fn env() -> &'static TestEnv {
     TestEnv::shared_real()
-}
-
-/// One controller and one broker, ephemeral, with small heaps and internal topics of one
-/// replica.
-fn small_cluster() -> Vec<Value> {
-    let mut documents = support::cluster(CLUSTER, 1, 1);
-    for document in &mut documents {
-        match document["kind"].as_str() {
-            Some("KafkaNodePool") => {
-                document["spec"]["jvmOptions"] = json!({"-Xms": "256m", "-Xmx": "256m"});
-            }
-            Some("Kafka") => {
-                let config = &mut document["spec"]["kafka"]["config"];
-                config["offsets.topic.replication.factor"] = json!(1);
-                config["transaction.state.log.replication.factor"] = json!(1);
-                config["transaction.state.log.min.isr"] = json!(1);
-            }
-            _ => {}
-        }
-    }
-    documents
 }
 
 /// One HTTP request with curl from inside the nodes' network: the status code and the body.
@@ -123,7 +104,7 @@ async fn a_bridge_on_real_nodes_produces_and_consumes_over_http() {
         strimzi_tests::layout::free_port().unwrap(),
         &[],
     );
-    for document in small_cluster() {
+    for document in small_ephemeral_cluster(CLUSTER, "256m") {
         apply(&client, &ns, &document).await;
     }
     // The bridge starts next to the Kafka (it connects to the brokers only for requests),

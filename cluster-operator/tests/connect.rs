@@ -21,34 +21,14 @@ use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::environment::TestEnv;
-use support::real_nodes::binaries;
-use support::{apply, names, ready, wait_for};
+use support::real_nodes::{binaries, small_ephemeral_cluster};
+use support::{apply, condition_of, names, ready, wait_for, wait_gone};
 
 const CLUSTER: &str = "cc";
 const CONNECT: &str = "cc-connect-test";
 
 fn env() -> &'static TestEnv {
     TestEnv::shared_real()
-}
-
-/// One controller and one broker, ephemeral, small heaps, internal topics of one replica.
-fn kafka() -> Vec<Value> {
-    let mut documents = support::cluster(CLUSTER, 1, 1);
-    for document in &mut documents {
-        match document["kind"].as_str() {
-            Some("KafkaNodePool") => {
-                document["spec"]["jvmOptions"] = json!({"-Xms": "256m", "-Xmx": "512m"});
-            }
-            Some("Kafka") => {
-                let config = &mut document["spec"]["kafka"]["config"];
-                config["offsets.topic.replication.factor"] = json!(1);
-                config["transaction.state.log.replication.factor"] = json!(1);
-                config["transaction.state.log.min.isr"] = json!(1);
-            }
-            _ => {}
-        }
-    }
-    documents
 }
 
 /// A KafkaConnect of one worker over the TLS listener, managed by KafkaConnectors.
@@ -101,22 +81,13 @@ fn connector(name: &str, class: &str, extra: Value) -> Value {
     })
 }
 
-fn condition<'a>(
-    conditions: Option<&'a Vec<strimzi_api::common::Condition>>,
-    kind: &str,
-) -> Option<&'a strimzi_api::common::Condition> {
-    conditions?
-        .iter()
-        .find(|condition| condition.r#type.as_deref() == Some(kind))
-}
-
 /// Waits until the KafkaConnect is Ready for its current generation.
 async fn connect_ready(client: &Client, ns: &str) -> KafkaConnect {
     let api: Api<KafkaConnect> = Api::namespaced(client.clone(), ns);
     wait_for(&api, CONNECT, "the KafkaConnect to be Ready", |connect| {
         let connect = connect?;
         let status = connect.status.as_ref()?;
-        (condition(status.conditions.as_ref(), "Ready").is_some()
+        (condition_of(status.conditions.as_ref(), "Ready").is_some()
             && status.observed_generation == connect.metadata.generation)
             .then(|| connect.clone())
     })
@@ -134,7 +105,7 @@ async fn connector_in_state(client: &Client, ns: &str, name: &str, state: &str) 
             let connector = connector?;
             let status = connector.status.as_ref()?;
             let reported = status.connector_status.as_ref()?.0.get("connector")?["state"].clone();
-            (condition(status.conditions.as_ref(), "Ready").is_some()
+            (condition_of(status.conditions.as_ref(), "Ready").is_some()
                 && status.observed_generation == connector.metadata.generation
                 && reported == state)
                 .then(|| connector.clone())
@@ -162,7 +133,7 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
         strimzi_tests::layout::free_port().unwrap(),
         &[],
     );
-    for document in kafka() {
+    for document in small_ephemeral_cluster(CLUSTER, "512m") {
         apply(&client, &ns, &document).await;
     }
     ready(&client, &ns, CLUSTER).await;
@@ -317,7 +288,8 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
         "missing",
         "the unknown class refused",
         |connector| {
-            let refusal = condition(connector?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
+            let refusal =
+                condition_of(connector?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
             (refusal.reason.as_deref() == Some("ConnectRestException"))
                 .then(|| refusal.message.clone().unwrap_or_default())
         },
@@ -358,18 +330,16 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
         .await
         .unwrap();
     let pod_sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
-    wait_for(
+    wait_gone(
         &pod_sets,
         &format!("{CONNECT}-connect"),
         "the StrimziPodSet to be garbage collected",
-        |pod_set| pod_set.is_none().then_some(()),
     )
     .await;
-    wait_for(
+    wait_gone(
         &config_maps,
         &format!("{CONNECT}-connect-config"),
         "the ConfigMap to be garbage collected",
-        |map| map.is_none().then_some(()),
     )
     .await;
 }

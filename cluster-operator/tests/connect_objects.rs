@@ -20,17 +20,7 @@ use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::reference::reference_examples_dir;
-use support::{Operator, apply, documents, names, wait_for};
-
-/// The condition `kind` of a status's conditions.
-fn condition<'a>(
-    conditions: Option<&'a Vec<strimzi_api::common::Condition>>,
-    kind: &str,
-) -> Option<&'a strimzi_api::common::Condition> {
-    conditions?
-        .iter()
-        .find(|condition| condition.r#type.as_deref() == Some(kind))
-}
+use support::{Operator, apply, condition_of, documents, names, wait_for, wait_gone};
 
 /// Waits until KafkaConnect `name` is `NotReady` with `reason`; returns the message.
 async fn connect_refused(api: &Api<KafkaConnect>, name: &str, reason: &str) -> String {
@@ -39,7 +29,7 @@ async fn connect_refused(api: &Api<KafkaConnect>, name: &str, reason: &str) -> S
         name,
         &format!("{name} NotReady with {reason}"),
         |connect| {
-            let refusal = condition(connect?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
+            let refusal = condition_of(connect?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
             (refusal.reason.as_deref() == Some(reason))
                 .then(|| refusal.message.clone().unwrap_or_default())
         },
@@ -194,7 +184,8 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
         "my-source-connector",
         "the connector refused",
         |connector| {
-            let refusal = condition(connector?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
+            let refusal =
+                condition_of(connector?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
             refusal
                 .message
                 .as_deref()?
@@ -226,11 +217,10 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
         .delete("my-connect-cluster", &DeleteParams::default())
         .await
         .unwrap();
-    wait_for(
+    wait_gone(
         &pod_sets,
         "my-connect-cluster-connect",
         "the StrimziPodSet garbage collected",
-        |set| set.is_none().then_some(()),
     )
     .await;
     wait_for(

@@ -13,7 +13,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_api::common::Condition;
-use support::{Operator, apply, namespace, wait_for};
+use support::{Operator, apply, condition_of, namespace, wait_for, wait_gone};
 
 async fn patch(bridges: &Api<KafkaBridge>, value: serde_json::Value) {
     bridges
@@ -23,13 +23,7 @@ async fn patch(bridges: &Api<KafkaBridge>, value: serde_json::Value) {
 }
 
 fn bridge_condition<'a>(bridge: &'a KafkaBridge, kind: &str) -> Option<&'a Condition> {
-    bridge
-        .status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|condition| condition.r#type.as_deref() == Some(kind))
+    condition_of(bridge.status.as_ref()?.conditions.as_ref(), kind)
 }
 
 /// Waits until the bridge is Ready for its current generation.
@@ -222,29 +216,11 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
         .delete("web", &DeleteParams::default())
         .await
         .unwrap();
-    wait_for(
-        &deployments,
-        "web-bridge",
-        "the Deployment to go",
-        |deployment| deployment.is_none().then_some(()),
-    )
-    .await;
+    wait_gone(&deployments, "web-bridge", "the Deployment to go").await;
     let services: Api<Service> = Api::namespaced(client.clone(), &ns);
-    wait_for(
-        &services,
-        "web-bridge-service",
-        "the Service to go",
-        |service| service.is_none().then_some(()),
-    )
-    .await;
+    wait_gone(&services, "web-bridge-service", "the Service to go").await;
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
-    wait_for(
-        &config_maps,
-        "web-bridge-config",
-        "the ConfigMap to go",
-        |config_map| config_map.is_none().then_some(()),
-    )
-    .await;
+    wait_gone(&config_maps, "web-bridge-config", "the ConfigMap to go").await;
     // The user's Secrets stay.
     assert!(
         Api::<Secret>::namespaced(client.clone(), &ns)

@@ -363,6 +363,19 @@ impl<R: Reconciler> ControllerBuilder<R> {
         self
     }
 
+    /// Reconciles the resources that name a `Parent` by the `strimzi.io/cluster` label (a
+    /// KafkaRebalance its Kafka): every one in the watched namespaces, whatever
+    /// `STRIMZI_CUSTOM_RESOURCE_SELECTOR` says (it selects the parents instead, which the
+    /// reconciler checks), and those of a selected parent again when it changes.
+    pub fn children_of<Parent>(self) -> Self
+    where
+        Parent: WatchedKind,
+    {
+        let parents = self.runtime.config().selector_string().unwrap_or_default();
+        self.ignore_custom_resource_selector()
+            .watches_related::<Parent>(&parents, crate::parent::names_parent::<Parent, R::Resource>)
+    }
+
     /// Reconciles the owner of a `Child` (by owner reference) when the child is created,
     /// changed or deleted. Children are found by `selector` with a metadata-only watch and
     /// not cached, for reconcilers that read what they need when they need it.

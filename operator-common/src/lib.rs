@@ -108,6 +108,7 @@ pub mod labels;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
+pub mod parent;
 pub mod runtime;
 pub mod scoped_cache;
 pub mod status;

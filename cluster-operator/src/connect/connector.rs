@@ -29,7 +29,6 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
-use kube::core::PartialObjectMeta;
 use kube::{Resource, ResourceExt};
 use serde_json::{Map, Value};
 use strimzi_api::connect::KafkaConnect;
@@ -44,6 +43,7 @@ use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconci
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::kafka::HostResolution;
 use strimzi_operator_common::labels::owner_reference;
+use strimzi_operator_common::parent::{ParentError, labelled_parent};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::status::timestamp_now;
 
@@ -126,12 +126,6 @@ pub struct ConnectorReconciler {
     runtime: OperatorRuntime,
     host_resolution: HostResolution,
     call_timeout: Duration,
-}
-
-/// Whether `connector` belongs to the KafkaConnect `connect`.
-fn belongs_to(connect: &PartialObjectMeta<KafkaConnect>, connector: &KafkaConnector) -> bool {
-    connect.metadata.namespace == connector.metadata.namespace
-        && connect.metadata.name.as_ref() == connector.labels().get(labels::CLUSTER)
 }
 
 /// The configuration the REST API is given: the user's options, then the class, the task
@@ -227,11 +221,9 @@ impl ConnectorReconciler {
                 .operation_timeout
                 .min(Duration::from_secs(30)),
         };
-        let connects = runtime.config().selector_string().unwrap_or_default();
         ControllerBuilder::new(runtime, reconciler)
             .concurrency(config.concurrency)
-            .ignore_custom_resource_selector()
-            .watches_related::<KafkaConnect>(&connects, belongs_to)
+            .children_of::<KafkaConnect>()
             .build()
     }
 
@@ -240,20 +232,18 @@ impl ConnectorReconciler {
         connector: &KafkaConnector,
         namespace: &str,
     ) -> Result<KafkaConnect, ConnectorError> {
-        let name = connector
-            .labels()
-            .get(labels::CLUSTER)
-            .ok_or(ConnectorError::ClusterLabelMissing)?;
-        let api: Api<KafkaConnect> = self.runtime.api(Some(namespace));
-        api.get_opt(name)
+        labelled_parent(&self.runtime.api(Some(namespace)), connector)
             .await
-            .map_err(|error| ConnectorError::Api {
-                what: format!("get KafkaConnect {namespace}/{name}"),
-                message: error.to_string(),
-            })?
-            .ok_or_else(|| ConnectorError::ConnectNotFound {
-                connect: name.clone(),
-                namespace: namespace.to_owned(),
+            .map_err(|error| match error {
+                ParentError::LabelMissing => ConnectorError::ClusterLabelMissing,
+                ParentError::Api { name, source } => ConnectorError::Api {
+                    what: format!("get KafkaConnect {namespace}/{name}"),
+                    message: source.to_string(),
+                },
+                ParentError::NotFound { name } => ConnectorError::ConnectNotFound {
+                    connect: name,
+                    namespace: namespace.to_owned(),
+                },
             })
     }
 

@@ -20,8 +20,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapKeySelector, Container, EnvVar, Service, ServiceAccount, ServicePort,
-    ServiceSpec, Volume,
+    ConfigMap, ConfigMapKeySelector, Container, EnvVar, Service, ServiceAccount, Volume,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -37,8 +36,8 @@ use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
 use super::client_security::option_value;
 use super::components::{
-    DeploymentParts, ObjectScope, config_map_volume, http_probe, log4j2_properties, secret_volume,
-    tmp_volume,
+    DeploymentParts, ObjectScope, cluster_ip_service_spec, config_map_volume, http_probe,
+    log4j2_properties, secret_volume, service_port, tmp_volume,
 };
 use super::config::hash_stub;
 use super::meta::{StringMap, template_annotations, template_labels, with_additional_labels};
@@ -647,24 +646,11 @@ fn service(scope: &ObjectScope<'_>, labels: &ComponentLabels, spec: &KafkaBridge
             service_labels,
             annotations,
         ),
-        spec: Some(ServiceSpec {
-            type_: Some("ClusterIP".to_owned()),
-            ports: Some(vec![ServicePort {
-                name: Some(REST_API_PORT_NAME.to_owned()),
-                port,
-                target_port: Some(IntOrString::Int(port)),
-                protocol: Some("TCP".to_owned()),
-                ..ServicePort::default()
-            }]),
-            selector: Some(labels.selector()),
-            ip_family_policy: template
-                .and_then(|template| template.ip_family_policy)
-                .and_then(|policy| super::nodes::pods::convert(&policy)),
-            ip_families: template
-                .and_then(|template| template.ip_families.as_ref())
-                .and_then(super::nodes::pods::convert),
-            ..ServiceSpec::default()
-        }),
+        spec: Some(cluster_ip_service_spec(
+            labels.selector(),
+            vec![service_port(REST_API_PORT_NAME, port)],
+            template,
+        )),
         status: None,
     }
 }

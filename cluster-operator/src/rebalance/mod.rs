@@ -31,11 +31,10 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
-use kube::core::PartialObjectMeta;
 use kube::{Resource, ResourceExt};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::rebalance::{KafkaRebalance, KafkaRebalanceStatus};
-use strimzi_api::{annotations, conditions, labels, naming};
+use strimzi_api::{annotations, conditions, naming};
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
@@ -45,6 +44,7 @@ use strimzi_operator_common::cruise_control::{
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::http_client::{Server, ServerTls};
 use strimzi_operator_common::kafka::{HostResolution, TlsConfig};
+use strimzi_operator_common::parent::{ParentError, labelled_parent};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::status;
 
@@ -176,11 +176,9 @@ impl RebalanceReconciler {
             host_resolution: config.kafka_host_resolution,
             call_timeout: config.operator.operation_timeout.min(MAX_CALL_TIME),
         };
-        let kafkas = runtime.config().selector_string().unwrap_or_default();
         ControllerBuilder::new(runtime, reconciler)
             .concurrency(config.concurrency)
-            .ignore_custom_resource_selector()
-            .watches_related::<Kafka>(&kafkas, belongs_to)
+            .children_of::<Kafka>()
             .build()
     }
 
@@ -190,19 +188,17 @@ impl RebalanceReconciler {
         rebalance: &KafkaRebalance,
         namespace: &str,
     ) -> Result<Kafka, RebalanceError> {
-        let cluster = rebalance
-            .labels()
-            .get(labels::CLUSTER)
-            .ok_or(RebalanceError::ClusterLabelMissing)?;
-        let api: Api<Kafka> = self.runtime.api(Some(namespace));
-        api.get_opt(cluster)
+        labelled_parent(&self.runtime.api(Some(namespace)), rebalance)
             .await
-            .map_err(|error| {
-                RebalanceError::api(format!("get Kafka {namespace}/{cluster}"), &error)
-            })?
-            .ok_or_else(|| RebalanceError::KafkaNotFound {
-                cluster: cluster.clone(),
-                namespace: namespace.to_owned(),
+            .map_err(|error| match error {
+                ParentError::LabelMissing => RebalanceError::ClusterLabelMissing,
+                ParentError::Api { name, source } => {
+                    RebalanceError::api(format!("get Kafka {namespace}/{name}"), &source)
+                }
+                ParentError::NotFound { name } => RebalanceError::KafkaNotFound {
+                    cluster: name,
+                    namespace: namespace.to_owned(),
+                },
             })
     }
 
@@ -461,13 +457,6 @@ impl RebalanceReconciler {
     }
 }
 
-/// Whether `rebalance` is one of `kafka`'s: same namespace, labelled with its name.
-fn belongs_to(kafka: &PartialObjectMeta<Kafka>, rebalance: &KafkaRebalance) -> bool {
-    kafka.metadata.namespace == rebalance.metadata.namespace
-        && kafka.metadata.name.is_some()
-        && rebalance.labels().get(labels::CLUSTER) == kafka.metadata.name.as_ref()
-}
-
 /// Whether `kafka` reports `Ready`.
 fn is_ready(kafka: &Kafka) -> bool {
     kafka
@@ -577,6 +566,7 @@ impl Reconciler for RebalanceReconciler {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use kube::core::PartialObjectMeta;
     use serde_json::json;
 
     fn kafka(ready: &str) -> Kafka {
@@ -604,9 +594,18 @@ mod tests {
             }))
             .unwrap()
         };
-        assert!(belongs_to(&meta("ns", "c"), &rebalance));
-        assert!(!belongs_to(&meta("other", "c"), &rebalance));
-        assert!(!belongs_to(&meta("ns", "d"), &rebalance));
+        assert!(strimzi_operator_common::parent::names_parent(
+            &meta("ns", "c"),
+            &rebalance
+        ));
+        assert!(!strimzi_operator_common::parent::names_parent(
+            &meta("other", "c"),
+            &rebalance
+        ));
+        assert!(!strimzi_operator_common::parent::names_parent(
+            &meta("ns", "d"),
+            &rebalance
+        ));
         assert!(is_ready(&kafka("True")));
         assert!(!is_ready(&kafka("False")));
     }

@@ -236,6 +236,14 @@ where
     .await
 }
 
+/// Waits until the object `name` is gone, up to [`WAIT`] (`what` names it in the panic).
+pub async fn wait_gone<K>(api: &Api<K>, name: &str, what: &str)
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+{
+    wait_for(api, name, what, |object| object.is_none().then_some(())).await;
+}
+
 /// The folder of the operator binaries built next to the running test, example or bench.
 pub fn binaries_dir() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -369,12 +377,17 @@ pub fn cluster(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
     ]
 }
 
+/// The condition `kind` of the Kafka's status.
 pub fn condition<'a>(kafka: &'a Kafka, kind: &str) -> Option<&'a strimzi_api::common::Condition> {
-    kafka
-        .status
-        .as_ref()?
-        .conditions
-        .as_ref()?
+    condition_of(kafka.status.as_ref()?.conditions.as_ref(), kind)
+}
+
+/// The condition `kind` among a status's `conditions` (of any kind of resource).
+pub fn condition_of<'a>(
+    conditions: Option<&'a Vec<strimzi_api::common::Condition>>,
+    kind: &str,
+) -> Option<&'a strimzi_api::common::Condition> {
+    conditions?
         .iter()
         .find(|condition| condition.r#type.as_deref() == Some(kind))
 }

@@ -72,6 +72,29 @@ pub fn persistent_cluster(
     documents
 }
 
+/// [`super::cluster`] of one controller and one broker for a component's real-node test:
+/// ephemeral storage, a heap from 256 MiB up to `max_heap`, and the internal topics of one
+/// replica.
+pub fn small_ephemeral_cluster(name: &str, max_heap: &str) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let mut documents = super::cluster(name, 1, 1);
+    for document in &mut documents {
+        match document["kind"].as_str() {
+            Some("KafkaNodePool") => {
+                document["spec"]["jvmOptions"] = json!({"-Xms": "256m", "-Xmx": max_heap});
+            }
+            Some("Kafka") => {
+                let config = &mut document["spec"]["kafka"]["config"];
+                config["offsets.topic.replication.factor"] = json!(1);
+                config["transaction.state.log.replication.factor"] = json!(1);
+                config["transaction.state.log.min.isr"] = json!(1);
+            }
+            _ => {}
+        }
+    }
+    documents
+}
+
 /// The value of `key` in Secret `name`.
 pub async fn secret_value(client: &Client, ns: &str, name: &str, key: &str) -> Vec<u8> {
     let secret = Api::<Secret>::namespaced(client.clone(), ns)

@@ -24,12 +24,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, ExecAction, Probe, Secret, Service, ServiceAccount, ServicePort,
-    ServiceSpec,
+    ConfigMap, Container, ExecAction, Probe, Secret, Service, ServiceAccount,
 };
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use rand::Rng;
 use rand::distr::Alphanumeric;
 use serde_json::{Value, json};
@@ -860,33 +858,13 @@ impl KafkaCluster {
             .as_ref()
             .and_then(|template| template.api_service.as_ref());
         let metadata = template.and_then(|template| template.metadata.as_ref());
-        let ip_families = template.and_then(|template| {
-            template.ip_families.as_ref().map(|families| {
-                families
-                    .iter()
-                    .filter_map(crate::model::nodes::pods::convert::<_, String>)
-                    .collect::<Vec<_>>()
-            })
-        });
-        let ip_family_policy = template
-            .and_then(|template| template.ip_family_policy.as_ref())
-            .and_then(crate::model::nodes::pods::convert::<_, String>);
         Service {
             metadata: self.component_meta(labels, &labels.component_name, metadata),
-            spec: Some(ServiceSpec {
-                type_: Some("ClusterIP".to_owned()),
-                selector: Some(labels.selector()),
-                ports: Some(vec![ServicePort {
-                    name: Some(REST_API_PORT_NAME.to_owned()),
-                    port: REST_API_PORT,
-                    target_port: Some(IntOrString::Int(REST_API_PORT)),
-                    protocol: Some("TCP".to_owned()),
-                    ..ServicePort::default()
-                }]),
-                ip_families,
-                ip_family_policy,
-                ..ServiceSpec::default()
-            }),
+            spec: Some(super::cluster_ip_service_spec(
+                labels.selector(),
+                vec![super::service_port(REST_API_PORT_NAME, REST_API_PORT)],
+                template,
+            )),
             status: None,
         }
     }

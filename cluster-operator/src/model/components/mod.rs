@@ -18,14 +18,14 @@ use k8s_openapi::api::apps::v1::{
 };
 use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret,
-    SecretVolumeSource, ServiceAccount, Volume,
+    SecretVolumeSource, ServiceAccount, ServicePort, ServiceSpec, Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use strimzi_api::annotations;
 use strimzi_api::common::{
-    DeploymentStrategy as StrategyOption, DeploymentTemplate, Logging, PodTemplate,
-    Probe as ProbeOptions, ResourceTemplate,
+    DeploymentStrategy as StrategyOption, DeploymentTemplate, InternalServiceTemplate, Logging,
+    PodTemplate, Probe as ProbeOptions, ResourceTemplate,
 };
 use strimzi_certificate_manager::leaf::ExistingLeaf;
 use strimzi_operator_common::labels::ComponentLabels;
@@ -34,7 +34,7 @@ use super::desired::CertificateRequest;
 use super::meta::{
     StringMap, merged, non_empty, template_annotations, template_labels, with_additional_labels,
 };
-use super::nodes::pods::{convert, empty_dir};
+use super::nodes::pods::{convert, empty_dir, templated_pod_spec};
 use super::nodes::templates::metadata;
 use super::{KafkaCluster, ModelConfig, ModelError};
 
@@ -261,29 +261,8 @@ impl ObjectScope<'_> {
                         containers: parts.containers,
                         volumes: Some(volumes),
                         restart_policy: Some("Always".to_owned()),
-                        affinity: pod.and_then(|pod| pod.affinity.clone()),
-                        tolerations: pod.and_then(|pod| pod.tolerations.clone()),
-                        topology_spread_constraints: pod
-                            .and_then(|pod| pod.topology_spread_constraints.clone()),
-                        termination_grace_period_seconds: Some(
-                            pod.and_then(|pod| pod.termination_grace_period_seconds)
-                                .map_or(30, i64::from),
-                        ),
                         image_pull_secrets: self.config.image_pull_secrets(pod),
-                        security_context: pod.and_then(|pod| pod.security_context.clone()),
-                        priority_class_name: pod.and_then(|pod| pod.priority_class_name.clone()),
-                        scheduler_name: Some(
-                            pod.and_then(|pod| pod.scheduler_name.clone())
-                                .unwrap_or_else(|| "default-scheduler".to_owned()),
-                        ),
-                        host_aliases: pod.and_then(|pod| pod.host_aliases.clone()),
-                        dns_policy: pod
-                            .and_then(|pod| pod.dns_policy)
-                            .and_then(|policy| convert(&policy)),
-                        dns_config: pod.and_then(|pod| pod.dns_config.clone()),
-                        enable_service_links: pod.and_then(|pod| pod.enable_service_links),
-                        host_users: pod.and_then(|pod| pod.host_users),
-                        ..PodSpec::default()
+                        ..templated_pod_spec(pod)
                     }),
                 },
                 ..DeploymentSpec::default()
@@ -464,5 +443,37 @@ pub(crate) fn config_map_volume(name: &str, config_map: &str) -> Volume {
             ..ConfigMapVolumeSource::default()
         }),
         ..Volume::default()
+    }
+}
+
+/// A TCP port of a Service, sent to the container port of the same number.
+pub(crate) fn service_port(name: &str, port: i32) -> ServicePort {
+    ServicePort {
+        name: Some(name.to_owned()),
+        protocol: Some("TCP".to_owned()),
+        port,
+        target_port: Some(IntOrString::Int(port)),
+        ..ServicePort::default()
+    }
+}
+
+/// The spec of a `ClusterIP` Service of `ports` in front of the pods `selector` picks, with
+/// the IP family policy and families `template` asks for.
+pub(crate) fn cluster_ip_service_spec(
+    selector: StringMap,
+    ports: Vec<ServicePort>,
+    template: Option<&InternalServiceTemplate>,
+) -> ServiceSpec {
+    ServiceSpec {
+        type_: Some("ClusterIP".to_owned()),
+        selector: Some(selector),
+        ports: Some(ports),
+        ip_family_policy: template
+            .and_then(|template| template.ip_family_policy)
+            .and_then(|policy| convert(&policy)),
+        ip_families: template
+            .and_then(|template| template.ip_families.as_ref())
+            .and_then(convert),
+        ..ServiceSpec::default()
     }
 }

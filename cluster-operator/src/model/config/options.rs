@@ -190,7 +190,18 @@ impl Properties {
 pub fn user_configuration(
     config: Option<&strimzi_api::schema::FreeFormMap>,
 ) -> (Properties, Vec<ModelWarning>) {
-    let mut properties = Properties::from_pairs(DEFAULTS.iter().copied());
+    allowed_options(config, DEFAULTS, is_forbidden)
+}
+
+/// The options of a component's `config` (Kafka, Connect, ...) over its `defaults`, without
+/// those `is_forbidden` names or whose value is not a string, number or boolean; and a
+/// warning per dropped option.
+pub(crate) fn allowed_options(
+    config: Option<&strimzi_api::schema::FreeFormMap>,
+    defaults: &[(&str, &str)],
+    is_forbidden: fn(&str) -> bool,
+) -> (Properties, Vec<ModelWarning>) {
+    let mut properties = Properties::from_pairs(defaults.iter().copied());
     let mut warnings = Vec::new();
     for (key, value) in config.map(|config| &config.0).into_iter().flatten() {
         if is_forbidden(key) {

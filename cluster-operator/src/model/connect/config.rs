@@ -11,7 +11,7 @@
 use super::{ConnectCluster, REST_API_PORT, trusted_certificates_secret};
 use crate::model::ModelWarning;
 use crate::model::client_security::{ClientSecurity, ClientSecurityError, TrustedCertificates};
-use crate::model::config::options::{FORBIDDEN_OPTION_REASON, Properties, config_value};
+use crate::model::config::options::{Properties, allowed_options};
 
 /// Prefixes of options the operator sets itself; a user option starting with one is dropped
 /// with a warning.
@@ -84,34 +84,8 @@ impl ConnectCluster {
     /// The user's options, without the forbidden ones, with Strimzi's defaults and the
     /// spec's group and storage topics; and a warning per dropped option.
     fn user_options(&self) -> (Properties, Vec<ModelWarning>) {
-        let mut properties = Properties::from_pairs(DEFAULTS.iter().copied());
-        let mut warnings = Vec::new();
-        for (key, value) in self
-            .spec
-            .config
-            .as_ref()
-            .map(|config| &config.0)
-            .into_iter()
-            .flatten()
-        {
-            if is_forbidden(key) {
-                warnings.push(ModelWarning::new(
-                    FORBIDDEN_OPTION_REASON,
-                    format!("Configuration option \"{key}\" is forbidden and will be ignored"),
-                ));
-                continue;
-            }
-            match config_value(value) {
-                Some(text) => properties.set(key.clone(), text),
-                None => warnings.push(ModelWarning::new(
-                    FORBIDDEN_OPTION_REASON,
-                    format!(
-                        "Configuration option \"{key}\" has an unsupported value type (only \
-                         strings, numbers and booleans are allowed) and will be ignored"
-                    ),
-                )),
-            }
-        }
+        let (mut properties, warnings) =
+            allowed_options(self.spec.config.as_ref(), DEFAULTS, is_forbidden);
         for (key, value) in [
             ("group.id", &self.spec.group_id),
             ("offset.storage.topic", &self.spec.offset_storage_topic),

@@ -51,7 +51,9 @@ use strimzi_api::labels;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
-use crate::model::components::{config_map_volume, http_probe, tmp_volume};
+use crate::model::components::{
+    cluster_ip_service_spec, config_map_volume, http_probe, service_port, tmp_volume,
+};
 use crate::model::config::hash_stub;
 use crate::model::config::options::Properties;
 use crate::model::meta::{
@@ -59,10 +61,13 @@ use crate::model::meta::{
 };
 use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, supported_version};
 use crate::model::nodes::pods::{
-    HeapSizing, KAFKA_VERSION_ANNOTATION, add_template_env, container_port, convert, env, jmx_env,
-    jvm_env, mount, pod_revision, template_mounts,
+    CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, KAFKA_VERSION_ANNOTATION, TMP_VOLUME,
+    add_template_env, container_port, convert, env, jmx_env, jvm_env, mount, pod_revision,
+    template_mounts, templated_pod_spec,
 };
-use crate::model::security::policies::{RBAC_API_GROUP, ingress_rule, jmx_credentials, peer};
+use crate::model::security::policies::{
+    RBAC_API_GROUP, ingress_rule, jmx_credentials, operator_namespace_selector, peer,
+};
 use crate::model::{ModelConfig, ModelError, ModelWarning};
 
 /// Port of the Connect REST API.
@@ -83,18 +88,12 @@ pub const CONNECT_CONFIG_KEY: &str = "kafka-connect.properties";
 pub const LOGGING_KEY: &str = "log4j2.properties";
 /// Key of the JMX exporter rules in the ConfigMap.
 pub const METRICS_KEY: &str = "metrics-config.json";
-/// `strimzi.io/configuration-hash` on the pods: the worker configuration's hash (logging is
-/// re-read by the workers, so it is not part of it).
-pub const CONFIGURATION_HASH_ANNOTATION: &str = "strimzi.io/configuration-hash";
+// `strimzi.io/configuration-hash` on the pods: here the worker configuration's hash (logging
+// is re-read by the workers, so it is not part of it).
+pub use crate::model::nodes::pods::CONFIGURATION_HASH_ANNOTATION;
 /// `strimzi.io/auth-hash` on the pods: the hash of the trusted certificates, so that new
 /// certificates restart the workers.
 pub const AUTH_HASH_ANNOTATION: &str = "strimzi.io/auth-hash";
-/// Where the start script reads the ConfigMap.
-const CONFIG_MOUNT_PATH: &str = "/opt/kafka/custom-config/";
-/// Volume of the ConfigMap.
-const CONFIG_VOLUME: &str = "kafka-metrics-and-logging";
-/// Memory-backed `/tmp`.
-const TMP_VOLUME: &str = "strimzi-tmp";
 /// Replicas when `spec.replicas` is unset (the CRD requires it in v1; kept for MM2).
 const DEFAULT_REPLICAS: i32 = 3;
 /// Share of the container memory the start script gives the heap without `-Xmx` (Connect).
@@ -583,16 +582,9 @@ impl ConnectCluster {
     }
 
     fn service_ports(&self) -> Vec<ServicePort> {
-        let port = |name: &str, number: i32| ServicePort {
-            name: Some(name.to_owned()),
-            protocol: Some("TCP".to_owned()),
-            port: number,
-            target_port: Some(IntOrString::Int(number)),
-            ..ServicePort::default()
-        };
-        let mut ports = vec![port(REST_API_PORT_NAME, REST_API_PORT)];
+        let mut ports = vec![service_port(REST_API_PORT_NAME, REST_API_PORT)];
         if self.metrics_enabled() {
-            ports.push(port(METRICS_PORT_NAME, METRICS_PORT));
+            ports.push(service_port(METRICS_PORT_NAME, METRICS_PORT));
         }
         ports
     }
@@ -608,18 +600,11 @@ impl ConnectCluster {
                 &self.api_service_name,
                 template.and_then(|template| template.metadata.as_ref()),
             ),
-            spec: Some(ServiceSpec {
-                type_: Some("ClusterIP".to_owned()),
-                selector: Some(self.selector()),
-                ports: Some(self.service_ports()),
-                ip_family_policy: template
-                    .and_then(|template| template.ip_family_policy)
-                    .and_then(|policy| convert(&policy)),
-                ip_families: template
-                    .and_then(|template| template.ip_families.as_ref())
-                    .and_then(convert),
-                ..ServiceSpec::default()
-            }),
+            spec: Some(cluster_ip_service_spec(
+                self.selector(),
+                self.service_ports(),
+                template,
+            )),
             status: None,
         }
     }
@@ -630,36 +615,19 @@ impl ConnectCluster {
             .template
             .as_ref()
             .and_then(|template| template.headless_service.as_ref());
+        let mut ports = self.service_ports();
+        if self.spec.jmx_options.is_some() {
+            ports.push(service_port(JMX_PORT_NAME, JMX_PORT));
+        }
         Service {
             metadata: self.meta(
                 &self.component_name,
                 template.and_then(|template| template.metadata.as_ref()),
             ),
             spec: Some(ServiceSpec {
-                type_: Some("ClusterIP".to_owned()),
                 cluster_ip: Some("None".to_owned()),
-                selector: Some(self.selector()),
-                ports: Some({
-                    let mut ports = self.service_ports();
-                    if self.spec.jmx_options.is_some() {
-                        ports.push(ServicePort {
-                            name: Some(JMX_PORT_NAME.to_owned()),
-                            protocol: Some("TCP".to_owned()),
-                            port: JMX_PORT,
-                            target_port: Some(IntOrString::Int(JMX_PORT)),
-                            ..ServicePort::default()
-                        });
-                    }
-                    ports
-                }),
                 publish_not_ready_addresses: Some(true),
-                ip_family_policy: template
-                    .and_then(|template| template.ip_family_policy)
-                    .and_then(|policy| convert(&policy)),
-                ip_families: template
-                    .and_then(|template| template.ip_families.as_ref())
-                    .and_then(convert),
-                ..ServiceSpec::default()
+                ..cluster_ip_service_spec(self.selector(), ports, template)
             }),
             status: None,
         }
@@ -671,15 +639,7 @@ impl ConnectCluster {
         if !self.config.network_policy_generation {
             return None;
         }
-        let operator_namespaces =
-            (self.config.operator_namespace != self.namespace).then(|| LabelSelector {
-                match_labels: self
-                    .config
-                    .operator_namespace_labels
-                    .clone()
-                    .filter(|labels| !labels.is_empty()),
-                ..LabelSelector::default()
-            });
+        let operator_namespaces = operator_namespace_selector(&self.config, &self.namespace);
         let mut rules = vec![ingress_rule(
             REST_API_PORT,
             vec![
@@ -827,31 +787,8 @@ impl ConnectCluster {
                 restart_policy: Some("Always".to_owned()),
                 containers: vec![self.container()],
                 volumes: Some(volumes),
-                affinity: pod_template.and_then(|pod| pod.affinity.clone()),
-                tolerations: pod_template.and_then(|pod| pod.tolerations.clone()),
-                topology_spread_constraints: pod_template
-                    .and_then(|pod| pod.topology_spread_constraints.clone()),
-                termination_grace_period_seconds: Some(
-                    pod_template
-                        .and_then(|pod| pod.termination_grace_period_seconds)
-                        .map_or(30, i64::from),
-                ),
                 image_pull_secrets: self.config.image_pull_secrets(pod_template),
-                security_context: pod_template.and_then(|pod| pod.security_context.clone()),
-                priority_class_name: pod_template.and_then(|pod| pod.priority_class_name.clone()),
-                scheduler_name: Some(
-                    pod_template
-                        .and_then(|pod| pod.scheduler_name.clone())
-                        .unwrap_or_else(|| "default-scheduler".to_owned()),
-                ),
-                host_aliases: pod_template.and_then(|pod| pod.host_aliases.clone()),
-                dns_policy: pod_template
-                    .and_then(|pod| pod.dns_policy)
-                    .and_then(|policy| convert(&policy)),
-                dns_config: pod_template.and_then(|pod| pod.dns_config.clone()),
-                enable_service_links: pod_template.and_then(|pod| pod.enable_service_links),
-                host_users: pod_template.and_then(|pod| pod.host_users),
-                ..PodSpec::default()
+                ..templated_pod_spec(pod_template)
             }),
             status: None,
         };

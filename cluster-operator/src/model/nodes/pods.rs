@@ -59,12 +59,12 @@ const INIT_CONTAINER: &str = "kafka-init";
 const INIT_VOLUME: &str = "rack-volume";
 /// Where [`INIT_VOLUME`] is mounted.
 const INIT_MOUNT_PATH: &str = "/opt/kafka/init";
-/// Volume of the per-node ConfigMap.
-const CONFIG_VOLUME: &str = "kafka-metrics-and-logging";
-/// Where the start script reads the per-node ConfigMap.
-const CONFIG_MOUNT_PATH: &str = "/opt/kafka/custom-config/";
+/// Volume of the per-node ConfigMap (of the workers' ConfigMap in Connect pods).
+pub(crate) const CONFIG_VOLUME: &str = "kafka-metrics-and-logging";
+/// Where the start script of Strimzi's Kafka image reads the ConfigMap.
+pub(crate) const CONFIG_MOUNT_PATH: &str = "/opt/kafka/custom-config/";
 /// Memory-backed `/tmp`.
-const TMP_VOLUME: &str = "strimzi-tmp";
+pub(crate) const TMP_VOLUME: &str = "strimzi-tmp";
 /// Default size of [`TMP_VOLUME`].
 const TMP_DEFAULT_SIZE: &str = "5Mi";
 /// Files through which the container reports readiness.
@@ -115,6 +115,34 @@ pub fn pod_revision(pod: &Pod) -> String {
         .take(4)
         .map(|byte| format!("{byte:02x}"))
         .collect()
+}
+/// The parts of a pod's spec its `template.pod` decides (affinity, tolerations, grace period,
+/// security context, scheduling and DNS options), with Kubernetes' defaults where the
+/// template is silent; the caller adds its containers, volumes and identity.
+pub(crate) fn templated_pod_spec(pod: Option<&strimzi_api::common::PodTemplate>) -> PodSpec {
+    PodSpec {
+        affinity: pod.and_then(|pod| pod.affinity.clone()),
+        tolerations: pod.and_then(|pod| pod.tolerations.clone()),
+        topology_spread_constraints: pod.and_then(|pod| pod.topology_spread_constraints.clone()),
+        termination_grace_period_seconds: Some(
+            pod.and_then(|pod| pod.termination_grace_period_seconds)
+                .map_or(30, i64::from),
+        ),
+        security_context: pod.and_then(|pod| pod.security_context.clone()),
+        priority_class_name: pod.and_then(|pod| pod.priority_class_name.clone()),
+        scheduler_name: Some(
+            pod.and_then(|pod| pod.scheduler_name.clone())
+                .unwrap_or_else(|| "default-scheduler".to_owned()),
+        ),
+        host_aliases: pod.and_then(|pod| pod.host_aliases.clone()),
+        dns_policy: pod
+            .and_then(|pod| pod.dns_policy)
+            .and_then(|policy| convert(&policy)),
+        dns_config: pod.and_then(|pod| pod.dns_config.clone()),
+        enable_service_links: pod.and_then(|pod| pod.enable_service_links),
+        host_users: pod.and_then(|pod| pod.host_users),
+        ..PodSpec::default()
+    }
 }
 
 /// A TCP container port.
@@ -495,34 +523,13 @@ impl KafkaCluster {
                 hostname: Some(pod_name.clone()),
                 subdomain: Some(strimzi_api::naming::brokers_service(&self.name)),
                 service_account_name: Some(strimzi_api::naming::kafka_component(&self.name)),
-                enable_service_links: pod_template.and_then(|pod| pod.enable_service_links),
                 affinity: self.affinity(pool, template),
                 init_containers,
                 containers: vec![self.kafka_container(pool, template)],
                 volumes: Some(self.volumes(pool, template, node_id, &pod_name)),
-                tolerations: pod_template.and_then(|pod| pod.tolerations.clone()),
-                termination_grace_period_seconds: Some(
-                    pod_template
-                        .and_then(|pod| pod.termination_grace_period_seconds)
-                        .map_or(30, i64::from),
-                ),
                 image_pull_secrets,
                 security_context: self.pod_security_context(pool, template),
-                priority_class_name: pod_template.and_then(|pod| pod.priority_class_name.clone()),
-                scheduler_name: Some(
-                    pod_template
-                        .and_then(|pod| pod.scheduler_name.clone())
-                        .unwrap_or_else(|| "default-scheduler".to_owned()),
-                ),
-                host_aliases: pod_template.and_then(|pod| pod.host_aliases.clone()),
-                dns_policy: pod_template
-                    .and_then(|pod| pod.dns_policy)
-                    .and_then(|policy| convert(&policy)),
-                dns_config: pod_template.and_then(|pod| pod.dns_config.clone()),
-                topology_spread_constraints: pod_template
-                    .and_then(|pod| pod.topology_spread_constraints.clone()),
-                host_users: pod_template.and_then(|pod| pod.host_users),
-                ..PodSpec::default()
+                ..templated_pod_spec(pod_template)
             }),
             status: None,
         };

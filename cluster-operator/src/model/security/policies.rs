@@ -21,13 +21,13 @@ use strimzi_api::common::{KafkaJmxAuthentication, MetadataTemplate, RackType};
 use strimzi_api::kafka::KafkaListenerType;
 use strimzi_api::{labels, naming};
 
-use crate::model::KafkaCluster;
 use crate::model::listeners::services::{
     CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
 };
 use crate::model::meta::{
     StringMap, template_annotations, template_labels, with_additional_labels,
 };
+use crate::model::{KafkaCluster, ModelConfig};
 
 /// API group of Roles, ClusterRoles and their bindings.
 pub(crate) const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
@@ -105,6 +105,20 @@ pub(crate) fn jmx_credentials(existing: Option<&Secret>) -> BTreeMap<String, Byt
         (JMX_USERNAME_KEY.to_owned(), credential(JMX_USERNAME_KEY)),
         (JMX_PASSWORD_KEY.to_owned(), credential(JMX_PASSWORD_KEY)),
     ])
+}
+/// Namespaces the cluster operator may connect from to pods in `namespace`: none needed in
+/// its own namespace; elsewhere those with the configured labels, or every namespace.
+pub(crate) fn operator_namespace_selector(
+    config: &ModelConfig,
+    namespace: &str,
+) -> Option<LabelSelector> {
+    (config.operator_namespace != namespace).then(|| LabelSelector {
+        match_labels: config
+            .operator_namespace_labels
+            .clone()
+            .filter(|labels| !labels.is_empty()),
+        ..LabelSelector::default()
+    })
 }
 
 fn name_peer(name: String) -> NetworkPolicyPeer {
@@ -255,20 +269,9 @@ impl KafkaCluster {
         }
     }
 
-    /// Namespaces the cluster operator may connect from: none needed in the cluster's own
-    /// namespace; elsewhere those with the configured labels, or every namespace.
+    /// Namespaces the cluster operator may connect from ([`operator_namespace_selector`]).
     pub(crate) fn operator_namespace_selector(&self) -> Option<LabelSelector> {
-        if self.config.operator_namespace == self.namespace {
-            return None;
-        }
-        Some(LabelSelector {
-            match_labels: self
-                .config
-                .operator_namespace_labels
-                .clone()
-                .filter(|labels| !labels.is_empty()),
-            ..LabelSelector::default()
-        })
+        operator_namespace_selector(&self.config, &self.namespace)
     }
 
     /// `<cluster>-network-policy-kafka`: the control plane port open to Kafka pods and the
