@@ -19,10 +19,21 @@ use strimzi_api::mirror_maker2::{
 };
 use strimzi_api::schema::FreeFormMap;
 
+use kube::Resource;
+use strimzi_api::common::KafkaClientAuthentication;
+use strimzi_api::connect::KafkaConnect;
+use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
+use strimzi_operator_common::labels::owner_reference;
+
 use crate::model::client_security::{ClientSecurity, ClientSecurityError, TrustedCertificates};
+use crate::model::connect::{ConnectCluster, TrustLayout};
+use crate::model::nodes::pods::env;
+use crate::model::{ModelConfig, ModelError};
 
 /// Value of the `strimzi.io/kind`-adjacent component type label (`app.kubernetes.io/name`).
 pub const COMPONENT_TYPE: &str = "kafka-mirror-maker-2";
+/// The workers' environment variable listing the cluster aliases.
+pub const CLUSTERS_ENV: &str = "KAFKA_MIRRORMAKER_2_CLUSTERS";
 /// The Java package of MirrorMaker 2's connectors, which ship with Kafka.
 const CONNECTOR_PACKAGE: &str = "org.apache.kafka.connect.mirror";
 /// The properties file the Connect container writes at start; rack-aware connectors read
@@ -402,6 +413,73 @@ fn mirror_connector_reporters(mirror: &KafkaMirrorMaker2MirrorSpec) -> Option<St
         .and_then(|connector| connector.config.as_ref())
         .and_then(|config| config.0.get("metric.reporters"))
         .map(crate::model::client_security::option_value)
+}
+
+/// The Connect cluster a KafkaMirrorMaker2 runs on: [`connect_spec`] under the MirrorMaker 2
+/// names and labels, owned by the resource, with every cluster's trusted certificates in
+/// [`trusted_certificates_secret`] (`<alias>.crt`, the workers trusting the target's), every
+/// cluster's client certificate and password Secrets readable by the pods, and
+/// `KAFKA_MIRRORMAKER_2_CLUSTERS`. The workers run the operator's Connect image of the
+/// version.
+pub fn connect_cluster(
+    mirror_maker2: &KafkaMirrorMaker2,
+    config: &ModelConfig,
+) -> Result<ConnectCluster, ModelError> {
+    let name = mirror_maker2.metadata.name.clone().unwrap_or_default();
+    let spec = &mirror_maker2.spec;
+    let connect = KafkaConnect {
+        metadata: mirror_maker2.metadata.clone(),
+        spec: connect_spec(spec),
+        status: None,
+    };
+    let mut cluster = ConnectCluster::from_kafka_connect(&connect, config)?;
+    cluster.kind = KafkaMirrorMaker2::kind(&()).into_owned();
+    cluster.component_type = COMPONENT_TYPE.to_owned();
+    cluster.component_name = component_name(&name);
+    cluster.api_service_name = service_name(&name);
+    cluster.owner = owner_reference(mirror_maker2);
+    let mut secrets = Vec::new();
+    for (_, other) in clusters(spec) {
+        match other.authentication {
+            Some(KafkaClientAuthentication::Tls(tls)) => {
+                secrets.extend(
+                    tls.certificate_and_key
+                        .iter()
+                        .map(|pair| pair.secret_name.clone()),
+                );
+            }
+            Some(
+                KafkaClientAuthentication::ScramSha256(auth)
+                | KafkaClientAuthentication::ScramSha512(auth)
+                | KafkaClientAuthentication::Plain(auth),
+            ) => {
+                secrets.extend(
+                    auth.password_secret
+                        .iter()
+                        .map(|secret| secret.secret_name.clone()),
+                );
+            }
+            _ => {}
+        }
+    }
+    cluster.trust = TrustLayout::PerCluster {
+        secret: trusted_certificates_secret(&name),
+        worker_key: trusted_certificates_key(&spec.target.alias),
+        clusters: clusters(spec)
+            .map(|(_, other)| {
+                (
+                    trusted_certificates_key(other.alias),
+                    other
+                        .tls
+                        .and_then(|tls| tls.trusted_certificates.clone())
+                        .unwrap_or_default(),
+                )
+            })
+            .collect(),
+        secrets,
+    };
+    cluster.extra_env = vec![env(CLUSTERS_ENV, cluster_aliases(spec))];
+    Ok(cluster)
 }
 
 #[cfg(test)]
