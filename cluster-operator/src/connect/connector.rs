@@ -57,7 +57,7 @@ use crate::model::config::options::config_value;
 /// again.
 const RECHECK: Duration = Duration::from_secs(10);
 /// How soon a connector on its way to the state asked for is looked at again.
-const STATE_RECHECK: Duration = Duration::from_secs(2);
+pub(crate) const STATE_RECHECK: Duration = Duration::from_secs(2);
 /// Longest wait between automatic restarts, in minutes.
 const MAX_BACKOFF_MINUTES: i64 = 60;
 

@@ -32,7 +32,9 @@ use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::labels::selector_string;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
-use super::connector::{ConnectorError, auto_restart, desired_config, failed, state_change};
+use super::connector::{
+    ConnectorError, STATE_RECHECK, auto_restart, desired_config, failed, state_change,
+};
 use super::rest::{ConnectApi, RestError};
 use super::{ConnectError, ConnectReconciler, PODS_RECHECK, Workers, plugins};
 use crate::config::ClusterOperatorConfig;
@@ -159,7 +161,13 @@ impl MirrorMaker2Reconciler {
             api.put_connector_config(name, &config).await?;
         }
         let wanted = connector.spec.state.unwrap_or(ConnectorState::Running);
-        let state = api.connector_status(name).await?;
+        // Connect reports no status for a moment after a connector is created.
+        let Some(state) = status_if_known(api, name).await? else {
+            return Ok(ConnectorOutcome {
+                state: serde_json::json!({"name": name}),
+                settled: false,
+            });
+        };
         if let Some(action) = state["connector"]["state"]
             .as_str()
             .and_then(|state| state_change(state, wanted))
@@ -219,6 +227,15 @@ impl MirrorMaker2Reconciler {
             done.push((annotations::RESTART_CONNECTOR_TASK, value.clone()));
         }
         Ok((done, warnings))
+    }
+}
+
+/// The REST status of connector `name`, `None` while Connect has none yet.
+async fn status_if_known(api: &ConnectApi, name: &str) -> Result<Option<Value>, RestError> {
+    match api.connector_status(name).await {
+        Ok(state) => Ok(Some(state)),
+        Err(error) if error.status() == Some(404) => Ok(None),
+        Err(error) => Err(error),
     }
 }
 
@@ -342,7 +359,7 @@ impl Reconciler for MirrorMaker2Reconciler {
         let mut reconciled = if let Some(message) = failure {
             Reconciled::pending(status, "ConnectorFailed", &message, PODS_RECHECK)
         } else if let Some(message) = unsettled {
-            Reconciled::pending(status, "WaitingForConnectorState", &message, PODS_RECHECK)
+            Reconciled::pending(status, "WaitingForConnectorState", &message, STATE_RECHECK)
         } else {
             Reconciled::new(status)
         };

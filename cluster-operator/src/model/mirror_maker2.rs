@@ -34,6 +34,9 @@ use crate::model::{ModelConfig, ModelError};
 pub const COMPONENT_TYPE: &str = "kafka-mirror-maker-2";
 /// The workers' environment variable listing the cluster aliases.
 pub const CLUSTERS_ENV: &str = "KAFKA_MIRRORMAKER_2_CLUSTERS";
+/// The converter MirrorMaker 2's workers use unless told otherwise: records are copied byte
+/// for byte.
+const BYTE_ARRAY_CONVERTER: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
 /// The Java package of MirrorMaker 2's connectors, which ship with Kafka.
 const CONNECTOR_PACKAGE: &str = "org.apache.kafka.connect.mirror";
 /// The properties file the Connect container writes at start; rack-aware connectors read
@@ -438,6 +441,17 @@ pub fn connect_cluster(
     cluster.component_name = component_name(&name);
     cluster.api_service_name = service_name(&name);
     cluster.owner = owner_reference(mirror_maker2);
+    // Records are copied as they are: the converters default to bytes in and bytes out.
+    let worker_config = &mut cluster
+        .spec
+        .config
+        .get_or_insert_with(|| FreeFormMap(BTreeMap::new()))
+        .0;
+    for key in ["header.converter", "key.converter", "value.converter"] {
+        worker_config
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::String(BYTE_ARRAY_CONVERTER.to_owned()));
+    }
     let mut secrets = Vec::new();
     for (_, other) in clusters(spec) {
         match other.authentication {
@@ -745,6 +759,12 @@ mod tests {
             worker.contains("ns/mm-connect-tls-trusted-certs:b.crt"),
             "{worker}"
         );
+        for key in ["header.converter", "key.converter", "value.converter"] {
+            assert!(
+                worker.contains(&format!("{key}={BYTE_ARRAY_CONVERTER}\n")),
+                "{worker}"
+            );
+        }
         let pod = serde_json::to_value(&objects.pod_set.spec.pods[0]).unwrap();
         let env = &pod["spec"]["containers"][0]["env"];
         assert!(
