@@ -6,7 +6,7 @@
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
 //! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
 //! - [`bridge`] is the KafkaBridge controller, which runs HTTP Bridges.
-//! - [`connect`] holds the KafkaConnect and KafkaConnector controllers.
+//! - [`connect`] holds the KafkaConnect, KafkaConnector and KafkaMirrorMaker2 controllers.
 //! - [`config`] reads the operator's environment.
 
 pub mod assembly;
@@ -42,7 +42,7 @@ pub enum StartError {
 pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 
 /// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet,
-/// KafkaRebalance, KafkaBridge, KafkaConnect and KafkaConnector) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
+/// KafkaRebalance, KafkaBridge, KafkaConnect, KafkaConnector and KafkaMirrorMaker2) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
 /// [`OperatorRuntime::run`].
 pub fn controllers(
     runtime: &OperatorRuntime,
@@ -55,6 +55,7 @@ pub fn controllers(
         bridge::BridgeReconciler::controller(runtime, config)?,
         connect::ConnectReconciler::controller(runtime, config)?,
         connect::connector::ConnectorReconciler::controller(runtime, config)?,
+        connect::mirror_maker2::MirrorMaker2Reconciler::controller(runtime, config)?,
         assembly::orphaned_bindings_cleanup(runtime),
     ])
 }

@@ -26,6 +26,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
@@ -33,7 +34,7 @@ use kube::{Resource, ResourceExt};
 use serde_json::{Map, Value};
 use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::{
-    AutoRestartStatus, ConnectorState, KafkaConnector, KafkaConnectorStatus,
+    AutoRestart, AutoRestartStatus, ConnectorState, KafkaConnector, KafkaConnectorStatus,
 };
 use strimzi_api::schema::FreeFormMap;
 use strimzi_api::{annotations, conditions, labels, naming};
@@ -56,7 +57,7 @@ use crate::model::config::options::config_value;
 /// again.
 const RECHECK: Duration = Duration::from_secs(10);
 /// How soon a connector on its way to the state asked for is looked at again.
-const STATE_RECHECK: Duration = Duration::from_secs(2);
+pub(crate) const STATE_RECHECK: Duration = Duration::from_secs(2);
 /// Longest wait between automatic restarts, in minutes.
 const MAX_BACKOFF_MINUTES: i64 = 60;
 
@@ -285,58 +286,77 @@ impl ConnectorReconciler {
         let previous = connector
             .status
             .as_ref()
-            .and_then(|status| status.auto_restart.clone())
-            .filter(|restart| restart.connector_name.as_deref() == Some(name));
-        let Some(settings) = connector
-            .spec
-            .auto_restart
-            .as_ref()
-            .filter(|settings| settings.enabled.unwrap_or(true))
-        else {
-            return Ok(None);
-        };
-        let count = previous
-            .as_ref()
-            .and_then(|restart| restart.count)
-            .unwrap_or(0);
-        let last = previous
-            .as_ref()
-            .and_then(|restart| restart.last_restart_timestamp.as_deref())
-            .and_then(|text| text.parse::<jiff::Timestamp>().ok());
-        let minutes_since = last.map(|last| (jiff::Timestamp::now() - last).get_minutes());
-        let waited = minutes_since.is_none_or(|minutes| minutes >= backoff_minutes(count));
-        if !failed(status) {
-            // Healthy past the next restart's wait: the count starts again.
-            return Ok(if count > 0 && !waited { previous } else { None });
-        }
-        let below_limit = settings.max_restarts.is_none_or(|max| count < max);
-        if !waited || !below_limit {
-            return Ok(previous);
-        }
-        api.restart_connector(name, true, true).await?;
-        self.runtime
-            .events()
-            .publish_logged(
-                &connector.object_ref(&()),
-                Severity::Normal,
-                "ConnectorRestarted",
-                "AutoRestart",
-                &format!(
-                    "Connector {name} or one of its tasks failed and was restarted \
-                     automatically (restart {} of {})",
-                    count + 1,
-                    settings
-                        .max_restarts
-                        .map_or_else(|| "unlimited".to_owned(), |max| max.to_string())
-                ),
-            )
-            .await;
-        Ok(Some(AutoRestartStatus {
-            count: Some(count + 1),
-            connector_name: Some(name.to_owned()),
-            last_restart_timestamp: Some(timestamp_now()),
-        }))
+            .and_then(|status| status.auto_restart.clone());
+        Ok(auto_restart(
+            &self.runtime,
+            api,
+            name,
+            connector.spec.auto_restart.as_ref(),
+            previous,
+            &connector.object_ref(&()),
+            status,
+        )
+        .await?)
     }
+}
+
+/// Restarts the failed connector `name` (with its REST `status`) when `settings` allow it
+/// now, with a Normal `ConnectorRestarted` Event on `owner`; returns the restart count to
+/// report, given the one reported before (`previous`).
+pub(crate) async fn auto_restart(
+    runtime: &OperatorRuntime,
+    api: &ConnectApi,
+    name: &str,
+    settings: Option<&AutoRestart>,
+    previous: Option<AutoRestartStatus>,
+    owner: &ObjectReference,
+    status: &Value,
+) -> Result<Option<AutoRestartStatus>, RestError> {
+    let previous = previous.filter(|restart| restart.connector_name.as_deref() == Some(name));
+    let Some(settings) = settings.filter(|settings| settings.enabled.unwrap_or(true)) else {
+        return Ok(None);
+    };
+    let count = previous
+        .as_ref()
+        .and_then(|restart| restart.count)
+        .unwrap_or(0);
+    let last = previous
+        .as_ref()
+        .and_then(|restart| restart.last_restart_timestamp.as_deref())
+        .and_then(|text| text.parse::<jiff::Timestamp>().ok());
+    let minutes_since = last.map(|last| (jiff::Timestamp::now() - last).get_minutes());
+    let waited = minutes_since.is_none_or(|minutes| minutes >= backoff_minutes(count));
+    if !failed(status) {
+        // Healthy past the next restart's wait: the count starts again.
+        return Ok(if count > 0 && !waited { previous } else { None });
+    }
+    let below_limit = settings.max_restarts.is_none_or(|max| count < max);
+    if !waited || !below_limit {
+        return Ok(previous);
+    }
+    api.restart_connector(name, true, true).await?;
+    runtime
+        .events()
+        .publish_logged(
+            owner,
+            Severity::Normal,
+            "ConnectorRestarted",
+            "AutoRestart",
+            &format!(
+                "Connector {name} or one of its tasks failed and was restarted automatically \
+                 (restart {} of {})",
+                count + 1,
+                settings
+                    .max_restarts
+                    .map_or_else(|| "unlimited".to_owned(), |max| max.to_string())
+            ),
+        )
+        .await;
+    Ok(Some(AutoRestartStatus {
+        count: Some(count + 1),
+        connector_name: Some(name.to_owned()),
+        last_restart_timestamp: Some(timestamp_now()),
+    }))
 }
 
 /// What became of a `strimzi.io/connector-offsets` request.

@@ -16,6 +16,7 @@
 //! `ConnectBuildUnsupported` and no worker runs.
 
 pub mod connector;
+pub mod mirror_maker2;
 pub mod rest;
 
 use std::collections::BTreeMap;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Pod, Secret};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::api::{Api, DeleteParams, ListParams};
 use kube::runtime::reflector::ObjectRef;
@@ -139,13 +140,7 @@ impl ConnectReconciler {
         runtime: &OperatorRuntime,
         config: &ClusterOperatorConfig,
     ) -> Result<BoxFuture<'static, ()>, CacheError> {
-        let reconciler = Self {
-            runtime: runtime.clone(),
-            model: config.model.clone(),
-            host_resolution: config.kafka_host_resolution,
-            call_timeout: config.operator.operation_timeout.min(MAX_CALL_TIME),
-        };
-        ControllerBuilder::new(runtime, reconciler)
+        ControllerBuilder::new(runtime, Self::new(runtime, config))
             .concurrency(config.concurrency)
             .owns_metadata::<StrimziPodSet>(&owned_selector())
             // A KafkaConnector created or deleted: its connector may have to go.
@@ -155,6 +150,16 @@ impl ConnectReconciler {
                 Some(ObjectRef::new(connect).within(namespace))
             })
             .build()
+    }
+
+    /// The reconciler's steps, shared with the KafkaMirrorMaker2 controller.
+    pub(crate) fn new(runtime: &OperatorRuntime, config: &ClusterOperatorConfig) -> Self {
+        Self {
+            runtime: runtime.clone(),
+            model: config.model.clone(),
+            host_resolution: config.kafka_host_resolution,
+            call_timeout: config.operator.operation_timeout.min(MAX_CALL_TIME),
+        }
     }
 
     fn api<K>(&self, namespace: &str) -> Api<K>
@@ -184,17 +189,13 @@ impl ConnectReconciler {
     }
 
     /// What the model needs from the user's Secrets and ConfigMaps.
-    async fn inputs(&self, cluster: &ConnectCluster) -> Result<ConnectInputs, ConnectError> {
+    pub(crate) async fn inputs(
+        &self,
+        cluster: &ConnectCluster,
+    ) -> Result<ConnectInputs, ConnectError> {
         let namespace = &cluster.namespace;
         let mut inputs = ConnectInputs::default();
-        for source in cluster
-            .spec
-            .tls
-            .as_ref()
-            .and_then(|tls| tls.trusted_certificates.as_ref())
-            .into_iter()
-            .flatten()
-        {
+        for source in cluster.trusted_certificate_sources() {
             if inputs
                 .trusted_certificate_secrets
                 .contains_key(&source.secret_name)
@@ -245,7 +246,7 @@ impl ConnectReconciler {
 
     /// Applies every object but the StrimziPodSet, then deletes the Secrets, ConfigMaps and
     /// NetworkPolicies labelled for the cluster that are no longer wanted.
-    async fn apply_objects(
+    pub(crate) async fn apply_objects(
         &self,
         cluster: &ConnectCluster,
         objects: &ConnectObjects,
@@ -333,7 +334,7 @@ impl ConnectReconciler {
     /// that its StrimziPodSet creates it again as now desired; returns whether it did.
     async fn roll_one(
         &self,
-        connect: &KafkaConnect,
+        owner: &ObjectReference,
         desired: &BTreeMap<String, String>,
         pods: &[Pod],
     ) -> Result<bool, ConnectError> {
@@ -373,7 +374,7 @@ impl ConnectReconciler {
         self.runtime
             .events()
             .publish_logged(
-                &connect.object_ref(&()),
+                owner,
                 Severity::Normal,
                 "PodRestarted",
                 "RestartPod",
@@ -381,6 +382,72 @@ impl ConnectReconciler {
             )
             .await;
         Ok(true)
+    }
+
+    /// Applies the StrimziPodSet, replaces an outdated worker, and tells whether every worker
+    /// of the current definition is ready, with the REST API client when one can be named
+    /// (none without workers).
+    pub(crate) async fn run_workers(
+        &self,
+        owner: &ObjectReference,
+        cluster: &ConnectCluster,
+        objects: &ConnectObjects,
+    ) -> Result<Workers, ConnectError> {
+        self.runtime.applier().apply(&objects.pod_set, None).await?;
+        let namespace = cluster.namespace.clone();
+        let pod_set = self
+            .api::<StrimziPodSet>(&namespace)
+            .get(&cluster.component_name)
+            .await
+            .map_err(|error| {
+                ConnectError::api(
+                    format!("get StrimziPodSet {namespace}/{}", cluster.component_name),
+                    &error,
+                )
+            })?;
+        let desired = desired_revisions(&objects.pod_set);
+        let pods = self.pods(cluster).await?;
+        if self.roll_one(owner, &desired, &pods).await? {
+            return Ok(Workers::Pending(
+                "restarting a Connect worker whose definition changed".to_owned(),
+            ));
+        }
+        let replicas = usize::try_from(cluster.replicas()).unwrap_or_default();
+        let set_status = pod_set.status.clone().unwrap_or_default();
+        let current = set_status.observed_generation == pod_set.metadata.generation;
+        let ready_current = pods
+            .iter()
+            .filter(|pod| {
+                pod.metadata.deletion_timestamp.is_none()
+                    && crate::pod_set::is_ready(pod)
+                    && desired.get(&pod.name_any()).map(String::as_str)
+                        == pod
+                            .annotations()
+                            .get(annotations::REVISION)
+                            .map(String::as_str)
+            })
+            .count();
+        let extra = pods
+            .iter()
+            .filter(|pod| !desired.contains_key(&pod.name_any()))
+            .count();
+        if !current || ready_current < replicas || extra > 0 {
+            let message = format!(
+                "waiting for the Connect workers to be ready (StrimziPodSet {}: {ready_current} of \
+                 {replicas} ready)",
+                cluster.component_name
+            );
+            return Ok(Workers::Pending(message));
+        }
+        if replicas == 0 {
+            return Ok(Workers::Ready(None));
+        }
+        Ok(match self.rest_api(cluster, &pods) {
+            Some(api) => Workers::Ready(Some(api)),
+            None => Workers::Pending(
+                "waiting for a ready Connect worker to ask its REST API".to_owned(),
+            ),
+        })
     }
 
     /// The REST API client of the cluster, `None` while no host can be named.
@@ -433,6 +500,14 @@ impl ConnectReconciler {
         }
         Ok(())
     }
+}
+
+/// Whether a Connect cluster's workers are ready.
+pub(crate) enum Workers {
+    /// Not yet: what is awaited.
+    Pending(String),
+    /// Ready, with the REST API client unless the cluster has no workers.
+    Ready(Option<ConnectApi>),
 }
 
 /// Whether `connect` lets KafkaConnectors manage its connectors.
@@ -499,75 +574,27 @@ impl Reconciler for ConnectReconciler {
                 dockerfile: dockerfile.metadata.name.clone().unwrap_or_default(),
             });
         }
-        self.runtime.applier().apply(&objects.pod_set, None).await?;
         let warn = |mut reconciled: Reconciled<KafkaConnectStatus>| {
             for warning in &objects.warnings {
                 reconciled = reconciled.warn(&warning.reason, &warning.message);
             }
             reconciled
         };
-        let namespace = cluster.namespace.clone();
-        let pod_set = self
-            .api::<StrimziPodSet>(&namespace)
-            .get(&cluster.component_name)
-            .await
-            .map_err(|error| {
-                ConnectError::api(
-                    format!("get StrimziPodSet {namespace}/{}", cluster.component_name),
-                    &error,
-                )
-            })?;
-        let desired = desired_revisions(&objects.pod_set);
-        let pods = self.pods(&cluster).await?;
-        if self.roll_one(&connect, &desired, &pods).await? {
-            return Ok(warn(Reconciled::pending(
-                status,
-                "WaitingForPods",
-                "restarting a Connect worker whose definition changed",
-                PODS_RECHECK,
-            )));
-        }
-        let replicas = usize::try_from(cluster.replicas()).unwrap_or_default();
-        let set_status = pod_set.status.clone().unwrap_or_default();
-        let current = set_status.observed_generation == pod_set.metadata.generation;
-        let ready_current = pods
-            .iter()
-            .filter(|pod| {
-                pod.metadata.deletion_timestamp.is_none()
-                    && crate::pod_set::is_ready(pod)
-                    && desired.get(&pod.name_any()).map(String::as_str)
-                        == pod
-                            .annotations()
-                            .get(annotations::REVISION)
-                            .map(String::as_str)
-            })
-            .count();
-        let extra = pods
-            .iter()
-            .filter(|pod| !desired.contains_key(&pod.name_any()))
-            .count();
-        if !current || ready_current < replicas || extra > 0 {
-            let message = format!(
-                "waiting for the Connect workers to be ready (StrimziPodSet {}: {ready_current} of \
-                 {replicas} ready)",
-                cluster.component_name
-            );
-            return Ok(warn(Reconciled::pending(
-                status,
-                "WaitingForPods",
-                &message,
-                PODS_RECHECK,
-            )));
-        }
-        if replicas > 0 {
-            let Some(api) = self.rest_api(&cluster, &pods) else {
+        let api = match self
+            .run_workers(&connect.object_ref(&()), &cluster, &objects)
+            .await?
+        {
+            Workers::Pending(message) => {
                 return Ok(warn(Reconciled::pending(
                     status,
                     "WaitingForPods",
-                    "waiting for a ready Connect worker to ask its REST API",
+                    &message,
                     PODS_RECHECK,
                 )));
-            };
+            }
+            Workers::Ready(api) => api,
+        };
+        if let Some(api) = api {
             // The plugins only change with the workers' definition: asked again for a new
             // generation, not on every wake-up (a KafkaConnector's status changing is one).
             let known = previous.connector_plugins.is_some()

@@ -19,10 +19,24 @@ use strimzi_api::mirror_maker2::{
 };
 use strimzi_api::schema::FreeFormMap;
 
+use kube::Resource;
+use strimzi_api::common::KafkaClientAuthentication;
+use strimzi_api::connect::KafkaConnect;
+use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
+use strimzi_operator_common::labels::owner_reference;
+
 use crate::model::client_security::{ClientSecurity, ClientSecurityError, TrustedCertificates};
+use crate::model::connect::{ConnectCluster, TrustLayout};
+use crate::model::nodes::pods::env;
+use crate::model::{ModelConfig, ModelError};
 
 /// Value of the `strimzi.io/kind`-adjacent component type label (`app.kubernetes.io/name`).
 pub const COMPONENT_TYPE: &str = "kafka-mirror-maker-2";
+/// The workers' environment variable listing the cluster aliases.
+pub const CLUSTERS_ENV: &str = "KAFKA_MIRRORMAKER_2_CLUSTERS";
+/// The converter MirrorMaker 2's workers use unless told otherwise: records are copied byte
+/// for byte.
+const BYTE_ARRAY_CONVERTER: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
 /// The Java package of MirrorMaker 2's connectors, which ship with Kafka.
 const CONNECTOR_PACKAGE: &str = "org.apache.kafka.connect.mirror";
 /// The properties file the Connect container writes at start; rack-aware connectors read
@@ -404,6 +418,84 @@ fn mirror_connector_reporters(mirror: &KafkaMirrorMaker2MirrorSpec) -> Option<St
         .map(crate::model::client_security::option_value)
 }
 
+/// The Connect cluster a KafkaMirrorMaker2 runs on: [`connect_spec`] under the MirrorMaker 2
+/// names and labels, owned by the resource, with every cluster's trusted certificates in
+/// [`trusted_certificates_secret`] (`<alias>.crt`, the workers trusting the target's), every
+/// cluster's client certificate and password Secrets readable by the pods, and
+/// `KAFKA_MIRRORMAKER_2_CLUSTERS`. The workers run the operator's Connect image of the
+/// version.
+pub fn connect_cluster(
+    mirror_maker2: &KafkaMirrorMaker2,
+    config: &ModelConfig,
+) -> Result<ConnectCluster, ModelError> {
+    let name = mirror_maker2.metadata.name.clone().unwrap_or_default();
+    let spec = &mirror_maker2.spec;
+    let connect = KafkaConnect {
+        metadata: mirror_maker2.metadata.clone(),
+        spec: connect_spec(spec),
+        status: None,
+    };
+    let mut cluster = ConnectCluster::from_kafka_connect(&connect, config)?;
+    cluster.kind = KafkaMirrorMaker2::kind(&()).into_owned();
+    cluster.component_type = COMPONENT_TYPE.to_owned();
+    cluster.component_name = component_name(&name);
+    cluster.api_service_name = service_name(&name);
+    cluster.owner = owner_reference(mirror_maker2);
+    // Records are copied as they are: the converters default to bytes in and bytes out.
+    let worker_config = &mut cluster
+        .spec
+        .config
+        .get_or_insert_with(|| FreeFormMap(BTreeMap::new()))
+        .0;
+    for key in ["header.converter", "key.converter", "value.converter"] {
+        worker_config
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::String(BYTE_ARRAY_CONVERTER.to_owned()));
+    }
+    let mut secrets = Vec::new();
+    for (_, other) in clusters(spec) {
+        match other.authentication {
+            Some(KafkaClientAuthentication::Tls(tls)) => {
+                secrets.extend(
+                    tls.certificate_and_key
+                        .iter()
+                        .map(|pair| pair.secret_name.clone()),
+                );
+            }
+            Some(
+                KafkaClientAuthentication::ScramSha256(auth)
+                | KafkaClientAuthentication::ScramSha512(auth)
+                | KafkaClientAuthentication::Plain(auth),
+            ) => {
+                secrets.extend(
+                    auth.password_secret
+                        .iter()
+                        .map(|secret| secret.secret_name.clone()),
+                );
+            }
+            _ => {}
+        }
+    }
+    cluster.trust = TrustLayout::PerCluster {
+        secret: trusted_certificates_secret(&name),
+        worker_key: trusted_certificates_key(&spec.target.alias),
+        clusters: clusters(spec)
+            .map(|(_, other)| {
+                (
+                    trusted_certificates_key(other.alias),
+                    other
+                        .tls
+                        .and_then(|tls| tls.trusted_certificates.clone())
+                        .unwrap_or_default(),
+                )
+            })
+            .collect(),
+        secrets,
+    };
+    cluster.extra_env = vec![env(CLUSTERS_ENV, cluster_aliases(spec))];
+    Ok(cluster)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -581,6 +673,105 @@ mod tests {
                 .to_string()
                 .starts_with("spec.mirrors[0].source.authentication"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn the_connect_cluster_gathers_every_clusters_trust_and_secrets() {
+        let mut resource: KafkaMirrorMaker2 = serde_json::from_value(json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaMirrorMaker2",
+            "metadata": {"name": "mm", "namespace": "ns", "uid": "u"},
+            "spec": {"replicas": 1, "target": {
+                "alias": "b", "bootstrapServers": "b:9093", "groupId": "g",
+                "configStorageTopic": "c", "offsetStorageTopic": "o", "statusStorageTopic": "s",
+                "tls": {"trustedCertificates": [{"secretName": "b-ca", "pattern": "*.crt"}]},
+                "authentication": {"type": "scram-sha-512", "username": "u",
+                                   "passwordSecret": {"secretName": "b-pw", "password": "p"}}
+            }, "mirrors": [{"source": {
+                "alias": "a", "bootstrapServers": "a:9093",
+                "tls": {"trustedCertificates": [{"secretName": "a-ca", "certificate": "ca.crt"}]},
+                "authentication": {"type": "tls", "certificateAndKey":
+                    {"secretName": "a-user", "certificate": "user.crt", "key": "user.key"}}
+            }}]}
+        }))
+        .unwrap();
+        resource.metadata.namespace = Some("ns".to_owned());
+        let config = crate::config::ClusterOperatorConfig::from_lookup(|name| match name {
+            "STRIMZI_NAMESPACE" => Some("*".to_owned()),
+            _ => None,
+        })
+        .unwrap()
+        .model;
+        let cluster = connect_cluster(&resource, &config).unwrap();
+        assert_eq!(cluster.component_name, "mm-mirrormaker2");
+        assert_eq!(cluster.api_service_name, "mm-mirrormaker2-api");
+        assert_eq!(cluster.kind, "KafkaMirrorMaker2");
+        let secret = |data: &[(&str, &str)]| {
+            data.iter()
+                .map(|(key, value)| {
+                    (
+                        (*key).to_owned(),
+                        k8s_openapi::ByteString(value.as_bytes().to_vec()),
+                    )
+                })
+                .collect::<BTreeMap<_, _>>()
+        };
+        let inputs = crate::model::connect::ConnectInputs {
+            trusted_certificate_secrets: BTreeMap::from([
+                (
+                    "b-ca".to_owned(),
+                    secret(&[("ca.crt", "B1"), ("other.crt", "B2\n")]),
+                ),
+                (
+                    "a-ca".to_owned(),
+                    secret(&[("ca.crt", "A\n"), ("x.crt", "X")]),
+                ),
+            ]),
+            ..Default::default()
+        };
+        let objects = cluster.objects(&inputs).unwrap();
+        let trusted = objects.trusted_certificates.unwrap();
+        assert_eq!(
+            trusted.metadata.name.as_deref(),
+            Some("mm-connect-tls-trusted-certs")
+        );
+        let data: Vec<(String, String)> = trusted
+            .data
+            .unwrap()
+            .into_iter()
+            .map(|(key, value)| (key, String::from_utf8(value.0).unwrap()))
+            .collect();
+        assert_eq!(
+            data,
+            vec![
+                ("a.crt".to_owned(), "A\n".to_owned()),
+                ("b.crt".to_owned(), "B1\nB2\n".to_owned())
+            ]
+        );
+        let rules = objects.role.rules.unwrap();
+        assert_eq!(
+            rules[0].resource_names.clone().unwrap(),
+            vec!["mm-connect-tls-trusted-certs", "b-pw", "a-user"]
+        );
+        let worker = &objects.config_map.data.unwrap()["kafka-connect.properties"];
+        assert!(
+            worker.contains("ns/mm-connect-tls-trusted-certs:b.crt"),
+            "{worker}"
+        );
+        for key in ["header.converter", "key.converter", "value.converter"] {
+            assert!(
+                worker.contains(&format!("{key}={BYTE_ARRAY_CONVERTER}\n")),
+                "{worker}"
+            );
+        }
+        let pod = serde_json::to_value(&objects.pod_set.spec.pods[0]).unwrap();
+        let env = &pod["spec"]["containers"][0]["env"];
+        assert!(
+            env.as_array()
+                .unwrap()
+                .contains(&json!({"name": "KAFKA_MIRRORMAKER_2_CLUSTERS", "value": "b;a"})),
+            "{env}"
         );
     }
 }

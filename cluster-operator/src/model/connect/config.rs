@@ -8,7 +8,7 @@
 //! protocol): Secrets are never copied into the file, the workers read certificates, keys and
 //! passwords through the Kubernetes Secret config provider.
 
-use super::{ConnectCluster, REST_API_PORT, trusted_certificates_secret};
+use super::{ConnectCluster, REST_API_PORT, TrustLayout};
 use crate::model::ModelWarning;
 use crate::model::client_security::{ClientSecurity, ClientSecurityError, TrustedCertificates};
 use crate::model::config::options::{Properties, allowed_options};
@@ -113,13 +113,17 @@ impl ConnectCluster {
             "Bootstrap servers",
             &[format!("bootstrap.servers={}", self.spec.bootstrap_servers)],
         );
-        let trusted_secret = trusted_certificates_secret(&self.component_name);
+        let trusted_secret = self.trusted_certificates_secret();
+        let trusted_key = match &self.trust {
+            TrustLayout::PerCertificate => "*.crt",
+            TrustLayout::PerCluster { worker_key, .. } => worker_key.as_str(),
+        };
         let security = ClientSecurity {
             namespace: &self.namespace,
             tls: self.spec.tls.as_ref(),
             trusted: Some(TrustedCertificates {
                 secret: &trusted_secret,
-                key: "*.crt",
+                key: trusted_key,
             }),
             authentication: self.spec.authentication.as_ref(),
             field: "spec",

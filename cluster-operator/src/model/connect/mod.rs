@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, ImageVolumeSource, Pod, PodSpec, Secret, Service, ServiceAccount,
+    ConfigMap, Container, EnvVar, ImageVolumeSource, Pod, PodSpec, Secret, Service, ServiceAccount,
     ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
@@ -43,8 +43,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
 use strimzi_api::annotations;
 use strimzi_api::common::{
-    KafkaClientAuthentication, KafkaJmxAuthentication, Logging, MetadataTemplate, MetricsConfig,
-    Probe as ProbeOptions,
+    CertSecretSource, KafkaClientAuthentication, KafkaJmxAuthentication, Logging, MetadataTemplate,
+    MetricsConfig, Probe as ProbeOptions,
 };
 use strimzi_api::connect::{KafkaConnect, KafkaConnectSpec, MountedArtifact};
 use strimzi_api::labels;
@@ -133,6 +133,34 @@ pub struct ConnectCluster {
     pub image: String,
     /// Operator-wide settings.
     pub config: ModelConfig,
+    /// How the trusted certificates Secret is laid out and which Secrets the pods read
+    /// besides `spec`'s.
+    pub trust: TrustLayout,
+    /// Environment variables of the workers besides the Connect ones.
+    pub extra_env: Vec<EnvVar>,
+}
+
+/// The trusted certificates of a Connect cluster: those of `spec.tls` for a KafkaConnect,
+/// those of every cluster for a KafkaMirrorMaker2.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum TrustLayout {
+    /// Secret `<component>-tls-trusted-certs`, one `<secret>-<key>.crt` entry per certificate
+    /// of `spec.tls`, all trusted by the workers.
+    #[default]
+    PerCertificate,
+    /// One Secret with one `<alias>.crt` entry per cluster (its certificates concatenated);
+    /// the workers trust the entry of `worker_key`.
+    PerCluster {
+        /// The Secret's name.
+        secret: String,
+        /// The entry the workers' own clients trust.
+        worker_key: String,
+        /// Each cluster's entry and the certificates it gathers.
+        clusters: Vec<(String, Vec<CertSecretSource>)>,
+        /// Further Secrets the pods read through the config provider (the clusters'
+        /// client certificates and passwords).
+        secrets: Vec<String>,
+    },
 }
 
 /// What the caller read for the model: the contents of the user's Secrets and ConfigMaps.
@@ -266,7 +294,35 @@ impl ConnectCluster {
             version,
             image,
             config: config.clone(),
+            trust: TrustLayout::PerCertificate,
+            extra_env: Vec::new(),
         })
+    }
+
+    /// The Secret the trusted certificates are gathered in.
+    pub fn trusted_certificates_secret(&self) -> String {
+        match &self.trust {
+            TrustLayout::PerCertificate => trusted_certificates_secret(&self.component_name),
+            TrustLayout::PerCluster { secret, .. } => secret.clone(),
+        }
+    }
+
+    /// Every trusted certificate source whose Secret the caller reads for the model.
+    pub fn trusted_certificate_sources(&self) -> Vec<&CertSecretSource> {
+        match &self.trust {
+            TrustLayout::PerCertificate => self
+                .spec
+                .tls
+                .as_ref()
+                .and_then(|tls| tls.trusted_certificates.as_ref())
+                .into_iter()
+                .flatten()
+                .collect(),
+            TrustLayout::PerCluster { clusters, .. } => clusters
+                .iter()
+                .flat_map(|(_, sources)| sources.iter())
+                .collect(),
+        }
     }
 
     /// Who the objects belong to, for their labels.
@@ -384,7 +440,7 @@ impl ConnectCluster {
             role: self.role(),
             role_binding: self.role_binding(),
             trusted_certificates: trusted.map(|data| Secret {
-                metadata: self.meta(&trusted_certificates_secret(&self.component_name), None),
+                metadata: self.meta(&self.trusted_certificates_secret(), None),
                 type_: Some("Opaque".to_owned()),
                 data: Some(data),
                 ..Secret::default()
@@ -452,6 +508,24 @@ impl ConnectCluster {
         &self,
         inputs: &ConnectInputs,
     ) -> Result<Option<BTreeMap<String, ByteString>>, ModelError> {
+        if let TrustLayout::PerCluster { clusters, .. } = &self.trust {
+            let mut data = BTreeMap::new();
+            for (key, sources) in clusters {
+                let mut bundle = Vec::new();
+                for source in sources {
+                    for (_, value) in self.trusted_certificates_of(source, inputs)? {
+                        bundle.extend_from_slice(&value.0);
+                        if !bundle.ends_with(b"\n") {
+                            bundle.push(b'\n');
+                        }
+                    }
+                }
+                if !bundle.is_empty() {
+                    data.insert(key.clone(), ByteString(bundle));
+                }
+            }
+            return Ok((!data.is_empty()).then_some(data));
+        }
         let Some(sources) = self
             .spec
             .tls
@@ -463,55 +537,69 @@ impl ConnectCluster {
         };
         let mut data = BTreeMap::new();
         for source in sources {
-            let secret = inputs
-                .trusted_certificate_secrets
-                .get(&source.secret_name)
-                .ok_or_else(|| {
-                    ModelError::InvalidConfiguration(format!(
-                        "Secret {} with trusted certificates (spec.tls.trustedCertificates) does \
-                         not exist in namespace {}",
-                        source.secret_name, self.namespace
-                    ))
-                })?;
-            let wanted: Vec<(&String, &ByteString)> = match (&source.certificate, &source.pattern) {
-                (Some(key), _) => secret.get_key_value(key).into_iter().collect(),
-                (None, Some(pattern)) => secret
-                    .iter()
-                    .filter(|(key, _)| matches_pattern(pattern, key))
-                    .collect(),
-                (None, None) => Vec::new(),
-            };
-            if wanted.is_empty() {
-                return Err(ModelError::InvalidConfiguration(format!(
-                    "Secret {} has no certificate {} (spec.tls.trustedCertificates)",
-                    source.secret_name,
-                    source
-                        .certificate
-                        .clone()
-                        .or_else(|| source.pattern.clone())
-                        .unwrap_or_default()
-                )));
-            }
-            for (key, value) in wanted {
-                let name = key.strip_suffix(".crt").unwrap_or(key);
-                data.insert(format!("{}-{name}.crt", source.secret_name), value.clone());
+            for (key, value) in self.trusted_certificates_of(source, inputs)? {
+                let name = key.strip_suffix(".crt").unwrap_or(&key);
+                data.insert(format!("{}-{name}.crt", source.secret_name), value);
             }
         }
         Ok(Some(data))
+    }
+
+    /// The certificates `source` names (a key, or the keys matching a pattern), by key; a
+    /// missing Secret or key is an error naming it.
+    fn trusted_certificates_of(
+        &self,
+        source: &CertSecretSource,
+        inputs: &ConnectInputs,
+    ) -> Result<Vec<(String, ByteString)>, ModelError> {
+        let secret = inputs
+            .trusted_certificate_secrets
+            .get(&source.secret_name)
+            .ok_or_else(|| {
+                ModelError::InvalidConfiguration(format!(
+                    "Secret {} with trusted certificates (spec.tls.trustedCertificates) does \
+                         not exist in namespace {}",
+                    source.secret_name, self.namespace
+                ))
+            })?;
+        let wanted: Vec<(&String, &ByteString)> = match (&source.certificate, &source.pattern) {
+            (Some(key), _) => secret.get_key_value(key).into_iter().collect(),
+            (None, Some(pattern)) => secret
+                .iter()
+                .filter(|(key, _)| matches_pattern(pattern, key))
+                .collect(),
+            (None, None) => Vec::new(),
+        };
+        if wanted.is_empty() {
+            return Err(ModelError::InvalidConfiguration(format!(
+                "Secret {} has no certificate {} (spec.tls.trustedCertificates)",
+                source.secret_name,
+                source
+                    .certificate
+                    .clone()
+                    .or_else(|| source.pattern.clone())
+                    .unwrap_or_default()
+            )));
+        }
+        Ok(wanted
+            .into_iter()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect())
     }
 
     /// The Secrets the workers read through the config provider: the trusted certificates,
     /// the client certificate of `tls` authentication, the SASL password.
     fn provider_secrets(&self) -> Vec<String> {
         let mut names = Vec::new();
-        if self
-            .spec
-            .tls
-            .as_ref()
-            .and_then(|tls| tls.trusted_certificates.as_ref())
-            .is_some_and(|sources| !sources.is_empty())
-        {
-            names.push(trusted_certificates_secret(&self.component_name));
+        if !self.trusted_certificate_sources().is_empty() {
+            names.push(self.trusted_certificates_secret());
+        }
+        if let TrustLayout::PerCluster { secrets, .. } = &self.trust {
+            for secret in secrets {
+                if !names.contains(secret) {
+                    names.push(secret.clone());
+                }
+            }
         }
         if let Some(KafkaClientAuthentication::Tls(tls)) = &self.spec.authentication
             && let Some(pair) = &tls.certificate_and_key
@@ -873,6 +961,7 @@ impl ConnectCluster {
             self.spec.jmx_options.as_ref(),
             &jmx_secret_name(&self.component_name),
         ));
+        vars.extend(self.extra_env.iter().cloned());
         add_template_env(&mut vars, template);
         let mut mounts: Vec<VolumeMount> = vec![
             mount(TMP_VOLUME, "/tmp"),

@@ -1,0 +1,214 @@
+//! KafkaMirrorMaker2 on the real-node environment with Strimzi's Kafka image: two ephemeral
+//! Kafka clusters of one dual-role node each, a KafkaMirrorMaker2 of one worker mirroring
+//! `mirrored-*` topics and every group from `src` to `tgt` (short MirrorMaker intervals).
+//! Records produced on the source are consumed on the target from `src.<topic>`
+//! (DefaultReplicationPolicy); the offsets a group committed on the source are checkpointed
+//! into `src.checkpoints.internal` on the target. Prints how long the resource takes to be Ready and a record to cross.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::time::Instant;
+
+use kube::Api;
+use serde_json::{Value, json};
+use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
+use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::environment::TestEnv;
+use support::real_nodes::{binaries, bootstrap, eventually, records, sorted};
+use support::{apply, ready, wait_for};
+
+const NAME: &str = "mm";
+const TOPIC: &str = "mirrored-topic";
+const GROUP: &str = "mirrored-group";
+
+/// One ephemeral dual-role node with a plain listener, internal topics of one replica.
+fn kafka(name: &str) -> Vec<Value> {
+    vec![
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
+            "metadata": {"name": format!("{name}-dual"), "labels": {"strimzi.io/cluster": name}},
+            "spec": {"replicas": 1, "roles": ["controller", "broker"],
+                     "storage": {"type": "ephemeral"},
+                     "jvmOptions": {"-Xms": "256m", "-Xmx": "512m"}},
+        }),
+        json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
+            "metadata": {"name": name},
+            "spec": {"kafka": {
+                "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": false}],
+                "config": {
+                    "default.replication.factor": 1,
+                    "min.insync.replicas": 1,
+                    "offsets.topic.replication.factor": 1,
+                    "transaction.state.log.replication.factor": 1,
+                    "transaction.state.log.min.isr": 1,
+                },
+            }},
+        }),
+    ]
+}
+
+/// MirrorMaker 2 from `src` to `tgt`, with intervals of seconds.
+fn mirror_maker2() -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaMirrorMaker2",
+        "metadata": {"name": NAME},
+        "spec": {
+            "replicas": 1,
+            "target": {
+                "alias": "tgt",
+                "bootstrapServers": "tgt-kafka-bootstrap:9092",
+                "groupId": "mm-group",
+                "configStorageTopic": "mm-configs",
+                "offsetStorageTopic": "mm-offsets",
+                "statusStorageTopic": "mm-status",
+                "config": {
+                    "config.storage.replication.factor": -1,
+                    "offset.storage.replication.factor": -1,
+                    "status.storage.replication.factor": -1,
+                    "plugin.discovery": "service_load",
+                },
+            },
+            "mirrors": [{
+                "source": {"alias": "src", "bootstrapServers": "src-kafka-bootstrap:9092"},
+                "sourceConnector": {"tasksMax": 1, "config": {
+                    "replication.factor": -1,
+                    "offset-syncs.topic.replication.factor": -1,
+                    "sync.topic.acls.enabled": "false",
+                    "refresh.topics.interval.seconds": 5,
+                    "offset.lag.max": 0,
+                }},
+                "checkpointConnector": {"tasksMax": 1, "config": {
+                    "checkpoints.topic.replication.factor": -1,
+                    "sync.group.offsets.enabled": "true",
+                    "sync.group.offsets.interval.seconds": 2,
+                    "emit.checkpoints.interval.seconds": 2,
+                    "refresh.groups.interval.seconds": 5,
+                }},
+                "topicsPattern": "mirrored-.*",
+                "groupsPattern": ".*",
+            }],
+            "jvmOptions": {"-Xms": "256m", "-Xmx": "384m"},
+            "readinessProbe": {"initialDelaySeconds": 15},
+        },
+    })
+}
+
+#[tokio::test]
+async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
+    let env = TestEnv::shared_real();
+    let network = env.network().expect("a real-node environment");
+    let client = env.client().await;
+    let ns = env.namespace("mm2").await;
+    let _operator = support::spawn_cluster_operator(
+        env,
+        binaries(),
+        &ns,
+        strimzi_tests::layout::free_port().unwrap(),
+        &[],
+    );
+    for document in kafka("src").into_iter().chain(kafka("tgt")) {
+        apply(&client, &ns, &document).await;
+    }
+    let source_kafka = ready(&client, &ns, "src").await;
+    let target_kafka = ready(&client, &ns, "tgt").await;
+    let kafka_client = binaries().join("strimzi-kafka-client");
+    let source = ClusterClient::new(&kafka_client, network, &bootstrap(&source_kafka, "plain"));
+    let target = ClusterClient::new(&kafka_client, network, &bootstrap(&target_kafka, "plain"));
+
+    // Records on the source and a group that read them, before MirrorMaker 2 starts.
+    eventually("producing on the source", || {
+        source.produce(TOPIC, 5, "early")
+    })
+    .await;
+    let read = eventually("the group reading on the source", || {
+        source.consume_in_group(TOPIC, 5, GROUP)
+    })
+    .await;
+    assert_eq!(sorted(read), records("early", 5));
+
+    let applied = Instant::now();
+    apply(&client, &ns, &mirror_maker2()).await;
+    let api: Api<KafkaMirrorMaker2> = Api::namespaced(client.clone(), &ns);
+    let status = wait_for(&api, NAME, "the KafkaMirrorMaker2 to be Ready", |mm2| {
+        let mm2 = mm2?;
+        let status = mm2.status.as_ref()?;
+        let ready = status.conditions.as_ref()?.iter().any(|condition| {
+            condition.r#type.as_deref() == Some("Ready")
+                && condition.status.as_deref() == Some("True")
+        });
+        (ready && status.observed_generation == mm2.metadata.generation).then(|| status.clone())
+    })
+    .await;
+    // A figure for the README, not an assertion.
+    println!(
+        "figure: KafkaMirrorMaker2 (1 worker, 2 connectors) applied to Ready on a real node in \
+         {:.1}s",
+        applied.elapsed().as_secs_f64()
+    );
+    let connectors: Vec<(String, String)> = status
+        .connectors
+        .unwrap_or_default()
+        .iter()
+        .map(|connector| {
+            (
+                connector.0["name"].as_str().unwrap_or_default().to_owned(),
+                connector.0["connector"]["state"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        connectors,
+        vec![
+            (
+                "src->tgt.MirrorSourceConnector".to_owned(),
+                "RUNNING".to_owned()
+            ),
+            (
+                "src->tgt.MirrorCheckpointConnector".to_owned(),
+                "RUNNING".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(
+        status.url.as_deref(),
+        Some(format!("http://{NAME}-mirrormaker2-api.{ns}.svc:8083").as_str())
+    );
+
+    // The records already there cross to the target under the source's alias.
+    let mirrored = format!("src.{TOPIC}");
+    let copied = eventually("the mirrored records on the target", || {
+        target.clone().timeout(20).consume(&mirrored, 5)
+    })
+    .await;
+    assert_eq!(sorted(copied), records("early", 5));
+
+    // A new record, produced to consumed.
+    let produced = Instant::now();
+    source.produce(TOPIC, 1, "late").unwrap();
+    let copied = eventually("the new record on the target", || {
+        target.clone().timeout(20).consume(&mirrored, 6)
+    })
+    .await;
+    println!(
+        "figure: a record produced on the source consumed on the target after {:.1}s",
+        produced.elapsed().as_secs_f64()
+    );
+    assert!(copied.contains(&"late-0".to_owned()), "{copied:?}");
+
+    // The offsets the group committed on the source are checkpointed on the target.
+    let checkpoints = eventually("a checkpoint of the group on the target", || {
+        target
+            .clone()
+            .timeout(20)
+            .consume("src.checkpoints.internal", 1)
+    })
+    .await;
+    assert_eq!(checkpoints.len(), 1);
+}
