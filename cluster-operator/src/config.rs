@@ -86,6 +86,14 @@ pub struct ClusterOperatorConfig {
 }
 
 impl ClusterOperatorConfig {
+    /// How long one call to a component's REST API (Cruise Control, Kafka Connect) may take:
+    /// the operation timeout, at most 30 s, so that a hung call cannot hold a reconciliation.
+    pub fn rest_call_timeout(&self) -> std::time::Duration {
+        self.operator
+            .operation_timeout
+            .min(std::time::Duration::from_secs(30))
+    }
+
     /// Reads the configuration from the process environment.
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(|name| std::env::var(name).ok())

@@ -217,10 +217,7 @@ impl ConnectorReconciler {
         let reconciler = Self {
             runtime: runtime.clone(),
             host_resolution: config.kafka_host_resolution,
-            call_timeout: config
-                .operator
-                .operation_timeout
-                .min(Duration::from_secs(30)),
+            call_timeout: config.rest_call_timeout(),
         };
         ControllerBuilder::new(runtime, reconciler)
             .concurrency(config.concurrency)

@@ -55,8 +55,6 @@ use rest::{ConnectApi, RestError, api_host};
 /// How soon a cluster waiting for its workers is looked at again (a StrimziPodSet's ready
 /// count changing wakes it sooner).
 const PODS_RECHECK: Duration = Duration::from_secs(10);
-/// Longest bound on one REST call.
-const MAX_CALL_TIME: Duration = Duration::from_secs(30);
 
 /// Why a KafkaConnect could not be reconciled.
 #[derive(Debug, thiserror::Error)]
@@ -158,7 +156,7 @@ impl ConnectReconciler {
             runtime: runtime.clone(),
             model: config.model.clone(),
             host_resolution: config.kafka_host_resolution,
-            call_timeout: config.operator.operation_timeout.min(MAX_CALL_TIME),
+            call_timeout: config.rest_call_timeout(),
         }
     }
 

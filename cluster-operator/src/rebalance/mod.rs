@@ -54,10 +54,6 @@ pub use state::State;
 use crate::config::ClusterOperatorConfig;
 use state::{Answer, Call, Cluster, Decision, Input, Notice, Optimization, Request, Step};
 
-/// Longest bound on one call to Cruise Control, whatever `STRIMZI_OPERATION_TIMEOUT_MS` says:
-/// Cruise Control answers 202 rather than keep a request open long.
-const MAX_CALL_TIME: Duration = Duration::from_secs(30);
-
 /// Why a rebalance is `NotReady`, or waits; the reason goes into its condition.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RebalanceError {
@@ -174,7 +170,7 @@ impl RebalanceReconciler {
         let reconciler = Self {
             runtime: runtime.clone(),
             host_resolution: config.kafka_host_resolution,
-            call_timeout: config.operator.operation_timeout.min(MAX_CALL_TIME),
+            call_timeout: config.rest_call_timeout(),
         };
         ControllerBuilder::new(runtime, reconciler)
             .concurrency(config.concurrency)
