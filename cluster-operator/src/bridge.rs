@@ -3,7 +3,9 @@
 //!
 //! A reconciliation reads what the spec refers to (the logging and metrics ConfigMaps, the
 //! Secrets with certificates and passwords), applies the ServiceAccount, the configuration
-//! ConfigMap, the Deployment, the Service and the PodDisruptionBudget, and reports `Ready` once
+//! ConfigMap, the Deployment, the Service and the PodDisruptionBudget (and, with a
+//! topology-label rack, the init ClusterRoleBinding, deleted when no longer wanted; deleting
+//! the KafkaBridge deletes it through [`crate::bindings`]), and reports `Ready` once
 //! the Deployment has all its pods ready in the current definition; until then the bridge is
 //! `NotReady` with reason `WaitingForPods` and is looked at again when the Deployment changes
 //! (its objects are watched) or after a few seconds. Something the spec names that does not
@@ -26,6 +28,7 @@ use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::runtime::OperatorRuntime;
 
+use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::config::ClusterOperatorConfig;
 use crate::model::bridge::{self as model, BridgeInputs, BridgeObjects};
 use crate::model::{ModelConfig, ModelError};
@@ -249,12 +252,29 @@ impl Reconciler for BridgeReconciler {
         let objects = self.desired(&bridge).await?;
         let applier = self.runtime.applier();
         applier.apply(&objects.service_account, None).await?;
+        let namespace = bridge.namespace().unwrap_or_default();
+        match &objects.init_cluster_role_binding {
+            Some(binding) => {
+                applier.apply_cluster_scoped(binding).await?;
+            }
+            None => {
+                if delete_init_binding(
+                    &self.runtime,
+                    InitBindingKind::BRIDGE,
+                    &namespace,
+                    &bridge.name_any(),
+                )
+                .await?
+                {
+                    tracing::info!("deleted the init ClusterRoleBinding no longer needed");
+                }
+            }
+        }
         applier.apply(&objects.config_map, None).await?;
         applier.apply(&objects.deployment, None).await?;
         applier.apply(&objects.service, None).await?;
         applier.apply(&objects.pod_disruption_budget, None).await?;
 
-        let namespace = bridge.namespace().unwrap_or_default();
         let name = objects.deployment.name_any();
         let api: Api<Deployment> = self.runtime.api(Some(&namespace));
         let deployment = api

@@ -1,6 +1,7 @@
 //! The KafkaBridge controller against a real API server: kwok makes the bridge pods Ready,
 //! the controller manager runs the Deployments and garbage-collects, and the operator runs
-//! in-process. (`bridge.rs` runs a bridge for real.)
+//! in-process. (`bridge.rs` runs a bridge for real.) A rack adds the init ClusterRoleBinding,
+//! removed with the rack and when the KafkaBridge is deleted.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -13,7 +14,10 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_api::common::Condition;
-use support::{Operator, apply, condition_of, namespace, wait_for, wait_gone};
+use support::{
+    Operator, apply, binding_goes_with_the_resource, condition_of, namespace, wait_binding,
+    wait_client_binding, wait_for, wait_gone,
+};
 
 async fn patch(bridges: &Api<KafkaBridge>, value: serde_json::Value) {
     bridges
@@ -229,5 +233,64 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
             .unwrap()
             .is_some()
     );
+    operator.stop().await;
+}
+
+#[tokio::test]
+async fn a_rack_binds_the_bridge_pods_to_their_nodes_and_unbinds_them_when_removed() {
+    let (client, ns) = namespace("bridge-rack").await;
+    let operator = Operator::on(&ns);
+    let mut bridge = json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaBridge",
+        "metadata": {"name": "zoned"},
+        "spec": {
+            "replicas": 1,
+            "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+            "http": {"port": 8080},
+            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+        },
+    });
+    apply(&client, &ns, &bridge).await;
+    let binding = format!("strimzi-{ns}-zoned-bridge-init");
+    wait_client_binding(&client, &binding, "zoned-bridge").await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let init_containers = |deployment: Option<&Deployment>| {
+        deployment?
+            .spec
+            .as_ref()?
+            .template
+            .spec
+            .as_ref()
+            .map(|pod| pod.init_containers.clone().unwrap_or_default())
+    };
+    wait_for(
+        &deployments,
+        "zoned-bridge",
+        "the init container",
+        |deployment| {
+            init_containers(deployment)?
+                .iter()
+                .any(|init| init.name == "kafka-init")
+                .then_some(())
+        },
+    )
+    .await;
+
+    // The rack removed: the binding goes and so does the init container.
+    bridge["spec"].as_object_mut().unwrap().remove("rack");
+    apply(&client, &ns, &bridge).await;
+    wait_binding(&client, &binding, false).await;
+    wait_for(
+        &deployments,
+        "zoned-bridge",
+        "no init container",
+        |deployment| init_containers(deployment)?.is_empty().then_some(()),
+    )
+    .await;
+
+    // The rack again, then the KafkaBridge deleted: the cleanup removes the binding.
+    binding_goes_with_the_resource::<KafkaBridge>(&client, &ns, &mut bridge, "zoned", &binding)
+        .await;
     operator.stop().await;
 }

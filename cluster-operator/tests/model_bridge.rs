@@ -6,7 +6,7 @@
 
 mod model_support;
 
-use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::api::core::v1::{Container, PodSpec};
 use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_cluster_operator::model::ModelError;
@@ -39,8 +39,8 @@ fn properties(objects: &BridgeObjects) -> String {
     objects.config_map.data.as_ref().unwrap()["application.properties"].clone()
 }
 
-fn container(objects: &BridgeObjects) -> &Container {
-    &objects
+fn pod_spec(objects: &BridgeObjects) -> &PodSpec {
+    objects
         .deployment
         .spec
         .as_ref()
@@ -49,7 +49,10 @@ fn container(objects: &BridgeObjects) -> &Container {
         .spec
         .as_ref()
         .unwrap()
-        .containers[0]
+}
+
+fn container(objects: &BridgeObjects) -> &Container {
+    &pod_spec(objects).containers[0]
 }
 
 fn env(container: &Container, name: &str) -> Option<String> {
@@ -509,4 +512,103 @@ fn options_the_operator_sets_are_left_out_with_a_warning() {
             "spec.http.tls.config"
         ]
     );
+}
+
+#[test]
+fn a_topology_label_rack_gives_the_consumers_the_nodes_rack() {
+    let objects = build(&bridge(json!({
+        "replicas": 1,
+        "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+        "http": {"port": 8080},
+        "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+        "clientRackInitImage": "example.org/init:1",
+    })))
+    .unwrap();
+    assert!(
+        properties(&objects)
+            .contains("kafka.consumer.client.rack=${strimzidir:/opt/strimzi/init:rack.id}\n")
+    );
+    let binding = objects.init_cluster_role_binding.as_ref().unwrap();
+    assert_eq!(
+        binding.metadata.name.as_deref(),
+        Some("strimzi-kafka-my-bridge-bridge-init")
+    );
+    assert_eq!(binding.metadata.namespace, None);
+    assert_eq!(binding.metadata.owner_references, None);
+    assert_eq!(
+        binding.metadata.labels.as_ref().unwrap()["strimzi.io/kind"],
+        "KafkaBridge"
+    );
+    assert_eq!(binding.role_ref.name, "strimzi-kafka-client");
+    let subject = &binding.subjects.as_ref().unwrap()[0];
+    assert_eq!(
+        (subject.name.as_str(), subject.namespace.as_deref()),
+        ("my-bridge-bridge", Some("kafka"))
+    );
+    let pod = pod_spec(&objects);
+    let init = &pod.init_containers.as_ref().unwrap()[0];
+    assert_eq!(init.image.as_deref(), Some("example.org/init:1"));
+    assert_eq!(
+        init.args.as_deref(),
+        Some(&["/opt/strimzi/bin/kafka_init_run.sh".to_owned()][..])
+    );
+    assert_eq!(
+        env(init, "RACK_TOPOLOGY_KEY").as_deref(),
+        Some("topology.kubernetes.io/zone")
+    );
+    assert_eq!(
+        env(init, "INIT_FOLDER").as_deref(),
+        Some("/opt/strimzi/init")
+    );
+    assert!(init.env.iter().flatten().any(|var| {
+        var.name == "NODE_NAME"
+            && var
+                .value_from
+                .as_ref()
+                .and_then(|from| from.field_ref.as_ref())
+                .is_some_and(|field| field.field_path == "spec.nodeName")
+    }));
+    for container in [init, container(&objects)] {
+        assert!(
+            container
+                .volume_mounts
+                .iter()
+                .flatten()
+                .any(|mount| mount.name == "rack-volume" && mount.mount_path == "/opt/strimzi/init"),
+            "{}",
+            container.name
+        );
+    }
+    let requirement = &pod
+        .affinity
+        .as_ref()
+        .and_then(|affinity| affinity.node_affinity.as_ref())
+        .and_then(|affinity| {
+            affinity
+                .required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .unwrap()
+        .node_selector_terms[0]
+        .match_expressions
+        .as_ref()
+        .unwrap()[0];
+    assert_eq!(requirement.key, "topology.kubernetes.io/zone");
+    assert_eq!(requirement.operator, "Exists");
+}
+
+#[test]
+fn an_environment_variable_rack_reads_the_variable_without_init_container() {
+    let objects = build(&bridge(json!({
+        "replicas": 1,
+        "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+        "http": {"port": 8080},
+        "rack": {"type": "environment-variable", "envVarName": "ZONE"},
+    })))
+    .unwrap();
+    assert!(properties(&objects).contains("kafka.consumer.client.rack=${strimzienv:ZONE}\n"));
+    assert!(objects.init_cluster_role_binding.is_none());
+    let pod = pod_spec(&objects);
+    assert!(pod.init_containers.is_none());
+    assert!(objects.warnings.is_empty(), "{:?}", objects.warnings);
 }

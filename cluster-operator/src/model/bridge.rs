@@ -11,9 +11,13 @@
 //!   ConfigMap;
 //! - `<name>-bridge-service` (Service) on the HTTP port, with Strimzi's discovery label and
 //!   annotation;
-//! - `<name>-bridge` (ServiceAccount and PodDisruptionBudget).
+//! - `<name>-bridge` (ServiceAccount and PodDisruptionBudget);
+//! - with a `topology-label` rack, the init container writing the node's rack to
+//!   `/opt/strimzi/init/rack.id` (read as the consumers' `client.rack`), a node affinity to
+//!   nodes with the label, and ClusterRoleBinding `strimzi-<namespace>-<name>-bridge-init`
+//!   to `strimzi-kafka-client` (cluster-scoped, so not owned).
 //!
-//! Every object is owned by the KafkaBridge, so deleting it removes them. Pure: the caller
+//! Every namespaced object is owned by the KafkaBridge, so deleting it removes them. Pure: the caller
 //! reads the ConfigMaps and Secrets the spec names and hands in their contents.
 
 use std::collections::BTreeMap;
@@ -23,6 +27,7 @@ use k8s_openapi::api::core::v1::{
     ConfigMap, ConfigMapKeySelector, Container, EnvVar, Service, ServiceAccount, Volume,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
@@ -44,6 +49,7 @@ use super::meta::{StringMap, template_annotations, template_labels, with_additio
 use super::nodes::pods::{
     HeapSizing, add_template_env, container_port, env, jvm_env, mount, template_mounts,
 };
+use super::rack;
 use super::{ModelConfig, ModelError, ModelWarning};
 
 /// The image of Strimzi 1.2's HTTP Bridge, the default of `STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE`.
@@ -73,6 +79,8 @@ const CONFIG_VOLUME: &str = "kafka-bridge-configurations";
 const CERTS_MOUNT: &str = "/opt/strimzi/bridge-certs";
 /// Where Secrets with SASL passwords are mounted, one folder per Secret.
 const PASSWORD_MOUNT: &str = "/opt/strimzi/bridge-password";
+/// Where the pods read the rack file the init container writes.
+const INIT_MOUNT: &str = "/opt/strimzi/init";
 /// Keys of the configuration ConfigMap.
 const APPLICATION_PROPERTIES: &str = "application.properties";
 const LOG4J2_PROPERTIES: &str = "log4j2.properties";
@@ -229,6 +237,9 @@ pub struct BridgeObjects {
     pub service: Service,
     /// `<name>-bridge`.
     pub pod_disruption_budget: PodDisruptionBudget,
+    /// `strimzi-<namespace>-<name>-bridge-init`, with a `topology-label` rack: lets the init
+    /// container read the pods' nodes. Cluster-scoped, so without owner.
+    pub init_cluster_role_binding: Option<ClusterRoleBinding>,
     /// What was ignored in the spec, for `Warning` conditions.
     pub warnings: Vec<ModelWarning>,
 }
@@ -428,12 +439,6 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
             serde_yaml_ng::from_str(rules).map_err(ModelError::MetricsConfiguration)?;
         data.insert(METRICS_CONFIG.to_owned(), rules.to_string());
     }
-    if spec.rack.is_some() {
-        warnings.push(ModelWarning::new(
-            "UnsupportedField",
-            "spec.rack is not supported by this operator yet: the consumers get no client.rack",
-        ));
-    }
     let configuration_hash = hash_stub(&data.values().cloned().collect::<String>());
     let config_map = ConfigMap {
         metadata: scope.component_meta(&labels, &config_map_name(&name), None),
@@ -454,7 +459,11 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
         config_map_volume(CONFIG_VOLUME, &config_map_name(&name)),
     ];
     volumes.extend(secret_volumes(spec));
-    let deployment = scope.deployment(DeploymentParts {
+    let topology_key = rack::topology_key(spec.rack.as_ref());
+    if topology_key.is_some() {
+        volumes.push(rack::init_volume());
+    }
+    let mut deployment = scope.deployment(DeploymentParts {
         labels: &labels,
         replicas: spec.replicas,
         deployment_template: template.and_then(|template| template.deployment.as_ref()),
@@ -463,6 +472,30 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
         pod_annotations,
         containers: vec![container(&name, spec, inputs.config)],
         volumes,
+    });
+    if let (Some(key), Some(pod)) = (
+        topology_key,
+        deployment
+            .spec
+            .as_mut()
+            .and_then(|deployment| deployment.template.spec.as_mut()),
+    ) {
+        pod.init_containers = Some(vec![init_container(key, spec, inputs.config)]);
+        pod.affinity = Some(rack::with_rack_affinity(pod.affinity.take(), key));
+    }
+    let init_cluster_role_binding = topology_key.map(|_| {
+        rack::init_cluster_role_binding(
+            scope.component_meta(
+                &labels,
+                &naming::init_cluster_role_binding(&namespace, &naming::bridge_deployment(&name)),
+                template
+                    .and_then(|template| template.cluster_role_binding.as_ref())
+                    .and_then(|template| template.metadata.as_ref()),
+            ),
+            rack::CLIENT_CLUSTER_ROLE,
+            &naming::bridge_deployment(&name),
+            &namespace,
+        )
     });
     Ok(BridgeObjects {
         service_account: scope.service_account(
@@ -473,8 +506,31 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
         deployment,
         service: service(&scope, &labels, spec),
         pod_disruption_budget: pod_disruption_budget(&scope, &labels, spec),
+        init_cluster_role_binding,
         warnings,
     })
+}
+
+/// The init container writing the rack file to [`INIT_MOUNT`], for the node label `key`.
+fn init_container(key: &str, spec: &KafkaBridgeSpec, config: &ModelConfig) -> Container {
+    let template = spec
+        .template
+        .as_ref()
+        .and_then(|template| template.init_container.as_ref());
+    let image = spec
+        .client_rack_init_image
+        .clone()
+        .unwrap_or_else(|| config.kafka_init_image.clone());
+    rack::InitContainer {
+        image_pull_policy: config.image_pull_policy(&image),
+        image,
+        env: rack::rack_init_variables(key, Some(INIT_MOUNT)),
+        mounts: vec![rack::init_mount(INIT_MOUNT)],
+        resources: spec.resources.clone(),
+        security_context: config.container_security_context(template),
+        template,
+    }
+    .container()
 }
 
 /// One folder per Secret: certificates below [`CERTS_MOUNT`], passwords below
@@ -540,6 +596,9 @@ fn container(name: &str, spec: &KafkaBridgeSpec, config: &ModelConfig) -> Contai
         mount("strimzi-tmp", "/tmp"),
         mount(CONFIG_VOLUME, CONFIG_MOUNT),
     ];
+    if rack::topology_key(spec.rack.as_ref()).is_some() {
+        mounts.push(rack::init_mount(INIT_MOUNT));
+    }
     mounts.extend(mounted_secrets(spec).into_iter().map(|(secret, password)| {
         mount(
             &secret_volume_name(&secret, password),
@@ -914,6 +973,13 @@ fn kafka_properties(spec: &KafkaBridgeSpec, warnings: &mut Vec<ModelWarning>) ->
             warnings,
         ),
     );
+    if let Some(rack) = spec
+        .rack
+        .as_ref()
+        .and_then(|rack| rack::client_rack(rack, INIT_MOUNT))
+    {
+        text.push_str(&property("kafka.consumer.client.rack", &rack));
+    }
     text
 }
 

@@ -37,7 +37,9 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
-use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
@@ -65,6 +67,7 @@ use crate::model::nodes::pods::{
     add_template_env, container_port, convert, env, jmx_env, jvm_env, mount, pod_revision,
     template_mounts, templated_pod_spec,
 };
+use crate::model::rack;
 use crate::model::security::policies::{
     RBAC_API_GROUP, ingress_rule, jmx_credentials, operator_namespace_selector, peer,
 };
@@ -98,8 +101,8 @@ pub const AUTH_HASH_ANNOTATION: &str = "strimzi.io/auth-hash";
 const DEFAULT_REPLICAS: i32 = 3;
 /// Share of the container memory the start script gives the heap without `-Xmx` (Connect).
 const DYNAMIC_HEAP_PERCENTAGE: &str = "75";
-/// Reason of the warnings about fields this operator does not act on yet.
-pub const UNSUPPORTED_FIELD_REASON: &str = "UnsupportedField";
+/// Where the workers read the rack file the init container writes.
+pub const INIT_MOUNT_PATH: &str = "/opt/kafka/init";
 /// Component type of Connect's objects.
 pub const COMPONENT_TYPE: &str = "kafka-connect";
 /// `strimzi.io/kind` of Connect's objects.
@@ -203,6 +206,9 @@ pub struct ConnectObjects {
     pub pod_disruption_budget: PodDisruptionBudget,
     /// `<name>-connect`.
     pub pod_set: StrimziPodSet,
+    /// `strimzi-<namespace>-<name>-connect-init`, with a `topology-label` rack: lets the
+    /// init container read the workers' nodes. Cluster-scoped, so without owner.
+    pub init_cluster_role_binding: Option<ClusterRoleBinding>,
     /// What the user should know about the spec.
     pub warnings: Vec<ModelWarning>,
 }
@@ -392,8 +398,7 @@ impl ConnectCluster {
     /// Every object of the cluster.
     pub fn objects(&self, inputs: &ConnectInputs) -> Result<ConnectObjects, ModelError> {
         let template = self.spec.template.as_ref();
-        let (worker_config, mut warnings) = self.worker_configuration().map_err(security_error)?;
-        warnings.extend(self.unsupported_warnings());
+        let (worker_config, warnings) = self.worker_configuration().map_err(security_error)?;
         let logging = self.logging_file(inputs)?;
         let metrics = crate::model::config::metrics_json(
             self.spec.metrics_config.as_ref(),
@@ -474,22 +479,65 @@ impl ConnectCluster {
             network_policy: self.network_policy(),
             pod_disruption_budget: self.pod_disruption_budget(),
             pod_set: self.pod_set(&pod_annotations),
+            init_cluster_role_binding: self.init_cluster_role_binding(),
             warnings,
         })
     }
 
-    /// Warnings about the parts of the spec this operator does not act on yet, so that
-    /// nobody relies on them unknowingly.
-    fn unsupported_warnings(&self) -> Vec<ModelWarning> {
-        let mut warnings = Vec::new();
-        if self.spec.rack.is_some() {
-            warnings.push(ModelWarning::new(
-                UNSUPPORTED_FIELD_REASON,
-                "spec.rack is not supported by this operator yet: the workers' consumers get \
-                 no client.rack and fetch from partition leaders",
-            ));
-        }
-        warnings
+    /// The node label naming the workers' rack, with a `topology-label` rack.
+    fn topology_key(&self) -> Option<&str> {
+        rack::topology_key(self.spec.rack.as_ref())
+    }
+
+    /// The init container's ClusterRoleBinding ([`ConnectObjects::init_cluster_role_binding`])
+    /// to `strimzi-kafka-client`, labelled like the other objects.
+    fn init_cluster_role_binding(&self) -> Option<ClusterRoleBinding> {
+        self.topology_key()?;
+        let template = self
+            .spec
+            .template
+            .as_ref()
+            .and_then(|template| template.cluster_role_binding.as_ref())
+            .and_then(|template| template.metadata.as_ref());
+        Some(rack::init_cluster_role_binding(
+            self.meta(
+                &strimzi_api::naming::init_cluster_role_binding(
+                    &self.namespace,
+                    &self.component_name,
+                ),
+                template,
+            ),
+            rack::CLIENT_CLUSTER_ROLE,
+            &self.component_name,
+            &self.namespace,
+        ))
+    }
+
+    /// The init container writing the rack file, with a `topology-label` rack.
+    fn init_container(&self) -> Option<Container> {
+        let key = self.topology_key()?;
+        let template = self
+            .spec
+            .template
+            .as_ref()
+            .and_then(|template| template.init_container.as_ref());
+        let image = self
+            .spec
+            .client_rack_init_image
+            .clone()
+            .unwrap_or_else(|| self.config.kafka_init_image.clone());
+        Some(
+            rack::InitContainer {
+                image_pull_policy: self.config.image_pull_policy(&image),
+                image,
+                env: rack::rack_init_variables(key, None),
+                mounts: vec![rack::init_mount(INIT_MOUNT_PATH)],
+                resources: self.spec.resources.clone(),
+                security_context: self.config.container_security_context(template),
+                template,
+            }
+            .container(),
+        )
     }
 
     /// The worker's `log4j2.properties`.
@@ -842,6 +890,9 @@ impl ConnectCluster {
             tmp_volume(TMP_VOLUME, pod_template),
             config_map_volume(CONFIG_VOLUME, &config_map_name(&self.component_name)),
         ];
+        if self.topology_key().is_some() {
+            volumes.push(rack::init_volume());
+        }
         volumes.extend(self.plugin_images().into_iter().map(|plugin| Volume {
             name: plugin.volume,
             image: Some(ImageVolumeSource {
@@ -857,6 +908,11 @@ impl ConnectCluster {
                 .flatten()
                 .filter_map(convert::<_, Volume>),
         );
+        let spec = templated_pod_spec(pod_template);
+        let affinity = match self.topology_key() {
+            Some(key) => Some(rack::with_rack_affinity(spec.affinity.clone(), key)),
+            None => spec.affinity.clone(),
+        };
         let mut pod = Pod {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
@@ -873,10 +929,12 @@ impl ConnectCluster {
                 subdomain: Some(self.component_name.clone()),
                 service_account_name: Some(self.component_name.clone()),
                 restart_policy: Some("Always".to_owned()),
+                init_containers: self.init_container().map(|container| vec![container]),
                 containers: vec![self.container()],
                 volumes: Some(volumes),
                 image_pull_secrets: self.config.image_pull_secrets(pod_template),
-                ..templated_pod_spec(pod_template)
+                affinity,
+                ..spec
             }),
             status: None,
         };
@@ -967,6 +1025,9 @@ impl ConnectCluster {
             mount(TMP_VOLUME, "/tmp"),
             mount(CONFIG_VOLUME, CONFIG_MOUNT_PATH),
         ];
+        if self.topology_key().is_some() {
+            mounts.push(rack::init_mount(INIT_MOUNT_PATH));
+        }
         mounts.extend(self.plugin_images().into_iter().map(|plugin| VolumeMount {
             read_only: Some(true),
             ..mount(&plugin.volume, &plugin.mount_path)
