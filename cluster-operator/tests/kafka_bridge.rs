@@ -10,6 +10,7 @@ mod support;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
@@ -126,6 +127,32 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
         .data
         .unwrap();
     assert!(data["application.properties"].contains("kafka.security.protocol=SASL_SSL"));
+    // The trusted certificates gathered under ca.crt, read with the password through the
+    // Kubernetes Secret config provider, which a Role lets the pods do; nothing mounted.
+    assert!(data["application.properties"].contains(&format!(
+        "kafka.ssl.truststore.certificates=${{strimzisecrets:{ns}/web-bridge-tls-trusted-certs:ca.crt}}"
+    )));
+    let trusted = Api::<Secret>::namespaced(client.clone(), &ns)
+        .get("web-bridge-tls-trusted-certs")
+        .await
+        .unwrap();
+    assert_eq!(trusted.data.unwrap()["ca.crt"].0, b"value\n");
+    let role = Api::<Role>::namespaced(client.clone(), &ns)
+        .get("web-bridge")
+        .await
+        .unwrap();
+    assert_eq!(
+        role.rules.unwrap()[0].resource_names,
+        Some(vec![
+            "web-bridge-tls-trusted-certs".to_owned(),
+            "web-user".to_owned()
+        ])
+    );
+    let binding = Api::<RoleBinding>::namespaced(client.clone(), &ns)
+        .get("web-bridge-role")
+        .await
+        .unwrap();
+    assert_eq!(binding.role_ref.name, "web-bridge");
     // The external logging ConfigMap's text, as it is.
     assert_eq!(data["log4j2.properties"], logging);
     Api::<ServiceAccount>::namespaced(client.clone(), &ns)

@@ -11,6 +11,7 @@ use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_cluster_operator::model::ModelError;
 use strimzi_cluster_operator::model::bridge::{self, BridgeInputs, BridgeObjects};
+use strimzi_cluster_operator::model::client_security::SecretsData;
 use strimzi_tests::reference::{reference_examples_dir, yaml_files};
 
 fn bridge(spec: serde_json::Value) -> KafkaBridge {
@@ -32,6 +33,7 @@ fn build(bridge: &KafkaBridge) -> Result<BridgeObjects, ModelError> {
         external_logging: None,
         metrics_rules: None,
         secrets_digest: "",
+        trusted_certificate_secrets: &model_support::trusted_secrets(bridge.spec.tls.as_ref()),
     })
 }
 
@@ -220,7 +222,7 @@ fn objects_carry_strimzi_labels_owner_and_discovery() {
 }
 
 #[test]
-fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
+fn scram_over_tls_reads_the_password_and_certificates_through_the_secret_provider() {
     let objects = build(&bridge(json!({
         "replicas": 1,
         "bootstrapServers": "my-cluster-kafka-bootstrap:9093",
@@ -235,9 +237,11 @@ fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
     for line in [
         "kafka.security.protocol=SASL_SSL",
         "kafka.ssl.truststore.type=PEM",
-        "kafka.ssl.truststore.certificates=${strimzidir:/opt/strimzi/bridge-certs/my-cluster-cluster-ca-cert:ca.crt}",
+        "kafka.ssl.truststore.certificates=${strimzisecrets:kafka/my-bridge-bridge-tls-trusted-certs:ca.crt}",
         "kafka.sasl.mechanism=SCRAM-SHA-512",
-        "kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"my-user\" password=\"${strimzidir:/opt/strimzi/bridge-password/my-user:password}\";",
+        "kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"my-user\" password=\"${strimzisecrets:kafka/my-user:password}\";",
+        "kafka.config.providers=strimzienv,strimzifile,strimzidir,strimzisecrets",
+        "kafka.config.providers.strimzisecrets.class=io.strimzi.kafka.KubernetesSecretConfigProvider",
         "kafka.producer.acks=1",
         "kafka.producer.ssl.protocol=TLSv1.3",
         "kafka.consumer.auto.offset.reset=earliest",
@@ -256,16 +260,44 @@ fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
             "ForbiddenConfigurationOption"
         ]
     );
+    // No Secret is mounted: the operator gathers the trusted certificates in a Secret of
+    // its own and lets the pods read it and the password's through a Role.
     let mounts = container(&objects).volume_mounts.clone().unwrap();
-    for path in [
-        "/opt/strimzi/bridge-certs/my-cluster-cluster-ca-cert",
-        "/opt/strimzi/bridge-password/my-user",
-    ] {
-        assert!(
-            mounts.iter().any(|mount| mount.mount_path == path),
-            "{path}"
-        );
-    }
+    assert!(
+        mounts
+            .iter()
+            .all(|mount| !mount.mount_path.starts_with("/opt/strimzi/bridge-")),
+        "{mounts:?}"
+    );
+    let trusted = objects.trusted_certificates.as_ref().unwrap();
+    assert_eq!(
+        trusted.metadata.name.as_deref(),
+        Some("my-bridge-bridge-tls-trusted-certs")
+    );
+    assert_eq!(
+        trusted.data.as_ref().unwrap()["ca.crt"].0,
+        b"PEM my-cluster-cluster-ca-cert\n"
+    );
+    assert_eq!(
+        objects.role.metadata.name.as_deref(),
+        Some("my-bridge-bridge")
+    );
+    assert_eq!(
+        objects.role.rules.as_ref().unwrap()[0].resource_names,
+        Some(vec![
+            "my-bridge-bridge-tls-trusted-certs".to_owned(),
+            "my-user".to_owned()
+        ])
+    );
+    assert_eq!(
+        objects.role_binding.metadata.name.as_deref(),
+        Some("my-bridge-bridge-role")
+    );
+    assert_eq!(objects.role_binding.role_ref.name, "my-bridge-bridge");
+    assert_eq!(
+        objects.role_binding.subjects.as_ref().unwrap()[0].name,
+        "my-bridge-bridge"
+    );
     let keys = bridge::secret_keys(&bridge(json!({
         "replicas": 1, "bootstrapServers": "b:9093",
         "tls": {"trustedCertificates": [{"secretName": "ca", "certificate": "ca.crt"}]},
@@ -277,10 +309,7 @@ fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
         .iter()
         .map(|k| (k.secret.as_str(), k.key.as_str()))
         .collect();
-    assert_eq!(
-        named,
-        [("ca", "ca.crt"), ("u", "user.crt"), ("u", "user.key")]
-    );
+    assert_eq!(named, [("u", "user.crt"), ("u", "user.key")]);
 }
 
 #[test]
@@ -294,6 +323,7 @@ fn the_secrets_digest_rolls_the_pods() {
             external_logging: None,
             metrics_rules: None,
             secrets_digest: digest,
+            trusted_certificate_secrets: &SecretsData::new(),
         })
         .unwrap()
         .deployment
@@ -336,6 +366,7 @@ fn http_cors_logging_metrics_jvm_and_tracing() {
         external_logging: None,
         metrics_rules: Some("lowercaseOutputName: true\nrules:\n- pattern: kafka.(.*)\n"),
         secrets_digest: "",
+        trusted_certificate_secrets: &model_support::trusted_secrets(resource.spec.tls.as_ref()),
     })
     .unwrap();
     let data = objects.config_map.data.clone().unwrap();
@@ -434,15 +465,29 @@ fn bad_input_is_refused_with_the_field_named() {
         external_logging: None,
         metrics_rules: Some("rules: [unclosed"),
         secrets_digest: "",
+        trusted_certificate_secrets: &SecretsData::new(),
     })
     .unwrap_err();
     assert_eq!(error.reason(), "InvalidConfigurationException");
+    let missing_ca = bridge(json!({"replicas": 1, "bootstrapServers": "b:9093",
+        "tls": {"trustedCertificates": [{"secretName": "ca", "pattern": "*.crt"}]}}));
+    let error = bridge::build(BridgeInputs {
+        bridge: &missing_ca,
+        config: &config,
+        external_logging: None,
+        metrics_rules: None,
+        secrets_digest: "",
+        trusted_certificate_secrets: &SecretsData::new(),
+    })
+    .unwrap_err();
+    assert_eq!(error.reason(), "InvalidConfigurationException");
+    assert!(
+        error
+            .to_string()
+            .contains("Secret ca with trusted certificates"),
+        "{error}"
+    );
     for (spec, field) in [
-        (
-            json!({"replicas": 1, "bootstrapServers": "b:9093",
-                   "tls": {"trustedCertificates": [{"secretName": "ca", "pattern": "*.crt"}]}}),
-            "trustedCertificates",
-        ),
         (
             json!({"replicas": 1, "bootstrapServers": "b:9092",
                    "authentication": {"type": "scram-sha-512", "username": "u"}}),

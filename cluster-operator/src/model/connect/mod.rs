@@ -37,9 +37,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
-use k8s_openapi::api::rbac::v1::{
-    ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
-};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
@@ -53,6 +51,9 @@ use strimzi_api::labels;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
+use crate::model::client_security::{
+    certificate_bundle, secret_reader_rbac, trusted_certificates_of,
+};
 use crate::model::components::{
     cluster_ip_service_spec, config_map_volume, http_probe, service_port, tmp_volume,
 };
@@ -69,7 +70,7 @@ use crate::model::nodes::pods::{
 };
 use crate::model::rack;
 use crate::model::security::policies::{
-    RBAC_API_GROUP, ingress_rule, jmx_credentials, operator_namespace_selector, peer,
+    ingress_rule, jmx_credentials, operator_namespace_selector, peer,
 };
 use crate::model::{ModelConfig, ModelError, ModelWarning};
 
@@ -236,22 +237,6 @@ pub fn jmx_secret_name(component_name: &str) -> String {
 /// The ConfigMap of a Connect cluster named `component_name`.
 pub fn config_map_name(component_name: &str) -> String {
     format!("{component_name}-config")
-}
-
-/// Whether a Secret key matches a `trustedCertificates` pattern: `*` stands for any run of
-/// characters, everything else matches itself.
-pub fn matches_pattern(pattern: &str, key: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == key,
-        Some((prefix, rest)) => {
-            let Some(tail) = key.strip_prefix(prefix) else {
-                return false;
-            };
-            (0..=tail.len())
-                .filter(|index| tail.is_char_boundary(*index))
-                .any(|index| matches_pattern(rest, &tail[index..]))
-        }
-    }
 }
 
 impl ConnectCluster {
@@ -432,6 +417,7 @@ impl ConnectCluster {
                 build::build_revision(&build::dockerfile(&self.image, build)),
             );
         }
+        let (role, role_binding) = self.rbac();
         Ok(ConnectObjects {
             service_account: ServiceAccount {
                 metadata: self.meta(
@@ -442,8 +428,8 @@ impl ConnectCluster {
                 ),
                 ..ServiceAccount::default()
             },
-            role: self.role(),
-            role_binding: self.role_binding(),
+            role,
+            role_binding,
             trusted_certificates: trusted.map(|data| Secret {
                 metadata: self.meta(&self.trusted_certificates_secret(), None),
                 type_: Some("Opaque".to_owned()),
@@ -559,15 +545,12 @@ impl ConnectCluster {
         if let TrustLayout::PerCluster { clusters, .. } = &self.trust {
             let mut data = BTreeMap::new();
             for (key, sources) in clusters {
-                let mut bundle = Vec::new();
-                for source in sources {
-                    for (_, value) in self.trusted_certificates_of(source, inputs)? {
-                        bundle.extend_from_slice(&value.0);
-                        if !bundle.ends_with(b"\n") {
-                            bundle.push(b'\n');
-                        }
-                    }
-                }
+                let bundle = certificate_bundle(
+                    sources,
+                    &inputs.trusted_certificate_secrets,
+                    &self.namespace,
+                )
+                .map_err(security_error)?;
                 if !bundle.is_empty() {
                     data.insert(key.clone(), ByteString(bundle));
                 }
@@ -585,54 +568,18 @@ impl ConnectCluster {
         };
         let mut data = BTreeMap::new();
         for source in sources {
-            for (key, value) in self.trusted_certificates_of(source, inputs)? {
+            for (key, value) in trusted_certificates_of(
+                source,
+                &inputs.trusted_certificate_secrets,
+                &self.namespace,
+            )
+            .map_err(security_error)?
+            {
                 let name = key.strip_suffix(".crt").unwrap_or(&key);
                 data.insert(format!("{}-{name}.crt", source.secret_name), value);
             }
         }
         Ok(Some(data))
-    }
-
-    /// The certificates `source` names (a key, or the keys matching a pattern), by key; a
-    /// missing Secret or key is an error naming it.
-    fn trusted_certificates_of(
-        &self,
-        source: &CertSecretSource,
-        inputs: &ConnectInputs,
-    ) -> Result<Vec<(String, ByteString)>, ModelError> {
-        let secret = inputs
-            .trusted_certificate_secrets
-            .get(&source.secret_name)
-            .ok_or_else(|| {
-                ModelError::InvalidConfiguration(format!(
-                    "Secret {} with trusted certificates (spec.tls.trustedCertificates) does \
-                         not exist in namespace {}",
-                    source.secret_name, self.namespace
-                ))
-            })?;
-        let wanted: Vec<(&String, &ByteString)> = match (&source.certificate, &source.pattern) {
-            (Some(key), _) => secret.get_key_value(key).into_iter().collect(),
-            (None, Some(pattern)) => secret
-                .iter()
-                .filter(|(key, _)| matches_pattern(pattern, key))
-                .collect(),
-            (None, None) => Vec::new(),
-        };
-        if wanted.is_empty() {
-            return Err(ModelError::InvalidConfiguration(format!(
-                "Secret {} has no certificate {} (spec.tls.trustedCertificates)",
-                source.secret_name,
-                source
-                    .certificate
-                    .clone()
-                    .or_else(|| source.pattern.clone())
-                    .unwrap_or_default()
-            )));
-        }
-        Ok(wanted
-            .into_iter()
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect())
     }
 
     /// The Secrets the workers read through the config provider: the trusted certificates,
@@ -663,40 +610,17 @@ impl ConnectCluster {
         names
     }
 
-    fn role(&self) -> Role {
-        let secrets = self.provider_secrets();
-        Role {
-            metadata: self.meta(&role_name(&self.component_name), None),
-            rules: Some(if secrets.is_empty() {
-                Vec::new()
-            } else {
-                vec![PolicyRule {
-                    api_groups: Some(vec![String::new()]),
-                    resources: Some(vec!["secrets".to_owned()]),
-                    verbs: vec!["get".to_owned()],
-                    resource_names: Some(secrets),
-                    ..PolicyRule::default()
-                }]
-            }),
-        }
-    }
-
-    fn role_binding(&self) -> RoleBinding {
+    /// Role and RoleBinding `<name>-connect-role`: `get` on the Secrets the config provider
+    /// reads, for the workers' ServiceAccount.
+    fn rbac(&self) -> (Role, RoleBinding) {
         let name = role_name(&self.component_name);
-        RoleBinding {
-            metadata: self.meta(&name, None),
-            role_ref: RoleRef {
-                api_group: RBAC_API_GROUP.to_owned(),
-                kind: "Role".to_owned(),
-                name,
-            },
-            subjects: Some(vec![Subject {
-                kind: "ServiceAccount".to_owned(),
-                name: self.component_name.clone(),
-                namespace: Some(self.namespace.clone()),
-                ..Subject::default()
-            }]),
-        }
+        secret_reader_rbac(
+            self.meta(&name, None),
+            self.meta(&name, None),
+            self.provider_secrets(),
+            &self.component_name,
+            &self.namespace,
+        )
     }
 
     /// Whether JMX uses password authentication (and so a Secret).

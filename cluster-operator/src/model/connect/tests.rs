@@ -7,6 +7,7 @@ use strimzi_api::connect::KafkaConnect;
 
 use super::*;
 use crate::config::ClusterOperatorConfig;
+use crate::model::client_security::matches_pattern;
 
 fn config() -> ModelConfig {
     ClusterOperatorConfig::from_lookup(|name| match name {
