@@ -80,7 +80,14 @@ pub fn kafka_jmx_secret(cluster: &str) -> String {
 /// pods' init container read the Kubernetes node they run on (cluster-scoped, hence the
 /// namespace in the name).
 pub fn kafka_init_cluster_role_binding(namespace: &str, cluster: &str) -> String {
-    format!("strimzi-{namespace}-{cluster}-kafka-init")
+    init_cluster_role_binding(namespace, &kafka_component(cluster))
+}
+
+/// `strimzi-<namespace>-<component>-init`: the ClusterRoleBinding that lets the init container
+/// of the pods of `component` (`<name>-kafka`, `<name>-connect`, `<name>-mirrormaker2`,
+/// `<name>-bridge`) read the Kubernetes node they run on.
+pub fn init_cluster_role_binding(namespace: &str, component: &str) -> String {
+    format!("strimzi-{namespace}-{component}-init")
 }
 
 /// NetworkPolicy that opens the Kafka listeners.

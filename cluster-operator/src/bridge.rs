@@ -2,8 +2,12 @@
 //! [`crate::model::bridge`].
 //!
 //! A reconciliation reads what the spec refers to (the logging and metrics ConfigMaps, the
-//! Secrets with certificates and passwords), applies the ServiceAccount, the configuration
-//! ConfigMap, the Deployment, the Service and the PodDisruptionBudget, and reports `Ready` once
+//! Secrets with certificates and passwords), applies the ServiceAccount, the Role and
+//! RoleBinding that let the pods read Secrets through the Kubernetes Secret config provider,
+//! the trusted certificates Secret (deleted when no longer wanted), the configuration
+//! ConfigMap, the Deployment, the Service and the PodDisruptionBudget (and, with a
+//! topology-label rack, the init ClusterRoleBinding, deleted when no longer wanted; deleting
+//! the KafkaBridge deletes it through [`crate::bindings`]), and reports `Ready` once
 //! the Deployment has all its pods ready in the current definition; until then the bridge is
 //! `NotReady` with reason `WaitingForPods` and is looked at again when the Deployment changes
 //! (its objects are watched) or after a few seconds. Something the spec names that does not
@@ -26,8 +30,10 @@ use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::runtime::OperatorRuntime;
 
+use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::config::ClusterOperatorConfig;
 use crate::model::bridge::{self as model, BridgeInputs, BridgeObjects};
+use crate::model::client_security::SecretsData;
 use crate::model::{ModelConfig, ModelError};
 
 /// How soon a bridge whose pods are not ready yet is looked at again, unless its Deployment
@@ -213,6 +219,25 @@ impl BridgeReconciler {
             ),
             None => None,
         };
+        // The trusted certificates' Secrets, whole, first: a missing one is named first.
+        let api: Api<Secret> = self.runtime.api(Some(&namespace));
+        let mut trusted = SecretsData::new();
+        for name in model::trusted_certificate_secret_names(&bridge.spec) {
+            let secret = api
+                .get_opt(&name)
+                .await
+                .map_err(|source| BridgeError::Api {
+                    what: format!("Secret {namespace}/{name}"),
+                    source,
+                })?
+                .ok_or_else(|| BridgeError::SecretMissing {
+                    field: "spec.tls.trustedCertificates",
+                    name: name.clone(),
+                    problem: "does not exist".to_owned(),
+                    namespace: namespace.clone(),
+                })?;
+            trusted.insert(name, secret.data.unwrap_or_default());
+        }
         let secrets_digest = self.secrets_digest(bridge, &namespace).await?;
         Ok(model::build(BridgeInputs {
             bridge,
@@ -220,6 +245,7 @@ impl BridgeReconciler {
             external_logging: external_logging.as_deref(),
             metrics_rules: metrics_rules.as_deref(),
             secrets_digest: &secrets_digest,
+            trusted_certificate_secrets: &trusted,
         })?)
     }
 }
@@ -249,12 +275,42 @@ impl Reconciler for BridgeReconciler {
         let objects = self.desired(&bridge).await?;
         let applier = self.runtime.applier();
         applier.apply(&objects.service_account, None).await?;
+        let namespace = bridge.namespace().unwrap_or_default();
+        match &objects.init_cluster_role_binding {
+            Some(binding) => {
+                applier.apply_cluster_scoped(binding).await?;
+            }
+            None => {
+                if delete_init_binding(
+                    &self.runtime,
+                    InitBindingKind::BRIDGE,
+                    &namespace,
+                    &bridge.name_any(),
+                )
+                .await?
+                {
+                    tracing::info!("deleted the init ClusterRoleBinding no longer needed");
+                }
+            }
+        }
+        applier.apply(&objects.role, None).await?;
+        applier.apply(&objects.role_binding, None).await?;
+        let labels = model::component_labels(&bridge, &self.config);
+        match &objects.trusted_certificates {
+            Some(secret) => {
+                applier.apply(secret, None).await?;
+            }
+            None => {
+                applier
+                    .delete_unwanted::<Secret>(&namespace, &labels.selector_string(), &[])
+                    .await?;
+            }
+        }
         applier.apply(&objects.config_map, None).await?;
         applier.apply(&objects.deployment, None).await?;
         applier.apply(&objects.service, None).await?;
         applier.apply(&objects.pod_disruption_budget, None).await?;
 
-        let namespace = bridge.namespace().unwrap_or_default();
         let name = objects.deployment.name_any();
         let api: Api<Deployment> = self.runtime.api(Some(&namespace));
         let deployment = api
@@ -264,7 +320,6 @@ impl Reconciler for BridgeReconciler {
                 what: format!("Deployment {namespace}/{name}"),
                 source,
             })?;
-        let labels = model::component_labels(&bridge, &self.config);
         let status = KafkaBridgeStatus {
             url: Some(model::url(&bridge)),
             replicas: Some(bridge.spec.replicas),

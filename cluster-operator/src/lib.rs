@@ -10,6 +10,7 @@
 //! - [`config`] reads the operator's environment.
 
 pub mod assembly;
+pub mod bindings;
 pub mod bridge;
 pub mod config;
 pub mod connect;
@@ -42,13 +43,14 @@ pub enum StartError {
 pub const THREAD_STACK_SIZE: usize = 16 * 1024 * 1024;
 
 /// The controllers of the cluster operator (Kafka with its node pools, StrimziPodSet,
-/// KafkaRebalance, KafkaBridge, KafkaConnect, KafkaConnector and KafkaMirrorMaker2) and the cleanup of deleted Kafkas' cluster-scoped objects, to be run by
+/// KafkaRebalance, KafkaBridge, KafkaConnect, KafkaConnector and KafkaMirrorMaker2) and the cleanup of the init ClusterRoleBindings of
+/// deleted resources ([`bindings`]), to be run by
 /// [`OperatorRuntime::run`].
 pub fn controllers(
     runtime: &OperatorRuntime,
     config: &config::ClusterOperatorConfig,
 ) -> Result<Vec<BoxFuture<'static, ()>>, StartError> {
-    Ok(vec![
+    let mut tasks = vec![
         assembly::KafkaAssembly::controller(runtime, config.clone())?,
         pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,
         rebalance::RebalanceReconciler::controller(runtime, config)?,
@@ -56,6 +58,7 @@ pub fn controllers(
         connect::ConnectReconciler::controller(runtime, config)?,
         connect::connector::ConnectorReconciler::controller(runtime, config)?,
         connect::mirror_maker2::MirrorMaker2Reconciler::controller(runtime, config)?,
-        assembly::orphaned_bindings_cleanup(runtime),
-    ])
+    ];
+    tasks.extend(bindings::orphaned_bindings_cleanup(runtime));
+    Ok(tasks)
 }

@@ -4,7 +4,8 @@
 //! status fields, a second worker through the scale subresource; `kafka-connect-build.yaml` refused with `ConnectBuildUnsupported` after its
 //! Dockerfile ConfigMap is applied; a KafkaConnector of a KafkaConnect without
 //! `strimzi.io/use-connector-resources` refused; deleting the KafkaConnect removes
-//! everything.
+//! everything. A rack adds the init ClusterRoleBinding, removed with the rack and when the
+//! KafkaConnect is deleted.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -20,7 +21,10 @@ use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::reference::reference_examples_dir;
-use support::{Operator, apply, condition_of, documents, names, wait_for, wait_gone};
+use support::{
+    Operator, apply, binding_goes_with_the_resource, condition_of, documents, names, wait_binding,
+    wait_client_binding, wait_for, wait_gone,
+};
 
 /// Waits until KafkaConnect `name` is `NotReady` with `reason`; returns the message.
 async fn connect_refused(api: &Api<KafkaConnect>, name: &str, reason: &str) -> String {
@@ -233,5 +237,70 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
         },
     )
     .await;
+    operator.stop().await;
+}
+
+#[tokio::test]
+async fn a_rack_binds_the_workers_to_their_nodes_and_unbinds_them_when_removed() {
+    let (client, ns) = support::namespace("connect-rack").await;
+    let operator = Operator::on(&ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let mut connect = example("kafka-connect.yaml");
+    connect["metadata"]["name"] = json!("racked");
+    connect["spec"]["replicas"] = json!(1);
+    connect["spec"].as_object_mut().unwrap().remove("tls");
+    connect["spec"]["bootstrapServers"] = json!("my-cluster-kafka-bootstrap:9092");
+    connect["spec"]["rack"] = json!({"topologyKey": "topology.kubernetes.io/zone"});
+    apply(&client, &ns, &connect).await;
+    let binding = format!("strimzi-{ns}-racked-connect-init");
+    wait_client_binding(&client, &binding, "racked-connect").await;
+    wait_for(
+        &pods,
+        "racked-connect-0",
+        "the worker with its init container",
+        |pod| {
+            let init = pod?
+                .spec
+                .as_ref()?
+                .init_containers
+                .as_ref()?
+                .first()?
+                .clone();
+            (init.name == "kafka-init").then_some(())
+        },
+    )
+    .await;
+    let config = Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .get("racked-connect-config")
+        .await
+        .unwrap();
+    assert!(
+        config.data.unwrap()["kafka-connect.properties"]
+            .contains("consumer.client.rack=${strimzidir:/opt/kafka/init:rack.id}")
+    );
+
+    // The rack removed: the binding goes, the workers' definition loses the init container.
+    connect["spec"].as_object_mut().unwrap().remove("rack");
+    apply(&client, &ns, &connect).await;
+    wait_binding(&client, &binding, false).await;
+    let pod_sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    wait_for(
+        &pod_sets,
+        "racked-connect",
+        "the workers' definition without the init container",
+        |set| {
+            let pods = &set?.spec.pods;
+            (!pods.is_empty()
+                && pods.iter().all(|pod| {
+                    serde_json::to_value(pod).unwrap()["spec"]["initContainers"].is_null()
+                }))
+            .then_some(())
+        },
+    )
+    .await;
+
+    // The rack again, then the KafkaConnect deleted: the cleanup removes the binding.
+    binding_goes_with_the_resource::<KafkaConnect>(&client, &ns, &mut connect, "racked", &binding)
+        .await;
     operator.stop().await;
 }

@@ -1,6 +1,7 @@
 //! The KafkaBridge controller against a real API server: kwok makes the bridge pods Ready,
 //! the controller manager runs the Deployments and garbage-collects, and the operator runs
-//! in-process. (`bridge.rs` runs a bridge for real.)
+//! in-process. (`bridge.rs` runs a bridge for real.) A rack adds the init ClusterRoleBinding,
+//! removed with the rack and when the KafkaBridge is deleted.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -9,11 +10,15 @@ mod support;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_api::common::Condition;
-use support::{Operator, apply, condition_of, namespace, wait_for, wait_gone};
+use support::{
+    Operator, apply, binding_goes_with_the_resource, condition_of, namespace, wait_binding,
+    wait_client_binding, wait_for, wait_gone,
+};
 
 async fn patch(bridges: &Api<KafkaBridge>, value: serde_json::Value) {
     bridges
@@ -122,6 +127,32 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
         .data
         .unwrap();
     assert!(data["application.properties"].contains("kafka.security.protocol=SASL_SSL"));
+    // The trusted certificates gathered under ca.crt, read with the password through the
+    // Kubernetes Secret config provider, which a Role lets the pods do; nothing mounted.
+    assert!(data["application.properties"].contains(&format!(
+        "kafka.ssl.truststore.certificates=${{strimzisecrets:{ns}/web-bridge-tls-trusted-certs:ca.crt}}"
+    )));
+    let trusted = Api::<Secret>::namespaced(client.clone(), &ns)
+        .get("web-bridge-tls-trusted-certs")
+        .await
+        .unwrap();
+    assert_eq!(trusted.data.unwrap()["ca.crt"].0, b"value\n");
+    let role = Api::<Role>::namespaced(client.clone(), &ns)
+        .get("web-bridge")
+        .await
+        .unwrap();
+    assert_eq!(
+        role.rules.unwrap()[0].resource_names,
+        Some(vec![
+            "web-bridge-tls-trusted-certs".to_owned(),
+            "web-user".to_owned()
+        ])
+    );
+    let binding = Api::<RoleBinding>::namespaced(client.clone(), &ns)
+        .get("web-bridge-role")
+        .await
+        .unwrap();
+    assert_eq!(binding.role_ref.name, "web-bridge");
     // The external logging ConfigMap's text, as it is.
     assert_eq!(data["log4j2.properties"], logging);
     Api::<ServiceAccount>::namespaced(client.clone(), &ns)
@@ -229,5 +260,64 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
             .unwrap()
             .is_some()
     );
+    operator.stop().await;
+}
+
+#[tokio::test]
+async fn a_rack_binds_the_bridge_pods_to_their_nodes_and_unbinds_them_when_removed() {
+    let (client, ns) = namespace("bridge-rack").await;
+    let operator = Operator::on(&ns);
+    let mut bridge = json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaBridge",
+        "metadata": {"name": "zoned"},
+        "spec": {
+            "replicas": 1,
+            "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+            "http": {"port": 8080},
+            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+        },
+    });
+    apply(&client, &ns, &bridge).await;
+    let binding = format!("strimzi-{ns}-zoned-bridge-init");
+    wait_client_binding(&client, &binding, "zoned-bridge").await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let init_containers = |deployment: Option<&Deployment>| {
+        deployment?
+            .spec
+            .as_ref()?
+            .template
+            .spec
+            .as_ref()
+            .map(|pod| pod.init_containers.clone().unwrap_or_default())
+    };
+    wait_for(
+        &deployments,
+        "zoned-bridge",
+        "the init container",
+        |deployment| {
+            init_containers(deployment)?
+                .iter()
+                .any(|init| init.name == "kafka-init")
+                .then_some(())
+        },
+    )
+    .await;
+
+    // The rack removed: the binding goes and so does the init container.
+    bridge["spec"].as_object_mut().unwrap().remove("rack");
+    apply(&client, &ns, &bridge).await;
+    wait_binding(&client, &binding, false).await;
+    wait_for(
+        &deployments,
+        "zoned-bridge",
+        "no init container",
+        |deployment| init_containers(deployment)?.is_empty().then_some(()),
+    )
+    .await;
+
+    // The rack again, then the KafkaBridge deleted: the cleanup removes the binding.
+    binding_goes_with_the_resource::<KafkaBridge>(&client, &ns, &mut bridge, "zoned", &binding)
+        .await;
     operator.stop().await;
 }

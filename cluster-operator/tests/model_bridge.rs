@@ -6,11 +6,12 @@
 
 mod model_support;
 
-use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::api::core::v1::{Container, PodSpec};
 use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_cluster_operator::model::ModelError;
 use strimzi_cluster_operator::model::bridge::{self, BridgeInputs, BridgeObjects};
+use strimzi_cluster_operator::model::client_security::SecretsData;
 use strimzi_tests::reference::{reference_examples_dir, yaml_files};
 
 fn bridge(spec: serde_json::Value) -> KafkaBridge {
@@ -32,6 +33,7 @@ fn build(bridge: &KafkaBridge) -> Result<BridgeObjects, ModelError> {
         external_logging: None,
         metrics_rules: None,
         secrets_digest: "",
+        trusted_certificate_secrets: &model_support::trusted_secrets(bridge.spec.tls.as_ref()),
     })
 }
 
@@ -39,8 +41,8 @@ fn properties(objects: &BridgeObjects) -> String {
     objects.config_map.data.as_ref().unwrap()["application.properties"].clone()
 }
 
-fn container(objects: &BridgeObjects) -> &Container {
-    &objects
+fn pod_spec(objects: &BridgeObjects) -> &PodSpec {
+    objects
         .deployment
         .spec
         .as_ref()
@@ -49,7 +51,10 @@ fn container(objects: &BridgeObjects) -> &Container {
         .spec
         .as_ref()
         .unwrap()
-        .containers[0]
+}
+
+fn container(objects: &BridgeObjects) -> &Container {
+    &pod_spec(objects).containers[0]
 }
 
 fn env(container: &Container, name: &str) -> Option<String> {
@@ -217,7 +222,7 @@ fn objects_carry_strimzi_labels_owner_and_discovery() {
 }
 
 #[test]
-fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
+fn scram_over_tls_reads_the_password_and_certificates_through_the_secret_provider() {
     let objects = build(&bridge(json!({
         "replicas": 1,
         "bootstrapServers": "my-cluster-kafka-bootstrap:9093",
@@ -232,9 +237,11 @@ fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
     for line in [
         "kafka.security.protocol=SASL_SSL",
         "kafka.ssl.truststore.type=PEM",
-        "kafka.ssl.truststore.certificates=${strimzidir:/opt/strimzi/bridge-certs/my-cluster-cluster-ca-cert:ca.crt}",
+        "kafka.ssl.truststore.certificates=${strimzisecrets:kafka/my-bridge-bridge-tls-trusted-certs:ca.crt}",
         "kafka.sasl.mechanism=SCRAM-SHA-512",
-        "kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"my-user\" password=\"${strimzidir:/opt/strimzi/bridge-password/my-user:password}\";",
+        "kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"my-user\" password=\"${strimzisecrets:kafka/my-user:password}\";",
+        "kafka.config.providers=strimzienv,strimzifile,strimzidir,strimzisecrets",
+        "kafka.config.providers.strimzisecrets.class=io.strimzi.kafka.KubernetesSecretConfigProvider",
         "kafka.producer.acks=1",
         "kafka.producer.ssl.protocol=TLSv1.3",
         "kafka.consumer.auto.offset.reset=earliest",
@@ -253,16 +260,44 @@ fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
             "ForbiddenConfigurationOption"
         ]
     );
+    // No Secret is mounted: the operator gathers the trusted certificates in a Secret of
+    // its own and lets the pods read it and the password's through a Role.
     let mounts = container(&objects).volume_mounts.clone().unwrap();
-    for path in [
-        "/opt/strimzi/bridge-certs/my-cluster-cluster-ca-cert",
-        "/opt/strimzi/bridge-password/my-user",
-    ] {
-        assert!(
-            mounts.iter().any(|mount| mount.mount_path == path),
-            "{path}"
-        );
-    }
+    assert!(
+        mounts
+            .iter()
+            .all(|mount| !mount.mount_path.starts_with("/opt/strimzi/bridge-")),
+        "{mounts:?}"
+    );
+    let trusted = objects.trusted_certificates.as_ref().unwrap();
+    assert_eq!(
+        trusted.metadata.name.as_deref(),
+        Some("my-bridge-bridge-tls-trusted-certs")
+    );
+    assert_eq!(
+        trusted.data.as_ref().unwrap()["ca.crt"].0,
+        b"PEM my-cluster-cluster-ca-cert\n"
+    );
+    assert_eq!(
+        objects.role.metadata.name.as_deref(),
+        Some("my-bridge-bridge")
+    );
+    assert_eq!(
+        objects.role.rules.as_ref().unwrap()[0].resource_names,
+        Some(vec![
+            "my-bridge-bridge-tls-trusted-certs".to_owned(),
+            "my-user".to_owned()
+        ])
+    );
+    assert_eq!(
+        objects.role_binding.metadata.name.as_deref(),
+        Some("my-bridge-bridge-role")
+    );
+    assert_eq!(objects.role_binding.role_ref.name, "my-bridge-bridge");
+    assert_eq!(
+        objects.role_binding.subjects.as_ref().unwrap()[0].name,
+        "my-bridge-bridge"
+    );
     let keys = bridge::secret_keys(&bridge(json!({
         "replicas": 1, "bootstrapServers": "b:9093",
         "tls": {"trustedCertificates": [{"secretName": "ca", "certificate": "ca.crt"}]},
@@ -274,10 +309,7 @@ fn scram_over_tls_reads_the_password_and_certificates_from_mounted_secrets() {
         .iter()
         .map(|k| (k.secret.as_str(), k.key.as_str()))
         .collect();
-    assert_eq!(
-        named,
-        [("ca", "ca.crt"), ("u", "user.crt"), ("u", "user.key")]
-    );
+    assert_eq!(named, [("u", "user.crt"), ("u", "user.key")]);
 }
 
 #[test]
@@ -291,6 +323,7 @@ fn the_secrets_digest_rolls_the_pods() {
             external_logging: None,
             metrics_rules: None,
             secrets_digest: digest,
+            trusted_certificate_secrets: &SecretsData::new(),
         })
         .unwrap()
         .deployment
@@ -333,6 +366,7 @@ fn http_cors_logging_metrics_jvm_and_tracing() {
         external_logging: None,
         metrics_rules: Some("lowercaseOutputName: true\nrules:\n- pattern: kafka.(.*)\n"),
         secrets_digest: "",
+        trusted_certificate_secrets: &model_support::trusted_secrets(resource.spec.tls.as_ref()),
     })
     .unwrap();
     let data = objects.config_map.data.clone().unwrap();
@@ -431,15 +465,29 @@ fn bad_input_is_refused_with_the_field_named() {
         external_logging: None,
         metrics_rules: Some("rules: [unclosed"),
         secrets_digest: "",
+        trusted_certificate_secrets: &SecretsData::new(),
     })
     .unwrap_err();
     assert_eq!(error.reason(), "InvalidConfigurationException");
+    let missing_ca = bridge(json!({"replicas": 1, "bootstrapServers": "b:9093",
+        "tls": {"trustedCertificates": [{"secretName": "ca", "pattern": "*.crt"}]}}));
+    let error = bridge::build(BridgeInputs {
+        bridge: &missing_ca,
+        config: &config,
+        external_logging: None,
+        metrics_rules: None,
+        secrets_digest: "",
+        trusted_certificate_secrets: &SecretsData::new(),
+    })
+    .unwrap_err();
+    assert_eq!(error.reason(), "InvalidConfigurationException");
+    assert!(
+        error
+            .to_string()
+            .contains("Secret ca with trusted certificates"),
+        "{error}"
+    );
     for (spec, field) in [
-        (
-            json!({"replicas": 1, "bootstrapServers": "b:9093",
-                   "tls": {"trustedCertificates": [{"secretName": "ca", "pattern": "*.crt"}]}}),
-            "trustedCertificates",
-        ),
         (
             json!({"replicas": 1, "bootstrapServers": "b:9092",
                    "authentication": {"type": "scram-sha-512", "username": "u"}}),
@@ -509,4 +557,103 @@ fn options_the_operator_sets_are_left_out_with_a_warning() {
             "spec.http.tls.config"
         ]
     );
+}
+
+#[test]
+fn a_topology_label_rack_gives_the_consumers_the_nodes_rack() {
+    let objects = build(&bridge(json!({
+        "replicas": 1,
+        "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+        "http": {"port": 8080},
+        "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+        "clientRackInitImage": "example.org/init:1",
+    })))
+    .unwrap();
+    assert!(
+        properties(&objects)
+            .contains("kafka.consumer.client.rack=${strimzidir:/opt/strimzi/init:rack.id}\n")
+    );
+    let binding = objects.init_cluster_role_binding.as_ref().unwrap();
+    assert_eq!(
+        binding.metadata.name.as_deref(),
+        Some("strimzi-kafka-my-bridge-bridge-init")
+    );
+    assert_eq!(binding.metadata.namespace, None);
+    assert_eq!(binding.metadata.owner_references, None);
+    assert_eq!(
+        binding.metadata.labels.as_ref().unwrap()["strimzi.io/kind"],
+        "KafkaBridge"
+    );
+    assert_eq!(binding.role_ref.name, "strimzi-kafka-client");
+    let subject = &binding.subjects.as_ref().unwrap()[0];
+    assert_eq!(
+        (subject.name.as_str(), subject.namespace.as_deref()),
+        ("my-bridge-bridge", Some("kafka"))
+    );
+    let pod = pod_spec(&objects);
+    let init = &pod.init_containers.as_ref().unwrap()[0];
+    assert_eq!(init.image.as_deref(), Some("example.org/init:1"));
+    assert_eq!(
+        init.args.as_deref(),
+        Some(&["/opt/strimzi/bin/kafka_init_run.sh".to_owned()][..])
+    );
+    assert_eq!(
+        env(init, "RACK_TOPOLOGY_KEY").as_deref(),
+        Some("topology.kubernetes.io/zone")
+    );
+    assert_eq!(
+        env(init, "INIT_FOLDER").as_deref(),
+        Some("/opt/strimzi/init")
+    );
+    assert!(init.env.iter().flatten().any(|var| {
+        var.name == "NODE_NAME"
+            && var
+                .value_from
+                .as_ref()
+                .and_then(|from| from.field_ref.as_ref())
+                .is_some_and(|field| field.field_path == "spec.nodeName")
+    }));
+    for container in [init, container(&objects)] {
+        assert!(
+            container
+                .volume_mounts
+                .iter()
+                .flatten()
+                .any(|mount| mount.name == "rack-volume" && mount.mount_path == "/opt/strimzi/init"),
+            "{}",
+            container.name
+        );
+    }
+    let requirement = &pod
+        .affinity
+        .as_ref()
+        .and_then(|affinity| affinity.node_affinity.as_ref())
+        .and_then(|affinity| {
+            affinity
+                .required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .unwrap()
+        .node_selector_terms[0]
+        .match_expressions
+        .as_ref()
+        .unwrap()[0];
+    assert_eq!(requirement.key, "topology.kubernetes.io/zone");
+    assert_eq!(requirement.operator, "Exists");
+}
+
+#[test]
+fn an_environment_variable_rack_reads_the_variable_without_init_container() {
+    let objects = build(&bridge(json!({
+        "replicas": 1,
+        "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+        "http": {"port": 8080},
+        "rack": {"type": "environment-variable", "envVarName": "ZONE"},
+    })))
+    .unwrap();
+    assert!(properties(&objects).contains("kafka.consumer.client.rack=${strimzienv:ZONE}\n"));
+    assert!(objects.init_cluster_role_binding.is_none());
+    let pod = pod_spec(&objects);
+    assert!(pod.init_containers.is_none());
+    assert!(objects.warnings.is_empty(), "{:?}", objects.warnings);
 }

@@ -7,10 +7,8 @@
 
 mod model_support;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use k8s_openapi::ByteString;
 use strimzi_api::connect::KafkaConnect;
 use strimzi_cluster_operator::model::connect::{ConnectCluster, ConnectInputs};
 use strimzi_operator_common::labels::is_label_value;
@@ -33,24 +31,10 @@ fn connects(dir: &Path) -> Vec<KafkaConnect> {
         .collect()
 }
 
-/// The Secrets the example's `spec.tls` names, each with a `ca.crt`.
+/// The Secrets the example's `spec.tls` names (`model_support::trusted_secrets`), and the
+/// logging and metrics ConfigMaps.
 fn inputs(connect: &KafkaConnect) -> ConnectInputs {
-    let secrets = connect
-        .spec
-        .tls
-        .iter()
-        .flat_map(|tls| tls.trusted_certificates.iter().flatten())
-        .map(|source| {
-            let key = source
-                .certificate
-                .clone()
-                .unwrap_or_else(|| "ca.crt".to_owned());
-            (
-                source.secret_name.clone(),
-                BTreeMap::from([(key, ByteString(b"PEM".to_vec()))]),
-            )
-        })
-        .collect();
+    let secrets = model_support::trusted_secrets(connect.spec.tls.as_ref());
     ConnectInputs {
         trusted_certificate_secrets: secrets,
         external_logging: Some("rootLogger.level=INFO\n".to_owned()),

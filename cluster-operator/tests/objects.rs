@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::resources::{WAIT, eventually_ok};
-use support::{Operator, apply, cluster, names, namespace, ready};
+use support::{Operator, apply, binding_exists, cluster, names, namespace, ready};
 
 /// The documents of `cluster(name, 1, 1)` with the Kafka's listeners extended by `extra` and
 /// its spec merged with `kafka_spec`.
@@ -37,15 +37,6 @@ async fn apply_documents(client: &Client, ns: &str, documents: &[Value]) {
     for document in documents {
         apply(client, ns, document).await;
     }
-}
-
-/// Whether the ClusterRoleBinding `name` exists (and is not being deleted).
-async fn binding_exists(client: &Client, name: &str) -> bool {
-    let api: Api<ClusterRoleBinding> = Api::all(client.clone());
-    api.get_opt(name)
-        .await
-        .unwrap()
-        .is_some_and(|binding| binding.metadata.deletion_timestamp.is_none())
 }
 
 /// Waits until `check` holds for the names of the Services of `cluster` and the existence

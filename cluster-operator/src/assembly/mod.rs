@@ -41,7 +41,6 @@
 //! makes meanwhile, e.g. a corrected image, is applied by the next reconciliation.
 
 mod auto_rebalance;
-mod bindings;
 mod ca;
 mod components;
 mod objects;
@@ -85,7 +84,6 @@ use crate::model::{self, KafkaCluster, ModelError, ModelInput};
 use strimzi_operator_common::blocking::{BlockingError, CpuPool};
 use strimzi_operator_common::scoped_cache::ScopedCache;
 
-pub use bindings::orphaned_bindings_cleanup;
 pub use ca::ClusterCas;
 use roll::RollingState;
 

@@ -17,8 +17,8 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::{labels, naming};
 use strimzi_operator_common::apply::{Applicable, Applied};
 
-use super::bindings::delete_init_binding;
 use super::{ClusterCas, ReconcileError, Reconciliation};
+use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::model::KafkaCluster;
 use crate::model::config::ExternalConfiguration;
 use crate::model::desired::{self, BuildInputs, CertificateRequest, DesiredObjects};
@@ -332,7 +332,14 @@ impl Reconciliation<'_> {
             .await?;
         if desired.init_cluster_role_binding.is_none() {
             let runtime = &self.operator.runtime;
-            if delete_init_binding(runtime, &cluster.namespace, &cluster.name).await? {
+            if delete_init_binding(
+                runtime,
+                InitBindingKind::KAFKA,
+                &cluster.namespace,
+                &cluster.name,
+            )
+            .await?
+            {
                 tracing::info!("deleted the init ClusterRoleBinding no longer needed");
             }
         }

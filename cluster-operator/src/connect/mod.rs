@@ -34,6 +34,7 @@ use strimzi_api::common::MetricsConfig;
 use strimzi_api::connect::{ConnectorPlugin, KafkaConnect, KafkaConnectStatus};
 use strimzi_api::connector::KafkaConnector;
 use strimzi_api::labels;
+use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
@@ -44,6 +45,7 @@ use strimzi_operator_common::kafka::HostResolution;
 use strimzi_operator_common::labels::selector_string;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
+use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::config::ClusterOperatorConfig;
 use crate::model::connect::{
     ConnectCluster, ConnectInputs, ConnectObjects, external_logging_reference, jmx_secret_name,
@@ -242,7 +244,8 @@ impl ConnectReconciler {
         Ok(inputs)
     }
 
-    /// Applies every object but the StrimziPodSet, then deletes the Secrets, ConfigMaps and
+    /// Applies every object but the StrimziPodSet (the init ClusterRoleBinding only with a
+    /// topology-label rack, deleting it otherwise), then deletes the Secrets, ConfigMaps and
     /// NetworkPolicies labelled for the cluster that are no longer wanted.
     pub(crate) async fn apply_objects(
         &self,
@@ -253,6 +256,23 @@ impl ConnectReconciler {
         applier.apply(&objects.service_account, None).await?;
         applier.apply(&objects.role, None).await?;
         applier.apply(&objects.role_binding, None).await?;
+        match &objects.init_cluster_role_binding {
+            Some(binding) => {
+                applier.apply_cluster_scoped(binding).await?;
+            }
+            None => {
+                let kind = if cluster.kind == KafkaMirrorMaker2::kind(&()) {
+                    InitBindingKind::MIRROR_MAKER_2
+                } else {
+                    InitBindingKind::CONNECT
+                };
+                if delete_init_binding(&self.runtime, kind, &cluster.namespace, &cluster.name)
+                    .await?
+                {
+                    tracing::info!("deleted the init ClusterRoleBinding no longer needed");
+                }
+            }
+        }
         for secret in [&objects.trusted_certificates, &objects.jmx_secret]
             .into_iter()
             .flatten()

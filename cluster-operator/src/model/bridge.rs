@@ -5,24 +5,33 @@
 //! - `<name>-bridge-config` (ConfigMap), mounted at `/opt/strimzi/custom-config/`: the
 //!   bridge's `application.properties` (the `bridge.`, `kafka.` and `http.` options), its
 //!   `log4j2.properties` and, with the JMX exporter, `metrics-config.json`;
-//! - `<name>-bridge` (Deployment) of `spec.replicas` pods, each with the Secrets the
-//!   configuration refers to mounted below `/opt/strimzi/` and read through Kafka's file and
-//!   directory configuration providers, so that no secret value is written into the
-//!   ConfigMap;
+//! - `<name>-bridge` (Deployment) of `spec.replicas` pods; the Kafka clients read the
+//!   certificates and passwords through the Kubernetes Secret config provider
+//!   (`${strimzisecrets:<namespace>/<secret>:<key>}`), so that no secret value is written
+//!   into the ConfigMap, and only the HTTPS certificate is mounted;
+//! - `<name>-bridge-tls-trusted-certs` (Secret) with every trusted certificate under
+//!   `ca.crt`, Role `<name>-bridge` (`get` on the Secrets the provider reads) and RoleBinding
+//!   `<name>-bridge-role` to the pods' ServiceAccount;
 //! - `<name>-bridge-service` (Service) on the HTTP port, with Strimzi's discovery label and
 //!   annotation;
-//! - `<name>-bridge` (ServiceAccount and PodDisruptionBudget).
+//! - `<name>-bridge` (ServiceAccount and PodDisruptionBudget);
+//! - with a `topology-label` rack, the init container writing the node's rack to
+//!   `/opt/strimzi/init/rack.id` (read as the consumers' `client.rack`), a node affinity to
+//!   nodes with the label, and ClusterRoleBinding `strimzi-<namespace>-<name>-bridge-init`
+//!   to `strimzi-kafka-client` (cluster-scoped, so not owned).
 //!
-//! Every object is owned by the KafkaBridge, so deleting it removes them. Pure: the caller
-//! reads the ConfigMaps and Secrets the spec names and hands in their contents.
+//! Every namespaced object is owned by the KafkaBridge, so deleting it removes them. Pure: the
+//! caller reads the ConfigMaps and Secrets the spec names and hands in their contents.
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapKeySelector, Container, EnvVar, Service, ServiceAccount, Volume,
+    ConfigMap, ConfigMapKeySelector, Container, EnvVar, Secret, Service, ServiceAccount,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
@@ -34,7 +43,10 @@ use strimzi_api::labels as strimzi_labels;
 use strimzi_api::naming;
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
-use super::client_security::option_value;
+use super::client_security::{
+    ClientSecurity, SecretsData, TrustedCertificates, certificate_bundle, option_value,
+    secret_reader_rbac,
+};
 use super::components::{
     DeploymentParts, ObjectScope, cluster_ip_service_spec, config_map_volume, http_probe,
     log4j2_properties, secret_volume, service_port, tmp_volume,
@@ -44,6 +56,7 @@ use super::meta::{StringMap, template_annotations, template_labels, with_additio
 use super::nodes::pods::{
     HeapSizing, add_template_env, container_port, env, jvm_env, mount, template_mounts,
 };
+use super::rack;
 use super::{ModelConfig, ModelError, ModelWarning};
 
 /// The image of Strimzi 1.2's HTTP Bridge, the default of `STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE`.
@@ -62,17 +75,18 @@ pub const MANAGEMENT_PORT: i32 = 8081;
 pub const MANAGEMENT_PORT_NAME: &str = "management";
 /// Pod annotation with a digest of the generated configuration: a change rolls the pods.
 pub const CONFIGURATION_HASH_ANNOTATION: &str = "strimzi.io/configuration-hash";
-/// Pod annotation with a digest of the Secrets the configuration uses: a new password or
-/// certificate rolls the pods.
+/// Pod annotation with a digest of the Secrets the configuration uses and of the trusted
+/// certificates: a new password or certificate rolls the pods.
 pub const AUTH_HASH_ANNOTATION: &str = "strimzi.io/auth-hash";
 /// Where the start script reads the configuration ConfigMap.
 const CONFIG_MOUNT: &str = "/opt/strimzi/custom-config/";
 const CONFIG_VOLUME: &str = "kafka-bridge-configurations";
-/// Where Secrets with certificates (trusted certificates, the client certificate, the HTTP
-/// server certificate) are mounted, one folder per Secret.
+/// Where the HTTP server's certificate Secret is mounted, in a folder named after it.
 const CERTS_MOUNT: &str = "/opt/strimzi/bridge-certs";
-/// Where Secrets with SASL passwords are mounted, one folder per Secret.
-const PASSWORD_MOUNT: &str = "/opt/strimzi/bridge-password";
+/// The key of the trusted certificates in [`trusted_certificates_secret`].
+const TRUSTED_CERTIFICATES_KEY: &str = "ca.crt";
+/// Where the pods read the rack file the init container writes.
+const INIT_MOUNT: &str = "/opt/strimzi/init";
 /// Keys of the configuration ConfigMap.
 const APPLICATION_PROPERTIES: &str = "application.properties";
 const LOG4J2_PROPERTIES: &str = "log4j2.properties";
@@ -214,6 +228,9 @@ pub struct BridgeInputs<'a> {
     /// Digest of the values of the Secrets the configuration uses ([`secret_keys`]), empty
     /// when there are none.
     pub secrets_digest: &'a str,
+    /// The data of the Secrets `spec.tls.trustedCertificates` names
+    /// ([`trusted_certificate_secret_names`]), by name.
+    pub trusted_certificate_secrets: &'a SecretsData,
 }
 
 /// Every object of a bridge, and the warnings about its spec.
@@ -221,6 +238,14 @@ pub struct BridgeInputs<'a> {
 pub struct BridgeObjects {
     /// `<name>-bridge`.
     pub service_account: ServiceAccount,
+    /// `<name>-bridge`: `get` on the Secrets the Kafka clients read through the Kubernetes
+    /// Secret config provider.
+    pub role: Role,
+    /// `<name>-bridge-role`: the Role to the pods' ServiceAccount.
+    pub role_binding: RoleBinding,
+    /// `<name>-bridge-tls-trusted-certs`, with trusted certificates: all of them under
+    /// `ca.crt`.
+    pub trusted_certificates: Option<Secret>,
     /// `<name>-bridge-config`.
     pub config_map: ConfigMap,
     /// `<name>-bridge`.
@@ -229,6 +254,9 @@ pub struct BridgeObjects {
     pub service: Service,
     /// `<name>-bridge`.
     pub pod_disruption_budget: PodDisruptionBudget,
+    /// `strimzi-<namespace>-<name>-bridge-init`, with a `topology-label` rack: lets the init
+    /// container read the pods' nodes. Cluster-scoped, so without owner.
+    pub init_cluster_role_binding: Option<ClusterRoleBinding>,
     /// What was ignored in the spec, for `Warning` conditions.
     pub warnings: Vec<ModelWarning>,
 }
@@ -242,9 +270,6 @@ pub struct SecretKey {
     pub key: String,
     /// The spec field that names it, for messages.
     pub field: &'static str,
-    /// Whether it is a password (mounted below `/opt/strimzi/bridge-password/`) rather than a
-    /// certificate or key (below `/opt/strimzi/bridge-certs/`).
-    pub password: bool,
 }
 
 /// The name of the configuration ConfigMap, `<name>-bridge-config`.
@@ -301,25 +326,16 @@ pub fn metrics_reference(spec: &KafkaBridgeSpec) -> Option<&ConfigMapKeySelector
     }
 }
 
-/// Every Secret value the configuration reads: the trusted certificates, the client
-/// certificate and key or the SASL password, and the HTTP server's certificate and key.
+/// Every Secret value the pods read besides the trusted certificates (whose Secrets the
+/// caller reads whole, [`trusted_certificate_secret_names`]): the client certificate and key
+/// or the SASL password, and the HTTP server's certificate and key.
 pub fn secret_keys(spec: &KafkaBridgeSpec) -> Vec<SecretKey> {
     let key = |secret: &str, key: &str, field: &'static str| SecretKey {
         secret: secret.to_owned(),
         key: key.to_owned(),
         field,
-        password: false,
     };
     let mut keys = Vec::new();
-    for trusted in trusted_certificates(spec) {
-        if let Some(certificate) = &trusted.certificate {
-            keys.push(key(
-                &trusted.secret_name,
-                certificate,
-                "spec.tls.trustedCertificates",
-            ));
-        }
-    }
     match &spec.authentication {
         Some(KafkaClientAuthentication::Tls(tls)) => {
             if let Some(pair) = &tls.certificate_and_key {
@@ -334,14 +350,11 @@ pub fn secret_keys(spec: &KafkaBridgeSpec) -> Vec<SecretKey> {
             | KafkaClientAuthentication::Plain(password),
         ) => {
             if let Some(secret) = &password.password_secret {
-                keys.push(SecretKey {
-                    password: true,
-                    ..key(
-                        &secret.secret_name,
-                        &secret.password,
-                        "spec.authentication.passwordSecret",
-                    )
-                });
+                keys.push(key(
+                    &secret.secret_name,
+                    &secret.password,
+                    "spec.authentication.passwordSecret",
+                ));
             }
         }
         _ => {}
@@ -355,6 +368,30 @@ pub fn secret_keys(spec: &KafkaBridgeSpec) -> Vec<SecretKey> {
     keys
 }
 
+/// The Secrets `spec.tls.trustedCertificates` names, whose certificates the operator gathers
+/// in [`trusted_certificates_secret`].
+pub fn trusted_certificate_secret_names(spec: &KafkaBridgeSpec) -> Vec<String> {
+    let mut names: Vec<String> = trusted_certificates(spec)
+        .iter()
+        .map(|source| source.secret_name.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// `<name>-bridge-tls-trusted-certs`: the operator's Secret with every trusted certificate
+/// under `ca.crt`.
+pub fn trusted_certificates_secret(bridge: &str) -> String {
+    format!("{}-tls-trusted-certs", naming::bridge_deployment(bridge))
+}
+
+/// `<name>-bridge-role`: the RoleBinding granting the pods' ServiceAccount the Role
+/// `<name>-bridge`.
+pub fn role_binding_name(bridge: &str) -> String {
+    format!("{}-role", naming::bridge_deployment(bridge))
+}
+
 fn trusted_certificates(spec: &KafkaBridgeSpec) -> &[strimzi_api::common::CertSecretSource] {
     spec.tls
         .as_ref()
@@ -366,15 +403,6 @@ fn trusted_certificates(spec: &KafkaBridgeSpec) -> &[strimzi_api::common::CertSe
 /// authentication, a client certificate with TLS, and a known metrics type.
 pub fn validate(spec: &KafkaBridgeSpec) -> Result<(), ModelError> {
     let invalid = |message: String| Err(ModelError::InvalidConfiguration(message));
-    for trusted in trusted_certificates(spec) {
-        if trusted.certificate.is_none() {
-            return invalid(format!(
-                "spec.tls.trustedCertificates: the entry for Secret {} gives a pattern; the \
-                 bridge needs each certificate named by its key (certificate)",
-                trusted.secret_name
-            ));
-        }
-    }
     match &spec.authentication {
         Some(KafkaClientAuthentication::Tls(tls)) if tls.certificate_and_key.is_none() => {
             invalid("spec.authentication of type tls needs certificateAndKey".to_owned())
@@ -415,7 +443,7 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
     let labels = component_labels(bridge, inputs.config);
     let template = spec.template.as_ref();
     let mut warnings = Vec::new();
-    let properties = application_properties(&name, spec, &mut warnings);
+    let properties = application_properties(&name, &namespace, spec, &mut warnings)?;
     let mut data = BTreeMap::from([
         (APPLICATION_PROPERTIES.to_owned(), properties),
         (
@@ -428,12 +456,6 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
             serde_yaml_ng::from_str(rules).map_err(ModelError::MetricsConfiguration)?;
         data.insert(METRICS_CONFIG.to_owned(), rules.to_string());
     }
-    if spec.rack.is_some() {
-        warnings.push(ModelWarning::new(
-            "UnsupportedField",
-            "spec.rack is not supported by this operator yet: the consumers get no client.rack",
-        ));
-    }
     let configuration_hash = hash_stub(&data.values().cloned().collect::<String>());
     let config_map = ConfigMap {
         metadata: scope.component_meta(&labels, &config_map_name(&name), None),
@@ -443,18 +465,65 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
     let pod_template = template.and_then(|template| template.pod.as_ref());
     let mut pod_annotations =
         StringMap::from([(CONFIGURATION_HASH_ANNOTATION.to_owned(), configuration_hash)]);
-    if !inputs.secrets_digest.is_empty() {
-        pod_annotations.insert(
-            AUTH_HASH_ANNOTATION.to_owned(),
-            inputs.secrets_digest.to_owned(),
-        );
+    let bundle = certificate_bundle(
+        trusted_certificates(spec),
+        inputs.trusted_certificate_secrets,
+        &namespace,
+    )
+    .map_err(|error| ModelError::InvalidConfiguration(error.to_string()))?;
+    // The digest of the Secret values, with the trusted certificates when there are any.
+    let auth_hash = if bundle.is_empty() {
+        inputs.secrets_digest.to_owned()
+    } else {
+        hash_stub(&format!(
+            "{}{}",
+            inputs.secrets_digest,
+            String::from_utf8_lossy(&bundle)
+        ))
+    };
+    if !auth_hash.is_empty() {
+        pod_annotations.insert(AUTH_HASH_ANNOTATION.to_owned(), auth_hash);
     }
+    let trusted_certificates = (!bundle.is_empty()).then(|| Secret {
+        metadata: scope.component_meta(&labels, &trusted_certificates_secret(&name), None),
+        type_: Some("Opaque".to_owned()),
+        data: Some(BTreeMap::from([(
+            TRUSTED_CERTIFICATES_KEY.to_owned(),
+            ByteString(bundle),
+        )])),
+        ..Secret::default()
+    });
+    let mut provider_secrets: Vec<String> = trusted_certificates
+        .iter()
+        .map(|_| trusted_certificates_secret(&name))
+        .chain(
+            secret_keys(spec)
+                .into_iter()
+                .filter(|key| key.field.starts_with("spec.authentication"))
+                .map(|key| key.secret),
+        )
+        .collect();
+    provider_secrets.dedup();
+    let component = naming::bridge_deployment(&name);
+    let (role, role_binding) = secret_reader_rbac(
+        scope.component_meta(&labels, &component, None),
+        scope.component_meta(&labels, &role_binding_name(&name), None),
+        provider_secrets,
+        &component,
+        &namespace,
+    );
     let mut volumes = vec![
         tmp_volume("strimzi-tmp", pod_template),
         config_map_volume(CONFIG_VOLUME, &config_map_name(&name)),
     ];
-    volumes.extend(secret_volumes(spec));
-    let deployment = scope.deployment(DeploymentParts {
+    volumes.extend(
+        mounted_secret(spec).map(|secret| secret_volume(&secret_volume_name(secret), secret)),
+    );
+    let topology_key = rack::topology_key(spec.rack.as_ref());
+    if topology_key.is_some() {
+        volumes.push(rack::init_volume());
+    }
+    let mut deployment = scope.deployment(DeploymentParts {
         labels: &labels,
         replicas: spec.replicas,
         deployment_template: template.and_then(|template| template.deployment.as_ref()),
@@ -464,66 +533,92 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
         containers: vec![container(&name, spec, inputs.config)],
         volumes,
     });
+    if let (Some(key), Some(pod)) = (
+        topology_key,
+        deployment
+            .spec
+            .as_mut()
+            .and_then(|deployment| deployment.template.spec.as_mut()),
+    ) {
+        pod.init_containers = Some(vec![init_container(key, spec, inputs.config)]);
+        pod.affinity = Some(rack::with_rack_affinity(pod.affinity.take(), key));
+    }
+    let init_cluster_role_binding = topology_key.map(|_| {
+        rack::init_cluster_role_binding(
+            scope.component_meta(
+                &labels,
+                &naming::init_cluster_role_binding(&namespace, &naming::bridge_deployment(&name)),
+                template
+                    .and_then(|template| template.cluster_role_binding.as_ref())
+                    .and_then(|template| template.metadata.as_ref()),
+            ),
+            rack::CLIENT_CLUSTER_ROLE,
+            &naming::bridge_deployment(&name),
+            &namespace,
+        )
+    });
     Ok(BridgeObjects {
         service_account: scope.service_account(
             &labels,
             template.and_then(|template| template.service_account.as_ref()),
         ),
+        role,
+        role_binding,
+        trusted_certificates,
         config_map,
         deployment,
         service: service(&scope, &labels, spec),
         pod_disruption_budget: pod_disruption_budget(&scope, &labels, spec),
+        init_cluster_role_binding,
         warnings,
     })
 }
 
-/// One folder per Secret: certificates below [`CERTS_MOUNT`], passwords below
-/// [`PASSWORD_MOUNT`].
-fn secret_mount_path(secret: &str, password: bool) -> String {
-    let base = if password {
-        PASSWORD_MOUNT
-    } else {
-        CERTS_MOUNT
-    };
-    format!("{base}/{secret}")
+/// The init container writing the rack file to [`INIT_MOUNT`], for the node label `key`.
+fn init_container(key: &str, spec: &KafkaBridgeSpec, config: &ModelConfig) -> Container {
+    let template = spec
+        .template
+        .as_ref()
+        .and_then(|template| template.init_container.as_ref());
+    let image = spec
+        .client_rack_init_image
+        .clone()
+        .unwrap_or_else(|| config.kafka_init_image.clone());
+    rack::InitContainer {
+        image_pull_policy: config.image_pull_policy(&image),
+        image,
+        env: rack::rack_init_variables(key, Some(INIT_MOUNT)),
+        mounts: vec![rack::init_mount(INIT_MOUNT)],
+        resources: spec.resources.clone(),
+        security_context: config.container_security_context(template),
+        template,
+    }
+    .container()
 }
 
-/// The volume name of a mounted Secret.
-fn secret_volume_name(secret: &str, password: bool) -> String {
-    let prefix = if password { "password" } else { "certs" };
-    let name = format!("{prefix}-{secret}");
+/// The folder the HTTP server's certificate Secret `secret` is mounted at.
+fn secret_mount_path(secret: &str) -> String {
+    format!("{CERTS_MOUNT}/{secret}")
+}
+
+/// The volume name of the mounted HTTP server's certificate Secret.
+fn secret_volume_name(secret: &str) -> String {
+    let name = format!("certs-{secret}");
     // Volume names are DNS labels: at most 63 characters.
     if name.len() > 63 {
-        format!("{prefix}-{}", hash_stub(secret))
+        format!("certs-{}", hash_stub(secret))
     } else {
         name
     }
 }
 
-/// Each Secret the configuration reads, once, with whether it holds a password.
-fn mounted_secrets(spec: &KafkaBridgeSpec) -> Vec<(String, bool)> {
-    let mut secrets: Vec<(String, bool)> = secret_keys(spec)
-        .into_iter()
-        .map(|key| (key.secret, key.password))
-        .collect();
-    secrets.sort();
-    secrets.dedup();
-    secrets
-}
-
-fn secret_volumes(spec: &KafkaBridgeSpec) -> Vec<Volume> {
-    mounted_secrets(spec)
-        .into_iter()
-        .map(|(secret, password)| secret_volume(&secret_volume_name(&secret, password), &secret))
-        .collect()
-}
-
-/// A configuration provider reference to one Secret value in its mounted folder.
-fn secret_value(secret: &str, key: &str, password: bool) -> String {
-    format!(
-        "${{strimzidir:{}:{key}}}",
-        secret_mount_path(secret, password)
-    )
+/// The only Secret mounted: the HTTP server's certificate and key (`spec.http.tls`); the
+/// Kafka clients read theirs through the Kubernetes Secret config provider.
+fn mounted_secret(spec: &KafkaBridgeSpec) -> Option<&str> {
+    spec.http
+        .as_ref()
+        .and_then(|http| http.tls.as_ref())
+        .map(|tls| tls.certificate_and_key.secret_name.as_str())
 }
 
 /// The bridge's container.
@@ -540,12 +635,13 @@ fn container(name: &str, spec: &KafkaBridgeSpec, config: &ModelConfig) -> Contai
         mount("strimzi-tmp", "/tmp"),
         mount(CONFIG_VOLUME, CONFIG_MOUNT),
     ];
-    mounts.extend(mounted_secrets(spec).into_iter().map(|(secret, password)| {
-        mount(
-            &secret_volume_name(&secret, password),
-            &secret_mount_path(&secret, password),
-        )
-    }));
+    if rack::topology_key(spec.rack.as_ref()).is_some() {
+        mounts.push(rack::init_mount(INIT_MOUNT));
+    }
+    mounts.extend(
+        mounted_secret(spec)
+            .map(|secret| mount(&secret_volume_name(secret), &secret_mount_path(secret))),
+    );
     mounts.extend(template_mounts(template));
     let mut vars = container_env(name, spec);
     add_template_env(&mut vars, template);
@@ -729,9 +825,10 @@ fn property(key: &str, value: &str) -> String {
 /// The bridge's `application.properties`.
 fn application_properties(
     name: &str,
+    namespace: &str,
     spec: &KafkaBridgeSpec,
     warnings: &mut Vec<ModelWarning>,
-) -> String {
+) -> Result<String, ModelError> {
     let mut text = String::from("# Generated by the cluster operator from the KafkaBridge.\n");
     text.push_str(&property("bridge.id", name));
     if matches!(spec.tracing, Some(Tracing::OpenTelemetry(_))) {
@@ -761,39 +858,54 @@ fn application_properties(
         None => {}
     }
     text.push_str(&BRIDGE_RULES.properties("", spec.config.as_ref(), warnings));
-    text.push_str(&kafka_properties(spec, warnings));
+    text.push_str(&kafka_properties(name, namespace, spec, warnings)?);
     text.push_str(&http_properties(spec, warnings));
-    text
+    Ok(text)
 }
 
 /// The `kafka.` options: bootstrap servers, security, and the clients' own options.
-fn kafka_properties(spec: &KafkaBridgeSpec, warnings: &mut Vec<ModelWarning>) -> String {
+fn kafka_properties(
+    name: &str,
+    namespace: &str,
+    spec: &KafkaBridgeSpec,
+    warnings: &mut Vec<ModelWarning>,
+) -> Result<String, ModelError> {
     let mut text = property("kafka.bootstrap.servers", &spec.bootstrap_servers);
-    let tls = spec.tls.is_some();
-    let sasl_mechanism = match &spec.authentication {
-        Some(KafkaClientAuthentication::ScramSha256(_)) => Some("SCRAM-SHA-256"),
-        Some(KafkaClientAuthentication::ScramSha512(_)) => Some("SCRAM-SHA-512"),
-        Some(KafkaClientAuthentication::Plain(_)) => Some("PLAIN"),
-        _ => None,
+    // The trust, the certificate or password login (read through the Kubernetes Secret
+    // config provider) and the security protocol; custom authentication's own options are
+    // added below, filtered.
+    let custom_keys: Vec<&String> = match &spec.authentication {
+        Some(KafkaClientAuthentication::Custom(custom)) => custom
+            .config
+            .iter()
+            .flat_map(|config| config.0.keys())
+            .collect(),
+        _ => Vec::new(),
     };
-    let custom_sasl = matches!(
-        &spec.authentication,
-        Some(KafkaClientAuthentication::Custom(custom)) if custom.sasl == Some(true)
-    );
-    let sasl = sasl_mechanism.is_some() || custom_sasl;
-    let protocol = match (tls, sasl) {
-        (false, false) => "PLAINTEXT",
-        (true, false) => "SSL",
-        (false, true) => "SASL_PLAINTEXT",
-        (true, true) => "SASL_SSL",
-    };
-    text.push_str(&property("kafka.security.protocol", protocol));
-    // Kafka's configuration providers, through which the clients read the mounted Secrets
-    // and environment variables.
+    let security = ClientSecurity {
+        namespace,
+        tls: spec.tls.as_ref(),
+        trusted: Some(TrustedCertificates {
+            secret: &trusted_certificates_secret(name),
+            key: TRUSTED_CERTIFICATES_KEY,
+        }),
+        authentication: spec.authentication.as_ref(),
+        field: "spec",
+    }
+    .options()
+    .map_err(|error| ModelError::InvalidConfiguration(error.to_string()))?;
+    for (key, value) in security
+        .iter()
+        .filter(|(key, _)| !custom_keys.contains(&key))
+    {
+        text.push_str(&property(&format!("kafka.{key}"), value));
+    }
+    // Kafka's configuration providers, through which the clients read Secrets, files and
+    // environment variables.
     for (key, value) in [
         (
             "kafka.config.providers",
-            "strimzienv,strimzifile,strimzidir",
+            "strimzienv,strimzifile,strimzidir,strimzisecrets",
         ),
         (
             "kafka.config.providers.strimzienv.class",
@@ -819,73 +931,19 @@ fn kafka_properties(spec: &KafkaBridgeSpec, warnings: &mut Vec<ModelWarning>) ->
             "kafka.config.providers.strimzidir.param.allowed.paths",
             "/opt/strimzi",
         ),
+        (
+            "kafka.config.providers.strimzisecrets.class",
+            "io.strimzi.kafka.KubernetesSecretConfigProvider",
+        ),
     ] {
         text.push_str(&property(key, value));
     }
-    let trusted: Vec<String> = trusted_certificates(spec)
-        .iter()
-        .filter_map(|trusted| {
-            let certificate = trusted.certificate.as_deref()?;
-            Some(secret_value(&trusted.secret_name, certificate, false))
-        })
-        .collect();
-    if !trusted.is_empty() {
-        text.push_str(&property("kafka.ssl.truststore.type", "PEM"));
-        text.push_str(&property(
-            "kafka.ssl.truststore.certificates",
-            &trusted.join("\n"),
+    if let Some(KafkaClientAuthentication::Custom(custom)) = &spec.authentication {
+        text.push_str(&CUSTOM_AUTHENTICATION_RULES.properties(
+            "kafka.",
+            custom.config.as_ref(),
+            warnings,
         ));
-    }
-    match &spec.authentication {
-        Some(KafkaClientAuthentication::Tls(tls_auth)) => {
-            if let Some(pair) = &tls_auth.certificate_and_key {
-                text.push_str(&property("kafka.ssl.keystore.type", "PEM"));
-                text.push_str(&property(
-                    "kafka.ssl.keystore.certificate.chain",
-                    &secret_value(&pair.secret_name, &pair.certificate, false),
-                ));
-                text.push_str(&property(
-                    "kafka.ssl.keystore.key",
-                    &secret_value(&pair.secret_name, &pair.key, false),
-                ));
-            }
-        }
-        Some(
-            KafkaClientAuthentication::ScramSha256(password)
-            | KafkaClientAuthentication::ScramSha512(password)
-            | KafkaClientAuthentication::Plain(password),
-        ) => {
-            let module = if sasl_mechanism == Some("PLAIN") {
-                "org.apache.kafka.common.security.plain.PlainLoginModule"
-            } else {
-                "org.apache.kafka.common.security.scram.ScramLoginModule"
-            };
-            let username = password.username.clone().unwrap_or_default();
-            let secret = password
-                .password_secret
-                .as_ref()
-                .map(|secret| secret_value(&secret.secret_name, &secret.password, true))
-                .unwrap_or_default();
-            text.push_str(&property(
-                "kafka.sasl.mechanism",
-                sasl_mechanism.unwrap_or_default(),
-            ));
-            text.push_str(&property(
-                "kafka.sasl.jaas.config",
-                &format!(
-                    "{module} required username=\"{}\" password=\"{secret}\";",
-                    username.replace('\\', "\\\\").replace('"', "\\\"")
-                ),
-            ));
-        }
-        Some(KafkaClientAuthentication::Custom(custom)) => {
-            text.push_str(&CUSTOM_AUTHENTICATION_RULES.properties(
-                "kafka.",
-                custom.config.as_ref(),
-                warnings,
-            ));
-        }
-        None => {}
     }
     text.push_str(
         &ADMIN_RULES.properties(
@@ -914,7 +972,14 @@ fn kafka_properties(spec: &KafkaBridgeSpec, warnings: &mut Vec<ModelWarning>) ->
             warnings,
         ),
     );
-    text
+    if let Some(rack) = spec
+        .rack
+        .as_ref()
+        .and_then(|rack| rack::client_rack(rack, INIT_MOUNT))
+    {
+        text.push_str(&property("kafka.consumer.client.rack", &rack));
+    }
+    Ok(text)
 }
 
 /// The `http.` options: the listening address and ports, CORS, HTTPS, and which endpoints
@@ -943,7 +1008,7 @@ fn http_properties(spec: &KafkaBridgeSpec, warnings: &mut Vec<ModelWarning>) -> 
     }
     if let Some(tls) = http.and_then(|http| http.tls.as_ref()) {
         let pair = &tls.certificate_and_key;
-        let folder = secret_mount_path(&pair.secret_name, false);
+        let folder = secret_mount_path(&pair.secret_name);
         text.push_str(&property("http.ssl.enable", "true"));
         text.push_str(&property(
             "http.ssl.certificate.location",

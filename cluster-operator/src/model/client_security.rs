@@ -6,8 +6,13 @@
 //! `strimzisecrets` config provider resolves in the pod at run time
 //! (`${strimzisecrets:<namespace>/<secret>:<key>}`), as Strimzi does.
 
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::common::{
-    ClientTls, KafkaClientAuthentication, KafkaClientAuthenticationPassword,
+    CertSecretSource, ClientTls, KafkaClientAuthentication, KafkaClientAuthenticationPassword,
 };
 
 /// The JAAS login module of SASL PLAIN.
@@ -23,6 +28,25 @@ pub enum ClientSecurityError {
     MissingCertificateAndKey {
         /// Where in the resource the section is, for the message.
         field: String,
+    },
+    /// A Secret named by `trustedCertificates` does not exist.
+    #[error(
+        "Secret {secret} with trusted certificates (spec.tls.trustedCertificates) does not exist in namespace {namespace}"
+    )]
+    MissingSecret {
+        /// The Secret.
+        secret: String,
+        /// Its namespace.
+        namespace: String,
+    },
+    /// A Secret named by `trustedCertificates` lacks the certificate (or any key matching the
+    /// pattern).
+    #[error("Secret {secret} has no certificate {key} (spec.tls.trustedCertificates)")]
+    MissingCertificate {
+        /// The Secret.
+        secret: String,
+        /// The key or pattern.
+        key: String,
     },
     /// A SASL mechanism without a user name or password.
     #[error("{field}: {mechanism} authentication needs a username and a passwordSecret")]
@@ -163,6 +187,128 @@ impl ClientSecurity<'_> {
             ),
         ])
     }
+}
+
+/// The data of Secrets, by Secret name.
+pub type SecretsData = BTreeMap<String, BTreeMap<String, ByteString>>;
+
+/// Whether a Secret key matches a `trustedCertificates` pattern: `*` stands for any run of
+/// characters, everything else matches itself.
+pub fn matches_pattern(pattern: &str, key: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == key,
+        Some((prefix, rest)) => {
+            let Some(tail) = key.strip_prefix(prefix) else {
+                return false;
+            };
+            (0..=tail.len())
+                .filter(|index| tail.is_char_boundary(*index))
+                .any(|index| matches_pattern(rest, &tail[index..]))
+        }
+    }
+}
+
+/// The certificates `source` names in `secrets` (a key, or the keys matching a pattern), by
+/// key; a missing Secret or key is an error naming it.
+pub fn trusted_certificates_of(
+    source: &CertSecretSource,
+    secrets: &SecretsData,
+    namespace: &str,
+) -> Result<Vec<(String, ByteString)>, ClientSecurityError> {
+    let secret =
+        secrets
+            .get(&source.secret_name)
+            .ok_or_else(|| ClientSecurityError::MissingSecret {
+                secret: source.secret_name.clone(),
+                namespace: namespace.to_owned(),
+            })?;
+    let wanted: Vec<(String, ByteString)> = match (&source.certificate, &source.pattern) {
+        (Some(key), _) => secret
+            .get_key_value(key)
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .into_iter()
+            .collect(),
+        (None, Some(pattern)) => secret
+            .iter()
+            .filter(|(key, _)| matches_pattern(pattern, key))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect(),
+        (None, None) => Vec::new(),
+    };
+    if wanted.is_empty() {
+        return Err(ClientSecurityError::MissingCertificate {
+            secret: source.secret_name.clone(),
+            key: source
+                .certificate
+                .clone()
+                .or_else(|| source.pattern.clone())
+                .unwrap_or_default(),
+        });
+    }
+    Ok(wanted)
+}
+
+/// Every certificate `sources` name, one after the other, each ending with a line end: the
+/// PEM bundle an operator-written trusted certificates Secret holds under one key.
+pub fn certificate_bundle(
+    sources: &[CertSecretSource],
+    secrets: &SecretsData,
+    namespace: &str,
+) -> Result<Vec<u8>, ClientSecurityError> {
+    let mut bundle = Vec::new();
+    for source in sources {
+        for (_, value) in trusted_certificates_of(source, secrets, namespace)? {
+            bundle.extend_from_slice(&value.0);
+            if !bundle.ends_with(b"\n") {
+                bundle.push(b'\n');
+            }
+        }
+    }
+    Ok(bundle)
+}
+
+/// The Role (named and labelled by `role`) letting the ServiceAccount `service_account` of
+/// `namespace` `get` the Secrets `secrets`, which the pods read through the `strimzisecrets`
+/// config provider (no rule without any), and the RoleBinding (`binding`) granting it.
+pub fn secret_reader_rbac(
+    role: ObjectMeta,
+    binding: ObjectMeta,
+    secrets: Vec<String>,
+    service_account: &str,
+    namespace: &str,
+) -> (Role, RoleBinding) {
+    let role_name = role.name.clone().unwrap_or_default();
+    let rules = if secrets.is_empty() {
+        Vec::new()
+    } else {
+        vec![PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["secrets".to_owned()]),
+            verbs: vec!["get".to_owned()],
+            resource_names: Some(secrets),
+            ..PolicyRule::default()
+        }]
+    };
+    (
+        Role {
+            metadata: role,
+            rules: Some(rules),
+        },
+        RoleBinding {
+            metadata: binding,
+            role_ref: RoleRef {
+                api_group: crate::model::security::policies::RBAC_API_GROUP.to_owned(),
+                kind: "Role".to_owned(),
+                name: role_name,
+            },
+            subjects: Some(vec![Subject {
+                kind: "ServiceAccount".to_owned(),
+                name: service_account.to_owned(),
+                namespace: Some(namespace.to_owned()),
+                ..Subject::default()
+            }]),
+        },
+    )
 }
 
 /// A free-form option value as a client configuration file takes it: strings as they are,

@@ -49,6 +49,7 @@ pub mod listeners;
 pub mod meta;
 pub mod mirror_maker2;
 pub mod nodes;
+pub mod rack;
 pub mod security;
 
 /// Everything [`resolve`] needs: the custom resources and what the operator knows about them.

@@ -5,17 +5,21 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
+use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Service, ServiceStatus};
 use k8s_openapi::api::networking::v1::{
     Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
 };
 use kube::api::DynamicObject;
 use serde_json::json;
+use std::collections::BTreeMap;
+use strimzi_api::common::ClientTls;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_certificate_manager::authority::{self, CaKind, CaSettings, CertificateAuthority};
 use strimzi_certificate_manager::keys::KeyAlgorithm;
 use strimzi_cluster_operator::model::ModelConfig;
+use strimzi_cluster_operator::model::client_security::SecretsData;
 use strimzi_cluster_operator::model::listeners::{ListenerObjects, ObservedListeners};
 use strimzi_cluster_operator::model::nodes::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
@@ -164,4 +168,23 @@ pub fn ecdsa_ca(kind: CaKind, cluster: &str) -> CertificateAuthority {
     )
     .unwrap()
     .authority
+}
+
+/// The Secrets `tls.trustedCertificates` names, each with its certificate (or `ca.crt` for a
+/// pattern) holding `PEM <secret>`.
+pub fn trusted_secrets(tls: Option<&ClientTls>) -> SecretsData {
+    tls.iter()
+        .flat_map(|tls| tls.trusted_certificates.iter().flatten())
+        .map(|source| {
+            let key = source
+                .certificate
+                .clone()
+                .unwrap_or_else(|| "ca.crt".to_owned());
+            let pem = format!("PEM {}", source.secret_name);
+            (
+                source.secret_name.clone(),
+                BTreeMap::from([(key, ByteString(pem.into_bytes()))]),
+            )
+        })
+        .collect()
 }

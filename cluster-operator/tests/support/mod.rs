@@ -236,6 +236,68 @@ where
     .await
 }
 
+/// Whether the ClusterRoleBinding `name` exists and is not being deleted.
+pub async fn binding_exists(client: &Client, name: &str) -> bool {
+    let api: Api<k8s_openapi::api::rbac::v1::ClusterRoleBinding> = Api::all(client.clone());
+    api.get_opt(name)
+        .await
+        .unwrap()
+        .is_some_and(|binding| binding.metadata.deletion_timestamp.is_none())
+}
+
+/// Waits until the ClusterRoleBinding `name` exists (`present`) or is gone, up to [`WAIT`].
+pub async fn wait_binding(client: &Client, name: &str, present: bool) {
+    eventually_ok(
+        &format!("ClusterRoleBinding {name} present: {present}"),
+        WAIT,
+        || async {
+            if binding_exists(client, name).await == present {
+                Ok(())
+            } else {
+                Err(name.to_owned())
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits for the init ClusterRoleBinding `binding` of a Connect, MirrorMaker 2 or Bridge and
+/// checks that it grants `strimzi-kafka-client` to `service_account`.
+pub async fn wait_client_binding(client: &Client, binding: &str, service_account: &str) {
+    wait_binding(client, binding, true).await;
+    let bound = Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(client.clone())
+        .get(binding)
+        .await
+        .unwrap();
+    assert_eq!(bound.role_ref.name, "strimzi-kafka-client");
+    assert_eq!(bound.subjects.unwrap()[0].name, service_account);
+}
+
+/// Gives `document` (a KafkaConnect, KafkaMirrorMaker2 or KafkaBridge named `name`) its
+/// topology-label rack again, waits for its init ClusterRoleBinding `binding`, deletes the
+/// resource and waits until the binding is gone (the cleanup of deleted resources' bindings).
+pub async fn binding_goes_with_the_resource<K>(
+    client: &Client,
+    namespace: &str,
+    document: &mut Value,
+    name: &str,
+    binding: &str,
+) where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + DeserializeOwned,
+{
+    document["spec"]["rack"] = json!({"topologyKey": "topology.kubernetes.io/zone"});
+    apply(client, namespace, document).await;
+    wait_binding(client, binding, true).await;
+    Api::<K>::namespaced(client.clone(), namespace)
+        .delete(name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    wait_binding(client, binding, false).await;
+}
+
 /// Waits until the object `name` is gone, up to [`WAIT`] (`what` names it in the panic).
 pub async fn wait_gone<K>(api: &Api<K>, name: &str, what: &str)
 where

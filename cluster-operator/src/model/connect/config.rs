@@ -8,10 +8,11 @@
 //! protocol): Secrets are never copied into the file, the workers read certificates, keys and
 //! passwords through the Kubernetes Secret config provider.
 
-use super::{ConnectCluster, REST_API_PORT, TrustLayout};
+use super::{ConnectCluster, INIT_MOUNT_PATH, REST_API_PORT, TrustLayout};
 use crate::model::ModelWarning;
 use crate::model::client_security::{ClientSecurity, ClientSecurityError, TrustedCertificates};
 use crate::model::config::options::{Properties, allowed_options};
+use crate::model::rack::client_rack;
 
 /// Prefixes of options the operator sets itself; a user option starting with one is dropped
 /// with a warning.
@@ -143,6 +144,18 @@ impl ConnectCluster {
                 &mut out,
                 "Authentication configuration",
                 &for_every_client(&authentication),
+            );
+        }
+        if let Some(rack) = self
+            .spec
+            .rack
+            .as_ref()
+            .and_then(|rack| client_rack(rack, INIT_MOUNT_PATH))
+        {
+            section(
+                &mut out,
+                "Additional information",
+                &[format!("consumer.client.rack={rack}")],
             );
         }
         let (mut user, warnings) = self.user_options();

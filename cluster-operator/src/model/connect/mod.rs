@@ -37,7 +37,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
-use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
@@ -51,6 +51,9 @@ use strimzi_api::labels;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
+use crate::model::client_security::{
+    certificate_bundle, secret_reader_rbac, trusted_certificates_of,
+};
 use crate::model::components::{
     cluster_ip_service_spec, config_map_volume, http_probe, service_port, tmp_volume,
 };
@@ -65,8 +68,9 @@ use crate::model::nodes::pods::{
     add_template_env, container_port, convert, env, jmx_env, jvm_env, mount, pod_revision,
     template_mounts, templated_pod_spec,
 };
+use crate::model::rack;
 use crate::model::security::policies::{
-    RBAC_API_GROUP, ingress_rule, jmx_credentials, operator_namespace_selector, peer,
+    ingress_rule, jmx_credentials, operator_namespace_selector, peer,
 };
 use crate::model::{ModelConfig, ModelError, ModelWarning};
 
@@ -98,8 +102,8 @@ pub const AUTH_HASH_ANNOTATION: &str = "strimzi.io/auth-hash";
 const DEFAULT_REPLICAS: i32 = 3;
 /// Share of the container memory the start script gives the heap without `-Xmx` (Connect).
 const DYNAMIC_HEAP_PERCENTAGE: &str = "75";
-/// Reason of the warnings about fields this operator does not act on yet.
-pub const UNSUPPORTED_FIELD_REASON: &str = "UnsupportedField";
+/// Where the workers read the rack file the init container writes.
+pub const INIT_MOUNT_PATH: &str = "/opt/kafka/init";
 /// Component type of Connect's objects.
 pub const COMPONENT_TYPE: &str = "kafka-connect";
 /// `strimzi.io/kind` of Connect's objects.
@@ -203,6 +207,9 @@ pub struct ConnectObjects {
     pub pod_disruption_budget: PodDisruptionBudget,
     /// `<name>-connect`.
     pub pod_set: StrimziPodSet,
+    /// `strimzi-<namespace>-<name>-connect-init`, with a `topology-label` rack: lets the
+    /// init container read the workers' nodes. Cluster-scoped, so without owner.
+    pub init_cluster_role_binding: Option<ClusterRoleBinding>,
     /// What the user should know about the spec.
     pub warnings: Vec<ModelWarning>,
 }
@@ -230,22 +237,6 @@ pub fn jmx_secret_name(component_name: &str) -> String {
 /// The ConfigMap of a Connect cluster named `component_name`.
 pub fn config_map_name(component_name: &str) -> String {
     format!("{component_name}-config")
-}
-
-/// Whether a Secret key matches a `trustedCertificates` pattern: `*` stands for any run of
-/// characters, everything else matches itself.
-pub fn matches_pattern(pattern: &str, key: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == key,
-        Some((prefix, rest)) => {
-            let Some(tail) = key.strip_prefix(prefix) else {
-                return false;
-            };
-            (0..=tail.len())
-                .filter(|index| tail.is_char_boundary(*index))
-                .any(|index| matches_pattern(rest, &tail[index..]))
-        }
-    }
 }
 
 impl ConnectCluster {
@@ -392,8 +383,7 @@ impl ConnectCluster {
     /// Every object of the cluster.
     pub fn objects(&self, inputs: &ConnectInputs) -> Result<ConnectObjects, ModelError> {
         let template = self.spec.template.as_ref();
-        let (worker_config, mut warnings) = self.worker_configuration().map_err(security_error)?;
-        warnings.extend(self.unsupported_warnings());
+        let (worker_config, warnings) = self.worker_configuration().map_err(security_error)?;
         let logging = self.logging_file(inputs)?;
         let metrics = crate::model::config::metrics_json(
             self.spec.metrics_config.as_ref(),
@@ -427,6 +417,7 @@ impl ConnectCluster {
                 build::build_revision(&build::dockerfile(&self.image, build)),
             );
         }
+        let (role, role_binding) = self.rbac();
         Ok(ConnectObjects {
             service_account: ServiceAccount {
                 metadata: self.meta(
@@ -437,8 +428,8 @@ impl ConnectCluster {
                 ),
                 ..ServiceAccount::default()
             },
-            role: self.role(),
-            role_binding: self.role_binding(),
+            role,
+            role_binding,
             trusted_certificates: trusted.map(|data| Secret {
                 metadata: self.meta(&self.trusted_certificates_secret(), None),
                 type_: Some("Opaque".to_owned()),
@@ -474,22 +465,65 @@ impl ConnectCluster {
             network_policy: self.network_policy(),
             pod_disruption_budget: self.pod_disruption_budget(),
             pod_set: self.pod_set(&pod_annotations),
+            init_cluster_role_binding: self.init_cluster_role_binding(),
             warnings,
         })
     }
 
-    /// Warnings about the parts of the spec this operator does not act on yet, so that
-    /// nobody relies on them unknowingly.
-    fn unsupported_warnings(&self) -> Vec<ModelWarning> {
-        let mut warnings = Vec::new();
-        if self.spec.rack.is_some() {
-            warnings.push(ModelWarning::new(
-                UNSUPPORTED_FIELD_REASON,
-                "spec.rack is not supported by this operator yet: the workers' consumers get \
-                 no client.rack and fetch from partition leaders",
-            ));
-        }
-        warnings
+    /// The node label naming the workers' rack, with a `topology-label` rack.
+    fn topology_key(&self) -> Option<&str> {
+        rack::topology_key(self.spec.rack.as_ref())
+    }
+
+    /// The init container's ClusterRoleBinding ([`ConnectObjects::init_cluster_role_binding`])
+    /// to `strimzi-kafka-client`, labelled like the other objects.
+    fn init_cluster_role_binding(&self) -> Option<ClusterRoleBinding> {
+        self.topology_key()?;
+        let template = self
+            .spec
+            .template
+            .as_ref()
+            .and_then(|template| template.cluster_role_binding.as_ref())
+            .and_then(|template| template.metadata.as_ref());
+        Some(rack::init_cluster_role_binding(
+            self.meta(
+                &strimzi_api::naming::init_cluster_role_binding(
+                    &self.namespace,
+                    &self.component_name,
+                ),
+                template,
+            ),
+            rack::CLIENT_CLUSTER_ROLE,
+            &self.component_name,
+            &self.namespace,
+        ))
+    }
+
+    /// The init container writing the rack file, with a `topology-label` rack.
+    fn init_container(&self) -> Option<Container> {
+        let key = self.topology_key()?;
+        let template = self
+            .spec
+            .template
+            .as_ref()
+            .and_then(|template| template.init_container.as_ref());
+        let image = self
+            .spec
+            .client_rack_init_image
+            .clone()
+            .unwrap_or_else(|| self.config.kafka_init_image.clone());
+        Some(
+            rack::InitContainer {
+                image_pull_policy: self.config.image_pull_policy(&image),
+                image,
+                env: rack::rack_init_variables(key, None),
+                mounts: vec![rack::init_mount(INIT_MOUNT_PATH)],
+                resources: self.spec.resources.clone(),
+                security_context: self.config.container_security_context(template),
+                template,
+            }
+            .container(),
+        )
     }
 
     /// The worker's `log4j2.properties`.
@@ -511,15 +545,12 @@ impl ConnectCluster {
         if let TrustLayout::PerCluster { clusters, .. } = &self.trust {
             let mut data = BTreeMap::new();
             for (key, sources) in clusters {
-                let mut bundle = Vec::new();
-                for source in sources {
-                    for (_, value) in self.trusted_certificates_of(source, inputs)? {
-                        bundle.extend_from_slice(&value.0);
-                        if !bundle.ends_with(b"\n") {
-                            bundle.push(b'\n');
-                        }
-                    }
-                }
+                let bundle = certificate_bundle(
+                    sources,
+                    &inputs.trusted_certificate_secrets,
+                    &self.namespace,
+                )
+                .map_err(security_error)?;
                 if !bundle.is_empty() {
                     data.insert(key.clone(), ByteString(bundle));
                 }
@@ -537,54 +568,18 @@ impl ConnectCluster {
         };
         let mut data = BTreeMap::new();
         for source in sources {
-            for (key, value) in self.trusted_certificates_of(source, inputs)? {
+            for (key, value) in trusted_certificates_of(
+                source,
+                &inputs.trusted_certificate_secrets,
+                &self.namespace,
+            )
+            .map_err(security_error)?
+            {
                 let name = key.strip_suffix(".crt").unwrap_or(&key);
                 data.insert(format!("{}-{name}.crt", source.secret_name), value);
             }
         }
         Ok(Some(data))
-    }
-
-    /// The certificates `source` names (a key, or the keys matching a pattern), by key; a
-    /// missing Secret or key is an error naming it.
-    fn trusted_certificates_of(
-        &self,
-        source: &CertSecretSource,
-        inputs: &ConnectInputs,
-    ) -> Result<Vec<(String, ByteString)>, ModelError> {
-        let secret = inputs
-            .trusted_certificate_secrets
-            .get(&source.secret_name)
-            .ok_or_else(|| {
-                ModelError::InvalidConfiguration(format!(
-                    "Secret {} with trusted certificates (spec.tls.trustedCertificates) does \
-                         not exist in namespace {}",
-                    source.secret_name, self.namespace
-                ))
-            })?;
-        let wanted: Vec<(&String, &ByteString)> = match (&source.certificate, &source.pattern) {
-            (Some(key), _) => secret.get_key_value(key).into_iter().collect(),
-            (None, Some(pattern)) => secret
-                .iter()
-                .filter(|(key, _)| matches_pattern(pattern, key))
-                .collect(),
-            (None, None) => Vec::new(),
-        };
-        if wanted.is_empty() {
-            return Err(ModelError::InvalidConfiguration(format!(
-                "Secret {} has no certificate {} (spec.tls.trustedCertificates)",
-                source.secret_name,
-                source
-                    .certificate
-                    .clone()
-                    .or_else(|| source.pattern.clone())
-                    .unwrap_or_default()
-            )));
-        }
-        Ok(wanted
-            .into_iter()
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect())
     }
 
     /// The Secrets the workers read through the config provider: the trusted certificates,
@@ -615,40 +610,17 @@ impl ConnectCluster {
         names
     }
 
-    fn role(&self) -> Role {
-        let secrets = self.provider_secrets();
-        Role {
-            metadata: self.meta(&role_name(&self.component_name), None),
-            rules: Some(if secrets.is_empty() {
-                Vec::new()
-            } else {
-                vec![PolicyRule {
-                    api_groups: Some(vec![String::new()]),
-                    resources: Some(vec!["secrets".to_owned()]),
-                    verbs: vec!["get".to_owned()],
-                    resource_names: Some(secrets),
-                    ..PolicyRule::default()
-                }]
-            }),
-        }
-    }
-
-    fn role_binding(&self) -> RoleBinding {
+    /// Role and RoleBinding `<name>-connect-role`: `get` on the Secrets the config provider
+    /// reads, for the workers' ServiceAccount.
+    fn rbac(&self) -> (Role, RoleBinding) {
         let name = role_name(&self.component_name);
-        RoleBinding {
-            metadata: self.meta(&name, None),
-            role_ref: RoleRef {
-                api_group: RBAC_API_GROUP.to_owned(),
-                kind: "Role".to_owned(),
-                name,
-            },
-            subjects: Some(vec![Subject {
-                kind: "ServiceAccount".to_owned(),
-                name: self.component_name.clone(),
-                namespace: Some(self.namespace.clone()),
-                ..Subject::default()
-            }]),
-        }
+        secret_reader_rbac(
+            self.meta(&name, None),
+            self.meta(&name, None),
+            self.provider_secrets(),
+            &self.component_name,
+            &self.namespace,
+        )
     }
 
     /// Whether JMX uses password authentication (and so a Secret).
@@ -842,6 +814,9 @@ impl ConnectCluster {
             tmp_volume(TMP_VOLUME, pod_template),
             config_map_volume(CONFIG_VOLUME, &config_map_name(&self.component_name)),
         ];
+        if self.topology_key().is_some() {
+            volumes.push(rack::init_volume());
+        }
         volumes.extend(self.plugin_images().into_iter().map(|plugin| Volume {
             name: plugin.volume,
             image: Some(ImageVolumeSource {
@@ -857,6 +832,11 @@ impl ConnectCluster {
                 .flatten()
                 .filter_map(convert::<_, Volume>),
         );
+        let spec = templated_pod_spec(pod_template);
+        let affinity = match self.topology_key() {
+            Some(key) => Some(rack::with_rack_affinity(spec.affinity.clone(), key)),
+            None => spec.affinity.clone(),
+        };
         let mut pod = Pod {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
@@ -873,10 +853,12 @@ impl ConnectCluster {
                 subdomain: Some(self.component_name.clone()),
                 service_account_name: Some(self.component_name.clone()),
                 restart_policy: Some("Always".to_owned()),
+                init_containers: self.init_container().map(|container| vec![container]),
                 containers: vec![self.container()],
                 volumes: Some(volumes),
                 image_pull_secrets: self.config.image_pull_secrets(pod_template),
-                ..templated_pod_spec(pod_template)
+                affinity,
+                ..spec
             }),
             status: None,
         };
@@ -967,6 +949,9 @@ impl ConnectCluster {
             mount(TMP_VOLUME, "/tmp"),
             mount(CONFIG_VOLUME, CONFIG_MOUNT_PATH),
         ];
+        if self.topology_key().is_some() {
+            mounts.push(rack::init_mount(INIT_MOUNT_PATH));
+        }
         mounts.extend(self.plugin_images().into_iter().map(|plugin| VolumeMount {
             read_only: Some(true),
             ..mount(&plugin.volume, &plugin.mount_path)

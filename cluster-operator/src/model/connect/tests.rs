@@ -7,6 +7,7 @@ use strimzi_api::connect::KafkaConnect;
 
 use super::*;
 use crate::config::ClusterOperatorConfig;
+use crate::model::client_security::matches_pattern;
 
 fn config() -> ModelConfig {
     ClusterOperatorConfig::from_lookup(|name| match name {
@@ -336,20 +337,106 @@ fn plugin_images_are_mounted_read_only_under_the_plugin_path() {
 }
 
 #[test]
-fn fields_not_acted_on_are_warned_about() {
+fn a_topology_label_rack_adds_the_init_container_its_binding_and_the_affinity() {
     let mut cluster = connect(TLS_CONNECT);
-    cluster.spec.rack =
-        Some(serde_json::from_value(serde_json::json!({"topologyKey": "zone"})).unwrap());
-    let objects = cluster.objects(&ca_inputs()).unwrap();
-    assert!(
-        objects
-            .warnings
-            .iter()
-            .any(|warning| warning.reason == UNSUPPORTED_FIELD_REASON
-                && warning.message.contains("spec.rack")),
-        "{:?}",
-        objects.warnings
+    cluster.spec.rack = Some(
+        serde_json::from_value(serde_json::json!({"topologyKey": "topology.kubernetes.io/zone"}))
+            .unwrap(),
     );
+    let objects = cluster.objects(&ca_inputs()).unwrap();
+    let binding = objects.init_cluster_role_binding.unwrap();
+    assert_eq!(
+        binding.metadata.name.as_deref(),
+        Some("strimzi-ns-my-connect-connect-init")
+    );
+    assert_eq!(binding.metadata.namespace, None);
+    assert_eq!(binding.metadata.owner_references, None);
+    assert_eq!(
+        binding.metadata.labels.as_ref().unwrap()["strimzi.io/kind"],
+        "KafkaConnect"
+    );
+    assert_eq!(binding.role_ref.name, "strimzi-kafka-client");
+    let subject = &binding.subjects.unwrap()[0];
+    assert_eq!(
+        (subject.name.as_str(), subject.namespace.as_deref()),
+        ("my-connect-connect", Some("ns"))
+    );
+    let config = &objects.config_map.data.as_ref().unwrap()[CONNECT_CONFIG_KEY];
+    assert!(config.contains("consumer.client.rack=${strimzidir:/opt/kafka/init:rack.id}\n"));
+    let pod = cluster.pod(0, &StringMap::new());
+    let spec = pod.spec.unwrap();
+    let init = &spec.init_containers.as_ref().unwrap()[0];
+    assert_eq!(init.name, "kafka-init");
+    assert_eq!(
+        init.image.as_deref(),
+        Some(cluster.config.kafka_init_image.as_str())
+    );
+    assert_eq!(
+        init.args.as_deref(),
+        Some(&["/opt/strimzi/bin/kafka_init_run.sh".to_owned()][..])
+    );
+    let vars: Vec<(String, Option<String>)> = init
+        .env
+        .iter()
+        .flatten()
+        .map(|var| (var.name.clone(), var.value.clone()))
+        .collect();
+    assert_eq!(
+        vars,
+        [
+            ("NODE_NAME".to_owned(), None),
+            (
+                "RACK_TOPOLOGY_KEY".to_owned(),
+                Some("topology.kubernetes.io/zone".to_owned())
+            ),
+        ]
+    );
+    let rack_mount = |container: &Container| {
+        container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .any(|mount| mount.name == "rack-volume" && mount.mount_path == INIT_MOUNT_PATH)
+    };
+    assert!(rack_mount(init) && rack_mount(&spec.containers[0]));
+    assert!(
+        spec.volumes
+            .iter()
+            .flatten()
+            .any(|volume| volume.name == "rack-volume" && volume.empty_dir.is_some())
+    );
+    let terms = spec
+        .affinity
+        .and_then(|affinity| affinity.node_affinity)
+        .and_then(|affinity| affinity.required_during_scheduling_ignored_during_execution)
+        .unwrap()
+        .node_selector_terms;
+    let requirement = &terms[0].match_expressions.as_ref().unwrap()[0];
+    assert_eq!(
+        (requirement.key.as_str(), requirement.operator.as_str()),
+        ("topology.kubernetes.io/zone", "Exists")
+    );
+}
+
+#[test]
+fn an_environment_variable_rack_needs_no_init_container() {
+    let mut cluster = connect(TLS_CONNECT);
+    cluster.spec.rack = Some(
+        serde_json::from_value(
+            serde_json::json!({"type": "environment-variable", "envVarName": "MY_ZONE"}),
+        )
+        .unwrap(),
+    );
+    let objects = cluster.objects(&ca_inputs()).unwrap();
+    assert!(objects.init_cluster_role_binding.is_none());
+    let config = &objects.config_map.data.as_ref().unwrap()[CONNECT_CONFIG_KEY];
+    assert!(config.contains("consumer.client.rack=${strimzienv:MY_ZONE}\n"));
+    let spec = cluster.pod(0, &StringMap::new()).spec.unwrap();
+    assert!(spec.init_containers.is_none());
+    assert!(spec.affinity.is_none());
+    let without = connect(TLS_CONNECT).objects(&ca_inputs()).unwrap();
+    assert!(without.init_cluster_role_binding.is_none());
+    assert!(!without.config_map.data.as_ref().unwrap()[CONNECT_CONFIG_KEY].contains("client.rack"));
 }
 
 #[test]

@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{
     Affinity, ConfigMapProjection, ConfigMapVolumeSource, Container, ContainerPort,
     DownwardAPIProjection, DownwardAPIVolumeFile, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    ExecAction, KeyToPath, LocalObjectReference, NodeAffinity, NodeSelector,
-    NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector,
+    ExecAction, KeyToPath, LocalObjectReference, ObjectFieldSelector,
     PersistentVolumeClaimVolumeSource, Pod, PodSecurityContext, PodSpec, Probe,
     ProjectedVolumeSource, ResourceRequirements, SecretKeySelector, ServiceAccountTokenProjection,
     Volume, VolumeMount, VolumeProjection,
@@ -40,6 +39,7 @@ use crate::model::listeners::settings::ListenerSettings;
 use crate::model::meta::{merged, template_annotations, template_labels, with_additional_labels};
 use crate::model::nodes::storage::data_volumes;
 use crate::model::nodes::templates::{PoolTemplate, metadata};
+use crate::model::rack;
 use crate::model::{KafkaCluster, NodePool};
 
 /// `strimzi.io/kafka-version` on pods and pod sets.
@@ -53,11 +53,7 @@ pub const STORAGE_ANNOTATION: &str = "strimzi.io/storage";
 
 /// Name of the Kafka container.
 const KAFKA_CONTAINER: &str = "kafka";
-/// Name of the init container.
-const INIT_CONTAINER: &str = "kafka-init";
-/// Volume shared by the init container and Kafka (rack and node address files).
-const INIT_VOLUME: &str = "rack-volume";
-/// Where [`INIT_VOLUME`] is mounted.
+/// Where the init volume ([`rack::INIT_VOLUME`]) is mounted: the rack and node address files.
 const INIT_MOUNT_PATH: &str = "/opt/kafka/init";
 /// Volume of the per-node ConfigMap (of the workers' ConfigMap in Connect pods).
 pub(crate) const CONFIG_VOLUME: &str = "kafka-metrics-and-logging";
@@ -400,14 +396,7 @@ impl KafkaCluster {
 
     /// The node label that names the rack, for topology-label rack awareness.
     fn topology_label_key(&self) -> Option<String> {
-        self.uses_topology_label_rack()
-            .then(|| {
-                self.spec
-                    .rack
-                    .as_ref()
-                    .and_then(|rack| rack.topology_key.clone())
-            })
-            .flatten()
+        rack::topology_key(self.spec.rack.as_ref()).map(str::to_owned)
     }
 
     /// A container's security context ([`ModelConfig::container_security_context`]).
@@ -569,34 +558,12 @@ impl KafkaCluster {
             .pod
             .as_ref()
             .and_then(|pod| pod.pod.affinity.clone());
-        let topology_key = self.topology_label_key();
-        let Some(topology_key) = topology_key.filter(|_| pool.roles.contains(&ProcessRole::Broker))
-        else {
-            return affinity;
-        };
-        let requirement = NodeSelectorRequirement {
-            key: topology_key,
-            operator: "Exists".to_owned(),
-            values: None,
-        };
-        let mut affinity = affinity.unwrap_or_default();
-        let node_affinity = affinity
-            .node_affinity
-            .get_or_insert_with(NodeAffinity::default);
-        let required = node_affinity
-            .required_during_scheduling_ignored_during_execution
-            .get_or_insert_with(NodeSelector::default);
-        if required.node_selector_terms.is_empty() {
-            required
-                .node_selector_terms
-                .push(NodeSelectorTerm::default());
+        match self.topology_label_key() {
+            Some(key) if pool.roles.contains(&ProcessRole::Broker) => {
+                Some(rack::with_rack_affinity(affinity, &key))
+            }
+            _ => affinity,
         }
-        for term in &mut required.node_selector_terms {
-            term.match_expressions
-                .get_or_insert_with(Vec::new)
-                .push(requirement.clone());
-        }
-        Some(affinity)
     }
 
     /// The volumes of a pod: data volumes, then the service account token, `/tmp`, the
@@ -649,11 +616,7 @@ impl KafkaCluster {
             Some("Memory"),
         ));
         if self.needs_init_container(pool) {
-            volumes.push(empty_dir(
-                INIT_VOLUME,
-                Some("1Mi".to_owned()),
-                Some("Memory"),
-            ));
+            volumes.push(rack::init_volume());
         }
         let additional = pod_template.and_then(|pod| pod.volumes.as_ref());
         volumes.extend(additional.into_iter().flatten().filter_map(convert));
@@ -684,7 +647,7 @@ impl KafkaCluster {
             mount(READY_FILES_VOLUME, "/var/opt/kafka"),
         ]);
         if self.needs_init_container(pool) {
-            mounts.push(mount(INIT_VOLUME, INIT_MOUNT_PATH));
+            mounts.push(rack::init_mount(INIT_MOUNT_PATH));
         }
         mounts.extend(template_mounts(container_template));
         let image = self.version.image.clone();
@@ -771,19 +734,8 @@ impl KafkaCluster {
     /// The init container that writes the rack and the node's external address.
     fn init_container(&self, pool: &NodePool, template: &PoolTemplate) -> Container {
         let container_template = template.init_container.as_ref();
-        let mut vars = vec![EnvVar {
-            name: "NODE_NAME".to_owned(),
-            value: None,
-            value_from: Some(EnvVarSource {
-                field_ref: Some(ObjectFieldSelector {
-                    api_version: None,
-                    field_path: "spec.nodeName".to_owned(),
-                }),
-                ..EnvVarSource::default()
-            }),
-        }];
-        let topology_key = self.topology_label_key();
-        if let Some(key) = topology_key {
+        let mut vars = Vec::new();
+        if let Some(key) = self.topology_label_key() {
             vars.push(env("RACK_TOPOLOGY_KEY", key));
         }
         if self
@@ -794,25 +746,21 @@ impl KafkaCluster {
         {
             vars.push(env("EXTERNAL_ADDRESS", "TRUE"));
         }
-        add_template_env(&mut vars, container_template);
-        let mut mounts = vec![service_account_mount(), mount(INIT_VOLUME, INIT_MOUNT_PATH)];
-        mounts.extend(template_mounts(container_template));
         let image = self
             .spec
             .broker_rack_init_image
             .clone()
             .unwrap_or_else(|| self.config.kafka_init_image.clone());
-        Container {
-            name: INIT_CONTAINER.to_owned(),
-            image_pull_policy: Some(self.image_pull_policy(&image)),
-            image: Some(image),
-            args: Some(vec!["/opt/strimzi/bin/kafka_init_run.sh".to_owned()]),
-            env: Some(vars),
-            volume_mounts: Some(mounts),
+        rack::InitContainer {
+            image_pull_policy: self.image_pull_policy(&image),
+            image,
+            env: vars,
+            mounts: vec![service_account_mount(), rack::init_mount(INIT_MOUNT_PATH)],
             resources: pool.resources.clone(),
             security_context: self.container_security_context(container_template),
-            ..Container::default()
+            template: container_template,
         }
+        .container()
     }
 }
 

@@ -224,21 +224,15 @@ impl KafkaCluster {
             .kafka_template()
             .and_then(|template| template.cluster_role_binding.as_ref())
             .and_then(|template| template.metadata.as_ref());
-        let mut metadata = self.templated_meta(
-            &strimzi_api::naming::kafka_init_cluster_role_binding(&self.namespace, &self.name),
-            template,
-        );
-        metadata.namespace = None;
-        metadata.owner_references = None;
-        Some(ClusterRoleBinding {
-            metadata,
-            role_ref: RoleRef {
-                api_group: RBAC_API_GROUP.to_owned(),
-                kind: "ClusterRole".to_owned(),
-                name: "strimzi-kafka-broker".to_owned(),
-            },
-            subjects: Some(vec![self.kafka_service_account_subject()]),
-        })
+        Some(crate::model::rack::init_cluster_role_binding(
+            self.templated_meta(
+                &strimzi_api::naming::kafka_init_cluster_role_binding(&self.namespace, &self.name),
+                template,
+            ),
+            crate::model::rack::BROKER_CLUSTER_ROLE,
+            &naming::kafka_component(&self.name),
+            &self.namespace,
+        ))
     }
 
     /// `<cluster>-kafka`: keeps all but `maxUnavailable` (default 1) Kafka pods running
