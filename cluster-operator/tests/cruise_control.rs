@@ -64,6 +64,11 @@ fn documents() -> Vec<Value> {
     kafka["spec"]["entityOperator"] = json!({"topicOperator": {"reconciliationIntervalMs": 15000}});
     kafka["spec"]["cruiseControl"] = json!({
         "jvmOptions": {"-Xms": "256m", "-Xmx": "512m"},
+        // Strimzi's liveness probe (15 s delay, three 10 s periods) kills Cruise Control while it
+        // restarts on a new broker's capacity when two cores also run the new broker and a
+        // producer: its start-up there takes over a minute, and each kill starts it over.
+        "livenessProbe": {"initialDelaySeconds": 180, "timeoutSeconds": 10},
+        "readinessProbe": {"timeoutSeconds": 10},
         "config": {
             "partition.metrics.window.ms": 10000,
             "num.partition.metrics.windows": 1,

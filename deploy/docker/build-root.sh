@@ -24,6 +24,16 @@ binaries=(strimzi-cluster-operator strimzi-topic-operator strimzi-user-operator 
 # Static glibc: nothing to load at run time, so the image needs no libraries. An explicit
 # --target keeps the static flag off build scripts and procedural macros.
 cd "$workspace"
+# Cargo sets these for the programs it runs (a test that provisions this image inherits them).
+# Build scripts that declare `rerun-if-env-changed` on one of them (CARGO_MANIFEST_DIR,
+# CARGO_PKG_NAME, ...) are compared with the caller's value, so a build from a test and one
+# from a shell would each find the other's artifacts stale and rebuild everything (minutes).
+for variable in $(compgen -e); do
+    case $variable in
+        CARGO_MANIFEST_* | CARGO_PKG_* | CARGO_CRATE_NAME | CARGO_BIN_NAME | CARGO_PRIMARY_PACKAGE | \
+            CARGO_TARGET_TMPDIR | CARGO_CFG_* | CARGO_FEATURE_* | OUT_DIR) unset "$variable" ;;
+    esac
+done
 RUSTFLAGS="-C target-feature=+crt-static" CARGO_PROFILE_RELEASE_STRIP=symbols \
     "$cargo" build --release --locked --target "$triple" \
     -p strimzi-cluster-operator -p strimzi-topic-operator -p strimzi-user-operator --bins
