@@ -129,7 +129,7 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
     }
     assert_eq!(
         names::<Role>(&client, &ns, selector).await,
-        vec!["my-connect-cluster-connect-role"]
+        vec!["my-connect-cluster-connect"]
     );
     assert_eq!(
         names::<RoleBinding>(&client, &ns, selector).await,
@@ -141,7 +141,7 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
         .unwrap();
     assert_eq!(
         trusted.data.unwrap().keys().cloned().collect::<Vec<_>>(),
-        vec!["my-cluster-cluster-ca-cert-ca.crt"]
+        vec!["ca.crt"]
     );
     let status = wait_for(
         &connects,

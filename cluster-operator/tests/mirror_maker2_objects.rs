@@ -119,12 +119,14 @@ async fn strimzis_mirror_maker_2_example_makes_strimzis_objects() {
         names::<ConfigMap>(&client, &ns, &selector).await,
         vec!["my-mirror-maker-2-mirrormaker2-config"]
     );
-    for found in [
+    assert_eq!(
         names::<Role>(&client, &ns, &selector).await,
+        vec!["my-mirror-maker-2-mirrormaker2"]
+    );
+    assert_eq!(
         names::<RoleBinding>(&client, &ns, &selector).await,
-    ] {
-        assert_eq!(found, vec!["my-mirror-maker-2-mirrormaker2-role"]);
-    }
+        vec!["my-mirror-maker-2-mirrormaker2-role"]
+    );
     let trusted_name = "my-mirror-maker-2-connect-tls-trusted-certs";
     let trusted = Api::<Secret>::namespaced(client.clone(), &ns)
         .get(trusted_name)
@@ -143,7 +145,7 @@ async fn strimzis_mirror_maker_2_example_makes_strimzis_objects() {
         ]
     );
     let role = Api::<Role>::namespaced(client.clone(), &ns)
-        .get("my-mirror-maker-2-mirrormaker2-role")
+        .get("my-mirror-maker-2-mirrormaker2")
         .await
         .unwrap();
     let rules = role.rules.unwrap();

@@ -210,7 +210,7 @@ pub fn matches_pattern(pattern: &str, key: &str) -> bool {
 
 /// The certificates `source` names in `secrets` (a key, or the keys matching a pattern), by
 /// key; a missing Secret or key is an error naming it.
-pub fn trusted_certificates_of(
+fn trusted_certificates_of(
     source: &CertSecretSource,
     secrets: &SecretsData,
     namespace: &str,

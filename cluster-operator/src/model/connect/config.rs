@@ -116,7 +116,7 @@ impl ConnectCluster {
         );
         let trusted_secret = self.trusted_certificates_secret();
         let trusted_key = match &self.trust {
-            TrustLayout::PerCertificate => "*.crt",
+            TrustLayout::Bundle => super::TRUSTED_BUNDLE_KEY,
             TrustLayout::PerCluster { worker_key, .. } => worker_key.as_str(),
         };
         let security = ClientSecurity {

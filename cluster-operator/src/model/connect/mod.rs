@@ -11,11 +11,11 @@
 //!   `log4j2.properties` next to it;
 //! - ConfigMap `<name>-connect-config` with those files (and `metrics-config.json` for the
 //!   JMX Prometheus exporter);
-//! - Secret `<name>-connect-tls-trusted-certs` with the certificates of `spec.tls`, which the
-//!   workers read through the Kubernetes Secret config provider (`${strimzisecrets:...}`), as
-//!   they read the client certificate of `tls` authentication;
-//! - Role and RoleBinding `<name>-connect-role` letting the pods' ServiceAccount
-//!   `<name>-connect` read those Secrets and the SASL password's;
+//! - Secret `<name>-connect-tls-trusted-certs` with the certificates of `spec.tls` under
+//!   `ca.crt`, which the workers read through the Kubernetes Secret config provider
+//!   (`${strimzisecrets:...}`), as they read the client certificate of `tls` authentication;
+//! - Role `<name>-connect` and RoleBinding `<name>-connect-role` letting the pods'
+//!   ServiceAccount `<name>-connect` read those Secrets and the SASL password's;
 //! - Secret `<name>-connect-jmx` with JMX password authentication (credentials kept once
 //!   made);
 //! - Services `<name>-connect-api` (REST API, 8083) and `<name>-connect` (headless, the pods'
@@ -51,9 +51,7 @@ use strimzi_api::labels;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 
-use crate::model::client_security::{
-    certificate_bundle, secret_reader_rbac, trusted_certificates_of,
-};
+use crate::model::client_security::{certificate_bundle, secret_reader_rbac};
 use crate::model::components::{
     cluster_ip_service_spec, config_map_volume, http_probe, service_port, tmp_volume,
 };
@@ -148,10 +146,10 @@ pub struct ConnectCluster {
 /// those of every cluster for a KafkaMirrorMaker2.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum TrustLayout {
-    /// Secret `<component>-tls-trusted-certs`, one `<secret>-<key>.crt` entry per certificate
-    /// of `spec.tls`, all trusted by the workers.
+    /// Secret `<component>-tls-trusted-certs` with every certificate of `spec.tls`
+    /// concatenated under `ca.crt`, which the workers trust.
     #[default]
-    PerCertificate,
+    Bundle,
     /// One Secret with one `<alias>.crt` entry per cluster (its certificates concatenated);
     /// the workers trust the entry of `worker_key`.
     PerCluster {
@@ -185,7 +183,7 @@ pub struct ConnectInputs {
 pub struct ConnectObjects {
     /// `<name>-connect`.
     pub service_account: ServiceAccount,
-    /// `<name>-connect-role`: `get` on the Secrets the config provider reads.
+    /// `<name>-connect`: `get` on the Secrets the config provider reads.
     pub role: Role,
     /// `<name>-connect-role`.
     pub role_binding: RoleBinding,
@@ -219,13 +217,17 @@ pub fn rest_api_url(api_service: &str, namespace: &str) -> String {
     format!("http://{api_service}.{namespace}.svc:{REST_API_PORT}")
 }
 
+/// The entry of a KafkaConnect's trusted certificates Secret holding them all.
+pub const TRUSTED_BUNDLE_KEY: &str = "ca.crt";
+
 /// The trusted certificates Secret of a Connect cluster named `component_name`.
 pub fn trusted_certificates_secret(component_name: &str) -> String {
     format!("{component_name}-tls-trusted-certs")
 }
 
-/// The Role and RoleBinding of a Connect cluster named `component_name`.
-pub fn role_name(component_name: &str) -> String {
+/// The RoleBinding of a Connect cluster named `component_name` (its Role takes the
+/// component's own name).
+pub fn role_binding_name(component_name: &str) -> String {
     format!("{component_name}-role")
 }
 
@@ -285,7 +287,7 @@ impl ConnectCluster {
             version,
             image,
             config: config.clone(),
-            trust: TrustLayout::PerCertificate,
+            trust: TrustLayout::Bundle,
             extra_env: Vec::new(),
         })
     }
@@ -293,7 +295,7 @@ impl ConnectCluster {
     /// The Secret the trusted certificates are gathered in.
     pub fn trusted_certificates_secret(&self) -> String {
         match &self.trust {
-            TrustLayout::PerCertificate => trusted_certificates_secret(&self.component_name),
+            TrustLayout::Bundle => trusted_certificates_secret(&self.component_name),
             TrustLayout::PerCluster { secret, .. } => secret.clone(),
         }
     }
@@ -301,7 +303,7 @@ impl ConnectCluster {
     /// Every trusted certificate source whose Secret the caller reads for the model.
     pub fn trusted_certificate_sources(&self) -> Vec<&CertSecretSource> {
         match &self.trust {
-            TrustLayout::PerCertificate => self
+            TrustLayout::Bundle => self
                 .spec
                 .tls
                 .as_ref()
@@ -536,7 +538,7 @@ impl ConnectCluster {
     }
 
     /// The content of the trusted certificates Secret: every certificate `spec.tls` names
-    /// (a key, or the keys matching a pattern) under `<secret>-<key>`; `None` without
+    /// (a key, or the keys matching a pattern) concatenated under `ca.crt`; `None` without
     /// trusted certificates. A missing Secret or key is an error naming it.
     fn trusted_certificate_data(
         &self,
@@ -566,20 +568,16 @@ impl ConnectCluster {
         else {
             return Ok(None);
         };
-        let mut data = BTreeMap::new();
-        for source in sources {
-            for (key, value) in trusted_certificates_of(
-                source,
-                &inputs.trusted_certificate_secrets,
-                &self.namespace,
-            )
-            .map_err(security_error)?
-            {
-                let name = key.strip_suffix(".crt").unwrap_or(&key);
-                data.insert(format!("{}-{name}.crt", source.secret_name), value);
-            }
-        }
-        Ok(Some(data))
+        let bundle = certificate_bundle(
+            sources,
+            &inputs.trusted_certificate_secrets,
+            &self.namespace,
+        )
+        .map_err(security_error)?;
+        Ok(Some(BTreeMap::from([(
+            TRUSTED_BUNDLE_KEY.to_owned(),
+            ByteString(bundle),
+        )])))
     }
 
     /// The Secrets the workers read through the config provider: the trusted certificates,
@@ -610,13 +608,12 @@ impl ConnectCluster {
         names
     }
 
-    /// Role and RoleBinding `<name>-connect-role`: `get` on the Secrets the config provider
-    /// reads, for the workers' ServiceAccount.
+    /// Role `<name>-connect` (`get` on the Secrets the config provider reads) and RoleBinding
+    /// `<name>-connect-role` granting it to the workers' ServiceAccount.
     fn rbac(&self) -> (Role, RoleBinding) {
-        let name = role_name(&self.component_name);
         secret_reader_rbac(
-            self.meta(&name, None),
-            self.meta(&name, None),
+            self.meta(&self.component_name, None),
+            self.meta(&role_binding_name(&self.component_name), None),
             self.provider_secrets(),
             &self.component_name,
             &self.namespace,

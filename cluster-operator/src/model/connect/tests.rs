@@ -72,7 +72,7 @@ fn worker_configuration_has_strimzis_sections() {
     let (text, warnings) = cluster.worker_configuration().unwrap();
     for line in [
         "bootstrap.servers=my-cluster-kafka-bootstrap:9093",
-        "ssl.truststore.certificates=${strimzisecrets:ns/my-connect-connect-tls-trusted-certs:*.crt}",
+        "ssl.truststore.certificates=${strimzisecrets:ns/my-connect-connect-tls-trusted-certs:ca.crt}",
         "admin.ssl.truststore.type=PEM",
         "sasl.mechanism=SCRAM-SHA-512",
         "consumer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"my-user\" password=\"${strimzisecrets:ns/my-user:password}\";",
@@ -134,8 +134,16 @@ fn objects_carry_strimzis_names_labels_and_owner() {
     assert!(data["log4j2.properties"].contains("logger.reflections.level=ERROR"));
     let trusted = objects.trusted_certificates.unwrap();
     assert_eq!(
-        trusted.data.unwrap().keys().collect::<Vec<_>>(),
-        vec!["my-cluster-cluster-ca-cert-ca.crt"]
+        trusted.data.unwrap(),
+        BTreeMap::from([("ca.crt".to_owned(), ByteString(b"PEM\n".to_vec()))])
+    );
+    assert_eq!(
+        objects.role.metadata.name.as_deref(),
+        Some("my-connect-connect")
+    );
+    assert_eq!(
+        objects.role_binding.metadata.name.as_deref(),
+        Some("my-connect-connect-role")
     );
     let rule = &objects.role.rules.unwrap()[0];
     assert_eq!(
