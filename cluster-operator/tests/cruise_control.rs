@@ -80,6 +80,9 @@ fn documents() -> Vec<Value> {
             "metadata.max.age.ms": 10000,
             "cruise.control.metrics.reporter.metrics.reporting.interval.ms": 10000,
             "min.valid.partition.ratio": 0.5,
+            // The executor looks at a movement's progress every 2 s instead of every 10 s.
+            "min.execution.progress.check.interval.ms": 1000,
+            "execution.progress.check.interval.ms": 2000,
         },
     });
     documents
