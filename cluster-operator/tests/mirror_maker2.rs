@@ -3,7 +3,9 @@
 //! `mirrored-*` topics and every group from `src` to `tgt` (short MirrorMaker intervals).
 //! Records produced on the source are consumed on the target from `src.<topic>`
 //! (DefaultReplicationPolicy); the offsets a group committed on the source are checkpointed
-//! into `src.checkpoints.internal` on the target. Prints how long the resource takes to be Ready and a record to cross.
+//! into `src.checkpoints.internal` on the target and synced to the group's own offsets there
+//! (`sync.group.offsets.enabled`), as Kafka's consumer group tool reports them. Prints how
+//! long the resource takes to be Ready and a record to cross.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -14,7 +16,7 @@ use std::time::Instant;
 use kube::Api;
 use serde_json::{Value, json};
 use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
-use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::clients::{ClusterClient, KafkaTools};
 use strimzi_tests::environment::TestEnv;
 use support::real_nodes::{binaries, bootstrap, eventually, records, sorted};
 use support::{apply, ready, wait_for};
@@ -211,4 +213,18 @@ async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
     })
     .await;
     assert_eq!(checkpoints.len(), 1);
+
+    // The group's offsets are synced: on the target it has committed, for the mirrored topic,
+    // an offset past the start and not past the five records it read on the source.
+    let tools = KafkaTools::new(network, &bootstrap(&target_kafka, "plain")).unwrap();
+    let synced = eventually("the group's offsets synced on the target", || {
+        let offsets = tools.group_offsets(GROUP)?;
+        offsets
+            .iter()
+            .find(|committed| committed.topic == mirrored && committed.partition == 0)
+            .map(|committed| committed.offset)
+            .ok_or_else(|| format!("no offset of {mirrored} yet: {offsets:?}"))
+    })
+    .await;
+    assert!((1..=5).contains(&synced), "synced offset {synced}");
 }

@@ -10,8 +10,9 @@
 //! warning). The status lists each connector's REST status, the automatic restarts, the
 //! plugins, the REST URL and the scale subresource's replicas and selector. A failed
 //! connector or task makes the resource `NotReady` with `ConnectorFailed` and the failure's
-//! first trace line; a duplicate alias or an incomplete security section `NotReady` with
-//! `InvalidResourceException`, before anything is applied.
+//! first trace line; a duplicate alias, a topics or groups pattern Java cannot compile or an
+//! incomplete security section `NotReady` with `InvalidResourceException` naming the field,
+//! before anything is applied.
 
 use std::sync::Arc;
 
