@@ -75,6 +75,14 @@ impl MirrorConnectorKind {
             Self::Checkpoint => mirror.checkpoint_connector.as_ref(),
         }
     }
+
+    /// The field of the mirror holding the connector's spec.
+    fn field(self) -> &'static str {
+        match self {
+            Self::Source => "sourceConnector",
+            Self::Checkpoint => "checkpointConnector",
+        }
+    }
 }
 
 /// One connector of a mirror, as a KafkaConnector would describe it.
@@ -84,6 +92,8 @@ pub struct MirrorConnector {
     pub name: String,
     /// Which connector it is.
     pub kind: MirrorConnectorKind,
+    /// Where its spec is in the resource, e.g. `spec.mirrors[0].sourceConnector`.
+    pub field: String,
     /// Class, tasks, state, automatic restarts, offsets and the full configuration.
     pub spec: KafkaConnectorSpec,
 }
@@ -150,6 +160,12 @@ pub fn trusted_certificates_secret(name: &str) -> String {
 /// The key of `alias`'s trusted certificates in [`trusted_certificates_secret`].
 pub fn trusted_certificates_key(alias: &str) -> String {
     format!("{alias}.crt")
+}
+
+/// The key of connector `connector`'s offsets in the ConfigMaps of its `listOffsets` and
+/// `alterOffsets`: its name with `->` written `--` (not allowed in a key), then `.json`.
+pub fn offsets_key(connector: &str) -> String {
+    format!("{}.json", connector.replace("->", "--"))
 }
 
 /// The REST API's URL, as the status reports it.
@@ -291,6 +307,7 @@ pub fn connectors(
                     kind.class_name()
                 ),
                 kind,
+                field: format!("spec.mirrors[{index}].{}", kind.field()),
                 spec: KafkaConnectorSpec {
                     class: Some(format!("{CONNECTOR_PACKAGE}.{}", kind.class_name())),
                     tasks_max: connector.tasks_max,
@@ -689,6 +706,11 @@ mod tests {
         assert_eq!(
             text(&connectors[1], "offset-syncs.topic.location"),
             Some("target")
+        );
+        assert_eq!(connectors[1].field, "spec.mirrors[0].checkpointConnector");
+        assert_eq!(
+            offsets_key(&connectors[0].name),
+            "cluster-a--cluster-b.MirrorSourceConnector.json"
         );
     }
 
