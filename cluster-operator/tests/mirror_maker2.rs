@@ -77,6 +77,8 @@ fn mirror_maker2() -> Value {
                     "offset.storage.replication.factor": -1,
                     "status.storage.replication.factor": -1,
                     "plugin.discovery": "service_load",
+                    // Source offsets reach the offsets topic, and the listing, within seconds.
+                    "offset.flush.interval.ms": 2000,
                 },
             },
             "mirrors": [{
