@@ -15,6 +15,9 @@ pub const KAFKA_IMAGES: &str = "STRIMZI_KAFKA_IMAGES";
 /// Kafka Connect images by version, in the format of [`KAFKA_IMAGES`]; the Kafka images when
 /// unset (Strimzi's Connect images are its Kafka images).
 pub const KAFKA_CONNECT_IMAGES: &str = "STRIMZI_KAFKA_CONNECT_IMAGES";
+/// MirrorMaker 2 images by version, in the format of [`KAFKA_IMAGES`]; the Kafka images when
+/// unset (Strimzi's MirrorMaker 2 images are its Kafka images).
+pub const KAFKA_MIRROR_MAKER_2_IMAGES: &str = "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES";
 /// Whether NetworkPolicies are generated (`true` by default).
 pub const NETWORK_POLICY_GENERATION: &str = "STRIMZI_NETWORK_POLICY_GENERATION";
 /// Namespace the operator runs in.
@@ -103,25 +106,25 @@ impl ClusterOperatorConfig {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let operator = OperatorConfig::from_lookup(&lookup)?;
         let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
-        let images = match get(KAFKA_IMAGES) {
-            Some(value) => KafkaImages::parse(&value).map_err(|expected| ConfigError::Invalid {
-                variable: KAFKA_IMAGES,
-                value,
-                expected,
-            })?,
-            None => KafkaImages::strimzi_defaults(),
+        let images_of = |variable: &'static str| {
+            get(variable)
+                .map(|value| {
+                    KafkaImages::parse(&value).map_err(|expected| ConfigError::Invalid {
+                        variable,
+                        value,
+                        expected,
+                    })
+                })
+                .transpose()
         };
-        let connect_images = match get(KAFKA_CONNECT_IMAGES) {
-            Some(value) => KafkaImages::parse(&value).map_err(|expected| ConfigError::Invalid {
-                variable: KAFKA_CONNECT_IMAGES,
-                value,
-                expected,
-            })?,
-            None => images.clone(),
-        };
+        let images = images_of(KAFKA_IMAGES)?.unwrap_or_else(KafkaImages::strimzi_defaults);
+        let connect_images = images_of(KAFKA_CONNECT_IMAGES)?.unwrap_or_else(|| images.clone());
+        let mirror_maker2_images =
+            images_of(KAFKA_MIRROR_MAKER_2_IMAGES)?.unwrap_or_else(|| images.clone());
         let model = ModelConfig {
             images,
             connect_images,
+            mirror_maker2_images,
             cluster_domain: get(SERVICE_DNS_DOMAIN).unwrap_or_else(|| "cluster.local".to_owned()),
             operator_namespace: get(OPERATOR_NAMESPACE).unwrap_or_default(),
             operator_namespace_labels: get(OPERATOR_NAMESPACE_LABELS)
@@ -309,6 +312,45 @@ mod tests {
         assert_eq!(config.concurrency, 10);
         assert!(!config.model.images.by_version.is_empty());
         assert!(!config.install_crds);
+    }
+
+    #[test]
+    fn connect_and_mirror_maker_2_images_are_read_apart_or_are_the_kafka_images() {
+        let kafka = "4.2.0=example.com/kafka:0 4.3.0=example.com/kafka:0 4.3.1=example.com/kafka:1";
+        let config = read(&[("STRIMZI_NAMESPACE", "kafka"), (KAFKA_IMAGES, kafka)]).unwrap();
+        for images in [
+            &config.model.connect_images,
+            &config.model.mirror_maker2_images,
+        ] {
+            assert_eq!(images.image("4.3.1"), Some("example.com/kafka:1"));
+        }
+        let config = read(&[
+            ("STRIMZI_NAMESPACE", "kafka"),
+            (KAFKA_IMAGES, kafka),
+            (KAFKA_CONNECT_IMAGES, &kafka.replace("kafka:", "connect:")),
+            (
+                KAFKA_MIRROR_MAKER_2_IMAGES,
+                &kafka.replace("kafka:", "mm2:"),
+            ),
+        ])
+        .unwrap();
+        assert_eq!(
+            config.model.connect_images.image("4.3.1"),
+            Some("example.com/connect:1")
+        );
+        assert_eq!(
+            config.model.mirror_maker2_images.image("4.3.1"),
+            Some("example.com/mm2:1")
+        );
+        let error = read(&[
+            ("STRIMZI_NAMESPACE", "kafka"),
+            (KAFKA_MIRROR_MAKER_2_IMAGES, "not an image list"),
+        ])
+        .unwrap_err();
+        assert!(
+            error.to_string().contains(KAFKA_MIRROR_MAKER_2_IMAGES),
+            "{error}"
+        );
     }
 
     #[test]

@@ -28,6 +28,11 @@ fn the_cluster_operator_bundle_matches_the_operator() {
     );
     assert_eq!(config.model.kafka_init_image, DEFAULT_KAFKA_INIT_IMAGE);
     assert_eq!(config.model.images, KafkaImages::strimzi_defaults());
+    assert_eq!(config.model.connect_images, KafkaImages::strimzi_defaults());
+    assert_eq!(
+        config.model.mirror_maker2_images,
+        KafkaImages::strimzi_defaults()
+    );
     assert_eq!(
         config.operator.namespaces,
         WatchedNamespaces::List(vec![PLACEHOLDER_NAMESPACE.to_owned()])

@@ -3,7 +3,11 @@
 //! `mirrored-*` topics and every group from `src` to `tgt` (short MirrorMaker intervals).
 //! Records produced on the source are consumed on the target from `src.<topic>`
 //! (DefaultReplicationPolicy); the offsets a group committed on the source are checkpointed
-//! into `src.checkpoints.internal` on the target. Prints how long the resource takes to be Ready and a record to cross.
+//! into `src.checkpoints.internal` on the target and synced to the group's own offsets there
+//! (`sync.group.offsets.enabled`), as Kafka's consumer group tool reports them; the source
+//! connector's offsets are listed into its `listOffsets` ConfigMap through the
+//! `strimzi.io/connector-offsets` and `strimzi.io/mirrormaker-connector` annotations. Prints
+//! how long the resource takes to be Ready and a record to cross.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -11,10 +15,12 @@ mod support;
 
 use std::time::Instant;
 
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
+use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
-use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::clients::{ClusterClient, KafkaTools};
 use strimzi_tests::environment::TestEnv;
 use support::real_nodes::{binaries, bootstrap, eventually, records, sorted};
 use support::{apply, ready, wait_for};
@@ -22,6 +28,7 @@ use support::{apply, ready, wait_for};
 const NAME: &str = "mm";
 const TOPIC: &str = "mirrored-topic";
 const GROUP: &str = "mirrored-group";
+const OFFSETS_MAP: &str = "mm-offsets-listed";
 
 /// One ephemeral dual-role node with a plain listener, internal topics of one replica.
 fn kafka(name: &str) -> Vec<Value> {
@@ -70,11 +77,15 @@ fn mirror_maker2() -> Value {
                     "offset.storage.replication.factor": -1,
                     "status.storage.replication.factor": -1,
                     "plugin.discovery": "service_load",
+                    // Source offsets reach the offsets topic, and the listing, within seconds.
+                    "offset.flush.interval.ms": 2000,
                 },
             },
             "mirrors": [{
                 "source": {"alias": "src", "bootstrapServers": "src-kafka-bootstrap:9092"},
-                "sourceConnector": {"tasksMax": 1, "config": {
+                "sourceConnector": {"tasksMax": 1,
+                    "listOffsets": {"toConfigMap": {"name": OFFSETS_MAP}},
+                    "config": {
                     "replication.factor": -1,
                     "offset-syncs.topic.replication.factor": -1,
                     "sync.topic.acls.enabled": "false",
@@ -211,4 +222,47 @@ async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
     })
     .await;
     assert_eq!(checkpoints.len(), 1);
+
+    // The group's offsets are synced: on the target it has committed, for the mirrored topic,
+    // an offset past the start and not past the five records it read on the source.
+    let tools = KafkaTools::new(network, &bootstrap(&target_kafka, "plain")).unwrap();
+    let synced = eventually("the group's offsets synced on the target", || {
+        let offsets = tools.group_offsets(GROUP)?;
+        offsets
+            .iter()
+            .find(|committed| committed.topic == mirrored && committed.partition == 0)
+            .map(|committed| committed.offset)
+            .ok_or_else(|| format!("no offset of {mirrored} yet: {offsets:?}"))
+    })
+    .await;
+    assert!((1..=5).contains(&synced), "synced offset {synced}");
+
+    // The source connector's offsets listed through the annotations, into its ConfigMap.
+    let source_connector = "src->tgt.MirrorSourceConnector";
+    api.patch(
+        NAME,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {
+            "strimzi.io/connector-offsets": "list",
+            "strimzi.io/mirrormaker-connector": source_connector,
+        }}})),
+    )
+    .await
+    .unwrap();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let listed = wait_for(&config_maps, OFFSETS_MAP, "the listed offsets", |map| {
+        map?.data
+            .as_ref()?
+            .get("src--tgt.MirrorSourceConnector.json")
+            .cloned()
+    })
+    .await;
+    assert!(listed.contains(TOPIC), "{listed}");
+    wait_for(&api, NAME, "the offsets annotations removed", |mm2| {
+        let annotations = mm2?.metadata.annotations.clone().unwrap_or_default();
+        (!annotations.contains_key("strimzi.io/connector-offsets")
+            && !annotations.contains_key("strimzi.io/mirrormaker-connector"))
+        .then_some(())
+    })
+    .await;
 }

@@ -2,8 +2,9 @@
 //! `kafka-mirror-maker-2-tls.yaml` refused while a cluster's trusted certificate Secret is
 //! missing, then its Connect cluster with Strimzi's names, labels, owner and
 //! `KAFKA_MIRRORMAKER_2_CLUSTERS`, every cluster's certificates gathered under `<alias>.crt`
-//! and readable by the pods, the status fields; a duplicate alias refused before anything is
-//! made; deleting the resource removes everything.
+//! and readable by the pods, the status fields; a topics pattern Java cannot compile refused
+//! naming the field, the running cluster untouched; a duplicate alias refused before anything
+//! is made; deleting the resource removes everything.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -67,6 +68,10 @@ async fn strimzis_mirror_maker_2_example_makes_strimzis_objects() {
     apply(&client, &ns, &example("kafka-mirror-maker-2-tls.yaml")).await;
     let message = refused(&api, NAME, "InvalidConfigurationException").await;
     assert!(message.contains("cluster-a-cluster-ca-cert"), "{message}");
+    assert!(
+        message.contains("(spec.mirrors[0].source.tls.trustedCertificates)"),
+        "{message}"
+    );
     assert!(
         names::<StrimziPodSet>(&client, &ns, "strimzi.io/kind=KafkaMirrorMaker2")
             .await
@@ -191,6 +196,34 @@ async fn strimzis_mirror_maker_2_example_makes_strimzis_objects() {
             "strimzi.io/cluster=my-mirror-maker-2,strimzi.io/kind=KafkaMirrorMaker2,\
              strimzi.io/name=my-mirror-maker-2-mirrormaker2"
         )
+    );
+
+    // A topics pattern Java cannot compile, with more replicas: refused naming the field,
+    // the running cluster left as it is.
+    let pod_set = Api::<StrimziPodSet>::namespaced(client.clone(), &ns)
+        .get("my-mirror-maker-2-mirrormaker2")
+        .await
+        .unwrap();
+    let mut broken = example("kafka-mirror-maker-2-tls.yaml");
+    broken["spec"]["replicas"] = json!(2);
+    broken["spec"]["mirrors"][0]["topicsPattern"] = json!("mirrored-[");
+    apply(&client, &ns, &broken).await;
+    let message = refused(&api, NAME, "InvalidResourceException").await;
+    assert!(
+        message.starts_with("spec.mirrors[0].topicsPattern: \"mirrored-[\""),
+        "{message}"
+    );
+    let unchanged = Api::<StrimziPodSet>::namespaced(client.clone(), &ns)
+        .get("my-mirror-maker-2-mirrormaker2")
+        .await
+        .unwrap();
+    assert_eq!(unchanged.metadata.generation, pod_set.metadata.generation);
+    assert_eq!(unchanged.spec.pods.len(), 1);
+    let refused_status = api.get(NAME).await.unwrap().status.unwrap();
+    assert_eq!(
+        refused_status.replicas,
+        Some(1),
+        "the status keeps the running size"
     );
 
     // A source with the target's alias: refused, nothing made.

@@ -358,6 +358,32 @@ impl KafkaTools {
         }
     }
 
+    /// The offsets consumer group `group` has committed, by topic and partition, from Kafka's
+    /// consumer group tool (partitions without a committed offset left out).
+    pub fn group_offsets(&self, group: &str) -> Result<Vec<CommittedOffset>, String> {
+        let output = self.run(
+            "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+            &["--describe", "--offsets", "--group", group],
+        )?;
+        // Rows: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID ...
+        Ok(output
+            .lines()
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                match fields.as_slice() {
+                    [name, topic, partition, offset, ..] if *name == group => {
+                        Some(CommittedOffset {
+                            topic: (*topic).to_owned(),
+                            partition: partition.parse().ok()?,
+                            offset: offset.parse().ok()?,
+                        })
+                    }
+                    _ => None,
+                }
+            })
+            .collect())
+    }
+
     /// Every partition's replicas and in-sync replicas, from the topic tool.
     pub fn assignments(&self) -> Result<Vec<PartitionReplicas>, String> {
         let output = self.run("org.apache.kafka.tools.TopicCommand", &["--describe"])?;
@@ -395,6 +421,17 @@ impl KafkaTools {
         }
         Ok(found)
     }
+}
+
+/// An offset a consumer group committed, as Kafka's consumer group tool describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommittedOffset {
+    /// The topic.
+    pub topic: String,
+    /// The partition number.
+    pub partition: i32,
+    /// The offset of the next record the group reads.
+    pub offset: i64,
 }
 
 /// One partition as Kafka's topic tool describes it.

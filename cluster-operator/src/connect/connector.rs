@@ -12,7 +12,7 @@
 //! `maxRestarts` times, counted in `status.autoRestart`, each with a Normal
 //! `ConnectorRestarted` Event), and reports the connector's status,
 //! `tasksMax` and `topics`; `strimzi.io/connector-offsets` (`list`, `alter`, `reset`) lists the
-//! offsets into `spec.listOffsets.toConfigMap` (key `offsets.json`), alters them from
+//! offsets into `spec.listOffsets.toConfigMap` (key `offsets.json`, other keys kept), alters them from
 //! `spec.alterOffsets.fromConfigMap` or resets them, the last two only while the connector is
 //! stopped (a Warning condition `ConnectorOffsets` says why a request was dropped). A failed connector or task is `NotReady` with `ConnectorFailed`, one
 //! still on its way to the state asked for `NotReady` with `WaitingForConnectorState`;
@@ -24,17 +24,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, ListParams};
 use kube::{Resource, ResourceExt};
 use serde_json::{Map, Value};
 use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::{
-    AutoRestart, AutoRestartStatus, ConnectorState, KafkaConnector, KafkaConnectorStatus,
+    AutoRestart, AutoRestartStatus, ConnectorState, KafkaConnector, KafkaConnectorSpec,
+    KafkaConnectorStatus,
 };
 use strimzi_api::schema::FreeFormMap;
 use strimzi_api::{annotations, conditions, labels, naming};
@@ -357,7 +357,7 @@ pub(crate) async fn auto_restart(
 }
 
 /// What became of a `strimzi.io/connector-offsets` request.
-enum OffsetsOutcome {
+pub enum OffsetsOutcome {
     /// Carried out: the annotation goes.
     Done,
     /// Waits for the connector to stop, as its spec asks: the annotation stays.
@@ -366,33 +366,53 @@ enum OffsetsOutcome {
     Refused(String),
 }
 
-/// Key of the offsets in the ConfigMaps of `listOffsets` and `alterOffsets`.
+/// Key of the offsets in the ConfigMaps of a KafkaConnector's `listOffsets` and
+/// `alterOffsets`.
 pub const OFFSETS_KEY: &str = "offsets.json";
 
-impl ConnectorReconciler {
-    /// Acts on `strimzi.io/connector-offsets`: `list` writes `GET /connectors/<name>/offsets`
-    /// into `spec.listOffsets.toConfigMap` (created owned by the KafkaConnector if missing);
-    /// `alter` sends `offsets.json` of `spec.alterOffsets.fromConfigMap`; `reset` deletes the
-    /// offsets. Altering and resetting need a stopped connector.
-    async fn offsets_request(
+/// A `strimzi.io/connector-offsets` request on one connector, of a KafkaConnector or of a
+/// KafkaMirrorMaker2.
+pub struct OffsetsRequest<'a> {
+    /// The connector's name in Connect.
+    pub connector: &'a str,
+    /// Its spec: `state`, `listOffsets`, `alterOffsets`.
+    pub spec: &'a KafkaConnectorSpec,
+    /// Where that spec is in the resource (`spec`, `spec.mirrors[0].sourceConnector`), for
+    /// messages.
+    pub field: &'a str,
+    /// The namespace of the resource and of its ConfigMaps.
+    pub namespace: &'a str,
+    /// The owner given to a `listOffsets` ConfigMap the request creates.
+    pub owner: Option<OwnerReference>,
+    /// The ConfigMaps' key holding this connector's offsets.
+    pub key: &'a str,
+    /// The annotation's value: `list`, `alter` or `reset`.
+    pub action: &'a str,
+    /// The connector's state as Connect reports it.
+    pub reported_state: &'a str,
+}
+
+impl OffsetsRequest<'_> {
+    /// Carries the request out: `list` writes `GET /connectors/<name>/offsets` under
+    /// [`Self::key`] into `listOffsets.toConfigMap` (created, owned by [`Self::owner`], if
+    /// missing; its other keys kept); `alter` sends that key of `alterOffsets.fromConfigMap`;
+    /// `reset` deletes the offsets. Altering and resetting need a stopped connector.
+    pub async fn carry_out(
         &self,
+        runtime: &OperatorRuntime,
         api: &ConnectApi,
-        connector: &KafkaConnector,
-        value: &str,
-        reported_state: &str,
     ) -> Result<OffsetsOutcome, ConnectorError> {
-        let name = connector.name_any();
-        let namespace = connector.namespace().unwrap_or_default();
-        let config_maps: Api<ConfigMap> = self.runtime.api(Some(&namespace));
+        let (name, field, key, action) = (self.connector, self.field, self.key, self.action);
+        let config_maps: Api<ConfigMap> = runtime.api(Some(self.namespace));
         let stopped = || {
-            if reported_state == "STOPPED" {
+            if self.reported_state == "STOPPED" {
                 None
-            } else if connector.spec.state == Some(ConnectorState::Stopped) {
+            } else if self.spec.state == Some(ConnectorState::Stopped) {
                 Some(OffsetsOutcome::Later)
             } else {
                 Some(OffsetsOutcome::Refused(format!(
-                    "the offsets of connector {name} can only be {value}ed while it is stopped: \
-                     set spec.state to stopped first"
+                    "the offsets of connector {name} can only be {action}ed while it is stopped: \
+                     set {field}.state to stopped first"
                 )))
             }
         };
@@ -408,32 +428,38 @@ impl ConnectorReconciler {
                     })
             }
         };
-        match value.trim() {
+        match action.trim() {
             "list" => {
-                let Some(target) = connector.spec.list_offsets.as_ref() else {
-                    return Ok(OffsetsOutcome::Refused(
-                        "strimzi.io/connector-offsets=list needs spec.listOffsets.toConfigMap"
-                            .to_owned(),
-                    ));
+                let Some(target) = self.spec.list_offsets.as_ref() else {
+                    return Ok(OffsetsOutcome::Refused(format!(
+                        "strimzi.io/connector-offsets=list needs {field}.listOffsets.toConfigMap"
+                    )));
                 };
                 let map_name = target.to_config_map.name.clone();
-                let offsets = api.offsets(&name).await?;
+                let offsets = api.offsets(name).await?;
                 let existing = get_map(map_name.clone()).await?;
-                let text = serde_json::to_string_pretty(&offsets).unwrap_or_default();
+                let mut data = existing
+                    .as_ref()
+                    .and_then(|map| map.data.clone())
+                    .unwrap_or_default();
+                data.insert(
+                    key.to_owned(),
+                    serde_json::to_string_pretty(&offsets).unwrap_or_default(),
+                );
                 let desired = ConfigMap {
                     metadata: ObjectMeta {
                         name: Some(map_name),
-                        namespace: Some(namespace.clone()),
+                        namespace: Some(self.namespace.to_owned()),
                         owner_references: existing
                             .is_none()
-                            .then(|| owner_reference(connector).map(|owner| vec![owner]))
+                            .then(|| self.owner.clone().map(|owner| vec![owner]))
                             .flatten(),
                         ..ObjectMeta::default()
                     },
-                    data: Some(BTreeMap::from([(OFFSETS_KEY.to_owned(), text)])),
+                    data: Some(data),
                     ..ConfigMap::default()
                 };
-                self.runtime
+                runtime
                     .applier()
                     .apply(&desired, existing.as_ref())
                     .await
@@ -447,31 +473,31 @@ impl ConnectorReconciler {
                 if let Some(outcome) = stopped() {
                     return Ok(outcome);
                 }
-                let Some(source) = connector.spec.alter_offsets.as_ref() else {
-                    return Ok(OffsetsOutcome::Refused(
-                        "strimzi.io/connector-offsets=alter needs spec.alterOffsets.fromConfigMap"
-                            .to_owned(),
-                    ));
+                let Some(source) = self.spec.alter_offsets.as_ref() else {
+                    return Ok(OffsetsOutcome::Refused(format!(
+                        "strimzi.io/connector-offsets=alter needs \
+                         {field}.alterOffsets.fromConfigMap"
+                    )));
                 };
                 let map_name = source.from_config_map.name.clone();
                 let text = get_map(map_name.clone())
                     .await?
                     .and_then(|map| map.data)
-                    .and_then(|data| data.get(OFFSETS_KEY).cloned());
+                    .and_then(|data| data.get(key).cloned());
                 let Some(offsets) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok())
                 else {
                     return Ok(OffsetsOutcome::Refused(format!(
-                        "ConfigMap {map_name} has no {OFFSETS_KEY} holding JSON offsets"
+                        "ConfigMap {map_name} has no {key} holding JSON offsets"
                     )));
                 };
-                api.alter_offsets(&name, &offsets).await?;
+                api.alter_offsets(name, &offsets).await?;
                 Ok(OffsetsOutcome::Done)
             }
             "reset" => {
                 if let Some(outcome) = stopped() {
                     return Ok(outcome);
                 }
-                api.reset_offsets(&name).await?;
+                api.reset_offsets(name).await?;
                 Ok(OffsetsOutcome::Done)
             }
             other => Ok(OffsetsOutcome::Refused(format!(
@@ -557,10 +583,17 @@ impl Reconciler for ConnectorReconciler {
         let mut offsets_warning = None;
         if let Some(value) = connector.annotations().get(annotations::CONNECTOR_OFFSETS) {
             let reported = state["connector"]["state"].as_str().unwrap_or_default();
-            match self
-                .offsets_request(&api, &connector, value, reported)
-                .await?
-            {
+            let request = OffsetsRequest {
+                connector: &name,
+                spec: &connector.spec,
+                field: "spec",
+                namespace: &connector.namespace().unwrap_or_default(),
+                owner: owner_reference(connector.as_ref()),
+                key: OFFSETS_KEY,
+                action: value,
+                reported_state: reported,
+            };
+            match request.carry_out(&self.runtime, &api).await? {
                 OffsetsOutcome::Done => done.push((annotations::CONNECTOR_OFFSETS, value.clone())),
                 OffsetsOutcome::Later => {}
                 OffsetsOutcome::Refused(message) => {

@@ -7,12 +7,19 @@
 //! `strimzi.io/restart-connector: <connector>` restarts a connector and
 //! `strimzi.io/restart-connector-task: <connector>:<task>` one of its tasks; either
 //! annotation is removed once acted on (or, naming no connector of the resource, with a
-//! warning). The status lists each connector's REST status, the automatic restarts, the
+//! warning). `strimzi.io/connector-offsets` (`list`, `alter`, `reset`) with
+//! `strimzi.io/mirrormaker-connector: <connector>` manages that connector's offsets as a
+//! KafkaConnector's annotation does, through the `listOffsets`/`alterOffsets` ConfigMaps of its
+//! `sourceConnector` or `checkpointConnector`, under the key `<connector with -- for ->>.json`;
+//! both annotations are removed once acted on (a Warning condition `ConnectorOffsets` when the
+//! request is dropped, or while one of the two is missing). The status lists each connector's REST status, the automatic restarts, the
 //! plugins, the REST URL and the scale subresource's replicas and selector. A failed
 //! connector or task makes the resource `NotReady` with `ConnectorFailed` and the failure's
-//! first trace line; a duplicate alias or an incomplete security section `NotReady` with
-//! `InvalidResourceException`, before anything is applied.
+//! first trace line; a duplicate alias, a topics or groups pattern Java cannot compile or an
+//! incomplete security section `NotReady` with `InvalidResourceException` naming the field,
+//! before anything is applied.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -29,17 +36,18 @@ use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::events::Severity;
-use strimzi_operator_common::labels::selector_string;
+use strimzi_operator_common::labels::{owner_reference, selector_string};
 use strimzi_operator_common::runtime::OperatorRuntime;
 
 use super::connector::{
-    ConnectorError, STATE_RECHECK, auto_restart, desired_config, failed, state_change,
+    ConnectorError, OffsetsOutcome, OffsetsRequest, STATE_RECHECK, auto_restart, desired_config,
+    failed, state_change,
 };
 use super::rest::{ConnectApi, RestError};
 use super::{ConnectError, ConnectReconciler, PODS_RECHECK, Workers, plugins};
 use crate::config::ClusterOperatorConfig;
 use crate::model::mirror_maker2::{
-    MirrorConnector, MirrorMaker2Error, connect_cluster, connectors, url,
+    MirrorConnector, MirrorMaker2Error, connect_cluster, connectors, offsets_key, url,
 };
 
 /// Why a KafkaMirrorMaker2 could not be reconciled.
@@ -230,6 +238,40 @@ impl MirrorMaker2Reconciler {
     }
 }
 
+/// What the offsets annotations of a KafkaMirrorMaker2 ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetsAnnotations<'a> {
+    /// Neither annotation is set.
+    Absent,
+    /// `strimzi.io/connector-offsets` (`action`) on the connector that
+    /// `strimzi.io/mirrormaker-connector` names.
+    Request {
+        /// `list`, `alter` or `reset`.
+        action: &'a str,
+        /// The connector's name.
+        connector: &'a str,
+    },
+    /// One annotation without the other, the name of the missing one given: a warning, and
+    /// both left for the user to complete.
+    Incomplete(&'static str),
+}
+
+/// Reads `strimzi.io/connector-offsets` and `strimzi.io/mirrormaker-connector`.
+pub fn offsets_annotations(annotations: &BTreeMap<String, String>) -> OffsetsAnnotations<'_> {
+    match (
+        annotations.get(annotations::CONNECTOR_OFFSETS),
+        annotations.get(annotations::MIRRORMAKER_CONNECTOR),
+    ) {
+        (None, None) => OffsetsAnnotations::Absent,
+        (Some(action), Some(connector)) => OffsetsAnnotations::Request {
+            action: action.trim(),
+            connector: connector.trim(),
+        },
+        (Some(_), None) => OffsetsAnnotations::Incomplete(annotations::MIRRORMAKER_CONNECTOR),
+        (None, Some(_)) => OffsetsAnnotations::Incomplete(annotations::CONNECTOR_OFFSETS),
+    }
+}
+
 /// The REST status of connector `name`, `None` while Connect has none yet.
 async fn status_if_known(api: &ConnectApi, name: &str) -> Result<Option<Value>, RestError> {
     match api.connector_status(name).await {
@@ -315,8 +357,30 @@ impl Reconciler for MirrorMaker2Reconciler {
         let mut restarts = Vec::new();
         let mut failure = None;
         let mut unsettled = None;
+        let offsets = offsets_annotations(mirror_maker2.annotations());
+        let mut offsets_outcome = None;
         for connector in &wanted {
             let outcome = self.drive(&api, connector).await?;
+            if let OffsetsAnnotations::Request {
+                action,
+                connector: named,
+            } = offsets
+                && named == connector.name
+            {
+                let request = OffsetsRequest {
+                    connector: &connector.name,
+                    spec: &connector.spec,
+                    field: &connector.field,
+                    namespace: &namespace,
+                    owner: owner_reference(mirror_maker2.as_ref()),
+                    key: &offsets_key(&connector.name),
+                    action,
+                    reported_state: outcome.state["connector"]["state"]
+                        .as_str()
+                        .unwrap_or_default(),
+                };
+                offsets_outcome = Some(request.carry_out(self.runtime(), &api).await?);
+            }
             let earlier = previous
                 .auto_restart_statuses
                 .iter()
@@ -369,6 +433,35 @@ impl Reconciler for MirrorMaker2Reconciler {
         for message in annotation_warnings {
             reconciled = reconciled.warn("RestartConnector", &message);
         }
+        let offsets_warning = match (offsets, offsets_outcome) {
+            (OffsetsAnnotations::Absent, _) | (_, Some(OffsetsOutcome::Later)) => None,
+            (OffsetsAnnotations::Incomplete(missing), _) => Some(format!(
+                "{} and {} go together: {missing} is missing",
+                annotations::CONNECTOR_OFFSETS,
+                annotations::MIRRORMAKER_CONNECTOR
+            )),
+            (OffsetsAnnotations::Request { action, connector }, outcome) => {
+                for key in [
+                    annotations::CONNECTOR_OFFSETS,
+                    annotations::MIRRORMAKER_CONNECTOR,
+                ] {
+                    if let Some(value) = mirror_maker2.annotations().get(key) {
+                        reconciled = reconciled.remove_annotation(key, value);
+                    }
+                }
+                match outcome {
+                    Some(OffsetsOutcome::Refused(message)) => Some(message),
+                    None => Some(format!(
+                        "{}={action}: no connector {connector} in this KafkaMirrorMaker2",
+                        annotations::CONNECTOR_OFFSETS
+                    )),
+                    _ => None,
+                }
+            }
+        };
+        if let Some(message) = offsets_warning {
+            reconciled = reconciled.warn("ConnectorOffsets", &message);
+        }
         Ok(warn(reconciled))
     }
 }
@@ -388,6 +481,42 @@ mod tests {
         assert_eq!(parse_task("a:b:2"), Some(("a:b", 2)));
         assert_eq!(parse_task("a->b.MirrorSourceConnector"), None);
         assert_eq!(parse_task("x:one"), None);
+    }
+
+    #[test]
+    fn offsets_requests_need_both_annotations() {
+        let annotated = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            offsets_annotations(&annotated(&[])),
+            OffsetsAnnotations::Absent
+        );
+        let both = annotated(&[
+            (annotations::CONNECTOR_OFFSETS, "list"),
+            (
+                annotations::MIRRORMAKER_CONNECTOR,
+                " a->b.MirrorSourceConnector",
+            ),
+        ]);
+        assert_eq!(
+            offsets_annotations(&both),
+            OffsetsAnnotations::Request {
+                action: "list",
+                connector: "a->b.MirrorSourceConnector"
+            }
+        );
+        assert_eq!(
+            offsets_annotations(&annotated(&[(annotations::CONNECTOR_OFFSETS, "reset")])),
+            OffsetsAnnotations::Incomplete(annotations::MIRRORMAKER_CONNECTOR)
+        );
+        assert_eq!(
+            offsets_annotations(&annotated(&[(annotations::MIRRORMAKER_CONNECTOR, "x")])),
+            OffsetsAnnotations::Incomplete(annotations::CONNECTOR_OFFSETS)
+        );
     }
 
     #[test]

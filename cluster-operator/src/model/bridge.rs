@@ -469,6 +469,7 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
         trusted_certificates(spec),
         inputs.trusted_certificate_secrets,
         &namespace,
+        "spec",
     )
     .map_err(|error| ModelError::InvalidConfiguration(error.to_string()))?;
     // The digest of the Secret values, with the trusted certificates when there are any.

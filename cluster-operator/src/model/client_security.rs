@@ -31,22 +31,26 @@ pub enum ClientSecurityError {
     },
     /// A Secret named by `trustedCertificates` does not exist.
     #[error(
-        "Secret {secret} with trusted certificates (spec.tls.trustedCertificates) does not exist in namespace {namespace}"
+        "Secret {secret} with trusted certificates ({field}.tls.trustedCertificates) does not exist in namespace {namespace}"
     )]
     MissingSecret {
         /// The Secret.
         secret: String,
         /// Its namespace.
         namespace: String,
+        /// Where in the resource the `tls` section is, for the message.
+        field: String,
     },
     /// A Secret named by `trustedCertificates` lacks the certificate (or any key matching the
     /// pattern).
-    #[error("Secret {secret} has no certificate {key} (spec.tls.trustedCertificates)")]
+    #[error("Secret {secret} has no certificate {key} ({field}.tls.trustedCertificates)")]
     MissingCertificate {
         /// The Secret.
         secret: String,
         /// The key or pattern.
         key: String,
+        /// Where in the resource the `tls` section is, for the message.
+        field: String,
     },
     /// A SASL mechanism without a user name or password.
     #[error("{field}: {mechanism} authentication needs a username and a passwordSecret")]
@@ -209,11 +213,13 @@ pub fn matches_pattern(pattern: &str, key: &str) -> bool {
 }
 
 /// The certificates `source` names in `secrets` (a key, or the keys matching a pattern), by
-/// key; a missing Secret or key is an error naming it.
+/// key; a missing Secret or key is an error naming it and `field`, where the `tls` section
+/// is in the resource (`spec`, `spec.target`, ...).
 fn trusted_certificates_of(
     source: &CertSecretSource,
     secrets: &SecretsData,
     namespace: &str,
+    field: &str,
 ) -> Result<Vec<(String, ByteString)>, ClientSecurityError> {
     let secret =
         secrets
@@ -221,6 +227,7 @@ fn trusted_certificates_of(
             .ok_or_else(|| ClientSecurityError::MissingSecret {
                 secret: source.secret_name.clone(),
                 namespace: namespace.to_owned(),
+                field: field.to_owned(),
             })?;
     let wanted: Vec<(String, ByteString)> = match (&source.certificate, &source.pattern) {
         (Some(key), _) => secret
@@ -243,21 +250,25 @@ fn trusted_certificates_of(
                 .clone()
                 .or_else(|| source.pattern.clone())
                 .unwrap_or_default(),
+            field: field.to_owned(),
         });
     }
     Ok(wanted)
 }
 
 /// Every certificate `sources` name, one after the other, each ending with a line end: the
-/// PEM bundle an operator-written trusted certificates Secret holds under one key.
+/// PEM bundle an operator-written trusted certificates Secret holds under one key. A missing
+/// Secret or certificate is an error naming it and `field`, where the `tls` section is in the
+/// resource (`spec`, `spec.target`, ...).
 pub fn certificate_bundle(
     sources: &[CertSecretSource],
     secrets: &SecretsData,
     namespace: &str,
+    field: &str,
 ) -> Result<Vec<u8>, ClientSecurityError> {
     let mut bundle = Vec::new();
     for source in sources {
-        for (_, value) in trusted_certificates_of(source, secrets, namespace)? {
+        for (_, value) in trusted_certificates_of(source, secrets, namespace, field)? {
             bundle.extend_from_slice(&value.0);
             if !bundle.ends_with(b"\n") {
                 bundle.push(b'\n');

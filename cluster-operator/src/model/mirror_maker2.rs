@@ -26,7 +26,7 @@ use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
 use strimzi_operator_common::labels::owner_reference;
 
 use crate::model::client_security::{ClientSecurity, ClientSecurityError, TrustedCertificates};
-use crate::model::connect::{ConnectCluster, TrustLayout};
+use crate::model::connect::{ClusterTrust, ConnectCluster, TrustLayout};
 use crate::model::nodes::pods::env;
 use crate::model::{ModelConfig, ModelError};
 
@@ -75,6 +75,14 @@ impl MirrorConnectorKind {
             Self::Checkpoint => mirror.checkpoint_connector.as_ref(),
         }
     }
+
+    /// The field of the mirror holding the connector's spec.
+    fn field(self) -> &'static str {
+        match self {
+            Self::Source => "sourceConnector",
+            Self::Checkpoint => "checkpointConnector",
+        }
+    }
 }
 
 /// One connector of a mirror, as a KafkaConnector would describe it.
@@ -84,6 +92,8 @@ pub struct MirrorConnector {
     pub name: String,
     /// Which connector it is.
     pub kind: MirrorConnectorKind,
+    /// Where its spec is in the resource, e.g. `spec.mirrors[0].sourceConnector`.
+    pub field: String,
     /// Class, tasks, state, automatic restarts, offsets and the full configuration.
     pub spec: KafkaConnectorSpec,
 }
@@ -101,6 +111,16 @@ pub enum MirrorMaker2Error {
         /// Where it is used again.
         field: String,
     },
+    /// A topics or groups pattern that Java cannot compile, so the connectors would fail.
+    #[error("{field}: {pattern:?} is not a valid regular expression: {problem}")]
+    InvalidPattern {
+        /// The pattern's field, e.g. `spec.mirrors[0].topicsPattern`.
+        field: String,
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
     /// A cluster's TLS or authentication section is incomplete.
     #[error(transparent)]
     ClientSecurity(#[from] ClientSecurityError),
@@ -110,7 +130,7 @@ impl MirrorMaker2Error {
     /// Stable reason for conditions, Events and metrics.
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::DuplicateAlias { .. } => "InvalidResourceException",
+            Self::DuplicateAlias { .. } | Self::InvalidPattern { .. } => "InvalidResourceException",
             Self::ClientSecurity(error) => error.reason(),
         }
     }
@@ -140,6 +160,12 @@ pub fn trusted_certificates_secret(name: &str) -> String {
 /// The key of `alias`'s trusted certificates in [`trusted_certificates_secret`].
 pub fn trusted_certificates_key(alias: &str) -> String {
     format!("{alias}.crt")
+}
+
+/// The key of connector `connector`'s offsets in the ConfigMaps of its `listOffsets` and
+/// `alterOffsets`: its name with `->` written `--` (not allowed in a key), then `.json`.
+pub fn offsets_key(connector: &str) -> String {
+    format!("{}.json", connector.replace("->", "--"))
 }
 
 /// The REST API's URL, as the status reports it.
@@ -242,6 +268,7 @@ pub fn connectors(
     spec: &KafkaMirrorMaker2Spec,
 ) -> Result<Vec<MirrorConnector>, MirrorMaker2Error> {
     check_aliases(spec)?;
+    check_patterns(spec)?;
     let trusted_secret = trusted_certificates_secret(name);
     let target = ClusterRef::target(spec);
     let mut connectors = Vec::new();
@@ -280,6 +307,7 @@ pub fn connectors(
                     kind.class_name()
                 ),
                 kind,
+                field: format!("spec.mirrors[{index}].{}", kind.field()),
                 spec: KafkaConnectorSpec {
                     class: Some(format!("{CONNECTOR_PACKAGE}.{}", kind.class_name())),
                     tasks_max: connector.tasks_max,
@@ -310,6 +338,118 @@ fn check_aliases(spec: &KafkaMirrorMaker2Spec) -> Result<(), MirrorMaker2Error> 
         seen.insert(cluster.alias.as_str(), field);
     }
     Ok(())
+}
+
+/// The connectors' `topics`, `topics.exclude`, `groups` and `groups.exclude` options of
+/// `mirror`, with the fields they come from.
+fn patterns(
+    mirror: &KafkaMirrorMaker2MirrorSpec,
+) -> [(&'static str, &'static str, Option<&String>); 4] {
+    [
+        ("topics", "topicsPattern", mirror.topics_pattern.as_ref()),
+        (
+            "topics.exclude",
+            "topicsExcludePattern",
+            mirror.topics_exclude_pattern.as_ref(),
+        ),
+        ("groups", "groupsPattern", mirror.groups_pattern.as_ref()),
+        (
+            "groups.exclude",
+            "groupsExcludePattern",
+            mirror.groups_exclude_pattern.as_ref(),
+        ),
+    ]
+}
+
+/// Every pattern must compile as the connectors compile it: Kafka reads the option as a
+/// comma-separated list and joins its items with `|` into one Java regular expression.
+fn check_patterns(spec: &KafkaMirrorMaker2Spec) -> Result<(), MirrorMaker2Error> {
+    for (index, mirror) in spec.mirrors.iter().enumerate() {
+        for (_, name, pattern) in patterns(mirror) {
+            let Some(pattern) = pattern else { continue };
+            let joined = pattern
+                .split(',')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join("|");
+            if let Some(problem) = java_regex_problem(&joined) {
+                return Err(MirrorMaker2Error::InvalidPattern {
+                    field: format!("spec.mirrors[{index}].{name}"),
+                    pattern: pattern.clone(),
+                    problem,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A mistake that makes Java's `Pattern.compile` refuse `pattern` for certain: an unclosed
+/// character class or group, a `)` closing nothing, a trailing `\`, or `*`/`+` with nothing
+/// to repeat. Only these are looked for, so no pattern Java accepts is refused; patterns in
+/// comments mode (`(?x)`), where `#` starts a comment, are not looked at.
+fn java_regex_problem(pattern: &str) -> Option<&'static str> {
+    let comments_mode = pattern.match_indices("(?").any(|(at, _)| {
+        pattern[at + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic() || *c == '-')
+            .any(|c| c == 'x')
+    });
+    if comments_mode {
+        return None;
+    }
+    let mut chars = pattern.chars().peekable();
+    let mut groups = 0usize;
+    let mut classes = 0usize;
+    // Inside `\Q...\E`, everything is literal.
+    let mut quoted = false;
+    // At the start of a class (after `[` or `[^`), a `]` is literal.
+    let mut class_start = false;
+    // At the start of the pattern, of a group or of an alternative: nothing to repeat yet.
+    let mut term_start = true;
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '\\' && chars.peek() == Some(&'E') {
+                chars.next();
+                quoted = false;
+            }
+            continue;
+        }
+        let first_in_class = std::mem::take(&mut class_start);
+        let at_term_start = std::mem::take(&mut term_start);
+        match c {
+            '\\' => match chars.next() {
+                None => return Some("it ends with an unfinished escape `\\`"),
+                Some('Q') => quoted = true,
+                Some(_) => {}
+            },
+            '[' => {
+                classes += 1;
+                if chars.peek() == Some(&'^') {
+                    chars.next();
+                }
+                class_start = true;
+            }
+            ']' if classes > 0 && !first_in_class => classes -= 1,
+            _ if classes > 0 => {}
+            '(' => {
+                groups += 1;
+                term_start = chars.peek() != Some(&'?');
+            }
+            ')' if groups == 0 => return Some("a `)` closes no group"),
+            ')' => groups -= 1,
+            '|' => term_start = true,
+            '*' | '+' if at_term_start => return Some("a `*` or `+` has nothing to repeat"),
+            _ => {}
+        }
+    }
+    if classes > 0 {
+        Some("a `[` character class is not closed")
+    } else if groups > 0 {
+        Some("a `(` group is not closed")
+    } else {
+        None
+    }
 }
 
 /// A cluster's options, to be prefixed with `source.cluster.` or `target.cluster.`: alias,
@@ -363,12 +503,7 @@ fn mirror_options(
     mirror: &KafkaMirrorMaker2MirrorSpec,
 ) -> Vec<(String, Value)> {
     let mut options = Vec::new();
-    for (key, pattern) in [
-        ("topics", &mirror.topics_pattern),
-        ("topics.exclude", &mirror.topics_exclude_pattern),
-        ("groups", &mirror.groups_pattern),
-        ("groups.exclude", &mirror.groups_exclude_pattern),
-    ] {
+    for (key, _, pattern) in patterns(mirror) {
         if let Some(pattern) = pattern {
             options.push((key.to_owned(), Value::String(pattern.clone())));
         }
@@ -422,7 +557,7 @@ fn mirror_connector_reporters(mirror: &KafkaMirrorMaker2MirrorSpec) -> Option<St
 /// names and labels, owned by the resource, with every cluster's trusted certificates in
 /// [`trusted_certificates_secret`] (`<alias>.crt`, the workers trusting the target's), every
 /// cluster's client certificate and password Secrets readable by the pods, and
-/// `KAFKA_MIRRORMAKER_2_CLUSTERS`. The workers run the operator's Connect image of the
+/// `KAFKA_MIRRORMAKER_2_CLUSTERS`. The workers run the operator's MirrorMaker 2 image of the
 /// version.
 pub fn connect_cluster(
     mirror_maker2: &KafkaMirrorMaker2,
@@ -435,8 +570,13 @@ pub fn connect_cluster(
         spec: connect_spec(spec),
         status: None,
     };
-    let mut cluster = ConnectCluster::from_kafka_connect(&connect, config)?;
-    cluster.kind = KafkaMirrorMaker2::kind(&()).into_owned();
+    let mut cluster = ConnectCluster::with_images(
+        &connect,
+        config,
+        &KafkaMirrorMaker2::kind(&()),
+        &config.mirror_maker2_images,
+        "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES",
+    )?;
     cluster.component_type = COMPONENT_TYPE.to_owned();
     cluster.component_name = component_name(&name);
     cluster.api_service_name = service_name(&name);
@@ -480,14 +620,13 @@ pub fn connect_cluster(
         secret: trusted_certificates_secret(&name),
         worker_key: trusted_certificates_key(&spec.target.alias),
         clusters: clusters(spec)
-            .map(|(_, other)| {
-                (
-                    trusted_certificates_key(other.alias),
-                    other
-                        .tls
-                        .and_then(|tls| tls.trusted_certificates.clone())
-                        .unwrap_or_default(),
-                )
+            .map(|(field, other)| ClusterTrust {
+                key: trusted_certificates_key(other.alias),
+                field,
+                sources: other
+                    .tls
+                    .and_then(|tls| tls.trusted_certificates.clone())
+                    .unwrap_or_default(),
             })
             .collect(),
         secrets,
@@ -567,6 +706,11 @@ mod tests {
         assert_eq!(
             text(&connectors[1], "offset-syncs.topic.location"),
             Some("target")
+        );
+        assert_eq!(connectors[1].field, "spec.mirrors[0].checkpointConnector");
+        assert_eq!(
+            offsets_key(&connectors[0].name),
+            "cluster-a--cluster-b.MirrorSourceConnector.json"
         );
     }
 
@@ -677,6 +821,50 @@ mod tests {
     }
 
     #[test]
+    fn a_pattern_java_cannot_compile_is_refused_naming_its_field() {
+        let mut spec = example();
+        spec.mirrors[0].groups_exclude_pattern = Some("mirrored-[".to_owned());
+        let error = connectors("ns", "mm", &spec).unwrap_err();
+        assert_eq!(error.reason(), "InvalidResourceException");
+        assert_eq!(
+            error.to_string(),
+            "spec.mirrors[0].groupsExcludePattern: \"mirrored-[\" is not a valid regular \
+             expression: a `[` character class is not closed"
+        );
+        for broken in ["a)", "(a", "a\\", "*a", "a|+b", "[]"] {
+            assert!(java_regex_problem(broken).is_some(), "{broken}");
+        }
+        // The items of a comma-separated list are joined with `|`, as Kafka does.
+        spec.mirrors[0].groups_exclude_pattern = Some("[a,b], c".to_owned());
+        spec.mirrors[0].topics_pattern = Some("a, *b".to_owned());
+        let error = connectors("ns", "mm", &spec).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("spec.mirrors[0].topicsPattern: \"a, *b\""),
+            "{error}"
+        );
+        // Java accepts these: a literal `]` first in a class, nested classes, quoting,
+        // possessive and lazy repetition, flags, look-around, comments mode.
+        for accepted in [
+            ".*",
+            "[]a]",
+            "[^]a]",
+            "[a-z&&[^b]]",
+            "\\Q(\\E",
+            "\\Q[",
+            "a*+|b+?",
+            "(?i)topic",
+            "(?=a)a|(?<!b)c",
+            "(?x) a # [",
+            "[(]",
+            "\\(",
+        ] {
+            assert_eq!(java_regex_problem(accepted), None, "{accepted}");
+        }
+    }
+
+    #[test]
     fn the_connect_cluster_gathers_every_clusters_trust_and_secrets() {
         let mut resource: KafkaMirrorMaker2 = serde_json::from_value(json!({
             "apiVersion": "kafka.strimzi.io/v1",
@@ -699,11 +887,16 @@ mod tests {
         resource.metadata.namespace = Some("ns".to_owned());
         let config = crate::config::ClusterOperatorConfig::from_lookup(|name| match name {
             "STRIMZI_NAMESPACE" => Some("*".to_owned()),
+            "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES" => Some(
+                "4.2.0=example.com/mm2:0 4.3.0=example.com/mm2:0 4.3.1=example.com/mm2:1"
+                    .to_owned(),
+            ),
             _ => None,
         })
         .unwrap()
         .model;
         let cluster = connect_cluster(&resource, &config).unwrap();
+        assert_eq!(cluster.image, "example.com/mm2:1");
         assert_eq!(cluster.component_name, "mm-mirrormaker2");
         assert_eq!(cluster.api_service_name, "mm-mirrormaker2-api");
         assert_eq!(cluster.kind, "KafkaMirrorMaker2");
@@ -731,6 +924,28 @@ mod tests {
             ..Default::default()
         };
         let objects = cluster.objects(&inputs).unwrap();
+        // A missing Secret or certificate is reported at the field of the cluster naming it.
+        let mut missing = inputs.clone();
+        missing.trusted_certificate_secrets.remove("a-ca");
+        let error = cluster.validate(&missing).unwrap_err().to_string();
+        assert!(
+            error.contains(
+                "Secret a-ca with trusted certificates \
+                 (spec.mirrors[0].source.tls.trustedCertificates) does not exist"
+            ),
+            "{error}"
+        );
+        missing.trusted_certificate_secrets = BTreeMap::from([
+            ("a-ca".to_owned(), secret(&[("ca.crt", "A\n")])),
+            ("b-ca".to_owned(), secret(&[("ca.pem", "B\n")])),
+        ]);
+        let error = cluster.validate(&missing).unwrap_err().to_string();
+        assert!(
+            error.contains(
+                "Secret b-ca has no certificate *.crt (spec.target.tls.trustedCertificates)"
+            ),
+            "{error}"
+        );
         let trusted = objects.trusted_certificates.unwrap();
         assert_eq!(
             trusted.metadata.name.as_deref(),

@@ -77,6 +77,9 @@ pub struct ModelConfig {
     /// Kafka Connect images by Kafka version (`STRIMZI_KAFKA_CONNECT_IMAGES`, else the Kafka
     /// images).
     pub connect_images: nodes::images::KafkaImages,
+    /// MirrorMaker 2 images by Kafka version (`STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES`, else the
+    /// Kafka images).
+    pub mirror_maker2_images: nodes::images::KafkaImages,
     /// The Kubernetes cluster DNS domain (`KUBERNETES_SERVICE_DNS_DOMAIN`, `cluster.local`).
     pub cluster_domain: String,
     /// Namespace the operator runs in, allowed through the NetworkPolicy.

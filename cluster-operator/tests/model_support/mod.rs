@@ -47,6 +47,7 @@ pub fn default_model_config() -> ModelConfig {
     ModelConfig {
         images: KafkaImages::strimzi_defaults(),
         connect_images: KafkaImages::strimzi_defaults(),
+        mirror_maker2_images: KafkaImages::strimzi_defaults(),
         cluster_domain: "cluster.local".into(),
         operator_namespace: "strimzi".into(),
         operator_namespace_labels: None,

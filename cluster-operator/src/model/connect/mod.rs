@@ -60,7 +60,7 @@ use crate::model::config::options::Properties;
 use crate::model::meta::{
     StringMap, merged, non_empty, template_annotations, template_labels, with_additional_labels,
 };
-use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, supported_version};
+use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, KafkaImages, supported_version};
 use crate::model::nodes::pods::{
     CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, KAFKA_VERSION_ANNOTATION, TMP_VOLUME,
     add_template_env, container_port, convert, env, jmx_env, jvm_env, mount, pod_revision,
@@ -158,11 +158,23 @@ pub enum TrustLayout {
         /// The entry the workers' own clients trust.
         worker_key: String,
         /// Each cluster's entry and the certificates it gathers.
-        clusters: Vec<(String, Vec<CertSecretSource>)>,
+        clusters: Vec<ClusterTrust>,
         /// Further Secrets the pods read through the config provider (the clusters'
         /// client certificates and passwords).
         secrets: Vec<String>,
     },
+}
+
+/// The trusted certificates of one cluster of a [`TrustLayout::PerCluster`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterTrust {
+    /// Its entry in the Secret (`<alias>.crt`).
+    pub key: String,
+    /// Where the cluster is in the resource (`spec.target`, `spec.mirrors[0].source`), for
+    /// messages about its `tls` section.
+    pub field: String,
+    /// The certificates of its `tls.trustedCertificates`.
+    pub sources: Vec<CertSecretSource>,
 }
 
 /// What the caller read for the model: the contents of the user's Secrets and ConfigMaps.
@@ -248,6 +260,25 @@ impl ConnectCluster {
         connect: &KafkaConnect,
         config: &ModelConfig,
     ) -> Result<Self, ModelError> {
+        Self::with_images(
+            connect,
+            config,
+            &KafkaConnect::kind(&()),
+            &config.connect_images,
+            "STRIMZI_KAFKA_CONNECT_IMAGES",
+        )
+    }
+
+    /// The Connect cluster of `connect`, made for a resource of `kind`: validates the version
+    /// and picks the image (`spec.image`, else the image of `spec.version` in `images`, which
+    /// the operator reads from the environment variable `variable`, named in messages).
+    pub fn with_images(
+        connect: &KafkaConnect,
+        config: &ModelConfig,
+        kind: &str,
+        images: &KafkaImages,
+        variable: &str,
+    ) -> Result<Self, ModelError> {
         let name = connect.metadata.name.clone().unwrap_or_default();
         let spec = connect.spec.clone();
         let version = spec
@@ -256,7 +287,7 @@ impl ConnectCluster {
             .unwrap_or_else(|| DEFAULT_KAFKA_VERSION.to_owned());
         if supported_version(&version).is_none() {
             return Err(ModelError::UnsupportedKafkaVersion(format!(
-                "Unsupported KafkaConnect.spec.version: {version}. Supported versions are: [{}]",
+                "Unsupported {kind}.spec.version: {version}. Supported versions are: [{}]",
                 crate::model::nodes::images::SUPPORTED_VERSIONS
                     .iter()
                     .map(|supported| supported.version)
@@ -264,13 +295,13 @@ impl ConnectCluster {
                     .join(", ")
             )));
         }
-        let image = match (&spec.image, config.connect_images.image(&version)) {
+        let image = match (&spec.image, images.image(&version)) {
             (Some(image), _) => image.clone(),
             (None, Some(image)) => image.to_owned(),
             (None, None) => {
                 return Err(ModelError::UnsupportedKafkaVersion(format!(
-                    "No Kafka Connect image is configured for Kafka version {version}; set \
-                     STRIMZI_KAFKA_CONNECT_IMAGES or spec.image"
+                    "No {kind} image is configured for Kafka version {version}; set {variable} \
+                     or spec.image"
                 )));
             }
         };
@@ -278,7 +309,7 @@ impl ConnectCluster {
             component_name: strimzi_api::naming::connect_component(&name),
             api_service_name: strimzi_api::naming::connect_api_service(&name),
             namespace: connect.metadata.namespace.clone().unwrap_or_default(),
-            kind: KafkaConnect::kind(&()).into_owned(),
+            kind: kind.to_owned(),
             component_type: COMPONENT_TYPE.to_owned(),
             owner: owner_reference(connect),
             resource_labels: connect.metadata.labels.clone().unwrap_or_default(),
@@ -313,7 +344,7 @@ impl ConnectCluster {
                 .collect(),
             TrustLayout::PerCluster { clusters, .. } => clusters
                 .iter()
-                .flat_map(|(_, sources)| sources.iter())
+                .flat_map(|cluster| cluster.sources.iter())
                 .collect(),
         }
     }
@@ -546,15 +577,16 @@ impl ConnectCluster {
     ) -> Result<Option<BTreeMap<String, ByteString>>, ModelError> {
         if let TrustLayout::PerCluster { clusters, .. } = &self.trust {
             let mut data = BTreeMap::new();
-            for (key, sources) in clusters {
+            for cluster in clusters {
                 let bundle = certificate_bundle(
-                    sources,
+                    &cluster.sources,
                     &inputs.trusted_certificate_secrets,
                     &self.namespace,
+                    &cluster.field,
                 )
                 .map_err(security_error)?;
                 if !bundle.is_empty() {
-                    data.insert(key.clone(), ByteString(bundle));
+                    data.insert(cluster.key.clone(), ByteString(bundle));
                 }
             }
             return Ok((!data.is_empty()).then_some(data));
@@ -572,6 +604,7 @@ impl ConnectCluster {
             sources,
             &inputs.trusted_certificate_secrets,
             &self.namespace,
+            "spec",
         )
         .map_err(security_error)?;
         Ok(Some(BTreeMap::from([(

@@ -124,8 +124,9 @@ impl KafkaImages {
         Self { by_version }
     }
 
-    /// Reads `STRIMZI_KAFKA_IMAGES`: `<version>=<image>` entries separated by commas, spaces,
-    /// tabs or line breaks. Every supported version needs an image.
+    /// Reads images by version (`STRIMZI_KAFKA_IMAGES` and the Connect and MirrorMaker 2
+    /// variables): `<version>=<image>` entries separated by commas, spaces, tabs or line
+    /// breaks. Every supported version needs an image.
     pub fn parse(value: &str) -> Result<Self, String> {
         let mut by_version = BTreeMap::new();
         for entry in value
@@ -134,7 +135,7 @@ impl KafkaImages {
         {
             let Some((version, image)) = entry.split_once('=') else {
                 return Err(format!(
-                    "STRIMZI_KAFKA_IMAGES: entry `{entry}` is not of the form <version>=<image>"
+                    "entries of the form <version>=<image>, not `{entry}`"
                 ));
             };
             by_version.insert(version.trim().to_owned(), image.trim().to_owned());
@@ -146,7 +147,7 @@ impl KafkaImages {
             .collect();
         if !missing.is_empty() {
             return Err(format!(
-                "STRIMZI_KAFKA_IMAGES has no image for the supported Kafka version(s) {}",
+                "an image for every supported Kafka version, none for {}",
                 missing.join(", ")
             ));
         }

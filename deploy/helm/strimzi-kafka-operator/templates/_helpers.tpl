@@ -26,19 +26,24 @@ Call with (dict "root" $ "image" .Values.<x>.image).
 {{- end -}}
 
 {{/*
-The Kafka versions the operator supports, in the order STRIMZI_KAFKA_IMAGES lists them.
+The Kafka versions the operator supports, in the order the image variables list them.
 */}}
 {{- define "strimzi-rs.kafkaVersions" -}}
 4.2.0 4.3.0 4.3.1
 {{- end -}}
 
 {{/*
-The Kafka image of one version: call with (dict "root" $ "version" "<v>").
+One `<version>=<image>` line per supported Kafka version, the image being
+<registry>/<repository>/<name>:<tagPrefix>-kafka-<version>: call with an image map of values
+(kafka.image, kafkaConnect.image, kafkaMirrorMaker2.image).
 */}}
-{{- define "strimzi-rs.kafkaImage" -}}
-{{- $image := .root.Values.kafka.image -}}
-{{- $path := compact (list $image.registry $image.repository $image.name) | join "/" -}}
-{{- printf "%s:%s-kafka-%s" $path (toString $image.tagPrefix) .version -}}
+{{- define "strimzi-rs.kafkaImages" -}}
+{{- $path := compact (list .registry .repository .name) | join "/" -}}
+{{- $tagPrefix := toString .tagPrefix -}}
+{{- range $index, $version := include "strimzi-rs.kafkaVersions" . | splitList " " -}}
+{{- if $index }}{{ "\n" }}{{ end -}}
+{{- printf "%s=%s:%s-kafka-%s" $version $path $tagPrefix $version -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
