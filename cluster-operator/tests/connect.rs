@@ -27,7 +27,7 @@ use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::user::KafkaUser;
 use strimzi_tests::environment::TestEnv;
-use support::real_nodes::{add_mutual_tls_listener, binaries, small_ephemeral_cluster};
+use support::real_nodes::{add_mutual_tls_listener, binaries, bootstrap, small_ephemeral_cluster};
 use support::rolls::event_notes;
 use support::{apply, condition_of, names, ready, wait_for, wait_gone};
 
@@ -194,7 +194,7 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
         }
         apply(&client, &ns, &document).await;
     }
-    ready(&client, &ns, CLUSTER).await;
+    let kafka = ready(&client, &ns, CLUSTER).await;
 
     // The workers' identity: a `tls` KafkaUser from our user operator.
     let _user_operator = support::spawn_entity_operator(
@@ -203,7 +203,7 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
         support::EntityOperator::User,
         &ns,
         CLUSTER,
-        &format!("{CLUSTER}-kafka-bootstrap:9092"),
+        &bootstrap(&kafka, "plain"),
     );
     apply(
         &client,
