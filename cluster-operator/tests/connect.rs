@@ -1,11 +1,16 @@
 //! Kafka Connect on the real-node environment with Strimzi's Kafka image: a one-broker
-//! ephemeral Kafka, a KafkaConnect of one worker talking TLS to it (the cluster CA copied
-//! into the trusted certificates Secret, read by the worker through the Kubernetes Secret
-//! config provider), whose status lists the MirrorMaker connectors the image ships; a
-//! KafkaConnector (MirrorMaker's heartbeat connector) that runs, is paused, stopped, resumed
-//! and restarted by annotation, whose offsets are listed into a ConfigMap and reset; a connector of an unknown class refused with Connect's
-//! message; a deleted KafkaConnector's connector removed; a changed spec replacing the worker;
-//! deleting the KafkaConnect removing what it made. One cluster for every check.
+//! ephemeral Kafka with a mutual TLS listener, whose `tls` KafkaUser our user operator (a
+//! host process) issues; a KafkaConnect of one worker authenticating to that listener with
+//! the user's certificate (the cluster CA copied into the trusted certificates Secret, both
+//! read by the worker through the Kubernetes Secret config provider), whose status lists the
+//! MirrorMaker connectors the image ships; a KafkaConnector (MirrorMaker's heartbeat
+//! connector) that runs, is paused, stopped, resumed and restarted by annotation, whose
+//! offsets are listed into a ConfigMap, reset, altered from a ConfigMap and listed again; a
+//! connector whose task fails (an invalid producer override) restarted automatically at once,
+//! counted in its status with a `ConnectorRestarted` Event; a connector of an unknown class
+//! refused with Connect's message; a deleted KafkaConnector's connector removed; a changed
+//! spec replacing the worker; deleting the KafkaConnect removing what it made. One cluster
+//! for every check.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -20,18 +25,25 @@ use serde_json::{Value, json};
 use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_api::user::KafkaUser;
 use strimzi_tests::environment::TestEnv;
-use support::real_nodes::{binaries, small_ephemeral_cluster};
+use support::real_nodes::{add_mutual_tls_listener, binaries, bootstrap, small_ephemeral_cluster};
+use support::rolls::event_notes;
 use support::{apply, condition_of, names, ready, wait_for, wait_gone};
 
 const CLUSTER: &str = "cc";
 const CONNECT: &str = "cc-connect-test";
+/// The KafkaConnector of MirrorMaker's heartbeat connector.
+const HEARTBEATS: &str = "heartbeats";
+/// The `tls` KafkaUser the Connect workers authenticate as.
+const USER: &str = "connect-user";
 
 fn env() -> &'static TestEnv {
     TestEnv::shared_real()
 }
 
-/// A KafkaConnect of one worker over the TLS listener, managed by KafkaConnectors.
+/// A KafkaConnect of one worker over the mutual TLS listener as [`USER`], managed by
+/// KafkaConnectors.
 fn connect(group: &str) -> Value {
     json!({
         "apiVersion": "kafka.strimzi.io/v1",
@@ -42,7 +54,7 @@ fn connect(group: &str) -> Value {
         },
         "spec": {
             "replicas": 1,
-            "bootstrapServers": format!("{CLUSTER}-kafka-bootstrap:9093"),
+            "bootstrapServers": format!("{CLUSTER}-kafka-bootstrap:9094"),
             "groupId": group,
             "configStorageTopic": "connect-configs",
             "statusStorageTopic": "connect-status",
@@ -50,6 +62,9 @@ fn connect(group: &str) -> Value {
             "tls": {"trustedCertificates": [
                 {"secretName": format!("{CLUSTER}-cluster-ca-cert"), "pattern": "*.crt"},
             ]},
+            "authentication": {"type": "tls", "certificateAndKey": {
+                "secretName": USER, "certificate": "user.crt", "key": "user.key",
+            }},
             "jvmOptions": {"-Xms": "256m", "-Xmx": "384m"},
             "readinessProbe": {"initialDelaySeconds": 15},
             "config": {
@@ -114,6 +129,46 @@ async fn connector_in_state(client: &Client, ns: &str, name: &str, state: &str) 
     .await
 }
 
+/// Asks for the `strimzi.io/connector-offsets` request `value` on the heartbeat connector
+/// with `spec` merged into its spec, and waits until it is done: the annotation gone, with
+/// no warning that it was refused.
+async fn offsets_request(client: &Client, ns: &str, value: &str, spec: Value) {
+    patch_connector(
+        client,
+        ns,
+        HEARTBEATS,
+        json!({
+            "metadata": {"annotations": {"strimzi.io/connector-offsets": value}},
+            "spec": spec,
+        }),
+    )
+    .await;
+    let connectors: Api<KafkaConnector> = Api::namespaced(client.clone(), ns);
+    let warnings = wait_for(
+        &connectors,
+        HEARTBEATS,
+        &format!("the offsets request {value} done"),
+        |connector| {
+            let connector = connector?;
+            (!connector
+                .annotations()
+                .contains_key("strimzi.io/connector-offsets"))
+            .then(|| {
+                connector
+                    .status
+                    .as_ref()
+                    .and_then(|status| status.conditions.clone())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|condition| condition.r#type.as_deref() == Some("Warning"))
+                    .collect::<Vec<_>>()
+            })
+        },
+    )
+    .await;
+    assert!(warnings.is_empty(), "{value}: {warnings:?}");
+}
+
 async fn patch_connector(client: &Client, ns: &str, name: &str, patch: Value) {
     Api::<KafkaConnector>::namespaced(client.clone(), ns)
         .patch(name, &PatchParams::default(), &Patch::Merge(patch))
@@ -133,10 +188,37 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
         strimzi_tests::layout::free_port().unwrap(),
         &[],
     );
-    for document in small_ephemeral_cluster(CLUSTER, "512m") {
+    for mut document in small_ephemeral_cluster(CLUSTER, "512m") {
+        if document["kind"] == "Kafka" {
+            add_mutual_tls_listener(&mut document);
+        }
         apply(&client, &ns, &document).await;
     }
-    ready(&client, &ns, CLUSTER).await;
+    let kafka = ready(&client, &ns, CLUSTER).await;
+
+    // The workers' identity: a `tls` KafkaUser from our user operator.
+    let _user_operator = support::spawn_entity_operator(
+        env,
+        binaries(),
+        support::EntityOperator::User,
+        &ns,
+        CLUSTER,
+        &bootstrap(&kafka, "plain"),
+    );
+    apply(
+        &client,
+        &ns,
+        &support::kafka_user(USER, CLUSTER, json!({"authentication": {"type": "tls"}})),
+    )
+    .await;
+    let users: Api<KafkaUser> = Api::namespaced(client.clone(), &ns);
+    let username = wait_for(&users, USER, "the KafkaUser to be Ready", |user| {
+        let status = user?.status.as_ref()?;
+        condition_of(status.conditions.as_ref(), "Ready")?;
+        status.username.clone()
+    })
+    .await;
+    assert_eq!(username, format!("CN={USER}"));
 
     let applied = Instant::now();
     apply(&client, &ns, &connect("connect-group")).await;
@@ -190,7 +272,6 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     );
 
     // A connector that runs, is paused, stopped, resumed and restarted.
-    const HEARTBEATS: &str = "heartbeats";
     apply(
         &client,
         &ns,
@@ -229,44 +310,37 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     .await;
     connector_in_state(&client, &ns, HEARTBEATS, "RUNNING").await;
 
-    // Offsets: listed into a ConfigMap; reset while stopped.
-    patch_connector(
-        &client,
-        &ns,
-        HEARTBEATS,
-        json!({
-            "metadata": {"annotations": {"strimzi.io/connector-offsets": "list"}},
-            "spec": {"listOffsets": {"toConfigMap": {"name": "heartbeat-offsets"}}},
-        }),
-    )
-    .await;
+    // Offsets: listed into a ConfigMap; reset while stopped; altered from a ConfigMap while
+    // stopped (the heartbeat connector takes offset 0 only), then listed again.
+    let list = json!({"listOffsets": {"toConfigMap": {"name": "heartbeat-offsets"}}});
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
-    let listed = wait_for(
-        &config_maps,
-        "heartbeat-offsets",
-        "the listed offsets",
-        |map| map?.data.as_ref()?.get("offsets.json").cloned(),
-    )
-    .await;
-    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let listed_offsets = || async {
+        let map = config_maps.get("heartbeat-offsets").await.unwrap();
+        serde_json::from_str::<Value>(&map.data.unwrap()["offsets.json"]).unwrap()
+    };
+    offsets_request(&client, &ns, "list", list.clone()).await;
+    let listed = listed_offsets().await;
     assert!(listed["offsets"].is_array(), "{listed}");
-    patch_connector(
+    offsets_request(&client, &ns, "reset", json!({"state": "stopped"})).await;
+    let altered = json!({"offsets": [{
+        "partition": {"sourceClusterAlias": "altered", "targetClusterAlias": "target"},
+        "offset": {"offset": 0},
+    }]});
+    apply(
         &client,
         &ns,
-        HEARTBEATS,
-        json!({
-            "metadata": {"annotations": {"strimzi.io/connector-offsets": "reset"}},
-            "spec": {"state": "stopped"},
+        &json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "heartbeat-offsets-altered"},
+            "data": {"offsets.json": altered.to_string()},
         }),
     )
     .await;
-    wait_for(&connectors, HEARTBEATS, "the offsets reset", |connector| {
-        (!connector?
-            .annotations()
-            .contains_key("strimzi.io/connector-offsets"))
-        .then_some(())
-    })
-    .await;
+    let alter = json!({"alterOffsets": {"fromConfigMap": {"name": "heartbeat-offsets-altered"}}});
+    offsets_request(&client, &ns, "alter", alter).await;
+    offsets_request(&client, &ns, "list", list).await;
+    assert_eq!(listed_offsets().await, altered);
     patch_connector(
         &client,
         &ns,
@@ -275,6 +349,51 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     )
     .await;
     connector_in_state(&client, &ns, HEARTBEATS, "RUNNING").await;
+
+    // A task that fails at start (a producer override Connect validates only by type) is
+    // restarted automatically, the first time at once.
+    const FAILING: &str = "failing";
+    let mut failing = connector(
+        FAILING,
+        "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+        json!({"producer.override.compression.type": "no-such-codec"}),
+    );
+    failing["spec"]["autoRestart"] = json!({"enabled": true});
+    apply(&client, &ns, &failing).await;
+    let (restarted, task) = wait_for(
+        &connectors,
+        FAILING,
+        "the failed task restarted automatically",
+        |connector| {
+            let status = connector?.status.as_ref()?;
+            let restart = status.auto_restart.clone()?;
+            let task = status.connector_status.as_ref()?.0.get("tasks")?[0].clone();
+            (restart.count? >= 1 && task["state"] == "FAILED").then_some((restart, task))
+        },
+    )
+    .await;
+    assert_eq!(restarted.connector_name.as_deref(), Some(FAILING));
+    let at: jiff::Timestamp = restarted.last_restart_timestamp.unwrap().parse().unwrap();
+    assert!(jiff::Timestamp::now().duration_since(at) < jiff::SignedDuration::from_mins(10));
+    assert!(
+        task["trace"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("compression.type"),
+        "{task}"
+    );
+    let notes = event_notes(&client, &ns, "ConnectorRestarted").await;
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains(&format!("Connector {FAILING} "))
+                && note.contains("restart 1 of")),
+        "{notes:?}"
+    );
+    connectors
+        .delete(FAILING, &DeleteParams::default())
+        .await
+        .unwrap();
 
     // Bad input: a class the workers do not have.
     apply(

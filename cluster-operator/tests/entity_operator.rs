@@ -262,12 +262,11 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     apply(
         &client,
         &ns,
-        &json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaUser",
-            "metadata": {"name": "alice", "labels": {"strimzi.io/cluster": CLUSTER}},
-            "spec": {"authentication": {"type": "tls"}, "quotas": {"producerByteRate": 1048576}},
-        }),
+        &support::kafka_user(
+            "alice",
+            CLUSTER,
+            json!({"authentication": {"type": "tls"}, "quotas": {"producerByteRate": 1048576}}),
+        ),
     )
     .await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);

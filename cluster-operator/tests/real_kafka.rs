@@ -164,9 +164,10 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
     );
 
     // The topic operator, inside the nodes' network, makes a KafkaTopic a real topic.
-    operators._topic = Some(support::spawn_topic_operator(
+    operators._topic = Some(support::spawn_entity_operator(
         env,
         binaries(),
+        support::EntityOperator::Topic,
         &ns,
         CLUSTER,
         &plain_bootstrap,

@@ -313,7 +313,7 @@ pub fn binaries_dir() -> std::path::PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
-/// Builds the cluster and topic operator binaries and the test environment's programs (e.g.
+/// Builds the cluster, topic and user operator binaries and the test environment's programs (e.g.
 /// `strimzi-kafka-client`), in the profile of the running program, with the cargo running us.
 pub fn build_operator_binaries() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
@@ -327,6 +327,8 @@ pub fn build_operator_binaries() -> std::path::PathBuf {
             "strimzi-cluster-operator",
             "-p",
             "strimzi-topic-operator",
+            "-p",
+            "strimzi-user-operator",
             "-p",
             "strimzi-tests",
             "--bins",
@@ -375,37 +377,74 @@ pub fn spawn_cluster_operator(
     ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
 }
 
-/// Starts the topic operator binary of `env` for the KafkaTopics of `cluster` in
-/// `namespace`, talking to Kafka at `bootstrap`; with real nodes it runs inside their
-/// network, where the cluster's Service names resolve.
-pub fn spawn_topic_operator(
+/// An operator of the entity operator, run as a host process by [`spawn_entity_operator`].
+#[derive(Clone, Copy, Debug)]
+pub enum EntityOperator {
+    /// `strimzi-topic-operator`, for the cluster's KafkaTopics.
+    Topic,
+    /// `strimzi-user-operator`, for the cluster's KafkaUsers: their certificates signed with
+    /// the cluster's clients CA, no ACLs through the Admin API (as Strimzi configures it for
+    /// a Kafka without authorization).
+    User,
+}
+
+/// Starts the binary of `operator` of `env` for the resources of `cluster` in `namespace`,
+/// talking plaintext to Kafka at `bootstrap`, as a child process tied to this one; with real
+/// nodes it runs inside their network, where the cluster's Service names resolve.
+pub fn spawn_entity_operator(
     env: &TestEnv,
     binaries: &std::path::Path,
+    operator: EntityOperator,
     namespace: &str,
     cluster: &str,
     bootstrap: &str,
 ) -> strimzi_tests::process::ManagedProcess {
     use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
+    let selector = format!("strimzi.io/cluster={cluster}");
+    let (binary, variables) = match operator {
+        EntityOperator::Topic => (
+            "topic-operator",
+            vec![("STRIMZI_RESOURCE_LABELS", selector)],
+        ),
+        EntityOperator::User => (
+            "user-operator",
+            vec![
+                ("STRIMZI_LABELS", selector),
+                ("STRIMZI_CA_CERT_NAME", format!("{cluster}-clients-ca-cert")),
+                ("STRIMZI_CA_KEY_NAME", format!("{cluster}-clients-ca")),
+                ("STRIMZI_ACLS_ADMIN_API_SUPPORTED", "false".to_owned()),
+            ],
+        ),
+    };
     let mut spec = ProcessSpec::new(
-        "topic-operator",
-        binaries.join("strimzi-topic-operator"),
+        binary,
+        binaries.join(format!("strimzi-{binary}")),
         env.log_dir(),
     )
     .env("KUBECONFIG", env.control_plane().kubeconfig())
     .env("STRIMZI_NAMESPACE", namespace)
-    .env(
-        "STRIMZI_RESOURCE_LABELS",
-        format!("strimzi.io/cluster={cluster}"),
-    )
     .env("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", bootstrap)
     .env(
         "STRIMZI_HTTP_PORT",
         strimzi_tests::layout::free_port().unwrap().to_string(),
     );
+    for (key, value) in variables {
+        spec = spec.env(key, value);
+    }
     if let Some(network) = env.network() {
         spec = spec.launched_by(network.exec_prefix());
     }
     ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
+}
+
+/// A KafkaUser `name` of `cluster` with `spec`.
+pub fn kafka_user(name: &str, cluster: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaUser",
+        "metadata": {"name": name, "labels": {"strimzi.io/cluster": cluster}},
+        "spec": spec,
+    })
 }
 
 /// A cluster of `controllers` controllers and `brokers` brokers, ephemeral storage.

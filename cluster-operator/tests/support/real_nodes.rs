@@ -60,16 +60,25 @@ pub fn persistent_cluster(
                     kafka["config"][key] = value.clone();
                 }
                 if mutual_tls {
-                    kafka["listeners"].as_array_mut().unwrap().push(json!({
-                        "name": "mtls", "port": 9094, "type": "internal", "tls": true,
-                        "authentication": {"type": "tls"},
-                    }));
+                    add_mutual_tls_listener(document);
                 }
             }
             _ => {}
         }
     }
     documents
+}
+
+/// Adds to the Kafka `document` a listener `mtls` on 9094 that asks clients for a
+/// certificate of the clients CA.
+pub fn add_mutual_tls_listener(document: &mut serde_json::Value) {
+    document["spec"]["kafka"]["listeners"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "name": "mtls", "port": 9094, "type": "internal", "tls": true,
+            "authentication": {"type": "tls"},
+        }));
 }
 
 /// [`super::cluster`] of one controller and one broker for a component's real-node test:
