@@ -863,46 +863,29 @@ impl<R: Reconciler> Shared<R> {
         }
     }
 
-    /// Removes annotation `key` from `resource` if it still has `value` (a JSON patch that
-    /// tests the value first); a failure is logged, and the next reconciliation sees the
-    /// annotation again.
+    /// Removes annotation `key` from `resource` if it still has `value`; a failure is
+    /// logged, and the next reconciliation sees the annotation again.
     async fn remove_annotation(&self, resource: &R::Resource, key: &str, value: &str) {
         let meta = resource.meta();
         let (Some(namespace), Some(name)) = (&meta.namespace, &meta.name) else {
             return;
         };
-        let api: Api<DynamicObject> = Api::namespaced_with(
-            self.runtime.client().clone(),
+        let kind = ApiResource::erase::<R::Resource>(&());
+        match remove_annotation_if_unchanged(
+            self.runtime.client(),
+            &kind,
             namespace,
-            &ApiResource::erase::<R::Resource>(&()),
-        );
-        let path = format!(
-            "/metadata/annotations/{}",
-            key.replace('~', "~0").replace('/', "~1")
-        );
-        let operations = serde_json::json!([
-            {"op": "test", "path": path, "value": value},
-            {"op": "remove", "path": path},
-        ]);
-        let patch: json_patch::Patch = match serde_json::from_value(operations) {
-            Ok(patch) => patch,
-            Err(error) => {
-                tracing::warn!(%error, key, "building the annotation removal");
-                return;
-            }
-        };
-        match api
-            .patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
-            .await
+            name,
+            key,
+            value,
+        )
+        .await
         {
-            Ok(_) => {
+            Ok(true) => {
                 self.runtime.metrics().count_write(&self.kind, "patch");
                 tracing::info!(annotation = key, value, "removed the annotation acted on");
             }
-            // 422: the test failed, the user changed or removed the annotation meanwhile.
-            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 422) => {
-                tracing::debug!(annotation = key, "annotation changed meanwhile; kept");
-            }
+            Ok(false) => tracing::debug!(annotation = key, "annotation changed meanwhile; kept"),
             Err(error) => tracing::warn!(%error, annotation = key, "removing an annotation"),
         }
     }
@@ -1066,6 +1049,58 @@ async fn maintain<R: Reconciler>(
             () = tokio::time::sleep(RESOURCE_GAUGE_PERIOD) => {}
         }
     }
+}
+
+/// Removes annotation `key` from the `kind` object `namespace`/`name` if it still has
+/// `value`: a JSON patch that tests the value before removing it. `false` when the annotation
+/// changed or went meanwhile (or the object did).
+pub async fn remove_annotation_if_unchanged(
+    client: &kube::Client,
+    kind: &ApiResource,
+    namespace: &str,
+    name: &str,
+    key: &str,
+    value: &str,
+) -> Result<bool, kube::Error> {
+    let path = format!(
+        "/metadata/annotations/{}",
+        key.replace('~', "~0").replace('/', "~1")
+    );
+    let operations = serde_json::json!([
+        {"op": "test", "path": path, "value": value},
+        {"op": "remove", "path": path},
+    ]);
+    let patch: json_patch::Patch =
+        serde_json::from_value(operations).map_err(kube::Error::SerdeError)?;
+    let mut request = kube::core::Request::new(DynamicObject::url_path(kind, Some(namespace)))
+        .patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
+        .map_err(kube::Error::BuildRequest)?;
+    // The API server compares a `test` value with the stored JSON as written by Go, which
+    // escapes `<`, `>` and `&`: an annotation such as `src->tgt.MirrorSourceConnector` only
+    // matches when written the same way.
+    let body = String::from_utf8_lossy(request.body()).into_owned();
+    *request.body_mut() = go_escaped(&body).into_bytes();
+    match client.request::<DynamicObject>(request).await {
+        Ok(_) => Ok(true),
+        // 422: the test failed; 404: the object is gone.
+        Err(kube::Error::Api(status)) if matches!(status.code, 404 | 422) => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// `json` with the characters Go's JSON encoder escapes inside strings (`<`, `>`, `&`, U+2028,
+/// U+2029) written as `\uXXXX` escapes; they cannot occur outside strings.
+fn go_escaped(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for character in json.chars() {
+        match character {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", u32::from(character)));
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
