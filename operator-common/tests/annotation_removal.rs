@@ -40,9 +40,19 @@ async fn an_annotation_goes_only_while_it_has_the_value_acted_on() {
         "a changed value is kept"
     );
     assert!(remove("strimzi.io/connector-offsets", "list").await);
-    assert!(remove("strimzi.io/mirrormaker-connector", "src->tgt.MirrorSourceConnector").await);
     assert!(
-        !remove("strimzi.io/mirrormaker-connector", "src->tgt.MirrorSourceConnector").await,
+        remove(
+            "strimzi.io/mirrormaker-connector",
+            "src->tgt.MirrorSourceConnector"
+        )
+        .await
+    );
+    assert!(
+        !remove(
+            "strimzi.io/mirrormaker-connector",
+            "src->tgt.MirrorSourceConnector"
+        )
+        .await,
         "an annotation already gone"
     );
     let left = api.get("a").await.unwrap();
