@@ -102,6 +102,14 @@ pub trait Reconciler: Send + Sync + 'static {
         status::not_ready(reason, message, now)
     }
 
+    /// The status reported, with the failure condition, when reconciling `resource` failed:
+    /// `previous` unchanged (the default), or with the fields a kind reports whatever the
+    /// outcome (a Connect cluster's URL and replicas, as Strimzi writes them).
+    fn failure_status(&self, resource: &Self::Resource, previous: Self::Status) -> Self::Status {
+        let _ = resource;
+        previous
+    }
+
     /// Removes what `resource`, now being deleted, made outside Kubernetes; retried with
     /// backoff until it succeeds, and possibly called again after it did, so it must be
     /// idempotent. Only called with a [`Self::finalizer`].
@@ -845,7 +853,8 @@ impl<R: Reconciler> Shared<R> {
                 let (reason, message) = (error.reason(), error.to_string());
                 tracing::warn!(reason, %message, "reconciliation failed");
                 let next = status::with_conditions(
-                    previous.cloned().unwrap_or_default(),
+                    self.reconciler
+                        .failure_status(resource, previous.cloned().unwrap_or_default()),
                     previous,
                     vec![self.reconciler.failure_condition(reason, &message, &now)],
                     generation,

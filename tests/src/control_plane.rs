@@ -22,7 +22,9 @@ use crate::error::TestEnvError;
 use crate::layout::{
     Provision, cache_dir, free_port, parse_versions, provision, scratch_dir, testenv_file, write,
 };
-use crate::network::{API_SERVICE_IP, NodeNetwork, SERVICE_NETWORK};
+use crate::network::{
+    API_SERVICE_IP, KWOK_NODE_IP, KWOK_POD_NETWORK, NodeNetwork, SERVICE_NETWORK,
+};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
 /// At most this many real nodes (each has an identity in the API server's token file).
@@ -247,8 +249,11 @@ impl ControlPlane {
                     "--manage-all-nodes=false".to_owned(),
                     format!("--manage-nodes-with-label-selector={KWOK_NODE_LABEL}=true"),
                     format!("--server-address=127.0.0.1:{}", free_port()?),
-                    "--cidr=10.244.0.0/16".to_owned(),
-                    "--node-ip=10.96.0.1".to_owned(),
+                    // Loopback addresses: an operator on the host that asks a kwok pod or
+                    // node (whose processes do not exist) reaches this machine and is
+                    // refused, never a real pod of another environment or the network.
+                    format!("--cidr={KWOK_POD_NETWORK}"),
+                    format!("--node-ip={KWOK_NODE_IP}"),
                     // With kwok's default of 0 the node flaps between Ready and NotReady.
                     "--node-lease-duration-seconds=40".to_owned(),
                 ])

@@ -50,6 +50,11 @@ pub const CLUSTER_DNS_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 10);
 /// The pod network; node `i` takes `10.244.<i>.0/24`.
 pub const POD_NETWORK: &str = "10.244.0.0/16";
 
+/// The addresses kwok gives the pods of its nodes: loopback, unlike [`POD_NETWORK`].
+pub const KWOK_POD_NETWORK: &str = "127.244.0.0/16";
+/// The address kwok gives its nodes: loopback.
+pub const KWOK_NODE_IP: &str = "127.96.0.1";
+
 /// A network namespace of the environment's own, with its folder on the host.
 #[derive(Debug)]
 pub struct NodeNetwork {

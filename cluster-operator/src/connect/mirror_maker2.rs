@@ -46,8 +46,9 @@ use super::connector::{
 use super::rest::{ConnectApi, RestError};
 use super::{ConnectError, ConnectReconciler, PODS_RECHECK, Workers, plugins};
 use crate::config::ClusterOperatorConfig;
+use crate::model::connect::ConnectCluster;
 use crate::model::mirror_maker2::{
-    MirrorConnector, MirrorMaker2Error, connect_cluster, connectors, offsets_key, url,
+    MirrorConnector, MirrorMaker2Error, connect_cluster, connectors, offsets_key,
 };
 
 /// Why a KafkaMirrorMaker2 could not be reconciled.
@@ -318,15 +319,15 @@ impl Reconciler for MirrorMaker2Reconciler {
         cluster.validate(&inputs)?;
         let objects = cluster.objects(&inputs)?;
         let previous = mirror_maker2.status.clone().unwrap_or_default();
-        let mut status = KafkaMirrorMaker2Status {
-            url: Some(url(&name, &namespace)),
-            replicas: Some(cluster.replicas()),
-            label_selector: Some(selector_string(&cluster.selector())),
-            connector_plugins: previous.connector_plugins.clone(),
-            connectors: previous.connectors.clone(),
-            auto_restart_statuses: previous.auto_restart_statuses.clone(),
-            ..KafkaMirrorMaker2Status::default()
-        };
+        let mut status = with_cluster_fields(
+            KafkaMirrorMaker2Status {
+                connector_plugins: previous.connector_plugins.clone(),
+                connectors: previous.connectors.clone(),
+                auto_restart_statuses: previous.auto_restart_statuses.clone(),
+                ..KafkaMirrorMaker2Status::default()
+            },
+            &cluster,
+        );
         let warn = |mut reconciled: Reconciled<KafkaMirrorMaker2Status>| {
             for warning in &objects.warnings {
                 reconciled = reconciled.warn(&warning.reason, &warning.message);
@@ -463,6 +464,34 @@ impl Reconciler for MirrorMaker2Reconciler {
             reconciled = reconciled.warn("ConnectorOffsets", &message);
         }
         Ok(warn(reconciled))
+    }
+
+    fn failure_status(
+        &self,
+        mirror_maker2: &KafkaMirrorMaker2,
+        previous: KafkaMirrorMaker2Status,
+    ) -> KafkaMirrorMaker2Status {
+        // A spec refused as a whole leaves the running cluster's fields as they were.
+        let namespace = mirror_maker2.namespace().unwrap_or_default();
+        let valid = connectors(&namespace, &mirror_maker2.name_any(), &mirror_maker2.spec);
+        match (valid, connect_cluster(mirror_maker2, &self.connect.model)) {
+            (Ok(_), Ok(cluster)) => with_cluster_fields(previous, &cluster),
+            _ => previous,
+        }
+    }
+}
+
+/// `status` with the fields a KafkaMirrorMaker2 reports whatever the reconciliation's
+/// outcome, as Strimzi does: the REST API's URL, the replicas and the workers' selector.
+fn with_cluster_fields(
+    status: KafkaMirrorMaker2Status,
+    cluster: &ConnectCluster,
+) -> KafkaMirrorMaker2Status {
+    KafkaMirrorMaker2Status {
+        url: cluster.reported_url(),
+        replicas: Some(cluster.replicas()),
+        label_selector: Some(selector_string(&cluster.selector())),
+        ..status
     }
 }
 

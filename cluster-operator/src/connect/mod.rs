@@ -49,7 +49,6 @@ use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::config::ClusterOperatorConfig;
 use crate::model::connect::{
     ConnectCluster, ConnectInputs, ConnectObjects, external_logging_reference, jmx_secret_name,
-    rest_api_url,
 };
 use crate::model::{ModelConfig, ModelError};
 use rest::{ConnectApi, RestError, api_host};
@@ -579,13 +578,13 @@ impl Reconciler for ConnectReconciler {
         cluster.validate(&inputs)?;
         let objects = cluster.objects(&inputs)?;
         let previous = connect.status.clone().unwrap_or_default();
-        let mut status = KafkaConnectStatus {
-            url: Some(rest_api_url(&cluster.api_service_name, &cluster.namespace)),
-            replicas: Some(cluster.replicas()),
-            label_selector: Some(selector_string(&cluster.selector())),
-            connector_plugins: previous.connector_plugins.clone(),
-            ..KafkaConnectStatus::default()
-        };
+        let mut status = with_cluster_fields(
+            KafkaConnectStatus {
+                connector_plugins: previous.connector_plugins.clone(),
+                ..KafkaConnectStatus::default()
+            },
+            &cluster,
+        );
         self.apply_objects(&cluster, &objects).await?;
         if let Some(dockerfile) = &objects.dockerfile {
             return Err(ConnectError::BuildUnsupported {
@@ -625,5 +624,27 @@ impl Reconciler for ConnectReconciler {
             }
         }
         Ok(warn(Reconciled::new(status)))
+    }
+
+    fn failure_status(
+        &self,
+        connect: &KafkaConnect,
+        previous: KafkaConnectStatus,
+    ) -> KafkaConnectStatus {
+        match ConnectCluster::from_kafka_connect(connect, &self.model) {
+            Ok(cluster) => with_cluster_fields(previous, &cluster),
+            Err(_) => previous,
+        }
+    }
+}
+
+/// `status` with the fields a KafkaConnect reports whatever the reconciliation's outcome,
+/// as Strimzi does: the REST API's URL, the replicas and the workers' selector.
+fn with_cluster_fields(status: KafkaConnectStatus, cluster: &ConnectCluster) -> KafkaConnectStatus {
+    KafkaConnectStatus {
+        url: cluster.reported_url(),
+        replicas: Some(cluster.replicas()),
+        label_selector: Some(selector_string(&cluster.selector())),
+        ..status
     }
 }

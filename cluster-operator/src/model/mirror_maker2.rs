@@ -168,11 +168,6 @@ pub fn offsets_key(connector: &str) -> String {
     format!("{}.json", connector.replace("->", "--"))
 }
 
-/// The REST API's URL, as the status reports it.
-pub fn url(name: &str, namespace: &str) -> String {
-    format!("http://{}.{namespace}.svc:8083", service_name(name))
-}
-
 /// `KAFKA_MIRRORMAKER_2_CLUSTERS`: the aliases of the target and then the sources, joined
 /// with `;`.
 pub fn cluster_aliases(spec: &KafkaMirrorMaker2Spec) -> String {

@@ -371,6 +371,12 @@ impl ConnectCluster {
         self.component_labels().selector()
     }
 
+    /// The REST API's URL reported in the status: none at zero replicas, when no worker
+    /// serves it (as Strimzi reports it).
+    pub fn reported_url(&self) -> Option<String> {
+        (self.replicas() > 0).then(|| rest_api_url(&self.api_service_name, &self.namespace))
+    }
+
     /// The number of workers.
     pub fn replicas(&self) -> i32 {
         if self.spec.replicas >= 0 {

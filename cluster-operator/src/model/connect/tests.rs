@@ -512,3 +512,13 @@ fn jmx_with_a_password_gets_a_secret_kept_once_made() {
             .is_none()
     );
 }
+
+#[test]
+fn the_rest_api_url_is_reported_only_while_workers_run() {
+    assert_eq!(
+        connect(TLS_CONNECT).reported_url().as_deref(),
+        Some("http://my-connect-connect-api.ns.svc:8083")
+    );
+    let stopped = TLS_CONNECT.replace("replicas: 2", "replicas: 0");
+    assert_eq!(connect(&stopped).reported_url(), None);
+}
