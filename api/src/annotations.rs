@@ -59,6 +59,9 @@ pub const CLIENTS_CA_CERT_GENERATION: &str = "strimzi.io/clients-ca-cert-generat
 pub const SERVER_CERT_HASH: &str = "strimzi.io/server-cert-hash";
 /// On pods of a StrimziPodSet: a hash of the pod definition, used to detect outdated pods.
 pub const REVISION: &str = "strimzi.io/revision";
+/// On pods of a StrimziPodSet: a hash of the containers' resources, which
+/// [`REVISION`] leaves out.
+pub const RESOURCE_REVISION: &str = "strimzi.io/resource-revision";
 /// On PersistentVolumeClaims: whether to delete the claim when its node is removed.
 pub const DELETE_CLAIM: &str = "strimzi.io/delete-claim";
 

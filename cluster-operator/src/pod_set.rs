@@ -195,6 +195,24 @@ pub fn is_ready(pod: &Pod) -> bool {
         })
 }
 
+/// The annotations of the pods `sets` describe, by pod name.
+pub(crate) fn described_annotations(
+    sets: &[StrimziPodSet],
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    sets.iter()
+        .flat_map(|set| &set.spec.pods)
+        .filter_map(|pod| {
+            let metadata = pod.0.get("metadata")?;
+            let name = metadata.get("name")?.as_str()?.to_owned();
+            let annotations = metadata
+                .get("annotations")
+                .and_then(|value| serde_json::from_value(value.clone()).ok())
+                .unwrap_or_default();
+            Some((name, annotations))
+        })
+        .collect()
+}
+
 fn revision(pod: &Pod) -> Option<&String> {
     pod.metadata.annotations.as_ref()?.get(REVISION)
 }

@@ -24,6 +24,7 @@ use crate::layout::{
 };
 use crate::network::{
     API_SERVICE_IP, KWOK_NODE_IP, KWOK_POD_NETWORK, NodeNetwork, SERVICE_NETWORK,
+    blackhole_kwok_network,
 };
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
 
@@ -108,6 +109,9 @@ impl ControlPlane {
                 .map_err(|error| TestEnvError::io(network.dir(), error))?,
             None => scratch_dir("k8s")?,
         };
+        if network.is_none() {
+            blackhole_kwok_network()?;
+        }
         let files = Files::write(dir.path(), network)?;
         let inside = |spec: ProcessSpec| match network {
             Some(network) => spec.launched_by(network.daemon_prefix()),
@@ -249,9 +253,7 @@ impl ControlPlane {
                     "--manage-all-nodes=false".to_owned(),
                     format!("--manage-nodes-with-label-selector={KWOK_NODE_LABEL}=true"),
                     format!("--server-address=127.0.0.1:{}", free_port()?),
-                    // Loopback addresses: an operator on the host that asks a kwok pod or
-                    // node (whose processes do not exist) reaches this machine and is
-                    // refused, never a real pod of another environment or the network.
+                    // In a network no packet leaves the machine for (see KWOK_BLACKHOLE).
                     format!("--cidr={KWOK_POD_NETWORK}"),
                     format!("--node-ip={KWOK_NODE_IP}"),
                     // With kwok's default of 0 the node flaps between Ready and NotReady.

@@ -50,10 +50,37 @@ pub const CLUSTER_DNS_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 10);
 /// The pod network; node `i` takes `10.244.<i>.0/24`.
 pub const POD_NETWORK: &str = "10.244.0.0/16";
 
-/// The addresses kwok gives the pods of its nodes: loopback, unlike [`POD_NETWORK`].
-pub const KWOK_POD_NETWORK: &str = "127.244.0.0/16";
-/// The address kwok gives its nodes: loopback.
-pub const KWOK_NODE_IP: &str = "127.96.0.1";
+/// The addresses kwok gives the pods of its nodes, inside [`KWOK_BLACKHOLE`].
+pub const KWOK_POD_NETWORK: &str = "10.245.0.0/17";
+/// The address kwok gives its nodes, inside [`KWOK_BLACKHOLE`].
+pub const KWOK_NODE_IP: &str = "10.245.128.1";
+/// The network of kwok's pods and nodes, whose processes do not exist. Without real nodes,
+/// the operators run on the host and connect to pod addresses; this network is blackholed
+/// on the host (see [`blackhole_kwok_network`]) so such a connection fails at once, and no
+/// packet for a simulated pod leaves the machine. (Loopback addresses would do the same,
+/// but EndpointSlices refuse them, and Services would never get endpoints.)
+pub const KWOK_BLACKHOLE: &str = "10.245.0.0/16";
+
+/// Routes [`KWOK_BLACKHOLE`] nowhere on the host (`ip route replace blackhole`, idempotent,
+/// left in place for the next environment: nothing else uses that network). Needs root and
+/// iproute2.
+pub fn blackhole_kwok_network() -> Result<(), TestEnvError> {
+    let output = Command::new("ip")
+        .args(["route", "replace", "blackhole", KWOK_BLACKHOLE])
+        .output();
+    let refused = match output {
+        Ok(output) if output.status.success() => return Ok(()),
+        Ok(output) => String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        Err(error) => error.to_string(),
+    };
+    Err(TestEnvError::MissingTool {
+        program: format!("a blackhole route for kwok's pods ({refused})"),
+        install: format!(
+            "run the tests as root with iproute2 (apt-get install -y iproute2), or once: \
+             ip route replace blackhole {KWOK_BLACKHOLE}"
+        ),
+    })
+}
 
 /// A network namespace of the environment's own, with its folder on the host.
 #[derive(Debug)]

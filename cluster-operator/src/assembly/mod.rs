@@ -80,6 +80,7 @@ use strimzi_operator_common::runtime::OperatorRuntime;
 use crate::config::ClusterOperatorConfig;
 use crate::model::desired::BuildError;
 use crate::model::listeners::ListenerAddresses;
+use crate::model::nodes::pods::definition_revisions;
 use crate::model::{self, KafkaCluster, ModelError, ModelInput};
 use strimzi_operator_common::blocking::{BlockingError, CpuPool};
 use strimzi_operator_common::scoped_cache::ScopedCache;
@@ -634,7 +635,7 @@ impl Reconciliation<'_> {
         cluster: &KafkaCluster,
         sets: &[StrimziPodSet],
     ) -> Result<Vec<String>, ReconcileError> {
-        let desired = roll::described_annotations(sets);
+        let desired = crate::pod_set::described_annotations(sets);
         let pods = self
             .list::<Pod>(&format!("{}={}", labels::CLUSTER, cluster.name))
             .await?;
@@ -650,8 +651,9 @@ impl Reconciliation<'_> {
             let Some(why) = stuck(pod) else {
                 continue;
             };
-            let revision = strimzi_api::annotations::REVISION;
-            if wanted.get(revision) == pod.annotations().get(revision) {
+            if definition_revisions(Some(wanted))
+                == definition_revisions(pod.metadata.annotations.as_ref())
+            {
                 described.push(format!("{name} ({why})"));
                 continue;
             }

@@ -148,24 +148,6 @@ fn pod_annotations(pod: &Pod) -> &BTreeMap<String, String> {
     pod.metadata.annotations.as_ref().unwrap_or(&EMPTY)
 }
 
-/// The annotations of the pods `sets` describe, by pod name.
-pub(super) fn described_annotations(
-    sets: &[StrimziPodSet],
-) -> BTreeMap<String, BTreeMap<String, String>> {
-    sets.iter()
-        .flat_map(|set| &set.spec.pods)
-        .filter_map(|pod| {
-            let metadata = pod.0.get("metadata")?;
-            let name = metadata.get("name")?.as_str()?.to_owned();
-            let annotations = metadata
-                .get("annotations")
-                .and_then(|value| serde_json::from_value(value.clone()).ok())
-                .unwrap_or_default();
-            Some((name, annotations))
-        })
-        .collect()
-}
-
 /// What is awaited while a pod of the cluster is missing, being deleted or not ready (the
 /// StrimziPodSets' counts may not show a restart yet): nothing restarts meanwhile.
 fn waiting_for_pods(cluster: &KafkaCluster, pods: &BTreeMap<String, Pod>) -> Option<Waiting> {
@@ -242,7 +224,7 @@ fn nodes_to_roll(
     desired: &DesiredObjects,
     pods: &BTreeMap<String, Pod>,
 ) -> Vec<NodeToRoll> {
-    let wanted = described_annotations(&desired.pod_sets);
+    let wanted = crate::pod_set::described_annotations(&desired.pod_sets);
     cluster
         .nodes()
         .filter_map(|node| {

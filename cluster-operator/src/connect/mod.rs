@@ -50,6 +50,7 @@ use crate::config::ClusterOperatorConfig;
 use crate::model::connect::{
     ConnectCluster, ConnectInputs, ConnectObjects, external_logging_reference, jmx_secret_name,
 };
+use crate::model::nodes::pods::definition_revisions;
 use crate::model::{ModelConfig, ModelError};
 use rest::{ConnectApi, RestError, api_host};
 
@@ -352,14 +353,11 @@ impl ConnectReconciler {
     async fn roll_one(
         &self,
         owner: &ObjectReference,
-        desired: &BTreeMap<String, String>,
+        desired: &BTreeMap<String, BTreeMap<String, String>>,
         pods: &[Pod],
     ) -> Result<bool, ConnectError> {
         let outdated = pods.iter().find(|pod| {
-            pod.metadata.deletion_timestamp.is_none()
-                && desired.get(&pod.name_any()).is_some_and(|revision| {
-                    pod.annotations().get(annotations::REVISION) != Some(revision)
-                })
+            pod.metadata.deletion_timestamp.is_none() && runs_desired(pod, desired) == Some(false)
         });
         let Some(outdated) = outdated else {
             return Ok(false);
@@ -422,7 +420,7 @@ impl ConnectReconciler {
                     &error,
                 )
             })?;
-        let desired = desired_revisions(&objects.pod_set);
+        let desired = crate::pod_set::described_annotations(std::slice::from_ref(&objects.pod_set));
         let pods = self.pods(cluster).await?;
         if self.roll_one(owner, &desired, &pods).await? {
             return Ok(Workers::Pending(
@@ -437,11 +435,7 @@ impl ConnectReconciler {
             .filter(|pod| {
                 pod.metadata.deletion_timestamp.is_none()
                     && crate::pod_set::is_ready(pod)
-                    && desired.get(&pod.name_any()).map(String::as_str)
-                        == pod
-                            .annotations()
-                            .get(annotations::REVISION)
-                            .map(String::as_str)
+                    && runs_desired(pod, &desired) == Some(true)
             })
             .count();
         let extra = pods
@@ -535,21 +529,14 @@ pub fn uses_connector_resources(connect: &KafkaConnect) -> bool {
         .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
 }
 
-/// The revision of each pod a StrimziPodSet lists, by pod name.
-fn desired_revisions(pod_set: &StrimziPodSet) -> BTreeMap<String, String> {
-    pod_set
-        .spec
-        .pods
-        .iter()
-        .filter_map(|entry| {
-            let value = serde_json::to_value(entry).ok()?;
-            let name = value["metadata"]["name"].as_str()?.to_owned();
-            let revision = value["metadata"]["annotations"][annotations::REVISION]
-                .as_str()?
-                .to_owned();
-            Some((name, revision))
-        })
-        .collect()
+/// Whether `pod` runs the definition its StrimziPodSet now describes (`desired`, by pod
+/// name); `None` for a pod the set does not describe.
+fn runs_desired(pod: &Pod, desired: &BTreeMap<String, BTreeMap<String, String>>) -> Option<bool> {
+    let wanted = desired.get(&pod.name_any())?;
+    Some(
+        definition_revisions(Some(wanted))
+            == definition_revisions(pod.metadata.annotations.as_ref()),
+    )
 }
 
 /// The plugins as the status lists them.

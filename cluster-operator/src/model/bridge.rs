@@ -581,13 +581,11 @@ fn init_container(key: &str, spec: &KafkaBridgeSpec, config: &ModelConfig) -> Co
         .template
         .as_ref()
         .and_then(|template| template.init_container.as_ref());
-    let image = spec
-        .client_rack_init_image
-        .clone()
-        .unwrap_or_else(|| config.kafka_init_image.clone());
+    let (image, image_pull_policy) =
+        rack::client_init_image(spec.client_rack_init_image.as_ref(), config);
     rack::InitContainer {
-        image_pull_policy: config.image_pull_policy(&image),
         image,
+        image_pull_policy,
         env: rack::rack_init_variables(key, Some(INIT_MOUNT)),
         mounts: vec![rack::init_mount(INIT_MOUNT)],
         resources: spec.resources.clone(),

@@ -19,6 +19,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::common::{ContainerTemplate, Rack, RackType};
 
+use crate::model::ModelConfig;
 use crate::model::nodes::pods::{add_template_env, empty_dir, env, mount, template_mounts};
 use crate::model::security::policies::RBAC_API_GROUP;
 
@@ -140,6 +141,15 @@ impl InitContainer<'_> {
             ..Container::default()
         }
     }
+}
+
+/// The image of a client's (Connect, MirrorMaker 2, Bridge) rack init container and its pull
+/// policy: `spec.clientRackInitImage` when set, else the operator's Kafka init image.
+pub fn client_init_image(requested: Option<&String>, config: &ModelConfig) -> (String, String) {
+    let image = requested
+        .cloned()
+        .unwrap_or_else(|| config.kafka_init_image.clone());
+    (image.clone(), config.image_pull_policy(&image))
 }
 
 /// The variables of a client's (Connect, MirrorMaker 2, Bridge) init container: the node

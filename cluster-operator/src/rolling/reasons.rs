@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use strimzi_api::annotations;
 
 use crate::model::nodes::pods::{
-    CONFIGURATION_HASH_ANNOTATION, CUSTOM_CERT_THUMBPRINTS_ANNOTATION,
+    CONFIGURATION_HASH_ANNOTATION, CUSTOM_CERT_THUMBPRINTS_ANNOTATION, definition_revisions,
 };
 
 /// One reason to restart a Kafka pod. The names are Strimzi's (`PascalCase` in Events and
@@ -115,7 +115,8 @@ pub struct PodRevisions<'a> {
 
 /// Every reason to restart the pod, sorted; empty when it runs as desired.
 ///
-/// A changed `strimzi.io/revision` is explained by the annotations that changed with it
+/// A changed `strimzi.io/revision` or `strimzi.io/resource-revision` (resources are changed
+/// by restarting the pod, not resized in place) is explained by the annotations that changed with it
 /// (CA generations, server certificate, static configuration); when none did, it is
 /// `PodHasOldRevision`. A manual rolling update is asked for on the pod (the one on its
 /// StrimziPodSet is passed to its pods first).
@@ -123,7 +124,7 @@ pub fn restart_reasons(pod: PodRevisions<'_>) -> Vec<RestartReason> {
     let get = |map: &BTreeMap<String, String>, key: &str| map.get(key).cloned();
     let mut reasons = Vec::new();
     let outdated =
-        get(pod.running, annotations::REVISION) != get(pod.desired, annotations::REVISION);
+        definition_revisions(Some(pod.running)) != definition_revisions(Some(pod.desired));
     if outdated {
         reasons.extend(
             EXPLAINED_BY

@@ -44,9 +44,19 @@ pub struct ExternalConfiguration {
     pub metrics: Option<String>,
 }
 
-/// Strimzi's hash stub: the first eight hex digits of the SHA-1 digest of `text`.
+/// Strimzi's hash stub: the first eight hex digits of the SHA-1 digest of `text` in
+/// US-ASCII, where a character outside ASCII counts as `?` (as Java encodes it).
 pub fn hash_stub(text: &str) -> String {
-    let digest = Sha1::digest(text.as_bytes());
+    let ascii: Vec<u8> = text
+        .chars()
+        .map(|character| {
+            u8::try_from(character)
+                .ok()
+                .filter(u8::is_ascii)
+                .unwrap_or(b'?')
+        })
+        .collect();
+    let digest = Sha1::digest(&ascii);
     digest
         .iter()
         .take(4)

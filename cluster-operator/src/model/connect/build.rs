@@ -13,10 +13,10 @@
 use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, KeyToPath, Pod, PodSpec, SecretVolumeSource, Volume,
 };
-use sha1::{Digest, Sha1};
 use strimzi_api::connect::{Build, BuildArtifact, BuildOutput};
 
 use super::ConnectCluster;
+use crate::model::config::hash_stub;
 use crate::model::nodes::pods::mount;
 
 /// Key of the Dockerfile in its ConfigMap.
@@ -33,18 +33,9 @@ pub fn dockerfile_config_map(component_name: &str) -> String {
     format!("{component_name}-dockerfile")
 }
 
-/// Eight hex digits of the SHA-1 digest of `text`.
-fn short_hash(text: &str) -> String {
-    Sha1::digest(text.as_bytes())
-        .iter()
-        .take(4)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
-
 /// The build revision of a Dockerfile.
 pub fn build_revision(dockerfile: &str) -> String {
-    short_hash(dockerfile)
+    hash_stub(dockerfile)
 }
 
 /// `word` quoted for the shell.
@@ -120,19 +111,19 @@ fn artifact_commands(plugin: &str, artifact: &BuildArtifact) -> Vec<Vec<String>>
             )
         }
     };
-    let directory = format!("/opt/kafka/plugins/{plugin}/{}", short_hash(&url));
+    let directory = format!("/opt/kafka/plugins/{plugin}/{}", hash_stub(&url));
     let mkdir = vec!["mkdir".to_owned(), "-p".to_owned(), directory.clone()];
     let mut commands = vec![mkdir];
     match artifact {
         BuildArtifact::Jar(_) | BuildArtifact::Maven(_) => {
-            let file = format!("{directory}/{}.jar", short_hash(&url));
+            let file = format!("{directory}/{}.jar", hash_stub(&url));
             commands.push(download(&url, &file, insecure));
             commands.extend(checksum(&file, sha512sum.as_ref()));
         }
         BuildArtifact::Other(other) => {
             let file = format!(
                 "{directory}/{}",
-                other.file_name.clone().unwrap_or_else(|| short_hash(&url))
+                other.file_name.clone().unwrap_or_else(|| hash_stub(&url))
             );
             commands.push(download(&url, &file, insecure));
             commands.extend(checksum(&file, sha512sum.as_ref()));

@@ -41,7 +41,6 @@ use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
-use strimzi_api::annotations;
 use strimzi_api::common::{
     CertSecretSource, KafkaClientAuthentication, KafkaJmxAuthentication, Logging, MetadataTemplate,
     MetricsConfig, Probe as ProbeOptions,
@@ -63,8 +62,8 @@ use crate::model::meta::{
 use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, KafkaImages, supported_version};
 use crate::model::nodes::pods::{
     CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, KAFKA_VERSION_ANNOTATION, TMP_VOLUME,
-    add_template_env, container_port, convert, env, jmx_env, jvm_env, mount, pod_revision,
-    template_mounts, templated_pod_spec,
+    add_template_env, container_port, convert, env, jmx_env, jvm_env, mount, template_mounts,
+    templated_pod_spec, with_revisions,
 };
 use crate::model::rack;
 use crate::model::security::policies::{
@@ -546,15 +545,12 @@ impl ConnectCluster {
             .template
             .as_ref()
             .and_then(|template| template.init_container.as_ref());
-        let image = self
-            .spec
-            .client_rack_init_image
-            .clone()
-            .unwrap_or_else(|| self.config.kafka_init_image.clone());
+        let (image, image_pull_policy) =
+            rack::client_init_image(self.spec.client_rack_init_image.as_ref(), &self.config);
         Some(
             rack::InitContainer {
-                image_pull_policy: self.config.image_pull_policy(&image),
                 image,
+                image_pull_policy,
                 env: rack::rack_init_variables(key, None),
                 mounts: vec![rack::init_mount(INIT_MOUNT_PATH)],
                 resources: self.spec.resources.clone(),
@@ -873,7 +869,7 @@ impl ConnectCluster {
             Some(key) => Some(rack::with_rack_affinity(spec.affinity.clone(), key)),
             None => spec.affinity.clone(),
         };
-        let mut pod = Pod {
+        let pod = Pod {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
                 namespace: Some(self.namespace.clone()),
@@ -898,11 +894,7 @@ impl ConnectCluster {
             }),
             status: None,
         };
-        let revision = pod_revision(&pod);
-        if let Some(annotations) = pod.metadata.annotations.as_mut() {
-            annotations.insert(annotations::REVISION.to_owned(), revision);
-        }
-        pod
+        with_revisions(pod)
     }
 
     /// The OCI images of `spec.plugins`, each mounted read-only as an image volume under

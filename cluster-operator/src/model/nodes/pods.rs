@@ -20,7 +20,6 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::ObjectMeta;
-use sha2::{Digest, Sha256};
 use strimzi_api::annotations;
 use strimzi_api::common::{
     ContainerTemplate, JvmOptions, KafkaJmxAuthentication, KafkaJmxOptions, MetricsConfig,
@@ -32,6 +31,7 @@ use strimzi_api::node_pool::ProcessRole;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_api::storage::SingleVolumeStorage;
 
+use crate::model::config::hash_stub;
 use crate::model::listeners::services::{
     CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
 };
@@ -100,17 +100,72 @@ pub struct PodInputs {
     pub custom_listener_cert_thumbprints: Option<String>,
 }
 
-/// The revision of a pod definition: a short hash of everything the operator generated for
-/// it. Fields added later by admission webhooks are not part of the definition, so they never
-/// change the revision.
+/// Adds the two hashes that tell whether a pod runs its current definition, computed as
+/// Strimzi computes them so that a pod either operator made from the same spec is current
+/// for both: `strimzi.io/resource-revision` over the containers' resources (init containers
+/// first) and `strimzi.io/revision` over everything else. Fields added later by admission
+/// webhooks are not part of the definition, so they never change either.
+pub fn with_revisions(mut pod: Pod) -> Pod {
+    let resource_revision = resource_revision(&pod);
+    let revision = pod_revision(&pod);
+    let annotations = pod.metadata.annotations.get_or_insert_default();
+    annotations.insert(annotations::RESOURCE_REVISION.to_owned(), resource_revision);
+    annotations.insert(annotations::REVISION.to_owned(), revision);
+    pod
+}
+
+/// `strimzi.io/revision`: the hash stub of the pod's compact JSON with its keys sorted (the
+/// order in which Jackson writes Strimzi's pod objects), without the two revision
+/// annotations and without the containers' resources.
 pub fn pod_revision(pod: &Pod) -> String {
-    let json = serde_json::to_vec(pod).unwrap_or_default();
-    let digest = Sha256::digest(&json);
-    digest
-        .iter()
-        .take(4)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    // Read through `pointer_mut`: indexing a JSON object mutably would add missing keys.
+    let mut json = serde_json::to_value(pod).unwrap_or_default();
+    if let Some(annotations) = json
+        .pointer_mut("/metadata/annotations")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        annotations.remove(annotations::REVISION);
+        annotations.remove(annotations::RESOURCE_REVISION);
+    }
+    for list in ["/spec/initContainers", "/spec/containers"] {
+        let containers = json
+            .pointer_mut(list)
+            .and_then(serde_json::Value::as_array_mut);
+        for container in containers
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_object_mut)
+        {
+            container.remove("resources");
+        }
+    }
+    hash_stub(&json.to_string())
+}
+
+/// `strimzi.io/resource-revision`: the hash stub of the JSON list of the containers'
+/// resources, init containers first, leaving out containers without any.
+pub fn resource_revision(pod: &Pod) -> String {
+    let spec = pod.spec.as_ref();
+    let resources: Vec<&ResourceRequirements> = spec
+        .and_then(|spec| spec.init_containers.as_ref())
+        .into_iter()
+        .flatten()
+        .chain(spec.map(|spec| &spec.containers).into_iter().flatten())
+        .filter_map(|container| container.resources.as_ref())
+        .collect();
+    hash_stub(&serde_json::to_string(&resources).unwrap_or_default())
+}
+
+/// The revisions of a pod (running, or as its StrimziPodSet describes it) from its
+/// annotations: it runs its current definition when both equal the described pod's.
+pub fn definition_revisions(
+    annotations: Option<&BTreeMap<String, String>>,
+) -> (Option<&String>, Option<&String>) {
+    let get = |key| annotations.and_then(|annotations| annotations.get(key));
+    (
+        get(annotations::REVISION),
+        get(annotations::RESOURCE_REVISION),
+    )
 }
 /// The parts of a pod's spec its `template.pod` decides (affinity, tolerations, grace period,
 /// security context, scheduling and DNS options), with Kubernetes' defaults where the
@@ -493,7 +548,7 @@ impl KafkaCluster {
             .then(|| vec![self.init_container(pool, template)]);
         let image_pull_secrets = self.image_pull_secrets(pod_template);
 
-        let mut pod = Pod {
+        let pod = Pod {
             metadata: ObjectMeta {
                 name: Some(pod_name.clone()),
                 namespace: Some(self.namespace.clone()),
@@ -522,11 +577,7 @@ impl KafkaCluster {
             }),
             status: None,
         };
-        let revision = pod_revision(&pod);
-        if let Some(annotations) = pod.metadata.annotations.as_mut() {
-            annotations.insert(annotations::REVISION.to_owned(), revision);
-        }
-        pod
+        with_revisions(pod)
     }
 
     /// The pod security context: the template's, else `fsGroup: 0` when the pool has
