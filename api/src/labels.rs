@@ -40,9 +40,6 @@ pub const KUBERNETES_INSTANCE: &str = "app.kubernetes.io/instance";
 pub const KUBERNETES_PART_OF: &str = "app.kubernetes.io/part-of";
 /// Kubernetes recommended label: the operator that manages the object.
 pub const KUBERNETES_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-/// Label that identifies one pod by its name, as StatefulSets do.
-pub const STATEFULSET_POD_NAME: &str = "statefulset.kubernetes.io/pod-name";
-
 /// Whether a label set by a user on a custom resource may be copied to the objects the
 /// operator creates: `strimzi.io/` labels are reserved, and `app.kubernetes.io/` labels are
 /// set by the operator itself.

@@ -114,12 +114,12 @@ pub fn selector_string(selector: &BTreeMap<String, String>) -> String {
         .join(",")
 }
 
-/// An owner reference to `owner`, as Strimzi sets them: garbage collection deletes the object
-/// with its owner, without blocking the owner's deletion. `None` if the owner has no name or
-/// uid yet.
+/// An owner reference to `owner`, as Strimzi 1.2 sets them: garbage collection deletes the
+/// object with its owner, and a foreground deletion of the owner waits for it; the owner is
+/// not its controller. `None` if the owner has no name or uid yet.
 pub fn owner_reference<K: Resource<DynamicType = ()>>(owner: &K) -> Option<OwnerReference> {
     let mut reference = owner.owner_ref(&())?;
-    reference.block_owner_deletion = Some(false);
+    reference.block_owner_deletion = Some(true);
     reference.controller = Some(false);
     Some(reference)
 }
@@ -218,7 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn owner_reference_does_not_block_deletion() {
+    fn owner_reference_blocks_a_foreground_deletion_without_controlling() {
         let owner = ConfigMap {
             metadata: ObjectMeta {
                 name: Some("owner".into()),
@@ -230,7 +230,7 @@ mod tests {
         let reference = owner_reference(&owner).unwrap();
         assert_eq!(reference.kind, "ConfigMap");
         assert_eq!(reference.uid, "123");
-        assert_eq!(reference.block_owner_deletion, Some(false));
+        assert_eq!(reference.block_owner_deletion, Some(true));
         assert_eq!(reference.controller, Some(false));
         assert!(owner_reference(&ConfigMap::default()).is_none());
     }

@@ -121,9 +121,58 @@ impl KafkaCluster {
     }
 }
 
+/// `items` in the order a Java `HashSet` of them iterates, which is how Strimzi's operator
+/// lists some names (a Role's Secrets): by bucket of the spread `String.hashCode()` in a
+/// table grown at a load of 3/4 from 16 buckets, and in insertion order within a bucket.
+pub fn java_hash_set_order(items: Vec<String>) -> Vec<String> {
+    let mut buckets = 16usize;
+    while items.len() * 4 > buckets * 3 {
+        buckets *= 2;
+    }
+    let bucket = |item: &String| {
+        let hash = item.encode_utf16().fold(0u32, |hash, unit| {
+            hash.wrapping_mul(31).wrapping_add(u32::from(unit))
+        });
+        usize::try_from(hash ^ (hash >> 16)).unwrap_or_default() & (buckets - 1)
+    };
+    let mut ordered: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        if !ordered.contains(&item) {
+            ordered.push(item);
+        }
+    }
+    // A stable sort keeps the insertion order within a bucket.
+    ordered.sort_by_key(bucket);
+    ordered
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_come_in_the_order_of_a_java_hash_set() {
+        // The order of Strimzi 1.2.0's Role for kafka-persistent.yaml.
+        let mut names = vec![
+            "my-cluster-cluster-ca-cert".to_owned(),
+            "my-cluster-trustbundle".to_owned(),
+        ];
+        names.extend((0..3).map(|id| format!("my-cluster-broker-{id}")));
+        names.extend((3..6).map(|id| format!("my-cluster-controller-{id}")));
+        assert_eq!(
+            java_hash_set_order(names),
+            [
+                "my-cluster-cluster-ca-cert",
+                "my-cluster-controller-3",
+                "my-cluster-controller-4",
+                "my-cluster-broker-2",
+                "my-cluster-trustbundle",
+                "my-cluster-broker-0",
+                "my-cluster-controller-5",
+                "my-cluster-broker-1",
+            ]
+        );
+    }
 
     fn map(entries: &[(&str, &str)]) -> StringMap {
         entries

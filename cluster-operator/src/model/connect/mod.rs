@@ -827,7 +827,6 @@ impl ConnectCluster {
         let mut pod_labels = self.labels();
         pod_labels.extend([
             ("strimzi.io/pod-name".to_owned(), name.clone()),
-            (labels::STATEFULSET_POD_NAME.to_owned(), name.clone()),
             (
                 labels::CONTROLLER.to_owned(),
                 labels::CONTROLLER_STRIMZI_POD_SET.to_owned(),

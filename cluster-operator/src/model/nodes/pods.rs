@@ -37,7 +37,7 @@ use crate::model::listeners::services::{
 };
 use crate::model::listeners::settings::ListenerSettings;
 use crate::model::meta::{merged, template_annotations, template_labels, with_additional_labels};
-use crate::model::nodes::storage::data_volumes;
+use crate::model::nodes::storage::{data_volumes, storage_annotation};
 use crate::model::nodes::templates::{PoolTemplate, metadata};
 use crate::model::rack;
 use crate::model::{KafkaCluster, NodePool};
@@ -245,7 +245,6 @@ fn service_account_volume() -> Volume {
             sources: Some(vec![
                 VolumeProjection {
                     service_account_token: Some(ServiceAccountTokenProjection {
-                        expiration_seconds: Some(3607),
                         path: "token".to_owned(),
                         ..ServiceAccountTokenProjection::default()
                     }),
@@ -290,8 +289,9 @@ fn service_account_mount() -> VolumeMount {
     }
 }
 
-/// An exec probe of `script` with Strimzi's defaults (15 s delay, 5 s timeout, every 10 s,
-/// 1 success, 3 failures) where `options` leaves them unset.
+/// An exec probe of `script` with Strimzi's delay and timeout (15 s, 5 s) where `options`
+/// leaves them unset; the period and thresholds only when set (Kubernetes' defaults, 10 s,
+/// 1 and 3, otherwise), as Strimzi writes them.
 fn probe(script: &str, options: Option<&ProbeOptions>) -> Probe {
     let options = options.cloned().unwrap_or_default();
     Probe {
@@ -300,9 +300,9 @@ fn probe(script: &str, options: Option<&ProbeOptions>) -> Probe {
         }),
         initial_delay_seconds: Some(options.initial_delay_seconds.unwrap_or(15)),
         timeout_seconds: Some(options.timeout_seconds.unwrap_or(5)),
-        period_seconds: Some(options.period_seconds.unwrap_or(10)),
-        success_threshold: Some(options.success_threshold.unwrap_or(1)),
-        failure_threshold: Some(options.failure_threshold.unwrap_or(3)),
+        period_seconds: options.period_seconds,
+        success_threshold: options.success_threshold,
+        failure_threshold: options.failure_threshold,
         ..Probe::default()
     }
 }
@@ -397,7 +397,7 @@ impl KafkaCluster {
             ),
             (
                 STORAGE_ANNOTATION.to_owned(),
-                serde_json::to_string(&pool.storage).unwrap_or_default(),
+                storage_annotation(&pool.storage),
             ),
         ]);
         let pods = pool
@@ -496,7 +496,6 @@ impl KafkaCluster {
                 is_controller.to_string(),
             ),
             ("strimzi.io/pod-name".to_owned(), pod_name.clone()),
-            (labels::STATEFULSET_POD_NAME.to_owned(), pod_name.clone()),
             (
                 labels::CONTROLLER.to_owned(),
                 labels::CONTROLLER_STRIMZI_POD_SET.to_owned(),
@@ -567,6 +566,8 @@ impl KafkaCluster {
                 hostname: Some(pod_name.clone()),
                 subdomain: Some(strimzi_api::naming::brokers_service(&self.name)),
                 service_account_name: Some(strimzi_api::naming::kafka_component(&self.name)),
+                // The token comes through the projected volume of the pod's own.
+                automount_service_account_token: Some(false),
                 affinity: self.affinity(pool, template),
                 init_containers,
                 containers: vec![self.kafka_container(pool, template)],

@@ -80,6 +80,70 @@ pub fn kraft_metadata_volume(storage: &Storage) -> Option<DataVolume> {
         .cloned()
 }
 
+/// The order in which Strimzi's operator (Jackson) writes a storage's fields: the identity
+/// and type first, the KRaft metadata role last.
+const STORAGE_FIELD_ORDER: [&str; 9] = [
+    "id",
+    "type",
+    "size",
+    "sizeLimit",
+    "class",
+    "selector",
+    "deleteClaim",
+    "volumeAttributesClass",
+    "kraftMetadata",
+];
+
+/// `strimzi.io/storage`: `storage` as JSON written as Strimzi's operator writes it (fields in
+/// its order, `deleteClaim` only when true), so that the annotation is the same string
+/// whichever operator wrote it.
+pub fn storage_annotation(storage: &Storage) -> String {
+    fn write(value: &serde_json::Value, out: &mut String) {
+        match value {
+            serde_json::Value::Object(fields) => {
+                let rank = |key: &String| {
+                    STORAGE_FIELD_ORDER
+                        .iter()
+                        .position(|known| known == key)
+                        .unwrap_or(STORAGE_FIELD_ORDER.len())
+                };
+                let mut keys: Vec<&String> = fields
+                    .iter()
+                    .filter(|(key, value)| {
+                        !(key.as_str() == "deleteClaim" && value.as_bool() == Some(false))
+                    })
+                    .map(|(key, _)| key)
+                    .collect();
+                keys.sort_by_key(|key| (rank(key), key.as_str()));
+                out.push('{');
+                for (index, key) in keys.into_iter().enumerate() {
+                    if index > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::Value::from(key.as_str()).to_string());
+                    out.push(':');
+                    write(&fields[key], out);
+                }
+                out.push('}');
+            }
+            serde_json::Value::Array(items) => {
+                out.push('[');
+                for (index, item) in items.iter().enumerate() {
+                    if index > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(&serde_json::to_value(storage).unwrap_or_default(), &mut out);
+    out
+}
+
 /// Checks the storage of pool `pool`: persistent volumes need a size; JBOD needs volumes with
 /// unique IDs; at most one volume holds the KRaft metadata.
 pub fn validate_storage(pool: &str, storage: &Storage) -> Result<(), ModelError> {
@@ -235,6 +299,26 @@ mod tests {
 
     fn storage(value: serde_json::Value) -> Storage {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn the_storage_annotation_reads_as_strimzi_writes_it() {
+        // As Strimzi 1.2.0's operator wrote it for its kafka-persistent.yaml.
+        let persistent = storage(json!({"type": "jbod", "volumes": [
+            {"id": 0, "type": "persistent-claim", "size": "100Gi", "deleteClaim": false,
+             "kraftMetadata": "shared"}]}));
+        assert_eq!(
+            storage_annotation(&persistent),
+            r#"{"type":"jbod","volumes":[{"id":0,"type":"persistent-claim","size":"100Gi","kraftMetadata":"shared"}]}"#
+        );
+        let kept = storage(
+            json!({"type": "persistent-claim", "size": "1Gi", "class": "fast",
+            "deleteClaim": true}),
+        );
+        assert_eq!(
+            storage_annotation(&kept),
+            r#"{"type":"persistent-claim","size":"1Gi","class":"fast","deleteClaim":true}"#
+        );
     }
 
     #[test]

@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use strimzi_api::annotations;
 use strimzi_certificate_manager::certificate::ParsedCertificate;
 use strimzi_certificate_manager::leaf::{LeafSpec, NodeLocation};
@@ -236,8 +235,7 @@ impl KafkaCluster {
     }
 
     /// A Secret the operator keeps for the whole cluster rather than for the Kafka
-    /// component: `strimzi.io/name: strimzi`, `component_type` as its type, owned by the Kafka
-    /// and blocking its deletion until collected.
+    /// component: `strimzi.io/name: strimzi`, `component_type` as its type, owned by the Kafka.
     fn operator_secret(
         &self,
         name: &str,
@@ -251,12 +249,8 @@ impl KafkaCluster {
             ..self.component_labels()
         };
         let labels = component.labels(&self.resource_labels, &self.config.label_exclusion);
-        let owner = self.owner.clone().map(|owner| OwnerReference {
-            block_owner_deletion: Some(true),
-            ..owner
-        });
         Secret {
-            metadata: self.object_meta_owned_by(owner.as_ref(), name, labels, annotations),
+            metadata: self.object_meta_owned_by(self.owner.as_ref(), name, labels, annotations),
             type_: Some("Opaque".to_owned()),
             data: Some(data),
             ..Secret::default()

@@ -25,7 +25,7 @@ use crate::model::listeners::services::{
     CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
 };
 use crate::model::meta::{
-    StringMap, template_annotations, template_labels, with_additional_labels,
+    StringMap, java_hash_set_order, template_annotations, template_labels, with_additional_labels,
 };
 use crate::model::{KafkaCluster, ModelConfig};
 
@@ -162,15 +162,16 @@ impl KafkaCluster {
     }
 
     /// `<cluster>-kafka`: lets the Kafka pods read the Secrets their configuration refers to
-    /// through the Kubernetes API: both CA certificate Secrets, the trust bundle and each
-    /// node's certificate, in Strimzi's order.
+    /// through the Kubernetes API: the cluster CA certificate, the trust bundle (which also
+    /// holds the clients CA) and each node's certificate, listed in the order of Strimzi's
+    /// Java hash set of names.
     pub fn kafka_role(&self) -> Role {
         let mut secrets: Vec<String> = vec![
             naming::cluster_ca_cert_secret(&self.name),
-            naming::clients_ca_cert_secret(&self.name),
             trust_bundle_secret(&self.name),
         ];
         secrets.extend(self.nodes().map(|node| node.pod_name));
+        let secrets = java_hash_set_order(secrets);
         Role {
             metadata: self.object_meta(
                 &naming::kafka_component(&self.name),
@@ -320,6 +321,7 @@ impl KafkaCluster {
                     ..LabelSelector::default()
                 }),
                 ingress: Some(rules),
+                policy_types: Some(vec!["Ingress".to_owned()]),
                 ..NetworkPolicySpec::default()
             }),
         })
