@@ -65,8 +65,13 @@ pub const INSTALL_CRDS: &str = "STRIMZI_INSTALL_CRDS";
 /// Strimzi's default of [`OPERATIONS_THREAD_POOL_SIZE`].
 const DEFAULT_OPERATIONS_THREAD_POOL_SIZE: usize = 10;
 
-/// The operator's name: field manager, Event reporter and `app.kubernetes.io/managed-by`.
+/// The operator's name: `app.kubernetes.io/managed-by`, the manager of the CRDs it installs
+/// and the name in its exit message.
 pub const NAME: &str = "strimzi-cluster-operator";
+/// The field manager of everything the operator applies (and the reporter of its Events):
+/// Strimzi's operator's own, so that after a switch between the two operators each finds its
+/// fields owned by the same manager instead of conflicting with the other's.
+pub const FIELD_MANAGER: &str = "strimzi-kafka-operator";
 
 /// Everything the cluster operator reads from its environment.
 #[derive(Clone, Debug)]

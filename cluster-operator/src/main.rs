@@ -3,7 +3,7 @@
 //! StrimziPodSet controllers in the configured namespaces until SIGTERM.
 
 use anyhow::Context;
-use strimzi_cluster_operator::config::{ClusterOperatorConfig, NAME};
+use strimzi_cluster_operator::config::{ClusterOperatorConfig, FIELD_MANAGER, NAME};
 use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
 
 fn main() -> std::process::ExitCode {
@@ -40,7 +40,8 @@ async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
         }
     }
     let port = config.operator.http_port;
-    let runtime = OperatorRuntime::new(client, config.operator.clone(), NAME).context("metrics")?;
+    let runtime =
+        OperatorRuntime::new(client, config.operator.clone(), FIELD_MANAGER).context("metrics")?;
     runtime
         .serve_http(([0, 0, 0, 0], port).into())
         .await

@@ -91,7 +91,7 @@ impl Operator {
         let runtime = OperatorRuntime::new(
             client,
             config.operator.clone(),
-            strimzi_cluster_operator::config::NAME,
+            strimzi_cluster_operator::config::FIELD_MANAGER,
         )
         .unwrap();
         let controllers = controllers(&runtime, &config);
