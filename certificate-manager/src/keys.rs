@@ -1,6 +1,7 @@
 //! Private keys: generating new ones and reading the PEM that Strimzi or a user stored.
 //!
-//! Strimzi creates RSA-4096 keys and stores them as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
+//! Strimzi creates RSA keys (4096 bits for a CA, 2048 for the certificates it signs), signs
+//! with SHA-512 and stores keys as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
 //! We read PKCS#8 RSA and ECDSA keys, and also PKCS#1 RSA keys (`RSA PRIVATE KEY`) that
 //! older tools write, and always write PKCS#8.
 //!
@@ -12,18 +13,21 @@
 
 use aws_lc_rs::encoding::AsDer;
 use aws_lc_rs::rsa::KeySize;
-use rcgen::{KeyPair, PKCS_ECDSA_P256_SHA256, PKCS_RSA_SHA256};
+use rcgen::{
+    KeyPair, PKCS_ECDSA_P256_SHA256, PKCS_RSA_SHA256, PKCS_RSA_SHA384, PKCS_RSA_SHA512,
+    PublicKeyData,
+};
 use rustls_pki_types::PrivatePkcs8KeyDer;
-
-/// Size of the RSA keys we generate, as Strimzi's.
-const RSA_KEY_SIZE: KeySize = KeySize::Rsa4096;
 
 /// The kind of key generated for a new CA or certificate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum KeyAlgorithm {
-    /// RSA with a 4096-bit modulus, signing with SHA-256: what Strimzi generates.
+    /// RSA with a 4096-bit modulus, signing with SHA-512: Strimzi's CA keys.
     #[default]
     Rsa4096,
+    /// RSA with a 2048-bit modulus, signing with SHA-512: Strimzi's keys of the certificates
+    /// a CA signs.
+    Rsa2048,
     /// ECDSA on the P-256 curve with SHA-256: much faster to generate, smaller certificates.
     EcdsaP256,
 }
@@ -32,6 +36,7 @@ impl std::fmt::Display for KeyAlgorithm {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.write_str(match self {
             KeyAlgorithm::Rsa4096 => "RSA-4096",
+            KeyAlgorithm::Rsa2048 => "RSA-2048",
             KeyAlgorithm::EcdsaP256 => "ECDSA P-256",
         })
     }
@@ -68,20 +73,29 @@ impl KeyError {
     }
 }
 
+impl KeyAlgorithm {
+    /// The algorithm of the keys of the certificates a CA with keys of this algorithm signs:
+    /// RSA-2048 under an RSA CA, as Strimzi's; ECDSA P-256 under an ECDSA one.
+    pub fn for_signed_certificates(self) -> Self {
+        match self {
+            KeyAlgorithm::Rsa4096 | KeyAlgorithm::Rsa2048 => KeyAlgorithm::Rsa2048,
+            KeyAlgorithm::EcdsaP256 => KeyAlgorithm::EcdsaP256,
+        }
+    }
+}
+
 /// Generates a new key of the given algorithm.
 pub fn generate(algorithm: KeyAlgorithm) -> Result<KeyPair, KeyError> {
     let failed = |message: String| KeyError::Generation { algorithm, message };
+    let rsa = |size: KeySize| {
+        let key =
+            aws_lc_rs::rsa::KeyPair::generate(size).map_err(|error| failed(error.to_string()))?;
+        let der = key.as_der().map_err(|error| failed(error.to_string()))?;
+        rsa_signing_with_sha512(der.as_ref()).map_err(|error| failed(error.to_string()))
+    };
     match algorithm {
-        KeyAlgorithm::Rsa4096 => {
-            let key = aws_lc_rs::rsa::KeyPair::generate(RSA_KEY_SIZE)
-                .map_err(|error| failed(error.to_string()))?;
-            let der = key.as_der().map_err(|error| failed(error.to_string()))?;
-            KeyPair::from_pkcs8_der_and_sign_algo(
-                &PrivatePkcs8KeyDer::from(der.as_ref()),
-                &PKCS_RSA_SHA256,
-            )
-            .map_err(|error| failed(error.to_string()))
-        }
+        KeyAlgorithm::Rsa4096 => rsa(KeySize::Rsa4096),
+        KeyAlgorithm::Rsa2048 => rsa(KeySize::Rsa2048),
         KeyAlgorithm::EcdsaP256 => KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
             .map_err(|error| failed(error.to_string())),
     }
@@ -92,28 +106,47 @@ pub fn from_pem(text: &[u8]) -> Result<KeyPair, KeyError> {
     let block = pem::parse(text).map_err(|error| KeyError::NotPem(error.to_string()))?;
     let unsupported = |detail: String| KeyError::Unsupported(detail);
     match block.tag() {
-        "PRIVATE KEY" => KeyPair::try_from(block.contents())
-            .map_err(|error| unsupported(format!("PKCS#8 key not usable: {error}"))),
+        "PRIVATE KEY" => {
+            let key = KeyPair::try_from(block.contents())
+                .map_err(|error| unsupported(format!("PKCS#8 key not usable: {error}")))?;
+            if !is_rsa(&key) {
+                return Ok(key);
+            }
+            rsa_signing_with_sha512(block.contents())
+                .map_err(|error| unsupported(format!("PKCS#8 key not usable: {error}")))
+        }
         "RSA PRIVATE KEY" => {
             let key = aws_lc_rs::rsa::KeyPair::from_der(block.contents())
                 .map_err(|error| unsupported(format!("PKCS#1 key not readable: {error}")))?;
             let der = key
                 .as_der()
                 .map_err(|error| unsupported(format!("PKCS#1 key not convertible: {error}")))?;
-            KeyPair::from_pkcs8_der_and_sign_algo(
-                &PrivatePkcs8KeyDer::from(der.as_ref()),
-                &PKCS_RSA_SHA256,
-            )
-            .map_err(|error| unsupported(format!("PKCS#1 key not usable: {error}")))
+            rsa_signing_with_sha512(der.as_ref())
+                .map_err(|error| unsupported(format!("PKCS#1 key not usable: {error}")))
         }
         other => Err(unsupported(format!("PEM block `{other}`"))),
     }
 }
 
+/// An RSA key (PKCS#8 DER) that signs with SHA-512, as Strimzi's CAs do.
+fn rsa_signing_with_sha512(pkcs8: &[u8]) -> Result<KeyPair, rcgen::Error> {
+    KeyPair::from_pkcs8_der_and_sign_algo(&PrivatePkcs8KeyDer::from(pkcs8), &PKCS_RSA_SHA512)
+}
+
+/// Whether `key` is an RSA key, whatever hash it signs with.
+fn is_rsa(key: &KeyPair) -> bool {
+    [&PKCS_RSA_SHA256, &PKCS_RSA_SHA384, &PKCS_RSA_SHA512].contains(&key.algorithm())
+}
+
 /// The algorithm of a key we read or generated, if it is one we generate.
 pub fn algorithm_of(key: &KeyPair) -> Option<KeyAlgorithm> {
-    if key.algorithm() == &PKCS_RSA_SHA256 {
-        Some(KeyAlgorithm::Rsa4096)
+    if key.algorithm() == &PKCS_RSA_SHA512 {
+        // The public key of a 4096-bit modulus takes about 550 bytes, of 2048 bits 294.
+        Some(if key.subject_public_key_info().len() > 400 {
+            KeyAlgorithm::Rsa4096
+        } else {
+            KeyAlgorithm::Rsa2048
+        })
     } else if key.algorithm() == &PKCS_ECDSA_P256_SHA256 {
         Some(KeyAlgorithm::EcdsaP256)
     } else {
@@ -165,6 +198,23 @@ mod tests {
         let from_pkcs1 = from_pem(pkcs1.as_bytes()).unwrap();
         assert_eq!(from_pkcs1.public_key_raw(), key.public_key_raw());
         assert_eq!(algorithm_of(&from_pkcs1), Some(KeyAlgorithm::Rsa4096));
+    }
+
+    #[test]
+    fn certificates_signed_by_an_rsa_ca_get_rsa_2048_keys_signing_with_sha512() {
+        assert_eq!(
+            KeyAlgorithm::Rsa4096.for_signed_certificates(),
+            KeyAlgorithm::Rsa2048
+        );
+        assert_eq!(
+            KeyAlgorithm::EcdsaP256.for_signed_certificates(),
+            KeyAlgorithm::EcdsaP256
+        );
+        let key = generate(KeyAlgorithm::Rsa2048).unwrap();
+        assert_eq!(key.algorithm(), &PKCS_RSA_SHA512);
+        let read = from_pem(key.serialize_pem().as_bytes()).unwrap();
+        assert_eq!(read.algorithm(), &PKCS_RSA_SHA512);
+        assert_eq!(algorithm_of(&read), Some(KeyAlgorithm::Rsa2048));
     }
 
     #[test]

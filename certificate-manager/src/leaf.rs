@@ -31,6 +31,19 @@ pub enum LeafUsage {
     Client,
 }
 
+/// How a certificate is stored in its Secret, as Strimzi 1.2 stores each kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeafStorage {
+    /// `<name>.crt` and `<name>.key`, plus `<name>.p12` and `<name>.password` when the CA's
+    /// settings ask for PKCS#12 stores (component and user certificates).
+    WithKeyStore,
+    /// `<name>.crt` and `<name>.key` only (the cluster operator's certificate).
+    Pem,
+    /// `<name>.key` and `<name>.crt` holding the certificate followed by the CA certificate
+    /// that signed it, so peers can build the chain (Kafka nodes).
+    PemWithCaChain,
+}
+
 /// The certificate to have: its data-key prefix in the Secret, subject and names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeafSpec {
@@ -47,6 +60,8 @@ pub struct LeafSpec {
     pub ip_addresses: BTreeSet<IpAddr>,
     /// Server or client.
     pub usage: LeafUsage,
+    /// How it is stored.
+    pub storage: LeafStorage,
 }
 
 /// Where a Kafka node lives, for the DNS names of its certificate.
@@ -113,6 +128,7 @@ impl LeafSpec {
             dns_names,
             ip_addresses,
             usage: LeafUsage::Server,
+            storage: LeafStorage::PemWithCaChain,
         }
     }
 
@@ -135,6 +151,7 @@ impl LeafSpec {
             dns_names: BTreeSet::new(),
             ip_addresses: BTreeSet::new(),
             usage: LeafUsage::Client,
+            storage: LeafStorage::WithKeyStore,
         }
     }
 
@@ -292,6 +309,9 @@ pub struct IssuedCertificate {
     pub key_pem: String,
     /// The PKCS#12 key store, when wanted.
     pub key_store: Option<Pkcs12Store>,
+    /// The PEM of the CA certificate stored after the certificate in `<name>.crt`, for
+    /// [`LeafStorage::PemWithCaChain`].
+    pub ca_chain_pem: Option<String>,
     /// Why it was issued, or [`IssueReason::Reused`].
     pub reason: IssueReason,
 }
@@ -307,15 +327,14 @@ impl IssuedCertificate {
         self.certificate.thumbprint()
     }
 
-    /// The Secret data entries: `<name>.crt`, `<name>.key` and, with a key store,
-    /// `<name>.p12` and `<name>.password`.
+    /// The Secret data entries: `<name>.crt` (with the CA certificate after it, when
+    /// chained), `<name>.key` and, with a key store, `<name>.p12` and `<name>.password`.
     pub fn secret_data(&self) -> BTreeMap<String, ByteString> {
         let name = &self.name;
+        let mut crt = self.certificate.to_pem();
+        crt.push_str(self.ca_chain_pem.as_deref().unwrap_or_default());
         let mut data = BTreeMap::from([
-            (
-                format!("{name}.crt"),
-                ByteString(self.certificate.to_pem().into_bytes()),
-            ),
+            (format!("{name}.crt"), ByteString(crt.into_bytes())),
             (
                 format!("{name}.key"),
                 ByteString(self.key_pem.clone().into_bytes()),
@@ -385,10 +404,11 @@ fn reused(
     certificate: ParsedCertificate,
     key: &KeyPair,
 ) -> Result<IssuedCertificate, LeafError> {
-    let settings = authority.settings();
     let key_store = match &existing.key_store {
-        Some(store) if settings.pkcs12 => Some(store.clone()),
-        None if settings.pkcs12 => Some(key_store(spec, key, &certificate, authority)?),
+        Some(store) if wants_key_store(authority, spec) => Some(store.clone()),
+        None if wants_key_store(authority, spec) => {
+            Some(key_store(spec, key, &certificate, authority)?)
+        }
         _ => None,
     };
     Ok(IssuedCertificate {
@@ -396,6 +416,7 @@ fn reused(
         certificate,
         key_pem: key.serialize_pem(),
         key_store,
+        ca_chain_pem: ca_chain_pem(authority, spec),
         reason: IssueReason::Reused,
     })
 }
@@ -412,7 +433,8 @@ pub fn issue(
         message,
     };
     let settings = authority.settings();
-    let key = keys::generate(settings.key_algorithm).map_err(|error| failed(error.to_string()))?;
+    let key = keys::generate(settings.key_algorithm.for_signed_certificates())
+        .map_err(|error| failed(error.to_string()))?;
     let issuer = Issuer::from_ca_cert_der(
         &authority.certificate().der().to_vec().into(),
         authority.key(),
@@ -424,7 +446,7 @@ pub fn issue(
         .map_err(|error| failed(error.to_string()))?;
     let certificate =
         ParsedCertificate::from_der(signed.der()).map_err(|error| failed(error.to_string()))?;
-    let key_store = if settings.pkcs12 {
+    let key_store = if wants_key_store(authority, spec) {
         Some(key_store(spec, &key, &certificate, authority)?)
     } else {
         None
@@ -434,8 +456,19 @@ pub fn issue(
         certificate,
         key_pem: key.serialize_pem(),
         key_store,
+        ca_chain_pem: ca_chain_pem(authority, spec),
         reason,
     })
+}
+
+/// Whether the certificate of `spec` is stored with a PKCS#12 key store.
+fn wants_key_store(authority: &CertificateAuthority, spec: &LeafSpec) -> bool {
+    spec.storage == LeafStorage::WithKeyStore && authority.settings().pkcs12
+}
+
+/// The CA certificate stored after the certificate of `spec`, if it is chained.
+fn ca_chain_pem(authority: &CertificateAuthority, spec: &LeafSpec) -> Option<String> {
+    (spec.storage == LeafStorage::PemWithCaChain).then(|| authority.certificate().to_pem())
 }
 
 fn key_store(

@@ -234,15 +234,37 @@ fn verify_everything(algorithm: KeyAlgorithm) {
         "trustedCertEntry",
         1,
     );
-    let store = issued.key_store.as_ref().unwrap();
-    keytool_opens(
-        dir.path(),
-        "broker.p12",
-        &store.bytes,
-        &store.password,
-        "PrivateKeyEntry",
-        1,
+    // A Kafka node's certificate is kept as PEM only, as Strimzi keeps it: the certificate
+    // followed by its CA's, and the key.
+    assert!(issued.key_store.is_none());
+    let node_data = issued.secret_data();
+    assert_eq!(
+        node_data.keys().collect::<Vec<_>>(),
+        ["my-cluster-brokers-0.crt", "my-cluster-brokers-0.key"]
     );
+    let chain = String::from_utf8(node_data["my-cluster-brokers-0.crt"].0.clone()).unwrap();
+    assert_eq!(
+        chain,
+        format!(
+            "{}{}",
+            issued.certificate.to_pem(),
+            ca.authority.certificate().to_pem()
+        )
+    );
+    if algorithm == KeyAlgorithm::Rsa4096 {
+        // Strimzi's sizes and hash: a 4096-bit CA signing 2048-bit certificates with SHA-512.
+        let node = write(dir.path(), "node.crt", chain.as_bytes());
+        let text = run(&openssl(), &["x509", "-in", &node, "-noout", "-text"]);
+        assert!(text.contains("Public-Key: (2048 bit)"), "{text}");
+        assert!(text.contains("sha512WithRSAEncryption"), "{text}");
+        let ca_file = write(
+            dir.path(),
+            "ca-only.crt",
+            ca.authority.certificate().to_pem().as_bytes(),
+        );
+        let text = run(&openssl(), &["x509", "-in", &ca_file, "-noout", "-text"]);
+        assert!(text.contains("Public-Key: (4096 bit)"), "{text}");
+    }
 
     let context = IssueContext {
         now: time::OffsetDateTime::now_utc(),

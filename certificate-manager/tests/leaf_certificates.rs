@@ -82,12 +82,8 @@ fn broker_certificates_carry_every_service_and_pod_name_and_external_addresses()
     assert_eq!(issued.certificate.not_after(), T0 + days(365));
     assert_eq!(
         issued.secret_data().keys().cloned().collect::<Vec<_>>(),
-        [
-            "my-cluster-brokers-0.crt",
-            "my-cluster-brokers-0.key",
-            "my-cluster-brokers-0.p12",
-            "my-cluster-brokers-0.password"
-        ]
+        ["my-cluster-brokers-0.crt", "my-cluster-brokers-0.key"],
+        "a Kafka node's certificate is kept as PEM only, as Strimzi keeps it"
     );
 }
 
@@ -295,4 +291,27 @@ fn after_a_key_replacement_leaves_of_the_old_key_are_kept_while_trust_is_pending
             .certificate
             .is_signed_by(replaced.authority.certificate())
     );
+}
+
+#[test]
+fn a_node_certificate_stored_without_its_ca_gets_the_chain_and_is_not_issued_again() {
+    let ca = created(&settings());
+    let spec = LeafSpec::kafka_node(&LOCATION, "my-cluster-brokers-0", true, &[]);
+    let first = leaf::issue_or_reuse(&ca.authority, &spec, None, &context(&ca)).unwrap();
+    let kept = again(&settings(), &written(&ca), T0 + days(100), true);
+    let later = IssueContext {
+        now: T0 + days(100),
+        ..context(&kept)
+    };
+    let mut leaf_only = stored(&first);
+    leaf_only.certificate = Some(first.certificate.to_pem().into_bytes());
+    let second = leaf::issue_or_reuse(&kept.authority, &spec, Some(&leaf_only), &later).unwrap();
+    assert_eq!(second.reason, IssueReason::Reused);
+    assert_eq!(second.thumbprint(), first.thumbprint());
+    assert_eq!(second.secret_data(), first.secret_data());
+    // And a chained one (as Strimzi stores it) is read by its first certificate.
+    let third =
+        leaf::issue_or_reuse(&kept.authority, &spec, Some(&stored(&second)), &later).unwrap();
+    assert_eq!(third.reason, IssueReason::Reused);
+    assert_eq!(third.secret_data(), first.secret_data());
 }

@@ -3,7 +3,7 @@
 //!
 //! - `scram=N`: N KafkaUsers with `scram-sha-512` authentication, 3 ACL rules of one
 //!   operation each and a producer byte-rate quota;
-//! - `tls=N`: N KafkaUsers with `tls` authentication (an RSA-4096 key each), the same ACL
+//! - `tls=N`: N KafkaUsers with `tls` authentication (an RSA-2048 key each), the same ACL
 //!   rules and a consumer byte-rate quota.
 //!
 //! For each: the time from the first create to all Ready, a check in Kafka (admin client)

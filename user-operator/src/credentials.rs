@@ -230,7 +230,7 @@ mod tests {
         let now = OffsetDateTime::now_utc();
         let (cert, key) = clients_ca(now);
         let config = ca_config();
-        // Issuing a first certificate generates an RSA-4096 key: once, here.
+        // Issuing a first certificate generates an RSA-2048 key: once, here.
         let first = user_certificate(
             &config,
             Some(&cert),

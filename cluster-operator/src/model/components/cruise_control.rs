@@ -36,7 +36,7 @@ use strimzi_api::kafka::{ApiUsers, BrokerCapacity, BrokerCapacityOverride, Cruis
 use strimzi_api::labels;
 use strimzi_api::naming;
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
-use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec, LeafUsage};
+use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec, LeafStorage, LeafUsage};
 use strimzi_operator_common::labels::ComponentLabels;
 
 use super::{
@@ -212,6 +212,7 @@ pub(crate) fn certificate(cluster: &KafkaCluster) -> (String, LeafSpec) {
             dns_names,
             ip_addresses: BTreeSet::new(),
             usage: LeafUsage::Server,
+            storage: LeafStorage::WithKeyStore,
         },
     )
 }

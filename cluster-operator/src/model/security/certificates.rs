@@ -6,7 +6,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use strimzi_api::annotations;
 use strimzi_certificate_manager::certificate::ParsedCertificate;
-use strimzi_certificate_manager::leaf::{LeafSpec, NodeLocation};
+use strimzi_certificate_manager::leaf::{LeafSpec, LeafStorage, NodeLocation};
 use strimzi_operator_common::labels::ComponentLabels;
 
 use crate::model::listeners::ListenerAddresses;
@@ -18,9 +18,12 @@ use crate::model::{KafkaCluster, KafkaNode, ModelError};
 const CLUSTER_OPERATOR: &str = "cluster-operator";
 
 /// The request of the operator's own client certificate: `CN=cluster-operator`,
-/// `O=io.strimzi`, stored under `cluster-operator.*`.
+/// `O=io.strimzi`, stored under `cluster-operator.crt` and `.key` only, as Strimzi's.
 pub fn cluster_operator_certificate_spec() -> LeafSpec {
-    LeafSpec::component(CLUSTER_OPERATOR, CLUSTER_OPERATOR)
+    LeafSpec {
+        storage: LeafStorage::Pem,
+        ..LeafSpec::component(CLUSTER_OPERATOR, CLUSTER_OPERATOR)
+    }
 }
 
 /// The custom server certificates of TLS listeners (`brokerCertChainAndKey`), read from the
@@ -179,7 +182,8 @@ impl KafkaCluster {
 
     /// `<cluster>-trustbundle`: the CA certificates the Kafka nodes trust, read by their
     /// configuration through the Kubernetes API: `cluster-ca.crt` and `clients-ca.crt` (PEM;
-    /// several certificates each while a CA is being replaced).
+    /// several certificates each while a CA is being replaced; without a final line break,
+    /// byte for byte as Strimzi writes them).
     /// Labelled as Strimzi labels it (component type `trust-bundle`) and annotated with both
     /// CA certificate generations, so a change of either CA shows on the Secret.
     pub fn trust_bundle_secret(
@@ -204,11 +208,11 @@ impl KafkaCluster {
             BTreeMap::from([
                 (
                     "cluster-ca.crt".to_owned(),
-                    ByteString(cluster_ca_pem.as_bytes().to_vec()),
+                    ByteString(cluster_ca_pem.trim_end().as_bytes().to_vec()),
                 ),
                 (
                     "clients-ca.crt".to_owned(),
-                    ByteString(clients_ca_pem.as_bytes().to_vec()),
+                    ByteString(clients_ca_pem.trim_end().as_bytes().to_vec()),
                 ),
             ]),
         )
