@@ -411,12 +411,13 @@ fn reused(
         }
         _ => None,
     };
+    let ca_chain_pem = ca_chain_pem(authority, spec, &certificate);
     Ok(IssuedCertificate {
         name: spec.name.clone(),
         certificate,
         key_pem: key.serialize_pem(),
         key_store,
-        ca_chain_pem: ca_chain_pem(authority, spec),
+        ca_chain_pem,
         reason: IssueReason::Reused,
     })
 }
@@ -451,12 +452,13 @@ pub fn issue(
     } else {
         None
     };
+    let ca_chain_pem = ca_chain_pem(authority, spec, &certificate);
     Ok(IssuedCertificate {
         name: spec.name.clone(),
         certificate,
         key_pem: key.serialize_pem(),
         key_store,
-        ca_chain_pem: ca_chain_pem(authority, spec),
+        ca_chain_pem,
         reason,
     })
 }
@@ -466,9 +468,20 @@ fn wants_key_store(authority: &CertificateAuthority, spec: &LeafSpec) -> bool {
     spec.storage == LeafStorage::WithKeyStore && authority.settings().pkcs12
 }
 
-/// The CA certificate stored after the certificate of `spec`, if it is chained.
-fn ca_chain_pem(authority: &CertificateAuthority, spec: &LeafSpec) -> Option<String> {
-    (spec.storage == LeafStorage::PemWithCaChain).then(|| authority.certificate().to_pem())
+/// The CA certificate stored after `certificate` (of `spec`), if it is chained: the one that
+/// signed it, which is an older one of the CA's while a certificate of the old key is kept.
+fn ca_chain_pem(
+    authority: &CertificateAuthority,
+    spec: &LeafSpec,
+    certificate: &ParsedCertificate,
+) -> Option<String> {
+    (spec.storage == LeafStorage::PemWithCaChain).then(|| {
+        std::iter::once(authority.certificate())
+            .chain(authority.trusted_certificates().values())
+            .find(|ca| certificate.is_signed_by(ca))
+            .unwrap_or(authority.certificate())
+            .to_pem()
+    })
 }
 
 fn key_store(

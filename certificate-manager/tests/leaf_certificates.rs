@@ -262,6 +262,12 @@ fn after_a_key_replacement_leaves_of_the_old_key_are_kept_while_trust_is_pending
         leaf::issue_or_reuse(&replaced.authority, &spec, Some(&stored(&first)), &pending).unwrap();
     assert_eq!(kept.reason, IssueReason::Reused);
     assert_eq!(kept.thumbprint(), first.thumbprint());
+    // Its chain is the old CA certificate that signed it, not the new one.
+    assert_eq!(
+        kept.secret_data(),
+        first.secret_data(),
+        "the kept certificate is stored with the CA certificate that signed it"
+    );
     // Unless its names no longer fit.
     let moved = LeafSpec::kafka_node(
         &LOCATION,
