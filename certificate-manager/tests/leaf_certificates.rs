@@ -116,16 +116,27 @@ fn client_certificates_name_the_user_or_component() {
     assert!(issued.certificate.subject().contains("O=io.strimzi"));
 }
 
-#[test]
-fn a_good_certificate_is_reused_unchanged() {
+/// A node certificate issued by a new CA, and that CA reconciled again 100 days later.
+fn node_certificate_then_ca_kept() -> (LeafSpec, IssuedCertificate, ReconciledCa) {
     let ca = created(&settings());
     let spec = LeafSpec::kafka_node(&LOCATION, "my-cluster-brokers-0", true, &[]);
     let first = leaf::issue_or_reuse(&ca.authority, &spec, None, &context(&ca)).unwrap();
     let kept = again(&settings(), &written(&ca), T0 + days(100), true);
-    let later = IssueContext {
+    (spec, first, kept)
+}
+
+/// The issue context of `ca` 100 days after [`T0`].
+fn hundred_days_later(ca: &ReconciledCa) -> IssueContext<'_> {
+    IssueContext {
         now: T0 + days(100),
-        ..context(&kept)
-    };
+        ..context(ca)
+    }
+}
+
+#[test]
+fn a_good_certificate_is_reused_unchanged() {
+    let (spec, first, kept) = node_certificate_then_ca_kept();
+    let later = hundred_days_later(&kept);
     let second =
         leaf::issue_or_reuse(&kept.authority, &spec, Some(&stored(&first)), &later).unwrap();
     assert_eq!(second.reason, IssueReason::Reused);
@@ -301,14 +312,8 @@ fn after_a_key_replacement_leaves_of_the_old_key_are_kept_while_trust_is_pending
 
 #[test]
 fn a_node_certificate_stored_without_its_ca_gets_the_chain_and_is_not_issued_again() {
-    let ca = created(&settings());
-    let spec = LeafSpec::kafka_node(&LOCATION, "my-cluster-brokers-0", true, &[]);
-    let first = leaf::issue_or_reuse(&ca.authority, &spec, None, &context(&ca)).unwrap();
-    let kept = again(&settings(), &written(&ca), T0 + days(100), true);
-    let later = IssueContext {
-        now: T0 + days(100),
-        ..context(&kept)
-    };
+    let (spec, first, kept) = node_certificate_then_ca_kept();
+    let later = hundred_days_later(&kept);
     let mut leaf_only = stored(&first);
     leaf_only.certificate = Some(first.certificate.to_pem().into_bytes());
     let second = leaf::issue_or_reuse(&kept.authority, &spec, Some(&leaf_only), &later).unwrap();
