@@ -12,7 +12,7 @@ use kube::api::{Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 use strimzi_api::annotations;
-use strimzi_api::kafka::KafkaAutoRebalanceMode;
+use strimzi_api::kafka::{KafkaAutoRebalanceMode, KafkaAutoRebalanceStatus};
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_api::{labels, naming};
@@ -102,10 +102,13 @@ impl Reconciliation<'_> {
                 .as_ref()
                 .is_some_and(|modes| !modes.is_empty())
         });
+        let previous = self.auto_rebalance.clone();
         if !configured {
+            // Strimzi's state without automatic rebalancing (or once it is turned off).
+            let now = status::timestamp_now();
+            self.auto_rebalance = Some(Plan::idle(Vec::new()).status(previous.as_ref(), &now));
             return Ok(());
         }
-        let previous = self.auto_rebalance.clone();
         let scaling = ScalingBrokers {
             blocked: blocked.clone(),
             added: auto::recorded_added(previous.as_ref()),
@@ -129,6 +132,16 @@ impl Reconciliation<'_> {
         }
         self.auto_rebalance = Some(plan.status(previous.as_ref(), &now));
         Ok(())
+    }
+
+    /// `status.autoRebalance` as known so far: the state this reconciliation recorded or
+    /// found, else `Idle` since now. Strimzi reports it on every Kafka, with or without
+    /// Cruise Control.
+    pub(super) fn auto_rebalance_status(&self) -> KafkaAutoRebalanceStatus {
+        match &self.auto_rebalance {
+            Some(recorded) => recorded.clone(),
+            None => Plan::idle(Vec::new()).status(None, &status::timestamp_now()),
+        }
     }
 
     /// The automatic rebalance of `mode`, if it exists.

@@ -12,6 +12,7 @@ use strimzi_operator_common::status;
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
 use crate::model::KafkaCluster;
 use crate::model::desired::DesiredObjects;
+use crate::model::security::cluster_security::cluster_security_status;
 
 /// A new Kafka cluster ID: 16 random bytes in unpadded URL-safe base64, as Kafka's
 /// `Uuid.randomUuid()` prints them.
@@ -61,7 +62,8 @@ impl Reconciliation<'_> {
             operator_last_successful_version: Some(
                 crate::model::nodes::images::STRIMZI_VERSION.to_owned(),
             ),
-            auto_rebalance: self.auto_rebalance.clone(),
+            auto_rebalance: Some(self.auto_rebalance_status()),
+            cluster_security: Some(cluster_security_status()),
             ..KafkaStatus::default()
         };
         // One `Warning` condition per warning, as Strimzi writes them.
@@ -90,7 +92,7 @@ impl Reconciliation<'_> {
             },
             None => KafkaStatus {
                 cluster_id: Some(cluster.cluster_id.clone()),
-                auto_rebalance: self.auto_rebalance.clone(),
+                auto_rebalance: Some(self.auto_rebalance_status()),
                 ..previous
             },
         };

@@ -426,6 +426,13 @@ impl KafkaCluster {
 /// Validates the Kafka and its pools, assigns node IDs and resolves the version, image and
 /// per-pool settings.
 pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
+    security::cluster_security::check_recorded(
+        input
+            .kafka
+            .status
+            .as_ref()
+            .and_then(|status| status.cluster_security.as_ref()),
+    )?;
     let cluster = nodes::resolve::resolve(input)?;
     components::validate(&cluster)?;
     Ok(cluster)
