@@ -5,33 +5,25 @@
 //! records through the bridge's Service and consumes them back through a bridge consumer
 //! (create, subscribe, poll, delete).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
-
 use std::time::Instant;
 
+use super::env;
+use crate::support::real_nodes::{
+    POD_WAIT, binaries, delete_when_done, eventually, records, small_ephemeral_cluster, sorted,
+};
+use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 use strimzi_api::bridge::KafkaBridge;
-use strimzi_tests::environment::TestEnv;
 use strimzi_tests::network::NodeNetwork;
 use strimzi_tests::nodes::image_version;
-use support::real_nodes::{
-    POD_WAIT, binaries, eventually, records, small_ephemeral_cluster, sorted,
-};
-use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "br";
 const BRIDGE: &str = "web";
 /// Content types of the bridge's API (v2, JSON-embedded records).
 const JSON_RECORDS: &str = "application/vnd.kafka.json.v2+json";
 const API: &str = "application/vnd.kafka.v2+json";
-
-fn env() -> &'static TestEnv {
-    TestEnv::shared_real()
-}
 
 /// One HTTP request with curl from inside the nodes' network: the status code and the body.
 fn request(
@@ -93,11 +85,13 @@ fn expect(
 
 #[tokio::test]
 async fn a_bridge_on_real_nodes_produces_and_consumes_over_http() {
+    let _room = super::room_for(super::Weight::Light).await;
     let env = env();
     let client = env.client().await;
     let ns = env.namespace("bridge").await;
+    let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
-    let _operator = support::spawn_cluster_operator(
+    let _operator = crate::support::spawn_cluster_operator(
         env,
         binaries(),
         &ns,

@@ -12,12 +12,14 @@
 //! spec replacing the worker; deleting the KafkaConnect removing what it made. One cluster
 //! for every check.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
-
 use std::time::Instant;
 
+use super::env;
+use crate::support::real_nodes::{
+    add_mutual_tls_listener, binaries, bootstrap, delete_when_done, small_ephemeral_cluster,
+};
+use crate::support::rolls::event_notes;
+use crate::support::{apply, condition_of, names, ready, wait_for, wait_gone};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
@@ -26,10 +28,6 @@ use strimzi_api::connect::KafkaConnect;
 use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::user::KafkaUser;
-use strimzi_tests::environment::TestEnv;
-use support::real_nodes::{add_mutual_tls_listener, binaries, bootstrap, small_ephemeral_cluster};
-use support::rolls::event_notes;
-use support::{apply, condition_of, names, ready, wait_for, wait_gone};
 
 const CLUSTER: &str = "cc";
 const CONNECT: &str = "cc-connect-test";
@@ -37,10 +35,6 @@ const CONNECT: &str = "cc-connect-test";
 const HEARTBEATS: &str = "heartbeats";
 /// The `tls` KafkaUser the Connect workers authenticate as.
 const USER: &str = "connect-user";
-
-fn env() -> &'static TestEnv {
-    TestEnv::shared_real()
-}
 
 /// A KafkaConnect of one worker over the mutual TLS listener as [`USER`], managed by
 /// KafkaConnectors.
@@ -178,10 +172,12 @@ async fn patch_connector(client: &Client, ns: &str, name: &str, patch: Value) {
 
 #[tokio::test]
 async fn kafka_connect_runs_connectors_from_kafka_connectors() {
+    let _room = super::room_for(super::Weight::Light).await;
     let env = env();
     let client = env.client().await;
     let ns = env.namespace("connect").await;
-    let _operator = support::spawn_cluster_operator(
+    let _deleted = delete_when_done(env, &[&ns]);
+    let _operator = crate::support::spawn_cluster_operator(
         env,
         binaries(),
         &ns,
@@ -197,10 +193,10 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     let kafka = ready(&client, &ns, CLUSTER).await;
 
     // The workers' identity: a `tls` KafkaUser from our user operator.
-    let _user_operator = support::spawn_entity_operator(
+    let _user_operator = crate::support::spawn_entity_operator(
         env,
         binaries(),
-        support::EntityOperator::User,
+        crate::support::EntityOperator::User,
         &ns,
         CLUSTER,
         &bootstrap(&kafka, "plain"),
@@ -208,7 +204,7 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     apply(
         &client,
         &ns,
-        &support::kafka_user(USER, CLUSTER, json!({"authentication": {"type": "tls"}})),
+        &crate::support::kafka_user(USER, CLUSTER, json!({"authentication": {"type": "tls"}})),
     )
     .await;
     let users: Api<KafkaUser> = Api::namespaced(client.clone(), &ns);

@@ -10,35 +10,27 @@
 //! rebalancing on scaling: a fourth broker gets partitions without a manual step, and scaling
 //! back down moves them off before the broker goes, with no record lost.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
-
 use std::time::{Duration, Instant};
 
+use super::env;
+use crate::support::real_nodes::{
+    binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually,
+    persistent_cluster, secret_value,
+};
+use crate::support::real_nodes::{scale_brokers, stop_and_check_nothing_lost};
+use crate::support::rolls::event_notes;
+use crate::support::{apply, ready, wait_for};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::kafka::{Kafka, KafkaAutoRebalanceState};
 use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_tests::clients::{ClusterClient, KafkaTools};
-use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::free_port;
 use strimzi_tests::network::NodeNetwork;
 use strimzi_tests::resources::eventually_ok;
-use support::real_nodes::{
-    binaries, bootstrap, cluster_ca_file, component_pod, eventually, persistent_cluster,
-    secret_value,
-};
-use support::real_nodes::{scale_brokers, stop_and_check_nothing_lost};
-use support::rolls::event_notes;
-use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "cc";
-
-fn env() -> &'static TestEnv {
-    support::real_nodes::env_with_operator_image()
-}
 
 /// One controller, three brokers, the topic operator and Cruise Control with short metric
 /// windows, so that it has a load model within a minute or two instead of Strimzi's five.
@@ -135,12 +127,15 @@ fn cruise_control_get(
 
 #[tokio::test]
 async fn cruise_control_runs_and_the_brokers_report_to_it() {
+    let _room = super::room_for(super::Weight::Heavy).await;
     let env = env();
     let client = env.client().await;
     let network = env.network().expect("a real-node environment");
     let ns = env.namespace("cc").await;
+    let _deleted = delete_when_done(env, &[&ns]);
     let operator_port = free_port().unwrap();
-    let _operator = support::spawn_cluster_operator(env, binaries(), &ns, operator_port, &[]);
+    let _operator =
+        crate::support::spawn_cluster_operator(env, binaries(), &ns, operator_port, &[]);
     let applied = Instant::now();
     for document in documents() {
         apply(&client, &ns, &document).await;
@@ -342,7 +337,7 @@ async fn auto_rebalance_idle(client: &Client, ns: &str) -> Kafka {
         let kafka = kafka?;
         let auto = kafka.status.as_ref()?.auto_rebalance.as_ref()?;
         let idle = auto.state == Some(KafkaAutoRebalanceState::Idle) && auto.modes.is_none();
-        let ready = support::condition(kafka, "Ready")
+        let ready = crate::support::condition(kafka, "Ready")
             .is_some_and(|condition| condition.status.as_deref() == Some("True"));
         (idle && ready).then(|| kafka.clone())
     })
@@ -526,7 +521,7 @@ async fn replication_factor_changes_through_cruise_control(
         }),
     )
     .await;
-    support::real_nodes::topic_ready(client, ns, topic).await;
+    crate::support::real_nodes::topic_ready(client, ns, topic).await;
     eventually("producing to the topic", || plain.produce(topic, 30, "rf")).await;
     for replicas in [3, 2] {
         topics
@@ -541,8 +536,8 @@ async fn replication_factor_changes_through_cruise_control(
     }
     let read = eventually("consuming every record", || plain.consume(topic, 30)).await;
     assert_eq!(
-        support::real_nodes::sorted(read),
-        support::real_nodes::records("rf", 30),
+        crate::support::real_nodes::sorted(read),
+        crate::support::real_nodes::records("rf", 30),
         "records lost"
     );
 }

@@ -4,16 +4,20 @@
 //! Exporter. The topic operator watches another namespace; a KafkaUser's certificate lets a
 //! client in over mutual TLS; Kafka Exporter reports consumer-group lag; the Grafana
 //! dashboard's every metric is served by a running operator; bad input is refused with a
-//! condition and nothing restarted; a cluster CA renewal reaches the components' certificates;
-//! removing each section removes its objects and nothing else.
-
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
+//! condition and nothing restarted; a cluster CA renewal rolls the nodes and reaches the
+//! components' certificates, and a client trusting the CA certificate of before (the
+//! mutual-TLS user's) still gets in; removing each section removes its objects and nothing
+//! else.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+use super::env;
+use crate::support::real_nodes::{
+    binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually, http_get,
+    persistent_cluster, process_named, records, secret_file, sorted, topic_ready,
+};
+use crate::support::{apply, condition, names, ready, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -22,20 +26,10 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_tests::clients::ClusterClient;
-use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::free_port;
 use strimzi_tests::measure::rss_mib;
-use support::real_nodes::{
-    binaries, bootstrap, cluster_ca_file, component_pod, eventually, http_get, persistent_cluster,
-    process_named, records, secret_file, sorted, topic_ready,
-};
-use support::{apply, condition, names, ready, wait_for};
 
 const CLUSTER: &str = "eo";
-
-fn env() -> &'static TestEnv {
-    support::real_nodes::env_with_operator_image()
-}
 
 /// One controller and one broker with a mutual-TLS listener, the entity operator (its topic
 /// operator watching `topics_ns`) and Kafka Exporter.
@@ -167,13 +161,16 @@ fn topic(name: &str, partitions: i32) -> Value {
 
 #[tokio::test]
 async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
+    let _room = super::room_for(super::Weight::Light).await;
     let env = env();
     let client = env.client().await;
     let network = env.network().expect("a real-node environment");
     let ns = env.namespace("eo").await;
     let topics_ns = env.namespace("eo-topics").await;
+    let _deleted = delete_when_done(env, &[&ns, &topics_ns]);
     let operator_port = free_port().unwrap();
-    let _operator = support::spawn_cluster_operator(env, binaries(), &ns, operator_port, &[]);
+    let _operator =
+        crate::support::spawn_cluster_operator(env, binaries(), &ns, operator_port, &[]);
     let applied = Instant::now();
     for document in documents(&topics_ns) {
         apply(&client, &ns, &document).await;
@@ -262,7 +259,7 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     apply(
         &client,
         &ns,
-        &support::kafka_user(
+        &crate::support::kafka_user(
             "alice",
             CLUSTER,
             json!({"authentication": {"type": "tls"}, "quotas": {"producerByteRate": 1048576}}),
@@ -352,7 +349,8 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     // entity operator keeps working with its new certificate.
     let eo_secret = format!("{CLUSTER}-entity-topic-operator-certs");
     let old_certificate =
-        support::real_nodes::secret_value(&client, &ns, &eo_secret, "entity-operator.crt").await;
+        crate::support::real_nodes::secret_value(&client, &ns, &eo_secret, "entity-operator.crt")
+            .await;
     Api::<Secret>::namespaced(client.clone(), &ns)
         .patch(
             &format!("{CLUSTER}-cluster-ca-cert"),
@@ -484,7 +482,8 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
             .await
             .is_empty()
     );
-    // The user's resources and the cluster stay.
+    // The user's resources and the cluster stay, and alice, trusting the cluster CA
+    // certificate of before the renewal, still gets in.
     assert!(secrets.get_opt("alice").await.unwrap().is_some());
     assert_eq!(node_pod_uids(&client, &ns).await, nodes_before);
     let read = eventually("consuming after the removals", || {

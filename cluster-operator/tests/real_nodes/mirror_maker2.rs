@@ -9,21 +9,19 @@
 //! `strimzi.io/connector-offsets` and `strimzi.io/mirrormaker-connector` annotations. Prints
 //! how long the resource takes to be Ready and a record to cross.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
-
 use std::time::Instant;
 
+use super::env;
+use crate::support::real_nodes::{
+    binaries, bootstrap, delete_when_done, eventually, records, sorted,
+};
+use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
 use strimzi_tests::clients::{ClusterClient, KafkaTools};
-use strimzi_tests::environment::TestEnv;
-use support::real_nodes::{binaries, bootstrap, eventually, records, sorted};
-use support::{apply, ready, wait_for};
 
 const NAME: &str = "mm";
 const TOPIC: &str = "mirrored-topic";
@@ -110,11 +108,13 @@ fn mirror_maker2() -> Value {
 
 #[tokio::test]
 async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
-    let env = TestEnv::shared_real();
+    let _room = super::room_for(super::Weight::Light).await;
+    let env = env();
     let network = env.network().expect("a real-node environment");
     let client = env.client().await;
     let ns = env.namespace("mm2").await;
-    let _operator = support::spawn_cluster_operator(
+    let _deleted = delete_when_done(env, &[&ns]);
+    let _operator = crate::support::spawn_cluster_operator(
         env,
         binaries(),
         &ns,

@@ -4,31 +4,23 @@
 //! bootstrap Service on the plain and TLS listeners, the topic operator makes a real topic,
 //! and a deleted broker pod comes back with its data.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
-
 use std::time::{Duration, Instant};
 
+use super::env;
+use crate::support::real_nodes::{
+    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
+    delete_when_done, eventually, is_ready, persistent_cluster, records, sorted, topic_ready,
+};
+use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, LogParams, PostParams};
 use serde_json::{Value, json};
 use strimzi_tests::clients::ClusterClient;
-use strimzi_tests::environment::TestEnv;
 use strimzi_tests::nodes::image_version;
 use strimzi_tests::process::ManagedProcess;
-use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file, eventually,
-    is_ready, persistent_cluster, records, sorted, topic_ready,
-};
-use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "real";
-fn env() -> &'static TestEnv {
-    TestEnv::shared_real()
-}
-
 /// One controller and two brokers with persistent volumes; plain, TLS and mutual-TLS
 /// listeners.
 fn small_cluster() -> Vec<Value> {
@@ -51,12 +43,14 @@ struct Operators {
 
 #[tokio::test]
 async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker_pod_deletion() {
+    let _room = super::room_for(super::Weight::Light).await;
     let env = env();
     let client = env.client().await;
     let ns = env.namespace("real").await;
+    let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
     let mut operators = Operators {
-        _cluster: support::spawn_cluster_operator(
+        _cluster: crate::support::spawn_cluster_operator(
             env,
             binaries(),
             &ns,
@@ -164,10 +158,10 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
     );
 
     // The topic operator, inside the nodes' network, makes a KafkaTopic a real topic.
-    operators._topic = Some(support::spawn_entity_operator(
+    operators._topic = Some(crate::support::spawn_entity_operator(
         env,
         binaries(),
-        support::EntityOperator::Topic,
+        crate::support::EntityOperator::Topic,
         &ns,
         CLUSTER,
         &plain_bootstrap,
@@ -259,9 +253,11 @@ fn sleeping_kafka_pod(name: &str) -> Pod {
 /// is that of an `if` that found nothing; so only the broker pods' zero restarts are checked.)
 #[tokio::test]
 async fn the_kafka_images_readiness_script_fails_where_no_broker_runs() {
+    let _room = super::room_for(super::Weight::Light).await;
     let env = env();
     let client = env.client().await;
     let ns = env.namespace("probes").await;
+    let _deleted = delete_when_done(env, &[&ns]);
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
     pods.create(&PostParams::default(), &sleeping_kafka_pod("no-broker"))
         .await

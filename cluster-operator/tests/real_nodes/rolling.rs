@@ -8,29 +8,23 @@
 //! exactly once. Then brokers that share no partition at risk roll in parallel, and the
 //! metadata version is raised (and a Kafka version that cannot run it refused).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
-
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use super::env;
+use crate::support::real_nodes::{
+    all_pods_ready, binaries, bootstrap, delete_when_done, eventually, persistent_cluster,
+};
+use crate::support::rolls::{Roll, pod_uids, restarted_in_order, set_option, watch_roll};
+use crate::support::{apply, ready, wait_for};
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
-use strimzi_tests::environment::TestEnv;
 use strimzi_tests::process::ManagedProcess;
-use support::real_nodes::{all_pods_ready, binaries, bootstrap, eventually, persistent_cluster};
-use support::rolls::{Roll, pod_uids, restarted_in_order, set_option, watch_roll};
-use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "roll";
-
-fn env() -> &'static TestEnv {
-    TestEnv::shared_real()
-}
 
 /// Three controllers and three brokers with persistent volumes and small heaps; topics get
 /// three replicas and `min.insync.replicas=2`.
@@ -59,7 +53,7 @@ fn cluster() -> Vec<Value> {
 }
 
 fn spawn_operator(ns: &str, extra: &[(&str, &str)]) -> ManagedProcess {
-    support::spawn_cluster_operator(
+    crate::support::spawn_cluster_operator(
         env(),
         binaries(),
         ns,
@@ -130,9 +124,11 @@ async fn set_live_option(
 
 #[tokio::test]
 async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_losing_no_record() {
+    let _room = super::room_for(super::Weight::Heavy).await;
     let env = env();
     let client = env.client().await;
     let ns = env.namespace("roll").await;
+    let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
     let mut operator = Some(spawn_operator(&ns, &[]));
     for document in cluster() {
@@ -304,7 +300,8 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         .await
         .unwrap();
     let refused =
-        support::not_ready_with(&client, &ns, CLUSTER, "UnsupportedKafkaVersionException").await;
+        crate::support::not_ready_with(&client, &ns, CLUSTER, "UnsupportedKafkaVersionException")
+            .await;
     assert!(refused.contains("cannot be lowered"), "{refused}");
     assert_eq!(
         pod_uids(&client, &ns, CLUSTER).await,

@@ -8,15 +8,22 @@
 //! only the old CA certificate works until the second roll, a mutual-TLS client trusting
 //! both throughout — and then the old certificate leaves the CA Secret; a clients CA key
 //! replacement rolls every node once, after which users with certificates of the old and
-//! of the new key get in; a cluster CA renewal rolls every node, and clients trusting the
-//! certificate of before still get in.
-
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
-
-mod support;
+//! of the new key get in. (A cluster CA renewal, which keeps the key, is tested by
+//! `entity_operator`: it rolls the nodes, reaches the components, and a client trusting the
+//! certificate of before still gets in.)
 
 use std::time::{Duration, Instant};
 
+use super::env;
+use crate::support::real_nodes::{
+    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
+    delete_when_done, eventually, is_ready, persistent_cluster, scale_brokers, secret_value,
+    stop_and_check_nothing_lost,
+};
+use crate::support::rolls::{
+    ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
+};
+use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
@@ -25,24 +32,11 @@ use strimzi_api::kafka::Kafka;
 use strimzi_operator_common::kafka::agent::{self, BrokerState};
 use strimzi_operator_common::kafka::{HostResolution, TlsConfig};
 use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
-use strimzi_tests::environment::TestEnv;
 use strimzi_tests::resources::eventually_ok;
-use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file, eventually,
-    is_ready, persistent_cluster, scale_brokers, secret_value, stop_and_check_nothing_lost,
-};
-use support::rolls::{
-    ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
-};
-use support::{apply, ready, wait_for};
 
 const CLUSTER: &str = "guard";
 /// The topic whose partition holds the roll back.
 const GUARDED: &str = "guarded";
-
-fn env() -> &'static TestEnv {
-    TestEnv::shared_real()
-}
 
 /// One controller and four brokers with persistent volumes and small heaps, and a
 /// mutual-TLS listener. Topics get two replicas and `min.insync.replicas=1` unless created
@@ -109,11 +103,13 @@ async fn wait_until_removed_and_unregistered(client: &Client, ns: &str, id: i32)
 
 #[tokio::test]
 async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_cas_are_renewed() {
+    let _room = super::room_for(super::Weight::Heavy).await;
     let env = env();
     let client = env.client().await;
     let ns = env.namespace("guard").await;
+    let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
-    let operator = support::spawn_cluster_operator(
+    let operator = crate::support::spawn_cluster_operator(
         env,
         binaries(),
         &ns,
@@ -168,7 +164,8 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     // A broker that holds replicas is not removed; once they are moved away, it is, and it
     // is unregistered.
     scale_brokers(&client, &ns, 3).await;
-    let refused = support::not_ready_with(&client, &ns, CLUSTER, "InvalidResourceException").await;
+    let refused =
+        crate::support::not_ready_with(&client, &ns, CLUSTER, "InvalidResourceException").await;
     assert_eq!(
         refused,
         format!("Cannot scale down brokers [{fourth}] because brokers [{fourth}] are not empty")
@@ -213,7 +210,8 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     ready(&client, &ns, CLUSTER).await;
     let before = pod_uids(&client, &ns, CLUSTER).await;
     set_option(&client, &ns, CLUSTER, "queued.max.requests", json!(600)).await;
-    let blocked = support::not_ready_with(&client, &ns, CLUSTER, "RollingUpdateBlocked").await;
+    let blocked =
+        crate::support::not_ready_with(&client, &ns, CLUSTER, "RollingUpdateBlocked").await;
     assert!(
         blocked.contains(&format!("{GUARDED}-0")) && blocked.contains("min.insync.replicas=2"),
         "{blocked}"
@@ -275,40 +273,12 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
         .await;
     }
 
-    // A cluster CA renewal keeps the key: every node restarts for the new certificate, and a
-    // client trusting the certificate of before still gets in.
-    let renewed_before = cluster_ca_file(&client, &ns, CLUSTER).await;
-    let earlier_trust = ClusterClient::new(
-        &binaries().join("strimzi-kafka-client"),
-        network,
-        &bootstrap(&kafka, "tls"),
-    )
-    .tls(&renewed_before);
-    let before = pod_uids(&client, &ns, CLUSTER).await;
-    force(
-        &client,
-        &ns,
-        &format!("{CLUSTER}-cluster-ca-cert"),
-        "strimzi.io/force-renew",
-    )
-    .await;
-    let renewal_roll = watch_roll(&client, &ns, CLUSTER, &before, || {}).await;
-    ready(&client, &ns, CLUSTER).await;
-    eventually(
-        "a client trusting the CA certificate from before the renewal",
-        || earlier_trust.produce("tls-trust", 1, "renewed"),
-    )
-    .await;
     drop(operator);
 
     // Figures for the README, not assertions.
     println!(
         "figure: roll of 1 controller + 2 brokers held back by a partition at its minimum finished {:.0}s after the partition was fixed",
         unblocked.seconds
-    );
-    println!(
-        "figure: cluster CA renewal (a roll of 1 controller + 2 brokers) took {:.0}s",
-        renewal_roll.seconds
     );
     println!(
         "figure: clients CA key replacement (one roll of 1 controller + 2 brokers) took {:.0}s",

@@ -24,7 +24,7 @@ use strimzi_tests::resources::eventually_ok;
 
 /// How long tests wait for the operator to act: generous, as tests run clusters side by
 /// side and issuing their RSA certificates in a debug build takes a while.
-pub const WAIT: Duration = Duration::from_secs(300);
+pub const WAIT: Duration = Duration::from_secs(600);
 
 pub fn env() -> &'static TestEnv {
     TestEnv::shared()
@@ -176,6 +176,24 @@ pub async fn apply(client: &Client, namespace: &str, document: &Value) {
 /// `kubectl apply --server-side --force-conflicts` does): namespaced kinds in `namespace`,
 /// the cluster-scoped kinds of the install bundles cluster-wide.
 pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_manager: &str) {
+    let (object, api) = dynamic(client, namespace, document);
+    let name = object.metadata.name.clone().unwrap();
+    api.patch(
+        &name,
+        &PatchParams::apply(field_manager).force(),
+        &Patch::Apply(&object),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("applying {} {name}: {error}", kind_of(&object)));
+}
+
+/// `document` as a dynamic object, and the API of its kind: cluster-wide for the
+/// cluster-scoped kinds of the install bundles, else in `namespace`.
+pub fn dynamic(
+    client: &Client,
+    namespace: &str,
+    document: &Value,
+) -> (DynamicObject, Api<DynamicObject>) {
     let object: DynamicObject = serde_json::from_value(document.clone()).unwrap();
     let types = object.types.clone().unwrap();
     let (group, version) = types
@@ -188,19 +206,20 @@ pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_
         types.kind.as_str(),
         "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition" | "Namespace"
     );
-    let api: Api<DynamicObject> = if cluster_scoped {
+    let api = if cluster_scoped {
         Api::all_with(client.clone(), &resource)
     } else {
         Api::namespaced_with(client.clone(), namespace, &resource)
     };
-    let name = object.metadata.name.clone().unwrap();
-    api.patch(
-        &name,
-        &PatchParams::apply(field_manager).force(),
-        &Patch::Apply(&object),
-    )
-    .await
-    .unwrap_or_else(|error| panic!("applying {} {name}: {error}", types.kind));
+    (object, api)
+}
+
+/// The kind of a dynamic object.
+pub fn kind_of(object: &DynamicObject) -> &str {
+    object
+        .types
+        .as_ref()
+        .map_or("object", |types| types.kind.as_str())
 }
 
 /// Every document of a YAML file.

@@ -11,7 +11,7 @@ use strimzi_api::kafka::Kafka;
 use strimzi_tests::environment::TestEnv;
 
 /// How long real pods may take: JVMs starting on two cores.
-pub const POD_WAIT: Duration = Duration::from_secs(300);
+pub const POD_WAIT: Duration = Duration::from_secs(600);
 
 /// The operator binaries, built once per test binary.
 pub fn binaries() -> &'static Path {
@@ -366,4 +366,50 @@ pub async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
         )
         .await
         .unwrap();
+}
+
+/// Deletes a test's namespaces, and so its Kafka clusters, when dropped at the end of the test
+/// (also when it fails): the tests of one program share the real node, and a cluster left
+/// running takes CPU from the tests still running.
+pub struct DeletedOnDrop {
+    env: &'static TestEnv,
+    namespaces: Vec<String>,
+}
+
+/// [`DeletedOnDrop`] for `namespaces` of `env`.
+pub fn delete_when_done(env: &'static TestEnv, namespaces: &[&str]) -> DeletedOnDrop {
+    DeletedOnDrop {
+        env,
+        namespaces: namespaces.iter().map(|name| (*name).to_owned()).collect(),
+    }
+}
+
+impl Drop for DeletedOnDrop {
+    fn drop(&mut self) {
+        let env = self.env;
+        let namespaces = std::mem::take(&mut self.namespaces);
+        // The test's runtime is busy dropping this: a thread of its own, with a runtime and a
+        // client of its own, does the deleting. Pods stop in the background.
+        let deleting = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let namespaces_api: Api<k8s_openapi::api::core::v1::Namespace> =
+                    Api::all(env.client().await);
+                for namespace in &namespaces {
+                    if let Err(error) = namespaces_api
+                        .delete(namespace, &kube::api::DeleteParams::background())
+                        .await
+                    {
+                        eprintln!("deleting namespace {namespace}: {error}");
+                    }
+                }
+            });
+        });
+        if deleting.join().is_err() {
+            eprintln!("deleting the namespaces of a test failed");
+        }
+    }
 }

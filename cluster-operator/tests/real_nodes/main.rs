@@ -1,0 +1,60 @@
+//! The cluster operator's tests on real nodes (kubelet, containerd, runc) with Strimzi's Kafka
+//! image and our operator image, as one test program so that they share one local control
+//! plane and node.
+//!
+//! Each test works in namespaces of its own (deleted when it ends) with a cluster operator of
+//! its own, so the test harness runs them side by side (one per core by default). Most of a
+//! small real-node test is waiting: for pods to start, probes to pass, periodic
+//! reconciliations. Run one by one in programs of their own, they left the cores idle most of
+//! the time and each paid for starting a control plane and a node. A test with three brokers
+//! or more takes the whole machine ([`Weight::Heavy`]): on two cores, such a test beside
+//! another starved both clusters' probes.
+//!
+//! Run one of them with `cargo test -p strimzi-cluster-operator --test real_nodes -- <name>`,
+//! e.g. `-- rolling_safety`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bridge;
+mod connect;
+mod cruise_control;
+mod entity_operator;
+mod mirror_maker2;
+mod real_kafka;
+mod rolling;
+mod rolling_safety;
+
+use strimzi_tests::environment::TestEnv;
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// The share of the machine the running tests hold: two light tests or one heavy test.
+static MACHINE: Semaphore = Semaphore::const_new(2);
+
+/// How much of the machine a test's clusters take.
+#[derive(Clone, Copy)]
+enum Weight {
+    /// Clusters of one controller and at most two brokers, and a component or two: runs
+    /// beside another light test.
+    Light = 1,
+    /// A cluster of three brokers or more: runs alone.
+    Heavy = 2,
+}
+
+/// Waits until the machine has room for a test of `weight`; the room is given back when the
+/// permit is dropped at the end of the test.
+async fn room_for(weight: Weight) -> SemaphorePermit<'static> {
+    MACHINE
+        .acquire_many(weight as u32)
+        .await
+        .expect("the semaphore is never closed")
+}
+
+/// The real-node environment shared by every test of this program. The operator image is
+/// provisioned first (a no-op when up to date), since the node loads the images present
+/// when it starts and the entity operator and Cruise Control tests run pods of it.
+fn env() -> &'static TestEnv {
+    support::real_nodes::env_with_operator_image()
+}
