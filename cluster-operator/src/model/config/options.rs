@@ -422,9 +422,12 @@ pub fn config_value(value: &Value) -> Option<String> {
     }
 }
 
-/// Kafka broker options that Kafka can change while the broker runs (cluster-wide dynamic
-/// options); changing them does not need a restart, so they stay out of the configuration
-/// hash.
+/// The Kafka broker options the operator changes while the brokers run, as cluster-wide
+/// defaults through the admin API: options Kafka can change that way in every supported Kafka
+/// version. A change of any other Kafka option restarts the nodes (see
+/// [`crate::rolling::config_diff`]), among them Kafka's per-broker dynamic options (listener
+/// and security ones), `config.providers`, which the operator writes itself, and the
+/// cluster-wide options new in Kafka 4.3.
 const DYNAMIC_OPTIONS: &[&str] = &[
     "background.threads",
     "compression.gzip.level",
@@ -479,12 +482,13 @@ const DYNAMIC_OPTIONS: &[&str] = &[
     "remote.log.manager.copy.max.bytes.per.second",
     "remote.log.manager.expiration.thread.pool.size",
     "remote.log.manager.fetch.max.bytes.per.second",
+    "remote.log.manager.follower.thread.pool.size",
     "remote.log.reader.threads",
     "transaction.partition.verification.enable",
     "unclean.leader.election.enable",
 ];
 
-/// Whether Kafka can change `key` while running (so it needs no rolling restart).
+/// Whether the operator changes `key` on the running brokers (so it needs no restart).
 pub fn is_dynamic_option(key: &str) -> bool {
     DYNAMIC_OPTIONS.contains(&key)
 }
