@@ -12,7 +12,7 @@ use serde_json::Value;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
-use strimzi_cluster_operator::model::listeners::ListenerAddresses;
+use strimzi_cluster_operator::model::listeners::{AdvertisedAddress, ListenerAddresses};
 use strimzi_cluster_operator::model::{KafkaCluster, KafkaVersion, NodePool};
 use strimzi_tests::reference;
 
@@ -240,23 +240,61 @@ fn config_map_of_a_metrics_example() {
 }
 
 #[test]
-fn hashes_ignore_dynamic_options_only() {
+fn hashes_follow_listeners_addresses_and_plugin_options() {
     let path = reference::reference_examples_dir().join("kafka/kafka-persistent.yaml");
-    let example = read_example(&path);
-    let mut cluster = example.clusters[0].clone();
+    let cluster = read_example(&path).clusters[0].clone();
     let addresses = ListenerAddresses::default();
     let before = cluster.configuration_hashes(&addresses);
     assert_eq!(before.len(), cluster.nodes().count());
     assert!(before.values().all(|hash| hash.len() == 8));
+    let changed = |after: BTreeMap<String, String>| -> BTreeSet<String> {
+        before
+            .iter()
+            .filter(|(pod, hash)| after[*pod] != **hash)
+            .map(|(pod, _)| pod.clone())
+            .collect()
+    };
+    let every_node: BTreeSet<String> = before.keys().cloned().collect();
+    let brokers: BTreeSet<String> = cluster.brokers().map(|node| node.pod_name).collect();
 
-    let config = cluster.spec.config.get_or_insert_with(Default::default);
+    // Kafka's own options, dynamically updatable or not, are not part of the hash.
+    let mut known = cluster.clone();
+    let config = known.spec.config.get_or_insert_with(Default::default);
     config.insert("log.retention.ms".to_owned(), Value::from(1000));
-    assert_eq!(cluster.configuration_hashes(&addresses), before);
-
-    let config = cluster.spec.config.get_or_insert_with(Default::default);
     config.insert("num.partitions".to_owned(), Value::from(7));
-    let after = cluster.configuration_hashes(&addresses);
-    assert!(before.iter().all(|(pod, hash)| after[pod] != *hash));
+    assert_eq!(
+        changed(known.configuration_hashes(&addresses)),
+        BTreeSet::new()
+    );
+
+    // A plugin's option is, on every node.
+    let mut plugin = cluster.clone();
+    let config = plugin.spec.config.get_or_insert_with(Default::default);
+    config.insert("my.plugin.option".to_owned(), Value::from("on"));
+    assert_eq!(changed(plugin.configuration_hashes(&addresses)), every_node);
+
+    // The user's listeners are, on the brokers.
+    let mut moved_port = cluster.clone();
+    moved_port.spec.listeners[0].port = 9094;
+    assert_eq!(
+        changed(moved_port.configuration_hashes(&addresses)),
+        brokers
+    );
+
+    // So is the address one broker advertises.
+    let broker = cluster.brokers().next().unwrap();
+    let mut advertised = addresses.clone();
+    advertised.advertised.insert(
+        (cluster.spec.listeners[0].name.clone(), broker.node_id),
+        AdvertisedAddress {
+            host: "broker.example.com".to_owned(),
+            port: 443,
+        },
+    );
+    assert_eq!(
+        changed(cluster.configuration_hashes(&advertised)),
+        BTreeSet::from([broker.pod_name])
+    );
 }
 
 /// Keys the operator keeps for itself, built from the forbidden prefixes.

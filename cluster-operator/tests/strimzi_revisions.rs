@@ -1,18 +1,31 @@
 //! Pods as Strimzi 1.2.0's own operator makes them (`../shared/strimzi-reference/
 //! operator-output`, recorded for `kafka-persistent.yaml` and `kafka-ephemeral.yaml`):
-//! our `strimzi.io/revision` and `strimzi.io/resource-revision` of each of its pods are the
-//! ones it wrote, so a pod either operator made from the same definition is current for both.
+//! - our `strimzi.io/revision` and `strimzi.io/resource-revision` of each of its pods are the
+//!   ones it wrote;
+//! - given the same Kafka, node pools, namespace, cluster ID, CA generations and node
+//!   certificates, our model describes every pod exactly as Strimzi's StrimziPodSets do, so
+//!   a cluster it made is current for ours and the other way round (no pod restarted on a
+//!   takeover or a hand-back).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod model_support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde_json::Value;
 use strimzi_api::annotations::{RESOURCE_REVISION, REVISION};
+use strimzi_api::kafka::Kafka;
+use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::{StrimziPodSet, pod_from_entry};
-use strimzi_cluster_operator::model::nodes::pods::{pod_revision, resource_revision};
+use strimzi_certificate_manager::certificate::ParsedCertificate;
+use strimzi_cluster_operator::model::listeners::ObservedListeners;
+use strimzi_cluster_operator::model::nodes::pods::{
+    CaGenerations, PodInputs, pod_revision, resource_revision,
+};
+use strimzi_cluster_operator::model::{ModelInput, resolve};
 use strimzi_tests::reference::reference_dir;
 
 const EXAMPLES: [&str; 2] = ["kafka-persistent", "kafka-ephemeral"];
@@ -94,4 +107,72 @@ fn a_changed_definition_changes_its_hash_and_resources_only_theirs() {
     );
     assert_eq!(pod_revision(&resized), before.0);
     assert_ne!(resource_revision(&resized), before.1);
+}
+
+/// The thumbprint (`strimzi.io/server-cert-hash`) of each node's certificate in the Secrets
+/// Strimzi's operator made.
+fn server_cert_hashes(example: &str, pods: &BTreeMap<String, Pod>) -> BTreeMap<String, String> {
+    let secrets: Vec<Secret> = items(example, "secret.json");
+    pods.keys()
+        .map(|name| {
+            let secret = secrets
+                .iter()
+                .find(|secret| secret.metadata.name.as_deref() == Some(name))
+                .unwrap_or_else(|| panic!("no Secret {name}"));
+            let pem = &secret.data.as_ref().unwrap()[&format!("{name}.crt")].0;
+            (
+                name.clone(),
+                ParsedCertificate::from_pem(pem).unwrap().thumbprint(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn given_strimzis_inputs_our_pods_are_strimzis_pods() {
+    for example in EXAMPLES {
+        let kafka = items::<Kafka>(example, "kafka.json").remove(0);
+        let pools: Vec<KafkaNodePool> = items(example, "kafkanodepool.json");
+        // Its operator stopped before writing the status: the ID is in the nodes' ConfigMaps.
+        let config_maps: Vec<ConfigMap> = items(example, "configmap.json");
+        let cluster_id = config_maps
+            .iter()
+            .find_map(|map| map.data.as_ref()?.get("cluster.id").cloned())
+            .unwrap();
+        let config = model_support::default_model_config();
+        let cluster = resolve(&ModelInput {
+            kafka: &kafka,
+            pools: &pools,
+            cluster_id: &cluster_id,
+            metadata_version_in_use: None,
+            config: &config,
+        })
+        .unwrap();
+        let expected = strimzi_pods(example);
+        let addresses = cluster.listener_addresses(&ObservedListeners::default());
+        let inputs = PodInputs {
+            ca_generations: CaGenerations::default(),
+            server_cert_hashes: server_cert_hashes(example, &expected),
+            configuration_hashes: cluster.configuration_hashes(&addresses),
+            custom_listener_cert_thumbprints: None,
+        };
+        let ours: BTreeMap<String, Pod> = cluster
+            .pod_sets(&inputs)
+            .iter()
+            .flat_map(|set| set.spec.pod_list().unwrap())
+            .map(|pod| (pod.metadata.name.clone().unwrap(), pod))
+            .collect();
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>(),
+            "{example}"
+        );
+        for (name, pod) in &ours {
+            assert_eq!(
+                serde_json::to_value(pod).unwrap(),
+                serde_json::to_value(&expected[name]).unwrap(),
+                "{example}: {name}"
+            );
+        }
+    }
 }

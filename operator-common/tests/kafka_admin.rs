@@ -510,6 +510,16 @@ async fn every_operation(listener: &str) {
 }
 
 #[tokio::test]
+async fn a_node_describes_its_own_configuration_on_its_controller_listener() {
+    let admin = AdminClient::new(AdminConfig::plaintext(broker().controller_listener())).unwrap();
+    let entries = admin.describe_own_configs(1).await.unwrap();
+    let roles = entry(&entries, "process.roles");
+    assert_eq!(roles.value.as_deref(), Some("broker,controller"));
+    assert_eq!(roles.source, ConfigSource::StaticBroker);
+    assert!(entry(&entries, "node.id").read_only);
+}
+
+#[tokio::test]
 async fn every_operation_works_on_the_plaintext_listener() {
     every_operation("plain").await;
 }

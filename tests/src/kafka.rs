@@ -63,6 +63,7 @@ pub struct KafkaBroker {
     ca_file: PathBuf,
     ca_key_file: PathBuf,
     listeners: [Listener; 3],
+    controller: String,
     _data: tempfile::TempDir,
 }
 
@@ -139,8 +140,15 @@ impl KafkaBroker {
                     security_protocol: "SSL",
                 },
             ],
+            controller: bootstrap(ports[3]),
             _data: data,
         })
+    }
+
+    /// `host:port` of the node's KRaft controller listener (PLAINTEXT, every client the super
+    /// user `User:ANONYMOUS`), which serves controller requests but no metadata.
+    pub fn controller_listener(&self) -> &str {
+        &self.controller
     }
 
     /// The PLAINTEXT, SCRAM and TLS listeners, in that order. On PLAINTEXT every client is

@@ -1,6 +1,16 @@
 //! The rolling step: once every pod is ready, restart the nodes whose pods are outdated or
-//! asked to restart, one step per reconciliation and only when it is safe; with nothing to
-//! restart, keep the settings of the running cluster (module `settings`).
+//! asked to restart, then the nodes that run a static Kafka option other than the desired
+//! one, one step per reconciliation and only when it is safe; with nothing to restart, keep
+//! the settings of the running cluster (module `settings`).
+//!
+//! Static options are not in the pods' configuration hash (see
+//! [`crate::model::config::hash`]): each node is asked for its configuration (DescribeConfigs
+//! of its own broker resource) and compared with its desired `server.config`
+//! ([`crate::rolling::config_diff`]). Brokers (combined nodes too) answer through the admin
+//! client; a controller-only node through a connection of its own to its controller listener
+//! (9090), which accepts the operator's certificate. Once every node was found as desired and
+//! the live settings applied, the fingerprint of all of it is remembered, so that a
+//! reconciliation where nothing changed connects to nothing.
 //!
 //! The operator talks to the brokers as itself: over the replication listener (9091) of
 //! the bootstrap Service, with mutual TLS, its client certificate being the
@@ -24,18 +34,21 @@ use kube::{Resource, ResourceExt};
 use prometheus::{IntCounterVec, Opts};
 use strimzi_api::annotations;
 use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::kafka::agent::{self, BrokerState};
 use strimzi_operator_common::kafka::{
-    AdminClient, AdminConfig, AdminError, ConfigResource, ConfigSource, HostResolution, KafkaAdmin,
-    QuorumInfo, SecurityProtocol, TlsConfig, TopicDescription,
+    AdminClient, AdminConfig, AdminError, ConfigEntry, ConfigResource, ConfigSource,
+    HostResolution, KafkaAdmin, QuorumInfo, SecurityProtocol, TlsConfig, TopicDescription,
 };
 use strimzi_operator_common::metrics::{Metrics, MetricsError};
 
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
-use crate::model::KafkaCluster;
+use crate::model::config::SERVER_CONFIG_KEY;
 use crate::model::desired::DesiredObjects;
-use crate::model::listeners::services::REPLICATION_PORT;
+use crate::model::listeners::services::{CONTROL_PLANE_PORT, REPLICATION_PORT};
+use crate::model::{KafkaCluster, KafkaNode};
+use crate::rolling::config_diff::{NodeConfiguration, StaticChange, static_changes};
 use crate::rolling::safety::{
     DEFAULT_QUORUM_FETCH_TIMEOUT_MS, availability_blockers, quorum_blocker,
 };
@@ -324,9 +337,10 @@ impl Reconciliation<'_> {
                 .await?;
         }
         let dynamic = cluster.dynamic_configuration();
+        let server_configs = desired_server_configs(desired);
         let key = self.rolling_key();
         let state = &self.operator.rolling;
-        let fingerprint = super::settings::settings_fingerprint(cluster, &dynamic);
+        let fingerprint = super::settings::settings_fingerprint(cluster, &dynamic, &server_configs);
         let confirmed = state
             .confirmed()
             .get(&key)
@@ -336,19 +350,44 @@ impl Reconciliation<'_> {
             self.metadata_version = confirmed.metadata_version;
             return Ok(None);
         }
-        let admin = self.admin_client(cluster, &desired.cluster_operator_certificate, cas)?;
+        let identity = &desired.cluster_operator_certificate;
+        let admin = self.admin_client(cluster, identity, cas)?;
         if !nodes.is_empty() {
             return self
-                .restart_next(cluster, &admin, nodes, &pods)
+                .restart_next(cluster, &admin, nodes, &pods, &BTreeMap::new())
                 .await
                 .map(Some);
         }
+        let static_checked = match self
+            .static_configuration_check(cluster, &admin, identity, cas, &server_configs)
+            .await
+        {
+            Ok(StaticCheck::Current) => true,
+            Ok(StaticCheck::Differ(nodes, notes)) => {
+                return self
+                    .restart_next(cluster, &admin, nodes, &pods, &notes)
+                    .await
+                    .map(Some);
+            }
+            Ok(StaticCheck::NotRejoined(waiting)) => return Ok(Some(waiting)),
+            Err(error) => {
+                // No restart on what could not be compared; a later reconciliation asks again.
+                tracing::warn!(cluster = %cluster.name, %error, "the static options of the running nodes could not be checked");
+                self.warn(
+                    error.reason(),
+                    &format!(
+                        "the static configuration options of the running nodes could not be compared with the desired ones: {error}"
+                    ),
+                );
+                false
+            }
+        };
         match self.apply_live_settings(cluster, &admin, &dynamic).await {
             Ok(settled) => {
-                // Unless settled (e.g. a removed broker still shutting down), a later
-                // reconciliation checks again.
+                // Unless settled (e.g. a removed broker still shutting down) and every node
+                // checked, a later reconciliation checks again.
                 let confirmed = ConfirmedSettings {
-                    fingerprint: settled.then_some(fingerprint),
+                    fingerprint: (settled && static_checked).then_some(fingerprint),
                     metadata_version: self.metadata_version.clone(),
                 };
                 state.confirmed().insert(key, confirmed);
@@ -495,13 +534,25 @@ impl Reconciliation<'_> {
         identity: &Secret,
         cas: &ClusterCas,
     ) -> Result<AdminClient, ReconcileError> {
+        let bootstrap = format!(
+            "{}.{}.svc:{REPLICATION_PORT}",
+            strimzi_api::naming::bootstrap_service(&cluster.name),
+            cluster.namespace
+        );
+        Ok(self.node_admin_client(bootstrap, identity, cas)?)
+    }
+
+    /// An admin client bootstrapping from `address` alone, as the operator's own identity
+    /// (see [`Self::admin_client`]).
+    fn node_admin_client(
+        &self,
+        address: String,
+        identity: &Secret,
+        cas: &ClusterCas,
+    ) -> Result<AdminClient, AdminError> {
         let timeout = self.operator.config.operator.operation_timeout;
-        let config = AdminConfig {
-            bootstrap_servers: vec![format!(
-                "{}.{}.svc:{REPLICATION_PORT}",
-                strimzi_api::naming::bootstrap_service(&cluster.name),
-                cluster.namespace
-            )],
+        AdminClient::new(AdminConfig {
+            bootstrap_servers: vec![address],
             security_protocol: SecurityProtocol::Ssl,
             tls: Some(operator_tls(identity, cas)),
             sasl: None,
@@ -509,17 +560,124 @@ impl Reconciliation<'_> {
             request_timeout: timeout.min(MAX_ADMIN_REQUEST),
             operation_timeout: timeout.min(MAX_ADMIN_OPERATION),
             host_resolution: self.operator.rolling.host_resolution,
-        };
-        Ok(AdminClient::new(config)?)
+        })
     }
 
-    /// Chooses and restarts the next nodes of `nodes` and says what is awaited.
+    /// Compares the static options each node runs with its desired `server.config` (see the
+    /// module), once every node is back in the cluster: the nodes to restart, with the
+    /// changed option names for their Events, by pod.
+    async fn static_configuration_check(
+        &self,
+        cluster: &KafkaCluster,
+        admin: &AdminClient,
+        identity: &Secret,
+        cas: &ClusterCas,
+        server_configs: &BTreeMap<String, String>,
+    ) -> Result<StaticCheck, NodeConfigurationError> {
+        if let Err(waiting) = self
+            .rejoined(cluster, admin)
+            .await
+            .map_err(NodeConfigurationError::Cluster)?
+        {
+            return Ok(StaticCheck::NotRejoined(waiting));
+        }
+        let described = self
+            .described_node_configurations(cluster, admin, identity, cas)
+            .await?;
+        let mut nodes = Vec::new();
+        let mut notes = BTreeMap::new();
+        for node in cluster.nodes() {
+            let (Some(desired), Some(entries)) = (
+                server_configs.get(&node.pod_name),
+                described.get(&node.node_id),
+            ) else {
+                continue;
+            };
+            let changes = static_changes(&NodeConfiguration {
+                node_id: node.node_id,
+                controller: node.is_controller(),
+                kafka_version: &cluster.version.version,
+                desired,
+                described: entries,
+            });
+            if changes.is_empty() {
+                continue;
+            }
+            tracing::info!(cluster = %cluster.name, pod = %node.pod_name, changes = %describe_changes(&changes), "static options differ from the desired ones");
+            let names: Vec<&str> = changes.iter().map(|change| change.name.as_str()).collect();
+            notes.insert(node.pod_name.clone(), format!(": {}", names.join(", ")));
+            nodes.push(NodeToRoll {
+                controller: node.is_controller(),
+                broker: node.is_broker(),
+                pod: node.pod_name,
+                node_id: node.node_id,
+                reasons: vec![RestartReason::ConfigChangeRequiresRestart],
+            });
+        }
+        Ok(if nodes.is_empty() {
+            StaticCheck::Current
+        } else {
+            StaticCheck::Differ(nodes, notes)
+        })
+    }
+
+    /// The configuration every node describes, by node id: the brokers' (combined nodes
+    /// included) through `admin`, each controller-only node's through a client of its own
+    /// on its controller listener, all at once.
+    async fn described_node_configurations(
+        &self,
+        cluster: &KafkaCluster,
+        admin: &AdminClient,
+        identity: &Secret,
+        cas: &ClusterCas,
+    ) -> Result<BTreeMap<i32, Vec<ConfigEntry>>, NodeConfigurationError> {
+        let resources: Vec<ConfigResource> = cluster
+            .brokers()
+            .map(|node| ConfigResource::broker(node.node_id))
+            .collect();
+        let controllers: Vec<KafkaNode> = cluster
+            .controllers()
+            .filter(|node| !node.is_broker())
+            .collect();
+        let asked = controllers.iter().map(|node| async move {
+            let address = format!(
+                "{}:{CONTROL_PLANE_PORT}",
+                cluster.pod_dns_name(&node.pod_name)
+            );
+            let entries = match self.node_admin_client(address, identity, cas) {
+                Ok(client) => client.describe_own_configs(node.node_id).await,
+                Err(error) => Err(error),
+            };
+            (node.node_id, entries)
+        });
+        let (brokers, controllers) = futures::join!(
+            admin.describe_configs(&resources),
+            futures::future::join_all(asked)
+        );
+        let mut described = BTreeMap::new();
+        for (resource, entries) in brokers.map_err(NodeConfigurationError::Cluster)? {
+            let node_id = resource.name.parse().unwrap_or_default();
+            let entries =
+                entries.map_err(|source| NodeConfigurationError::Broker { node_id, source })?;
+            described.insert(node_id, entries);
+        }
+        for (node_id, entries) in controllers {
+            let entries =
+                entries.map_err(|source| NodeConfigurationError::Controller { node_id, source })?;
+            described.insert(node_id, entries);
+        }
+        Ok(described)
+    }
+
+    /// Chooses and restarts the next nodes of `nodes` and says what is awaited; `notes` ends
+    /// the restart Events of the pods it names.
     async fn restart_next(
         &self,
         cluster: &KafkaCluster,
         admin: &AdminClient,
         nodes: Vec<NodeToRoll>,
         pods: &BTreeMap<String, Pod>,
+        notes: &BTreeMap<String, String>,
     ) -> Result<Waiting, ReconcileError> {
         let decision = match self.describe_for_rolling(cluster, admin).await {
             Ok(Described::Ready(state)) => {
@@ -552,7 +710,8 @@ impl Reconciliation<'_> {
             Some(RollDecision::Restart(chosen)) => {
                 for node in &chosen {
                     if let Some(pod) = pods.get(&node.pod) {
-                        self.restart(node, pod).await?;
+                        let note = notes.get(&node.pod).map_or("", String::as_str);
+                        self.restart(node, pod, note).await?;
                     }
                 }
                 let names: Vec<&str> = chosen.iter().map(|node| node.pod.as_str()).collect();
@@ -586,8 +745,13 @@ impl Reconciliation<'_> {
     }
 
     /// Restarts `node` by deleting its `pod` (that very pod: a newer one of the same name
-    /// is left alone), with a Normal Event per reason on the pod.
-    async fn restart(&self, node: &NodeToRoll, pod: &Pod) -> Result<(), ReconcileError> {
+    /// is left alone), with a Normal Event per reason on the pod, whose note ends with `more`.
+    async fn restart(
+        &self,
+        node: &NodeToRoll,
+        pod: &Pod,
+        more: &str,
+    ) -> Result<(), ReconcileError> {
         let pods = self.api::<Pod>();
         let precondition = DeleteParams {
             preconditions: Some(kube::api::Preconditions {
@@ -609,9 +773,9 @@ impl Reconciliation<'_> {
             .iter()
             .map(RestartReason::explanation)
             .collect();
-        tracing::info!(pod = %node.pod, node_id = node.node_id, reasons = %why.join("; "), "restarting a Kafka node");
+        tracing::info!(pod = %node.pod, node_id = node.node_id, reasons = %why.join("; "), "restarting a Kafka node{more}");
         for reason in &node.reasons {
-            self.restarted(pod, reason, "").await;
+            self.restarted(pod, reason, more).await;
         }
         Ok(())
     }
@@ -640,14 +804,13 @@ impl Reconciliation<'_> {
             .await;
     }
 
-    /// The quorum, the topics and their minimums; or what is awaited when a ready node is
-    /// not back in the cluster yet (a broker not registered and unfenced, a controller not
-    /// a voter).
-    async fn describe_for_rolling(
+    /// The quorum, once every node is back in the cluster (each broker registered and
+    /// unfenced, each controller a voter); else what is awaited.
+    async fn rejoined(
         &self,
         cluster: &KafkaCluster,
         admin: &AdminClient,
-    ) -> Result<Described, AdminError> {
+    ) -> Result<Result<QuorumInfo, Waiting>, AdminError> {
         let described = admin.describe_cluster().await?;
         let quorum = admin.describe_metadata_quorum().await?;
         let registered: BTreeSet<i32> = described.brokers.iter().map(|broker| broker.id).collect();
@@ -663,16 +826,30 @@ impl Reconciliation<'_> {
                 .filter(|node| !voters.contains(&node.node_id))
                 .map(|node| format!("controller {} not a voter", node.node_id)),
         );
-        if !missing.is_empty() {
-            return Ok(Described::NotRejoined(Waiting {
-                reason: "WaitingForNodesToRejoin",
-                message: format!(
-                    "waiting for the nodes to rejoin the cluster: {}",
-                    missing.join(", ")
-                ),
-                recheck_after: ROLL_RECHECK,
-            }));
+        if missing.is_empty() {
+            return Ok(Ok(quorum));
         }
+        Ok(Err(Waiting {
+            reason: "WaitingForNodesToRejoin",
+            message: format!(
+                "waiting for the nodes to rejoin the cluster: {}",
+                missing.join(", ")
+            ),
+            recheck_after: ROLL_RECHECK,
+        }))
+    }
+
+    /// The quorum, the topics and their minimums; or what is awaited when a ready node is
+    /// not back in the cluster yet.
+    async fn describe_for_rolling(
+        &self,
+        cluster: &KafkaCluster,
+        admin: &AdminClient,
+    ) -> Result<Described, AdminError> {
+        let quorum = match self.rejoined(cluster, admin).await? {
+            Ok(quorum) => quorum,
+            Err(waiting) => return Ok(Described::NotRejoined(waiting)),
+        };
         let topics = describe_all_topics(admin).await?;
         let resources: Vec<ConfigResource> = topics
             .iter()
@@ -705,6 +882,80 @@ impl Reconciliation<'_> {
             fetch_timeout_ms: user_option(cluster, "controller.quorum.fetch.timeout.ms")
                 .unwrap_or(DEFAULT_QUORUM_FETCH_TIMEOUT_MS),
         }))
+    }
+}
+
+/// The desired `server.config` of each node, by pod name.
+fn desired_server_configs(desired: &DesiredObjects) -> BTreeMap<String, String> {
+    desired
+        .config_maps
+        .iter()
+        .filter_map(|config_map| {
+            let server_config = config_map.data.as_ref()?.get(SERVER_CONFIG_KEY)?;
+            Some((config_map.metadata.name.clone()?, server_config.clone()))
+        })
+        .collect()
+}
+
+/// `name: running -> desired` of each change, for the log.
+fn describe_changes(changes: &[StaticChange]) -> String {
+    let shown = |value: &Option<String>| value.as_deref().unwrap_or("(none)").to_owned();
+    changes
+        .iter()
+        .map(|change| {
+            format!(
+                "{}: {} -> {}",
+                change.name,
+                shown(&change.running),
+                shown(&change.desired)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The outcome of comparing the static options the nodes run with the desired ones.
+enum StaticCheck {
+    /// Every node runs the desired static options.
+    Current,
+    /// These nodes must restart to take their desired static options; the notes of their
+    /// restart Events by pod.
+    Differ(Vec<NodeToRoll>, BTreeMap<String, String>),
+    /// A ready node has not rejoined the cluster yet.
+    NotRejoined(Waiting),
+}
+
+/// Why the static options of the running nodes could not be compared with the desired ones.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeConfigurationError {
+    /// The cluster could not be described (its brokers and quorum, or the brokers'
+    /// configurations in one request).
+    #[error("the cluster could not be described: {0}")]
+    Cluster(#[source] AdminError),
+    /// One broker answered its configuration with an error.
+    #[error("broker {node_id} did not describe its configuration: {source}")]
+    Broker {
+        /// The broker's node id.
+        node_id: i32,
+        /// What Kafka answered.
+        source: AdminError,
+    },
+    /// A controller could not be asked for its configuration on its controller listener.
+    #[error("controller {node_id} did not describe its configuration: {source}")]
+    Controller {
+        /// The controller's node id.
+        node_id: i32,
+        /// What failed.
+        source: AdminError,
+    },
+}
+
+impl ErrorReason for NodeConfigurationError {
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Cluster(_) | Self::Broker { .. } => "BrokerConfigurationNotDescribed",
+            Self::Controller { .. } => "ControllerConfigurationNotDescribed",
+        }
     }
 }
 

@@ -331,9 +331,15 @@ fn is_operational_throttle(name: &str) -> bool {
     name.ends_with(".replication.throttled.rate")
 }
 
-/// A fingerprint of what the operator sets on the running cluster: the dynamic options, the
-/// brokers they apply to, the metadata version and the default quotas.
-pub(super) fn settings_fingerprint(cluster: &KafkaCluster, dynamic: &[(String, String)]) -> String {
+/// A fingerprint of what the operator keeps on the running cluster: the dynamic options, the
+/// brokers they apply to, the metadata version, the default quotas, and each node's desired
+/// `server.config` (`server_configs` by pod name), whose static options the rolling step
+/// compares with what the nodes run.
+pub(super) fn settings_fingerprint(
+    cluster: &KafkaCluster,
+    dynamic: &[(String, String)],
+    server_configs: &BTreeMap<String, String>,
+) -> String {
     let mut hasher = Sha256::new();
     hasher.update(format!(
         "metadata.version={}\n",
@@ -347,6 +353,14 @@ pub(super) fn settings_fingerprint(cluster: &KafkaCluster, dynamic: &[(String, S
     }
     for node in cluster.brokers() {
         hasher.update(format!("broker {}\n", node.node_id));
+    }
+    for (pod, server_config) in server_configs {
+        // The length keeps one node's text from passing for another's.
+        hasher.update(format!(
+            "server.config of {pod} ({})\n",
+            server_config.len()
+        ));
+        hasher.update(server_config);
     }
     hasher
         .finalize()

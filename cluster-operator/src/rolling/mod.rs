@@ -1,13 +1,16 @@
-//! The rolling-restart decisions, free of I/O: why a pod must be restarted ([`reasons`]),
-//! whether restarting it now keeps the cluster available ([`safety`]), and which pods to
-//! restart next ([`next_restarts`]).
+//! The rolling-restart decisions, free of I/O: why a pod must be restarted ([`reasons`] from
+//! its annotations, [`config_diff`] from the static options its node runs with), whether
+//! restarting it now keeps the cluster available ([`safety`]), and which pods to restart next
+//! ([`next_restarts`]).
 //!
 //! The assembly restarts what [`next_restarts`] chooses by deleting the pods (their
 //! StrimziPodSet recreates them as now desired), then waits for them to be ready and back in
 //! the cluster before asking again. Nothing is remembered between reconciliations: a pod
-//! once restarted runs the desired definition, so an operator restarted mid-roll carries on
-//! where the cluster is and never restarts a node twice for the same change.
+//! once restarted runs the desired definition and configuration, so an operator restarted
+//! mid-roll carries on where the cluster is and never restarts a node twice for the same
+//! change.
 
+pub mod config_diff;
 pub mod reasons;
 pub mod safety;
 

@@ -1,11 +1,13 @@
 //! Rolling restarts and dynamic reconfiguration on real nodes with real Kafka: the cluster
 //! operator binary inside the nodes' network talks to its brokers over the replication
-//! listener with its own certificate, applies a dynamically updatable option without
-//! restarting anything, and rolls a static change through three controllers and three
-//! brokers one node at a time, controllers first and the active controller last, while an
-//! idempotent producer writes to a topic with three replicas and `min.insync.replicas=2`;
-//! the operator is killed and restarted mid-roll. Every acknowledged record is read back
-//! exactly once. Then brokers that share no partition at risk roll in parallel, and the
+//! listener and to its controllers over their controller listener with its own certificate,
+//! applies a dynamically updatable option without restarting anything, and rolls a static
+//! change (found by comparing what each node runs with its desired configuration, the pods
+//! being unchanged) through three controllers and three brokers one node at a time,
+//! controllers first and the active controller last, while an idempotent producer writes to
+//! a topic with three replicas and `min.insync.replicas=2`; the operator is killed and
+//! restarted mid-roll, and nothing restarts once the roll is over. Every acknowledged record
+//! is read back exactly once. Then brokers that share no partition at risk roll in parallel, and the
 //! metadata version is raised (and a Kafka version that cannot run it refused).
 
 use std::collections::BTreeSet;
@@ -214,6 +216,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         roll.most_restarting, 1,
         "more than one pod restarting at once"
     );
+    let after_roll = pod_uids(&client, &ns, CLUSTER).await;
 
     // In parallel: with min.insync.replicas=1, two brokers of three may restart together.
     drop(operator.take());
@@ -228,6 +231,21 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         ],
     ));
     set_live_option(&client, &ns, &plain, &brokers, "min.insync.replicas", "1").await;
+    // The live option is applied once no node is left to restart: the operator, started
+    // afresh, compared every node's static options with the desired ones and found them
+    // current, so the roll is over for good.
+    assert_eq!(
+        pod_uids(&client, &ns, CLUSTER).await,
+        after_roll,
+        "a node restarted again after the roll"
+    );
+    assert_eq!(
+        restarted_in_order(&client, &ns, "ConfigChangeRequiresRestart")
+            .await
+            .len(),
+        6,
+        "restarts after the roll"
+    );
     let tools = KafkaTools::new(network, &bootstrap(&kafka, "plain")).unwrap();
     // Kafka's internal topics keep minimums of their own (the transaction log's from
     // transaction.state.log.min.isr, the share-group state's 2): lowered as well.

@@ -214,37 +214,7 @@ impl KafkaAdmin for AdminClient {
     ) -> Result<BTreeMap<ConfigResource, ItemResult<Vec<ConfigEntry>>>, AdminError> {
         let mut results = BTreeMap::new();
         for (key, group) in by_target(resources.iter()) {
-            let target = key.target();
-            let request = DescribeConfigsRequest::default().with_resources(
-                group
-                    .iter()
-                    .map(|resource| {
-                        describe_configs_request::DescribeConfigsResource::default()
-                            .with_resource_type(resource.resource_type.code())
-                            .with_resource_name(text(&resource.name))
-                            .with_configuration_keys(None)
-                    })
-                    .collect(),
-            );
-            let response = self
-                .call("describe configs", target, &request, |_| Ok(()))
-                .await?;
-            for (resource, result) in group.into_iter().zip(response.results) {
-                let entries = item(result.error_code, result.error_message.as_ref()).map(|()| {
-                    result
-                        .configs
-                        .iter()
-                        .map(|config| ConfigEntry {
-                            name: config.name.to_string(),
-                            value: config.value.as_ref().map(|v| v.to_string()),
-                            source: ConfigSource::from_code(config.config_source),
-                            read_only: config.read_only,
-                            sensitive: config.is_sensitive,
-                        })
-                        .collect()
-                });
-                results.insert(resource.clone(), entries);
-            }
+            results.extend(self.describe_configs_at(key.target(), &group).await?);
         }
         Ok(results)
     }
@@ -860,6 +830,67 @@ fn by_name<'a>(
     items
         .map(|(name, code, message)| (name.to_owned(), item(code, message)))
         .collect()
+}
+
+impl AdminClient {
+    /// The configuration of node `node_id` (its broker resource) as that node tells it, for a
+    /// client made for that node alone (its one bootstrap server): the request goes over the
+    /// bootstrap connection, without looking the node up in the cluster's metadata. This is
+    /// how a KRaft controller is asked, which describes its own configuration on its
+    /// controller listener but serves no metadata.
+    pub async fn describe_own_configs(&self, node_id: i32) -> Result<Vec<ConfigEntry>, AdminError> {
+        let resource = ConfigResource::broker(node_id);
+        self.describe_configs_at(Target::Any, &[&resource])
+            .await?
+            .remove(&resource)
+            .unwrap_or_else(|| {
+                Err(AdminError::Protocol(format!(
+                    "node {node_id} did not describe its configuration"
+                )))
+            })
+    }
+
+    /// The configs of `resources`, asked of `target` in one request.
+    async fn describe_configs_at(
+        &self,
+        target: Target,
+        resources: &[&ConfigResource],
+    ) -> Result<BTreeMap<ConfigResource, ItemResult<Vec<ConfigEntry>>>, AdminError> {
+        let request = DescribeConfigsRequest::default().with_resources(
+            resources
+                .iter()
+                .map(|resource| {
+                    describe_configs_request::DescribeConfigsResource::default()
+                        .with_resource_type(resource.resource_type.code())
+                        .with_resource_name(text(&resource.name))
+                        .with_configuration_keys(None)
+                })
+                .collect(),
+        );
+        let response = self
+            .call("describe configs", target, &request, |_| Ok(()))
+            .await?;
+        Ok(resources
+            .iter()
+            .zip(response.results)
+            .map(|(resource, result)| {
+                let entries = item(result.error_code, result.error_message.as_ref()).map(|()| {
+                    result
+                        .configs
+                        .iter()
+                        .map(|config| ConfigEntry {
+                            name: config.name.to_string(),
+                            value: config.value.as_ref().map(|v| v.to_string()),
+                            source: ConfigSource::from_code(config.config_source),
+                            read_only: config.read_only,
+                            sensitive: config.is_sensitive,
+                        })
+                        .collect()
+                });
+                ((*resource).clone(), entries)
+            })
+            .collect())
+    }
 }
 
 /// Broker configs go to that broker; everything else to any broker.

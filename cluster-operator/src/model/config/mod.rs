@@ -1,8 +1,9 @@
 //! The per-node ConfigMaps (`server.config`, `log4j2.properties`, metrics configuration,
-//! cluster ID and metadata version), the configuration hash that rolls a node when its static
-//! configuration changes, and the configuration warnings.
+//! cluster ID and metadata version), the configuration hash of each node (see [`hash`]), and
+//! the configuration warnings.
 
 pub mod broker;
+pub mod hash;
 pub mod logging;
 pub mod options;
 
@@ -17,7 +18,6 @@ use strimzi_api::labels;
 
 use crate::model::listeners::ListenerAddresses;
 use crate::model::{KafkaCluster, KafkaNode, ModelError, ModelWarning, NodePool};
-use broker::UserOptions;
 use logging::default_logging_configuration;
 
 /// Key of the node configuration in the ConfigMap.
@@ -141,24 +141,6 @@ impl KafkaCluster {
         result.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
         result.insert(POD_NAME_LABEL.to_owned(), node.pod_name.clone());
         result
-    }
-
-    /// `strimzi.io/configuration-hash` of every node by pod name.
-    pub fn configuration_hashes(&self, addresses: &ListenerAddresses) -> BTreeMap<String, String> {
-        self.nodes()
-            .map(|node| {
-                let hash = self.configuration_hash(&node, addresses);
-                (node.pod_name, hash)
-            })
-            .collect()
-    }
-
-    /// `strimzi.io/configuration-hash` of `node`: a hash of its `server.config`
-    /// without the options Kafka can change while running, so the node rolls exactly when
-    /// its static configuration (listeners, advertised addresses, security, plugins and
-    /// static user options) changes.
-    pub fn configuration_hash(&self, node: &KafkaNode, addresses: &ListenerAddresses) -> String {
-        hash_stub(&self.render_server_config(node, addresses, UserOptions::StaticOnly))
     }
 
     /// Warnings about `spec.kafka.config`: dropped forbidden options and options that do

@@ -136,18 +136,33 @@ impl Properties {
         self.entries.is_empty()
     }
 
-    /// Reads `key=value` lines (also `key: value`), skipping blank lines and `#`/`!` comments.
+    /// Reads a properties file as Java reads one: blank lines and `#`/`!` comments are
+    /// skipped, a line ending in an odd number of backslashes continues on the next one, the
+    /// key ends at the first unescaped `=`, `:` or white space, and backslash escapes
+    /// (`\t`, `\n`, `\r`, `\f`, `\uXXXX`, any other character as itself) are resolved in
+    /// keys and values. A key given twice keeps its first position and its last value.
     pub fn parse(text: &str) -> Self {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let mut properties = Self::default();
-        for line in text.lines() {
-            let line = line.trim_start();
-            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+        let mut logical = String::new();
+        for line in text.split('\n') {
+            let line = line.trim_start_matches(PROPERTIES_WHITE_SPACE);
+            if logical.is_empty() && (line.is_empty() || line.starts_with(['#', '!'])) {
                 continue;
             }
-            let split = line.find(['=', ':']).unwrap_or(line.len());
-            let key = line[..split].trim_end().to_owned();
-            let value = line.get(split + 1..).unwrap_or_default().trim_start();
-            properties.set(key, value.to_owned());
+            let trailing_backslashes = line.chars().rev().take_while(|c| *c == '\\').count();
+            if trailing_backslashes % 2 == 1 {
+                logical.push_str(&line[..line.len() - 1]);
+                continue;
+            }
+            logical.push_str(line);
+            let (key, value) = split_property(&logical);
+            properties.set(key, value);
+            logical.clear();
+        }
+        if !logical.is_empty() {
+            let (key, value) = split_property(&logical);
+            properties.set(key, value);
         }
         properties
     }
@@ -184,6 +199,80 @@ impl Properties {
         }
         out
     }
+}
+
+/// The characters a properties file counts as white space around keys and separators.
+const PROPERTIES_WHITE_SPACE: [char; 3] = [' ', '\t', '\u{c}'];
+
+/// Splits one logical line of a properties file into its key and value, both unescaped.
+fn split_property(line: &str) -> (String, String) {
+    let mut escaped = false;
+    let mut key_end = line.len();
+    let mut has_separator = false;
+    for (index, c) in line.char_indices() {
+        if !escaped && (c == '=' || c == ':') {
+            key_end = index;
+            has_separator = true;
+            break;
+        }
+        if !escaped && PROPERTIES_WHITE_SPACE.contains(&c) {
+            key_end = index;
+            break;
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    let mut rest = line[key_end..].chars().peekable();
+    if has_separator {
+        rest.next();
+    }
+    while let Some(&c) = rest.peek() {
+        if PROPERTIES_WHITE_SPACE.contains(&c) {
+            rest.next();
+        } else if !has_separator && (c == '=' || c == ':') {
+            has_separator = true;
+            rest.next();
+        } else {
+            break;
+        }
+    }
+    (
+        unescape_property(&line[..key_end]),
+        unescape_property(&rest.collect::<String>()),
+    )
+}
+
+/// Resolves the backslash escapes of a properties file key or value.
+fn unescape_property(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('f') => out.push('\u{c}'),
+            Some('u') => {
+                let digits: String = chars.clone().take(4).collect();
+                match u32::from_str_radix(&digits, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                {
+                    Some(decoded) if digits.len() == 4 => {
+                        out.push(decoded);
+                        chars.nth(3);
+                    }
+                    _ => out.push('u'),
+                }
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
 }
 
 /// The user's Kafka options after the forbidden ones were dropped, with the defaults added.
@@ -311,7 +400,7 @@ impl KafkaCluster {
     }
 
     /// The user options Kafka can change while running, which the operator applies to the
-    /// running cluster (they are left out of the configuration hash).
+    /// running cluster.
     pub fn dynamic_configuration(&self) -> Vec<(String, String)> {
         let (config, _) = self.user_options();
         config
@@ -333,9 +422,12 @@ pub fn config_value(value: &Value) -> Option<String> {
     }
 }
 
-/// Kafka broker options that Kafka can change while the broker runs (cluster-wide dynamic
-/// options); changing them does not need a restart, so they stay out of the configuration
-/// hash.
+/// The Kafka broker options the operator changes while the brokers run, as cluster-wide
+/// defaults through the admin API: options Kafka can change that way in every supported Kafka
+/// version. A change of any other Kafka option restarts the nodes (see
+/// [`crate::rolling::config_diff`]), among them Kafka's per-broker dynamic options (listener
+/// and security ones), `config.providers`, which the operator writes itself, and the
+/// cluster-wide options new in Kafka 4.3.
 const DYNAMIC_OPTIONS: &[&str] = &[
     "background.threads",
     "compression.gzip.level",
@@ -390,12 +482,13 @@ const DYNAMIC_OPTIONS: &[&str] = &[
     "remote.log.manager.copy.max.bytes.per.second",
     "remote.log.manager.expiration.thread.pool.size",
     "remote.log.manager.fetch.max.bytes.per.second",
+    "remote.log.manager.follower.thread.pool.size",
     "remote.log.reader.threads",
     "transaction.partition.verification.enable",
     "unclean.leader.election.enable",
 ];
 
-/// Whether Kafka can change `key` while running (so it needs no rolling restart).
+/// Whether the operator changes `key` on the running brokers (so it needs no restart).
 pub fn is_dynamic_option(key: &str) -> bool {
     DYNAMIC_OPTIONS.contains(&key)
 }
@@ -457,6 +550,32 @@ mod tests {
     fn writing_escapes_like_strimzi() {
         let properties = Properties::from_pairs([("a b=c", " x\\y\nz")]);
         assert_eq!(properties.write(), "a\\ b\\=c=\\ x\\\\y\\nz\n");
+    }
+
+    #[test]
+    fn parsing_reads_what_writing_wrote() {
+        let properties = Properties::from_pairs([
+            ("a b=c:d", " x\\y\nz\r"),
+            ("plain", "value with = and : inside"),
+            ("empty", ""),
+        ]);
+        assert_eq!(Properties::parse(&properties.write()), properties);
+    }
+
+    #[test]
+    fn parsing_follows_java_properties_files() {
+        let text = "  spaced   value with trailing space \ncontinued = first \\\n    second\nescaped\\:key:\\u0041\\tB\n#comment\n!comment\ndup=1\ndup=2\nlast=end\\";
+        let properties = Properties::parse(text);
+        assert_eq!(
+            properties.entries(),
+            [
+                ("spaced".to_owned(), "value with trailing space ".to_owned()),
+                ("continued".to_owned(), "first second".to_owned()),
+                ("escaped:key".to_owned(), "A\tB".to_owned()),
+                ("dup".to_owned(), "2".to_owned()),
+                ("last".to_owned(), "end".to_owned()),
+            ]
+        );
     }
 
     #[test]
