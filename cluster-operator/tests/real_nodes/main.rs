@@ -26,6 +26,7 @@ mod mirror_maker2;
 mod real_kafka;
 mod rolling;
 mod rolling_safety;
+mod takeover;
 
 use strimzi_tests::environment::TestEnv;
 use tokio::sync::{Semaphore, SemaphorePermit};

@@ -1,0 +1,444 @@
+//! Taking over a cluster that Strimzi's operator made, on real nodes with Strimzi's Kafka image.
+//!
+//! The objects are those Strimzi 1.2.0's own operator created for `kafka-ephemeral.yaml`, read
+//! back from its API server (`operator-output/kafka-ephemeral` of the Strimzi reference data):
+//! the Kafka and its pools with their status, the CA and node certificate Secrets, the
+//! per-node ConfigMaps, the Services, RBAC objects, NetworkPolicy, PodDisruptionBudget and
+//! StrimziPodSets, created here as that operator created them (same names, namespace, field
+//! manager and owners), and the pods created from the StrimziPodSets' definitions, as its pod
+//! set controller does. Its certificates are still valid, so they are used as they are.
+//!
+//! Once the six Kafka nodes run, our cluster operator starts. Over several periodic
+//! reconciliations it restarts no pod, changes no Secret and no node configuration, and the
+//! Kafka becomes Ready with none of Strimzi's old conditions left. A change of the broker
+//! pool afterwards rolls the brokers, and only them, and the records written before the
+//! takeover are still there.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret};
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::layout::free_port;
+
+use super::env;
+use crate::support::real_nodes::{
+    all_pods_ready, binaries, bootstrap, delete_when_done, eventually, http_get, records, sorted,
+};
+use crate::support::{condition, ready};
+
+/// The namespace of Strimzi's recorded run. The nodes' names in it are part of their
+/// configuration and certificates, so the cluster is recreated in a namespace of that name.
+const NAMESPACE: &str = "co-java-eph";
+const CLUSTER: &str = "my-cluster";
+/// The field manager of Strimzi's operator.
+const STRIMZI_MANAGER: &str = "strimzi-kafka-operator";
+/// How often our operator reconciles every Kafka in this test.
+const PERIOD: Duration = Duration::from_secs(10);
+/// Selects the Kafka node pods (not the entity operator's).
+const NODE_SELECTOR: &str = "strimzi.io/cluster=my-cluster,strimzi.io/name=my-cluster-kafka";
+
+/// The folder of Strimzi's recorded objects for `kafka-ephemeral.yaml`.
+fn recorded_dir() -> PathBuf {
+    strimzi_tests::reference::reference_dir().join("operator-output/kafka-ephemeral")
+}
+
+/// The objects of one recorded kind (`file` without `.json`).
+fn recorded(file: &str) -> Vec<Value> {
+    let path = recorded_dir().join(format!("{file}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
+    let list: Value = serde_json::from_str(&text).unwrap();
+    list["items"].as_array().unwrap().clone()
+}
+
+/// `object` as it was sent to the API server: without what the server added (identity,
+/// versions, timestamps, status, assigned cluster IPs), with the owners' new UIDs.
+fn as_sent(mut object: Value, owners: &BTreeMap<(String, String), String>) -> Value {
+    let metadata = object["metadata"].as_object_mut().unwrap();
+    for key in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generation",
+        "managedFields",
+    ] {
+        metadata.remove(key);
+    }
+    if let Some(references) = metadata
+        .get_mut("ownerReferences")
+        .and_then(Value::as_array_mut)
+    {
+        for reference in references {
+            let owner = (
+                reference["kind"].as_str().unwrap().to_owned(),
+                reference["name"].as_str().unwrap().to_owned(),
+            );
+            reference["uid"] = json!(owners[&owner]);
+        }
+    }
+    let object_map = object.as_object_mut().unwrap();
+    object_map.remove("status");
+    if let Some(spec) = object_map.get_mut("spec").and_then(Value::as_object_mut)
+        && spec.get("clusterIP").and_then(Value::as_str) != Some("None")
+    {
+        spec.remove("clusterIP");
+        spec.remove("clusterIPs");
+    }
+    object
+}
+
+/// Creates `object` in [`NAMESPACE`] as Strimzi's operator does (a create as its field
+/// manager) and returns its UID.
+async fn create(client: &Client, object: &Value) -> String {
+    let (object, api) = crate::support::dynamic(client, NAMESPACE, object);
+    let params = PostParams {
+        field_manager: Some(STRIMZI_MANAGER.to_owned()),
+        ..PostParams::default()
+    };
+    let created = api.create(&params, &object).await.unwrap_or_else(|error| {
+        panic!(
+            "creating {} {}: {error}",
+            crate::support::kind_of(&object),
+            object.name_any()
+        )
+    });
+    created.uid().unwrap()
+}
+
+/// Writes the recorded status of `object` (a Kafka or a KafkaNodePool), with `extra` merged
+/// into it.
+async fn write_status(client: &Client, object: &Value, extra: Value) {
+    let mut status = object["status"].clone();
+    json_merge(&mut status, extra);
+    let resource = ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        "kafka.strimzi.io",
+        "v1",
+        object["kind"].as_str().unwrap(),
+    ));
+    Api::<DynamicObject>::namespaced_with(client.clone(), NAMESPACE, &resource)
+        .patch_status(
+            object["metadata"]["name"].as_str().unwrap(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .unwrap();
+}
+
+/// Merges the fields of `extra` into `target`.
+fn json_merge(target: &mut Value, extra: Value) {
+    if let (Some(target), Value::Object(extra)) = (target.as_object_mut(), extra) {
+        target.extend(extra);
+    }
+}
+
+/// Recreates Strimzi's cluster: every recorded object and the pods of its StrimziPodSets.
+async fn recreate_strimzis_cluster(client: &Client) {
+    let mut owners = BTreeMap::new();
+    let kafka = recorded("kafka").remove(0);
+    let cluster_id = recorded("configmap")
+        .iter()
+        .find_map(|map| map["data"]["cluster.id"].as_str().map(str::to_owned))
+        .unwrap();
+    let uid = create(client, &as_sent(kafka.clone(), &owners)).await;
+    owners.insert(("Kafka".to_owned(), CLUSTER.to_owned()), uid);
+    // After a reconciliation that got that far, Strimzi's status holds the cluster ID it put
+    // into the nodes' configuration (the recording stopped before that).
+    write_status(client, &kafka, json!({"clusterId": cluster_id})).await;
+    for pool in recorded("kafkanodepool") {
+        let uid = create(client, &as_sent(pool.clone(), &owners)).await;
+        owners.insert(("KafkaNodePool".to_owned(), pool.name()), uid);
+        write_status(client, &pool, json!({})).await;
+    }
+    for kind in [
+        "secret",
+        "configmap",
+        "serviceaccount",
+        "role",
+        "rolebinding",
+        "service",
+        "networkpolicy",
+        "pdb",
+    ] {
+        for object in recorded(kind) {
+            let name = object.name();
+            // Made by Kubernetes in every namespace.
+            if name == "default" || name == "kube-root-ca.crt" {
+                continue;
+            }
+            create(client, &as_sent(object, &owners)).await;
+        }
+    }
+    for set in recorded("strimzipodset") {
+        let set_name = set.name();
+        let uid = create(client, &as_sent(set.clone(), &owners)).await;
+        // What Strimzi's pod set controller does: each pod as the set defines it, owned by
+        // the set.
+        for mut pod in set["spec"]["pods"].as_array().unwrap().clone() {
+            pod["apiVersion"] = json!("v1");
+            pod["kind"] = json!("Pod");
+            pod["metadata"]["ownerReferences"] = json!([{
+                "apiVersion": "core.strimzi.io/v1",
+                "kind": "StrimziPodSet",
+                "name": set_name,
+                "uid": uid,
+                "controller": true,
+                "blockOwnerDeletion": true,
+            }]);
+            create(client, &pod).await;
+        }
+    }
+}
+
+/// Small helpers on the recorded JSON objects.
+trait Named {
+    fn name(&self) -> String;
+}
+
+impl Named for Value {
+    fn name(&self) -> String {
+        self["metadata"]["name"].as_str().unwrap().to_owned()
+    }
+}
+
+/// Each Kafka node pod's UID and its container restarts.
+async fn node_pods(client: &Client) -> BTreeMap<String, (String, i32)> {
+    Api::<Pod>::namespaced(client.clone(), NAMESPACE)
+        .list(&ListParams::default().labels(NODE_SELECTOR))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .map(|pod| {
+            let restarts = pod
+                .status
+                .as_ref()
+                .and_then(|status| status.container_statuses.as_ref())
+                .map(|statuses| statuses.iter().map(|status| status.restart_count).sum())
+                .unwrap_or_default();
+            (pod.name_any(), (pod.uid().unwrap(), restarts))
+        })
+        .collect()
+}
+
+/// The data of every Secret and ConfigMap of the namespace, by kind and name.
+async fn stored_data(client: &Client) -> BTreeMap<String, Value> {
+    let mut data = BTreeMap::new();
+    for secret in Api::<Secret>::namespaced(client.clone(), NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+    {
+        data.insert(
+            format!("Secret {}", secret.name_any()),
+            serde_json::to_value(&secret.data).unwrap(),
+        );
+    }
+    for map in Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+    {
+        data.insert(
+            format!("ConfigMap {}", map.name_any()),
+            serde_json::to_value(&map.data).unwrap(),
+        );
+    }
+    data
+}
+
+/// How many reconciliations of a Kafka our operator (its metrics on `port`) started.
+fn kafka_reconciliations(
+    network: &strimzi_tests::network::NodeNetwork,
+    port: u16,
+) -> Result<u64, String> {
+    let metrics = http_get(network, &format!("http://127.0.0.1:{port}/metrics"))?;
+    let started: f64 = metrics
+        .lines()
+        .filter(|line| {
+            line.starts_with("strimzi_reconciliations_total{") && line.contains("kind=\"Kafka\"")
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    Ok(started as u64)
+}
+
+#[tokio::test]
+async fn a_cluster_strimzis_operator_made_is_taken_over_without_a_restart() {
+    let _room = super::room_for(super::Weight::Heavy).await;
+    let env = env();
+    let client = env.client().await;
+    let network = env.network().expect("a real-node environment");
+    Api::<Namespace>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let _deleted = delete_when_done(env, &[NAMESPACE]);
+    recreate_strimzis_cluster(&client).await;
+    all_pods_ready(&client, NAMESPACE, CLUSTER, 6).await;
+
+    // Records written while Strimzi's cluster runs without an operator.
+    let plain = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &format!("{CLUSTER}-kafka-bootstrap.{NAMESPACE}.svc:9092"),
+    );
+    eventually("producing to Strimzi's cluster", || {
+        plain.produce("before", 10, "strimzi")
+    })
+    .await;
+    let pods_before = node_pods(&client).await;
+    let data_before = stored_data(&client).await;
+
+    // Our operator takes over.
+    let port = free_port().unwrap();
+    let period = PERIOD.as_millis().to_string();
+    let _operator = crate::support::spawn_cluster_operator(
+        env,
+        binaries(),
+        NAMESPACE,
+        port,
+        &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", period.as_str())],
+    );
+    let kafka = ready(&client, NAMESPACE, CLUSTER).await;
+    // Several periodic reconciliations after the one that made it Ready.
+    let first = eventually("the operator's metrics", || {
+        kafka_reconciliations(network, port)
+    })
+    .await;
+    tokio::time::sleep(PERIOD * 7 / 2).await;
+    eventually("three more reconciliations", || {
+        let started = kafka_reconciliations(network, port)?;
+        (started >= first + 3)
+            .then_some(())
+            .ok_or_else(|| format!("{started} reconciliations"))
+    })
+    .await;
+
+    assert_eq!(
+        node_pods(&client).await,
+        pods_before,
+        "a pod was replaced or restarted"
+    );
+    assert_eq!(
+        restart_events(&client).await,
+        Vec::<String>::new(),
+        "the operator restarted pods"
+    );
+    let data_after = stored_data(&client).await;
+    let changed: Vec<&String> = data_before
+        .iter()
+        .filter(|(name, data)| data_after.get(*name) != Some(*data))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(changed.is_empty(), "changed by the takeover: {changed:?}");
+
+    // The status is ours, with none of Strimzi's conditions of before left.
+    let kafka = Api::<strimzi_api::kafka::Kafka>::namespaced(client.clone(), NAMESPACE)
+        .get(CLUSTER)
+        .await
+        .unwrap_or(kafka);
+    assert!(
+        condition(&kafka, "NotReady").is_none(),
+        "{:#?}",
+        kafka.status
+    );
+    let status = kafka.status.as_ref().unwrap();
+    assert_eq!(
+        serde_json::to_value(&status.cluster_security).unwrap(),
+        json!({"encryption": {"type": "strimzi-tls"}, "authentication": {"type": "strimzi-mtls"}})
+    );
+    assert_eq!(
+        serde_json::to_value(status.auto_rebalance.as_ref().and_then(|a| a.state)).unwrap(),
+        json!("Idle")
+    );
+    assert_eq!(status.cluster_id.as_deref(), Some("mSITe_5VScCWs3i-4r4YIA"));
+
+    // A change afterwards rolls as usual: the broker pool's pods, not the controllers.
+    Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        NAMESPACE,
+        &ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "kafka.strimzi.io",
+            "v1",
+            "KafkaNodePool",
+        )),
+    )
+    .patch(
+        "broker",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"template": {"pod": {"metadata": {
+            "labels": {"example.com/taken-over": "true"},
+        }}}}})),
+    )
+    .await
+    .unwrap();
+    let brokers: Vec<String> = (0..3).map(|id| format!("{CLUSTER}-broker-{id}")).collect();
+    let mut rolled = None;
+    for _ in 0..300 {
+        let now = node_pods(&client).await;
+        let replaced = brokers.iter().all(|name| {
+            now.get(name)
+                .is_some_and(|(uid, _)| *uid != pods_before[name].0)
+        });
+        if replaced && ready_pods(&client).await == 6 {
+            rolled = Some(now);
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let rolled = rolled.expect("the brokers were not all replaced and Ready in 10 minutes");
+    for id in 3..6 {
+        let name = format!("{CLUSTER}-controller-{id}");
+        assert_eq!(rolled[&name], pods_before[&name], "{name} restarted");
+    }
+    let kafka = ready(&client, NAMESPACE, CLUSTER).await;
+    let read = eventually("consuming the records of before", || {
+        ClusterClient::new(
+            &binaries().join("strimzi-kafka-client"),
+            network,
+            &bootstrap(&kafka, "plain"),
+        )
+        .consume("before", 10)
+    })
+    .await;
+    assert_eq!(sorted(read), records("strimzi", 10));
+}
+
+/// The notes of the operator's pod restart Events.
+async fn restart_events(client: &Client) -> Vec<String> {
+    Api::<Event>::namespaced(client.clone(), NAMESPACE)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|event| event.action.as_deref() == Some("StrimziInitiatedPodRestart"))
+        .map(|event| event.note.unwrap_or_default())
+        .collect()
+}
+
+/// How many Kafka node pods are Ready.
+async fn ready_pods(client: &Client) -> usize {
+    Api::<Pod>::namespaced(client.clone(), NAMESPACE)
+        .list(&ListParams::default().labels(NODE_SELECTOR))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .filter(|pod| crate::support::real_nodes::is_ready(pod))
+        .count()
+}
