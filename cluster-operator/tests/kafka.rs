@@ -437,7 +437,13 @@ async fn pause_then_a_spec_change_updates_config_maps_and_the_revision_on_resume
         .patch(
             "paused",
             &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"kafka": {"config": {"log.retention.hours": 12}}}})),
+            // A Kafka option (which reaches the node's configuration, not its pod: the
+            // configuration hash covers plugin options and addresses only, as Strimzi's does)
+            // and a pod label (which changes the pod's revision).
+            &Patch::Merge(json!({"spec": {"kafka": {
+                "config": {"log.retention.hours": 12},
+                "template": {"pod": {"metadata": {"labels": {"example.com/resumed": "true"}}}},
+            }}})),
         )
         .await
         .unwrap();
