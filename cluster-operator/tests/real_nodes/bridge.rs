@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::env;
 use crate::support::real_nodes::{
-    POD_WAIT, binaries, delete_when_done, eventually, records, small_ephemeral_cluster, sorted,
+    POD_WAIT, delete_when_done, eventually, records, small_ephemeral_cluster, sorted,
 };
 use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -91,13 +91,7 @@ async fn a_bridge_on_real_nodes_produces_and_consumes_over_http() {
     let ns = env.namespace("bridge").await;
     let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
-    let _operator = crate::support::spawn_cluster_operator(
-        env,
-        binaries(),
-        &ns,
-        strimzi_tests::layout::free_port().unwrap(),
-        &[],
-    );
+    let _operator = super::operator_on(&ns);
     for document in small_ephemeral_cluster(CLUSTER, "256m") {
         apply(&client, &ns, &document).await;
     }

@@ -177,13 +177,7 @@ async fn kafka_connect_runs_connectors_from_kafka_connectors() {
     let client = env.client().await;
     let ns = env.namespace("connect").await;
     let _deleted = delete_when_done(env, &[&ns]);
-    let _operator = crate::support::spawn_cluster_operator(
-        env,
-        binaries(),
-        &ns,
-        strimzi_tests::layout::free_port().unwrap(),
-        &[],
-    );
+    let _operator = super::operator_on(&ns);
     for mut document in small_ephemeral_cluster(CLUSTER, "512m") {
         if document["kind"] == "Kafka" {
             add_mutual_tls_listener(&mut document);

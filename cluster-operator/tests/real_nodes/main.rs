@@ -44,6 +44,18 @@ enum Weight {
     Heavy = 2,
 }
 
+/// Our cluster operator binary watching `namespace` alone, with its metrics on a free port,
+/// stopped when dropped.
+fn operator_on(namespace: &str) -> strimzi_tests::process::ManagedProcess {
+    support::spawn_cluster_operator(
+        env(),
+        support::real_nodes::binaries(),
+        namespace,
+        strimzi_tests::layout::free_port().unwrap(),
+        &[],
+    )
+}
+
 /// Waits until the machine has room for a test of `weight`; the room is given back when the
 /// permit is dropped at the end of the test.
 async fn room_for(weight: Weight) -> SemaphorePermit<'static> {

@@ -114,13 +114,7 @@ async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
     let client = env.client().await;
     let ns = env.namespace("mm2").await;
     let _deleted = delete_when_done(env, &[&ns]);
-    let _operator = crate::support::spawn_cluster_operator(
-        env,
-        binaries(),
-        &ns,
-        strimzi_tests::layout::free_port().unwrap(),
-        &[],
-    );
+    let _operator = super::operator_on(&ns);
     for document in kafka("src").into_iter().chain(kafka("tgt")) {
         apply(&client, &ns, &document).await;
     }

@@ -109,13 +109,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     let ns = env.namespace("guard").await;
     let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
-    let operator = crate::support::spawn_cluster_operator(
-        env,
-        binaries(),
-        &ns,
-        strimzi_tests::layout::free_port().unwrap(),
-        &[],
-    );
+    let operator = super::operator_on(&ns);
     for document in cluster() {
         apply(&client, &ns, &document).await;
     }
