@@ -677,6 +677,15 @@ fn error_policy<R: Reconciler>(
     *attempts = attempts.saturating_add(1);
     let delay = backoff(*attempts, &mut rand::rng());
     tracing::debug!(attempts = *attempts, delay = ?delay, "retrying after backoff");
+    shared
+        .runtime
+        .metrics()
+        .reconciliations(
+            &shared.kind,
+            object.meta().namespace.as_deref().unwrap_or_default(),
+            &shared.selector,
+        )
+        .retried();
     Action::requeue(delay)
 }
 

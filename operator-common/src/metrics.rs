@@ -29,6 +29,7 @@ pub struct Metrics {
     reconciliations: IntCounterVec,
     successful: IntCounterVec,
     failed: IntCounterVec,
+    retried: IntCounterVec,
     duration: HistogramVec,
     resources: IntGaugeVec,
     paused: IntGaugeVec,
@@ -66,6 +67,10 @@ impl Metrics {
         let failed = counter(
             "strimzi_reconciliations_failed_total",
             "Reconciliations that failed",
+        )?;
+        let retried = counter(
+            "strimzi_reconciliations_retried_total",
+            "Failed reconciliations scheduled again after a backoff delay",
         )?;
         let duration = HistogramVec::new(
             HistogramOpts::new(
@@ -112,6 +117,7 @@ impl Metrics {
             reconciliations,
             successful,
             failed,
+            retried,
             duration,
             resources,
             paused,
@@ -209,6 +215,12 @@ impl ReconciliationMetrics {
             .observe(seconds);
     }
 
+    /// Counts a failed reconciliation scheduled again after a backoff delay; failures only
+    /// a change of the resource can cure are not retried and not counted.
+    pub fn retried(&self) {
+        self.metrics.retried.with_label_values(&self.labels()).inc();
+    }
+
     /// Sets how many resources are watched and how many of them are paused.
     pub fn set_resources(&self, total: usize, paused: usize) {
         let as_gauge = |count: usize| i64::try_from(count).unwrap_or(i64::MAX);
@@ -241,6 +253,11 @@ impl ReconciliationMetrics {
     /// Reconciliations that failed so far.
     pub fn failed_count(&self) -> u64 {
         self.metrics.failed.with_label_values(&self.labels()).get()
+    }
+
+    /// Failed reconciliations scheduled again after a backoff delay so far.
+    pub fn retried_count(&self) -> u64 {
+        self.metrics.retried.with_label_values(&self.labels()).get()
     }
 }
 
@@ -314,6 +331,7 @@ mod tests {
         topics.finished(true, 0.2);
         topics.started();
         topics.finished(false, 0.1);
+        topics.retried();
         topics.set_resources(3, 1);
         metrics.count_write("ConfigMap", "apply");
         assert_eq!(metrics.writes("ConfigMap", "apply"), 1);
@@ -323,11 +341,13 @@ mod tests {
         assert_eq!(metrics.reads("secrets", "list"), 0);
         assert_eq!(topics.started_count(), 2);
         assert_eq!(topics.failed_count(), 1);
+        assert_eq!(topics.retried_count(), 1);
         let text = metrics.encode().unwrap();
         for line in [
             "strimzi_reconciliations_total{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 2",
             "strimzi_reconciliations_successful_total{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
             "strimzi_reconciliations_failed_total{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
+            "strimzi_reconciliations_retried_total{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",
             "strimzi_reconciliations_duration_seconds_count{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 2",
             "strimzi_resources{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 3",
             "strimzi_resources_paused{kind=\"KafkaTopic\",namespace=\"ns\",selector=\"\"} 1",

@@ -220,6 +220,13 @@ async fn failures_back_off_and_are_reported() {
         )),
         "{metrics}"
     );
+    // A failure the resource's change need not cure is retried, and counted as such.
+    let retried = running
+        .runtime
+        .metrics()
+        .reconciliations("KafkaTopic", &namespace, "")
+        .retried_count();
+    assert!(retried >= 3, "{retried} retries counted");
     running.stop().await;
 }
 
