@@ -121,8 +121,12 @@ async fn main() {
         per(reads, kafka_reconciliations)
     );
     println!(
+        "  writes by kind and verb: {}",
+        by_labels("strimzi_operator_api_writes_total", &before, &after)
+    );
+    println!(
         "  reads by resource and verb: {}",
-        reads_by_resource(&before, &after)
+        by_labels("strimzi_operator_api_reads_total", &before, &after)
     );
     println!(
         "steady RSS ({} clusters):           {:>8.1} MiB",
@@ -141,13 +145,14 @@ fn labelled(text: &str, name: &str, label: &str) -> f64 {
         .sum()
 }
 
-/// The reads between two `/metrics` texts by resource and verb, e.g. `secrets get 42`.
-fn reads_by_resource(before: &str, after: &str) -> String {
-    const NAME: &str = "strimzi_operator_api_reads_total{";
+/// How much each sample of the counter `metric` grew between two `/metrics` texts, as
+/// `labels: growth` for those that grew, e.g. `kind="secrets",verb="get": 42`.
+fn by_labels(metric: &str, before: &str, after: &str) -> String {
+    let prefix = format!("{metric}{{");
     let samples = |text: &str| -> std::collections::BTreeMap<String, f64> {
         text.lines()
             .filter_map(|line| {
-                let (labels, value) = line.strip_prefix(NAME)?.rsplit_once(' ')?;
+                let (labels, value) = line.strip_prefix(&prefix)?.rsplit_once(' ')?;
                 Some((labels.trim_end_matches('}').to_owned(), value.parse().ok()?))
             })
             .collect()

@@ -1,20 +1,24 @@
 //! The objects step against a real API server: what the desired state stops having is
 //! deleted by the cleanup pass, the init ClusterRoleBinding follows the listeners that need
 //! it and the Kafka it was made for, and custom listener certificates reach the pods and the
-//! status.
+//! status; a cluster Strimzi's own operator made keeps every object as it was when ours takes
+//! it over.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod support;
 
-use k8s_openapi::api::core::v1::{Secret, Service};
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
-use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
+use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::resources::{WAIT, eventually_ok};
+use support::strimzi_recorded::{OBJECT_KINDS, Recorded, STRIMZI_MANAGER};
 use support::{Operator, apply, binding_exists, cluster, names, namespace, ready};
 
 /// The documents of `cluster(name, 1, 1)` with the Kafka's listeners extended by `extra` and
@@ -257,4 +261,159 @@ async fn custom_listener_certificates_roll_the_brokers_and_show_in_the_status() 
         }
     })
     .await;
+}
+
+/// Every object of a cluster Strimzi 1.2.0's own operator made, recreated from its recorded
+/// runs of `kafka-persistent.yaml` and `kafka-ephemeral.yaml` as it made them, is left as it
+/// was once our operator has taken the cluster over and made it Ready: the same object (UID)
+/// with the same labels, annotations, owners, spec and data, pods included. An object ours
+/// writes gets every field Strimzi's set (none is left owned by Strimzi's create alone); one
+/// it does not write already holds everything ours wants. Prints how many objects differ,
+/// which must be none.
+#[tokio::test]
+async fn a_cluster_strimzis_operator_made_keeps_every_object_as_it_was() {
+    let client = support::env().client().await;
+    let mut differing = Vec::new();
+    for recorded in [Recorded("kafka-persistent"), Recorded("kafka-ephemeral")] {
+        recorded.recreate(&client).await;
+        let ns = recorded.namespace();
+        let pods = recorded.objects("pod").len();
+        let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
+        eventually_ok("Strimzi's pods to be Ready", WAIT, || async {
+            let ready = api
+                .list(&Default::default())
+                .await
+                .map_err(|error| error.to_string())?
+                .items
+                .iter()
+                .filter(|pod| strimzi_cluster_operator::pod_set::is_ready(pod))
+                .count();
+            (ready == pods)
+                .then_some(())
+                .ok_or(format!("{ready} of {pods} pods Ready"))
+        })
+        .await;
+        let before = live_objects(&client, recorded).await;
+        let operator = Operator::on(&ns);
+        ready(&client, &ns, "my-cluster").await;
+        let after = live_objects(&client, recorded).await;
+        operator.stop().await;
+        let mut count = 0;
+        for (key, object) in &before {
+            let mut paths = Vec::new();
+            differences(
+                "",
+                &comparable(object),
+                &comparable(&after[key]),
+                &mut paths,
+            );
+            // Pods are made by the pod set controller from their StrimziPodSet, never applied.
+            if !key.starts_with("pod ") {
+                paths.extend(
+                    fields_only_strimzi_set(&after[key])
+                        .into_iter()
+                        .map(|path| format!("{path} (not set by ours)")),
+                );
+            }
+            if !paths.is_empty() {
+                count += 1;
+                differing.push(format!("{}: {key}: {}", recorded.0, paths.join(", ")));
+            }
+        }
+        println!(
+            "{}: {count} of the {} objects Strimzi's operator made differ after the takeover",
+            recorded.0,
+            before.len()
+        );
+    }
+    assert!(differing.is_empty(), "{differing:#?}");
+}
+
+/// Each object of Strimzi's recorded run as the API server has it now, by kind and name.
+async fn live_objects(client: &Client, recorded: Recorded) -> BTreeMap<String, Value> {
+    let namespace = recorded.namespace();
+    let mut live = BTreeMap::new();
+    for kind in OBJECT_KINDS.iter().chain(&["strimzipodset", "pod"]) {
+        for object in recorded.objects(kind) {
+            let (object, api) = support::dynamic(client, &namespace, &object);
+            let name = object.name_any();
+            let value = serde_json::to_value(api.get(&name).await.unwrap()).unwrap();
+            live.insert(format!("{kind} {name}"), value);
+        }
+    }
+    live
+}
+
+/// `object` without what changes on every write (resource version, generation, field
+/// managers) and without its status.
+fn comparable(object: &Value) -> Value {
+    let mut object = object.clone();
+    let metadata = object["metadata"].as_object_mut().unwrap();
+    for key in ["resourceVersion", "generation", "managedFields"] {
+        metadata.remove(key);
+    }
+    object.as_object_mut().unwrap().remove("status");
+    object
+}
+
+/// The fields of `object` that Strimzi's operator set when it created it and that our
+/// operator, applying as the same field manager, does not set. Empty when ours did not write
+/// the object: it writes only when the object lacks something it desires.
+fn fields_only_strimzi_set(object: &Value) -> Vec<String> {
+    let entries = object["metadata"]["managedFields"].as_array().unwrap();
+    let fields_of = |operation: &str| -> Option<BTreeSet<String>> {
+        let entry = entries.iter().find(|entry| {
+            entry["manager"] == STRIMZI_MANAGER
+                && entry["operation"] == operation
+                && entry["subresource"].as_str().is_none_or(str::is_empty)
+        })?;
+        let mut paths = BTreeSet::new();
+        leaf_fields("", &entry["fieldsV1"], &mut paths);
+        Some(paths)
+    };
+    let created = fields_of("Update").unwrap_or_default();
+    fields_of("Apply").map_or_else(Vec::new, |applied| {
+        created.difference(&applied).cloned().collect()
+    })
+}
+
+/// Adds to `paths` the path of every field a managed-fields set (`fieldsV1`) below `at`
+/// names.
+fn leaf_fields(at: &str, fields: &Value, paths: &mut BTreeSet<String>) {
+    let Some(fields) = fields.as_object() else {
+        return;
+    };
+    if fields.keys().all(|key| key == ".") {
+        paths.insert(at.to_owned());
+        return;
+    }
+    for (key, nested) in fields {
+        if key != "." {
+            leaf_fields(&format!("{at}/{key}"), nested, paths);
+        }
+    }
+}
+/// Appends to `paths` the path (below `at`) of every value that differs between `before`
+/// and `after`.
+fn differences(at: &str, before: &Value, after: &Value, paths: &mut Vec<String>) {
+    match (before, after) {
+        (Value::Object(before), Value::Object(after)) => {
+            let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+            for key in keys {
+                differences(
+                    &format!("{at}.{key}"),
+                    before.get(key).unwrap_or(&Value::Null),
+                    after.get(key).unwrap_or(&Value::Null),
+                    paths,
+                );
+            }
+        }
+        (Value::Array(before), Value::Array(after)) if before.len() == after.len() => {
+            for (index, (before, after)) in before.iter().zip(after).enumerate() {
+                differences(&format!("{at}[{index}]"), before, after, paths);
+            }
+        }
+        _ if before != after => paths.push(at.to_owned()),
+        _ => {}
+    }
 }

@@ -151,7 +151,7 @@ impl Reconciliation<'_> {
             (&reconciled.key_secret, &key),
         ] {
             if let Some(desired) = desired {
-                let secret = self.ca_secret(kind, desired, owned);
+                let secret = self.ca_secret(desired, owned);
                 self.operator
                     .runtime
                     .applier()
@@ -250,7 +250,7 @@ impl Reconciliation<'_> {
             return Ok(());
         };
         let owned = owns_ca_secrets(self.kafka.spec.cluster_ca.as_ref());
-        let secret = self.ca_secret(CaKind::Cluster, &dropped, owned);
+        let secret = self.ca_secret(&dropped, owned);
         self.operator
             .runtime
             .applier()
@@ -266,15 +266,13 @@ impl Reconciliation<'_> {
     }
 
     /// `secret` with namespace, Strimzi's labels and, if `owned`, the Kafka as owner.
-    fn ca_secret(&self, kind: CaKind, secret: &Secret, owned: bool) -> Secret {
-        let component = match kind {
-            CaKind::Cluster => "cluster-ca",
-            CaKind::Clients => "clients-ca",
-        };
+    fn ca_secret(&self, secret: &Secret, owned: bool) -> Secret {
         let labels = ComponentLabels {
             kind: Kafka::kind(&()).into_owned(),
             cluster: self.name.clone(),
-            component_name: format!("{}-{component}", self.name),
+            // Strimzi names every CA Secret's component `strimzi`, as it does the trust
+            // bundle and the operator's certificate Secret.
+            component_name: "strimzi".to_owned(),
             component_type: "certificate-authority".to_owned(),
             managed_by: crate::config::NAME.to_owned(),
         }

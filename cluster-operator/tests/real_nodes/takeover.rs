@@ -15,12 +15,11 @@
 //! takeover are still there.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_tests::clients::ClusterClient;
@@ -30,182 +29,19 @@ use super::env;
 use crate::support::real_nodes::{
     all_pods_ready, binaries, bootstrap, delete_when_done, eventually, http_get, records, sorted,
 };
+use crate::support::strimzi_recorded::Recorded;
 use crate::support::{condition, ready};
 
 /// The namespace of Strimzi's recorded run. The nodes' names in it are part of their
 /// configuration and certificates, so the cluster is recreated in a namespace of that name.
 const NAMESPACE: &str = "co-java-eph";
 const CLUSTER: &str = "my-cluster";
-/// The field manager of Strimzi's operator.
-const STRIMZI_MANAGER: &str = "strimzi-kafka-operator";
 /// How often our operator reconciles every Kafka in this test.
 const PERIOD: Duration = Duration::from_secs(10);
 /// Selects the Kafka node pods (not the entity operator's).
 const NODE_SELECTOR: &str = "strimzi.io/cluster=my-cluster,strimzi.io/name=my-cluster-kafka";
-
-/// The folder of Strimzi's recorded objects for `kafka-ephemeral.yaml`.
-fn recorded_dir() -> PathBuf {
-    strimzi_tests::reference::reference_dir().join("operator-output/kafka-ephemeral")
-}
-
-/// The objects of one recorded kind (`file` without `.json`).
-fn recorded(file: &str) -> Vec<Value> {
-    let path = recorded_dir().join(format!("{file}.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
-    let list: Value = serde_json::from_str(&text).unwrap();
-    list["items"].as_array().unwrap().clone()
-}
-
-/// `object` as it was sent to the API server: without what the server added (identity,
-/// versions, timestamps, status, assigned cluster IPs), with the owners' new UIDs.
-fn as_sent(mut object: Value, owners: &BTreeMap<(String, String), String>) -> Value {
-    let metadata = object["metadata"].as_object_mut().unwrap();
-    for key in [
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-        "generation",
-        "managedFields",
-    ] {
-        metadata.remove(key);
-    }
-    if let Some(references) = metadata
-        .get_mut("ownerReferences")
-        .and_then(Value::as_array_mut)
-    {
-        for reference in references {
-            let owner = (
-                reference["kind"].as_str().unwrap().to_owned(),
-                reference["name"].as_str().unwrap().to_owned(),
-            );
-            reference["uid"] = json!(owners[&owner]);
-        }
-    }
-    let object_map = object.as_object_mut().unwrap();
-    object_map.remove("status");
-    if let Some(spec) = object_map.get_mut("spec").and_then(Value::as_object_mut)
-        && spec.get("clusterIP").and_then(Value::as_str) != Some("None")
-    {
-        spec.remove("clusterIP");
-        spec.remove("clusterIPs");
-    }
-    object
-}
-
-/// Creates `object` in [`NAMESPACE`] as Strimzi's operator does (a create as its field
-/// manager) and returns its UID.
-async fn create(client: &Client, object: &Value) -> String {
-    let (object, api) = crate::support::dynamic(client, NAMESPACE, object);
-    let params = PostParams {
-        field_manager: Some(STRIMZI_MANAGER.to_owned()),
-        ..PostParams::default()
-    };
-    let created = api.create(&params, &object).await.unwrap_or_else(|error| {
-        panic!(
-            "creating {} {}: {error}",
-            crate::support::kind_of(&object),
-            object.name_any()
-        )
-    });
-    created.uid().unwrap()
-}
-
-/// Writes the recorded status of `object` (a Kafka or a KafkaNodePool), with `extra` merged
-/// into it.
-async fn write_status(client: &Client, object: &Value, extra: Value) {
-    let mut status = object["status"].clone();
-    json_merge(&mut status, extra);
-    let resource = ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
-        "kafka.strimzi.io",
-        "v1",
-        object["kind"].as_str().unwrap(),
-    ));
-    Api::<DynamicObject>::namespaced_with(client.clone(), NAMESPACE, &resource)
-        .patch_status(
-            object["metadata"]["name"].as_str().unwrap(),
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": status})),
-        )
-        .await
-        .unwrap();
-}
-
-/// Merges the fields of `extra` into `target`.
-fn json_merge(target: &mut Value, extra: Value) {
-    if let (Some(target), Value::Object(extra)) = (target.as_object_mut(), extra) {
-        target.extend(extra);
-    }
-}
-
-/// Recreates Strimzi's cluster: every recorded object and the pods of its StrimziPodSets.
-async fn recreate_strimzis_cluster(client: &Client) {
-    let mut owners = BTreeMap::new();
-    let kafka = recorded("kafka").remove(0);
-    let cluster_id = recorded("configmap")
-        .iter()
-        .find_map(|map| map["data"]["cluster.id"].as_str().map(str::to_owned))
-        .unwrap();
-    let uid = create(client, &as_sent(kafka.clone(), &owners)).await;
-    owners.insert(("Kafka".to_owned(), CLUSTER.to_owned()), uid);
-    // After a reconciliation that got that far, Strimzi's status holds the cluster ID it put
-    // into the nodes' configuration (the recording stopped before that).
-    write_status(client, &kafka, json!({"clusterId": cluster_id})).await;
-    for pool in recorded("kafkanodepool") {
-        let uid = create(client, &as_sent(pool.clone(), &owners)).await;
-        owners.insert(("KafkaNodePool".to_owned(), pool.name()), uid);
-        write_status(client, &pool, json!({})).await;
-    }
-    for kind in [
-        "secret",
-        "configmap",
-        "serviceaccount",
-        "role",
-        "rolebinding",
-        "service",
-        "networkpolicy",
-        "pdb",
-    ] {
-        for object in recorded(kind) {
-            let name = object.name();
-            // Made by Kubernetes in every namespace.
-            if name == "default" || name == "kube-root-ca.crt" {
-                continue;
-            }
-            create(client, &as_sent(object, &owners)).await;
-        }
-    }
-    for set in recorded("strimzipodset") {
-        let set_name = set.name();
-        let uid = create(client, &as_sent(set.clone(), &owners)).await;
-        // What Strimzi's pod set controller does: each pod as the set defines it, owned by
-        // the set.
-        for mut pod in set["spec"]["pods"].as_array().unwrap().clone() {
-            pod["apiVersion"] = json!("v1");
-            pod["kind"] = json!("Pod");
-            pod["metadata"]["ownerReferences"] = json!([{
-                "apiVersion": "core.strimzi.io/v1",
-                "kind": "StrimziPodSet",
-                "name": set_name,
-                "uid": uid,
-                "controller": true,
-                "blockOwnerDeletion": true,
-            }]);
-            create(client, &pod).await;
-        }
-    }
-}
-
-/// Small helpers on the recorded JSON objects.
-trait Named {
-    fn name(&self) -> String;
-}
-
-impl Named for Value {
-    fn name(&self) -> String {
-        self["metadata"]["name"].as_str().unwrap().to_owned()
-    }
-}
+/// Strimzi's recorded run whose cluster is taken over.
+const RECORDED: Recorded = Recorded("kafka-ephemeral");
 
 /// Each Kafka node pod's UID and its container restarts.
 async fn node_pods(client: &Client) -> BTreeMap<String, (String, i32)> {
@@ -278,15 +114,9 @@ async fn a_cluster_strimzis_operator_made_is_taken_over_without_a_restart() {
     let env = env();
     let client = env.client().await;
     let network = env.network().expect("a real-node environment");
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).unwrap(),
-        )
-        .await
-        .unwrap();
+    assert_eq!(RECORDED.namespace(), NAMESPACE);
+    RECORDED.recreate(&client).await;
     let _deleted = delete_when_done(env, &[NAMESPACE]);
-    recreate_strimzis_cluster(&client).await;
     all_pods_ready(&client, NAMESPACE, CLUSTER, 6).await;
 
     // Records written while Strimzi's cluster runs without an operator.
@@ -364,7 +194,7 @@ async fn a_cluster_strimzis_operator_made_is_taken_over_without_a_restart() {
         serde_json::to_value(status.auto_rebalance.as_ref().and_then(|a| a.state)).unwrap(),
         json!("Idle")
     );
-    assert_eq!(status.cluster_id.as_deref(), Some("mSITe_5VScCWs3i-4r4YIA"));
+    assert_eq!(status.cluster_id, Some(RECORDED.cluster_id()));
 
     // A change afterwards rolls as usual: the broker pool's pods, not the controllers.
     Api::<DynamicObject>::namespaced_with(

@@ -6,6 +6,7 @@
 
 pub mod real_nodes;
 pub mod rolls;
+pub mod strimzi_recorded;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
