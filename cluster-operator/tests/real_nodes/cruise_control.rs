@@ -378,7 +378,7 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
 
     let scaled_up = Instant::now();
     scale_brokers(client, ns, 4).await;
-    eventually_hosting(&tools, ADDED_BROKER, true).await;
+    eventually_hosting(client, ns, &tools, ADDED_BROKER, true).await;
     auto_rebalance_idle(client, ns).await;
     println!(
         "figure: scale-up to 4 brokers to partitions moved onto the new one and auto-rebalancing Idle in {:.1}s",
@@ -435,19 +435,58 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
 /// its capacity, a proposal and its execution.
 const SCALING_WAIT: Duration = Duration::from_secs(900);
 
-/// Waits until broker `id` holds replicas (`true`) or none (`false`).
-async fn eventually_hosting(tools: &KafkaTools, id: i32, hosting: bool) {
+/// Waits until broker `id` holds replicas (`true`) or none (`false`); on a timeout, says
+/// where the automatic rebalance of the Kafka in `ns` stood.
+async fn eventually_hosting(client: &Client, ns: &str, tools: &KafkaTools, id: i32, hosting: bool) {
     eventually_ok(
         &format!("broker {id} hosting replicas: {hosting}"),
         SCALING_WAIT,
         || async {
             match hosts_replicas(tools, id)? {
                 found if found == hosting => Ok(()),
-                found => Err(format!("broker {id} hosts replicas: {found}")),
+                found => Err(format!(
+                    "broker {id} hosts replicas: {found}; {}",
+                    rebalancing_state(client, ns).await
+                )),
             }
         },
     )
     .await;
+}
+
+/// The Kafka's `status.autoRebalance` and each KafkaRebalance's state and last condition
+/// message in `ns`, for a failure's message.
+async fn rebalancing_state(client: &Client, ns: &str) -> String {
+    let kafka = Api::<Kafka>::namespaced(client.clone(), ns)
+        .get_opt(CLUSTER)
+        .await
+        .ok()
+        .flatten();
+    let auto = kafka
+        .and_then(|kafka| kafka.status?.auto_rebalance)
+        .map(|auto| serde_json::to_string(&auto).unwrap_or_default());
+    let rebalances = Api::<KafkaRebalance>::namespaced(client.clone(), ns)
+        .list(&Default::default())
+        .await
+        .map(|list| {
+            list.items
+                .iter()
+                .map(|rebalance| {
+                    let conditions = rebalance
+                        .status
+                        .as_ref()
+                        .and_then(|status| status.conditions.as_ref());
+                    let last = conditions.and_then(|conditions| conditions.first());
+                    format!(
+                        "{}: {:?} {:?}",
+                        kube::ResourceExt::name_any(rebalance),
+                        last.and_then(|condition| condition.r#type.as_ref()),
+                        last.and_then(|condition| condition.message.as_ref())
+                    )
+                })
+                .collect::<Vec<_>>()
+        });
+    format!("autoRebalance {auto:?}, rebalances {rebalances:?}")
 }
 
 /// The replicas of each partition of `topic`, by partition.

@@ -375,8 +375,9 @@ pub fn spawn_cluster_operator(
     extra: &[(&str, &str)],
 ) -> strimzi_tests::process::ManagedProcess {
     use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
+    // A log of its own per namespace, as several tests of one program start operators.
     let spec = ProcessSpec::new(
-        "cluster-operator",
+        &format!("cluster-operator-{namespace}"),
         binaries.join("strimzi-cluster-operator"),
         env.log_dir(),
     )
