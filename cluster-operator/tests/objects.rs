@@ -10,7 +10,7 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
@@ -277,21 +277,12 @@ async fn a_cluster_strimzis_operator_made_keeps_every_object_as_it_was() {
     for recorded in [Recorded("kafka-persistent"), Recorded("kafka-ephemeral")] {
         recorded.recreate(&client).await;
         let ns = recorded.namespace();
-        let pods = recorded.objects("pod").len();
-        let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
-        eventually_ok("Strimzi's pods to be Ready", WAIT, || async {
-            let ready = api
-                .list(&Default::default())
-                .await
-                .map_err(|error| error.to_string())?
-                .items
-                .iter()
-                .filter(|pod| strimzi_cluster_operator::pod_set::is_ready(pod))
-                .count();
-            (ready == pods)
-                .then_some(())
-                .ok_or(format!("{ready} of {pods} pods Ready"))
-        })
+        support::real_nodes::all_pods_ready(
+            &client,
+            &ns,
+            "my-cluster",
+            recorded.objects("pod").len(),
+        )
         .await;
         let before = live_objects(&client, recorded).await;
         let operator = Operator::on(&ns);
