@@ -357,6 +357,11 @@ fn prepare_host(network: &NodeNetwork) -> Result<(), TestEnvError> {
     Ok(())
 }
 
+/// The CPU weight (`cpu.shares`) of the nodes' cgroup root: that of ten busy host threads, so
+/// that the pods get the cores they ask for while host builds and tests run beside them
+/// (each host process weighs 1024, the default of a group).
+pub const NODE_CPU_SHARES: u64 = 10 * 1024;
+
 /// Creates the cgroup root of one node in every cgroup v1 hierarchy. kubelet expects it to
 /// exist; a cpuset group starts with no CPUs or memory nodes, so it gets its parent's.
 fn create_cgroup_root(name: &str) -> Result<(), TestEnvError> {
@@ -375,6 +380,14 @@ fn create_cgroup_root(name: &str) -> Result<(), TestEnvError> {
         let parent = hierarchy.join(parent_name);
         let group = parent.join(name);
         std::fs::create_dir_all(&group).map_err(|error| TestEnvError::io(&group, error))?;
+        // Every host process sits in the root group with the weight of one group: left at
+        // the default, all the pods together would get the CPU of a single busy host
+        // thread, and a compiling machine starves their JVMs (failed probes, timeouts).
+        let shares = parent.join("cpu.shares");
+        if shares.is_file() {
+            std::fs::write(&shares, NODE_CPU_SHARES.to_string())
+                .map_err(|error| TestEnvError::io(&shares, error))?;
+        }
         for file in ["cpuset.cpus", "cpuset.mems"] {
             for (from, to) in [(&hierarchy, &parent), (&parent, &group)] {
                 if let Ok(value) = std::fs::read_to_string(from.join(file)) {

@@ -75,6 +75,13 @@ fn leftovers(owner: u32, pids: &[u32]) -> Vec<String> {
     found
 }
 
+/// The CPU weight of the nodes' cgroup root `group` (cgroup v1), if the host has one.
+fn cpu_shares(group: &str) -> Option<u64> {
+    let path = Path::new("/sys/fs/cgroup/cpu").join(group).join("cpu.shares");
+    let shares = std::fs::read_to_string(path).ok()?;
+    Some(shares.trim().parse().unwrap())
+}
+
 fn wait_until_clean(owner: u32, pids: &[u32], before: &[String], host_paths: &[(&str, bool)]) {
     let started = Instant::now();
     loop {
@@ -238,6 +245,11 @@ async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
     let (owner, namespace, pids) = up_detached(dir.path(), 1);
     assert_eq!(namespace, format!("strimzi-testenv-{}", owner.0));
     check_usable(dir.path(), &namespace, 1).await;
+    assert_eq!(
+        cpu_shares(&namespace),
+        Some(strimzi_tests::nodes::NODE_CPU_SHARES),
+        "the pods' cgroup root weighs more than one host thread"
+    );
     assert_ne!(
         kernel_settings(),
         before,
