@@ -12,8 +12,9 @@
 use std::time::Instant;
 
 use super::env;
+use crate::support::fast_start::{fast_start_jvm, http_readiness_probe};
 use crate::support::real_nodes::{
-    binaries, bootstrap, delete_when_done, eventually, records, sorted,
+    Startup, binaries, bootstrap, delete_when_done, eventually, records, set_startup, sorted,
 };
 use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -28,15 +29,15 @@ const TOPIC: &str = "mirrored-topic";
 const GROUP: &str = "mirrored-group";
 const OFFSETS_MAP: &str = "mm-offsets-listed";
 
-/// One ephemeral dual-role node with a plain listener, internal topics of one replica.
+/// One ephemeral dual-role node with a plain listener, internal topics of one replica, and
+/// the settings of [`Startup::Fast`] with a heap of up to 512 MiB.
 fn kafka(name: &str) -> Vec<Value> {
-    vec![
+    let mut documents = vec![
         json!({
             "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
             "metadata": {"name": format!("{name}-dual"), "labels": {"strimzi.io/cluster": name}},
             "spec": {"replicas": 1, "roles": ["controller", "broker"],
-                     "storage": {"type": "ephemeral"},
-                     "jvmOptions": {"-Xms": "256m", "-Xmx": "512m"}},
+                     "storage": {"type": "ephemeral"}},
         }),
         json!({
             "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
@@ -52,10 +53,15 @@ fn kafka(name: &str) -> Vec<Value> {
                 },
             }},
         }),
-    ]
+    ];
+    for document in &mut documents {
+        set_startup(document, Startup::Fast, "512m");
+    }
+    documents
 }
 
-/// MirrorMaker 2 from `src` to `tgt`, with intervals of seconds.
+/// MirrorMaker 2 from `src` to `tgt`, with intervals of seconds, the JVM flags of a fast start
+/// and a quicker readiness probe.
 fn mirror_maker2() -> Value {
     json!({
         "apiVersion": "kafka.strimzi.io/v1",
@@ -100,8 +106,8 @@ fn mirror_maker2() -> Value {
                 "topicsPattern": "mirrored-.*",
                 "groupsPattern": ".*",
             }],
-            "jvmOptions": {"-Xms": "256m", "-Xmx": "384m"},
-            "readinessProbe": {"initialDelaySeconds": 15},
+            "jvmOptions": fast_start_jvm("256m", "384m"),
+            "readinessProbe": http_readiness_probe(),
         },
     })
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::env;
 use crate::support::real_nodes::{
-    all_pods_ready, binaries, bootstrap, delete_when_done, eventually, persistent_cluster,
+    Startup, all_pods_ready, binaries, bootstrap, delete_when_done, eventually, persistent_cluster,
 };
 use crate::support::rolls::{Roll, pod_uids, restarted_in_order, set_option, watch_roll};
 use crate::support::{apply, ready, wait_for};
@@ -42,6 +42,7 @@ fn cluster() -> Vec<Value> {
             "transaction.state.log.min.isr": 2,
         }),
         false,
+        Startup::Fast,
     )
     .into_iter()
     .map(|mut document| {

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+pub mod fast_start;
 pub mod real_nodes;
 pub mod rolls;
 pub mod strimzi_recorded;
