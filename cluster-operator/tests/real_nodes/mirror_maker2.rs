@@ -14,7 +14,7 @@ use std::time::Instant;
 use super::env;
 use crate::support::fast_start::{fast_start_jvm, http_readiness_probe};
 use crate::support::real_nodes::{
-    Startup, binaries, bootstrap, delete_when_done, eventually, records, set_startup, sorted,
+    binaries, bootstrap, delete_when_done, eventually, records, small_ephemeral_cluster, sorted,
 };
 use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -28,37 +28,6 @@ const NAME: &str = "mm";
 const TOPIC: &str = "mirrored-topic";
 const GROUP: &str = "mirrored-group";
 const OFFSETS_MAP: &str = "mm-offsets-listed";
-
-/// One ephemeral dual-role node with a plain listener, internal topics of one replica, and
-/// the settings of [`Startup::Fast`] with a heap of up to 512 MiB.
-fn kafka(name: &str) -> Vec<Value> {
-    let mut documents = vec![
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
-            "metadata": {"name": format!("{name}-dual"), "labels": {"strimzi.io/cluster": name}},
-            "spec": {"replicas": 1, "roles": ["controller", "broker"],
-                     "storage": {"type": "ephemeral"}},
-        }),
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
-            "metadata": {"name": name},
-            "spec": {"kafka": {
-                "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": false}],
-                "config": {
-                    "default.replication.factor": 1,
-                    "min.insync.replicas": 1,
-                    "offsets.topic.replication.factor": 1,
-                    "transaction.state.log.replication.factor": 1,
-                    "transaction.state.log.min.isr": 1,
-                },
-            }},
-        }),
-    ];
-    for document in &mut documents {
-        set_startup(document, Startup::Fast, "512m");
-    }
-    documents
-}
 
 /// MirrorMaker 2 from `src` to `tgt`, with intervals of seconds, the JVM flags of a fast start
 /// and a quicker readiness probe.
@@ -121,7 +90,10 @@ async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
     let ns = env.namespace("mm2").await;
     let _deleted = delete_when_done(env, &[&ns]);
     let _operator = super::operator_on(&ns);
-    for document in kafka("src").into_iter().chain(kafka("tgt")) {
+    for document in small_ephemeral_cluster("src", "512m")
+        .into_iter()
+        .chain(small_ephemeral_cluster("tgt", "512m"))
+    {
         apply(&client, &ns, &document).await;
     }
     let source_kafka = ready(&client, &ns, "src").await;

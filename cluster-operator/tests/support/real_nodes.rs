@@ -48,7 +48,7 @@ pub enum Startup {
 
 /// Sets, as `startup` says, the JVM options of a KafkaNodePool `document` (a heap from
 /// 256 MiB up to `max_heap`) or the nodes' readiness probe of a Kafka `document`.
-pub fn set_startup(document: &mut serde_json::Value, startup: Startup, max_heap: &str) {
+fn set_startup(document: &mut serde_json::Value, startup: Startup, max_heap: &str) {
     match (document["kind"].as_str(), startup) {
         (Some("KafkaNodePool"), Startup::Fast) => {
             document["spec"]["jvmOptions"] = fast_start_jvm("256m", max_heap);
@@ -112,12 +112,16 @@ pub fn add_mutual_tls_listener(document: &mut serde_json::Value) {
         }));
 }
 
-/// [`super::cluster`] of one controller and one broker for a component's real-node test:
-/// ephemeral storage, a heap from 256 MiB up to `max_heap` and the other settings of
-/// [`Startup::Fast`], and the internal topics of one replica.
+/// The Kafka `name` of one node, both controller and broker (pool `<name>-dual`, one JVM
+/// rather than two), for a component's real-node test: ephemeral storage, a heap from 256 MiB
+/// up to `max_heap` and the other settings of [`Startup::Fast`], the plain and TLS listeners
+/// of [`super::kafka`], and topics and internal topics of one replica.
 pub fn small_ephemeral_cluster(name: &str, max_heap: &str) -> Vec<serde_json::Value> {
     use serde_json::json;
-    let mut documents = super::cluster(name, 1, 1);
+    let mut documents = vec![
+        super::node_pool(name, &format!("{name}-dual"), 1, &["controller", "broker"]),
+        super::kafka(name, 1),
+    ];
     for document in &mut documents {
         set_startup(document, Startup::Fast, max_heap);
         if document["kind"] == "Kafka" {
