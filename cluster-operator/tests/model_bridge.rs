@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[path = "support/fast_start.rs"]
+mod fast_start;
 mod model_support;
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
@@ -656,4 +658,36 @@ fn an_environment_variable_rack_reads_the_variable_without_init_container() {
     let pod = pod_spec(&objects);
     assert!(pod.init_containers.is_none());
     assert!(objects.warnings.is_empty(), "{:?}", objects.warnings);
+}
+
+/// What the real-node tests' fast start (`support/fast_start.rs`) asks of a bridge reaches its
+/// container: the heap, the fast-start flags added to the JVM's own (the bridge's script sets
+/// no G1 flags), readiness checked from 2 s every 2 s, and Strimzi's liveness probe.
+#[test]
+fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_it() {
+    use fast_start::{FAST_START_FLAGS, fast_start_jvm, http_readiness_probe};
+    use model_support::probe_timings;
+    let objects = build(&bridge(json!({
+        "replicas": 1, "bootstrapServers": "b:9092",
+        "jvmOptions": fast_start_jvm("128m", "256m"),
+        "readinessProbe": http_readiness_probe(),
+    })))
+    .unwrap();
+    let container = container(&objects);
+    assert_eq!(
+        env(container, "KAFKA_HEAP_OPTS").as_deref(),
+        Some("-Xms128m -Xmx256m")
+    );
+    assert_eq!(
+        env(container, "STRIMZI_JAVA_OPTS").as_deref(),
+        Some(FAST_START_FLAGS)
+    );
+    assert_eq!(
+        probe_timings(container.readiness_probe.as_ref()),
+        (Some(2), Some(2), Some(5))
+    );
+    assert_eq!(
+        probe_timings(container.liveness_probe.as_ref()),
+        (Some(15), None, Some(5))
+    );
 }

@@ -5,11 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[path = "support/fast_start.rs"]
+mod fast_start;
 mod model_support;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::api::core::v1::{Container, PodSpec};
+use model_support::probe_timings;
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
@@ -720,5 +723,138 @@ fn cruise_control_input_that_cannot_work_is_refused() {
             json!({"cruiseControl": {"brokerCapacity": {"cpu": "many"}}})
         ))
         .contains("CPU capacity")
+    );
+}
+
+/// The pod spec of a component's Deployment.
+fn deployment_pod(deployment: k8s_openapi::api::apps::v1::Deployment) -> PodSpec {
+    deployment.spec.unwrap().template.spec.unwrap()
+}
+
+/// What the real-node tests' fast start (`support/fast_start.rs`) asks of the Kafka nodes,
+/// the entity operator, Kafka Exporter and Cruise Control reaches their containers: the heap
+/// and the fast-start flags with no G1 flag left, the quicker readiness and startup probes,
+/// and Strimzi's liveness probes untouched.
+#[test]
+fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_it() {
+    use fast_start::{
+        FAST_START_FLAGS, fast_start_jvm, http_readiness_probe, kafka_node_readiness_probe,
+        topic_operator_startup_probe,
+    };
+    use strimzi_cluster_operator::model::components::cruise_control::CruiseControlInputs;
+    use strimzi_cluster_operator::model::nodes::pods::PodInputs;
+    let cluster = resolved_with_pool(
+        json!({
+            "kafka": {
+                "listeners": [{"name": "tls", "port": 9093, "type": "internal", "tls": true}],
+                "readinessProbe": kafka_node_readiness_probe(),
+            },
+            "entityOperator": {
+                "topicOperator": {"startupProbe": topic_operator_startup_probe(),
+                                  "readinessProbe": http_readiness_probe()},
+                "userOperator": {"readinessProbe": http_readiness_probe()},
+            },
+            "kafkaExporter": {"readinessProbe": http_readiness_probe()},
+            "cruiseControl": {"jvmOptions": fast_start_jvm("256m", "512m")},
+        }),
+        json!({"replicas": 3, "roles": ["controller", "broker"], "storage": {"type": "ephemeral"},
+               "jvmOptions": fast_start_jvm("256m", "512m")}),
+    )
+    .unwrap();
+    let jvm_flags = |container: &Container| {
+        let env = env(container);
+        assert!(
+            env.values().all(|value| !value.contains("G1")),
+            "{}: {env:?}",
+            container.name
+        );
+        (
+            env.get("KAFKA_HEAP_OPTS").cloned(),
+            env.get("KAFKA_JVM_PERFORMANCE_OPTS").cloned(),
+        )
+    };
+    let fast_start = (
+        Some("-Xms256m -Xmx512m".to_owned()),
+        Some(FAST_START_FLAGS.to_owned()),
+    );
+
+    // Kafka nodes: readiness from 5 s every 3 s; liveness as Strimzi's (15 s, 5 s, and
+    // Kubernetes' 10 s period).
+    let pod_sets = cluster.pod_sets(&PodInputs::default());
+    let pods: Vec<_> = pod_sets
+        .iter()
+        .flat_map(|set| set.spec.pod_list().unwrap())
+        .collect();
+    assert_eq!(pods.len(), 3);
+    for pod in &pods {
+        let kafka = &pod.spec.as_ref().unwrap().containers[0];
+        assert_eq!(jvm_flags(kafka), fast_start, "{}", kafka.name);
+        assert_eq!(
+            probe_timings(kafka.readiness_probe.as_ref()),
+            (Some(5), Some(3), Some(5))
+        );
+        assert_eq!(
+            probe_timings(kafka.liveness_probe.as_ref()),
+            (Some(15), None, Some(5))
+        );
+    }
+
+    // Cruise Control: the same flags; its probes are the test's own business.
+    let issued = certificates(&cluster);
+    let cruise_control = cluster
+        .cruise_control(&CruiseControlInputs {
+            certificate: issued.get("c-cruise-control-certs"),
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            api_secret: None,
+            topic_operator_api_secret: None,
+            user_api_users: None,
+            metrics: None,
+        })
+        .unwrap();
+    let pod = deployment_pod(cruise_control.deployment);
+    assert_eq!(jvm_flags(&pod.containers[0]), fast_start);
+
+    // The entity operator's two operators and Kafka Exporter: readiness from 2 s every 2 s,
+    // the topic operator's start-up checked every 2 s for Strimzi's two minutes, liveness
+    // as Strimzi's.
+    let eo = cluster
+        .entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
+            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
+        })
+        .unwrap();
+    let exporter = cluster
+        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
+        .unwrap();
+    let eo_pod = deployment_pod(eo.deployment);
+    let exporter_pod = deployment_pod(exporter.deployment);
+    let probed: Vec<&Container> = eo_pod
+        .containers
+        .iter()
+        .chain(&exporter_pod.containers)
+        .collect();
+    assert_eq!(probed.len(), 3);
+    for container in probed {
+        let strimzi_timeout = container.liveness_probe.as_ref().unwrap().timeout_seconds;
+        assert_eq!(
+            probe_timings(container.readiness_probe.as_ref()),
+            (Some(2), Some(2), strimzi_timeout),
+            "{}",
+            container.name
+        );
+        assert_eq!(
+            container.liveness_probe.as_ref().unwrap().period_seconds,
+            None,
+            "{}",
+            container.name
+        );
+    }
+    let startup = eo_pod.containers[0].startup_probe.as_ref().unwrap();
+    assert_eq!(
+        (startup.period_seconds, startup.failure_threshold),
+        (Some(2), Some(60))
     );
 }

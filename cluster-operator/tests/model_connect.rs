@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[path = "support/fast_start.rs"]
+mod fast_start;
 mod model_support;
 
 use std::path::Path;
@@ -107,4 +109,46 @@ fn strimzis_connect_examples_build() {
 #[test]
 fn our_connect_examples_build() {
     check(&own_examples_dir().join("connect"));
+}
+
+/// What the real-node tests' fast start (`support/fast_start.rs`) asks of a Connect cluster
+/// (MirrorMaker 2's workers alike) reaches the worker: the heap and the fast-start flags in
+/// place of the start script's G1 flags, readiness checked from 2 s every 2 s instead of
+/// Strimzi's 60 s delay and Kubernetes' 10 s period, and Strimzi's liveness probe.
+#[test]
+fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_it() {
+    use fast_start::{FAST_START_FLAGS, fast_start_jvm, http_readiness_probe};
+    use model_support::probe_timings;
+    let connect: KafkaConnect = serde_json::from_value(serde_json::json!({
+        "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaConnect",
+        "metadata": {"name": "fast", "namespace": "ns"},
+        "spec": {
+            "replicas": 1, "bootstrapServers": "b:9092", "groupId": "g",
+            "configStorageTopic": "c", "statusStorageTopic": "s", "offsetStorageTopic": "o",
+            "jvmOptions": fast_start_jvm("256m", "384m"),
+            "readinessProbe": http_readiness_probe(),
+        },
+    }))
+    .unwrap();
+    let config = model_support::default_model_config();
+    let cluster = ConnectCluster::from_kafka_connect(&connect, &config).unwrap();
+    let objects = cluster.objects(&inputs(&connect)).unwrap();
+    let pods = objects.pod_set.spec.pod_list().unwrap();
+    let worker = &pods[0].spec.as_ref().unwrap().containers[0];
+    let env: std::collections::BTreeMap<&str, Option<&str>> = worker
+        .env
+        .iter()
+        .flatten()
+        .map(|var| (var.name.as_str(), var.value.as_deref()))
+        .collect();
+    assert_eq!(env["KAFKA_HEAP_OPTS"], Some("-Xms256m -Xmx384m"));
+    assert_eq!(env["KAFKA_JVM_PERFORMANCE_OPTS"], Some(FAST_START_FLAGS));
+    assert_eq!(
+        probe_timings(worker.readiness_probe.as_ref()),
+        (Some(2), Some(2), Some(5))
+    );
+    assert_eq!(
+        probe_timings(worker.liveness_probe.as_ref()),
+        (Some(60), None, Some(5))
+    );
 }

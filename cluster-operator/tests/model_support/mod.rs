@@ -26,6 +26,18 @@ use strimzi_operator_common::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
 use strimzi_operator_common::labels::LabelExclusion;
 use time::OffsetDateTime;
 
+/// A probe's initial delay, period and timeout (unset: Kubernetes' defaults).
+pub fn probe_timings(
+    probe: Option<&k8s_openapi::api::core::v1::Probe>,
+) -> (Option<i32>, Option<i32>, Option<i32>) {
+    let probe = probe.expect("a probe");
+    (
+        probe.initial_delay_seconds,
+        probe.period_seconds,
+        probe.timeout_seconds,
+    )
+}
+
 /// The pools of `pools` labelled `strimzi.io/cluster` with the name of `kafka`.
 pub fn pools_of(kafka: &Kafka, pools: &[KafkaNodePool]) -> Vec<KafkaNodePool> {
     pools

@@ -8,6 +8,7 @@
 use std::time::Instant;
 
 use super::env;
+use crate::support::fast_start::{fast_start_jvm, http_readiness_probe};
 use crate::support::real_nodes::{
     POD_WAIT, delete_when_done, eventually, records, small_ephemeral_cluster, sorted,
 };
@@ -119,7 +120,8 @@ async fn a_bridge_on_real_nodes_produces_and_consumes_over_http() {
                 "bootstrapServers": format!("{CLUSTER}-kafka-bootstrap:9093"),
                 "tls": {"trustedCertificates": [{"secretName": ca_secret, "certificate": "ca.crt"}]},
                 "http": {"port": 8080},
-                "jvmOptions": {"-Xms": "128m", "-Xmx": "256m"},
+                "jvmOptions": fast_start_jvm("128m", "256m"),
+                "readinessProbe": http_readiness_probe(),
                 "consumer": {"config": {"auto.offset.reset": "earliest"}},
             }
         }),

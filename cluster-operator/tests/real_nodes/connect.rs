@@ -15,6 +15,7 @@
 use std::time::Instant;
 
 use super::env;
+use crate::support::fast_start::{fast_start_jvm, http_readiness_probe};
 use crate::support::real_nodes::{
     add_mutual_tls_listener, binaries, bootstrap, delete_when_done, small_ephemeral_cluster,
 };
@@ -59,8 +60,8 @@ fn connect(group: &str) -> Value {
             "authentication": {"type": "tls", "certificateAndKey": {
                 "secretName": USER, "certificate": "user.crt", "key": "user.key",
             }},
-            "jvmOptions": {"-Xms": "256m", "-Xmx": "384m"},
-            "readinessProbe": {"initialDelaySeconds": 15},
+            "jvmOptions": fast_start_jvm("256m", "384m"),
+            "readinessProbe": http_readiness_probe(),
             "config": {
                 "config.storage.replication.factor": -1,
                 "offset.storage.replication.factor": -1,

@@ -13,8 +13,11 @@
 use std::time::{Duration, Instant};
 
 use super::env;
+use crate::support::fast_start::{
+    fast_start_jvm, http_readiness_probe, topic_operator_startup_probe,
+};
 use crate::support::real_nodes::{
-    binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually,
+    Startup, binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually,
     persistent_cluster, secret_value,
 };
 use crate::support::real_nodes::{scale_brokers, stop_and_check_nothing_lost};
@@ -33,7 +36,8 @@ use strimzi_tests::resources::eventually_ok;
 const CLUSTER: &str = "cc";
 
 /// One controller, three brokers, the topic operator and Cruise Control with short metric
-/// windows, so that it has a load model within a minute or two instead of Strimzi's five.
+/// windows, so that it has a load model within a minute or two instead of Strimzi's five;
+/// the JVM flags and quicker probes of [`Startup::Fast`] (Cruise Control's probes excepted).
 fn documents() -> Vec<Value> {
     let mut documents = persistent_cluster(
         CLUSTER,
@@ -46,6 +50,7 @@ fn documents() -> Vec<Value> {
             "cruise.control.metrics.reporter.metrics.reporting.interval.ms": 10000,
         }),
         false,
+        Startup::Fast,
     );
     let kafka = documents
         .iter_mut()
@@ -53,9 +58,13 @@ fn documents() -> Vec<Value> {
         .unwrap();
     // A short periodic reconciliation: the topic operator asks Cruise Control again for a
     // replication-factor change it refused (while a rebalance ran) at the next one.
-    kafka["spec"]["entityOperator"] = json!({"topicOperator": {"reconciliationIntervalMs": 15000}});
+    kafka["spec"]["entityOperator"] = json!({"topicOperator": {
+        "reconciliationIntervalMs": 15000,
+        "startupProbe": topic_operator_startup_probe(),
+        "readinessProbe": http_readiness_probe(),
+    }});
     kafka["spec"]["cruiseControl"] = json!({
-        "jvmOptions": {"-Xms": "256m", "-Xmx": "512m"},
+        "jvmOptions": fast_start_jvm("256m", "512m"),
         // Strimzi's liveness probe (15 s delay, three 10 s periods) kills Cruise Control while it
         // restarts on a new broker's capacity when two cores also run the new broker and a
         // producer: its start-up there takes over a minute, and each kill starts it over.

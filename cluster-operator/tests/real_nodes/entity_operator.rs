@@ -13,9 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use super::env;
+use crate::support::fast_start::{http_readiness_probe, topic_operator_startup_probe};
 use crate::support::real_nodes::{
-    binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually, http_get,
-    persistent_cluster, process_named, records, secret_file, sorted, topic_ready,
+    Startup, binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually,
+    http_get, persistent_cluster, process_named, records, secret_file, sorted, topic_ready,
 };
 use crate::support::{apply, condition, names, ready, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -32,7 +33,8 @@ use strimzi_tests::measure::rss_mib;
 const CLUSTER: &str = "eo";
 
 /// One controller and one broker with a mutual-TLS listener, the entity operator (its topic
-/// operator watching `topics_ns`) and Kafka Exporter.
+/// operator watching `topics_ns`) and Kafka Exporter, all with the quicker probes of
+/// [`Startup::Fast`].
 fn documents(topics_ns: &str) -> Vec<Value> {
     let mut documents = persistent_cluster(
         CLUSTER,
@@ -43,16 +45,22 @@ fn documents(topics_ns: &str) -> Vec<Value> {
             "transaction.state.log.min.isr": 1,
         }),
         true,
+        Startup::Fast,
     );
     let kafka = documents
         .iter_mut()
         .find(|document| document["kind"] == "Kafka")
         .unwrap();
     kafka["spec"]["entityOperator"] = json!({
-        "topicOperator": {"watchedNamespace": topics_ns, "reconciliationIntervalMs": 30000},
-        "userOperator": {"logging": {"type": "inline", "loggers": {"rootLogger.level": "DEBUG"}}},
+        "topicOperator": {"watchedNamespace": topics_ns, "reconciliationIntervalMs": 30000,
+                          "startupProbe": topic_operator_startup_probe(),
+                          "readinessProbe": http_readiness_probe()},
+        "userOperator": {"logging": {"type": "inline", "loggers": {"rootLogger.level": "DEBUG"}},
+                         "readinessProbe": http_readiness_probe()},
     });
-    kafka["spec"]["kafkaExporter"] = json!({"groupRegex": ".*", "topicRegex": ".*"});
+    kafka["spec"]["kafkaExporter"] = json!({
+        "groupRegex": ".*", "topicRegex": ".*", "readinessProbe": http_readiness_probe(),
+    });
     documents
 }
 

@@ -12,8 +12,9 @@
 use std::time::Instant;
 
 use super::env;
+use crate::support::fast_start::{fast_start_jvm, http_readiness_probe};
 use crate::support::real_nodes::{
-    binaries, bootstrap, delete_when_done, eventually, records, sorted,
+    binaries, bootstrap, delete_when_done, eventually, records, small_ephemeral_cluster, sorted,
 };
 use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -28,34 +29,8 @@ const TOPIC: &str = "mirrored-topic";
 const GROUP: &str = "mirrored-group";
 const OFFSETS_MAP: &str = "mm-offsets-listed";
 
-/// One ephemeral dual-role node with a plain listener, internal topics of one replica.
-fn kafka(name: &str) -> Vec<Value> {
-    vec![
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
-            "metadata": {"name": format!("{name}-dual"), "labels": {"strimzi.io/cluster": name}},
-            "spec": {"replicas": 1, "roles": ["controller", "broker"],
-                     "storage": {"type": "ephemeral"},
-                     "jvmOptions": {"-Xms": "256m", "-Xmx": "512m"}},
-        }),
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1", "kind": "Kafka",
-            "metadata": {"name": name},
-            "spec": {"kafka": {
-                "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": false}],
-                "config": {
-                    "default.replication.factor": 1,
-                    "min.insync.replicas": 1,
-                    "offsets.topic.replication.factor": 1,
-                    "transaction.state.log.replication.factor": 1,
-                    "transaction.state.log.min.isr": 1,
-                },
-            }},
-        }),
-    ]
-}
-
-/// MirrorMaker 2 from `src` to `tgt`, with intervals of seconds.
+/// MirrorMaker 2 from `src` to `tgt`, with intervals of seconds, the JVM flags of a fast start
+/// and a quicker readiness probe.
 fn mirror_maker2() -> Value {
     json!({
         "apiVersion": "kafka.strimzi.io/v1",
@@ -100,8 +75,8 @@ fn mirror_maker2() -> Value {
                 "topicsPattern": "mirrored-.*",
                 "groupsPattern": ".*",
             }],
-            "jvmOptions": {"-Xms": "256m", "-Xmx": "384m"},
-            "readinessProbe": {"initialDelaySeconds": 15},
+            "jvmOptions": fast_start_jvm("256m", "384m"),
+            "readinessProbe": http_readiness_probe(),
         },
     })
 }
@@ -115,7 +90,10 @@ async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
     let ns = env.namespace("mm2").await;
     let _deleted = delete_when_done(env, &[&ns]);
     let _operator = super::operator_on(&ns);
-    for document in kafka("src").into_iter().chain(kafka("tgt")) {
+    for document in small_ephemeral_cluster("src", "512m")
+        .into_iter()
+        .chain(small_ephemeral_cluster("tgt", "512m"))
+    {
         apply(&client, &ns, &document).await;
     }
     let source_kafka = ready(&client, &ns, "src").await;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::env;
 use crate::support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
+    POD_WAIT, Startup, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
     delete_when_done, eventually, is_ready, persistent_cluster, records, sorted, topic_ready,
 };
 use crate::support::{apply, ready, wait_for};
@@ -22,7 +22,7 @@ use strimzi_tests::process::ManagedProcess;
 
 const CLUSTER: &str = "real";
 /// One controller and two brokers with persistent volumes; plain, TLS and mutual-TLS
-/// listeners.
+/// listeners; Strimzi's JVM flags and probes, which this test is about.
 fn small_cluster() -> Vec<Value> {
     persistent_cluster(
         CLUSTER,
@@ -33,6 +33,7 @@ fn small_cluster() -> Vec<Value> {
             "transaction.state.log.min.isr": 1,
         }),
         true,
+        Startup::StrimziDefaults,
     )
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::env;
 use crate::support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
+    POD_WAIT, Startup, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
     delete_when_done, eventually, is_ready, persistent_cluster, scale_brokers, secret_value,
     stop_and_check_nothing_lost,
 };
@@ -53,6 +53,7 @@ fn cluster() -> Vec<Value> {
             "transaction.state.log.min.isr": 1,
         }),
         true,
+        Startup::Fast,
     )
 }
 

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+pub mod fast_start;
 pub mod real_nodes;
 pub mod rolls;
 pub mod strimzi_recorded;
@@ -473,33 +474,42 @@ pub fn kafka_user(name: &str, cluster: &str, spec: Value) -> Value {
 
 /// A cluster of `controllers` controllers and `brokers` brokers, ephemeral storage.
 pub fn cluster(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
-    let pool = |pool: &str, replicas: i32, role: &str| {
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaNodePool",
-            "metadata": {"name": pool, "labels": {"strimzi.io/cluster": name}},
-            "spec": {"replicas": replicas, "roles": [role], "storage": {"type": "ephemeral"}},
-        })
-    };
     vec![
-        pool("controller", controllers, "controller"),
-        pool("broker", brokers, "broker"),
-        json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "Kafka",
-            "metadata": {"name": name},
-            "spec": {"kafka": {
-                "listeners": [
-                    {"name": "plain", "port": 9092, "type": "internal", "tls": false},
-                    {"name": "tls", "port": 9093, "type": "internal", "tls": true},
-                ],
-                "config": {
-                    "default.replication.factor": brokers.min(3),
-                    "min.insync.replicas": (brokers - 1).clamp(1, 2),
-                },
-            }},
-        }),
+        node_pool(name, "controller", controllers, &["controller"]),
+        node_pool(name, "broker", brokers, &["broker"]),
+        kafka(name, brokers),
     ]
+}
+
+/// The KafkaNodePool `pool` of Kafka `cluster`: `replicas` nodes of `roles`, ephemeral
+/// storage.
+pub fn node_pool(cluster: &str, pool: &str, replicas: i32, roles: &[&str]) -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaNodePool",
+        "metadata": {"name": pool, "labels": {"strimzi.io/cluster": cluster}},
+        "spec": {"replicas": replicas, "roles": roles, "storage": {"type": "ephemeral"}},
+    })
+}
+
+/// The Kafka `name` of node pools holding `brokers` brokers: plain and TLS listeners, topics
+/// of up to three replicas and a `min.insync.replicas` that lets one broker restart.
+pub fn kafka(name: &str, brokers: i32) -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "Kafka",
+        "metadata": {"name": name},
+        "spec": {"kafka": {
+            "listeners": [
+                {"name": "plain", "port": 9092, "type": "internal", "tls": false},
+                {"name": "tls", "port": 9093, "type": "internal", "tls": true},
+            ],
+            "config": {
+                "default.replication.factor": brokers.min(3),
+                "min.insync.replicas": (brokers - 1).clamp(1, 2),
+            },
+        }},
+    })
 }
 
 /// The condition `kind` of the Kafka's status.

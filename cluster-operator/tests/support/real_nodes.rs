@@ -10,6 +10,8 @@ use kube::{Client, ResourceExt};
 use strimzi_api::kafka::Kafka;
 use strimzi_tests::environment::TestEnv;
 
+use super::fast_start::{fast_start_jvm, heap_only_jvm, kafka_node_readiness_probe};
+
 /// How long real pods may take: JVMs starting on two cores.
 pub const POD_WAIT: Duration = Duration::from_secs(600);
 
@@ -34,25 +36,54 @@ pub fn bootstrap(kafka: &Kafka, listener: &str) -> String {
         .unwrap_or_else(|| panic!("no {listener} listener in the status of {kafka:#?}"))
 }
 
+/// How a test cluster's JVMs and readiness probes are set.
+#[derive(Clone, Copy, Debug)]
+pub enum Startup {
+    /// The settings of [`super::fast_start`]: JVM flags for a fast start and readiness probes
+    /// that look more often, for tests that are not about Strimzi's defaults.
+    Fast,
+    /// Strimzi's JVM flags and probes, for tests about what runs with Strimzi's defaults.
+    StrimziDefaults,
+}
+
+/// Sets, as `startup` says, the JVM options of a KafkaNodePool `document` (a heap from
+/// 256 MiB up to `max_heap`) or the nodes' readiness probe of a Kafka `document`.
+fn set_startup(document: &mut serde_json::Value, startup: Startup, max_heap: &str) {
+    match (document["kind"].as_str(), startup) {
+        (Some("KafkaNodePool"), Startup::Fast) => {
+            document["spec"]["jvmOptions"] = fast_start_jvm("256m", max_heap);
+        }
+        (Some("KafkaNodePool"), Startup::StrimziDefaults) => {
+            document["spec"]["jvmOptions"] = heap_only_jvm("256m", max_heap);
+        }
+        (Some("Kafka"), Startup::Fast) => {
+            document["spec"]["kafka"]["readinessProbe"] = kafka_node_readiness_probe();
+        }
+        _ => {}
+    }
+}
+
 /// [`super::cluster`] for real nodes: every pool on a persistent volume (deleted with its
-/// pod, holding the KRaft metadata too) with a 256–512 MiB heap; `config` added to the
-/// Kafka's `spec.kafka.config`; with `mutual_tls`, a listener `mtls` on 9094 that asks
-/// clients for a certificate of the clients CA.
+/// pod, holding the KRaft metadata too) with a 256–512 MiB heap, its other JVM flags and
+/// the nodes' readiness probe as `startup` says; `config` added to the Kafka's
+/// `spec.kafka.config`; with `mutual_tls`, a listener `mtls` on 9094 that asks clients for a
+/// certificate of the clients CA.
 pub fn persistent_cluster(
     name: &str,
     (controllers, brokers): (i32, i32),
     config: &serde_json::Value,
     mutual_tls: bool,
+    startup: Startup,
 ) -> Vec<serde_json::Value> {
     use serde_json::json;
     let mut documents = super::cluster(name, controllers, brokers);
     for document in &mut documents {
+        set_startup(document, startup, "512m");
         match document["kind"].as_str() {
             Some("KafkaNodePool") => {
                 document["spec"]["storage"] = json!({"type": "jbod", "volumes": [
                     {"id": 0, "type": "persistent-claim", "size": "1Gi", "deleteClaim": true, "kraftMetadata": "shared"},
                 ]});
-                document["spec"]["jvmOptions"] = json!({"-Xms": "256m", "-Xmx": "512m"});
             }
             Some("Kafka") => {
                 let kafka = &mut document["spec"]["kafka"];
@@ -81,24 +112,23 @@ pub fn add_mutual_tls_listener(document: &mut serde_json::Value) {
         }));
 }
 
-/// [`super::cluster`] of one controller and one broker for a component's real-node test:
-/// ephemeral storage, a heap from 256 MiB up to `max_heap`, and the internal topics of one
-/// replica.
+/// The Kafka `name` of one node, both controller and broker (pool `<name>-dual`, one JVM
+/// rather than two), for a component's real-node test: ephemeral storage, a heap from 256 MiB
+/// up to `max_heap` and the other settings of [`Startup::Fast`], the plain and TLS listeners
+/// of [`super::kafka`], and topics and internal topics of one replica.
 pub fn small_ephemeral_cluster(name: &str, max_heap: &str) -> Vec<serde_json::Value> {
     use serde_json::json;
-    let mut documents = super::cluster(name, 1, 1);
+    let mut documents = vec![
+        super::node_pool(name, &format!("{name}-dual"), 1, &["controller", "broker"]),
+        super::kafka(name, 1),
+    ];
     for document in &mut documents {
-        match document["kind"].as_str() {
-            Some("KafkaNodePool") => {
-                document["spec"]["jvmOptions"] = json!({"-Xms": "256m", "-Xmx": max_heap});
-            }
-            Some("Kafka") => {
-                let config = &mut document["spec"]["kafka"]["config"];
-                config["offsets.topic.replication.factor"] = json!(1);
-                config["transaction.state.log.replication.factor"] = json!(1);
-                config["transaction.state.log.min.isr"] = json!(1);
-            }
-            _ => {}
+        set_startup(document, Startup::Fast, max_heap);
+        if document["kind"] == "Kafka" {
+            let config = &mut document["spec"]["kafka"]["config"];
+            config["offsets.topic.replication.factor"] = json!(1);
+            config["transaction.state.log.replication.factor"] = json!(1);
+            config["transaction.state.log.min.isr"] = json!(1);
         }
     }
     documents
@@ -355,17 +385,22 @@ pub async fn stop_and_check_nothing_lost(
     report
 }
 
-/// Scales the node pool `broker` of the test clusters to `replicas`.
-pub async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
+/// Merge-patches `spec` into the spec of the node pool `broker` of the test clusters.
+pub async fn patch_broker_pool(client: &Client, ns: &str, spec: serde_json::Value) {
     use kube::api::{Patch, PatchParams};
     Api::<strimzi_api::node_pool::KafkaNodePool>::namespaced(client.clone(), ns)
         .patch(
             "broker",
             &PatchParams::default(),
-            &Patch::Merge(&serde_json::json!({"spec": {"replicas": replicas}})),
+            &Patch::Merge(&serde_json::json!({"spec": spec})),
         )
         .await
         .unwrap();
+}
+
+/// Scales the node pool `broker` of the test clusters to `replicas`.
+pub async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
+    patch_broker_pool(client, ns, serde_json::json!({"replicas": replicas})).await;
 }
 
 /// Deletes a test's namespaces, and so its Kafka clusters, when dropped at the end of the test
