@@ -121,8 +121,9 @@ impl Reconciliation<'_> {
                 .map(|rebalance| Running::of(&rebalance)),
             None => None,
         };
-        let plan = auto::plan(state, &scaling, running.as_ref());
         let now = status::timestamp_now();
+        let idle_for = auto::idle_for(previous.as_ref(), &now);
+        let plan = auto::plan(state, &scaling, running.as_ref(), idle_for);
         for action in &plan.actions {
             if !self.carry_out(action).await? {
                 // No template: Strimzi's behaviour, back to Idle with nothing queued.
