@@ -356,9 +356,23 @@ fn group_offsets(config: &ClientConfig, group: &str, timeout: Duration) -> anyho
             partitions.add_partition(topic.name(), partition.id());
         }
     }
-    let committed = consumer
-        .committed_offsets(partitions, timeout)
-        .with_context(|| format!("fetching the offsets of group {group}"))?;
+    // The group's coordinator may not be known yet (on a new cluster, its offsets topic is
+    // being made): asked again until the time is up.
+    let started = Instant::now();
+    let committed = loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        match consumer.committed_offsets(partitions.clone(), left) {
+            Ok(committed) => break committed,
+            Err(error) if started.elapsed() + Duration::from_millis(500) < timeout => {
+                eprintln!("fetching the offsets of group {group}, again: {error}");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("fetching the offsets of group {group}"));
+            }
+        }
+    };
     for element in committed.elements() {
         element.error().with_context(|| {
             format!(
