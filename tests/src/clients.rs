@@ -1,10 +1,15 @@
 //! Kafka clients inside the real nodes' network: `strimzi-kafka-client` (rdkafka) run with
 //! `ip netns exec`, where the brokers' advertised `*.svc` names resolve through the
-//! environment's CoreDNS exactly as they do for pods.
+//! environment's CoreDNS exactly as they do for pods; and Kafka's own command-line tools,
+//! for what only they do. Polls go through `strimzi-kafka-client`: a run of it costs
+//! milliseconds of CPU, a run of a Kafka tool a JVM start of seconds.
 
 use std::ffi::OsString;
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
 
 use crate::network::NodeNetwork;
 
@@ -83,13 +88,25 @@ impl ClusterClient {
     /// The partition and replica counts of `topic`.
     pub fn describe(&self, topic: &str) -> Result<(usize, usize), String> {
         let output = self.run(&["describe", "--topic", topic])?;
-        let field = |name: &str| {
-            output
-                .split_whitespace()
-                .find_map(|word| word.strip_prefix(name)?.parse::<usize>().ok())
-                .ok_or_else(|| format!("unexpected output: {output}"))
-        };
-        Ok((field("partitions=")?, field("replicas=")?))
+        Ok((parsed(&output, "partitions")?, parsed(&output, "replicas")?))
+    }
+
+    /// Every partition's replicas and in-sync replicas, internal topics' too, from the
+    /// brokers' metadata.
+    pub fn assignments(&self) -> Result<Vec<PartitionReplicas>, String> {
+        self.run(&["assignments"])?
+            .lines()
+            .map(partition_line)
+            .collect()
+    }
+
+    /// The offsets consumer group `group` has committed, by topic and partition (partitions
+    /// without a committed offset left out), as the group's coordinator answers them.
+    pub fn group_offsets(&self, group: &str) -> Result<Vec<CommittedOffset>, String> {
+        self.run(&["group-offsets", "--group", group])?
+            .lines()
+            .map(offset_line)
+            .collect()
     }
 
     /// The value of option `name` as broker `broker` describes it.
@@ -198,46 +215,122 @@ impl SteadyProducer {
         }
         let mut lines = stdout.lines();
         let summary = lines.next().unwrap_or_default();
-        let field = |name: &str| -> Result<f64, String> {
-            summary
-                .split_whitespace()
-                .find_map(|word| word.strip_prefix(name)?.parse().ok())
-                .ok_or_else(|| format!("unexpected summary: {summary}"))
-        };
         Ok(SteadyReport {
-            errors: field("errors=")? as usize,
-            p99_ms: field("p99_ms=")?,
-            max_ms: field("max_ms=")?,
+            errors: parsed(summary, "errors")?,
+            p99_ms: parsed(summary, "p99_ms")?,
+            max_ms: parsed(summary, "max_ms")?,
             acked: lines.map(str::to_owned).collect(),
         })
     }
 }
 
+/// A line of the client's `assignments`.
+fn partition_line(line: &str) -> Result<PartitionReplicas, String> {
+    Ok(PartitionReplicas {
+        topic: field(line, "topic")?.to_owned(),
+        partition: parsed(line, "partition")?,
+        replicas: ids(line, "replicas")?,
+        in_sync: ids(line, "isr")?,
+    })
+}
+
+/// A line of the client's `group-offsets`.
+fn offset_line(line: &str) -> Result<CommittedOffset, String> {
+    Ok(CommittedOffset {
+        topic: field(line, "topic")?.to_owned(),
+        partition: parsed(line, "partition")?,
+        offset: parsed(line, "offset")?,
+    })
+}
+
+/// The value of the word `<name>=<value>` in `line`, the client's output format.
+fn field<'a>(line: &'a str, name: &str) -> Result<&'a str, String> {
+    line.split_whitespace()
+        .find_map(|word| word.strip_prefix(name)?.strip_prefix('='))
+        .ok_or_else(|| format!("no {name}= in: {line}"))
+}
+
+/// [`field`], parsed.
+fn parsed<T>(line: &str, name: &str) -> Result<T, String>
+where
+    T: FromStr,
+    T::Err: Display,
+{
+    field(line, name)?
+        .parse()
+        .map_err(|error| format!("{name} in {line}: {error}"))
+}
+
+/// [`field`] as a list of broker ids, `a,b,c` (empty: none).
+fn ids(line: &str, name: &str) -> Result<Vec<i32>, String> {
+    field(line, name)?
+        .split(',')
+        .filter(|id| !id.is_empty())
+        .map(|id| {
+            id.parse()
+                .map_err(|error| format!("{name} in {line}: {error}"))
+        })
+        .collect()
+}
+
+/// The admin client settings Kafka's tools get (`--command-config`). With the defaults (30 s
+/// a request, 60 s a call) a tool on a loaded machine failed with "Timed out waiting for a
+/// node assignment" before its JVM had reached a broker; these give it three minutes.
+const TOOLS_ADMIN_CONFIG: &str = "\
+default.api.timeout.ms=180000
+request.timeout.ms=60000
+socket.connection.setup.timeout.ms=30000
+socket.connection.setup.timeout.max.ms=60000
+";
+
+/// JVM options for the tools' short runs: the C1 compiler only and the serial collector, so
+/// that a start takes a fraction of the CPU the default C2 and G1 threads do.
+const TOOLS_JVM_OPTIONS: [&str; 2] = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
+
+/// How often [`KafkaTools::remove_replicas_of`] starts a reassignment whose tool timed out.
+const EXECUTE_ATTEMPTS: usize = 3;
+
 /// Kafka's own command-line tools, from the Kafka jars the environment installs, run with
-/// `java` inside the nodes' network against one bootstrap address.
+/// `java` inside the nodes' network against one bootstrap address. A JVM start each: for
+/// one-shot steps; polls go through [`ClusterClient`].
 #[derive(Clone, Debug)]
 pub struct KafkaTools {
     namespace: String,
     libs: PathBuf,
     bootstrap: String,
+    /// [`TOOLS_ADMIN_CONFIG`] in a file, removed with the last clone.
+    admin_config: std::sync::Arc<tempfile::TempPath>,
 }
 
 impl KafkaTools {
     /// The tools for `bootstrap` (plaintext) inside `network`.
     pub fn new(network: &NodeNetwork, bootstrap: &str) -> Result<Self, crate::error::TestEnvError> {
+        let admin_config = tempfile::Builder::new()
+            .prefix("kafka-tools-")
+            .suffix(".properties")
+            .tempfile()
+            .and_then(|mut file| {
+                std::io::Write::write_all(&mut file, TOOLS_ADMIN_CONFIG.as_bytes())?;
+                Ok(file.into_temp_path())
+            })
+            .map_err(|error| crate::error::TestEnvError::io(std::env::temp_dir(), error))?;
         Ok(Self {
             namespace: network.name().to_owned(),
             libs: crate::layout::kafka_libs()?,
             bootstrap: bootstrap.to_owned(),
+            admin_config: std::sync::Arc::new(admin_config),
         })
     }
 
     fn run(&self, class: &str, args: &[&str]) -> Result<String, String> {
         let output = Command::new("ip")
-            .args(["netns", "exec", &self.namespace, "java", "-cp"])
+            .args(["netns", "exec", &self.namespace, "java"])
+            .args(TOOLS_JVM_OPTIONS)
+            .arg("-cp")
             .arg(self.libs.join("*"))
             .arg(class)
-            .args(["--bootstrap-server", &self.bootstrap])
+            .args(["--bootstrap-server", &self.bootstrap, "--command-config"])
+            .arg(self.admin_config.as_os_str())
             .args(args)
             .output()
             .map_err(|error| format!("running java {class}: {error}"))?;
@@ -297,133 +390,164 @@ impl KafkaTools {
     /// Moves every replica on broker `broker` to a broker of `remaining` that the partition
     /// has no replica on yet (the least used so far), or drops it when there is none, with
     /// Kafka's reassignment tool, the plan written to `plan_file`; waits up to `timeout` for
-    /// the reassignment to complete.
+    /// every planned partition to have exactly its new replicas, as `client` reads them.
+    ///
+    /// The tool's admin client reaches a broker in several calls before the one that starts
+    /// the reassignment; when one of them times out, the same plan is executed again, with
+    /// `--additional` in case the timed-out call had started it: a plan submitted twice asks
+    /// for the same replicas twice, which Kafka takes as one reassignment (or none, when it is
+    /// done). Any other failure, or a timeout on the last attempt, is returned. The wait then
+    /// checks the replicas themselves, so a reassignment towards other brokers fails it.
     pub fn remove_replicas_of(
         &self,
+        client: &ClusterClient,
         broker: i32,
         remaining: &[i32],
-        timeout: std::time::Duration,
+        timeout: Duration,
         plan_file: &Path,
     ) -> Result<(), String> {
-        let mut given: std::collections::BTreeMap<i32, usize> =
-            remaining.iter().map(|id| (*id, 0)).collect();
-        let partitions: Vec<String> = self
-            .assignments()?
-            .into_iter()
-            .filter(|found| found.replicas.contains(&broker))
-            .map(|found| {
-                let target = given
-                    .iter()
-                    .filter(|(id, _)| !found.replicas.contains(id))
-                    .min_by_key(|(_, count)| **count)
-                    .map(|(id, _)| *id);
-                if let Some(id) = target {
-                    *given.entry(id).or_default() += 1;
-                }
-                let kept: Vec<String> = found
-                    .replicas
-                    .iter()
-                    .filter_map(|id| if *id == broker { target } else { Some(*id) })
-                    .map(|id| id.to_string())
-                    .collect();
-                format!(
-                    r#"{{"topic":"{}","partition":{},"replicas":[{}]}}"#,
-                    found.topic,
-                    found.partition,
-                    kept.join(",")
-                )
-            })
-            .collect();
-        if partitions.is_empty() {
+        let plan = removal_plan(&client.assignments()?, broker, remaining);
+        if plan.is_empty() {
             return Ok(());
         }
-        let plan = format!(r#"{{"version":1,"partitions":[{}]}}"#, partitions.join(","));
-        std::fs::write(plan_file, plan)
+        std::fs::write(plan_file, plan_json(&plan))
             .map_err(|error| format!("writing {}: {error}", plan_file.display()))?;
-        let plan_file = plan_file.to_string_lossy();
+        let plan_path = plan_file.to_string_lossy();
         let tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
-        self.run(tool, &["--reassignment-json-file", &plan_file, "--execute"])?;
-        let started = std::time::Instant::now();
-        loop {
-            let verified = self.run(tool, &["--reassignment-json-file", &plan_file, "--verify"])?;
-            if !verified.contains("is still in progress") {
-                return Ok(());
+        for attempt in 1..=EXECUTE_ATTEMPTS {
+            let mut args = vec!["--reassignment-json-file", &plan_path, "--execute"];
+            if attempt > 1 {
+                args.push("--additional");
             }
-            if started.elapsed() > timeout {
-                return Err(format!(
-                    "reassignment not complete in {timeout:?}: {verified}"
-                ));
-            }
-            std::thread::sleep(std::time::Duration::from_secs(2));
-        }
-    }
-
-    /// The offsets consumer group `group` has committed, by topic and partition, from Kafka's
-    /// consumer group tool (partitions without a committed offset left out).
-    pub fn group_offsets(&self, group: &str) -> Result<Vec<CommittedOffset>, String> {
-        let output = self.run(
-            "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-            &["--describe", "--offsets", "--group", group],
-        )?;
-        // Rows: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID ...
-        Ok(output
-            .lines()
-            .filter_map(|line| {
-                let fields: Vec<&str> = line.split_whitespace().collect();
-                match fields.as_slice() {
-                    [name, topic, partition, offset, ..] if *name == group => {
-                        Some(CommittedOffset {
-                            topic: (*topic).to_owned(),
-                            partition: partition.parse().ok()?,
-                            offset: offset.parse().ok()?,
-                        })
-                    }
-                    _ => None,
+            match self.run(tool, &args) {
+                Ok(_) => break,
+                Err(error) if attempt < EXECUTE_ATTEMPTS && is_client_timeout(&error) => {
+                    eprintln!("reassignment attempt {attempt} timed out, executing again: {error}");
+                    std::thread::sleep(Duration::from_secs(5));
                 }
-            })
-            .collect())
-    }
-
-    /// Every partition's replicas and in-sync replicas, from the topic tool.
-    pub fn assignments(&self) -> Result<Vec<PartitionReplicas>, String> {
-        let output = self.run("org.apache.kafka.tools.TopicCommand", &["--describe"])?;
-        let mut found = Vec::new();
-        for line in output.lines() {
-            // `Name: value` pairs; an empty value is followed by the next name.
-            let field = |name: &str| {
-                let mut words = line.split_whitespace();
-                words.find(|word| *word == name)?;
-                words.next().filter(|word| !word.ends_with(':'))
-            };
-            let (Some(topic), Some(partition), Some(replicas)) =
-                (field("Topic:"), field("Partition:"), field("Replicas:"))
-            else {
-                continue;
-            };
-            let ids = |list: Option<&str>| {
-                list.unwrap_or_default()
-                    .split(',')
-                    .filter(|id| !id.is_empty())
-                    .map(|id| {
-                        id.parse::<i32>()
-                            .map_err(|error| format!("{line}: {error}"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            };
-            found.push(PartitionReplicas {
-                topic: topic.to_owned(),
-                partition: partition
-                    .parse()
-                    .map_err(|error| format!("{line}: {error}"))?,
-                replicas: ids(Some(replicas))?,
-                in_sync: ids(field("Isr:"))?,
-            });
+                Err(error) => return Err(format!("attempt {attempt}: {error}")),
+            }
         }
-        Ok(found)
+        // A metadata read every 2 s (milliseconds of CPU, where `--verify` started a JVM);
+        // a read that fails is one more "not yet".
+        let started = Instant::now();
+        loop {
+            let outcome = client
+                .assignments()
+                .and_then(|current| reassigned(&plan, &current));
+            match outcome {
+                Ok(()) => return Ok(()),
+                Err(last) if started.elapsed() > timeout => {
+                    return Err(format!("reassignment not complete in {timeout:?}: {last}"));
+                }
+                Err(_) => std::thread::sleep(Duration::from_secs(2)),
+            }
+        }
     }
 }
 
-/// An offset a consumer group committed, as Kafka's consumer group tool describes it.
+/// Whether a Kafka tool failed because its admin client timed out (reaching a broker, or
+/// waiting for an answer), rather than because Kafka refused what it asked.
+fn is_client_timeout(error: &str) -> bool {
+    error.contains("org.apache.kafka.common.errors.TimeoutException")
+}
+
+/// A partition and the replicas a reassignment gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Reassignment {
+    topic: String,
+    partition: i32,
+    replicas: Vec<i32>,
+}
+
+/// The reassignments that take every replica off `broker`: each to the broker of `remaining`
+/// the partition has no replica on and that got the fewest so far (the lowest id on a tie),
+/// or none when there is no such broker (the partition loses that replica).
+fn removal_plan(
+    current: &[PartitionReplicas],
+    broker: i32,
+    remaining: &[i32],
+) -> Vec<Reassignment> {
+    let mut given: std::collections::BTreeMap<i32, usize> =
+        remaining.iter().map(|id| (*id, 0)).collect();
+    current
+        .iter()
+        .filter(|found| found.replicas.contains(&broker))
+        .map(|found| {
+            let target = given
+                .iter()
+                .filter(|(id, _)| !found.replicas.contains(id))
+                .min_by_key(|(_, count)| **count)
+                .map(|(id, _)| *id);
+            if let Some(id) = target {
+                *given.entry(id).or_default() += 1;
+            }
+            Reassignment {
+                topic: found.topic.clone(),
+                partition: found.partition,
+                replicas: found
+                    .replicas
+                    .iter()
+                    .filter_map(|id| if *id == broker { target } else { Some(*id) })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// `plan` as the reassignment tool reads it.
+fn plan_json(plan: &[Reassignment]) -> String {
+    let partitions: Vec<serde_json::Value> = plan
+        .iter()
+        .map(|moved| {
+            serde_json::json!({
+                "topic": moved.topic,
+                "partition": moved.partition,
+                "replicas": moved.replicas,
+            })
+        })
+        .collect();
+    serde_json::json!({"version": 1, "partitions": partitions}).to_string()
+}
+
+/// `Ok` once every partition of `plan` has exactly its planned brokers in `current`; else the
+/// partitions that do not, with what they have. While a reassignment runs, a partition's
+/// replicas are its new ones and the ones leaving together, so they equal the new ones only
+/// once it is complete.
+fn reassigned(plan: &[Reassignment], current: &[PartitionReplicas]) -> Result<(), String> {
+    use std::collections::BTreeSet;
+    let pending: Vec<String> = plan
+        .iter()
+        .filter_map(|moved| {
+            let found = current
+                .iter()
+                .find(|found| found.topic == moved.topic && found.partition == moved.partition);
+            let wanted: BTreeSet<i32> = moved.replicas.iter().copied().collect();
+            match found {
+                Some(found)
+                    if found.replicas.iter().copied().collect::<BTreeSet<_>>() == wanted =>
+                {
+                    None
+                }
+                Some(found) => Some(format!(
+                    "{}-{}: replicas {:?}, planned {:?}",
+                    moved.topic, moved.partition, found.replicas, moved.replicas
+                )),
+                None => Some(format!(
+                    "{}-{}: not in the metadata",
+                    moved.topic, moved.partition
+                )),
+            }
+        })
+        .collect();
+    if pending.is_empty() {
+        Ok(())
+    } else {
+        Err(pending.join("; "))
+    }
+}
+
+/// An offset a consumer group committed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommittedOffset {
     /// The topic.
@@ -434,7 +558,7 @@ pub struct CommittedOffset {
     pub offset: i64,
 }
 
-/// One partition as Kafka's topic tool describes it.
+/// One partition's replicas, as the brokers' metadata describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionReplicas {
     /// The topic.
@@ -445,4 +569,129 @@ pub struct PartitionReplicas {
     pub replicas: Vec<i32>,
     /// The replicas in sync with the leader.
     pub in_sync: Vec<i32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn partition(topic: &str, partition: i32, replicas: &[i32]) -> PartitionReplicas {
+        PartitionReplicas {
+            topic: topic.to_owned(),
+            partition,
+            replicas: replicas.to_vec(),
+            in_sync: replicas.to_vec(),
+        }
+    }
+
+    #[test]
+    fn reads_the_lines_the_client_prints() {
+        assert_eq!(
+            partition_line("topic=__consumer_offsets partition=12 replicas=3,0,1 isr=0,3").unwrap(),
+            PartitionReplicas {
+                topic: "__consumer_offsets".to_owned(),
+                partition: 12,
+                replicas: vec![3, 0, 1],
+                in_sync: vec![0, 3],
+            }
+        );
+        // No replica in sync (the leader gone): an empty list, not a failure.
+        assert_eq!(
+            partition_line("topic=t partition=0 replicas=4 isr=")
+                .unwrap()
+                .in_sync,
+            Vec::<i32>::new()
+        );
+        assert_eq!(
+            offset_line("topic=src.mirrored-topic partition=0 offset=5").unwrap(),
+            CommittedOffset {
+                topic: "src.mirrored-topic".to_owned(),
+                partition: 0,
+                offset: 5,
+            }
+        );
+        // `partition` is not read from `partitions=`, nor anything from a line without it.
+        assert!(parsed::<i32>("partitions=3 replicas=2", "partition").is_err());
+        assert_eq!(
+            parsed::<usize>("partitions=3 replicas=2", "partitions"),
+            Ok(3)
+        );
+        assert!(partition_line("topic=t replicas=1 isr=1").is_err());
+        assert!(partition_line("topic=t partition=0 replicas=1,x isr=1").is_err());
+    }
+
+    #[test]
+    fn a_removal_plan_spreads_the_replicas_over_brokers_without_one() {
+        let current = [
+            partition("moved", 0, &[1, 2, 3]),
+            partition("moved", 1, &[3, 0]),
+            partition("kept", 0, &[0, 1]),
+            partition("alone", 0, &[3]),
+        ];
+        let plan = removal_plan(&current, 3, &[0, 1, 2]);
+        let targets: Vec<(&str, i32, Vec<i32>)> = plan
+            .iter()
+            .map(|moved| {
+                (
+                    moved.topic.as_str(),
+                    moved.partition,
+                    moved.replicas.clone(),
+                )
+            })
+            .collect();
+        // 0 is the only broker moved-0 lacks; then 1 and 2 have none yet, 1 the lower id;
+        // then 2 has none yet. The preferred leader's place is kept.
+        assert_eq!(
+            targets,
+            [
+                ("moved", 0, vec![1, 2, 0]),
+                ("moved", 1, vec![1, 0]),
+                ("alone", 0, vec![2]),
+            ]
+        );
+        // With no broker to take it, the replica is dropped.
+        let plan = removal_plan(&[partition("full", 0, &[0, 1, 3])], 3, &[0, 1]);
+        assert_eq!(plan[0].replicas, [0, 1]);
+        assert!(removal_plan(&current, 5, &[0, 1]).is_empty());
+        let json: serde_json::Value = serde_json::from_str(&plan_json(&plan)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"version": 1, "partitions": [
+                {"topic": "full", "partition": 0, "replicas": [0, 1]},
+            ]})
+        );
+    }
+
+    #[test]
+    fn a_reassignment_is_complete_once_the_replicas_are_the_planned_ones() {
+        let plan = removal_plan(&[partition("t", 0, &[1, 3])], 3, &[0, 1]);
+        // Running: the new replica and the leaving one side by side.
+        let running = reassigned(&plan, &[partition("t", 0, &[1, 0, 3])]).unwrap_err();
+        assert!(
+            running.contains("t-0: replicas [1, 0, 3], planned [1, 0]"),
+            "{running}"
+        );
+        // Not started, or the partition gone from the metadata.
+        assert!(reassigned(&plan, &[partition("t", 0, &[1, 3])]).is_err());
+        assert!(reassigned(&plan, &[partition("t", 1, &[1, 0])]).is_err());
+        // Elsewhere than planned.
+        assert!(reassigned(&plan, &[partition("t", 0, &[1, 2])]).is_err());
+        assert_eq!(reassigned(&plan, &[partition("t", 0, &[1, 0])]), Ok(()));
+        assert_eq!(reassigned(&plan, &[partition("t", 0, &[0, 1])]), Ok(()));
+    }
+
+    #[test]
+    fn only_a_client_timeout_is_executed_again() {
+        assert!(is_client_timeout(
+            "ReassignPartitionsCommand: Error: org.apache.kafka.common.errors.TimeoutException: \
+             Timed out waiting for a node assignment. Call: listPartitionReassignments"
+        ));
+        assert!(!is_client_timeout(
+            "ReassignPartitionsCommand: Error: Cannot execute because there is an existing \
+             partition assignment."
+        ));
+        assert!(!is_client_timeout(
+            "ReassignPartitionsCommand: Error: org.apache.kafka.common.errors.InvalidReplicaAssignmentException"
+        ));
+    }
 }

@@ -23,7 +23,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let outcome = poll(timeout, || {
+    let outcome = poll(timeout, POLL_INTERVAL, || {
         let holds = check();
         async move { if holds.await { Ok(()) } else { Err(()) } }
     })
@@ -43,14 +43,33 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    match poll(timeout, check).await {
+    eventually_ok_every(what, timeout, POLL_INTERVAL, check).await
+}
+
+/// Like [`eventually_ok`], polling every `interval`: for a check that costs more than an API
+/// read (one that starts a process, say) over a long wait.
+pub async fn eventually_ok_every<T, E, F, Fut>(
+    what: &str,
+    timeout: Duration,
+    interval: Duration,
+    check: F,
+) -> T
+where
+    E: Debug,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    match poll(timeout, interval, check).await {
         Ok(value) => value,
         Err(last) => panic!("timed out waiting for {what}; last seen: {last:#?}"),
     }
 }
 
-/// Runs `check` every 200 ms until it succeeds or `timeout` has passed; its last result.
-async fn poll<T, E, F, Fut>(timeout: Duration, mut check: F) -> Result<T, E>
+/// How often [`eventually`] and [`eventually_ok`] check.
+const POLL_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Runs `check` every `interval` until it succeeds or `timeout` has passed; its last result.
+async fn poll<T, E, F, Fut>(timeout: Duration, interval: Duration, mut check: F) -> Result<T, E>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -61,7 +80,7 @@ where
         if outcome.is_ok() || Instant::now() >= deadline {
             return outcome;
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(interval).await;
     }
 }
 

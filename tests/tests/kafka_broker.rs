@@ -148,3 +148,63 @@ fn a_wrong_scram_password_is_refused() {
     let error = result.expect_err("metadata must not be served to a wrong password");
     println!("refused as expected: {error}");
 }
+
+/// Runs `strimzi-kafka-client` on the plain listener with `args`; what it prints.
+fn kafka_client(args: &[&str]) -> String {
+    let bootstrap = &broker().listener("plain").unwrap().bootstrap;
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_strimzi-kafka-client"))
+        .args(["--bootstrap", bootstrap, "--timeout", "30"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// What the real-node tests poll with instead of Kafka's tools: every partition's replicas
+/// and in-sync replicas, and the offsets a group committed.
+#[test]
+fn the_test_client_reports_replicas_and_the_offsets_a_group_committed() {
+    let topic = "client-polls";
+    let group = "client-polls-group";
+    create_topic(topic);
+    kafka_client(&["produce", "--topic", topic, "--count", "3"]);
+    assert_eq!(kafka_client(&["group-offsets", "--group", group]), "");
+    kafka_client(&[
+        "consume", "--topic", topic, "--count", "3", "--group", group,
+    ]);
+
+    let consumer: BaseConsumer = client_config(broker().listener("plain").unwrap(), "")
+        .create()
+        .unwrap();
+    let metadata = consumer.fetch_metadata(None, TIMEOUT).unwrap();
+    let id = metadata.brokers()[0].id();
+    let assignments = kafka_client(&["assignments"]);
+    let lines: Vec<&str> = assignments.lines().collect();
+    assert!(
+        lines.contains(&format!("topic={topic} partition=0 replicas={id} isr={id}").as_str()),
+        "{assignments}"
+    );
+    // Every partition of every topic, Kafka's own included.
+    let partitions: usize = metadata
+        .topics()
+        .iter()
+        .map(|found| found.partitions().len())
+        .sum();
+    assert_eq!(lines.len(), partitions, "{assignments}");
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("topic=__consumer_offsets ")),
+        "{assignments}"
+    );
+
+    assert_eq!(
+        kafka_client(&["group-offsets", "--group", group]),
+        format!("topic={topic} partition=0 offset=3\n")
+    );
+}

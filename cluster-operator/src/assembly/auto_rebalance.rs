@@ -6,13 +6,14 @@
 //! KafkaRebalances, which the KafkaRebalance controller then drives through Cruise Control.
 //! A change of those rebalances wakes the Kafka.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::api::{Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 use strimzi_api::annotations;
-use strimzi_api::kafka::{KafkaAutoRebalanceMode, KafkaAutoRebalanceStatus};
+use strimzi_api::kafka::{KafkaAutoRebalanceMode, KafkaAutoRebalanceStatus, KafkaStatus};
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_api::{labels, naming};
@@ -49,7 +50,51 @@ pub(super) fn undo_scale_down(
         .collect()
 }
 
+/// `status.autoRebalance` as the running reconciliation of each Kafka (by `namespace/name`)
+/// has it so far, for the status of a reconciliation that fails. That status is otherwise the
+/// Kafka's previous one, and added brokers recorded before the failure would be lost with it
+/// for good: once their StrimziPodSet is applied, no later reconciliation sees them added.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RecordedAutoRebalance(Arc<Mutex<HashMap<String, KafkaAutoRebalanceStatus>>>);
+
+impl RecordedAutoRebalance {
+    /// Keeps `status` for Kafka `key`; `None` forgets it.
+    pub(super) fn set(&self, key: &str, status: Option<KafkaAutoRebalanceStatus>) {
+        let mut recorded = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match status {
+            Some(status) => recorded.insert(key.to_owned(), status),
+            None => recorded.remove(key),
+        };
+    }
+
+    /// `previous`, the status of a failed reconciliation of Kafka `key`, with the
+    /// `status.autoRebalance` that reconciliation recorded, if it got that far.
+    pub(super) fn failure_status(&self, key: &str, previous: KafkaStatus) -> KafkaStatus {
+        let recorded = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+        match recorded {
+            Some(auto_rebalance) => KafkaStatus {
+                auto_rebalance: Some(auto_rebalance),
+                ..previous
+            },
+            None => previous,
+        }
+    }
+}
+
 impl Reconciliation<'_> {
+    /// Sets `status.autoRebalance` as this reconciliation leaves it, also for its status
+    /// should it fail later.
+    fn set_auto_rebalance(&mut self, status: KafkaAutoRebalanceStatus) {
+        self.operator
+            .recorded_auto_rebalance
+            .set(&super::kafka_key(self.kafka), Some(status.clone()));
+        self.auto_rebalance = Some(status);
+    }
+
     /// The auto-rebalance configuration of `mode`, when the Kafka has Cruise Control with one.
     pub(super) fn auto_rebalance_configured(
         &self,
@@ -82,12 +127,8 @@ impl Reconciliation<'_> {
         } else {
             BTreeSet::new()
         };
-        self.auto_rebalance = Some(auto::record_added(
-            previous,
-            &desired,
-            &added,
-            &status::timestamp_now(),
-        ));
+        let recorded = auto::record_added(previous, &desired, &added, &status::timestamp_now());
+        self.set_auto_rebalance(recorded);
     }
 
     /// With the cluster ready: the next step of automatic rebalancing for the brokers
@@ -106,7 +147,7 @@ impl Reconciliation<'_> {
         if !configured {
             // Strimzi's state without automatic rebalancing (or once it is turned off).
             let now = status::timestamp_now();
-            self.auto_rebalance = Some(Plan::idle(Vec::new()).status(previous.as_ref(), &now));
+            self.set_auto_rebalance(Plan::idle(Vec::new()).status(previous.as_ref(), &now));
             return Ok(());
         }
         let scaling = ScalingBrokers {
@@ -121,16 +162,17 @@ impl Reconciliation<'_> {
                 .map(|rebalance| Running::of(&rebalance)),
             None => None,
         };
-        let plan = auto::plan(state, &scaling, running.as_ref());
         let now = status::timestamp_now();
+        let idle_for = auto::idle_for(previous.as_ref(), &now);
+        let plan = auto::plan(state, &scaling, running.as_ref(), idle_for);
         for action in &plan.actions {
             if !self.carry_out(action).await? {
                 // No template: Strimzi's behaviour, back to Idle with nothing queued.
-                self.auto_rebalance = Some(Plan::idle(Vec::new()).status(previous.as_ref(), &now));
+                self.set_auto_rebalance(Plan::idle(Vec::new()).status(previous.as_ref(), &now));
                 return Ok(());
             }
         }
-        self.auto_rebalance = Some(plan.status(previous.as_ref(), &now));
+        self.set_auto_rebalance(plan.status(previous.as_ref(), &now));
         Ok(())
     }
 
@@ -329,6 +371,43 @@ mod tests {
         let undone = undo_scale_down(&pools, &BTreeSet::from([5]));
         assert_eq!(undone[0].spec.replicas, 3);
         assert_eq!(undone[1].spec.replicas, 1);
+    }
+
+    #[test]
+    fn a_failed_reconciliation_reports_the_added_brokers_it_recorded() {
+        let previous = KafkaStatus {
+            cluster_id: Some("id".to_owned()),
+            auto_rebalance: Some(auto::record_added(
+                None,
+                &BTreeSet::from([0]),
+                &BTreeSet::from([0]),
+                "t0",
+            )),
+            ..KafkaStatus::default()
+        };
+        let recorded = RecordedAutoRebalance::default();
+        // Failed before it recorded anything: the previous status.
+        assert_eq!(recorded.failure_status("ns/c", previous.clone()), previous);
+        // The scale-up recorded broker 1, then the reconciliation failed.
+        let added = auto::record_added(
+            previous.auto_rebalance.as_ref(),
+            &BTreeSet::from([0, 1]),
+            &BTreeSet::from([1]),
+            "t1",
+        );
+        recorded.set("ns/c", Some(added.clone()));
+        let failed = recorded.failure_status("ns/c", previous.clone());
+        assert_eq!(failed.auto_rebalance, Some(added));
+        assert_eq!(failed.cluster_id.as_deref(), Some("id"));
+        assert_eq!(
+            auto::recorded_added(failed.auto_rebalance.as_ref()),
+            BTreeSet::from([1])
+        );
+        // Used once; other Kafkas and forgotten records keep the previous status.
+        assert_eq!(recorded.failure_status("ns/c", previous.clone()), previous);
+        recorded.set("ns/d", Some(KafkaAutoRebalanceStatus::default()));
+        recorded.set("ns/d", None);
+        assert_eq!(recorded.failure_status("ns/d", previous.clone()), previous);
     }
 
     #[test]

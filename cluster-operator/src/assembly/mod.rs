@@ -190,6 +190,7 @@ pub struct KafkaAssembly {
     config: Arc<ClusterOperatorConfig>,
     pools: ScopedCache<KafkaNodePool>,
     rolling: RollingState,
+    recorded_auto_rebalance: auto_rebalance::RecordedAutoRebalance,
 }
 
 impl KafkaAssembly {
@@ -215,6 +216,7 @@ impl KafkaAssembly {
             config: Arc::new(config),
             pools: pools.clone(),
             rolling,
+            recorded_auto_rebalance: auto_rebalance::RecordedAutoRebalance::default(),
         };
         let owned = format!("{}=Kafka", labels::KIND);
         // Mapped by their cluster label, not by owner: per-node Services and ConfigMaps
@@ -347,8 +349,10 @@ impl Reconciler for KafkaAssembly {
             .filter(|pool| pool.labels().get(labels::CLUSTER) == Some(&kafka.name_any()))
             .map(|pool| (*pool).clone())
             .collect();
+        let key = kafka_key(&kafka);
+        self.recorded_auto_rebalance.set(&key, None);
         // On the heap: the chain's state is too large for a worker thread's stack.
-        Box::pin(
+        let reconciled = Box::pin(
             Reconciliation {
                 operator: self,
                 kafka: &kafka,
@@ -364,8 +368,27 @@ impl Reconciler for KafkaAssembly {
             }
             .run(),
         )
-        .await
+        .await;
+        if reconciled.is_ok() {
+            self.recorded_auto_rebalance.set(&key, None);
+        }
+        reconciled
     }
+
+    fn failure_status(&self, kafka: &Kafka, previous: KafkaStatus) -> KafkaStatus {
+        self.recorded_auto_rebalance
+            .failure_status(&kafka_key(kafka), previous)
+    }
+}
+
+/// `namespace/name` of `kafka`, the key of what the operator keeps about it between
+/// reconciliations.
+fn kafka_key(kafka: &Kafka) -> String {
+    format!(
+        "{}/{}",
+        kafka.namespace().unwrap_or_default(),
+        kafka.name_any()
+    )
 }
 
 /// One reconciliation of one Kafka: what the steps share.

@@ -407,7 +407,7 @@ impl Reconciliation<'_> {
 
     /// The key of this Kafka in [`RollingState`].
     fn rolling_key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
+        super::kafka_key(self.kafka)
     }
 
     /// The metadata version this Kafka's brokers last reported to this operator, if they

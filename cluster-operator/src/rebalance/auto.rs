@@ -7,14 +7,20 @@
 //!
 //! - `Idle`: nothing runs. Brokers to be removed that still hold replicas (blocked: the
 //!   scale-down waits) start a `remove-brokers` rebalance, else added brokers an `add-brokers`
-//!   one.
+//!   one — unless an `add-brokers` rebalance failed less than [`RETRY_AFTER`] ago.
 //! - `RebalanceOnScaleDown`: the `remove-brokers` rebalance runs. Once `Ready` it is deleted
 //!   and queued added brokers get theirs; the next reconciliation finds the brokers empty and
 //!   removes them. A changed set of brokers to remove refreshes it; `NotReady` ends in `Idle`.
 //! - `RebalanceOnScaleUp`: the `add-brokers` rebalance runs. A scale-down asked meanwhile stops
 //!   and replaces it; once `Ready` it is deleted; a changed set of added brokers refreshes it.
+//!   `NotReady` (Cruise Control refused it, say while it still restarted without the new
+//!   brokers' capacity) deletes it and goes back to `Idle` with the added brokers still
+//!   recorded, so that a later reconciliation starts it again, as Strimzi does since its fix
+//!   of strimzi/strimzi-kafka-operator#11296. A broker recorded as added that is no longer in
+//!   the cluster is forgotten.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::kafka::{
@@ -133,6 +139,25 @@ pub fn recorded_added(status: Option<&KafkaAutoRebalanceStatus>) -> BTreeSet<i32
         .collect()
 }
 
+/// How long after an `add-brokers` rebalance failed (state `Idle`, added brokers still
+/// recorded) it is started again at the earliest: not by the reconciliation that the
+/// failed rebalance's deletion wakes, but by a later one, so that a failure that lasts does
+/// not start and fail rebalances back to back.
+pub const RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// How long `status` has been `Idle` at `now` (RFC 3339); `None` when it is in another state
+/// or its transition time is unknown.
+pub fn idle_for(status: Option<&KafkaAutoRebalanceStatus>, now: &str) -> Option<Duration> {
+    let status = status?;
+    if recorded_state(Some(status)) != KafkaAutoRebalanceState::Idle {
+        return None;
+    }
+    let since: jiff::Timestamp = status.last_transition_time.as_deref()?.parse().ok()?;
+    let now: jiff::Timestamp = now.parse().ok()?;
+    let elapsed = now.duration_since(since);
+    Some(Duration::try_from(elapsed).unwrap_or(Duration::ZERO))
+}
+
 /// The state `status` records; `Idle` when there is none.
 pub fn recorded_state(status: Option<&KafkaAutoRebalanceStatus>) -> KafkaAutoRebalanceState {
     status
@@ -141,8 +166,8 @@ pub fn recorded_state(status: Option<&KafkaAutoRebalanceStatus>) -> KafkaAutoReb
 }
 
 /// `status.autoRebalance` with the brokers `added` by this reconciliation recorded next to
-/// those recorded before; a new cluster (every desired broker added) records none. `Idle`
-/// since `now` when there was no status.
+/// those recorded before, keeping only brokers still among `desired_brokers`; a new cluster
+/// (every desired broker added) records none. `Idle` since `now` when there was no status.
 pub fn record_added(
     previous: Option<&KafkaAutoRebalanceStatus>,
     desired_brokers: &BTreeSet<i32>,
@@ -161,30 +186,24 @@ pub fn record_added(
             last_transition_time: Some(now.to_owned()),
             modes: None,
         });
-    if scaled_up.is_empty() {
+    let recorded = recorded_added(Some(&status));
+    let brokers: BTreeSet<i32> = recorded
+        .union(&scaled_up)
+        .filter(|id| desired_brokers.contains(id))
+        .copied()
+        .collect();
+    if brokers == recorded {
         return status;
     }
     let mut modes = status.modes.take().unwrap_or_default();
-    match modes
-        .iter_mut()
-        .find(|mode| mode.mode == Some(KafkaAutoRebalanceMode::AddBrokers))
-    {
-        Some(mode) => {
-            let brokers: BTreeSet<i32> = mode
-                .brokers
-                .iter()
-                .flatten()
-                .copied()
-                .chain(scaled_up)
-                .collect();
-            mode.brokers = Some(brokers.into_iter().collect());
-        }
-        None => modes.push(KafkaAutoRebalanceStatusBrokers {
+    modes.retain(|mode| mode.mode != Some(KafkaAutoRebalanceMode::AddBrokers));
+    if !brokers.is_empty() {
+        modes.push(KafkaAutoRebalanceStatusBrokers {
             mode: Some(KafkaAutoRebalanceMode::AddBrokers),
-            brokers: Some(scaled_up.into_iter().collect()),
-        }),
+            brokers: Some(brokers.into_iter().collect()),
+        });
     }
-    status.modes = Some(modes);
+    status.modes = (!modes.is_empty()).then_some(modes);
     status
 }
 
@@ -270,11 +289,12 @@ impl Plan {
 
 /// The next step of automatic rebalancing in `state`, for the brokers in `scaling`, with the
 /// rebalance of the state's mode as it is now (`None` when it is gone: started again from
-/// `Idle`).
+/// `Idle`), the state having been `Idle` for `idle_for` (see [`idle_for`]).
 pub fn plan(
     state: KafkaAutoRebalanceState,
     scaling: &ScalingBrokers,
     running: Option<&Running>,
+    idle_for: Option<Duration>,
 ) -> Plan {
     use KafkaAutoRebalanceMode::{AddBrokers, RemoveBrokers};
     use KafkaAutoRebalanceState::{Idle, RebalanceOnScaleDown, RebalanceOnScaleUp};
@@ -292,6 +312,11 @@ pub fn plan(
                 scaling,
             )
         } else if !scaling.added.is_empty() {
+            if idle_for.is_some_and(|idle| idle < RETRY_AFTER) {
+                // Back from a failed rebalance just now (or a moment ago from another one):
+                // a later reconciliation starts it.
+                return Plan::new(Vec::new(), Idle, scaling);
+            }
             let brokers = scaling.added.clone();
             Plan::new(
                 vec![Action::Create(AddBrokers, brokers)],
@@ -362,7 +387,11 @@ pub fn plan(
     if in_progress {
         return Plan::new(Vec::new(), RebalanceOnScaleUp, scaling);
     }
-    // Ready, or NotReady for the same brokers: done either way.
+    if running.state == State::NotReady {
+        // Failed for the same brokers, maybe for a passing reason (Cruise Control restarting
+        // with the new capacity): the added brokers stay recorded, to be started again.
+        return Plan::new(vec![Action::Delete(AddBrokers)], Idle, scaling);
+    }
     Plan::idle(vec![Action::Delete(AddBrokers)])
 }
 
@@ -468,18 +497,18 @@ mod tests {
     #[test]
     fn idle_starts_the_removal_first_then_the_addition() {
         let both = brokers(&[5], &[3, 4]);
-        let plan = plan(Idle, &both, None);
+        let plan = plan(Idle, &both, None, None);
         assert_eq!(plan.actions, vec![Action::Create(RemoveBrokers, set(&[5]))]);
         assert_eq!(plan.state, RebalanceOnScaleDown);
         assert_eq!(plan.brokers, both);
         let added = brokers(&[], &[3, 4]);
-        let plan = super::plan(Idle, &added, None);
+        let plan = super::plan(Idle, &added, None, None);
         assert_eq!(plan.actions, vec![Action::Create(AddBrokers, set(&[3, 4]))]);
         assert_eq!(plan.state, RebalanceOnScaleUp);
-        let nothing = super::plan(Idle, &ScalingBrokers::default(), None);
+        let nothing = super::plan(Idle, &ScalingBrokers::default(), None, None);
         assert_eq!(nothing, Plan::idle(Vec::new()));
         // A rebalance that is gone is started again.
-        let gone = super::plan(RebalanceOnScaleUp, &added, None);
+        let gone = super::plan(RebalanceOnScaleUp, &added, None, None);
         assert_eq!(gone.actions, vec![Action::Create(AddBrokers, set(&[3, 4]))]);
     }
 
@@ -490,6 +519,7 @@ mod tests {
             RebalanceOnScaleDown,
             &blocked,
             Some(&running(State::Rebalancing, &[5])),
+            None,
         );
         assert!(waiting.actions.is_empty());
         assert_eq!(waiting.state, RebalanceOnScaleDown);
@@ -498,6 +528,7 @@ mod tests {
             RebalanceOnScaleDown,
             &more,
             Some(&running(State::ProposalReady, &[5])),
+            None,
         );
         assert_eq!(
             refreshed.actions,
@@ -508,6 +539,7 @@ mod tests {
             RebalanceOnScaleDown,
             &ScalingBrokers::default(),
             Some(&running(State::Ready, &[5])),
+            None,
         );
         assert_eq!(done, Plan::idle(vec![Action::Delete(RemoveBrokers)]));
         let queued = brokers(&[], &[7]);
@@ -515,6 +547,7 @@ mod tests {
             RebalanceOnScaleDown,
             &queued,
             Some(&running(State::Ready, &[5])),
+            None,
         );
         assert_eq!(
             next.actions,
@@ -528,6 +561,7 @@ mod tests {
             RebalanceOnScaleDown,
             &blocked,
             Some(&running(State::NotReady, &[5])),
+            None,
         );
         assert_eq!(failed, Plan::idle(vec![Action::Delete(RemoveBrokers)]));
     }
@@ -539,12 +573,14 @@ mod tests {
             RebalanceOnScaleUp,
             &added,
             Some(&running(State::PendingProposal, &[3])),
+            None,
         );
         assert!(waiting.actions.is_empty());
         let done = plan(
             RebalanceOnScaleUp,
             &added,
             Some(&running(State::Ready, &[3])),
+            None,
         );
         assert_eq!(done, Plan::idle(vec![Action::Delete(AddBrokers)]));
         let more = brokers(&[], &[3, 4]);
@@ -552,6 +588,7 @@ mod tests {
             RebalanceOnScaleUp,
             &more,
             Some(&running(State::Ready, &[3])),
+            None,
         );
         assert_eq!(
             refreshed.actions,
@@ -565,6 +602,7 @@ mod tests {
             RebalanceOnScaleUp,
             &undo,
             Some(&running(State::Rebalancing, &[3])),
+            None,
         );
         assert_eq!(
             replaced.actions,
@@ -576,20 +614,101 @@ mod tests {
         );
         assert_eq!(replaced.state, RebalanceOnScaleDown);
         assert_eq!(replaced.brokers, brokers(&[3], &[]));
-        let failed = plan(
-            RebalanceOnScaleUp,
-            &added,
-            Some(&running(State::NotReady, &[3])),
-        );
-        assert_eq!(failed, Plan::idle(vec![Action::Delete(AddBrokers)]));
         let retried = plan(
             RebalanceOnScaleUp,
             &more,
             Some(&running(State::NotReady, &[3])),
+            None,
         );
         assert_eq!(
             retried.actions,
             vec![Action::Refresh(AddBrokers, set(&[3, 4]))]
+        );
+    }
+
+    #[test]
+    fn a_failed_scale_up_keeps_its_brokers_and_is_started_again_later() {
+        // Cruise Control refused the proposal (say, still restarting without the new broker's
+        // capacity): the rebalance goes, the added broker stays recorded in Idle.
+        let added = brokers(&[], &[3]);
+        let failed = plan(
+            RebalanceOnScaleUp,
+            &added,
+            Some(&running(State::NotReady, &[3])),
+            None,
+        );
+        assert_eq!(failed.actions, vec![Action::Delete(AddBrokers)]);
+        assert_eq!(failed.state, Idle);
+        assert_eq!(failed.brokers, added);
+        let status = failed.status(None, "2026-01-01T00:00:00Z");
+        assert_eq!(recorded_added(Some(&status)), set(&[3]));
+        // The reconciliation the deletion wakes leaves it; one after RETRY_AFTER starts it.
+        let soon = idle_for(Some(&status), "2026-01-01T00:00:02Z");
+        assert_eq!(soon, Some(Duration::from_secs(2)));
+        let held = plan(Idle, &added, None, soon);
+        assert_eq!(held, Plan::new(Vec::new(), Idle, added.clone()));
+        assert_eq!(
+            recorded_added(Some(&held.status(Some(&status), "t"))),
+            set(&[3])
+        );
+        let later = idle_for(Some(&status), "2026-01-01T00:00:31Z");
+        let retried = plan(Idle, &added, None, later);
+        assert_eq!(retried.actions, vec![Action::Create(AddBrokers, set(&[3]))]);
+        assert_eq!(retried.state, RebalanceOnScaleUp);
+        // A removal to make waits for no retry of an addition.
+        let blocked = brokers(&[5], &[3]);
+        assert_eq!(
+            plan(Idle, &blocked, None, soon).actions,
+            vec![Action::Create(RemoveBrokers, set(&[5]))]
+        );
+    }
+
+    #[test]
+    fn idle_time_is_read_from_the_transition_time_of_an_idle_state_only() {
+        let status = |state, since: Option<&str>| KafkaAutoRebalanceStatus {
+            state: Some(state),
+            last_transition_time: since.map(str::to_owned),
+            modes: None,
+        };
+        let now = "2026-01-01T00:10:00Z";
+        let idle = status(Idle, Some("2026-01-01T00:00:00Z"));
+        assert_eq!(idle_for(Some(&idle), now), Some(Duration::from_secs(600)));
+        let running = status(RebalanceOnScaleUp, Some("2026-01-01T00:00:00Z"));
+        assert_eq!(idle_for(Some(&running), now), None);
+        assert_eq!(idle_for(Some(&status(Idle, None)), now), None);
+        assert_eq!(idle_for(Some(&status(Idle, Some("yesterday"))), now), None);
+        assert_eq!(idle_for(None, now), None);
+        // A clock behind the transition time: no time at all.
+        let ahead = status(Idle, Some("2026-01-01T00:20:00Z"));
+        assert_eq!(idle_for(Some(&ahead), now), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn added_brokers_no_longer_in_the_cluster_are_forgotten() {
+        let recorded = record_added(None, &set(&[0, 1, 2]), &set(&[0, 1, 2]), "t0");
+        let recorded = record_added(Some(&recorded), &set(&[0, 1, 2, 3, 4]), &set(&[3, 4]), "t1");
+        assert_eq!(recorded_added(Some(&recorded)), set(&[3, 4]));
+        let shrunk = record_added(Some(&recorded), &set(&[0, 1, 2, 3]), &BTreeSet::new(), "t2");
+        assert_eq!(recorded_added(Some(&shrunk)), set(&[3]));
+        let gone = record_added(Some(&shrunk), &set(&[0, 1, 2]), &BTreeSet::new(), "t3");
+        assert_eq!(gone.modes, None);
+        assert_eq!(gone.state, Some(Idle));
+        // A recorded removal stays.
+        let mut both = shrunk.clone();
+        both.modes.get_or_insert_default().insert(
+            0,
+            KafkaAutoRebalanceStatusBrokers {
+                mode: Some(RemoveBrokers),
+                brokers: Some(vec![2]),
+            },
+        );
+        let kept = record_added(Some(&both), &set(&[0, 1, 2]), &BTreeSet::new(), "t4");
+        assert_eq!(
+            kept.modes,
+            Some(vec![KafkaAutoRebalanceStatusBrokers {
+                mode: Some(RemoveBrokers),
+                brokers: Some(vec![2]),
+            }])
         );
     }
 
@@ -611,7 +730,7 @@ mod tests {
 
     #[test]
     fn the_status_keeps_its_transition_time_while_the_state_stays() {
-        let plan = plan(Idle, &brokers(&[5], &[3]), None);
+        let plan = plan(Idle, &brokers(&[5], &[3]), None, None);
         let status = plan.status(None, "t1");
         assert_eq!(status.state, Some(RebalanceOnScaleDown));
         assert_eq!(status.last_transition_time.as_deref(), Some("t1"));

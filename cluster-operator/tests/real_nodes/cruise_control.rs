@@ -31,7 +31,7 @@ use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_tests::clients::{ClusterClient, KafkaTools};
 use strimzi_tests::layout::free_port;
 use strimzi_tests::network::NodeNetwork;
-use strimzi_tests::resources::eventually_ok;
+use strimzi_tests::resources::{eventually_ok, eventually_ok_every};
 
 const CLUSTER: &str = "cc";
 
@@ -331,8 +331,8 @@ async fn rebalances_run_through_their_states(client: &Client, ns: &str) {
 const ADDED_BROKER: i32 = 4;
 
 /// Whether broker `id` holds a replica of any partition.
-fn hosts_replicas(tools: &KafkaTools, id: i32) -> Result<bool, String> {
-    Ok(tools
+fn hosts_replicas(plain: &ClusterClient, id: i32) -> Result<bool, String> {
+    Ok(plain
         .assignments()?
         .iter()
         .any(|partition| partition.replicas.contains(&id)))
@@ -357,7 +357,7 @@ async fn auto_rebalance_idle(client: &Client, ns: &str) -> Kafka {
 /// template), a fourth broker gets replicas moved onto it, and removing it again first moves
 /// them off, under a steady producer that loses nothing.
 async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kafka) {
-    let (plain, tools) = plain_clients(kafka);
+    let (plain, tools) = (plain_client(kafka), kafka_tools(kafka));
     for (index, replicas) in [[0, 1], [1, 2], [2, 0], [0, 2], [1, 0], [2, 1]]
         .iter()
         .enumerate()
@@ -387,7 +387,7 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
 
     let scaled_up = Instant::now();
     scale_brokers(client, ns, 4).await;
-    eventually_hosting(client, ns, &tools, ADDED_BROKER, true).await;
+    eventually_hosting(client, ns, &plain, ADDED_BROKER, true).await;
     auto_rebalance_idle(client, ns).await;
     println!(
         "figure: scale-up to 4 brokers to partitions moved onto the new one and auto-rebalancing Idle in {:.1}s",
@@ -436,7 +436,7 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
         started.iter().any(|note| note.contains("remove-brokers")),
         "the scale-down went without a rebalance: {started:?}"
     );
-    assert!(!hosts_replicas(&tools, ADDED_BROKER).unwrap());
+    assert!(!hosts_replicas(&plain, ADDED_BROKER).unwrap());
     stop_and_check_nothing_lost(producer, &plain, "spread-0").await;
 }
 
@@ -444,14 +444,21 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
 /// its capacity, a proposal and its execution.
 const SCALING_WAIT: Duration = Duration::from_secs(900);
 
-/// Waits until broker `id` holds replicas (`true`) or none (`false`); on a timeout, says
-/// where the automatic rebalance of the Kafka in `ns` stood.
-async fn eventually_hosting(client: &Client, ns: &str, tools: &KafkaTools, id: i32, hosting: bool) {
-    eventually_ok(
+/// Waits until broker `id` holds replicas (`true`) or none (`false`), reading the metadata
+/// every 2 s; on a timeout, says where the automatic rebalance of the Kafka in `ns` stood.
+async fn eventually_hosting(
+    client: &Client,
+    ns: &str,
+    plain: &ClusterClient,
+    id: i32,
+    hosting: bool,
+) {
+    eventually_ok_every(
         &format!("broker {id} hosting replicas: {hosting}"),
         SCALING_WAIT,
+        Duration::from_secs(2),
         || async {
-            match hosts_replicas(tools, id)? {
+            match hosts_replicas(plain, id)? {
                 found if found == hosting => Ok(()),
                 found => Err(format!(
                     "broker {id} hosts replicas: {found}; {}",
@@ -499,8 +506,8 @@ async fn rebalancing_state(client: &Client, ns: &str) -> String {
 }
 
 /// The replicas of each partition of `topic`, by partition.
-fn replica_sets(tools: &KafkaTools, topic: &str) -> Result<Vec<Vec<i32>>, String> {
-    let mut partitions: Vec<_> = tools
+fn replica_sets(plain: &ClusterClient, topic: &str) -> Result<Vec<Vec<i32>>, String> {
+    let mut partitions: Vec<_> = plain
         .assignments()?
         .into_iter()
         .filter(|partition| partition.topic == topic)
@@ -517,13 +524,13 @@ fn replica_sets(tools: &KafkaTools, topic: &str) -> Result<Vec<Vec<i32>>, String
 async fn replicas_changed(
     client: &Client,
     ns: &str,
-    tools: &KafkaTools,
+    plain: &ClusterClient,
     topic: &str,
     replicas: usize,
 ) {
     let started = Instant::now();
     eventually(&format!("{topic} with {replicas} replicas"), || {
-        let sets = replica_sets(tools, topic)?;
+        let sets = replica_sets(plain, topic)?;
         let done = sets.len() == 3
             && sets.iter().all(|set| {
                 let distinct: std::collections::BTreeSet<_> = set.iter().collect();
@@ -555,7 +562,7 @@ async fn replication_factor_changes_through_cruise_control(
     ns: &str,
     kafka: &Kafka,
 ) {
-    let (plain, tools) = plain_clients(kafka);
+    let plain = plain_client(kafka);
     let topic = "rf-change";
     let topics: Api<strimzi_api::topic::KafkaTopic> = Api::namespaced(client.clone(), ns);
     apply(
@@ -580,7 +587,7 @@ async fn replication_factor_changes_through_cruise_control(
             )
             .await
             .unwrap();
-        replicas_changed(client, ns, &tools, topic, replicas).await;
+        replicas_changed(client, ns, &plain, topic, replicas).await;
     }
     let read = eventually("consuming every record", || plain.consume(topic, 30)).await;
     assert_eq!(
@@ -590,14 +597,16 @@ async fn replication_factor_changes_through_cruise_control(
     );
 }
 
-/// A client and Kafka's tools on the plain listener of `kafka`, from inside the nodes' network.
-fn plain_clients(kafka: &Kafka) -> (ClusterClient, KafkaTools) {
-    let network = env().network().unwrap();
-    let plain = ClusterClient::new(
+/// A client on the plain listener of `kafka`, from inside the nodes' network.
+fn plain_client(kafka: &Kafka) -> ClusterClient {
+    ClusterClient::new(
         &binaries().join("strimzi-kafka-client"),
-        network,
+        env().network().unwrap(),
         &bootstrap(kafka, "plain"),
-    );
-    let tools = KafkaTools::new(network, &bootstrap(kafka, "plain")).unwrap();
-    (plain, tools)
+    )
+}
+
+/// Kafka's tools on the plain listener of `kafka`, from inside the nodes' network.
+fn kafka_tools(kafka: &Kafka) -> KafkaTools {
+    KafkaTools::new(env().network().unwrap(), &bootstrap(kafka, "plain")).unwrap()
 }

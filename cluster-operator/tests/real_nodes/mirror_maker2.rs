@@ -4,7 +4,7 @@
 //! Records produced on the source are consumed on the target from `src.<topic>`
 //! (DefaultReplicationPolicy); the offsets a group committed on the source are checkpointed
 //! into `src.checkpoints.internal` on the target and synced to the group's own offsets there
-//! (`sync.group.offsets.enabled`), as Kafka's consumer group tool reports them; the source
+//! (`sync.group.offsets.enabled`), as the group's coordinator there reports them; the source
 //! connector's offsets are listed into its `listOffsets` ConfigMap through the
 //! `strimzi.io/connector-offsets` and `strimzi.io/mirrormaker-connector` annotations. Prints
 //! how long the resource takes to be Ready and a record to cross.
@@ -22,7 +22,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
-use strimzi_tests::clients::{ClusterClient, KafkaTools};
+use strimzi_tests::clients::ClusterClient;
 
 const NAME: &str = "mm";
 const TOPIC: &str = "mirrored-topic";
@@ -197,9 +197,8 @@ async fn mirror_maker_2_mirrors_records_and_checkpoints_groups() {
 
     // The group's offsets are synced: on the target it has committed, for the mirrored topic,
     // an offset past the start and not past the five records it read on the source.
-    let tools = KafkaTools::new(network, &bootstrap(&target_kafka, "plain")).unwrap();
     let synced = eventually("the group's offsets synced on the target", || {
-        let offsets = tools.group_offsets(GROUP)?;
+        let offsets = target.clone().timeout(20).group_offsets(GROUP)?;
         offsets
             .iter()
             .find(|committed| committed.topic == mirrored && committed.partition == 0)

@@ -287,7 +287,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     let tools = KafkaTools::new(network, &bootstrap(&kafka, "plain")).unwrap();
     // Kafka's internal topics keep minimums of their own (the transaction log's from
     // transaction.state.log.min.isr, the share-group state's 2): lowered as well.
-    let internal: BTreeSet<String> = tools
+    let internal: BTreeSet<String> = plain
         .assignments()
         .unwrap()
         .into_iter()

@@ -177,6 +177,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     let plan = |name: &str| env.log_dir().join(format!("{ns}-{name}.json"));
     tools
         .remove_replicas_of(
+            &plain,
             fourth,
             &[first, second, third],
             Duration::from_secs(300),
@@ -219,6 +220,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     // Once the partition has no replica on the removed broker, the roll goes on.
     tools
         .remove_replicas_of(
+            &plain,
             third,
             &[first, second],
             Duration::from_secs(300),

@@ -7,6 +7,8 @@
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... describe --topic t
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... produce-steadily --topic t --per-second 20 --stop-file /tmp/stop
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... broker-config --broker 3 --name log.retention.ms
+//! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... assignments
+//! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... group-offsets --group g
 //! ```
 //!
 //! `produce` prints how many records were acknowledged; `consume` prints each value read
@@ -18,7 +20,14 @@
 //! `acks=all` producer until the stop file exists, then prints
 //! `acked=<n> errors=<n> p99_ms=<ms> max_ms=<ms>` and the value of every acknowledged
 //! record, one per line; `broker-config` prints the value of one option as the broker
-//! describes it. Every failure is one line on stderr and exit status 1.
+//! describes it; `assignments` prints every partition of every topic (internal ones too) as
+//! `topic=<name> partition=<n> replicas=<id,...> isr=<id,...>`, from the brokers' metadata;
+//! `group-offsets` prints each offset the consumer group has committed as
+//! `topic=<name> partition=<n> offset=<n>`, asked of its coordinator without joining the
+//! group. Every failure is one line on stderr and exit status 1.
+//!
+//! Tests poll with `assignments` and `group-offsets`: a run takes milliseconds of CPU, where
+//! Kafka's own tools start a JVM each.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -98,6 +107,13 @@ enum Action {
         #[arg(long)]
         name: String,
     },
+    /// Print the replicas and in-sync replicas of every partition.
+    Assignments,
+    /// Print the offsets consumer group `group` has committed.
+    GroupOffsets {
+        #[arg(long)]
+        group: String,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -131,6 +147,8 @@ fn run(args: Args) -> anyhow::Result<()> {
             stop_file,
         } => produce_steadily(&config, topic, *per_second, stop_file, timeout),
         Action::BrokerConfig { broker, name } => broker_config(&config, *broker, name, timeout),
+        Action::Assignments => assignments(&config, timeout),
+        Action::GroupOffsets { group } => group_offsets(&config, group, timeout),
     }
 }
 
@@ -287,6 +305,90 @@ fn describe(config: &ClientConfig, topic: &str, timeout: Duration) -> anyhow::Re
         "partitions={} replicas={replicas}",
         found.partitions().len()
     );
+    Ok(())
+}
+
+/// `a,b,c` of broker ids.
+fn id_list(ids: &[i32]) -> String {
+    let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    ids.join(",")
+}
+
+fn assignments(config: &ClientConfig, timeout: Duration) -> anyhow::Result<()> {
+    let consumer: BaseConsumer = config.create().context("creating the client")?;
+    let metadata = consumer
+        .fetch_metadata(None, timeout)
+        .context("fetching the metadata of every topic")?;
+    for topic in metadata.topics() {
+        // Without its partitions a topic could hide replicas: fail, and let the caller ask
+        // again. (A partition's own error, such as no leader, still comes with its replicas.)
+        if let Some(error) = topic.error() {
+            bail!("topic {}: {error:?}", topic.name());
+        }
+        for partition in topic.partitions() {
+            println!(
+                "topic={} partition={} replicas={} isr={}",
+                topic.name(),
+                partition.id(),
+                id_list(partition.replicas()),
+                id_list(partition.isr())
+            );
+        }
+    }
+    Ok(())
+}
+
+fn group_offsets(config: &ClientConfig, group: &str, timeout: Duration) -> anyhow::Result<()> {
+    // Never subscribed nor assigned, the consumer does not join the group: it only asks the
+    // group's coordinator for the committed offsets, and commits nothing.
+    let consumer: BaseConsumer = config
+        .clone()
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .create()
+        .context("creating the consumer")?;
+    let metadata = consumer
+        .fetch_metadata(None, timeout)
+        .context("fetching the metadata of every topic")?;
+    let mut partitions = TopicPartitionList::new();
+    for topic in metadata.topics() {
+        for partition in topic.partitions() {
+            partitions.add_partition(topic.name(), partition.id());
+        }
+    }
+    // The group's coordinator may not be known yet (on a new cluster, its offsets topic is
+    // being made): asked again until the time is up.
+    let started = Instant::now();
+    let committed = loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        match consumer.committed_offsets(partitions.clone(), left) {
+            Ok(committed) => break committed,
+            Err(error) if started.elapsed() + Duration::from_millis(500) < timeout => {
+                eprintln!("fetching the offsets of group {group}, again: {error}");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("fetching the offsets of group {group}"));
+            }
+        }
+    };
+    for element in committed.elements() {
+        element.error().with_context(|| {
+            format!(
+                "the offset of {}-{} for group {group}",
+                element.topic(),
+                element.partition()
+            )
+        })?;
+        if let Offset::Offset(offset) = element.offset() {
+            println!(
+                "topic={} partition={} offset={offset}",
+                element.topic(),
+                element.partition()
+            );
+        }
+    }
     Ok(())
 }
 
