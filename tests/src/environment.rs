@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{
@@ -16,14 +15,13 @@ use k8s_openapi::api::core::v1::{
     PersistentVolumeClaim, PersistentVolumeSpec, Service,
 };
 use k8s_openapi::api::storage::v1::StorageClass;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::control_plane::{ControlPlane, KWOK_NODE_LABEL};
+use crate::control_plane::{ControlPlane, FIELD_MANAGER, KWOK_NODE_LABEL};
 use crate::error::TestEnvError;
 use crate::kafka::KafkaBroker;
 use crate::layout::{Provision, log_dir, provision};
@@ -31,8 +29,6 @@ use crate::network::NodeNetwork;
 use crate::nodes::RealNodes;
 use crate::process::Lifetime;
 
-/// Field manager of everything the environment applies.
-const FIELD_MANAGER: &str = "strimzi-testenv";
 /// Name of the default StorageClass, served by the environment's provisioner.
 pub const STORAGE_CLASS: &str = "standard";
 /// Every StorageClass the provisioner serves: the default, and the names examples use for
@@ -42,7 +38,6 @@ pub use crate::nodes::ZONES;
 /// Addresses given to LoadBalancer Services: `198.51.100.<n>`, a documentation network (not
 /// 192.0.2.0/24, which machines of this kind use for their own interface).
 const LOAD_BALANCER_NETWORK: &str = "198.51.100";
-const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What runs the pods of an environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +107,6 @@ impl TestEnv {
         let (control_plane, real_nodes) = runtime.block_on(async {
             let control_plane = ControlPlane::start(&log_dir, lifetime, network.as_ref()).await?;
             let client = control_plane.client().await?;
-            install_crds(&client).await?;
             install_storage(&client).await?;
             let real_nodes = match &network {
                 Some(network) => {
@@ -264,36 +258,6 @@ fn start_shared(nodes: Nodes, name: &'static str) -> TestEnv {
         .join()
         .unwrap_or_else(|_| panic!("the test environment's start thread panicked"))
         .unwrap_or_else(|error| panic!("test environment: {error}"))
-}
-
-/// Applies our CRDs with server-side apply and waits until each is Established.
-pub async fn install_crds(client: &Client) -> Result<(), TestEnvError> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let generated = strimzi_crd_generator::custom_resource_definitions()
-        .map_err(|error| api_error("generating the CRDs", error))?;
-    for generated in &generated {
-        let name = generated.crd.name_any();
-        crds.patch(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&generated.crd),
-        )
-        .await
-        .map_err(|error| api_error(&format!("applying CRD {name}"), error))?;
-    }
-    for generated in &generated {
-        let name = generated.crd.name_any();
-        let established = kube::runtime::wait::await_condition(
-            crds.clone(),
-            &name,
-            kube::runtime::wait::conditions::is_crd_established(),
-        );
-        tokio::time::timeout(CRD_TIMEOUT, established)
-            .await
-            .map_err(|_| api_error(&format!("CRD {name}"), "not Established in time"))?
-            .map_err(|error| api_error(&format!("waiting for CRD {name}"), error))?;
-    }
-    Ok(())
 }
 
 async fn install_storage(client: &Client) -> Result<(), TestEnvError> {
