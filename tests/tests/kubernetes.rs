@@ -337,6 +337,17 @@ fn socket_inodes(pid: u32) -> Vec<String> {
 #[tokio::test]
 async fn every_component_listens_on_loopback_only() {
     let env = TestEnv::shared();
+    // The broker starts on first use, and no other test of this program uses it.
+    let before_kafka = env.pids();
+    let kafka = env.kafka().pid();
+    assert!(
+        !before_kafka.contains(&kafka),
+        "the Kafka broker ran before its first use"
+    );
+    assert!(
+        env.pids().contains(&kafka),
+        "the started Kafka broker is missing from the components"
+    );
     let tables: String = ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .map(|file| std::fs::read_to_string(file).unwrap_or_default())
