@@ -57,7 +57,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             eprintln!(
                 "strimzi-crd-generator: {} file(s) in {} differ from the api types; run \
-                 `cargo run -p strimzi-crd-generator -- --out-dir {}`",
+                 `cargo run --bin strimzi-crd-generator -- --out-dir {}`",
                 drifts.len(),
                 dir.display(),
                 dir.display()

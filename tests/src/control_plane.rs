@@ -7,6 +7,9 @@
 //! through the `kubernetes` Service, and authorizes kubelets with the Node authorizer. Two
 //! `socat` processes joined by a unix socket bridge `127.0.0.1:<port>` on the host to the
 //! same address inside, so the one kubeconfig works on both sides.
+//! Our CRDs are applied, and Established, before the controller manager starts: its garbage
+//! collector reads the API's resource types once at start and then only every 30 s, and deletes
+//! the children of a custom resource (by their owner references) only for types it knows.
 //! The binaries are built by `tests/testenv/install.sh`; the flags are explained in
 //! `tests/testenv/README.md`.
 
@@ -14,8 +17,10 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
+use kube::{Client, Config, ResourceExt};
 
 use crate::certs::{TestCa, key_pair_pem};
 use crate::error::TestEnvError;
@@ -37,8 +42,13 @@ pub fn node_name(index: usize) -> String {
     format!("testenv-node-{index}")
 }
 
+/// Field manager of everything the environment applies.
+pub const FIELD_MANAGER: &str = "strimzi-testenv";
+
 const VERSIONS: &str = include_str!("../testenv/versions.env");
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long each of our CRDs may take to become Established.
+const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 /// The bearer token of the `admin` user (group `system:masters`); the environment is
 /// reachable from this machine only.
 const ADMIN_TOKEN: &str = "strimzi-testenv-admin-token";
@@ -86,7 +96,9 @@ pub struct ControlPlane {
 
 impl ControlPlane {
     /// Starts every component, inside `network` if given, and waits until the API server is
-    /// ready and the controller manager works (the `default` ServiceAccount exists).
+    /// ready and the controller manager works (the `default` ServiceAccount exists). Our CRDs
+    /// are Established before the controller manager starts, so that its garbage collector
+    /// deletes the children of our custom resources from the start.
     pub async fn start(
         log_dir: &Path,
         lifetime: Lifetime,
@@ -210,6 +222,7 @@ impl ControlPlane {
                 .map_err(|error| error.to_string())
         })
         .await?;
+        install_crds(&client, &apiserver).await?;
 
         let kubeconfig_flag = format!("--kubeconfig={}", kubeconfig.display());
         let controller_manager = ManagedProcess::start(
@@ -344,6 +357,42 @@ impl ControlPlane {
         .map(ManagedProcess::pid)
         .collect()
     }
+}
+
+/// Applies our CRDs with server-side apply and waits until each is Established; a failure
+/// names the API server's log.
+async fn install_crds(client: &Client, apiserver: &ManagedProcess) -> Result<(), TestEnvError> {
+    let failed = |what: &str, error: &dyn std::fmt::Display| TestEnvError::Start {
+        component: "kube-apiserver".to_owned(),
+        message: format!("{what}: {error}"),
+        log: apiserver.log().to_path_buf(),
+    };
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let generated = strimzi_crd_generator::custom_resource_definitions()
+        .map_err(|error| failed("generating the CRDs", &error))?;
+    for generated in &generated {
+        let name = generated.crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&generated.crd),
+        )
+        .await
+        .map_err(|error| failed(&format!("applying CRD {name}"), &error))?;
+    }
+    for generated in &generated {
+        let name = generated.crd.name_any();
+        let established = kube::runtime::wait::await_condition(
+            crds.clone(),
+            &name,
+            kube::runtime::wait::conditions::is_crd_established(),
+        );
+        tokio::time::timeout(CRD_TIMEOUT, established)
+            .await
+            .map_err(|_| failed(&format!("CRD {name}"), &"not Established in time"))?
+            .map_err(|error| failed(&format!("waiting for CRD {name}"), &error))?;
+    }
+    Ok(())
 }
 
 /// The label kwok looks for on the fake nodes it manages.

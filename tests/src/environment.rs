@@ -1,14 +1,13 @@
 //! The whole test environment: control plane, our CRDs, StorageClasses with a provisioner,
 //! addresses for LoadBalancer Services, and either fake nodes in three zones with a local
-//! Kafka broker ([`TestEnv::shared`]), or real nodes that run pods in a network namespace of
-//! the environment's own ([`TestEnv::shared_real`]). One per test binary; each test works in
-//! its own namespace.
+//! Kafka broker started on first use ([`TestEnv::shared`], [`TestEnv::kafka`]), or real nodes
+//! that run pods in a network namespace of the environment's own ([`TestEnv::shared_real`]).
+//! One per test binary; each test works in its own namespace.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{
@@ -16,14 +15,13 @@ use k8s_openapi::api::core::v1::{
     PersistentVolumeClaim, PersistentVolumeSpec, Service,
 };
 use k8s_openapi::api::storage::v1::StorageClass;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::control_plane::{ControlPlane, KWOK_NODE_LABEL};
+use crate::control_plane::{ControlPlane, FIELD_MANAGER, KWOK_NODE_LABEL};
 use crate::error::TestEnvError;
 use crate::kafka::KafkaBroker;
 use crate::layout::{Provision, log_dir, provision};
@@ -31,8 +29,6 @@ use crate::network::NodeNetwork;
 use crate::nodes::RealNodes;
 use crate::process::Lifetime;
 
-/// Field manager of everything the environment applies.
-const FIELD_MANAGER: &str = "strimzi-testenv";
 /// Name of the default StorageClass, served by the environment's provisioner.
 pub const STORAGE_CLASS: &str = "standard";
 /// Every StorageClass the provisioner serves: the default, and the names examples use for
@@ -42,13 +38,12 @@ pub use crate::nodes::ZONES;
 /// Addresses given to LoadBalancer Services: `198.51.100.<n>`, a documentation network (not
 /// 192.0.2.0/24, which machines of this kind use for their own interface).
 const LOAD_BALANCER_NETWORK: &str = "198.51.100";
-const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What runs the pods of an environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Nodes {
     /// Three kwok nodes, one per zone: pods become Ready but nothing runs. A local Kafka
-    /// broker runs beside the control plane.
+    /// broker runs beside the control plane once a test asks for it ([`TestEnv::kafka`]).
     Fake,
     /// This many real nodes (kubelet, containerd, runc) in a network namespace of the
     /// environment's own; no local Kafka broker.
@@ -61,7 +56,8 @@ pub struct TestEnv {
     // Dropped in this order: nodes, control plane, broker, then the network's sweep.
     nodes: Option<RealNodes>,
     control_plane: ControlPlane,
-    kafka: Option<KafkaBroker>,
+    /// The local broker of an environment with fake nodes, or its start's error, once started.
+    kafka: Option<OnceLock<Result<KafkaBroker, TestEnvError>>>,
     network: Option<NodeNetwork>,
     log_dir: PathBuf,
     runtime: tokio::runtime::Runtime,
@@ -96,9 +92,6 @@ impl TestEnv {
         // Kubernetes first: its failure then stops the start before anything else is built.
         provision(Provision::Kubernetes)?;
         let log_dir = log_dir(name)?;
-        let kafka_logs = log_dir.clone();
-        let kafka = (nodes == Nodes::Fake)
-            .then(|| std::thread::spawn(move || KafkaBroker::start(&kafka_logs)));
         let network = match nodes {
             Nodes::Fake => None,
             Nodes::Real(count) => Some(NodeNetwork::create(count)?),
@@ -112,7 +105,6 @@ impl TestEnv {
         let (control_plane, real_nodes) = runtime.block_on(async {
             let control_plane = ControlPlane::start(&log_dir, lifetime, network.as_ref()).await?;
             let client = control_plane.client().await?;
-            install_crds(&client).await?;
             install_storage(&client).await?;
             let real_nodes = match &network {
                 Some(network) => {
@@ -132,17 +124,10 @@ impl TestEnv {
             .map(|network| network.dir().join("volumes"));
         runtime.spawn(provision_volumes(client.clone(), volumes));
         runtime.spawn(assign_load_balancer_addresses(client));
-        let kafka = kafka
-            .map(|started| {
-                started.join().map_err(|_| {
-                    TestEnvError::Certificate("the Kafka start thread panicked".into())
-                })?
-            })
-            .transpose()?;
         Ok(TestEnv {
             nodes: real_nodes,
             control_plane,
-            kafka,
+            kafka: (nodes == Nodes::Fake).then(OnceLock::new),
             network,
             log_dir,
             runtime,
@@ -178,11 +163,30 @@ impl TestEnv {
         name
     }
 
-    /// The local Kafka broker (environments with fake nodes only).
+    /// The local Kafka broker (environments with fake nodes only), started by the first call;
+    /// calls from other threads meanwhile wait for that start. A failed start panics with its
+    /// one-line reason, failing the calling test, and every later call fails the same way
+    /// without starting again.
     pub fn kafka(&self) -> &KafkaBroker {
-        self.kafka.as_ref().unwrap_or_else(|| {
+        self.start_kafka()
+            .unwrap_or_else(|error| panic!("local Kafka broker: {error}"))
+    }
+
+    /// Starts the local Kafka broker unless it was started already, as [`Self::kafka`] does,
+    /// returning the start's error instead of panicking. Panics in a real-node environment,
+    /// which has no local broker.
+    pub fn start_kafka(&self) -> Result<&KafkaBroker, &TestEnvError> {
+        let kafka = self.kafka.as_ref().unwrap_or_else(|| {
             panic!("a real-node environment has no local Kafka broker: Kafka runs in its pods")
-        })
+        });
+        kafka
+            .get_or_init(|| KafkaBroker::start(&self.log_dir))
+            .as_ref()
+    }
+
+    /// The local Kafka broker if it has been started (successfully).
+    fn started_kafka(&self) -> Option<&KafkaBroker> {
+        self.kafka.as_ref()?.get()?.as_ref().ok()
     }
 
     /// The network namespace of the real nodes, if the environment has any.
@@ -205,11 +209,11 @@ impl TestEnv {
         &self.log_dir
     }
 
-    /// Process ids of every component: etcd, the Kubernetes components, kwok, and Kafka or
-    /// the real nodes' components.
+    /// Process ids of every component: etcd, the Kubernetes components, kwok, and Kafka once
+    /// started or the real nodes' components.
     pub fn pids(&self) -> Vec<u32> {
         let mut pids = self.control_plane.pids();
-        pids.extend(self.kafka.as_ref().map(KafkaBroker::pid));
+        pids.extend(self.started_kafka().map(KafkaBroker::pid));
         pids.extend(
             self.nodes
                 .iter()
@@ -219,7 +223,8 @@ impl TestEnv {
         pids
     }
 
-    /// `KEY=VALUE` lines telling clients how to reach the environment.
+    /// `KEY=VALUE` lines telling clients how to reach the environment: the Kafka broker's
+    /// only once it has been started ([`Self::start_kafka`]).
     pub fn env_file(&self) -> String {
         let mut lines = vec![format!(
             "KUBECONFIG={}",
@@ -228,7 +233,7 @@ impl TestEnv {
         if let Some(network) = &self.network {
             lines.push(format!("NETWORK_NAMESPACE={}", network.name()));
         }
-        let Some(kafka) = &self.kafka else {
+        let Some(kafka) = self.started_kafka() else {
             return lines.join("\n") + "\n";
         };
         for listener in kafka.listeners() {
@@ -264,36 +269,6 @@ fn start_shared(nodes: Nodes, name: &'static str) -> TestEnv {
         .join()
         .unwrap_or_else(|_| panic!("the test environment's start thread panicked"))
         .unwrap_or_else(|error| panic!("test environment: {error}"))
-}
-
-/// Applies our CRDs with server-side apply and waits until each is Established.
-pub async fn install_crds(client: &Client) -> Result<(), TestEnvError> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let generated = strimzi_crd_generator::custom_resource_definitions()
-        .map_err(|error| api_error("generating the CRDs", error))?;
-    for generated in &generated {
-        let name = generated.crd.name_any();
-        crds.patch(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&generated.crd),
-        )
-        .await
-        .map_err(|error| api_error(&format!("applying CRD {name}"), error))?;
-    }
-    for generated in &generated {
-        let name = generated.crd.name_any();
-        let established = kube::runtime::wait::await_condition(
-            crds.clone(),
-            &name,
-            kube::runtime::wait::conditions::is_crd_established(),
-        );
-        tokio::time::timeout(CRD_TIMEOUT, established)
-            .await
-            .map_err(|_| api_error(&format!("CRD {name}"), "not Established in time"))?
-            .map_err(|error| api_error(&format!("waiting for CRD {name}"), error))?;
-    }
-    Ok(())
 }
 
 async fn install_storage(client: &Client) -> Result<(), TestEnvError> {

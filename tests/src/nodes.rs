@@ -17,7 +17,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::control_plane::{ControlPlane, MAX_NODES, binary, node_name};
+use crate::control_plane::{ControlPlane, FIELD_MANAGER, MAX_NODES, binary, node_name};
 use crate::error::TestEnvError;
 use crate::layout::{Provision, cache_dir, parse_versions, provision, write};
 use crate::measure::rss_mib;
@@ -47,8 +47,6 @@ const FIXED_HOST_PATHS: [&str; 8] = [
     "/opt/containerd",
     "/run/nri",
 ];
-/// Field manager of the objects the nodes' set-up applies.
-const FIELD_MANAGER: &str = "strimzi-testenv";
 
 /// Pins of the images `build-images.sh` builds.
 const IMAGE_VERSIONS: &str = include_str!("../testenv/images/versions.env");

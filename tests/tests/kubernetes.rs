@@ -1,20 +1,28 @@
 //! Compatibility on a real API server: our CRDs are accepted and Established, every example
 //! custom resource (Strimzi's and ours) is accepted, invalid ones are refused naming the
-//! field, and kwok makes pods Ready on the fake nodes.
+//! field, kwok makes pods Ready on the fake nodes, and the garbage collector deletes what our
+//! custom resources own.
 
 // Test code: a panic with its message is how a failure is reported.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::document::yaml_documents;
+use strimzi_api::topic::KafkaTopic;
 use strimzi_tests::environment::{STORAGE_CLASS, TestEnv};
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
+use strimzi_tests::resources::{CustomResources, eventually};
+
+/// How long the garbage collector may take to delete what a deleted custom resource owned:
+/// about a second when it knows our CRDs from its start, up to 30 s (its discovery period)
+/// more when it learns about them only later.
+const GARBAGE_COLLECTION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Creates `document` in `namespace`, returning the API server's error message on refusal.
 async fn create(client: &Client, namespace: &str, document: &Value) -> Result<(), String> {
@@ -44,6 +52,48 @@ async fn our_crds_are_established() {
         .collect();
     println!("established CRDs: {established:?}");
     assert_eq!(established.len(), 10, "{established:?}");
+}
+
+#[tokio::test]
+async fn what_our_custom_resources_own_is_deleted_with_them() {
+    let env = TestEnv::shared();
+    let client = env.client().await;
+    let namespace = env.namespace("owner").await;
+    let topics = CustomResources::of::<KafkaTopic>(&client, &namespace);
+    topics
+        .create(json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaTopic",
+            "metadata": {"name": "owner"}, "spec": {},
+        }))
+        .await;
+    let owner_uid = topics.get("owner").await.unwrap().metadata.uid.unwrap();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, &namespace);
+    let child: ConfigMap = serde_json::from_value(json!({
+        "metadata": {
+            "name": "child",
+            "ownerReferences": [{
+                "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaTopic",
+                "name": "owner", "uid": owner_uid,
+            }],
+        },
+    }))
+    .unwrap();
+    config_maps
+        .create(&PostParams::default(), &child)
+        .await
+        .unwrap();
+    let deleted = Instant::now();
+    topics.delete("owner").await;
+    eventually(
+        "the garbage collector to delete the KafkaTopic's ConfigMap",
+        GARBAGE_COLLECTION_TIMEOUT,
+        || async { config_maps.get_opt("child").await.unwrap().is_none() },
+    )
+    .await;
+    println!(
+        "the owned ConfigMap was deleted {:.1} s after its KafkaTopic",
+        deleted.elapsed().as_secs_f64()
+    );
 }
 
 #[tokio::test]
@@ -287,6 +337,17 @@ fn socket_inodes(pid: u32) -> Vec<String> {
 #[tokio::test]
 async fn every_component_listens_on_loopback_only() {
     let env = TestEnv::shared();
+    // The broker starts on first use, and no other test of this program uses it.
+    let before_kafka = env.pids();
+    let kafka = env.kafka().pid();
+    assert!(
+        !before_kafka.contains(&kafka),
+        "the Kafka broker ran before its first use"
+    );
+    assert!(
+        env.pids().contains(&kafka),
+        "the started Kafka broker is missing from the components"
+    );
     let tables: String = ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .map(|file| std::fs::read_to_string(file).unwrap_or_default())

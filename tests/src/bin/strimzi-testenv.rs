@@ -87,6 +87,11 @@ fn up(dir: &Path, real_nodes: Option<usize>) -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let env = TestEnv::start_with(Lifetime::Tied, "up", nodes)?;
+    if nodes == Nodes::Fake {
+        // Tests start the broker on first use; people use it through the env file.
+        env.start_kafka()
+            .map_err(|error| anyhow::anyhow!("local Kafka broker: {error}"))?;
+    }
     let kubeconfig = dir.join("kubeconfig");
     std::fs::copy(env.control_plane().kubeconfig(), &kubeconfig)
         .with_context(|| format!("writing {}", kubeconfig.display()))?;
