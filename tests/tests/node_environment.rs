@@ -77,7 +77,9 @@ fn leftovers(owner: u32, pids: &[u32]) -> Vec<String> {
 
 /// The CPU weight of the nodes' cgroup root `group` (cgroup v1), if the host has one.
 fn cpu_shares(group: &str) -> Option<u64> {
-    let path = Path::new("/sys/fs/cgroup/cpu").join(group).join("cpu.shares");
+    let path = Path::new("/sys/fs/cgroup/cpu")
+        .join(group)
+        .join("cpu.shares");
     let shares = std::fs::read_to_string(path).ok()?;
     Some(shares.trim().parse().unwrap())
 }
