@@ -385,22 +385,17 @@ pub async fn stop_and_check_nothing_lost(
     report
 }
 
-/// Merge-patches `spec` into the spec of the node pool `broker` of the test clusters.
-pub async fn patch_broker_pool(client: &Client, ns: &str, spec: serde_json::Value) {
+/// Scales the node pool `broker` of the test clusters to `replicas`.
+pub async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
     use kube::api::{Patch, PatchParams};
     Api::<strimzi_api::node_pool::KafkaNodePool>::namespaced(client.clone(), ns)
         .patch(
             "broker",
             &PatchParams::default(),
-            &Patch::Merge(&serde_json::json!({"spec": spec})),
+            &Patch::Merge(&serde_json::json!({"spec": {"replicas": replicas}})),
         )
         .await
         .unwrap();
-}
-
-/// Scales the node pool `broker` of the test clusters to `replicas`.
-pub async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
-    patch_broker_pool(client, ns, serde_json::json!({"replicas": replicas})).await;
 }
 
 /// Deletes a test's namespaces, and so its Kafka clusters, when dropped at the end of the test
