@@ -134,7 +134,10 @@ def read_tsv(path):
 
 
 def cpu_between(samples, start, end):
-    inside = [row for row in samples if start < row[0] <= end + SAMPLE_SECONDS]
+    """Average (host busy, niced, pods) cores over the samples taken within [start, end]."""
+    if end - start < SAMPLE_SECONDS:
+        return None
+    inside = [row for row in samples if start + SAMPLE_SECONDS <= row[0] <= end]
     if not inside:
         return None
     count = len(inside)
