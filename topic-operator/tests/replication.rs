@@ -17,10 +17,22 @@ use support::*;
 
 const RECORDS: usize = 300;
 
-/// The partitions of `topic`, by number.
+/// The partitions of `topic`, by number. A broker learns of a new topic from the KRaft
+/// metadata log a moment after the controller made it (longer on a loaded machine), so an
+/// unknown topic is asked about again for up to 30 s.
 async fn assignment(admin: &AdminClient, topic: &str) -> Vec<PartitionDescription> {
-    let described = admin.describe_topics(&[topic.to_owned()]).await.unwrap();
-    described[topic].as_ref().unwrap().partitions.clone()
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let described = admin.describe_topics(&[topic.to_owned()]).await.unwrap();
+        match described[topic].as_ref() {
+            Ok(description) => return description.partitions.clone(),
+            Err(error) if tokio::time::Instant::now() < deadline => {
+                eprintln!("describing {topic}: {error:?}; asking again");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(error) => panic!("describing {topic}: {error:?}"),
+        }
+    }
 }
 
 /// Waits until the change to `replicas` is done: Ready for the current generation without

@@ -339,10 +339,33 @@ pub fn binaries_dir() -> std::path::PathBuf {
 pub fn build_operator_binaries() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let release = binaries_dir().ends_with("release");
-    let status = std::process::Command::new(cargo)
-        // Set for test programs by CI's test runner (.ci/test-runner) only: build scripts
-        // that watch it would run again and rebuild their crates.
-        .env_remove("RUSTC_BOOTSTRAP")
+    let mut command = std::process::Command::new(cargo);
+    // Cargo sets these for the test program (`CARGO_PKG_NAME`, `CARGO_MANIFEST_DIR`, ...), and
+    // CI's test runner (.ci/test-runner) sets `RUSTC_BOOTSTRAP`. Build scripts that watch one
+    // of them (ring's watches `CARGO_PKG_NAME`) would find the value changed from the
+    // `cargo test` that built them, run again and rebuild their crate and all above it, here
+    // and again in the next `cargo test`: minutes of CPU each time.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo_for_tests = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_NAME",
+            "CARGO_BIN_",
+            "CARGO_PRIMARY_PACKAGE",
+            "CARGO_TARGET_TMPDIR",
+            "CARGO_CFG_",
+            "CARGO_FEATURE_",
+            "OUT_DIR",
+            "RUSTC_BOOTSTRAP",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix));
+        if set_by_cargo_for_tests {
+            command.env_remove(name.as_ref());
+        }
+    }
+    let status = command
         .arg("build")
         .args(release.then_some("--release"))
         .args([
