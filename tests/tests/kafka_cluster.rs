@@ -28,11 +28,30 @@ fn three_nodes_serve_a_topic_with_three_replicas() {
         ))
         .unwrap();
     assert!(created.iter().all(Result::is_ok), "{created:?}");
-    let metadata = admin
-        .inner()
-        .fetch_metadata(Some("everywhere"), Duration::from_secs(10))
-        .unwrap();
+    // The broker asked learns of the new topic from the metadata log a moment after the
+    // controller made it (longer on a loaded machine): asked again for up to 30 s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let metadata = loop {
+        let metadata = admin
+            .inner()
+            .fetch_metadata(Some("everywhere"), Duration::from_secs(10))
+            .unwrap();
+        let known = metadata
+            .topics()
+            .first()
+            .is_some_and(|topic| !topic.partitions().is_empty());
+        if known || std::time::Instant::now() > deadline {
+            break metadata;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
     assert_eq!(metadata.brokers().len(), 3);
-    let replicas = metadata.topics()[0].partitions()[0].replicas().len();
+    let partitions = metadata.topics()[0].partitions();
+    assert_eq!(
+        partitions.len(),
+        1,
+        "the topic's partitions: {partitions:?}"
+    );
+    let replicas = partitions[0].replicas().len();
     assert_eq!(replicas, 3);
 }
