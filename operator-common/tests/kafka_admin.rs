@@ -250,10 +250,21 @@ async fn configs(admin: &AdminClient, prefix: &str) {
         .unwrap()[&resource]
         .as_ref()
         .unwrap();
-    let altered = admin
-        .describe_configs(std::slice::from_ref(&resource))
-        .await
-        .unwrap();
+    // The broker applies the change from the metadata log a moment after the controller
+    // accepted it (longer on a loaded machine): described again for up to 30 s.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let altered = loop {
+        let described = admin
+            .describe_configs(std::slice::from_ref(&resource))
+            .await
+            .unwrap();
+        let applied = entry(described[&resource].as_ref().unwrap(), "retention.ms").source
+            == ConfigSource::Default;
+        if applied || tokio::time::Instant::now() > deadline {
+            break described;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     let altered = altered[&resource].as_ref().unwrap();
     assert_eq!(entry(altered, "retention.ms").source, ConfigSource::Default);
     assert_eq!(

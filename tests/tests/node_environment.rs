@@ -75,6 +75,30 @@ fn leftovers(owner: u32, pids: &[u32]) -> Vec<String> {
     found
 }
 
+/// Waits (up to 2 minutes) until no other real-node environment is on the machine: this test
+/// compares the machine with its state before any real node ran, and the environment of a
+/// test program that just ended may still be swept (its kubelet's kernel settings restored).
+fn wait_until_no_other_environment() {
+    let started = Instant::now();
+    loop {
+        let others: Vec<String> = std::fs::read_dir("/run/netns")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("strimzi-testenv-"))
+            .collect();
+        if others.is_empty() {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "other real-node environments still on the machine: {others:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 /// The CPU weight of the nodes' cgroup root `group` (cgroup v1), if the host has one.
 fn cpu_shares(group: &str) -> Option<u64> {
     let path = Path::new("/sys/fs/cgroup/cpu")
@@ -231,6 +255,7 @@ fn up_detached(dir: &Path, nodes: usize) -> (Owner, String, Vec<u32>) {
 /// One test, as both halves compare the machine with its state before any real node ran.
 #[tokio::test(flavor = "multi_thread")]
 async fn real_nodes_run_pods_and_leave_nothing_after_down_or_a_kill() {
+    wait_until_no_other_environment();
     let before = kernel_settings();
     let host_paths: Vec<(&str, bool)> = [
         "/var/lib/kubelet",
