@@ -666,7 +666,7 @@ fn an_environment_variable_rack_reads_the_variable_without_init_container() {
 #[test]
 fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_it() {
     use fast_start::{FAST_START_FLAGS, fast_start_jvm, http_readiness_probe};
-    use model_support::probe_timings;
+    use model_support::assert_probe_timings;
     let objects = build(&bridge(json!({
         "replicas": 1, "bootstrapServers": "b:9092",
         "jvmOptions": fast_start_jvm("128m", "256m"),
@@ -682,12 +682,9 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
         env(container, "STRIMZI_JAVA_OPTS").as_deref(),
         Some(FAST_START_FLAGS)
     );
-    assert_eq!(
-        probe_timings(container.readiness_probe.as_ref()),
-        (Some(2), Some(2), Some(5))
-    );
-    assert_eq!(
-        probe_timings(container.liveness_probe.as_ref()),
-        (Some(15), None, Some(5))
+    assert_probe_timings(
+        container,
+        (Some(2), Some(2), Some(5)),
+        (Some(15), None, Some(5)),
     );
 }

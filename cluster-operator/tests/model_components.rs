@@ -12,7 +12,7 @@ mod model_support;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
-use model_support::probe_timings;
+use model_support::{assert_probe_timings, probe_timings};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
@@ -789,13 +789,10 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
     for pod in &pods {
         let kafka = &pod.spec.as_ref().unwrap().containers[0];
         assert_eq!(jvm_flags(kafka), fast_start, "{}", kafka.name);
-        assert_eq!(
-            probe_timings(kafka.readiness_probe.as_ref()),
-            (Some(5), Some(3), Some(5))
-        );
-        assert_eq!(
-            probe_timings(kafka.liveness_probe.as_ref()),
-            (Some(15), None, Some(5))
+        assert_probe_timings(
+            kafka,
+            (Some(5), Some(3), Some(5)),
+            (Some(15), None, Some(5)),
         );
     }
 

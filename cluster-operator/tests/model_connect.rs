@@ -118,7 +118,7 @@ fn our_connect_examples_build() {
 #[test]
 fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_it() {
     use fast_start::{FAST_START_FLAGS, fast_start_jvm, http_readiness_probe};
-    use model_support::probe_timings;
+    use model_support::assert_probe_timings;
     let connect: KafkaConnect = serde_json::from_value(serde_json::json!({
         "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaConnect",
         "metadata": {"name": "fast", "namespace": "ns"},
@@ -143,12 +143,9 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
         .collect();
     assert_eq!(env["KAFKA_HEAP_OPTS"], Some("-Xms256m -Xmx384m"));
     assert_eq!(env["KAFKA_JVM_PERFORMANCE_OPTS"], Some(FAST_START_FLAGS));
-    assert_eq!(
-        probe_timings(worker.readiness_probe.as_ref()),
-        (Some(2), Some(2), Some(5))
-    );
-    assert_eq!(
-        probe_timings(worker.liveness_probe.as_ref()),
-        (Some(60), None, Some(5))
+    assert_probe_timings(
+        worker,
+        (Some(2), Some(2), Some(5)),
+        (Some(60), None, Some(5)),
     );
 }

@@ -38,6 +38,27 @@ pub fn probe_timings(
     )
 }
 
+/// Asserts the initial delay, period and timeout of `container`'s readiness and liveness
+/// probes (see [`probe_timings`]).
+pub fn assert_probe_timings(
+    container: &k8s_openapi::api::core::v1::Container,
+    readiness: (Option<i32>, Option<i32>, Option<i32>),
+    liveness: (Option<i32>, Option<i32>, Option<i32>),
+) {
+    assert_eq!(
+        probe_timings(container.readiness_probe.as_ref()),
+        readiness,
+        "readiness of {}",
+        container.name
+    );
+    assert_eq!(
+        probe_timings(container.liveness_probe.as_ref()),
+        liveness,
+        "liveness of {}",
+        container.name
+    );
+}
+
 /// The pools of `pools` labelled `strimzi.io/cluster` with the name of `kafka`.
 pub fn pools_of(kafka: &Kafka, pools: &[KafkaNodePool]) -> Vec<KafkaNodePool> {
     pools
