@@ -52,6 +52,15 @@ fn client_config(listener: &Listener, password: &str) -> ClientConfig {
 }
 
 fn create_topic(name: &str) {
+    create_topic_with(name, &[]);
+}
+
+/// Creates topic `name` (one partition) with the topic options `config`.
+fn create_topic_with(name: &str, config: &[(&str, &str)]) {
+    let config: Vec<(String, String)> = config
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .collect();
     let admin: AdminClient<DefaultClientContext> =
         client_config(broker().listener("plain").unwrap(), "")
             .create()
@@ -59,7 +68,10 @@ fn create_topic(name: &str) {
     let runtime = std::thread::spawn({
         let name = name.to_owned();
         move || {
-            let topic = NewTopic::new(&name, 1, TopicReplication::Fixed(1));
+            let topic = config.iter().fold(
+                NewTopic::new(&name, 1, TopicReplication::Fixed(1)),
+                |topic, (key, value)| topic.set(key, value),
+            );
             let options = AdminOptions::new().operation_timeout(Some(TIMEOUT));
             futures_executor(admin.create_topics([&topic], &options))
         }
@@ -149,20 +161,44 @@ fn a_wrong_scram_password_is_refused() {
     println!("refused as expected: {error}");
 }
 
-/// Runs `strimzi-kafka-client` on the plain listener with `args`; what it prints.
-fn kafka_client(args: &[&str]) -> String {
+/// Runs `strimzi-kafka-client` on the plain listener with `args`.
+fn run_kafka_client(args: &[&str]) -> std::process::Output {
     let bootstrap = &broker().listener("plain").unwrap().bootstrap;
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_strimzi-kafka-client"))
+    std::process::Command::new(env!("CARGO_BIN_EXE_strimzi-kafka-client"))
         .args(["--bootstrap", bootstrap, "--timeout", "30"])
         .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `strimzi-kafka-client` on the plain listener with `args`; what it prints.
+fn kafka_client(args: &[&str]) -> String {
+    let output = run_kafka_client(args);
     assert!(
         output.status.success(),
         "{args:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// The real-node tests prove that a listener refuses a client by a failed `produce`: it
+/// must fail when the brokers refuse the records, not only when they cannot be reached (a
+/// flush alone succeeds once refused records have left the queue).
+#[test]
+fn the_test_client_fails_when_the_broker_refuses_the_records() {
+    let topic = "client-refused";
+    create_topic_with(topic, &[("max.message.bytes", "1")]);
+    let output = run_kafka_client(&["produce", "--topic", topic, "--count", "2"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "records refused were taken as produced"
+    );
+    assert!(
+        stderr.contains("2 of 2 records to client-refused were not delivered"),
+        "{stderr}"
+    );
 }
 
 /// What the real-node tests poll with instead of Kafka's tools: every partition's replicas

@@ -11,13 +11,13 @@
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... group-offsets --group g
 //! ```
 //!
-//! `produce` prints how many records were acknowledged; `consume` prints each value read
-//! (every partition from its beginning; with `--group`, the offsets read are then committed
-//! for that consumer group, so that its lag can be seen) and fails unless `--count` records
-//! arrive in time; `describe` prints the
-//! topic's partition and replica counts as `partitions=<n> replicas=<n>`;
-//! `produce-steadily` sends records `steady-<n>` at a steady rate with an idempotent,
-//! `acks=all` producer until the stop file exists, then prints
+//! `produce` fails unless every record is acknowledged by its delivery report; `consume`
+//! prints each value read (every partition from its beginning; with `--group`, the offsets
+//! read are then committed for that consumer group, so that its lag can be seen) and fails
+//! unless `--count` records arrive in time; `describe` prints the topic's partition and
+//! replica counts as `partitions=<n> replicas=<n>`; `produce-steadily` sends records
+//! `steady-<n>` at a steady rate with an idempotent, `acks=all` producer until the stop file
+//! exists, then prints
 //! `acked=<n> errors=<n> p99_ms=<ms> max_ms=<ms>` and the value of every acknowledged
 //! record, one per line; `broker-config` prints the value of one option as the broker
 //! describes it; `assignments` prints every partition of every topic (internal ones too) as
@@ -197,22 +197,42 @@ fn produce(
     prefix: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let producer: BaseProducer = config
+    // Success is what the delivery reports say: a flush only says that the queue is empty,
+    // and a record that failed (a refused handshake, its timeout run out) leaves it too.
+    let producer: BaseProducer<Recording> = config
         .clone()
         .set("acks", "all")
         .set("message.timeout.ms", timeout.as_millis().to_string())
-        .create()
+        .create_with_context(Recording::default())
         .context("creating the producer")?;
     for index in 0..count {
         let value = format!("{prefix}-{index}");
+        let opaque = Box::new((value.clone(), Instant::now()));
         producer
-            .send(BaseRecord::<(), _>::to(topic).payload(&value))
+            .send(BaseRecord::<(), _, _>::with_opaque_to(topic, opaque).payload(&value))
             .map_err(|(error, _)| error)
             .with_context(|| format!("queueing {value}"))?;
     }
     producer
         .flush(timeout)
         .with_context(|| format!("producing {count} records to {topic}"))?;
+    let deliveries = producer
+        .context()
+        .deliveries
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(error) = deliveries.errors.first() {
+        bail!(
+            "{} of {count} records to {topic} were not delivered, the first: {error}",
+            deliveries.errors.len()
+        );
+    }
+    if deliveries.acked.len() != count {
+        bail!(
+            "{} of {count} records to {topic} were acknowledged",
+            deliveries.acked.len()
+        );
+    }
     println!("produced {count} records to {topic}");
     Ok(())
 }
@@ -392,7 +412,7 @@ fn group_offsets(config: &ClientConfig, group: &str, timeout: Duration) -> anyho
     Ok(())
 }
 
-/// What the delivery callbacks of the steady producer saw.
+/// What a producer's delivery callbacks saw.
 #[derive(Default)]
 struct Deliveries {
     acked: Vec<String>,
