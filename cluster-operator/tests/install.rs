@@ -200,6 +200,7 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
     assert!(secret.data.unwrap().contains_key("user.crt"));
 
     // Idle memory of the three operator pods, as the node's kernel counts it.
+    let profile = strimzi_tests::layout::operator_image_profile();
     for (program, label) in [
         ("strimzi-cluster-operator", "cluster operator"),
         ("strimzi-topic-operator", "topic operator"),
@@ -207,7 +208,7 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
     ] {
         let pid = process_named(program).unwrap_or_else(|| panic!("no {label} process"));
         println!(
-            "figure: {label} pod RSS {:.1} MiB (peak {:.1} MiB)",
+            "figure: {label} pod RSS {:.1} MiB (peak {:.1} MiB; {profile} build)",
             rss_mib(pid, "VmRSS"),
             rss_mib(pid, "VmHWM")
         );

@@ -83,9 +83,16 @@ pub enum Provision {
     /// `tests/testenv/images/build-images.sh`: the container images of the real nodes.
     Images,
     /// `tests/testenv/images/build-images.sh --with-operator`: those images plus ours, built
-    /// from the workspace's `Dockerfile` (a release build: minutes after a code change). Real
-    /// nodes started afterwards in the same process load it.
+    /// from the workspace's `Dockerfile` (of cargo's profile [`operator_image_profile`]).
+    /// Real nodes started afterwards in the same process load it.
     OperatorImage,
+}
+
+/// The cargo profile the test environment builds the operator image's binaries with:
+/// `STRIMZI_TESTENV_OPERATOR_PROFILE`, `dev` unless set (the Dockerfile builds `release`).
+/// Figures measured in that image (memory of the operator pods) name it.
+pub fn operator_image_profile() -> String {
+    std::env::var("STRIMZI_TESTENV_OPERATOR_PROFILE").unwrap_or_else(|_| "dev".to_owned())
 }
 
 impl Provision {

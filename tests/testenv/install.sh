@@ -12,7 +12,9 @@
 # so an interrupted build never looks complete. Build output goes to <cache>/logs/<component>.log.
 #
 # Missing Debian packages that the real nodes and the image build need are installed first
-# (as root). `install.sh --packages` installs only those.
+# (as root). `install.sh --packages` installs only those; `install.sh --without-helm` builds
+# everything but helm (CI builds helm later, beside the tests, since only the chart check and
+# the Helm install test need it).
 #
 # Needs: go (the version named by the Kubernetes go.mod `go` line or newer) and access
 # to a Go module proxy.
@@ -238,11 +240,20 @@ install_debian_packages() {
     echo "debian packages: installed in $((SECONDS - started))s"
 }
 
-if [[ ${1:-} == --packages ]]; then
-    mkdir -p "$logs"
-    install_debian_packages
-    exit 0
-fi
+with_helm=true
+case ${1:-} in
+    --packages)
+        mkdir -p "$logs"
+        install_debian_packages
+        exit 0
+        ;;
+    --without-helm) with_helm=false ;;
+    "") ;;
+    *)
+        echo "install.sh: unknown argument '$1' (usage: install.sh [--packages | --without-helm])" >&2
+        exit 2
+        ;;
+esac
 
 command -v go >/dev/null || { echo "install.sh: go not found in PATH: install Go 1.26 or newer (https://go.dev/doc/install) and put its bin folder on PATH" >&2; exit 1; }
 mkdir -p "$cache" "$logs"
@@ -282,7 +293,9 @@ else
     echo "coredns $COREDNS_VERSION: building (cold: about 3 minutes)"
     build_coredns
 fi
-if complete "$helm_dir" helm; then
+if ! $with_helm; then
+    :
+elif complete "$helm_dir" helm; then
     cached "helm $HELM_VERSION"
 else
     echo "helm $HELM_VERSION: building (cold: about 2 minutes)"
@@ -299,4 +312,4 @@ for b in "${containerd_bins[@]}"; do
     printf '%-24s %s\n' "$b:" "$containerd_dir/bin/$b"
 done
 echo "coredns:                 $coredns_dir/bin/coredns"
-echo "helm:                    $helm_dir/bin/helm"
+! $with_helm || echo "helm:                    $helm_dir/bin/helm"

@@ -207,10 +207,11 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
         spec.service_account_name.as_deref(),
         Some(format!("{CLUSTER}-entity-operator").as_str())
     );
+    let profile = strimzi_tests::layout::operator_image_profile();
     for program in ["strimzi-topic-operator", "strimzi-user-operator"] {
         let pid = process_named(program).unwrap_or_else(|| panic!("no {program} process"));
         println!(
-            "figure: entity operator {program} RSS {:.1} MiB (peak {:.1} MiB)",
+            "figure: entity operator {program} RSS {:.1} MiB (peak {:.1} MiB; {profile} build)",
             rss_mib(pid, "VmRSS"),
             rss_mib(pid, "VmHWM")
         );
