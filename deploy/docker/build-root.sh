@@ -43,7 +43,9 @@ case $profile in
     *) profile_dir=$profile ;;
 esac
 profile_variable=$(echo "$profile" | tr 'a-z-' 'A-Z_')
-env RUSTFLAGS="-C target-feature=+crt-static" "CARGO_PROFILE_${profile_variable}_STRIP=symbols" \
+# Incremental compilation fixed off: a caller's CARGO_INCREMENTAL (CI sets 0, a shell leaves
+# the dev profile's default on) would otherwise make each build find the other's stale.
+env RUSTFLAGS="-C target-feature=+crt-static" "CARGO_PROFILE_${profile_variable}_STRIP=symbols" CARGO_INCREMENTAL=0 \
     "$cargo" build --profile "$profile" --locked --target "$triple" \
     -p strimzi-cluster-operator -p strimzi-topic-operator -p strimzi-user-operator --bins
 target=${CARGO_TARGET_DIR:-$workspace/target}

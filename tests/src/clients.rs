@@ -180,6 +180,9 @@ impl ClusterClient {
     }
 }
 
+/// How many of a steady producer's failures its report keeps.
+const FAILURES_REPORTED: usize = 5;
+
 /// A producer started by [`ClusterClient::produce_steadily`].
 #[derive(Debug)]
 pub struct SteadyProducer {
@@ -194,10 +197,29 @@ pub struct SteadyReport {
     pub acked: Vec<String>,
     /// Records that failed for good.
     pub errors: usize,
+    /// The first failures, as the client described them (record and error).
+    pub first_failures: Vec<String>,
     /// 99th percentile of the time from send to acknowledgement, ms.
     pub p99_ms: f64,
     /// Longest time from send to acknowledgement, ms.
     pub max_ms: f64,
+}
+
+impl SteadyReport {
+    /// One line for a failed assertion: counts, the first failures and the range of the
+    /// acknowledged records (not every value).
+    pub fn summary(&self) -> String {
+        format!(
+            "{} acknowledged ({} to {}), {} failed, first failures: {:?}; p99 {:.0} ms, max {:.0} ms",
+            self.acked.len(),
+            self.acked.first().map_or("-", String::as_str),
+            self.acked.last().map_or("-", String::as_str),
+            self.errors,
+            self.first_failures,
+            self.p99_ms,
+            self.max_ms
+        )
+    }
 }
 
 impl SteadyProducer {
@@ -215,8 +237,15 @@ impl SteadyProducer {
         }
         let mut lines = stdout.lines();
         let summary = lines.next().unwrap_or_default();
+        let first_failures = String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .filter_map(|line| line.strip_prefix("delivery failed: "))
+            .take(FAILURES_REPORTED)
+            .map(str::to_owned)
+            .collect();
         Ok(SteadyReport {
             errors: parsed(summary, "errors")?,
+            first_failures,
             p99_ms: parsed(summary, "p99_ms")?,
             max_ms: parsed(summary, "max_ms")?,
             acked: lines.map(str::to_owned).collect(),

@@ -372,7 +372,12 @@ pub async fn stop_and_check_nothing_lost(
     topic: &str,
 ) -> strimzi_tests::clients::SteadyReport {
     let report = producer.stop().unwrap();
-    assert_eq!(report.errors, 0, "the producer lost records: {report:?}");
+    assert_eq!(
+        report.errors,
+        0,
+        "the producer lost records: {}",
+        report.summary()
+    );
     let read = eventually("consuming every record", || {
         plain.consume(topic, report.acked.len())
     })
