@@ -50,20 +50,32 @@ async fn health_readiness_and_metrics() {
     support::create(&client, &namespace, support::topic("served", json!({}))).await;
     support::wait_for_condition(&client, &namespace, "served", "Ready").await;
     assert!(get(address, "/ready").await.starts_with("HTTP/1.1 200"));
-    let metrics = get(address, "/metrics").await;
     let labels = format!("kind=\"KafkaTopic\",namespace=\"{namespace}\",selector=\"\"");
-    for expected in [
+    let expected = [
         format!("strimzi_reconciliations_total{{{labels}}}"),
         format!("strimzi_reconciliations_successful_total{{{labels}}}"),
         format!("strimzi_reconciliations_duration_seconds_count{{{labels}}}"),
         "strimzi_operator_api_writes_total{kind=\"ConfigMap\",verb=\"apply\"} 1".to_owned(),
         "strimzi_operator_api_writes_total{kind=\"KafkaTopic\",verb=\"status\"} 1".to_owned(),
         "process_resident_memory_bytes".to_owned(),
-    ] {
+    ];
+    // The reconciliation is counted when it returns, just after it wrote the Ready status
+    // the test waited for: ask again for a moment.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let metrics = get(address, "/metrics").await;
+        let missing: Vec<&String> = expected
+            .iter()
+            .filter(|line| !metrics.contains(line.as_str()))
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
         assert!(
-            metrics.contains(&expected),
-            "missing {expected} in\n{metrics}"
+            tokio::time::Instant::now() < deadline,
+            "missing {missing:?} in\n{metrics}"
         );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     running.stop().await;
 }
