@@ -87,7 +87,11 @@ pub struct BridgeConfig {
     pub max_poll_records: usize,
 }
 
-fn boolean(properties: &BTreeMap<String, String>, key: &str, default: bool) -> Result<bool, ConfigError> {
+fn boolean(
+    properties: &BTreeMap<String, String>,
+    key: &str,
+    default: bool,
+) -> Result<bool, ConfigError> {
     match properties.get(key).map(|value| value.trim()) {
         None => Ok(default),
         Some("true") => Ok(true),
@@ -96,7 +100,11 @@ fn boolean(properties: &BTreeMap<String, String>, key: &str, default: bool) -> R
     }
 }
 
-fn port(properties: &BTreeMap<String, String>, key: &str, default: u16) -> Result<u16, ConfigError> {
+fn port(
+    properties: &BTreeMap<String, String>,
+    key: &str,
+    default: u16,
+) -> Result<u16, ConfigError> {
     properties.get(key).map_or(Ok(default), |value| {
         value
             .trim()
@@ -197,10 +205,17 @@ pub fn librdkafka_settings(
                 settings.push(("ssl.key.pem".to_owned(), value.clone()));
             }
             "ssl.keystore.location" | "ssl.keystore.password" | "ssl.truststore.password" => {
-                return Err(error(&full, "Java key stores are not supported by the bridge stand-in"));
+                return Err(error(
+                    &full,
+                    "Java key stores are not supported by the bridge stand-in",
+                ));
             }
             "ssl.endpoint.identification.algorithm" => {
-                let value = if value.trim().is_empty() { "none" } else { value.as_str() };
+                let value = if value.trim().is_empty() {
+                    "none"
+                } else {
+                    value.as_str()
+                };
                 settings.push((key.clone(), value.to_owned()));
             }
             "sasl.jaas.config" => {
@@ -254,12 +269,22 @@ pub fn from_properties(properties: &BTreeMap<String, String>) -> Result<BridgeCo
             .get("http.cors.allowedOrigins")
             .map(|value| list(value))
             .filter(|origins| !origins.is_empty())
-            .ok_or_else(|| error("http.cors.allowedOrigins", "missing (http.cors.enabled=true)"))?;
+            .ok_or_else(|| {
+                error(
+                    "http.cors.allowedOrigins",
+                    "missing (http.cors.enabled=true)",
+                )
+            })?;
         let methods = properties
             .get("http.cors.allowedMethods")
             .map(|value| list(value))
             .filter(|methods| !methods.is_empty())
-            .ok_or_else(|| error("http.cors.allowedMethods", "missing (http.cors.enabled=true)"))?;
+            .ok_or_else(|| {
+                error(
+                    "http.cors.allowedMethods",
+                    "missing (http.cors.enabled=true)",
+                )
+            })?;
         Some(Cors {
             allowed_origins: origins,
             allowed_methods: methods,
@@ -294,7 +319,12 @@ pub fn from_properties(properties: &BTreeMap<String, String>) -> Result<BridgeCo
         Some(value) => match value.trim().parse::<i64>() {
             Ok(seconds) if seconds < 0 => None,
             Ok(seconds) => Some(seconds.unsigned_abs()),
-            Err(_) => return Err(error("http.timeoutSeconds", format!("{value:?} is not a number"))),
+            Err(_) => {
+                return Err(error(
+                    "http.timeoutSeconds",
+                    format!("{value:?} is not a number"),
+                ));
+            }
         },
     };
     let http = HttpConfig {
@@ -334,7 +364,12 @@ pub fn from_properties(properties: &BTreeMap<String, String>) -> Result<BridgeCo
             .parse()
             .ok()
             .filter(|records| *records > 0)
-            .ok_or_else(|| error("kafka.consumer.max.poll.records", format!("{value:?} is not a positive number")))?,
+            .ok_or_else(|| {
+                error(
+                    "kafka.consumer.max.poll.records",
+                    format!("{value:?} is not a positive number"),
+                )
+            })?,
     };
     let metrics = properties.get("bridge.metrics").cloned();
     if let Some(kind) = &metrics
@@ -381,7 +416,10 @@ mod tests {
         properties(&[
             ("bridge.id", "web"),
             ("bridge.metrics", "jmxPrometheusExporter"),
-            ("bridge.metrics.exporter.config.path", "/opt/strimzi/custom-config/metrics-config.json"),
+            (
+                "bridge.metrics.exporter.config.path",
+                "/opt/strimzi/custom-config/metrics-config.json",
+            ),
             ("kafka.bootstrap.servers", "br-kafka-bootstrap:9093"),
             ("kafka.ssl.truststore.certificates", "CA PEM"),
             ("kafka.ssl.truststore.type", "PEM"),
@@ -417,7 +455,10 @@ mod tests {
         assert!(config.http.consumer_enabled && config.http.producer_enabled);
         assert_eq!(config.max_poll_records, 100);
         let producer = &config.producer;
-        assert_eq!(get(producer, "bootstrap.servers"), Some("br-kafka-bootstrap:9093"));
+        assert_eq!(
+            get(producer, "bootstrap.servers"),
+            Some("br-kafka-bootstrap:9093")
+        );
         assert_eq!(get(producer, "ssl.ca.pem"), Some("CA PEM"));
         assert_eq!(get(producer, "security.protocol"), Some("SASL_SSL"));
         assert_eq!(get(producer, "sasl.mechanism"), Some("SCRAM-SHA-512"));
@@ -439,13 +480,22 @@ mod tests {
             ("ssl.keystore.key", "KEY"),
             ("ssl.keystore.type", "PEM"),
             ("ssl.endpoint.identification.algorithm", ""),
-            ("partition.assignment.strategy", "org.apache.kafka.clients.consumer.RoundRobinAssignor"),
+            (
+                "partition.assignment.strategy",
+                "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+            ),
         ]);
         let settings = librdkafka_settings(&options, "kafka.").unwrap();
         assert_eq!(get(&settings, "ssl.certificate.pem"), Some("CERT"));
         assert_eq!(get(&settings, "ssl.key.pem"), Some("KEY"));
-        assert_eq!(get(&settings, "ssl.endpoint.identification.algorithm"), Some("none"));
-        assert_eq!(get(&settings, "partition.assignment.strategy"), Some("roundrobin"));
+        assert_eq!(
+            get(&settings, "ssl.endpoint.identification.algorithm"),
+            Some("none")
+        );
+        assert_eq!(
+            get(&settings, "partition.assignment.strategy"),
+            Some("roundrobin")
+        );
     }
 
     #[test]
@@ -453,11 +503,20 @@ mod tests {
         let mut properties = operator_config();
         for (key, value) in [
             ("http.ssl.enable", "true"),
-            ("http.ssl.certificate.location", "/opt/strimzi/bridge-certs/s/tls.crt"),
-            ("http.ssl.key.location", "/opt/strimzi/bridge-certs/s/tls.key"),
+            (
+                "http.ssl.certificate.location",
+                "/opt/strimzi/bridge-certs/s/tls.crt",
+            ),
+            (
+                "http.ssl.key.location",
+                "/opt/strimzi/bridge-certs/s/tls.key",
+            ),
             ("http.ssl.enabled.protocols", "TLSv1.3"),
             ("http.cors.enabled", "true"),
-            ("http.cors.allowedOrigins", "https://a.example,https://b.example"),
+            (
+                "http.cors.allowedOrigins",
+                "https://a.example,https://b.example",
+            ),
             ("http.cors.allowedMethods", "GET,POST"),
             ("http.timeoutSeconds", "30"),
         ] {
@@ -481,18 +540,48 @@ mod tests {
     fn what_is_missing_or_malformed_names_the_key() {
         let cases: [(&str, Option<&str>, &str); 9] = [
             ("bridge.id", None, "bridge.id: missing"),
-            ("kafka.bootstrap.servers", None, "kafka.bootstrap.servers: missing"),
-            ("http.port", Some("eighty"), "http.port: \"eighty\" is not a port number"),
-            ("http.consumer.enabled", Some("yes"), "http.consumer.enabled: \"yes\" is not true or false"),
-            ("http.timeoutSeconds", Some("soon"), "http.timeoutSeconds: \"soon\" is not a number"),
-            ("http.ssl.enable", Some("true"), "http.ssl.certificate.location: missing (http.ssl.enable=true)"),
-            ("kafka.ssl.truststore.type", Some("JKS"), "kafka.ssl.truststore.type: Some(\"JKS\"): the bridge stand-in reads PEM stores only"),
+            (
+                "kafka.bootstrap.servers",
+                None,
+                "kafka.bootstrap.servers: missing",
+            ),
+            (
+                "http.port",
+                Some("eighty"),
+                "http.port: \"eighty\" is not a port number",
+            ),
+            (
+                "http.consumer.enabled",
+                Some("yes"),
+                "http.consumer.enabled: \"yes\" is not true or false",
+            ),
+            (
+                "http.timeoutSeconds",
+                Some("soon"),
+                "http.timeoutSeconds: \"soon\" is not a number",
+            ),
+            (
+                "http.ssl.enable",
+                Some("true"),
+                "http.ssl.certificate.location: missing (http.ssl.enable=true)",
+            ),
+            (
+                "kafka.ssl.truststore.type",
+                Some("JKS"),
+                "kafka.ssl.truststore.type: Some(\"JKS\"): the bridge stand-in reads PEM stores only",
+            ),
             (
                 "kafka.sasl.jaas.config",
-                Some("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"),
+                Some(
+                    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+                ),
                 "kafka.sasl.jaas.config: login module \"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule\" is not supported",
             ),
-            ("bridge.metrics", Some("statsd"), "bridge.metrics: \"statsd\" is not"),
+            (
+                "bridge.metrics",
+                Some("statsd"),
+                "bridge.metrics: \"statsd\" is not",
+            ),
         ];
         for (key, value, expected) in cases {
             let mut properties = operator_config();
@@ -501,7 +590,10 @@ mod tests {
                 None => properties.remove(key),
             };
             let error = from_properties(&properties).unwrap_err().to_string();
-            assert!(error.starts_with(expected), "{key}: {error:?} vs {expected:?}");
+            assert!(
+                error.starts_with(expected),
+                "{key}: {error:?} vs {expected:?}"
+            );
         }
     }
 }

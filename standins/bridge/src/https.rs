@@ -37,7 +37,12 @@ pub fn server_config(
 ) -> Result<ServerConfig, ConfigError> {
     let chain = CertificateDer::pem_slice_iter(certificate.as_bytes())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| error("http.ssl.certificate.location", format!("{}: {e}", tls.certificate)))?;
+        .map_err(|e| {
+            error(
+                "http.ssl.certificate.location",
+                format!("{}: {e}", tls.certificate),
+            )
+        })?;
     if chain.is_empty() {
         return Err(error(
             "http.ssl.certificate.location",
@@ -89,11 +94,19 @@ pub fn server_config(
 
 /// Reads the files of `tls` and builds the acceptor.
 pub fn acceptor(tls: &HttpTls) -> Result<TlsAcceptor, ConfigError> {
-    let certificate = std::fs::read_to_string(&tls.certificate)
-        .map_err(|e| error("http.ssl.certificate.location", format!("{}: {e}", tls.certificate)))?;
+    let certificate = std::fs::read_to_string(&tls.certificate).map_err(|e| {
+        error(
+            "http.ssl.certificate.location",
+            format!("{}: {e}", tls.certificate),
+        )
+    })?;
     let key = std::fs::read_to_string(&tls.key)
         .map_err(|e| error("http.ssl.key.location", format!("{}: {e}", tls.key)))?;
-    Ok(TlsAcceptor::from(Arc::new(server_config(tls, &certificate, &key)?)))
+    Ok(TlsAcceptor::from(Arc::new(server_config(
+        tls,
+        &certificate,
+        &key,
+    )?)))
 }
 
 /// A listener whose connections have completed a TLS handshake.
@@ -168,20 +181,49 @@ mod tests {
     fn the_mounted_pair_protocols_and_suites_configure_the_server() {
         let (certificate, key) = pair();
         assert!(server_config(&tls(&[], &[]), &certificate, &key).is_ok());
-        assert!(server_config(&tls(&["TLSv1.2"], &["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]), &certificate, &key).is_ok());
+        assert!(
+            server_config(
+                &tls(&["TLSv1.2"], &["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"]),
+                &certificate,
+                &key
+            )
+            .is_ok()
+        );
     }
 
     #[test]
     fn what_cannot_be_served_names_the_key() {
         let (certificate, key) = pair();
         let cases = [
-            (tls(&["TLSv1.1"], &[]), certificate.as_str(), key.as_str(), "http.ssl.enabled.protocols: \"TLSv1.1\" is not TLSv1.2 or TLSv1.3"),
-            (tls(&[], &["TLS_RSA_WITH_RC4_128_MD5"]), &certificate, &key, "http.ssl.enabled.cipher.suites: none of"),
-            (tls(&[], &[]), "", &key, "http.ssl.certificate.location: /opt/strimzi/bridge-certs/s/tls.crt: no PEM certificate"),
-            (tls(&[], &[]), &certificate, &certificate, "http.ssl.key.location: /opt/strimzi/bridge-certs/s/tls.key: no unencrypted PEM private key"),
+            (
+                tls(&["TLSv1.1"], &[]),
+                certificate.as_str(),
+                key.as_str(),
+                "http.ssl.enabled.protocols: \"TLSv1.1\" is not TLSv1.2 or TLSv1.3",
+            ),
+            (
+                tls(&[], &["TLS_RSA_WITH_RC4_128_MD5"]),
+                &certificate,
+                &key,
+                "http.ssl.enabled.cipher.suites: none of",
+            ),
+            (
+                tls(&[], &[]),
+                "",
+                &key,
+                "http.ssl.certificate.location: /opt/strimzi/bridge-certs/s/tls.crt: no PEM certificate",
+            ),
+            (
+                tls(&[], &[]),
+                &certificate,
+                &certificate,
+                "http.ssl.key.location: /opt/strimzi/bridge-certs/s/tls.key: no unencrypted PEM private key",
+            ),
         ];
         for (tls, certificate, key, expected) in cases {
-            let error = server_config(&tls, certificate, key).unwrap_err().to_string();
+            let error = server_config(&tls, certificate, key)
+                .unwrap_err()
+                .to_string();
             assert!(error.starts_with(expected), "{error:?} vs {expected:?}");
         }
     }

@@ -126,13 +126,18 @@ impl Producer {
 
     /// Partitions of `topic` with leader and replicas: `(partition, leader, replicas, isr)`.
     #[allow(clippy::type_complexity)]
-    pub fn partitions(&self, topic: &str) -> Result<Vec<(i32, i32, Vec<i32>, Vec<i32>)>, KafkaError> {
+    pub fn partitions(
+        &self,
+        topic: &str,
+    ) -> Result<Vec<(i32, i32, Vec<i32>, Vec<i32>)>, KafkaError> {
         let metadata = self
             .producer
             .client()
             .fetch_metadata(Some(topic), REQUEST_TIMEOUT)?;
         let Some(found) = metadata.topics().first() else {
-            return Err(KafkaError::MetadataFetch(RDKafkaErrorCode::UnknownTopicOrPartition));
+            return Err(KafkaError::MetadataFetch(
+                RDKafkaErrorCode::UnknownTopicOrPartition,
+            ));
         };
         if let Some(error) = found.error() {
             return Err(KafkaError::MetadataFetch(error.into()));
@@ -313,7 +318,9 @@ impl ConsumerInstance {
             for element in assignment.elements() {
                 match partitions.iter_mut().find(|(t, _)| t == element.topic()) {
                     Some((_, list)) => list.push(element.partition()),
-                    None => partitions.push((element.topic().to_owned(), vec![element.partition()])),
+                    None => {
+                        partitions.push((element.topic().to_owned(), vec![element.partition()]))
+                    }
                 }
             }
         }

@@ -18,10 +18,13 @@ pub async fn read_secrets(
         return Ok(secrets);
     }
     let config = kube::Config::infer().await.map_err(|error| {
-        format!("reading Secret {}/{}: no Kubernetes configuration: {error}", names[0].0, names[0].1)
+        format!(
+            "reading Secret {}/{}: no Kubernetes configuration: {error}",
+            names[0].0, names[0].1
+        )
     })?;
-    let client = kube::Client::try_from(config)
-        .map_err(|error| format!("Kubernetes client: {error}"))?;
+    let client =
+        kube::Client::try_from(config).map_err(|error| format!("Kubernetes client: {error}"))?;
     for (namespace, name) in names {
         let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
         let secret = api
@@ -30,9 +33,8 @@ pub async fn read_secrets(
             .map_err(|error| format!("reading Secret {namespace}/{name}: {error}"))?;
         let mut data = BTreeMap::new();
         for (key, value) in secret.data.unwrap_or_default() {
-            let text = String::from_utf8(value.0).map_err(|_| {
-                format!("Secret {namespace}/{name}: key {key} is not UTF-8 text")
-            })?;
+            let text = String::from_utf8(value.0)
+                .map_err(|_| format!("Secret {namespace}/{name}: key {key} is not UTF-8 text"))?;
             data.insert(key, text);
         }
         secrets.insert((namespace.clone(), name.clone()), data);

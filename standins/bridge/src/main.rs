@@ -68,7 +68,11 @@ async fn main() -> ExitCode {
     };
     let management = match tokio::net::TcpListener::bind(&management_address).await {
         Ok(listener) => listener,
-        Err(error) => return fail(format!("http.management.port: {management_address}: {error}")),
+        Err(error) => {
+            return fail(format!(
+                "http.management.port: {management_address}: {error}"
+            ));
+        }
     };
     eprintln!(
         "bridge-standin: bridge {} serving the API on {api_address}, health and metrics on \

@@ -76,16 +76,17 @@ pub fn providers(
             key: class_key.clone(),
             message,
         };
-        let class = properties
-            .get(&class_key)
-            .ok_or_else(|| error("missing: every alias of kafka.config.providers needs one".into()))?;
+        let class = properties.get(&class_key).ok_or_else(|| {
+            error("missing: every alias of kafka.config.providers needs one".into())
+        })?;
         let kind = ProviderKind::of_class(class.trim()).ok_or_else(|| {
             error(format!(
                 "{class} is not a provider the bridge stand-in implements (environment, file, \
                  directory, Kubernetes Secret)"
             ))
         })?;
-        let param = |name: &str| properties.get(&format!("kafka.config.providers.{alias}.param.{name}"));
+        let param =
+            |name: &str| properties.get(&format!("kafka.config.providers.{alias}.param.{name}"));
         let allowed_paths = param("allowed.paths").map(|paths| {
             paths
                 .split(',')
@@ -194,7 +195,9 @@ fn secret_name(key: &str, placeholder: &Placeholder) -> Result<SecretName, Place
         .path
         .as_deref()
         .and_then(|path| path.split_once('/'))
-        .filter(|(namespace, name)| !namespace.is_empty() && !name.is_empty() && !name.contains('/'))
+        .filter(|(namespace, name)| {
+            !namespace.is_empty() && !name.is_empty() && !name.contains('/')
+        })
         .map(|(namespace, name)| (namespace.to_owned(), name.to_owned()))
         .ok_or_else(|| PlaceholderError {
             key: key.to_owned(),
@@ -272,9 +275,10 @@ fn value_of(
                 .map_err(|e| error(format!("{}: {e}", path.display())))?;
             let values = crate::properties::parse(&text)
                 .map_err(|e| error(format!("{}: {e}", path.display())))?;
-            values.get(&placeholder.key).cloned().ok_or_else(|| {
-                error(format!("no key {} in {}", placeholder.key, path.display()))
-            })
+            values
+                .get(&placeholder.key)
+                .cloned()
+                .ok_or_else(|| error(format!("no key {} in {}", placeholder.key, path.display())))
         }
         ProviderKind::Secret => {
             let (namespace, name) = secret_name(key, placeholder)?;
@@ -314,13 +318,15 @@ pub fn resolve(
         let mut out = String::new();
         let mut last = 0;
         for placeholder in find(value) {
-            let provider = providers.get(&placeholder.alias).ok_or_else(|| PlaceholderError {
-                key: key.clone(),
-                message: format!(
-                    "{} names no provider of kafka.config.providers",
-                    placeholder_text(&placeholder)
-                ),
-            })?;
+            let provider = providers
+                .get(&placeholder.alias)
+                .ok_or_else(|| PlaceholderError {
+                    key: key.clone(),
+                    message: format!(
+                        "{} names no provider of kafka.config.providers",
+                        placeholder_text(&placeholder)
+                    ),
+                })?;
             out.push_str(&value[last..placeholder.start]);
             out.push_str(&value_of(key, &placeholder, provider, sources)?);
             last = placeholder.end;
@@ -338,22 +344,34 @@ mod tests {
     /// The providers our operator declares for a bridge (`model/bridge.rs`).
     fn operator_providers() -> BTreeMap<String, String> {
         [
-            ("kafka.config.providers", "strimzienv,strimzifile,strimzidir,strimzisecrets"),
+            (
+                "kafka.config.providers",
+                "strimzienv,strimzifile,strimzidir,strimzisecrets",
+            ),
             (
                 "kafka.config.providers.strimzienv.class",
                 "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
             ),
-            ("kafka.config.providers.strimzienv.param.allowlist.pattern", ".*"),
+            (
+                "kafka.config.providers.strimzienv.param.allowlist.pattern",
+                ".*",
+            ),
             (
                 "kafka.config.providers.strimzifile.class",
                 "org.apache.kafka.common.config.provider.FileConfigProvider",
             ),
-            ("kafka.config.providers.strimzifile.param.allowed.paths", "/opt/strimzi"),
+            (
+                "kafka.config.providers.strimzifile.param.allowed.paths",
+                "/opt/strimzi",
+            ),
             (
                 "kafka.config.providers.strimzidir.class",
                 "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
             ),
-            ("kafka.config.providers.strimzidir.param.allowed.paths", "/opt/strimzi"),
+            (
+                "kafka.config.providers.strimzidir.param.allowed.paths",
+                "/opt/strimzi",
+            ),
             (
                 "kafka.config.providers.strimzisecrets.class",
                 "io.strimzi.kafka.KubernetesSecretConfigProvider",
@@ -376,7 +394,10 @@ mod tests {
             match path.to_str() {
                 Some("/opt/strimzi/init/rack.id") => Ok("rack-1".into()),
                 Some("/opt/strimzi/custom-config/extra.properties") => Ok("linger=5\n".into()),
-                _ => Err(std::io::Error::new(std::io::ErrorKind::NotFound, "not found")),
+                _ => Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "not found",
+                )),
             }
         }
         fn secret(&self, namespace: &str, name: &str) -> Option<&BTreeMap<String, String>> {
@@ -417,9 +438,18 @@ mod tests {
                 "org.apache.kafka.common.security.scram.ScramLoginModule required \
                  username=\"web-user\" password=\"${strimzisecrets:ns/web-user:password}\";",
             ),
-            ("kafka.ssl.keystore.certificate.chain", "${strimzisecrets:ns/web-user:user.crt}"),
-            ("kafka.consumer.client.rack", "${strimzidir:/opt/strimzi/init:rack.id}"),
-            ("kafka.producer.linger.ms", "${strimzifile:/opt/strimzi/custom-config/extra.properties:linger}"),
+            (
+                "kafka.ssl.keystore.certificate.chain",
+                "${strimzisecrets:ns/web-user:user.crt}",
+            ),
+            (
+                "kafka.consumer.client.rack",
+                "${strimzidir:/opt/strimzi/init:rack.id}",
+            ),
+            (
+                "kafka.producer.linger.ms",
+                "${strimzifile:/opt/strimzi/custom-config/extra.properties:linger}",
+            ),
             ("kafka.admin.client.id", "${strimzienv:RACK_ENV}"),
             ("http.port", "8080"),
         ] {
@@ -441,20 +471,47 @@ mod tests {
         assert_eq!(resolved["kafka.producer.linger.ms"], "5");
         assert_eq!(resolved["kafka.admin.client.id"], "zone-a");
         // The providers' own settings are not touched.
-        assert_eq!(resolved["kafka.config.providers"], properties["kafka.config.providers"]);
+        assert_eq!(
+            resolved["kafka.config.providers"],
+            properties["kafka.config.providers"]
+        );
     }
 
     #[test]
     fn what_cannot_be_resolved_is_an_error_naming_key_and_placeholder() {
         let cases = [
-            ("${strimzisecrets:ns/web-user:nokey}", "kafka.x: ${strimzisecrets:ns/web-user:nokey}: Secret ns/web-user has no key nokey"),
-            ("${strimzisecrets:ns/other:password}", "kafka.x: ${strimzisecrets:ns/other:password}: Secret ns/other was not read"),
-            ("${strimzisecrets:password}", "kafka.x: placeholder ${strimzisecrets:…} does not name <namespace>/<secret>:<key>"),
-            ("${strimzienv:UNSET}", "kafka.x: ${strimzienv:UNSET}: variable UNSET is not set"),
-            ("${strimzidir:/etc:passwd}", "kafka.x: ${strimzidir:/etc:passwd}: /etc is outside the allowed paths"),
-            ("${strimzidir:/opt/strimzi/../etc:passwd}", "kafka.x: ${strimzidir:/opt/strimzi/../etc:passwd}: /opt/strimzi/../etc is outside the allowed paths"),
-            ("${strimzidir:/opt/strimzi/init:missing}", "kafka.x: ${strimzidir:/opt/strimzi/init:missing}: /opt/strimzi/init/missing: not found"),
-            ("${vault:a:b}", "kafka.x: ${vault:a:b} names no provider of kafka.config.providers"),
+            (
+                "${strimzisecrets:ns/web-user:nokey}",
+                "kafka.x: ${strimzisecrets:ns/web-user:nokey}: Secret ns/web-user has no key nokey",
+            ),
+            (
+                "${strimzisecrets:ns/other:password}",
+                "kafka.x: ${strimzisecrets:ns/other:password}: Secret ns/other was not read",
+            ),
+            (
+                "${strimzisecrets:password}",
+                "kafka.x: placeholder ${strimzisecrets:…} does not name <namespace>/<secret>:<key>",
+            ),
+            (
+                "${strimzienv:UNSET}",
+                "kafka.x: ${strimzienv:UNSET}: variable UNSET is not set",
+            ),
+            (
+                "${strimzidir:/etc:passwd}",
+                "kafka.x: ${strimzidir:/etc:passwd}: /etc is outside the allowed paths",
+            ),
+            (
+                "${strimzidir:/opt/strimzi/../etc:passwd}",
+                "kafka.x: ${strimzidir:/opt/strimzi/../etc:passwd}: /opt/strimzi/../etc is outside the allowed paths",
+            ),
+            (
+                "${strimzidir:/opt/strimzi/init:missing}",
+                "kafka.x: ${strimzidir:/opt/strimzi/init:missing}: /opt/strimzi/init/missing: not found",
+            ),
+            (
+                "${vault:a:b}",
+                "kafka.x: ${vault:a:b} names no provider of kafka.config.providers",
+            ),
         ];
         for (value, expected) in cases {
             let mut properties = operator_providers();
@@ -470,10 +527,7 @@ mod tests {
     #[test]
     fn unknown_provider_classes_are_refused() {
         let mut properties = operator_providers();
-        properties.insert(
-            "kafka.config.providers".into(),
-            "strimzienv,cm".into(),
-        );
+        properties.insert("kafka.config.providers".into(), "strimzienv,cm".into());
         let error = providers(&properties).unwrap_err();
         assert_eq!(error.key, "kafka.config.providers.cm.class");
         properties.insert(
@@ -481,6 +535,10 @@ mod tests {
             "io.strimzi.kafka.KubernetesConfigMapConfigProvider".into(),
         );
         let error = providers(&properties).unwrap_err();
-        assert!(error.message.contains("not a provider the bridge stand-in implements"));
+        assert!(
+            error
+                .message
+                .contains("not a provider the bridge stand-in implements")
+        );
     }
 }

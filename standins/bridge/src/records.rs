@@ -157,7 +157,9 @@ pub fn encode_request(
                 .collect::<Result<_, _>>()?;
             Ok(EncodedRecord {
                 key: format.encode(&record.key).map_err(|e| field("key", e))?,
-                value: format.encode(&record.value).map_err(|e| field("value", e))?,
+                value: format
+                    .encode(&record.value)
+                    .map_err(|e| field("value", e))?,
                 partition: record.partition,
                 timestamp: record.timestamp,
                 headers,
@@ -301,7 +303,9 @@ mod tests {
         let binary: ProduceRequest =
             serde_json::from_value(json!({"records": [{"value": "aGVsbG8="}]})).unwrap();
         assert_eq!(
-            encode_request(&binary, Format::Binary).unwrap()[0].value.as_deref(),
+            encode_request(&binary, Format::Binary).unwrap()[0]
+                .value
+                .as_deref(),
             Some(&b"hello"[..])
         );
         let bad: ProduceRequest =
@@ -311,7 +315,9 @@ mod tests {
                 .unwrap_err()
                 .starts_with("records[0].value: not base64")
         );
-        assert!(serde_json::from_value::<ProduceRequest>(json!({"records": [{"val": 1}]})).is_err());
+        assert!(
+            serde_json::from_value::<ProduceRequest>(json!({"records": [{"val": 1}]})).is_err()
+        );
     }
 
     #[test]

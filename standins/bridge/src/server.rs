@@ -52,7 +52,7 @@ impl Bridge {
         })
     }
 
-    fn consumer(&self, group: &str, name: &str) -> Result<Arc<ConsumerInstance>, Response> {
+    fn consumer(&self, group: &str, name: &str) -> Result<Arc<ConsumerInstance>, ApiError> {
         let found = self
             .consumers
             .lock()
@@ -63,7 +63,7 @@ impl Bridge {
                 consumer.touch();
                 Ok(consumer)
             }
-            None => Err(error(
+            None => Err(reject(
                 StatusCode::NOT_FOUND,
                 "The specified consumer instance was not found.",
             )),
@@ -109,16 +109,42 @@ fn json_response(status: StatusCode, content_type: &'static str, body: &Value) -
         .into_response()
 }
 
-fn consumer_error(error: ConsumerError) -> Response {
-    let status =
-        StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    self::error(status, error.message)
+fn consumer_error(error: ConsumerError) -> ApiError {
+    let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    reject(status, error.message)
+}
+
+/// An error answer not yet rendered (see [`error`]).
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    /// The HTTP status it answers with.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        error(self.status, self.message)
+    }
+}
+
+fn reject(status: StatusCode, message: impl Into<String>) -> ApiError {
+    ApiError {
+        status,
+        message: message.into(),
+    }
 }
 
 /// Parses a JSON body; 422 when it does not fit.
-fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, Response> {
+fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| {
-        error(
+        reject(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("Invalid request body: {e}"),
         )
@@ -128,15 +154,15 @@ fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, Response> {
 /// Runs blocking consumer work off the runtime.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ConsumerError> + Send + 'static,
-) -> Result<T, Response> {
+) -> Result<T, ApiError> {
     match tokio::task::spawn_blocking(work).await {
         Ok(result) => result.map_err(consumer_error),
-        Err(e) => Err(error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+        Err(e) => Err(reject(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
     }
 }
 
-fn unwrap(result: Result<Response, Response>) -> Response {
-    result.unwrap_or_else(|response| response)
+fn unwrap(result: Result<Response, ApiError>) -> Response {
+    result.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// The API port's routes.
@@ -189,7 +215,11 @@ pub fn management_router(bridge: Arc<Bridge>) -> Router {
         .with_state(bridge)
 }
 
-async fn count_requests(State(bridge): State<Arc<Bridge>>, request: Request, next: Next) -> Response {
+async fn count_requests(
+    State(bridge): State<Arc<Bridge>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let method = request.method().to_string();
     bridge.metrics.started();
     let response = next.run(request).await;
@@ -250,10 +280,16 @@ async fn info() -> Response {
 
 async fn metrics(State(bridge): State<Arc<Bridge>>) -> Response {
     if bridge.config.metrics.is_none() {
-        return error(StatusCode::NOT_FOUND, "Metrics are not enabled (bridge.metrics)");
+        return error(
+            StatusCode::NOT_FOUND,
+            "Metrics are not enabled (bridge.metrics)",
+        );
     }
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         bridge.metrics.render(),
     )
         .into_response()
@@ -308,7 +344,11 @@ async fn topic_partitions(
         blocking(move || bridge.producer.partitions(&topic).map_err(Into::into))
             .await
             .map(|partitions| {
-                json_response(StatusCode::OK, API_CONTENT_TYPE, &partitions_json(&partitions))
+                json_response(
+                    StatusCode::OK,
+                    API_CONTENT_TYPE,
+                    &partitions_json(&partitions),
+                )
             }),
     )
 }
@@ -323,11 +363,11 @@ fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
 }
 
 /// `?async=true`: answer 204 without waiting for the delivery reports.
-fn asynchronous(query: Option<&str>) -> Result<bool, Response> {
+fn asynchronous(query: Option<&str>) -> Result<bool, ApiError> {
     match query_value(query, "async") {
         None | Some("false") => Ok(false),
         Some("true") | Some("") => Ok(true),
-        Some(other) => Err(error(
+        Some(other) => Err(reject(
             StatusCode::BAD_REQUEST,
             format!("async: {other:?} is not true or false"),
         )),
@@ -343,7 +383,7 @@ async fn produce(
 ) -> Response {
     let asynchronous = match asynchronous(query.as_deref()) {
         Ok(asynchronous) => asynchronous,
-        Err(response) => return response,
+        Err(rejected) => return rejected.into_response(),
     };
     send(&bridge, &topic, None, asynchronous, &headers, &bytes).await
 }
@@ -357,9 +397,17 @@ async fn produce_to_partition(
 ) -> Response {
     let asynchronous = match asynchronous(query.as_deref()) {
         Ok(asynchronous) => asynchronous,
-        Err(response) => return response,
+        Err(rejected) => return rejected.into_response(),
     };
-    send(&bridge, &topic, Some(partition), asynchronous, &headers, &bytes).await
+    send(
+        &bridge,
+        &topic,
+        Some(partition),
+        asynchronous,
+        &headers,
+        &bytes,
+    )
+    .await
 }
 
 async fn send(
@@ -392,7 +440,7 @@ async fn send(
     };
     let request: ProduceRequest = match body(bytes) {
         Ok(request) => request,
-        Err(response) => return response,
+        Err(rejected) => return rejected.into_response(),
     };
     if partition.is_some() && request.records.iter().any(|r| r.partition.is_some()) {
         return error(
@@ -443,12 +491,12 @@ struct CreateConsumer {
 }
 
 /// A number given as a JSON number or a string of digits.
-fn number(value: &Value, field: &str) -> Result<u64, Response> {
+fn number(value: &Value, field: &str) -> Result<u64, ApiError> {
     value
         .as_u64()
         .or_else(|| value.as_str().and_then(|text| text.trim().parse().ok()))
         .ok_or_else(|| {
-            error(
+            reject(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 format!("{field}: {value} is not a non-negative number"),
             )
@@ -461,8 +509,8 @@ fn consumer_settings(
     group: &str,
     name: &str,
     request: &CreateConsumer,
-) -> Result<Vec<(String, String)>, Response> {
-    let invalid = |message: String| error(StatusCode::UNPROCESSABLE_ENTITY, message);
+) -> Result<Vec<(String, String)>, ApiError> {
+    let invalid = |message: String| reject(StatusCode::UNPROCESSABLE_ENTITY, message);
     let mut settings = base.to_vec();
     settings.push(("group.id".to_owned(), group.to_owned()));
     settings.push(("client.id".to_owned(), name.to_owned()));
@@ -519,25 +567,26 @@ async fn create_consumer(
     let request: CreateConsumer = if bytes.is_empty() {
         match body(&Bytes::from_static(b"{}")) {
             Ok(request) => request,
-            Err(response) => return response,
+            Err(rejected) => return rejected.into_response(),
         }
     } else {
         match body(&bytes) {
             Ok(request) => request,
-            Err(response) => return response,
+            Err(rejected) => return rejected.into_response(),
         }
     };
-    let name = request.name.clone().unwrap_or_else(|| {
-        format!("{}-{}", bridge.config.id, uuid::Uuid::new_v4())
-    });
+    let name = request
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-{}", bridge.config.id, uuid::Uuid::new_v4()));
     let settings = match consumer_settings(&bridge.config.consumer, &group, &name, &request) {
         Ok(settings) => settings,
-        Err(response) => return response,
+        Err(rejected) => return rejected.into_response(),
     };
     let timeout = match &request.request_timeout_ms {
         Some(value) => match number(value, "consumer.request.timeout.ms") {
             Ok(ms) => Duration::from_millis(ms),
-            Err(response) => return response,
+            Err(rejected) => return rejected.into_response(),
         },
         None => Duration::from_secs(30),
     };
@@ -623,7 +672,7 @@ async fn subscribe(
             let request: SubscribeRequest = body(&bytes)?;
             let subscription = match (request.topics, request.topic_pattern) {
                 (Some(_), Some(_)) => {
-                    return Err(error(
+                    return Err(reject(
                         StatusCode::CONFLICT,
                         "Subscriptions to topics, partitions, and patterns are mutually \
                          exclusive.",
@@ -632,7 +681,7 @@ async fn subscribe(
                 (Some(topics), None) if !topics.is_empty() => Subscription::Topics(topics),
                 (None, Some(pattern)) => Subscription::Pattern(pattern),
                 _ => {
-                    return Err(error(
+                    return Err(reject(
                         StatusCode::UNPROCESSABLE_ENTITY,
                         "A list (of Topics type) or a topic_pattern must be specified.",
                     ));
@@ -720,11 +769,11 @@ async fn assign(
 }
 
 /// A number of the query string, 400 when it is not one.
-fn query_number(query: Option<&str>, name: &str) -> Result<Option<u64>, Response> {
+fn query_number(query: Option<&str>, name: &str) -> Result<Option<u64>, ApiError> {
     query_value(query, name)
         .map(|value| {
             value.parse().map_err(|_| {
-                error(
+                reject(
                     StatusCode::BAD_REQUEST,
                     format!("{name}: {value:?} is not a non-negative number"),
                 )
@@ -748,15 +797,13 @@ async fn poll(
                 .get(header::ACCEPT)
                 .and_then(|value| value.to_str().ok())
                 .unwrap_or("*/*");
-            let asked = accept
-                .split(',')
-                .find_map(Format::from_content_type);
+            let asked = accept.split(',').find_map(Format::from_content_type);
             let wildcard = accept.split(',').any(|a| a.trim().starts_with("*/*"));
             match asked {
                 Some(format) if format == consumer.format => {}
                 None if wildcard => {}
                 _ => {
-                    return Err(error(
+                    return Err(reject(
                         StatusCode::NOT_ACCEPTABLE,
                         "Consumer format does not match the embedded format requested by the \
                          Accept header.",
@@ -771,13 +818,13 @@ async fn poll(
             if let Some(max) = max_bytes
                 && records.iter().map(|r| r.size() as u64).sum::<u64>() > max
             {
-                return Err(error(
+                return Err(reject(
                     StatusCode::UNPROCESSABLE_ENTITY,
                     "Response exceeds the maximum number of bytes the consumer can receive",
                 ));
             }
             let json = records_json(&records, format)
-                .map_err(|message| error(StatusCode::NOT_ACCEPTABLE, message))?;
+                .map_err(|message| reject(StatusCode::NOT_ACCEPTABLE, message))?;
             for record in &records {
                 bridge.metrics.consumed(&record.topic, 1);
             }
@@ -903,9 +950,11 @@ mod tests {
             &base,
             "bridge-group",
             "reader",
-            &request(json!({"name": "reader", "format": "json", "auto.offset.reset": "earliest",
+            &request(
+                json!({"name": "reader", "format": "json", "auto.offset.reset": "earliest",
                             "enable.auto.commit": false, "fetch.min.bytes": "100",
-                            "isolation.level": "read_committed"})),
+                            "isolation.level": "read_committed"}),
+            ),
         )
         .unwrap();
         assert_eq!(get(&settings, "group.id"), Some("bridge-group"));
@@ -919,12 +968,20 @@ mod tests {
 
     #[test]
     fn query_strings_are_read() {
-        assert_eq!(query_value(Some("timeout=2000&max_bytes=10"), "max_bytes"), Some("10"));
+        assert_eq!(
+            query_value(Some("timeout=2000&max_bytes=10"), "max_bytes"),
+            Some("10")
+        );
         assert_eq!(query_value(Some("async"), "async"), Some(""));
         assert_eq!(query_value(None, "timeout"), None);
-        assert_eq!(query_number(Some("timeout=2000"), "timeout").unwrap(), Some(2000));
         assert_eq!(
-            query_number(Some("timeout=soon"), "timeout").unwrap_err().status(),
+            query_number(Some("timeout=2000"), "timeout").unwrap(),
+            Some(2000)
+        );
+        assert_eq!(
+            query_number(Some("timeout=soon"), "timeout")
+                .unwrap_err()
+                .status(),
             StatusCode::BAD_REQUEST
         );
         assert!(asynchronous(Some("async=true")).unwrap());
@@ -941,11 +998,13 @@ mod tests {
             json!({"isolation.level": "dirty"}),
         ] {
             let response = consumer_settings(&[], "g", "n", &request(body.clone())).unwrap_err();
-            assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+            assert_eq!(
+                response.status(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{body}"
+            );
         }
-        assert!(
-            serde_json::from_value::<CreateConsumer>(json!({"format": "avro"})).is_err()
-        );
+        assert!(serde_json::from_value::<CreateConsumer>(json!({"format": "avro"})).is_err());
         assert!(serde_json::from_value::<CreateConsumer>(json!({"nmae": "x"})).is_err());
     }
 }

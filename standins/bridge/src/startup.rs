@@ -51,12 +51,11 @@ impl Sources for ProcessSources {
 
 /// Reads `path` and everything its placeholders name.
 pub async fn load(path: &str) -> Result<BridgeConfig, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("--config-file {path}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--config-file {path}: {e}"))?;
     let properties = properties::parse(&text).map_err(|e| format!("{path}: {e}"))?;
     let providers = placeholders::providers(&properties).map_err(|e| format!("{path}: {e}"))?;
-    let needed =
-        placeholders::secrets_needed(&properties, &providers).map_err(|e| format!("{path}: {e}"))?;
+    let needed = placeholders::secrets_needed(&properties, &providers)
+        .map_err(|e| format!("{path}: {e}"))?;
     let secrets = crate::kube_secrets::read_secrets(&needed).await?;
     let resolved = placeholders::resolve(&properties, &providers, &ProcessSources { secrets })
         .map_err(|e| format!("{path}: {e}"))?;
@@ -113,6 +112,9 @@ mod tests {
             )
         );
         let missing = load("/nonexistent/b.properties").await.unwrap_err();
-        assert!(missing.starts_with("--config-file /nonexistent/b.properties: "), "{missing}");
+        assert!(
+            missing.starts_with("--config-file /nonexistent/b.properties: "),
+            "{missing}"
+        );
     }
 }

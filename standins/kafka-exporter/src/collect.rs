@@ -100,11 +100,8 @@ impl Collector {
             let mut partitions = Vec::new();
             for partition in topic.partitions() {
                 let (oldest_offset, current_offset) = if self.filters.topic(topic.name()) {
-                    self.client.fetch_watermarks(
-                        topic.name(),
-                        partition.id(),
-                        REQUEST_TIMEOUT,
-                    )?
+                    self.client
+                        .fetch_watermarks(topic.name(), partition.id(), REQUEST_TIMEOUT)?
                 } else {
                     (-1, -1)
                 };
@@ -126,7 +123,10 @@ impl Collector {
         topics.sort_by(|a, b| a.name.cmp(&b.name));
 
         let mut wanted = TopicPartitionList::new();
-        for topic in topics.iter().filter(|topic| self.filters.topic(&topic.name)) {
+        for topic in topics
+            .iter()
+            .filter(|topic| self.filters.topic(&topic.name))
+        {
             for partition in &topic.partitions {
                 wanted.add_partition(&topic.name, partition.id);
             }

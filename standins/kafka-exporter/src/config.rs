@@ -323,12 +323,12 @@ pub fn parse_args(args: &[String]) -> Result<ExporterConfig, ConfigError> {
                             .parse()
                             .map_err(|_| invalid(format!("{value:?} is not a number")))?;
                     }
-                    "log.level" => {
-                        if !["debug", "info", "warn", "error"].contains(&value.as_str()) {
-                            return Err(invalid(format!(
-                                "{value:?} is not debug, info, warn or error"
-                            )));
-                        }
+                    "log.level"
+                        if !["debug", "info", "warn", "error"].contains(&value.as_str()) =>
+                    {
+                        return Err(invalid(format!(
+                            "{value:?} is not debug, info, warn or error"
+                        )));
                     }
                     _ => {}
                 }

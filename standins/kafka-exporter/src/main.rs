@@ -24,13 +24,11 @@ async fn main() -> ExitCode {
         Ok(material) => material.unwrap_or_default(),
         Err(error) => return fail(error),
     };
-    let collector = match Collector::new(
-        client_settings(&config, &material),
-        config.filters.clone(),
-    ) {
-        Ok(collector) => collector,
-        Err(error) => return fail(format!("Kafka client: {error}")),
-    };
+    let collector =
+        match Collector::new(client_settings(&config, &material), config.filters.clone()) {
+            Ok(collector) => collector,
+            Err(error) => return fail(format!("Kafka client: {error}")),
+        };
     let address = config.bind_address();
     let listener = match tokio::net::TcpListener::bind(&address).await {
         Ok(listener) => listener,
@@ -53,7 +51,10 @@ async fn main() -> ExitCode {
             _ = tokio::signal::ctrl_c() => {}
         }
     };
-    match axum::serve(listener, app).with_graceful_shutdown(stop).await {
+    match axum::serve(listener, app)
+        .with_graceful_shutdown(stop)
+        .await
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => fail(format!("HTTP server: {error}")),
     }

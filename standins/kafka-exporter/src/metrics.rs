@@ -99,10 +99,7 @@ fn escape(value: &str) -> String {
 
 /// A group's offsets of the topics `filters` export, keeping only topics the group committed
 /// an offset of (-1 on every partition means the group never read the topic).
-fn consumed_topics<'a>(
-    group: &'a Group,
-    filters: &Filters,
-) -> BTreeMap<&'a str, Vec<(i32, i64)>> {
+fn consumed_topics<'a>(group: &'a Group, filters: &Filters) -> BTreeMap<&'a str, Vec<(i32, i64)>> {
     let mut topics: BTreeMap<&str, Vec<(i32, i64)>> = BTreeMap::new();
     for ((topic, partition), offset) in &group.committed {
         if filters.topic(topic) {
@@ -449,8 +446,14 @@ mod tests {
             assert!(lines.contains(&expected), "no {expected:?} in\n{text}");
         }
         // A topic the group never committed on is not the group's.
-        assert!(!text.contains("topic=\"unread\",partition=\"0\"} -1"), "{text}");
-        assert!(!text.contains("consumergroup=\"watchers\",topic=\"unread\""), "{text}");
+        assert!(
+            !text.contains("topic=\"unread\",partition=\"0\"} -1"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("consumergroup=\"watchers\",topic=\"unread\""),
+            "{text}"
+        );
     }
 
     #[test]

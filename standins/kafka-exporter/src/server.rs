@@ -44,7 +44,10 @@ async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
     let snapshot = tokio::task::spawn_blocking(move || scrape.collector.snapshot()).await;
     match snapshot {
         Ok(Ok(snapshot)) => (
-            [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
             render(
                 &snapshot,
                 &shared.config.filters,
