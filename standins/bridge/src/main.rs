@@ -11,7 +11,14 @@ use strimzi_bridge_standin::server::{Bridge, api_router, management_router};
 use strimzi_bridge_standin::startup::{config_file, load};
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("bridge-standin: {message}");
+    // One line, even when a library's message has several.
+    let message = message.to_string();
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect();
+    eprintln!("bridge-standin: {}", parts.join(" "));
     ExitCode::from(2)
 }
 

@@ -104,8 +104,77 @@ fn plain(broker: &KafkaBroker) -> ClientConfig {
     config
 }
 
-/// The configuration our operator writes for SCRAM-SHA-512, with the password read through
-/// the directory provider and the user name through the environment provider.
+/// A stand-in for the Kubernetes API server: answers `GET` of Secret `ns/web-user` (key
+/// `password`) to clients presenting `Bearer test-token`, 404 otherwise; returns its address
+/// and the requests it saw (path and authorization).
+async fn fake_api_server() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+) {
+    use axum::http::{HeaderMap, StatusCode, Uri};
+    use base64::Engine as _;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    let app = axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap| {
+        let log = std::sync::Arc::clone(&log);
+        async move {
+            let authorization = headers
+                .get("authorization")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            log.lock()
+                .unwrap()
+                .push((uri.path().to_owned(), authorization.clone()));
+            if uri.path() == "/api/v1/namespaces/ns/secrets/web-user"
+                && authorization == "Bearer test-token"
+            {
+                let password = base64::engine::general_purpose::STANDARD.encode(ADMIN_PASSWORD);
+                let secret = json!({"apiVersion": "v1", "kind": "Secret",
+                    "metadata": {"name": "web-user", "namespace": "ns"},
+                    "data": {"password": password}});
+                (StatusCode::OK, secret.to_string())
+            } else {
+                let status = json!({"apiVersion": "v1", "kind": "Status", "status": "Failure",
+                    "reason": "NotFound", "code": 404, "message": "not found"});
+                (StatusCode::NOT_FOUND, status.to_string())
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (address, seen)
+}
+
+/// A kubeconfig for the fake API server, authenticating with `test-token`.
+fn kubeconfig(dir: &std::path::Path, server: std::net::SocketAddr) -> std::path::PathBuf {
+    let file = dir.join("kubeconfig");
+    let lines = [
+        "apiVersion: v1".to_owned(),
+        "kind: Config".to_owned(),
+        "current-context: test".to_owned(),
+        "clusters:".to_owned(),
+        "- name: test".to_owned(),
+        "  cluster:".to_owned(),
+        format!("    server: http://{server}"),
+        "users:".to_owned(),
+        "- name: test".to_owned(),
+        "  user:".to_owned(),
+        "    token: test-token".to_owned(),
+        "contexts:".to_owned(),
+        "- name: test".to_owned(),
+        "  context:".to_owned(),
+        "    cluster: test".to_owned(),
+        "    user: test".to_owned(),
+    ];
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    file
+}
+
+/// The configuration our operator writes for SCRAM-SHA-512, with the password read from a
+/// Kubernetes Secret, the user name through the environment provider and the rack through the
+/// directory provider.
 fn config_text(
     broker: &KafkaBroker,
     secrets: &std::path::Path,
@@ -120,7 +189,7 @@ fn config_text(
          kafka.bootstrap.servers={bootstrap}\n\
          kafka.sasl.mechanism=SCRAM-SHA-512\n\
          kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
-         username=\"${{strimzienv:BRIDGE_TEST_USER}}\" password=\"${{strimzidir:{dir}:password}}\";\n\
+         username=\"${{strimzienv:BRIDGE_TEST_USER}}\" password=\"${{strimzisecrets:ns/web-user:password}}\";\n\
          kafka.security.protocol=SASL_PLAINTEXT\n\
          kafka.config.providers=strimzienv,strimzifile,strimzidir,strimzisecrets\n\
          kafka.config.providers.strimzienv.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n\
@@ -131,6 +200,7 @@ fn config_text(
          kafka.config.providers.strimzidir.param.allowed.paths={dir}\n\
          kafka.config.providers.strimzisecrets.class=io.strimzi.kafka.KubernetesSecretConfigProvider\n\
          kafka.producer.acks=all\n\
+         kafka.consumer.client.rack=${{strimzidir:{dir}:rack.id}}\n\
          http.host=127.0.0.1\n\
          http.port={port}\n\
          http.management.port={management}\n\
@@ -159,7 +229,9 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
     assert!(created.iter().all(Result::is_ok), "{created:?}");
 
     let files = tempfile::tempdir().unwrap();
-    std::fs::write(files.path().join("password"), ADMIN_PASSWORD).unwrap();
+    std::fs::write(files.path().join("rack.id"), "rack-1").unwrap();
+    let (api_server, api_requests) = fake_api_server().await;
+    let kubeconfig = kubeconfig(files.path(), api_server);
     let (port, management) = (free_port().unwrap(), free_port().unwrap());
     let config = files.path().join("kafka-bridge.properties");
     std::fs::write(
@@ -171,6 +243,8 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
         Command::new(BINARY)
             .arg(format!("--config-file={}", config.display()))
             .env("BRIDGE_TEST_USER", ADMIN_USER)
+            .env("KUBECONFIG", &kubeconfig)
+            .env_remove("KUBERNETES_SERVICE_HOST")
             .stdout(Stdio::null())
             .spawn()
             .unwrap(),
@@ -189,6 +263,14 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
             .unwrap()
             .status,
         200
+    );
+    // The password came from the Secret, read with the client's token.
+    assert_eq!(
+        *api_requests.lock().unwrap(),
+        [(
+            "/api/v1/namespaces/ns/secrets/web-user".to_owned(),
+            "Bearer test-token".to_owned()
+        )]
     );
     let info = request(port, "GET", "/", &[], None).unwrap();
     assert_eq!(info.status, 200);
@@ -546,4 +628,51 @@ fn the_api_port_speaks_https_with_the_mounted_pair() {
             .status,
         200
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_that_cannot_be_read_stops_the_start_naming_it() {
+    let (api_server, _) = fake_api_server().await;
+    let files = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig(files.path(), api_server);
+    let providers = "kafka.config.providers=strimzisecrets\n\
+        kafka.config.providers.strimzisecrets.class=io.strimzi.kafka.KubernetesSecretConfigProvider\n";
+    for (placeholder, expected) in [
+        (
+            "${strimzisecrets:ns/missing:password}",
+            "bridge-standin: reading Secret ns/missing: ",
+        ),
+        (
+            "${strimzisecrets:ns/web-user:nokey}",
+            "bridge-standin: CONFIG: kafka.sasl.jaas.config: ${strimzisecrets:ns/web-user:nokey}: \
+             Secret ns/web-user has no key nokey",
+        ),
+    ] {
+        let config = files.path().join("b.properties");
+        std::fs::write(
+            &config,
+            format!(
+                "bridge.id=web\nkafka.bootstrap.servers=127.0.0.1:1\n{providers}\
+                 kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule \
+                 required username=\"u\" password=\"{placeholder}\";\n"
+            ),
+        )
+        .unwrap();
+        let expected = expected.replace("CONFIG", &config.display().to_string());
+        let kubeconfig = kubeconfig.clone();
+        let output = tokio::task::spawn_blocking(move || {
+            Command::new(BINARY)
+                .arg(format!("--config-file={}", config.display()))
+                .env("KUBECONFIG", &kubeconfig)
+                .env_remove("KUBERNETES_SERVICE_HOST")
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.starts_with(&expected), "{stderr:?} vs {expected:?}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
 }

@@ -9,7 +9,14 @@ use strimzi_kafka_exporter_standin::config::parse_args;
 use strimzi_kafka_exporter_standin::{server, tls};
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("kafka-exporter-standin: {message}");
+    // One line, even when a library's message has several.
+    let message = message.to_string();
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect();
+    eprintln!("kafka-exporter-standin: {}", parts.join(" "));
     ExitCode::from(2)
 }
 
