@@ -8,10 +8,18 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+/// A label value in Prometheus' text format.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
 /// Counters of one bridge process.
 #[derive(Default)]
 pub struct BridgeMetrics {
-    requests: Mutex<BTreeMap<(String, u16), u64>>,
+    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
     active: AtomicI64,
     sent: Mutex<BTreeMap<String, u64>>,
     consumed: Mutex<BTreeMap<String, u64>>,
@@ -29,11 +37,13 @@ impl BridgeMetrics {
         self.active.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A request ended with `code`.
-    pub fn finished(&self, method: &str, code: u16) {
+    /// A request for `path` ended with `code`.
+    pub fn finished(&self, method: &str, path: &str, code: u16) {
         self.active.fetch_sub(1, Ordering::Relaxed);
         if let Ok(mut requests) = self.requests.lock() {
-            *requests.entry((method.to_owned(), code)).or_default() += 1;
+            *requests
+                .entry((method.to_owned(), path.to_owned(), code))
+                .or_default() += 1;
         }
     }
 
@@ -56,10 +66,11 @@ impl BridgeMetrics {
              # TYPE strimzi_bridge_http_server_requests_total counter"
         );
         if let Ok(requests) = self.requests.lock() {
-            for ((method, code), count) in requests.iter() {
+            for ((method, path, code), count) in requests.iter() {
+                let path = escape(path);
                 let _ = writeln!(
                     out,
-                    "strimzi_bridge_http_server_requests_total{{method=\"{method}\",code=\"{code}\"}} {count}"
+                    "strimzi_bridge_http_server_requests_total{{code=\"{code}\",method=\"{method}\",path=\"{path}\"}} {count}"
                 );
             }
         }
@@ -85,7 +96,7 @@ impl BridgeMetrics {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
             if let Ok(map) = map.lock() {
                 for (topic, count) in map.iter() {
-                    let topic = topic.replace('\\', "\\\\").replace('"', "\\\"");
+                    let topic = escape(topic);
                     let _ = writeln!(out, "{name}{{topic=\"{topic}\"}} {count}");
                 }
             }
@@ -102,12 +113,12 @@ mod tests {
     fn counters_are_rendered_with_the_dashboards_names() {
         let metrics = BridgeMetrics::default();
         metrics.started();
-        metrics.finished("POST", 200);
+        metrics.finished("POST", "/topics/t", 200);
         metrics.sent("t", 5);
         metrics.consumed("t", 2);
         let text = metrics.render();
         for line in [
-            "strimzi_bridge_http_server_requests_total{method=\"POST\",code=\"200\"} 1",
+            "strimzi_bridge_http_server_requests_total{code=\"200\",method=\"POST\",path=\"/topics/t\"} 1",
             "strimzi_bridge_http_server_active_requests 0",
             "strimzi_bridge_kafka_producer_record_send_total{topic=\"t\"} 5",
             "strimzi_bridge_kafka_consumer_records_consumed_total{topic=\"t\"} 2",

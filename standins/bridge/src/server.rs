@@ -221,9 +221,12 @@ async fn count_requests(
     next: Next,
 ) -> Response {
     let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
     bridge.metrics.started();
     let response = next.run(request).await;
-    bridge.metrics.finished(&method, response.status().as_u16());
+    bridge
+        .metrics
+        .finished(&method, &path, response.status().as_u16());
     response
 }
 

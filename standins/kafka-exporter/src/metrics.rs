@@ -117,9 +117,10 @@ fn consumed_topics<'a>(group: &'a Group, filters: &Filters) -> BTreeMap<&'a str,
 /// `show_all_offsets` false only groups that have members are reported (the real exporter
 /// then asks only for the partitions assigned to members, so an empty group shows nothing).
 ///
-/// Lag per partition is the log end offset minus the committed offset; a partition of a
-/// consumed topic without a committed offset lags by the whole log end offset and is left out
-/// of the sums, as the real exporter does.
+/// Lag per partition is the log end offset minus the committed offset. As in the real
+/// exporter, a partition of a consumed topic without a committed offset reports offset and lag
+/// -1; the lag sum leaves it out, the offset sum adds its -1; a topic without any committed
+/// offset of the group is not reported for it.
 pub fn render(snapshot: &Snapshot, filters: &Filters, show_all_offsets: bool) -> String {
     let mut out = String::new();
     let count = i64::try_from(snapshot.brokers.len()).unwrap_or(i64::MAX);
@@ -246,14 +247,14 @@ pub fn render(snapshot: &Snapshot, filters: &Filters, show_all_offsets: bool) ->
             let mut offsets = Vec::new();
             let (mut offset_sum, mut lag_sum) = (0, 0);
             for (partition, committed) in partitions {
-                let lag = log_end.get(&(topic, partition)).map(|end| {
-                    if committed < 0 {
-                        *end
-                    } else {
+                let lag = if committed < 0 {
+                    Some(-1)
+                } else {
+                    log_end.get(&(topic, partition)).map(|end| {
                         lag_sum += end - committed;
                         end - committed
-                    }
-                });
+                    })
+                };
                 offset_sum += committed;
                 offsets.push((partition, committed, lag));
             }
@@ -438,7 +439,7 @@ mod tests {
             "kafka_consumergroup_current_offset{consumergroup=\"watchers\",topic=\"lagging\",partition=\"0\"} 4",
             "kafka_consumergroup_current_offset{consumergroup=\"watchers\",topic=\"lagging\",partition=\"1\"} -1",
             "kafka_consumergroup_lag{consumergroup=\"watchers\",topic=\"lagging\",partition=\"0\"} 6",
-            "kafka_consumergroup_lag{consumergroup=\"watchers\",topic=\"lagging\",partition=\"1\"} 7",
+            "kafka_consumergroup_lag{consumergroup=\"watchers\",topic=\"lagging\",partition=\"1\"} -1",
             "kafka_consumergroup_lag_sum{consumergroup=\"watchers\",topic=\"lagging\"} 6",
             "kafka_consumergroup_current_offset_sum{consumergroup=\"watchers\",topic=\"lagging\"} 3",
             "kafka_consumergroup_lag{consumergroup=\"readers\",topic=\"lagging\",partition=\"0\"} 0",
