@@ -1,5 +1,7 @@
 //! `strimzi-bridge-standin --config-file=<file>`: the HTTP Bridge's API over rdkafka (see the
-//! library). A configuration it cannot use ends it at once with exit status 2 and one line on
+//! library). Without arguments it reads the file the pod mounts,
+//! `$STRIMZI_HOME/custom-config/application.properties`, so that the image may install it as
+//! the start script itself. A configuration it cannot use ends it at once with exit status 2 and one line on
 //! standard error naming the file, key or Secret.
 
 use std::process::ExitCode;
@@ -8,7 +10,7 @@ use std::time::Duration;
 use strimzi_bridge_standin::https;
 use strimzi_bridge_standin::kafka::Producer;
 use strimzi_bridge_standin::server::{Bridge, api_router, management_router};
-use strimzi_bridge_standin::startup::{config_file, load};
+use strimzi_bridge_standin::startup::{config_file, load, redacted};
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
     // One line, even when a library's message has several.
@@ -37,10 +39,15 @@ async fn stop_signal() {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = match config_file(&args) {
+    let home = std::env::var("STRIMZI_HOME").ok();
+    let path = match config_file(&args, home.as_deref()) {
         Ok(path) => path,
         Err(error) => return fail(error),
     };
+    // The configuration it starts with, secrets hidden, as the start script prints it.
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        println!("bridge-standin: configuration {path}:\n{}", redacted(&text));
+    }
     let config = match load(&path).await {
         Ok(config) => config,
         Err(error) => return fail(error),

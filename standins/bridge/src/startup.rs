@@ -11,8 +11,20 @@ use crate::placeholders::{self, SecretName, Sources};
 use crate::properties;
 
 /// The configuration file of the command line: `--config-file=<path>` or
-/// `--config-file <path>`; nothing else is accepted.
-pub fn config_file(args: &[String]) -> Result<String, String> {
+/// `--config-file <path>`; without arguments, the file the pod mounts,
+/// `<home>/custom-config/application.properties` (`home` = `STRIMZI_HOME`, by default
+/// `/opt/strimzi`), so that the image may run the stand-in as its start script. Nothing else is
+/// accepted.
+pub fn config_file(args: &[String], home: Option<&str>) -> Result<String, String> {
+    if args.is_empty() {
+        let home = home
+            .filter(|home| !home.is_empty())
+            .unwrap_or("/opt/strimzi");
+        return Ok(format!(
+            "{}/custom-config/application.properties",
+            home.trim_end_matches('/')
+        ));
+    }
     let mut file = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -29,7 +41,30 @@ pub fn config_file(args: &[String]) -> Result<String, String> {
         }
     }
     file.filter(|path| !path.is_empty())
-        .ok_or_else(|| "flag --config-file is required".to_owned())
+        .ok_or_else(|| "flag --config-file needs a value".to_owned())
+}
+
+/// The configuration text as the start script prints it: values of `sasl.jaas.config` and of
+/// keys naming a password replaced by `[hidden]`.
+pub fn redacted(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let key = trimmed
+            .split(['=', ':', ' '])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let secret = key.ends_with("sasl.jaas.config") || key.contains("password");
+        if secret && !trimmed.starts_with('#') && !trimmed.starts_with('!') {
+            out.push_str(&trimmed[..key.len()]);
+            out.push_str("=[hidden]");
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Environment, files and the Secrets read before.
@@ -73,21 +108,45 @@ mod tests {
     #[test]
     fn the_config_file_flag_is_read() {
         assert_eq!(
-            config_file(&args(&["--config-file=/tmp/kafka-bridge.properties"])).unwrap(),
+            config_file(&args(&["--config-file=/tmp/kafka-bridge.properties"]), None).unwrap(),
             "/tmp/kafka-bridge.properties"
         );
-        assert_eq!(config_file(&args(&["--config-file", "/c"])).unwrap(), "/c");
         assert_eq!(
-            config_file(&args(&[])).unwrap_err(),
-            "flag --config-file is required"
+            config_file(&args(&["--config-file", "/c"]), None).unwrap(),
+            "/c"
         );
         assert_eq!(
-            config_file(&args(&["--config-file"])).unwrap_err(),
+            config_file(&args(&[]), None).unwrap(),
+            "/opt/strimzi/custom-config/application.properties"
+        );
+        assert_eq!(
+            config_file(&args(&[]), Some("/home/b/")).unwrap(),
+            "/home/b/custom-config/application.properties"
+        );
+        assert_eq!(
+            config_file(&args(&["--config-file"]), None).unwrap_err(),
             "flag --config-file needs a value"
         );
         assert_eq!(
-            config_file(&args(&["--verbose"])).unwrap_err(),
+            config_file(&args(&["--config-file="]), None).unwrap_err(),
+            "flag --config-file needs a value"
+        );
+        assert_eq!(
+            config_file(&args(&["--verbose"]), None).unwrap_err(),
             "unknown argument \"--verbose\""
+        );
+    }
+
+    #[test]
+    fn secrets_are_hidden_when_the_configuration_is_printed() {
+        let text = "# comment with password=x\nbridge.id=web\n\
+                    kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule \
+                    required username=\"u\" password=\"p\";\n\
+                    kafka.ssl.key.password=secret\nhttp.port=8080\n";
+        assert_eq!(
+            redacted(text),
+            "# comment with password=x\nbridge.id=web\nkafka.sasl.jaas.config=[hidden]\n\
+             kafka.ssl.key.password=[hidden]\nhttp.port=8080\n"
         );
     }
 

@@ -553,12 +553,20 @@ fn a_configuration_it_cannot_use_stops_the_start_in_one_line() {
             config.display()
         )
     );
-    let output = Command::new(BINARY).output().unwrap();
+    // Without arguments: the file the pod mounts under STRIMZI_HOME.
+    let output = Command::new(BINARY)
+        .env("STRIMZI_HOME", "/nonexistent")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
-        "bridge-standin: flag --config-file is required\n"
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(
+            "bridge-standin: --config-file /nonexistent/custom-config/application.properties: "
+        ),
+        "{stderr}"
     );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
 #[test]

@@ -134,7 +134,7 @@ impl Collector {
         let list = self.client.fetch_group_list(None, REQUEST_TIMEOUT)?;
         let mut groups = Vec::new();
         for group in list.groups() {
-            if !self.filters.group(group.name()) || group.protocol_type() == "connect" {
+            if !self.filters.group(group.name()) {
                 continue;
             }
             let committed = if wanted.count() == 0 {

@@ -35,6 +35,14 @@ pub enum ConfigError {
     /// A positional argument: the exporter takes none.
     #[error("unexpected argument {0:?}: the exporter takes flags only")]
     Positional(String),
+    /// A variable of the pod's environment is missing or malformed (see [`pod_arguments`]).
+    #[error("environment variable {name}: {message}")]
+    Variable {
+        /// The variable.
+        name: &'static str,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// SASL login of the exporter (`--sasl.*`).
@@ -384,6 +392,88 @@ pub fn parse_args(args: &[String]) -> Result<ExporterConfig, ConfigError> {
     })
 }
 
+/// Where the pod mounts the cluster CA (`<cluster>-trustbundle`).
+pub const POD_CA_FILE: &str = "/etc/kafka-exporter/cluster-ca-certs/cluster-ca.crt";
+/// Where the pod mounts the exporter's certificate (`<cluster>-kafka-exporter-certs`).
+pub const POD_CERT_FILE: &str = "/etc/kafka-exporter/kafka-exporter-certs/kafka-exporter.crt";
+/// Where the pod mounts the exporter's key.
+pub const POD_KEY_FILE: &str = "/etc/kafka-exporter/kafka-exporter-certs/kafka-exporter.key";
+
+/// The flags the pod's start script (`kafka_exporter_run.sh`) passes, from the variables our
+/// operator sets (CONTRACT.md section 6), read through `env`: the metrics on `:9404`, mutual
+/// TLS with the mounted files, each regex one argument. For running the stand-in without a
+/// shell script in between; a missing or malformed variable is an error naming it.
+pub fn pod_arguments(env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<String>, ConfigError> {
+    let required = |name: &'static str| {
+        env(name)
+            .filter(|value| !value.is_empty())
+            .ok_or(ConfigError::Variable {
+                name,
+                message: "missing".to_owned(),
+            })
+    };
+    let boolean = |name: &'static str, default: bool| match env(name).as_deref() {
+        None | Some("") => Ok(default),
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => Err(ConfigError::Variable {
+            name,
+            message: format!("{other:?} is not true or false"),
+        }),
+    };
+    let mut args = vec![
+        format!(
+            "--kafka.server={}",
+            required("KAFKA_EXPORTER_KAFKA_SERVER")?
+        ),
+        "--web.listen-address=:9404".to_owned(),
+        "--tls.enabled".to_owned(),
+        format!("--tls.ca-file={POD_CA_FILE}"),
+        format!("--tls.cert-file={POD_CERT_FILE}"),
+        format!("--tls.key-file={POD_KEY_FILE}"),
+    ];
+    if let Some(version) = env("KAFKA_EXPORTER_KAFKA_VERSION").filter(|v| !v.is_empty()) {
+        args.push(format!("--kafka.version={version}"));
+    }
+    for (name, flag, default) in [
+        ("KAFKA_EXPORTER_GROUP_REGEX", "--group.filter", Some(".*")),
+        ("KAFKA_EXPORTER_TOPIC_REGEX", "--topic.filter", Some(".*")),
+        (
+            "KAFKA_EXPORTER_GROUP_EXCLUDE_REGEX",
+            "--group.exclude",
+            None,
+        ),
+        (
+            "KAFKA_EXPORTER_TOPIC_EXCLUDE_REGEX",
+            "--topic.exclude",
+            None,
+        ),
+    ] {
+        match env(name).filter(|value| !value.is_empty()) {
+            Some(value) => args.push(format!("{flag}={value}")),
+            None => args.extend(default.map(|value| format!("{flag}={value}"))),
+        }
+    }
+    if let Some(level) = env("KAFKA_EXPORTER_LOGGING").filter(|v| !v.is_empty()) {
+        if level.parse::<u32>().is_err() {
+            return Err(ConfigError::Variable {
+                name: "KAFKA_EXPORTER_LOGGING",
+                message: format!("{level:?} is not a number"),
+            });
+        }
+        args.push(format!("--verbosity={level}"));
+    }
+    if boolean("KAFKA_EXPORTER_ENABLE_SARAMA", false)? {
+        args.push("--log.enable-sarama".to_owned());
+    }
+    args.push(if boolean("KAFKA_EXPORTER_OFFSET_SHOW_ALL", true)? {
+        "--offset.show-all".to_owned()
+    } else {
+        "--no-offset.show-all".to_owned()
+    });
+    Ok(args)
+}
+
 impl ExporterConfig {
     /// The socket address to bind: `:9404` becomes `0.0.0.0:9404`.
     pub fn bind_address(&self) -> String {
@@ -469,6 +559,81 @@ mod tests {
         assert!(!config.filters.topic("other"));
         // The default exclude `^$` excludes nothing named.
         assert!(config.filters.group("anything"));
+    }
+
+    fn pod_env(name: &str) -> Option<String> {
+        [
+            ("KAFKA_EXPORTER_LOGGING", "1"),
+            ("KAFKA_EXPORTER_KAFKA_VERSION", "4.3.1"),
+            ("KAFKA_EXPORTER_GROUP_REGEX", "^(watchers|readers)$"),
+            ("KAFKA_EXPORTER_TOPIC_REGEX", ".*"),
+            ("KAFKA_EXPORTER_TOPIC_EXCLUDE_REGEX", "^__ *"),
+            (
+                "KAFKA_EXPORTER_KAFKA_SERVER",
+                "my-cluster-kafka-bootstrap:9091",
+            ),
+            ("KAFKA_EXPORTER_ENABLE_SARAMA", "false"),
+            ("KAFKA_EXPORTER_OFFSET_SHOW_ALL", "false"),
+        ]
+        .iter()
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| (*value).to_owned())
+    }
+
+    #[test]
+    fn the_pods_environment_gives_the_start_scripts_flags() {
+        let args = pod_arguments(&pod_env).unwrap();
+        assert_eq!(
+            args,
+            [
+                "--kafka.server=my-cluster-kafka-bootstrap:9091",
+                "--web.listen-address=:9404",
+                "--tls.enabled",
+                "--tls.ca-file=/etc/kafka-exporter/cluster-ca-certs/cluster-ca.crt",
+                "--tls.cert-file=/etc/kafka-exporter/kafka-exporter-certs/kafka-exporter.crt",
+                "--tls.key-file=/etc/kafka-exporter/kafka-exporter-certs/kafka-exporter.key",
+                "--kafka.version=4.3.1",
+                "--group.filter=^(watchers|readers)$",
+                "--topic.filter=.*",
+                "--topic.exclude=^__ *",
+                "--verbosity=1",
+                "--no-offset.show-all",
+            ]
+        );
+        // A regex with spaces and quotes stays one argument.
+        let config = parse_args(&args).unwrap();
+        assert!(!config.filters.topic("__ consumer"));
+        assert!(!config.show_all_offsets);
+        assert_eq!(config.verbosity, 1);
+    }
+
+    #[test]
+    fn a_missing_or_malformed_variable_is_named() {
+        let without_server = |name: &str| {
+            (name != "KAFKA_EXPORTER_KAFKA_SERVER")
+                .then(|| pod_env(name))
+                .flatten()
+        };
+        assert_eq!(
+            pod_arguments(&without_server).unwrap_err().to_string(),
+            "environment variable KAFKA_EXPORTER_KAFKA_SERVER: missing"
+        );
+        let bad_boolean = |name: &str| {
+            if name == "KAFKA_EXPORTER_OFFSET_SHOW_ALL" {
+                Some("yes".to_owned())
+            } else {
+                pod_env(name)
+            }
+        };
+        assert_eq!(
+            pod_arguments(&bad_boolean).unwrap_err().to_string(),
+            "environment variable KAFKA_EXPORTER_OFFSET_SHOW_ALL: \"yes\" is not true or false"
+        );
+        let only_server =
+            |name: &str| (name == "KAFKA_EXPORTER_KAFKA_SERVER").then(|| "k:9091".to_owned());
+        let args = pod_arguments(&only_server).unwrap();
+        assert!(args.contains(&"--group.filter=.*".to_owned()));
+        assert!(args.contains(&"--offset.show-all".to_owned()));
     }
 
     #[test]

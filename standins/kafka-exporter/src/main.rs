@@ -1,11 +1,13 @@
 //! `strimzi-kafka-exporter-standin`: Kafka Exporter's flags in, `/metrics` out (see the
-//! library). Any flag or file it cannot use ends it at once with exit status 2 and one line on
+//! library). Without arguments it takes the flags the pod's start script would pass from the
+//! operator's `KAFKA_EXPORTER_*` variables ([`pod_arguments`]), so the image may install it as
+//! `/opt/kafka-exporter/kafka_exporter_run.sh` itself. Any flag or file it cannot use ends it at once with exit status 2 and one line on
 //! standard error naming the flag or file.
 
 use std::process::ExitCode;
 
 use strimzi_kafka_exporter_standin::collect::{Collector, client_settings};
-use strimzi_kafka_exporter_standin::config::parse_args;
+use strimzi_kafka_exporter_standin::config::{parse_args, pod_arguments};
 use strimzi_kafka_exporter_standin::{server, tls};
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -22,7 +24,15 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() {
+        // Run as the pod's start script: the flags from the operator's variables.
+        args = match pod_arguments(&|name| std::env::var(name).ok()) {
+            Ok(args) => args,
+            Err(error) => return fail(error),
+        };
+        eprintln!("kafka-exporter-standin: {}", args.join(" "));
+    }
     let config = match parse_args(&args) {
         Ok(config) => config,
         Err(error) => return fail(error),

@@ -211,6 +211,27 @@ fn a_missing_flag_or_file_stops_the_start_in_one_line() {
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // Without arguments it reads the pod's variables, as the start script does.
+    let output = Command::new(BINARY)
+        .env_remove("KAFKA_EXPORTER_KAFKA_SERVER")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "kafka-exporter-standin: environment variable KAFKA_EXPORTER_KAFKA_SERVER: missing\n"
+    );
+    let output = Command::new(BINARY)
+        .env("KAFKA_EXPORTER_KAFKA_SERVER", "127.0.0.1:1")
+        .env("KAFKA_EXPORTER_GROUP_REGEX", "(")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("flag --group.filter: \"(\" is not a regular expression"),
+        "{stderr}"
+    );
     let (status, stderr) = refused(&["--kafka.server=127.0.0.1:1", "--group.filter=("]);
     assert_eq!(status, Some(2));
     assert!(stderr.contains("--group.filter"), "{stderr}");
