@@ -32,9 +32,18 @@ struct Answer {
     status: u16,
     content_type: String,
     body: String,
+    /// Header lines, names lower-cased.
+    headers: Vec<(String, String)>,
 }
 
 impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
     fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {self:?}"))
     }
@@ -78,10 +87,19 @@ fn request(
                 .then(|| value.trim().to_owned())
         })
         .unwrap_or_default();
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            Some((name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        })
+        .collect();
     Ok(Answer {
         status,
         content_type,
         body: body.to_owned(),
+        headers,
     })
 }
 
@@ -683,4 +701,114 @@ async fn a_secret_that_cannot_be_read_stops_the_start_naming_it() {
         assert!(stderr.starts_with(&expected), "{stderr:?} vs {expected:?}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cors_disabled_endpoints_and_idle_consumers_follow_the_http_options() {
+    let files = tempfile::tempdir().unwrap();
+    let (port, management) = (free_port().unwrap(), free_port().unwrap());
+    let config = files.path().join("b.properties");
+    std::fs::write(
+        &config,
+        format!(
+            "bridge.id=web\nkafka.bootstrap.servers=127.0.0.1:1\nhttp.host=127.0.0.1\n\
+             http.port={port}\nhttp.management.port={management}\nhttp.cors.enabled=true\n\
+             http.cors.allowedOrigins=https://a.example\nhttp.cors.allowedMethods=GET,POST\n\
+             http.producer.enabled=false\nhttp.timeoutSeconds=1\n"
+        ),
+    )
+    .unwrap();
+    let _bridge = Running(
+        Command::new(BINARY)
+            .arg(format!("--config-file={}", config.display()))
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    while request(management, "GET", "/ready", &[], None)
+        .map(|a| a.status)
+        .ok()
+        != Some(200)
+    {
+        assert!(started.elapsed() < Duration::from_secs(30), "never ready");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // CORS: pre-flight answered for an allowed origin, other origins refused.
+    let preflight = request(
+        port,
+        "OPTIONS",
+        "/topics/t",
+        &[
+            ("Origin", "https://a.example"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        None,
+    )
+    .unwrap();
+    assert_eq!(preflight.status, 204, "{preflight:?}");
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("https://a.example")
+    );
+    assert_eq!(
+        preflight.header("access-control-allow-methods"),
+        Some("GET,POST")
+    );
+    let allowed = request(port, "GET", "/", &[("Origin", "https://a.example")], None).unwrap();
+    assert_eq!(allowed.status, 200);
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://a.example")
+    );
+    let refused = request(port, "GET", "/", &[("Origin", "https://b.example")], None).unwrap();
+    assert_eq!(refused.status, 403);
+    // http.producer.enabled=false.
+    let produce = json!({"records": [{"value": 1}]});
+    let disabled = request(
+        port,
+        "POST",
+        "/topics/t",
+        &[("Content-Type", JSON_RECORDS)],
+        Some(&produce),
+    )
+    .unwrap();
+    assert_eq!(disabled.status, 503, "{disabled:?}");
+    assert_eq!(disabled.json()["error_code"], 503);
+    // http.timeoutSeconds=1: an idle consumer is deleted.
+    let created = request(
+        port,
+        "POST",
+        "/consumers/g",
+        &[("Content-Type", API)],
+        Some(&json!({"name": "idle"})),
+    )
+    .unwrap();
+    assert_eq!(created.status, 200, "{created:?}");
+    // Without a name, one is made from the bridge id.
+    let unnamed = request(
+        port,
+        "POST",
+        "/consumers/g",
+        &[("Content-Type", API)],
+        Some(&json!({})),
+    )
+    .unwrap();
+    assert!(
+        unnamed.json()["instance_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("web-"),
+        "{unnamed:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let gone = request(port, "DELETE", "/consumers/g/instances/idle", &[], None).unwrap();
+    assert_eq!(gone.status, 404, "{gone:?}");
+    // Metrics are off without bridge.metrics.
+    assert_eq!(
+        request(management, "GET", "/metrics", &[], None)
+            .unwrap()
+            .status,
+        404
+    );
 }
