@@ -424,6 +424,45 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
     )
     .unwrap();
     assert_eq!(committed.status, 204, "{committed:?}");
+    // Committing named offsets too.
+    let named = json!({"offsets": [{"topic": "bridge-records", "partition": 0, "offset": 5}]});
+    let committed = request(
+        port,
+        "POST",
+        &format!("{instance}/offsets"),
+        &[("Content-Type", API)],
+        Some(&named),
+    )
+    .unwrap();
+    assert_eq!(committed.status, 204, "{committed:?}");
+    // Topics and their partitions.
+    let topics = request(port, "GET", "/topics", &[("Accept", API)], None).unwrap();
+    assert_eq!(topics.status, 200, "{topics:?}");
+    let names = topics.json();
+    assert!(
+        names.as_array().unwrap().contains(&json!("bridge-records")),
+        "{names}"
+    );
+    assert!(
+        !names
+            .as_array()
+            .unwrap()
+            .contains(&json!("__consumer_offsets")),
+        "{names}"
+    );
+    let topic = request(
+        port,
+        "GET",
+        "/topics/bridge-records",
+        &[("Accept", API)],
+        None,
+    )
+    .unwrap();
+    let topic = topic.json();
+    assert_eq!(topic["name"], "bridge-records");
+    assert_eq!(topic["partitions"][0]["partition"], 0);
+    assert_eq!(topic["partitions"][0]["replicas"][0]["leader"], true);
+    assert_eq!(topic["partitions"][0]["replicas"][0]["in_sync"], true);
     let listing = request(
         port,
         "GET",
