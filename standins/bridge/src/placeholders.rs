@@ -130,8 +130,8 @@ pub struct Placeholder {
     pub key: String,
 }
 
-/// The placeholders of `value`, in order: `${alias:key}` or `${alias:path:key}` (the path is
-/// everything between the first and the last colon).
+/// The placeholders of `value`, in order: `${alias:key}` or `${alias:path:key}` (as in Kafka,
+/// the path ends at the second colon; the key is the rest).
 pub fn find(value: &str) -> Vec<Placeholder> {
     let mut found = Vec::new();
     let mut from = 0;
@@ -143,7 +143,7 @@ pub fn find(value: &str) -> Vec<Placeholder> {
         let end = start + length + 1;
         let inner = &value[start + 2..end - 1];
         if let Some((alias, rest)) = inner.split_once(':') {
-            let (path, key) = match rest.rsplit_once(':') {
+            let (path, key) = match rest.split_once(':') {
                 Some((path, key)) => (Some(path.to_owned()), key.to_owned()),
                 None => (None, rest.to_owned()),
             };
@@ -427,6 +427,11 @@ mod tests {
         assert_eq!(found[1].path, None);
         assert_eq!(found[1].key, "X");
         assert!(find("no ${placeholder} here").is_empty());
+        let colons = &find("${strimzifile:/a:b:c}")[0];
+        assert_eq!(
+            (colons.path.as_deref(), colons.key.as_str()),
+            (Some("/a"), "b:c")
+        );
     }
 
     #[test]
