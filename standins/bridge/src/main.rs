@@ -98,7 +98,11 @@ async fn main() -> ExitCode {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            let expired = expiring.expire_idle();
+            // Closing a consumer leaves its group: blocking work.
+            let bridge = std::sync::Arc::clone(&expiring);
+            let expired = tokio::task::spawn_blocking(move || bridge.expire_idle())
+                .await
+                .unwrap_or(0);
             if expired > 0 {
                 eprintln!("bridge-standin: deleted {expired} idle consumer(s)");
             }
