@@ -416,6 +416,70 @@ fn kafka_exporter_runs_the_kafka_images_script_with_its_settings() {
     );
 }
 
+/// The contract of CONTRACT.md section 6 from both sides: the exporter stand-in
+/// (`standins/kafka-exporter`), run without arguments as the pod's start script, turns the
+/// container's environment into flags it accepts, and the files it reads lie in the mounted
+/// Secrets with the formats it checks.
+#[test]
+fn the_kafka_exporter_stand_in_runs_with_the_pods_environment_and_files() {
+    use strimzi_kafka_exporter_standin::config::{
+        POD_CA_FILE, POD_CERT_FILE, POD_KEY_FILE, parse_args, pod_arguments,
+    };
+    use strimzi_kafka_exporter_standin::tls::{PemKind, check_pem};
+    let cluster = resolved(json!({"kafkaExporter": {
+        "topicRegex": "orders.*", "groupRegex": "^(a|b) c$", "groupExcludeRegex": "^console",
+        "logging": "debug", "showAllOffsets": false,
+    }}))
+    .unwrap();
+    let issued = certificates(&cluster);
+    let exporter = cluster
+        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 2, 0)
+        .unwrap();
+    let pod = exporter.deployment.spec.unwrap().template.spec.unwrap();
+    let container = &pod.containers[0];
+    let vars = env(container);
+    let args = pod_arguments(&|name| vars.get(name).cloned()).unwrap();
+    let config = parse_args(&args).unwrap();
+    assert_eq!(config.servers, ["c-kafka-bootstrap:9091"]);
+    assert_eq!(config.bind_address(), "0.0.0.0:9404");
+    assert!(config.filters.group("a c") && !config.filters.group("a"));
+    assert!(config.filters.topic("orders-1") && !config.filters.topic("payments"));
+    assert!(!config.filters.group("console-consumer-1"));
+    assert!(!config.show_all_offsets);
+    assert_eq!(config.verbosity, 1);
+    // Each file the stand-in reads is a key of a mounted Secret, in the format it checks.
+    let mounted = |file: &str| -> (String, String) {
+        let mount = container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .find(|mount| file.starts_with(&mount.mount_path))
+            .unwrap_or_else(|| panic!("{file} is not under a mount"));
+        let volume = pod
+            .volumes
+            .iter()
+            .flatten()
+            .find(|volume| volume.name == mount.name)
+            .unwrap();
+        let secret = volume.secret.as_ref().unwrap().secret_name.clone().unwrap();
+        (secret, file[mount.mount_path.len()..].to_owned())
+    };
+    assert_eq!(
+        mounted(POD_CA_FILE),
+        ("c-trustbundle".to_owned(), "cluster-ca.crt".to_owned())
+    );
+    let data = exporter.secret.data.unwrap();
+    for (file, kind) in [
+        (POD_CERT_FILE, PemKind::Certificates),
+        (POD_KEY_FILE, PemKind::PrivateKey),
+    ] {
+        let (secret, key) = mounted(file);
+        assert_eq!(secret, "c-kafka-exporter-certs");
+        let text = String::from_utf8(data[&key].0.clone()).unwrap();
+        check_pem("--tls.*-file", file, &text, kind).unwrap();
+    }
+}
+
 #[test]
 fn bad_component_input_is_refused_naming_the_field() {
     let refused = |spec: Value| match resolved(spec) {
