@@ -4,6 +4,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod fake_admin;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
