@@ -185,10 +185,7 @@ impl IntoResponse for Failure {
 fn json_response(status: StatusCode, body: &Value, task: Option<&str>) -> Response {
     let mut response = (status, body.to_string()).into_response();
     let headers = response.headers_mut();
-    headers.insert(
-        "content-type",
-        HeaderValue::from_static("application/json"),
-    );
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
     if let Some(value) = task.and_then(|task| HeaderValue::from_str(task).ok()) {
         headers.insert(USER_TASK_ID, value);
     }
@@ -298,44 +295,72 @@ impl Params {
     }
 }
 
-/// Checks the credentials against the users: `Err` is the refusal to send.
-fn authorize(standin: &StandIn, headers: &HeaderMap, endpoint: Option<Endpoint>) -> Result<(), Response> {
+/// Why a request is refused before it is looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// No or wrong credentials (401).
+    Unauthorized,
+    /// A role too low for the endpoint (403).
+    Forbidden,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Unauthorized => {
+                let mut response = (
+                    StatusCode::UNAUTHORIZED,
+                    "<html><body><h2>HTTP ERROR 401 Unauthorized</h2></body></html>",
+                )
+                    .into_response();
+                response.headers_mut().insert(
+                    "www-authenticate",
+                    HeaderValue::from_static("basic realm=\"KafkaCruiseControlRealm\""),
+                );
+                response
+            }
+            Self::Forbidden => (
+                StatusCode::FORBIDDEN,
+                "<html><body><h2>HTTP ERROR 403 Forbidden</h2></body></html>",
+            )
+                .into_response(),
+        }
+    }
+}
+
+/// Checks the credentials against the users and the user's role against the endpoint's.
+fn authorize(
+    standin: &StandIn,
+    headers: &HeaderMap,
+    endpoint: Option<Endpoint>,
+) -> Result<(), Refusal> {
     let Some(users) = &standin.settings.api.users else {
         return Ok(());
-    };
-    let unauthorized = || {
-        let mut response = (
-            StatusCode::UNAUTHORIZED,
-            "<html><body><h2>HTTP ERROR 401 Unauthorized</h2></body></html>",
-        )
-            .into_response();
-        response.headers_mut().insert(
-            "www-authenticate",
-            HeaderValue::from_static("basic realm=\"KafkaCruiseControlRealm\""),
-        );
-        response
     };
     let credentials = headers
         .get("authorization")
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Basic ").or_else(|| value.strip_prefix("basic ")))
-        .and_then(|token| base64::engine::general_purpose::STANDARD.decode(token.trim()).ok())
+        .and_then(|value| {
+            value
+                .strip_prefix("Basic ")
+                .or_else(|| value.strip_prefix("basic "))
+        })
+        .and_then(|token| {
+            base64::engine::general_purpose::STANDARD
+                .decode(token.trim())
+                .ok()
+        })
         .and_then(|bytes| String::from_utf8(bytes).ok());
-    let Some((name, password)) = credentials.as_deref().and_then(|text| text.split_once(':')) else {
-        return Err(unauthorized());
+    let Some((name, password)) = credentials.as_deref().and_then(|text| text.split_once(':'))
+    else {
+        return Err(Refusal::Unauthorized);
     };
-    let Some(user) = users
+    let user = users
         .iter()
         .find(|user| user.name == name && user.password == password)
-    else {
-        return Err(unauthorized());
-    };
+        .ok_or(Refusal::Unauthorized)?;
     match endpoint {
-        Some(endpoint) if user.role < endpoint.role() => Err((
-            StatusCode::FORBIDDEN,
-            "<html><body><h2>HTTP ERROR 403 Forbidden</h2></body></html>",
-        )
-            .into_response()),
+        Some(endpoint) if user.role < endpoint.role() => Err(Refusal::Forbidden),
         _ => Ok(()),
     }
 }
@@ -350,7 +375,7 @@ async fn handle(
     let name = uri.path().strip_prefix(PREFIX).unwrap_or_default();
     let endpoint = Endpoint::of(&method, name.trim_end_matches('/'));
     if let Err(refusal) = authorize(&standin, &headers, endpoint) {
-        return refusal;
+        return refusal.into_response();
     }
     let Some(endpoint) = endpoint else {
         return Failure(
@@ -385,7 +410,10 @@ async fn handle(
         .into_response();
     }
     let request = Incoming {
-        url: format!("{method} {}", uri.path_and_query().map_or(uri.path(), |p| p.as_str())),
+        url: format!(
+            "{method} {}",
+            uri.path_and_query().map_or(uri.path(), |p| p.as_str())
+        ),
         client: client.ip().to_string(),
         task: headers
             .get(USER_TASK_ID)
@@ -504,7 +532,10 @@ fn executor_state(execution: Option<&Execution>) -> Value {
 }
 
 async fn load(standin: &StandIn) -> Result<Response, Failure> {
-    let cluster = standin.describe().await.map_err(kafka_failure("GET", "load"))?;
+    let cluster = standin
+        .describe()
+        .await
+        .map_err(kafka_failure("GET", "load"))?;
     let mut answer = render::load(&cluster, &standin.settings.capacities);
     answer["version"] = json!(VERSION);
     Ok(json_response(StatusCode::OK, &answer, None))
@@ -598,7 +629,12 @@ fn resolve(
                 endpoint.method(),
                 endpoint.name(),
                 names.join(", "),
-                configured.supported.iter().map(|g| simple_name(g)).collect::<Vec<_>>().join(", ")
+                configured
+                    .supported
+                    .iter()
+                    .map(|g| simple_name(g))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     }
@@ -623,7 +659,11 @@ fn resolve(
                     endpoint.method(),
                     endpoint.name(),
                     missing.join(", "),
-                    goals.iter().map(|g| simple_name(g)).collect::<Vec<_>>().join(", ")
+                    goals
+                        .iter()
+                        .map(|g| simple_name(g))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         }
@@ -692,7 +732,11 @@ fn resolve(
         request: model::Request {
             scope,
             excluded_topics,
-            rack_aware: has(&["RackAwareGoal", "RackAwareDistributionGoal", "KafkaAssignerEvenRackAwareGoal"]),
+            rack_aware: has(&[
+                "RackAwareGoal",
+                "RackAwareDistributionGoal",
+                "KafkaAssignerEvenRackAwareGoal",
+            ]),
             balance_replicas: has(&[
                 "ReplicaDistributionGoal",
                 "DiskUsageDistributionGoal",
@@ -730,7 +774,11 @@ async fn proposal(
     incoming: &Incoming,
 ) -> Result<Response, Failure> {
     let endpoint = params.endpoint;
-    let method = if endpoint == Endpoint::Proposals { "GET" } else { "POST" };
+    let method = if endpoint == Endpoint::Proposals {
+        "GET"
+    } else {
+        "POST"
+    };
     // The answer of an earlier request, asked again with its task's ID.
     if let Some(id) = &incoming.task {
         return match standin.task(id) {
@@ -744,7 +792,10 @@ async fn proposal(
             )),
             _ => Err(Failure(
                 StatusCode::BAD_REQUEST,
-                format!("Bad {method} request '/{}' due to 'User task {id} is not known (it expired, or the stand-in restarted)'.", endpoint.name()),
+                format!(
+                    "Bad {method} request '/{}' due to 'User task {id} is not known (it expired, or the stand-in restarted)'.",
+                    endpoint.name()
+                ),
             )),
         };
     }
@@ -813,7 +864,10 @@ async fn proposal(
     if executes {
         let reason = format!(
             "{} (Client: {}, Date: {})",
-            params.get("reason").filter(|r| !r.is_empty()).unwrap_or("No reason provided"),
+            params
+                .get("reason")
+                .filter(|r| !r.is_empty())
+                .unwrap_or("No reason provided"),
             incoming.client,
             jiff::Timestamp::from_millisecond(start_ms as i64)
                 .map(|t| t.to_string())
@@ -851,7 +905,11 @@ async fn proposal(
         finished_ms: (!executes).then_some(start_ms),
     });
     if executes {
-        tracing::info!(task = id, movements = proposal.movements.len(), "executing proposal");
+        tracing::info!(
+            task = id,
+            movements = proposal.movements.len(),
+            "executing proposal"
+        );
         tokio::spawn(executor::execute(
             standin.clone(),
             id.clone(),

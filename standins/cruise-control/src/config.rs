@@ -295,7 +295,10 @@ pub fn load(env: impl Fn(&str) -> Option<String>, paths: &Paths) -> Result<Setti
     if ssl != ssl_env {
         return Err(error(
             "STRIMZI_CC_API_SSL_ENABLED",
-            format!("{ssl_env} but webserver.ssl.enable is {ssl} in {}", properties_file.display()),
+            format!(
+                "{ssl_env} but webserver.ssl.enable is {ssl} in {}",
+                properties_file.display()
+            ),
         ));
     }
     if auth != auth_env {
@@ -315,12 +318,14 @@ pub fn load(env: impl Fn(&str) -> Option<String>, paths: &Paths) -> Result<Setti
     let ca_bundle = ca_bundle(&paths.cluster_ca_dir)?;
 
     let users = if auth {
-        let file = option.text("webserver.auth.credentials.file")?.ok_or_else(|| {
-            error(
-                place(&properties_file, "webserver.auth.credentials.file"),
-                "not set while webserver.security.enable is true",
-            )
-        })?;
+        let file = option
+            .text("webserver.auth.credentials.file")?
+            .ok_or_else(|| {
+                error(
+                    place(&properties_file, "webserver.auth.credentials.file"),
+                    "not set while webserver.security.enable is true",
+                )
+            })?;
         let file = PathBuf::from(file);
         Some(parse_users(&file, &read(&file)?)?)
     } else {
@@ -482,7 +487,9 @@ fn goals(option: &Options<'_>) -> Result<Goals, ConfigError> {
         .goal_list("default.goals")?
         .unwrap_or_else(|| supported.clone());
     let hard = option.goal_list("hard.goals")?.unwrap_or_default();
-    let anomaly = option.goal_list("anomaly.detection.goals")?.unwrap_or_default();
+    let anomaly = option
+        .goal_list("anomaly.detection.goals")?
+        .unwrap_or_default();
     let set: BTreeSet<&String> = supported.iter().collect();
     for (key, list) in [
         ("default.goals", &default),
@@ -512,7 +519,8 @@ fn goals(option: &Options<'_>) -> Result<Goals, ConfigError> {
 
 /// A file's text.
 fn read(file: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(file).map_err(|problem| error(file.display().to_string(), problem.to_string()))
+    std::fs::read_to_string(file)
+        .map_err(|problem| error(file.display().to_string(), problem.to_string()))
 }
 
 /// A PEM file holding at least one `-----BEGIN <label>` block.
@@ -579,7 +587,11 @@ pub fn parse_users(file: &Path, text: &str) -> Result<Vec<ApiUser>, ConfigError>
                 "ADMIN" => Role::Admin,
                 "USER" => Role::User,
                 "VIEWER" => Role::Viewer,
-                other => return Err(bad(&format!("unknown role {other:?} (ADMIN, USER, VIEWER)"))),
+                other => {
+                    return Err(bad(&format!(
+                        "unknown role {other:?} (ADMIN, USER, VIEWER)"
+                    )));
+                }
             };
             role = role.max(Some(parsed));
         }
@@ -597,7 +609,8 @@ pub fn parse_users(file: &Path, text: &str) -> Result<Vec<ApiUser>, ConfigError>
 /// `CPU` also as `{"num.cores": …}`.
 pub fn parse_capacities(file: &Path, text: &str) -> Result<Capacities, ConfigError> {
     let at = |what: &str, problem: String| error(format!("{}: {what}", file.display()), problem);
-    let json: Value = serde_json::from_str(text).map_err(|problem| at("JSON", problem.to_string()))?;
+    let json: Value =
+        serde_json::from_str(text).map_err(|problem| at("JSON", problem.to_string()))?;
     let entries = json
         .get("brokerCapacities")
         .and_then(Value::as_array)

@@ -167,7 +167,13 @@ async fn throttle(
     let mut leaders: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut followers: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for movement in &proposal.movements {
-        brokers.extend(movement.old_replicas.iter().chain(&movement.new_replicas).copied());
+        brokers.extend(
+            movement
+                .old_replicas
+                .iter()
+                .chain(&movement.new_replicas)
+                .copied(),
+        );
         for broker in &movement.old_replicas {
             leaders
                 .entry(&movement.topic)

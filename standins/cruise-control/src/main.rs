@@ -57,13 +57,19 @@ async fn run(settings: config::Settings) -> Result<(), String> {
     let tcp = tokio::net::TcpListener::bind(("0.0.0.0", port))
         .await
         .map_err(|error| format!("webserver.http.port {port}: {error}"))?;
-    tracing::info!(port, tls = settings.api.tls.is_some(), auth = settings.api.users.is_some(), "Cruise Control stand-in serving");
+    tracing::info!(
+        port,
+        tls = settings.api.tls.is_some(),
+        auth = settings.api.users.is_some(),
+        "Cruise Control stand-in serving"
+    );
     let standin = StandIn::new(settings, Arc::new(admin));
     let shutdown = async {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => return std::future::pending().await,
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return std::future::pending().await,
+            };
         tokio::select! {
             _ = term.recv() => {}
             _ = tokio::signal::ctrl_c() => {}

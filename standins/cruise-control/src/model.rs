@@ -318,7 +318,11 @@ impl<'a> Planner<'a> {
             .min_by_key(|to| (self.counts.get(to).copied().unwrap_or(0), *to))
     }
 
-    fn drain(&mut self, removed: &BTreeSet<i32>, remaining: &BTreeSet<i32>) -> Result<(), ModelError> {
+    fn drain(
+        &mut self,
+        removed: &BTreeSet<i32>,
+        remaining: &BTreeSet<i32>,
+    ) -> Result<(), ModelError> {
         for index in 0..self.replicas.len() {
             for from in self.replicas[index].clone() {
                 if !removed.contains(&from) {
@@ -383,8 +387,12 @@ impl<'a> Planner<'a> {
             let mut destination_order: Vec<i32> = destinations.iter().copied().collect();
             destination_order.sort_by_key(|id| (self.counts.get(id).copied().unwrap_or(0), *id));
             let mut source_order: Vec<i32> = sources.iter().copied().collect();
-            source_order
-                .sort_by_key(|id| (std::cmp::Reverse(self.counts.get(id).copied().unwrap_or(0)), *id));
+            source_order.sort_by_key(|id| {
+                (
+                    std::cmp::Reverse(self.counts.get(id).copied().unwrap_or(0)),
+                    *id,
+                )
+            });
             'search: for to in &destination_order {
                 let to_count = self.counts.get(to).copied().unwrap_or(0);
                 if fill_only && to_count >= average {
@@ -457,7 +465,11 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn change_factor(&mut self, topics: &BTreeSet<String>, factor: usize) -> Result<(), ModelError> {
+    fn change_factor(
+        &mut self,
+        topics: &BTreeSet<String>,
+        factor: usize,
+    ) -> Result<(), ModelError> {
         let all: BTreeSet<i32> = self.cluster.brokers.keys().copied().collect();
         for index in 0..self.replicas.len() {
             let partition = &self.cluster.partitions[index];
@@ -473,14 +485,12 @@ impl<'a> Planner<'a> {
                 });
             }
             while self.replicas[index].len() < factor {
-                let to = self
-                    .emptiest_fitting(index, -1, &all)
-                    .or_else(|| {
-                        all.iter()
-                            .copied()
-                            .filter(|to| !self.replicas[index].contains(to))
-                            .min_by_key(|to| (self.counts.get(to).copied().unwrap_or(0), *to))
-                    });
+                let to = self.emptiest_fitting(index, -1, &all).or_else(|| {
+                    all.iter()
+                        .copied()
+                        .filter(|to| !self.replicas[index].contains(to))
+                        .min_by_key(|to| (self.counts.get(to).copied().unwrap_or(0), *to))
+                });
                 let Some(to) = to else { break };
                 self.replicas[index].push(to);
                 *self.counts.entry(to).or_default() += 1;
@@ -490,7 +500,12 @@ impl<'a> Planner<'a> {
                     .iter()
                     .skip(1)
                     .copied()
-                    .max_by_key(|id| (self.counts.get(id).copied().unwrap_or(0), std::cmp::Reverse(*id)))
+                    .max_by_key(|id| {
+                        (
+                            self.counts.get(id).copied().unwrap_or(0),
+                            std::cmp::Reverse(*id),
+                        )
+                    })
                 else {
                     break;
                 };

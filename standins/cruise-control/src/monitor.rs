@@ -98,7 +98,11 @@ mod tests {
         assert_eq!(view.valid_windows, 1);
         assert_eq!(view.coverage_pct, 100.0);
         assert_eq!(view.partitions, 7);
-        assert_eq!(monitor.view(40_000).valid_windows, 0, "too old for one window");
+        assert_eq!(
+            monitor.view(40_000).valid_windows,
+            0,
+            "too old for one window"
+        );
     }
 
     #[test]

@@ -31,9 +31,10 @@ pub fn load(cluster: &Cluster, capacities: &Capacities) -> Value {
         .map(|(id, broker)| {
             let replicas = counts.replicas.get(id).copied().unwrap_or(0);
             let leaders = counts.leaders.get(id).copied().unwrap_or(0);
-            let host = hosts
-                .entry(broker.host.as_str())
-                .or_insert((0, 0, 0, broker.rack.as_deref()));
+            let host =
+                hosts
+                    .entry(broker.host.as_str())
+                    .or_insert((0, 0, 0, broker.rack.as_deref()));
             host.0 += 1;
             host.1 += replicas;
             host.2 += leaders;

@@ -274,12 +274,16 @@ impl StandIn {
             if let Err(error) = self.sample().await {
                 tracing::warn!(%error, "sampling the cluster failed");
             }
-            tokio::time::sleep(self.settings.windows.sampling_interval.max(Duration::from_millis(100)))
-                .await;
+            tokio::time::sleep(
+                self.settings
+                    .windows
+                    .sampling_interval
+                    .max(Duration::from_millis(100)),
+            )
+            .await;
         }
     }
 }
-
 
 /// Describes the cluster through `admin`.
 pub async fn describe(admin: &dyn KafkaAdmin) -> Result<Cluster, AdminError> {

@@ -29,11 +29,19 @@ fn the_pods_files_are_read() {
         ("min.valid.partition.ratio", "0.5"),
     ]);
     let settings = pod.load().unwrap();
-    assert_eq!(settings.kafka.bootstrap_servers, ["my-cluster-kafka-bootstrap:9091"]);
+    assert_eq!(
+        settings.kafka.bootstrap_servers,
+        ["my-cluster-kafka-bootstrap:9091"]
+    );
     assert_eq!(settings.kafka.security_protocol, SecurityProtocol::Ssl);
     let tls = settings.kafka.tls.as_ref().unwrap();
     assert!(tls.ca_pem.contains("BEGIN CERTIFICATE"));
-    assert!(tls.client_identity_pem.as_ref().unwrap().contains("PRIVATE KEY"));
+    assert!(
+        tls.client_identity_pem
+            .as_ref()
+            .unwrap()
+            .contains("PRIVATE KEY")
+    );
     assert_eq!(settings.api.port, 9090);
     assert!(settings.api.tls.is_some());
     let users = settings.api.users.as_ref().unwrap();
@@ -55,18 +63,38 @@ fn the_pods_files_are_read() {
     assert_eq!(settings.windows.window, Duration::from_secs(10));
     assert_eq!(settings.windows.sampling_interval, Duration::from_secs(5));
     assert_eq!(
-        settings.sample_topics.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
-        ["strimzi.cruisecontrol.partitionmetricsamples", "strimzi.cruisecontrol.modeltrainingsamples"]
+        settings
+            .sample_topics
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "strimzi.cruisecontrol.partitionmetricsamples",
+            "strimzi.cruisecontrol.modeltrainingsamples"
+        ]
     );
-    assert!(settings.ignored.contains(&"min.valid.partition.ratio".to_owned()));
-    assert!(settings.ignored.contains(&"metric.reporter.topic".to_owned()));
+    assert!(
+        settings
+            .ignored
+            .contains(&"min.valid.partition.ratio".to_owned())
+    );
+    assert!(
+        settings
+            .ignored
+            .contains(&"metric.reporter.topic".to_owned())
+    );
 }
 
 #[test]
 fn tls_and_authentication_can_be_off() {
-    let mut pod = pod(&[("webserver.ssl.enable", "false"), ("webserver.security.enable", "false")]);
-    pod.env.insert("STRIMZI_CC_API_SSL_ENABLED".into(), "false".into());
-    pod.env.insert("STRIMZI_CC_API_AUTH_ENABLED".into(), "false".into());
+    let mut pod = pod(&[
+        ("webserver.ssl.enable", "false"),
+        ("webserver.security.enable", "false"),
+    ]);
+    pod.env
+        .insert("STRIMZI_CC_API_SSL_ENABLED".into(), "false".into());
+    pod.env
+        .insert("STRIMZI_CC_API_AUTH_ENABLED".into(), "false".into());
     let settings = pod.load().unwrap();
     assert!(settings.api.tls.is_none());
     assert!(settings.api.users.is_none());
@@ -84,15 +112,21 @@ fn failure(pod: &Pod) -> String {
 #[test]
 fn missing_variables_and_files_are_named() {
     let mut missing_bootstrap = pod(&[]);
-    missing_bootstrap.env.remove("STRIMZI_KAFKA_BOOTSTRAP_SERVERS");
+    missing_bootstrap
+        .env
+        .remove("STRIMZI_KAFKA_BOOTSTRAP_SERVERS");
     assert!(failure(&missing_bootstrap).starts_with("STRIMZI_KAFKA_BOOTSTRAP_SERVERS: not set"));
 
     let mut bad_flag = pod(&[]);
-    bad_flag.env.insert("STRIMZI_CC_API_SSL_ENABLED".into(), "yes".into());
+    bad_flag
+        .env
+        .insert("STRIMZI_CC_API_SSL_ENABLED".into(), "yes".into());
     assert!(failure(&bad_flag).starts_with("STRIMZI_CC_API_SSL_ENABLED: \"yes\""));
 
     let mut disagreeing = pod(&[]);
-    disagreeing.env.insert("STRIMZI_CC_API_AUTH_ENABLED".into(), "false".into());
+    disagreeing
+        .env
+        .insert("STRIMZI_CC_API_AUTH_ENABLED".into(), "false".into());
     assert!(failure(&disagreeing).contains("webserver.security.enable is true"));
 
     for file in [
@@ -115,15 +149,39 @@ fn missing_variables_and_files_are_named() {
 #[test]
 fn malformed_files_and_keys_are_named() {
     let cases: [(&[(&str, &str)], &str); 7] = [
-        (&[("goals", "com.example.NoSuchGoal")], "cruisecontrol.properties: goals: com.example.NoSuchGoal is not one of"),
-        (&[("hard.goals", "com.linkedin.kafka.cruisecontrol.analyzer.goals.BrokerSetAwareGoal")], "hard.goals: com.linkedin.kafka.cruisecontrol.analyzer.goals.BrokerSetAwareGoal is not among goals"),
         (
-            &[("default.goals", &support::full(&["RackAwareGoal"])), ("anomaly.detection.goals", &support::full(&["ReplicaCapacityGoal"]))],
+            &[("goals", "com.example.NoSuchGoal")],
+            "cruisecontrol.properties: goals: com.example.NoSuchGoal is not one of",
+        ),
+        (
+            &[(
+                "hard.goals",
+                "com.linkedin.kafka.cruisecontrol.analyzer.goals.BrokerSetAwareGoal",
+            )],
+            "hard.goals: com.linkedin.kafka.cruisecontrol.analyzer.goals.BrokerSetAwareGoal is not among goals",
+        ),
+        (
+            &[
+                ("default.goals", &support::full(&["RackAwareGoal"])),
+                (
+                    "anomaly.detection.goals",
+                    &support::full(&["ReplicaCapacityGoal"]),
+                ),
+            ],
             "anomaly.detection.goals: com.linkedin.kafka.cruisecontrol.analyzer.goals.ReplicaCapacityGoal is not among default.goals",
         ),
-        (&[("partition.metrics.window.ms", "ten")], "partition.metrics.window.ms: \"ten\" is not a valid"),
-        (&[("webserver.ssl.enable", "maybe")], "webserver.ssl.enable: \"maybe\""),
-        (&[("num.partition.metrics.windows", "0")], "must be positive"),
+        (
+            &[("partition.metrics.window.ms", "ten")],
+            "partition.metrics.window.ms: \"ten\" is not a valid",
+        ),
+        (
+            &[("webserver.ssl.enable", "maybe")],
+            "webserver.ssl.enable: \"maybe\"",
+        ),
+        (
+            &[("num.partition.metrics.windows", "0")],
+            "must be positive",
+        ),
         (&[("webserver.http.port", "99999")], "webserver.http.port"),
     ];
     for (extra, expected) in cases {
@@ -138,7 +196,10 @@ fn malformed_credentials_and_capacities_are_named() {
     let file = std::path::Path::new("cruise-control.authFile");
     for (text, expected) in [
         ("alice secret,ADMIN\n", "line 1: no `:`"),
-        ("# users\n\nalice: secret\n", "line 3: a name, a password and at least one role"),
+        (
+            "# users\n\nalice: secret\n",
+            "line 3: a name, a password and at least one role",
+        ),
         ("alice: secret,ROOT\n", "unknown role \"ROOT\""),
     ] {
         let error = config::parse_users(file, text).unwrap_err().to_string();
@@ -149,7 +210,10 @@ fn malformed_credentials_and_capacities_are_named() {
         ("{", "capacity.json: JSON"),
         ("{}", "brokerCapacities: missing"),
         (r#"{"brokerCapacities": []}"#, "empty"),
-        (r#"{"brokerCapacities": [{"capacity": {}}]}"#, "brokerCapacities[0]: no brokerId"),
+        (
+            r#"{"brokerCapacities": [{"capacity": {}}]}"#,
+            "brokerCapacities[0]: no brokerId",
+        ),
         (
             r#"{"brokerCapacities": [{"brokerId": "0", "capacity": {"DISK": "x", "CPU": "1", "NW_IN": "1", "NW_OUT": "1"}}]}"#,
             "brokerCapacities[0].capacity.DISK: \"x\" is not a non-negative number",
@@ -159,7 +223,9 @@ fn malformed_credentials_and_capacities_are_named() {
             "capacity.NW_OUT: missing",
         ),
     ] {
-        let error = config::parse_capacities(file, text).unwrap_err().to_string();
+        let error = config::parse_capacities(file, text)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains(expected), "{text}: {error}");
     }
     // The default entry (-1) covers brokers not listed.

@@ -42,15 +42,30 @@ const FAST: [(&str, &str); 6] = [
 ];
 
 fn plain_pod(brokers: &[i32], bootstrap: &str) -> Pod {
-    let mut pod = Pod::new(TestCa::new("cluster-ca").unwrap(), brokers, &FAST, bootstrap);
-    pod.env.insert("STRIMZI_CC_API_SSL_ENABLED".into(), "false".into());
+    let mut pod = Pod::new(
+        TestCa::new("cluster-ca").unwrap(),
+        brokers,
+        &FAST,
+        bootstrap,
+    );
+    pod.env
+        .insert("STRIMZI_CC_API_SSL_ENABLED".into(), "false".into());
     pod
 }
 
-async fn serve(standin: Arc<StandIn>) -> (CruiseControlClient, tokio::task::JoinHandle<Result<(), String>>) {
+async fn serve(
+    standin: Arc<StandIn>,
+) -> (
+    CruiseControlClient,
+    tokio::task::JoinHandle<Result<(), String>>,
+) {
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = tcp.local_addr().unwrap().port();
-    let server = tokio::spawn(strimzi_cruise_control_standin::serve(standin, tcp, std::future::pending()));
+    let server = tokio::spawn(strimzi_cruise_control_standin::serve(
+        standin,
+        tcp,
+        std::future::pending(),
+    ));
     let client = CruiseControlClient::new(
         Server {
             host: "127.0.0.1".into(),
@@ -73,13 +88,20 @@ async fn eventually<T>(what: &str, seconds: u64, mut check: impl AsyncFnMut() ->
         if let Some(value) = check().await {
             return value;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 
 /// A proposal once the load monitor has a window.
-async fn propose(client: &CruiseControlClient, request: &ProposalRequest, dry_run: bool) -> (String, i64) {
+async fn propose(
+    client: &CruiseControlClient,
+    request: &ProposalRequest,
+    dry_run: bool,
+) -> (String, i64) {
     let answer = eventually("a proposal", 120, async || {
         match client.request_proposal(request, dry_run).await {
             Err(CruiseControlError::NotEnoughData { .. }) => None,
@@ -88,9 +110,10 @@ async fn propose(client: &CruiseControlClient, request: &ProposalRequest, dry_ru
     })
     .await;
     match answer {
-        ProposalAnswer::Ready { task_id, result } => {
-            (task_id.unwrap(), result.summary.num_replica_movements.unwrap())
-        }
+        ProposalAnswer::Ready { task_id, result } => (
+            task_id.unwrap(),
+            result.summary.num_replica_movements.unwrap(),
+        ),
         other => panic!("{other:?}"),
     }
 }
@@ -106,7 +129,10 @@ async fn completed(client: &CruiseControlClient, task: &str) {
         .then_some(task.status)
     })
     .await;
-    assert_eq!(status, strimzi_operator_common::cruise_control::TaskStatus::Completed);
+    assert_eq!(
+        status,
+        strimzi_operator_common::cruise_control::TaskStatus::Completed
+    );
 }
 
 fn scope(scope: ProposalScope) -> ProposalRequest {
@@ -127,8 +153,16 @@ async fn one_broker_over_mutual_tls() {
     let pod = plain_pod(&[1], &bootstrap);
     // The stand-in's certificate is one the broker's CA signed; the cluster CA is the broker's.
     let identity = broker.client_certificate(TLS_ADMIN_USER).unwrap();
-    std::fs::write(pod.paths.cc_certs_dir.join("cruise-control.crt"), &identity.cert).unwrap();
-    std::fs::write(pod.paths.cc_certs_dir.join("cruise-control.key"), &identity.key).unwrap();
+    std::fs::write(
+        pod.paths.cc_certs_dir.join("cruise-control.crt"),
+        &identity.cert,
+    )
+    .unwrap();
+    std::fs::write(
+        pod.paths.cc_certs_dir.join("cruise-control.key"),
+        &identity.key,
+    )
+    .unwrap();
     std::fs::write(pod.paths.cluster_ca_dir.join("ca.crt"), broker.ca_pem()).unwrap();
     let settings = pod.load().unwrap();
     let admin = Arc::new(AdminClient::new(settings.kafka.clone()).unwrap());
@@ -211,18 +245,33 @@ async fn one_broker_over_mutual_tls() {
     assert_eq!(standin.task(&id).unwrap().status, TaskStatus::Completed);
     assert!(standin.execution().is_none());
     let configs = admin
-        .describe_configs(&[ConfigResource::broker(node), ConfigResource::topic("orders")])
+        .describe_configs(&[
+            ConfigResource::broker(node),
+            ConfigResource::topic("orders"),
+        ])
         .await
         .unwrap();
     for (resource, entries) in configs {
         let entries = entries.unwrap();
         let throttled = entries
             .iter()
-            .filter(|entry| entry.name.contains("throttled") && entry.value.as_deref().is_some_and(|v| !v.is_empty()))
-            .filter(|entry| matches!(entry.source, strimzi_operator_common::kafka::ConfigSource::DynamicBroker | strimzi_operator_common::kafka::ConfigSource::DynamicTopic))
+            .filter(|entry| {
+                entry.name.contains("throttled")
+                    && entry.value.as_deref().is_some_and(|v| !v.is_empty())
+            })
+            .filter(|entry| {
+                matches!(
+                    entry.source,
+                    strimzi_operator_common::kafka::ConfigSource::DynamicBroker
+                        | strimzi_operator_common::kafka::ConfigSource::DynamicTopic
+                )
+            })
             .map(|entry| entry.name.clone())
             .collect::<Vec<_>>();
-        assert!(throttled.is_empty(), "throttle left on {resource:?}: {throttled:?}");
+        assert!(
+            throttled.is_empty(),
+            "throttle left on {resource:?}: {throttled:?}"
+        );
     }
     server.abort();
 }
@@ -268,7 +317,12 @@ async fn three_brokers_really_move_replicas() {
     .await;
 
     // Scale-down: every replica off broker 3.
-    let (task, moves) = propose(&client, &scope(ProposalScope::RemoveBrokers(vec![3])), false).await;
+    let (task, moves) = propose(
+        &client,
+        &scope(ProposalScope::RemoveBrokers(vec![3])),
+        false,
+    )
+    .await;
     assert!(moves > 0);
     completed(&client, &task).await;
     assert_eq!(replicas_on(3).await, 0);
@@ -280,8 +334,15 @@ async fn three_brokers_really_move_replicas() {
     assert!(replicas_on(3).await >= 1);
 
     // Replication factor 1 -> 2: each partition on two distinct brokers.
-    let answer = client.change_replication_factor("^moving$", 2).await.unwrap();
-    let ProposalAnswer::Ready { task_id: Some(task), .. } = answer else {
+    let answer = client
+        .change_replication_factor("^moving$", 2)
+        .await
+        .unwrap();
+    let ProposalAnswer::Ready {
+        task_id: Some(task),
+        ..
+    } = answer
+    else {
         panic!("{answer:?}");
     };
     completed(&client, &task).await;

@@ -108,13 +108,24 @@ fn adding_a_broker_moves_replicas_onto_it_only() {
         0,
         &[(
             "t",
-            vec![vec![0, 1], vec![1, 2], vec![2, 0], vec![0, 1], vec![1, 2], vec![2, 0]],
+            vec![
+                vec![0, 1],
+                vec![1, 2],
+                vec![2, 0],
+                vec![0, 1],
+                vec![1, 2],
+                vec![2, 0],
+            ],
         )],
     );
     let proposal = propose(&before, &request(Scope::AddBrokers(BTreeSet::from([3])))).unwrap();
     let after = proposal.apply(&before);
     assert_valid(&after);
-    assert_eq!(after.counts().replicas[&3], 3, "the new broker gets its share");
+    assert_eq!(
+        after.counts().replicas[&3],
+        3,
+        "the new broker gets its share"
+    );
     for movement in &proposal.movements {
         let added: Vec<i32> = movement
             .new_replicas
@@ -131,21 +142,42 @@ fn removing_a_broker_moves_every_replica_off_it() {
     let before = cluster(
         &[0, 1, 2, 3],
         0,
-        &[("a", vec![vec![3, 0], vec![1, 3], vec![2, 3]]), ("b", vec![vec![3]; 3])],
+        &[
+            ("a", vec![vec![3, 0], vec![1, 3], vec![2, 3]]),
+            ("b", vec![vec![3]; 3]),
+        ],
     );
-    let proposal =
-        propose(&before, &request(Scope::RemoveBrokers(BTreeSet::from([3])))).unwrap();
+    let proposal = propose(&before, &request(Scope::RemoveBrokers(BTreeSet::from([3])))).unwrap();
     let after = proposal.apply(&before);
     assert_valid(&after);
     assert_eq!(after.counts().replicas[&3], 0);
-    assert!(spread(&after.counts().replicas.into_iter().filter(|(id, _)| *id != 3).collect()) <= 1);
+    assert!(
+        spread(
+            &after
+                .counts()
+                .replicas
+                .into_iter()
+                .filter(|(id, _)| *id != 3)
+                .collect()
+        ) <= 1
+    );
 }
 
 #[test]
 fn removing_too_many_brokers_is_refused() {
     let before = cluster(&[0, 1, 2], 0, &[("t", vec![vec![0, 1, 2]])]);
     let error = propose(&before, &request(Scope::RemoveBrokers(BTreeSet::from([2])))).unwrap_err();
-    assert!(matches!(error, ModelError::NotEnoughBrokers { needed: 3, available: 2, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            ModelError::NotEnoughBrokers {
+                needed: 3,
+                available: 2,
+                ..
+            }
+        ),
+        "{error}"
+    );
     let error = propose(&before, &request(Scope::AddBrokers(BTreeSet::from([9])))).unwrap_err();
     assert_eq!(error, ModelError::UnknownBroker(9));
 }
@@ -182,7 +214,11 @@ fn excluded_topics_stay_where_they_are() {
 
 #[test]
 fn replication_factors_go_up_and_down_on_distinct_brokers() {
-    let before = cluster(&[0, 1, 2], 0, &[("t", vec![vec![0], vec![1], vec![2]]), ("u", vec![vec![0]])]);
+    let before = cluster(
+        &[0, 1, 2],
+        0,
+        &[("t", vec![vec![0], vec![1], vec![2]]), ("u", vec![vec![0]])],
+    );
     let up = propose(
         &before,
         &request(Scope::ReplicationFactor {
@@ -235,9 +271,18 @@ fn proposals_are_deterministic_and_converge() {
     assert_eq!(first, second);
     let after = first.apply(&before);
     assert_valid(&after);
-    assert!(spread(&after.counts().replicas) <= 1, "{:?}", after.counts());
+    assert!(
+        spread(&after.counts().replicas) <= 1,
+        "{:?}",
+        after.counts()
+    );
     // Balanced once, nothing left to move.
-    assert!(propose(&after, &request(Scope::Rebalance)).unwrap().movements.is_empty());
+    assert!(
+        propose(&after, &request(Scope::Rebalance))
+            .unwrap()
+            .movements
+            .is_empty()
+    );
 }
 
 #[test]
@@ -248,5 +293,8 @@ fn executions_are_batched_per_broker() {
     let batched = batches(&proposal.movements, 2);
     // Broker 0 loses six replicas, two per batch.
     assert_eq!(batched.len(), 3);
-    assert_eq!(batched.iter().map(Vec::len).sum::<usize>(), proposal.movements.len());
+    assert_eq!(
+        batched.iter().map(Vec::len).sum::<usize>(),
+        proposal.movements.len()
+    );
 }

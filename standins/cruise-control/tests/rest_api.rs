@@ -44,7 +44,11 @@ fn skewed_cluster() -> Cluster {
             .map(|partition| Partition {
                 topic: "t".into(),
                 partition,
-                replicas: if partition % 2 == 0 { vec![0, 1] } else { vec![1, 0] },
+                replicas: if partition % 2 == 0 {
+                    vec![0, 1]
+                } else {
+                    vec![1, 0]
+                },
                 leader: if partition % 2 == 0 { 0 } else { 1 },
             })
             .collect(),
@@ -120,7 +124,8 @@ impl Running {
     /// A window that ended with a sample in it.
     fn have_windows(&self) {
         let window = self.standin.settings.windows.window.as_millis() as u64;
-        self.standin.record_sample(now_ms() - 2 * window + window / 2, 8);
+        self.standin
+            .record_sample(now_ms() - 2 * window + window / 2, 8);
         self.standin.record_sample(now_ms() - window, 8);
     }
 
@@ -133,7 +138,8 @@ impl Running {
         }
         if let Some((name, password)) = user {
             use base64::Engine;
-            let token = base64::engine::general_purpose::STANDARD.encode(format!("{name}:{password}"));
+            let token =
+                base64::engine::general_purpose::STANDARD.encode(format!("{name}:{password}"));
             request = request.header("Authorization", format!("Basic {token}"));
         }
         let response = http_client::send(
@@ -163,7 +169,12 @@ fn rebalance(goals: &[&str]) -> ProposalRequest {
     }
 }
 
-fn ready(answer: ProposalAnswer) -> (String, strimzi_operator_common::cruise_control::OptimizationResult) {
+fn ready(
+    answer: ProposalAnswer,
+) -> (
+    String,
+    strimzi_operator_common::cruise_control::OptimizationResult,
+) {
     match answer {
         ProposalAnswer::Ready { task_id, result } => (task_id.unwrap(), *result),
         other => panic!("not ready: {other:?}"),
@@ -176,7 +187,10 @@ async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) ->
         if let Some(value) = check().await {
             return value;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -184,22 +198,42 @@ async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) ->
 #[tokio::test]
 async fn credentials_and_roles_are_checked() {
     let cc = start(&[]).await;
-    let (status, _) = cc.raw(Method::Get, "/kafkacruisecontrol/state?json=true", None).await;
+    let (status, _) = cc
+        .raw(Method::Get, "/kafkacruisecontrol/state?json=true", None)
+        .await;
     assert_eq!(status, 401);
     let wrong = cc.client(USER, "wrong").executor_state().await.unwrap_err();
-    assert!(matches!(wrong, CruiseControlError::Unauthorized { status: 401, .. }), "{wrong}");
+    assert!(
+        matches!(wrong, CruiseControlError::Unauthorized { status: 401, .. }),
+        "{wrong}"
+    );
     assert!(cc.operator().executor_state().await.is_ok());
     // A viewer may read the state but not rebalance.
-    assert!(cc.client("viewer", "viewer-secret").executor_state().await.is_ok());
+    assert!(
+        cc.client("viewer", "viewer-secret")
+            .executor_state()
+            .await
+            .is_ok()
+    );
     let refused = cc
         .client("viewer", "viewer-secret")
         .request_proposal(&rebalance(&[]), true)
         .await
         .unwrap_err();
-    assert!(matches!(refused, CruiseControlError::Unauthorized { status: 403, .. }), "{refused}");
+    assert!(
+        matches!(
+            refused,
+            CruiseControlError::Unauthorized { status: 403, .. }
+        ),
+        "{refused}"
+    );
     // The health check: GET state without json=true, as the healthcheck user.
     let (status, body) = cc
-        .raw(Method::Get, "/kafkacruisecontrol/state", Some(("healthcheck", HEALTHCHECK_PASSWORD)))
+        .raw(
+            Method::Get,
+            "/kafkacruisecontrol/state",
+            Some(("healthcheck", HEALTHCHECK_PASSWORD)),
+        )
         .await;
     assert_eq!(status, 200);
     assert!(body.contains("ExecutorState"), "{body}");
@@ -210,24 +244,56 @@ async fn credentials_and_roles_are_checked() {
 async fn unknown_endpoints_and_parameters_are_refused_naming_them() {
     let cc = start(&[]).await;
     let operator = Some((USER, PASSWORD));
-    let (status, body) = cc.raw(Method::Get, "/kafkacruisecontrol/no_such_thing?json=true", operator).await;
+    let (status, body) = cc
+        .raw(
+            Method::Get,
+            "/kafkacruisecontrol/no_such_thing?json=true",
+            operator,
+        )
+        .await;
     assert_eq!(status, 404, "{body}");
-    let (status, body) = cc.raw(Method::Get, "/kafkacruisecontrol/rebalance?json=true", operator).await;
+    let (status, body) = cc
+        .raw(
+            Method::Get,
+            "/kafkacruisecontrol/rebalance?json=true",
+            operator,
+        )
+        .await;
     assert_eq!(status, 404, "POST only: {body}");
     let (status, body) = cc
-        .raw(Method::Get, "/kafkacruisecontrol/state?json=true&frobnicate=1", operator)
+        .raw(
+            Method::Get,
+            "/kafkacruisecontrol/state?json=true&frobnicate=1",
+            operator,
+        )
         .await;
     assert_eq!(status, 400);
     let error: Value = serde_json::from_str(&body).unwrap();
-    assert!(error["errorMessage"].as_str().unwrap().contains("frobnicate"), "{body}");
+    assert!(
+        error["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("frobnicate"),
+        "{body}"
+    );
     assert_eq!(error["version"], 1);
     cc.server.abort();
 }
 
 #[tokio::test]
 async fn the_load_monitor_reports_windows_and_proposals_wait_for_them() {
-    let cc = start(&[("partition.metrics.window.ms", "1000"), ("metric.sampling.interval.ms", "200")]).await;
-    let (_, body) = cc.raw(Method::Get, "/kafkacruisecontrol/state?json=true", Some((USER, PASSWORD))).await;
+    let cc = start(&[
+        ("partition.metrics.window.ms", "1000"),
+        ("metric.sampling.interval.ms", "200"),
+    ])
+    .await;
+    let (_, body) = cc
+        .raw(
+            Method::Get,
+            "/kafkacruisecontrol/state?json=true",
+            Some((USER, PASSWORD)),
+        )
+        .await;
     let state: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(state["ExecutorState"]["state"], "NO_TASK_IN_PROGRESS");
     for key in ["MonitorState", "AnalyzerState", "AnomalyDetectorState"] {
@@ -237,22 +303,39 @@ async fn the_load_monitor_reports_windows_and_proposals_wait_for_them() {
     if state["MonitorState"]["numMonitoredWindows"] == 0 {
         let early = cc.operator().request_proposal(&rebalance(&[]), true).await;
         if let Err(error) = &early {
-            assert!(matches!(error, CruiseControlError::NotEnoughData { .. }), "{error}");
+            assert!(
+                matches!(error, CruiseControlError::NotEnoughData { .. }),
+                "{error}"
+            );
         }
     }
     // The sampler fills windows by itself.
     eventually("a valid window", async || {
-        let (_, body) = cc.raw(Method::Get, "/kafkacruisecontrol/state?json=true&substates=monitor", Some((USER, PASSWORD))).await;
+        let (_, body) = cc
+            .raw(
+                Method::Get,
+                "/kafkacruisecontrol/state?json=true&substates=monitor",
+                Some((USER, PASSWORD)),
+            )
+            .await;
         let state: Value = serde_json::from_str(&body).unwrap();
         (state["MonitorState"]["numMonitoredWindows"].as_i64() > Some(0)
             && state["MonitorState"]["monitoringCoveragePct"].as_f64() > Some(0.0))
         .then_some(())
     })
     .await;
-    assert!(cc.operator().request_proposal(&rebalance(&[]), true).await.is_ok());
+    assert!(
+        cc.operator()
+            .request_proposal(&rebalance(&[]), true)
+            .await
+            .is_ok()
+    );
     // The sample store topics were created.
     let created = cc.admin.created_topics.lock().unwrap().clone();
-    assert!(created.contains(&"strimzi.cruisecontrol.partitionmetricsamples".to_owned()), "{created:?}");
+    assert!(
+        created.contains(&"strimzi.cruisecontrol.partitionmetricsamples".to_owned()),
+        "{created:?}"
+    );
     cc.server.abort();
 }
 
@@ -261,23 +344,59 @@ async fn a_dry_run_proposal_is_a_task_with_its_answer() {
     let cc = start(&[]).await;
     cc.have_windows();
     let operator = cc.operator();
-    let (task, result) = ready(operator.request_proposal(&rebalance(&[]), true).await.unwrap());
+    let (task, result) = ready(
+        operator
+            .request_proposal(&rebalance(&[]), true)
+            .await
+            .unwrap(),
+    );
     let summary = &result.summary;
-    assert_eq!(summary.num_replica_movements, Some(8), "{:?}", result.summary_json);
+    assert_eq!(
+        summary.num_replica_movements,
+        Some(8),
+        "{:?}",
+        result.summary_json
+    );
     assert_eq!(summary.data_to_move_mb, Some(0));
     assert!(summary.num_leader_movements.is_some());
-    assert!(result.summary_json.contains_key("onDemandBalancednessScoreAfter"));
+    assert!(
+        result
+            .summary_json
+            .contains_key("onDemandBalancednessScoreAfter")
+    );
     let before = result.load_before.as_ref().unwrap();
     let after = result.load_after.as_ref().unwrap();
-    assert_eq!(before.iter().map(|b| b.replicas.unwrap()).collect::<Vec<_>>(), [8, 8, 0, 0]);
-    assert_eq!(after.iter().map(|b| b.replicas.unwrap()).collect::<Vec<_>>(), [4, 4, 4, 4]);
+    assert_eq!(
+        before
+            .iter()
+            .map(|b| b.replicas.unwrap())
+            .collect::<Vec<_>>(),
+        [8, 8, 0, 0]
+    );
+    assert_eq!(
+        after
+            .iter()
+            .map(|b| b.replicas.unwrap())
+            .collect::<Vec<_>>(),
+        [4, 4, 4, 4]
+    );
     // Nothing moved: a dry run.
     assert_eq!(cc.admin.snapshot(), skewed_cluster());
     let user_task = operator.user_task(&task).await.unwrap().unwrap();
     assert_eq!(user_task.status, TaskStatus::Completed);
     assert_eq!(user_task.result.unwrap().summary, result.summary);
-    assert!(user_task.request_url.unwrap().starts_with("POST /kafkacruisecontrol/rebalance?"));
-    let again = ready(operator.proposal_of_task(&rebalance(&[]), true, &task).await.unwrap());
+    assert!(
+        user_task
+            .request_url
+            .unwrap()
+            .starts_with("POST /kafkacruisecontrol/rebalance?")
+    );
+    let again = ready(
+        operator
+            .proposal_of_task(&rebalance(&[]), true, &task)
+            .await
+            .unwrap(),
+    );
     assert_eq!(again.0, task);
     assert_eq!(again.1.summary, result.summary);
     assert_eq!(operator.user_task("no-such-task").await.unwrap(), None);
@@ -294,7 +413,11 @@ async fn goals_are_checked_as_cruise_control_checks_them() {
         .await
         .unwrap_err();
     match &unknown {
-        CruiseControlError::Rejected { status: 400, message, .. } => {
+        CruiseControlError::Rejected {
+            status: 400,
+            message,
+            ..
+        } => {
             assert!(message.contains("com.example.NoSuchGoal"), "{message}")
         }
         other => panic!("{other}"),
@@ -303,7 +426,10 @@ async fn goals_are_checked_as_cruise_control_checks_them() {
         .request_proposal(&rebalance(&["ReplicaDistributionGoal"]), true)
         .await
         .unwrap_err();
-    assert!(missing_hard.to_string().contains("Missing hard goals"), "{missing_hard}");
+    assert!(
+        missing_hard.to_string().contains("Missing hard goals"),
+        "{missing_hard}"
+    );
     let mut skipping = rebalance(&["ReplicaDistributionGoal"]);
     skipping.options.skip_hard_goal_check = true;
     let (_, result) = ready(operator.request_proposal(&skipping, true).await.unwrap());
@@ -326,9 +452,16 @@ async fn an_approved_rebalance_is_executed_and_reported_through_state_and_tasks(
     request.options.concurrent_partition_movements_per_broker = Some(2);
     let (task, _) = ready(operator.request_proposal(&request, false).await.unwrap());
     let state = operator.executor_state().await.unwrap();
-    assert_eq!(state.state, "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS");
+    assert_eq!(
+        state.state,
+        "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"
+    );
     assert_eq!(state.triggered_user_task_id.as_deref(), Some(task.as_str()));
-    assert!(state.task_started().is_some(), "{:?}", state.triggered_task_reason);
+    assert!(
+        state.task_started().is_some(),
+        "{:?}",
+        state.triggered_task_reason
+    );
     assert_eq!(
         operator.user_task(&task).await.unwrap().unwrap().status,
         TaskStatus::InExecution
@@ -341,15 +474,26 @@ async fn an_approved_rebalance_is_executed_and_reported_through_state_and_tasks(
         (task.status == TaskStatus::Completed).then_some(())
     })
     .await;
-    assert_eq!(operator.executor_state().await.unwrap().state, "NO_TASK_IN_PROGRESS");
+    assert_eq!(
+        operator.executor_state().await.unwrap().state,
+        "NO_TASK_IN_PROGRESS"
+    );
     let counts = cc.admin.snapshot().counts();
-    assert_eq!(counts.replicas.values().copied().collect::<BTreeSet<_>>(), BTreeSet::from([4]));
+    assert_eq!(
+        counts.replicas.values().copied().collect::<BTreeSet<_>>(),
+        BTreeSet::from([4])
+    );
     // The throttle was set and removed again.
     let configs = cc.admin.configs.lock().unwrap().clone();
     assert!(configs.iter().any(|(_, op)| matches!(op, AlterConfigOp::Set { name, value } if name == "leader.replication.throttled.rate" && value == "1000000")));
     assert!(configs.iter().any(|(_, op)| matches!(op, AlterConfigOp::Delete { name } if name == "follower.replication.throttled.replicas")));
     // Balanced now: a new proposal moves nothing.
-    let (_, result) = ready(operator.request_proposal(&rebalance(&[]), true).await.unwrap());
+    let (_, result) = ready(
+        operator
+            .request_proposal(&rebalance(&[]), true)
+            .await
+            .unwrap(),
+    );
     assert_eq!(result.summary.num_replica_movements, Some(0));
     cc.server.abort();
 }
@@ -366,7 +510,8 @@ async fn brokers_are_filled_and_drained_and_replication_factors_change() {
     let (task, result) = ready(operator.request_proposal(&add, false).await.unwrap());
     assert_eq!(result.summary.num_replica_movements, Some(8));
     eventually("add_broker done", async || {
-        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed).then_some(())
+        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed)
+            .then_some(())
     })
     .await;
     let counts = cc.admin.snapshot().counts();
@@ -378,7 +523,8 @@ async fn brokers_are_filled_and_drained_and_replication_factors_change() {
     };
     let (task, _) = ready(operator.request_proposal(&remove, false).await.unwrap());
     eventually("remove_broker done", async || {
-        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed).then_some(())
+        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed)
+            .then_some(())
     })
     .await;
     assert_eq!(cc.admin.snapshot().counts().replicas[&3], 0);
@@ -394,7 +540,8 @@ async fn brokers_are_filled_and_drained_and_replication_factors_change() {
     let (task, result) = ready(answer);
     assert_eq!(result.summary.num_replica_movements, Some(8));
     eventually("replication factor 3", async || {
-        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed).then_some(())
+        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed)
+            .then_some(())
     })
     .await;
     for partition in cc.admin.snapshot().partitions {

@@ -11,10 +11,13 @@ use async_trait::async_trait;
 use strimzi_cruise_control_standin::model::Cluster;
 use strimzi_operator_common::kafka::*;
 
+/// A reassignment: topic, partition, target replicas, listings left as ongoing.
+type Pending = (String, i32, Vec<i32>, u32);
+
 pub struct FakeAdmin {
     pub cluster: Mutex<Cluster>,
     /// Pending reassignments with how many more times they are listed as ongoing.
-    pending: Mutex<Vec<(String, i32, Vec<i32>, u32)>>,
+    pending: Mutex<Vec<Pending>>,
     /// Each reassignment stays ongoing for this many listings.
     pub listings: u32,
     pub configs: Mutex<Vec<(ConfigResource, AlterConfigOp)>>,
@@ -61,8 +64,12 @@ impl KafkaAdmin for FakeAdmin {
         })
     }
     async fn list_topics(&self) -> Result<Vec<String>, AdminError> {
-        let mut names: Vec<String> =
-            self.snapshot().partitions.iter().map(|p| p.topic.clone()).collect();
+        let mut names: Vec<String> = self
+            .snapshot()
+            .partitions
+            .iter()
+            .map(|p| p.topic.clone())
+            .collect();
         names.dedup();
         Ok(names)
     }
@@ -120,7 +127,10 @@ impl KafkaAdmin for FakeAdmin {
             })
             .collect())
     }
-    async fn delete_topics(&self, _: &[String]) -> Result<BTreeMap<String, ItemResult<()>>, AdminError> {
+    async fn delete_topics(
+        &self,
+        _: &[String],
+    ) -> Result<BTreeMap<String, ItemResult<()>>, AdminError> {
         unsupported()
     }
     async fn create_partitions(

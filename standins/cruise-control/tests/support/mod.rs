@@ -61,17 +61,32 @@ pub fn properties(extra: &[(&str, &str)], auth_file: &Path) -> String {
         ("num.partition.metrics.windows".into(), "1".into()),
         ("broker.metrics.window.ms".into(), "300000".into()),
         ("num.broker.metrics.windows".into(), "20".into()),
-        ("completed.user.task.retention.time.ms".into(), "86400000".into()),
+        (
+            "completed.user.task.retention.time.ms".into(),
+            "86400000".into(),
+        ),
         ("goals".into(), full(&GOALS)),
         ("default.goals".into(), full(&GOALS)),
         ("hard.goals".into(), full(&HARD_GOALS)),
         ("anomaly.detection.goals".into(), full(&GOALS[..4])),
         ("webserver.security.enable".into(), "true".into()),
-        ("webserver.auth.credentials.file".into(), auth_file.display().to_string()),
+        (
+            "webserver.auth.credentials.file".into(),
+            auth_file.display().to_string(),
+        ),
         ("webserver.ssl.enable".into(), "true".into()),
-        ("partition.metric.sample.store.topic".into(), "strimzi.cruisecontrol.partitionmetricsamples".into()),
-        ("broker.metric.sample.store.topic".into(), "strimzi.cruisecontrol.modeltrainingsamples".into()),
-        ("metric.reporter.topic".into(), "strimzi.cruisecontrol.metrics".into()),
+        (
+            "partition.metric.sample.store.topic".into(),
+            "strimzi.cruisecontrol.partitionmetricsamples".into(),
+        ),
+        (
+            "broker.metric.sample.store.topic".into(),
+            "strimzi.cruisecontrol.modeltrainingsamples".into(),
+        ),
+        (
+            "metric.reporter.topic".into(),
+            "strimzi.cruisecontrol.metrics".into(),
+        ),
     ]);
     for (key, value) in extra {
         options.insert((*key).to_owned(), (*value).to_owned());
@@ -117,7 +132,12 @@ impl Pod {
             cluster_ca_dir: root.join("cluster-ca-certs"),
         };
         let auth_dir = root.join("api-auth-config");
-        for folder in [&paths.config_dir, &paths.cc_certs_dir, &paths.cluster_ca_dir, &auth_dir] {
+        for folder in [
+            &paths.config_dir,
+            &paths.cc_certs_dir,
+            &paths.cluster_ca_dir,
+            &auth_dir,
+        ] {
             std::fs::create_dir_all(folder).unwrap();
         }
         let auth_file = auth_dir.join("cruise-control.authFile");
@@ -134,11 +154,19 @@ impl Pod {
         )
         .unwrap();
         std::fs::write(paths.config_dir.join("capacity.json"), capacity(brokers)).unwrap();
-        std::fs::write(paths.config_dir.join("log4j2.properties"), "rootLogger.level=INFO\n").unwrap();
+        std::fs::write(
+            paths.config_dir.join("log4j2.properties"),
+            "rootLogger.level=INFO\n",
+        )
+        .unwrap();
         let certificate = ca
             .server(
                 "my-cluster-cruise-control",
-                &["my-cluster-cruise-control", "my-cluster-cruise-control.kafka", SERVER_NAME],
+                &[
+                    "my-cluster-cruise-control",
+                    "my-cluster-cruise-control.kafka",
+                    SERVER_NAME,
+                ],
             )
             .unwrap();
         std::fs::write(
@@ -146,21 +174,45 @@ impl Pod {
             format!("{}{}", certificate.cert, ca.cert_pem()),
         )
         .unwrap();
-        std::fs::write(paths.cc_certs_dir.join("cruise-control.key"), &certificate.key).unwrap();
+        std::fs::write(
+            paths.cc_certs_dir.join("cruise-control.key"),
+            &certificate.key,
+        )
+        .unwrap();
         std::fs::write(paths.cluster_ca_dir.join("ca.crt"), ca.cert_pem()).unwrap();
         std::fs::write(paths.cluster_ca_dir.join("ca.p12"), [0x30u8, 0x82]).unwrap();
         std::fs::write(paths.cluster_ca_dir.join("ca.password"), "x").unwrap();
         let env = BTreeMap::from([
-            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS".to_owned(), bootstrap.to_owned()),
+            (
+                "STRIMZI_KAFKA_BOOTSTRAP_SERVERS".to_owned(),
+                bootstrap.to_owned(),
+            ),
             ("STRIMZI_CC_API_SSL_ENABLED".to_owned(), "true".to_owned()),
             ("STRIMZI_CC_API_AUTH_ENABLED".to_owned(), "true".to_owned()),
-            ("CRUISE_CONTROL_JMX_EXPORTER_ENABLED".to_owned(), "false".to_owned()),
-            ("STRIMZI_KAFKA_GC_LOG_ENABLED".to_owned(), "false".to_owned()),
-            ("API_HEALTHCHECK_USERNAME".to_owned(), "healthcheck".to_owned()),
+            (
+                "CRUISE_CONTROL_JMX_EXPORTER_ENABLED".to_owned(),
+                "false".to_owned(),
+            ),
+            (
+                "STRIMZI_KAFKA_GC_LOG_ENABLED".to_owned(),
+                "false".to_owned(),
+            ),
+            (
+                "API_HEALTHCHECK_USERNAME".to_owned(),
+                "healthcheck".to_owned(),
+            ),
             ("API_PORT".to_owned(), "9090".to_owned()),
-            ("API_HEALTHCHECK_PATH".to_owned(), "/kafkacruisecontrol/state".to_owned()),
+            (
+                "API_HEALTHCHECK_PATH".to_owned(),
+                "/kafkacruisecontrol/state".to_owned(),
+            ),
         ]);
-        Self { dir, paths, env, ca }
+        Self {
+            dir,
+            paths,
+            env,
+            ca,
+        }
     }
 
     pub fn root(&self) -> PathBuf {
