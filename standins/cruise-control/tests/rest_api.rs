@@ -551,3 +551,38 @@ async fn brokers_are_filled_and_drained_and_replication_factors_change() {
     operator.stop_execution().await.unwrap();
     cc.server.abort();
 }
+
+/// Runs the health check script against the stand-in with the pod's environment and files.
+fn health_check(cc: &Running, password: &str) -> std::process::Output {
+    let auth = cc.pod.root().join("api-auth-config");
+    std::fs::write(auth.join("healthcheck.password"), password).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/cruise_control_healthcheck.sh");
+    std::process::Command::new("bash")
+        .arg(script)
+        .envs(&cc.pod.env)
+        .env("API_PORT", cc.port.to_string())
+        .env("CRUISE_CONTROL_CC_CERTS_DIR", &cc.pod.paths.cc_certs_dir)
+        .env("CRUISE_CONTROL_API_AUTH_DIR", &auth)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_health_check_script_passes_with_the_mounted_password_only() {
+    let cc = start(&[]).await;
+    let passed = tokio::task::block_in_place(|| health_check(&cc, HEALTHCHECK_PASSWORD));
+    assert!(
+        passed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&passed.stderr)
+    );
+    let refused = tokio::task::block_in_place(|| health_check(&cc, "wrong"));
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("401"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    cc.server.abort();
+}
