@@ -260,9 +260,14 @@ pub struct Settings {
     pub movements_per_broker: usize,
     /// The sample store topics to create.
     pub sample_topics: Vec<SampleTopic>,
+    /// Serve Prometheus metrics on [`METRICS_PORT`] (`CRUISE_CONTROL_JMX_EXPORTER_ENABLED`).
+    pub metrics: bool,
     /// Keys of `cruisecontrol.properties` that the stand-in does not act on.
     pub ignored: Vec<String>,
 }
+
+/// The port of the Prometheus metrics, as the pod declares it (`tcp-prometheus`).
+pub const METRICS_PORT: u16 = 9404;
 
 /// Reads the configuration from the environment (`env`) and the files under `paths`.
 pub fn load(env: impl Fn(&str) -> Option<String>, paths: &Paths) -> Result<Settings, ConfigError> {
@@ -283,8 +288,19 @@ pub fn load(env: impl Fn(&str) -> Option<String>, paths: &Paths) -> Result<Setti
     let bootstrap = variable("STRIMZI_KAFKA_BOOTSTRAP_SERVERS")?;
     let ssl_env = flag("STRIMZI_CC_API_SSL_ENABLED")?;
     let auth_env = flag("STRIMZI_CC_API_AUTH_ENABLED")?;
+    let metrics = match env("CRUISE_CONTROL_JMX_EXPORTER_ENABLED") {
+        None => false,
+        Some(_) => flag("CRUISE_CONTROL_JMX_EXPORTER_ENABLED")?,
+    };
 
     let properties_file = paths.config_dir.join("cruisecontrol.properties");
+    if metrics {
+        // The JMX exporter's rules: not applied (the stand-in has its own metrics), but the
+        // file must be there as the operator mounts it.
+        let file = paths.config_dir.join("metrics-config.json");
+        serde_json::from_str::<Value>(&read(&file)?)
+            .map_err(|problem| error(file.display().to_string(), problem.to_string()))?;
+    }
     let options = properties::parse(&read(&properties_file)?);
     let option = Options {
         file: &properties_file,
@@ -404,6 +420,7 @@ pub fn load(env: impl Fn(&str) -> Option<String>, paths: &Paths) -> Result<Setti
         ),
         movements_per_broker: option.number("num.concurrent.partition.movements.per.broker", 5)?,
         sample_topics,
+        metrics,
         ignored: options
             .keys()
             .filter(|key| !READ_KEYS.contains(&key.as_str()))

@@ -6,11 +6,12 @@
 //! Layout: [`config`] reads and checks the configuration; [`model`] computes proposals (pure);
 //! [`monitor`] counts metric windows (pure); [`render`] shapes the JSON (pure); [`service`]
 //! holds the state and talks to Kafka; [`executor`] carries proposals out; [`api`] is the
-//! HTTP side; [`run`] puts them together.
+//! HTTP side; [`metrics`] the Prometheus endpoint; [`serve`] puts them together.
 
 pub mod api;
 pub mod config;
 pub mod executor;
+pub mod metrics;
 pub mod model;
 pub mod monitor;
 pub mod properties;

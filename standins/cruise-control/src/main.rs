@@ -63,7 +63,25 @@ async fn run(settings: config::Settings) -> Result<(), String> {
         auth = settings.api.users.is_some(),
         "Cruise Control stand-in serving"
     );
+    let metrics = if settings.metrics {
+        let port = config::METRICS_PORT;
+        Some(
+            tokio::net::TcpListener::bind(("0.0.0.0", port))
+                .await
+                .map_err(|error| format!("metrics port {port}: {error}"))?,
+        )
+    } else {
+        None
+    };
     let standin = StandIn::new(settings, Arc::new(admin));
+    if let Some(listener) = metrics {
+        let app = strimzi_cruise_control_standin::metrics::router(standin.clone());
+        tokio::spawn(async move {
+            if let Err(error) = axum::serve(listener, app).await {
+                tracing::error!(%error, "metrics endpoint stopped");
+            }
+        });
+    }
     let shutdown = async {
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

@@ -254,3 +254,20 @@ fn the_program_exits_non_zero_with_one_line_when_the_files_are_missing() {
         "{stderr}"
     );
 }
+
+#[test]
+fn metrics_need_the_mounted_metrics_configuration() {
+    let mut pod = pod(&[]);
+    pod.env
+        .insert("CRUISE_CONTROL_JMX_EXPORTER_ENABLED".into(), "true".into());
+    assert!(failure(&pod).contains("custom-config/metrics-config.json"));
+    std::fs::write(
+        pod.paths.config_dir.join("metrics-config.json"),
+        r#"{"lowercaseOutputName": true, "rules": []}"#,
+    )
+    .unwrap();
+    assert!(pod.load().unwrap().metrics);
+    pod.env
+        .insert("CRUISE_CONTROL_JMX_EXPORTER_ENABLED".into(), "on".into());
+    assert!(failure(&pod).starts_with("CRUISE_CONTROL_JMX_EXPORTER_ENABLED: \"on\""));
+}
