@@ -285,7 +285,15 @@ impl StandIn {
     }
 }
 
-/// Describes the cluster through `admin`.
+/// Kafka's internal topics, which `list_topics` leaves out but Cruise Control moves too (a
+/// broker being removed must end up without any replica); absent ones are skipped.
+const INTERNAL_TOPICS: [&str; 3] = [
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
+
+/// Describes the cluster through `admin`: every topic, internal ones included.
 pub async fn describe(admin: &dyn KafkaAdmin) -> Result<Cluster, AdminError> {
     let description = admin.describe_cluster().await?;
     let brokers = description
@@ -301,7 +309,8 @@ pub async fn describe(admin: &dyn KafkaAdmin) -> Result<Cluster, AdminError> {
             )
         })
         .collect();
-    let topics = admin.list_topics().await?;
+    let mut topics = admin.list_topics().await?;
+    topics.extend(INTERNAL_TOPICS.iter().map(|name| (*name).to_owned()));
     let described = admin.describe_topics(&topics).await?;
     let mut partitions = Vec::new();
     let mut names = BTreeSet::new();
