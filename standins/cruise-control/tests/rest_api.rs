@@ -586,3 +586,44 @@ async fn the_health_check_script_passes_with_the_mounted_password_only() {
     );
     cc.server.abort();
 }
+
+#[tokio::test]
+async fn stopping_an_execution_ends_it_after_the_batch_under_way() {
+    let cc = start(&[
+        ("execution.progress.check.interval.ms", "100"),
+        ("num.concurrent.partition.movements.per.broker", "1"),
+    ])
+    .await;
+    cc.have_windows();
+    let operator = cc.operator();
+    let (task, result) = ready(
+        operator
+            .request_proposal(&rebalance(&[]), false)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(result.summary.num_replica_movements, Some(8));
+    operator.stop_execution().await.unwrap();
+    let state = operator.executor_state().await.unwrap();
+    assert_eq!(state.json["stopRequested"], true, "{:?}", state.json);
+    eventually("the stopped execution to end", async || {
+        let task = operator.user_task(&task).await.unwrap().unwrap();
+        (task.status == TaskStatus::Completed).then_some(())
+    })
+    .await;
+    assert_eq!(
+        operator.executor_state().await.unwrap().state,
+        "NO_TASK_IN_PROGRESS"
+    );
+    // One batch of at most one movement per broker was carried out, not the whole proposal.
+    let moved = cc
+        .admin
+        .snapshot()
+        .partitions
+        .iter()
+        .zip(skewed_cluster().partitions)
+        .filter(|(now, before)| now.replicas != before.replicas)
+        .count();
+    assert!(moved < 8, "{moved} partitions moved");
+    cc.server.abort();
+}
