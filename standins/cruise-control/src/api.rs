@@ -523,8 +523,8 @@ fn executor_state(execution: Option<&Execution>) -> Value {
             "abortingPartitions": 0,
             "abortedPartitions": 0,
             "deadPartitions": 0,
-            "finishedDataMovement": 0,
-            "totalDataToMove": 0,
+            "finishedDataMovement": crate::render::megabytes(execution.finished_bytes),
+            "totalDataToMove": crate::render::megabytes(execution.total_bytes),
             "maximumConcurrentPartitionMovementsPerBroker": 0,
             "stopRequested": execution.stop_requested,
         }),
@@ -879,6 +879,8 @@ async fn proposal(
             total: proposal.movements.len(),
             finished: 0,
             in_progress: 0,
+            total_bytes: proposal.data_to_move(),
+            finished_bytes: 0,
             stop_requested: false,
         };
         if !standin.begin_execution(execution) {

@@ -147,8 +147,10 @@ async fn run(
             standin.update_execution(|execution| execution.in_progress = ongoing.len());
             tokio::time::sleep(standin.settings.progress_check_interval).await;
         }
+        let copied: u64 = batch.iter().map(Movement::data_to_move).sum();
         standin.update_execution(|execution| {
             execution.finished += batch.len();
+            execution.finished_bytes += copied;
             execution.in_progress = 0;
         });
     }

@@ -45,6 +45,8 @@ pub struct Partition {
     pub replicas: Vec<i32>,
     /// The current leader, `-1` when none.
     pub leader: i32,
+    /// Size of its largest replica in bytes (0 when unknown).
+    pub size_bytes: u64,
 }
 
 /// What the proposal is computed from.
@@ -102,6 +104,8 @@ pub struct Movement {
     pub new_replicas: Vec<i32>,
     /// The leader now.
     pub old_leader: i32,
+    /// Size of the partition in bytes (0 when unknown).
+    pub size_bytes: u64,
 }
 
 impl Movement {
@@ -111,6 +115,11 @@ impl Movement {
             .iter()
             .filter(|broker| !self.old_replicas.contains(broker))
             .count()
+    }
+
+    /// Bytes copied to the brokers that receive a replica.
+    pub fn data_to_move(&self) -> u64 {
+        self.size_bytes * self.replica_moves() as u64
     }
 
     /// Whether the preferred leader changes.
@@ -130,6 +139,11 @@ impl Proposal {
     /// Replicas placed on new brokers in all.
     pub fn replica_moves(&self) -> usize {
         self.movements.iter().map(Movement::replica_moves).sum()
+    }
+
+    /// Bytes copied in all.
+    pub fn data_to_move(&self) -> u64 {
+        self.movements.iter().map(Movement::data_to_move).sum()
     }
 
     /// Partitions whose preferred leader changes.
@@ -183,6 +197,8 @@ pub struct Counts {
     pub replicas: BTreeMap<i32, usize>,
     /// Preferred leaders per broker ID.
     pub leaders: BTreeMap<i32, usize>,
+    /// Bytes of the replicas on each broker.
+    pub bytes: BTreeMap<i32, u64>,
 }
 
 impl Cluster {
@@ -191,10 +207,12 @@ impl Cluster {
         let mut counts = Counts {
             replicas: self.brokers.keys().map(|id| (*id, 0)).collect(),
             leaders: self.brokers.keys().map(|id| (*id, 0)).collect(),
+            bytes: self.brokers.keys().map(|id| (*id, 0)).collect(),
         };
         for partition in &self.partitions {
             for broker in &partition.replicas {
                 *counts.replicas.entry(*broker).or_default() += 1;
+                *counts.bytes.entry(*broker).or_default() += partition.size_bytes;
             }
             if let Some(leader) = partition.replicas.first() {
                 *counts.leaders.entry(*leader).or_default() += 1;
@@ -529,6 +547,7 @@ impl<'a> Planner<'a> {
                 old_replicas: partition.replicas.clone(),
                 new_replicas: replicas,
                 old_leader: partition.leader,
+                size_bytes: partition.size_bytes,
             })
             .collect();
         Proposal { movements }

@@ -11,6 +11,11 @@ use crate::model::{Cluster, Proposal};
 /// Every answer carries the API's version.
 pub const VERSION: i64 = 1;
 
+/// Bytes as whole megabytes (MiB, rounded to nearest), as Cruise Control reports data moved.
+pub fn megabytes(bytes: u64) -> u64 {
+    (bytes + (1 << 19)) >> 20
+}
+
 /// An error answer's body: `{"errorMessage", "stackTrace", "version"}`.
 pub fn error_body(message: &str) -> Value {
     json!({
@@ -24,21 +29,26 @@ pub fn error_body(message: &str) -> Value {
 /// capacity; measured loads are zero (the stand-in has no metrics).
 pub fn load(cluster: &Cluster, capacities: &Capacities) -> Value {
     let counts = cluster.counts();
-    let mut hosts: BTreeMap<&str, (usize, usize, usize, Option<&str>)> = BTreeMap::new();
+    let mut hosts: BTreeMap<&str, (usize, usize, usize, Option<&str>, f64)> = BTreeMap::new();
     let brokers: Vec<Value> = cluster
         .brokers
         .iter()
         .map(|(id, broker)| {
             let replicas = counts.replicas.get(id).copied().unwrap_or(0);
             let leaders = counts.leaders.get(id).copied().unwrap_or(0);
+            let disk_mb = counts.bytes.get(id).copied().unwrap_or(0) as f64 / 1_048_576.0;
             let host =
                 hosts
                     .entry(broker.host.as_str())
-                    .or_insert((0, 0, 0, broker.rack.as_deref()));
+                    .or_insert((0, 0, 0, broker.rack.as_deref(), 0.0));
             host.0 += 1;
             host.1 += replicas;
             host.2 += leaders;
+            host.4 += disk_mb;
             let capacity = capacities.of(*id);
+            let disk_pct = capacity
+                .filter(|c| c.disk_mb > 0.0)
+                .map_or(0.0, |c| 100.0 * disk_mb / c.disk_mb);
             json!({
                 "Broker": id,
                 "Host": broker.host,
@@ -47,8 +57,8 @@ pub fn load(cluster: &Cluster, capacities: &Capacities) -> Value {
                 "Replicas": replicas,
                 "Leaders": leaders,
                 "CpuPct": 0.0,
-                "DiskPct": 0.0,
-                "DiskMB": 0.0,
+                "DiskPct": disk_pct,
+                "DiskMB": disk_mb,
                 "NwOutRate": 0.0,
                 "LeaderNwInRate": 0.0,
                 "FollowerNwInRate": 0.0,
@@ -62,7 +72,7 @@ pub fn load(cluster: &Cluster, capacities: &Capacities) -> Value {
         .collect();
     let hosts: Vec<Value> = hosts
         .into_iter()
-        .map(|(host, (brokers, replicas, leaders, rack))| {
+        .map(|(host, (brokers, replicas, leaders, rack, disk_mb))| {
             json!({
                 "Host": host,
                 "Rack": rack.unwrap_or(host),
@@ -70,8 +80,7 @@ pub fn load(cluster: &Cluster, capacities: &Capacities) -> Value {
                 "Replicas": replicas,
                 "Leaders": leaders,
                 "CpuPct": 0.0,
-                "DiskPct": 0.0,
-                "DiskMB": 0.0,
+                "DiskMB": disk_mb,
                 "NwOutRate": 0.0,
                 "LeaderNwInRate": 0.0,
                 "FollowerNwInRate": 0.0,
@@ -138,7 +147,7 @@ pub fn proposal(
     let mut answer = json!({
         "summary": {
             "numReplicaMovements": proposal.replica_moves(),
-            "dataToMoveMB": 0,
+            "dataToMoveMB": megabytes(proposal.data_to_move()),
             "numIntraBrokerReplicaMovements": 0,
             "intraBrokerDataToMoveMB": 0,
             "numLeaderMovements": proposal.leader_moves(),

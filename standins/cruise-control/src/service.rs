@@ -70,6 +70,10 @@ pub struct Execution {
     pub finished: usize,
     /// Partition movements submitted to Kafka and not finished.
     pub in_progress: usize,
+    /// Bytes to copy in all.
+    pub total_bytes: u64,
+    /// Bytes of the finished movements.
+    pub finished_bytes: u64,
     /// Whether a stop was asked for.
     pub stop_requested: bool,
 }
@@ -323,9 +327,28 @@ pub async fn describe(admin: &dyn KafkaAdmin) -> Result<Cluster, AdminError> {
             partition: partition.partition,
             replicas: partition.replicas.clone(),
             leader: partition.leader,
+            size_bytes: 0,
         }));
     }
     partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    // Sizes from each broker's log directories; a broker that cannot tell leaves them 0.
+    let mut sizes: BTreeMap<(String, i32), u64> = BTreeMap::new();
+    for broker in description.brokers.iter().map(|node| node.id) {
+        match admin.describe_replica_sizes(broker).await {
+            Ok(replicas) => {
+                for replica in replicas.into_iter().filter(|r| !r.future) {
+                    let size = sizes.entry((replica.topic, replica.partition)).or_default();
+                    *size = (*size).max(u64::try_from(replica.size_bytes).unwrap_or(0));
+                }
+            }
+            Err(error) => tracing::debug!(broker, %error, "no replica sizes"),
+        }
+    }
+    for partition in &mut partitions {
+        if let Some(size) = sizes.get(&(partition.topic.clone(), partition.partition)) {
+            partition.size_bytes = *size;
+        }
+    }
     Ok(Cluster {
         brokers,
         partitions,

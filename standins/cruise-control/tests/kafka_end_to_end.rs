@@ -212,6 +212,7 @@ async fn one_broker_over_mutual_tls() {
             old_replicas: vec![node],
             new_replicas: vec![node],
             old_leader: node,
+            size_bytes: 0,
         }],
     };
     let id = "e2e-task".to_owned();
@@ -230,6 +231,8 @@ async fn one_broker_over_mutual_tls() {
         total: 1,
         finished: 0,
         in_progress: 0,
+        total_bytes: 0,
+        finished_bytes: 0,
         stop_requested: false,
     }));
     executor::execute(
@@ -276,6 +279,56 @@ async fn one_broker_over_mutual_tls() {
     server.abort();
 }
 
+/// Produces `count` records of 4 KiB to `topic`; how many were acknowledged.
+fn produce(bootstrap: &str, topic: &str, count: usize) -> usize {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let producer: BaseProducer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("acks", "all")
+        .create()
+        .unwrap();
+    let value = vec![b'x'; 4096];
+    for index in 0..count {
+        let key = index.to_string();
+        let mut record = BaseRecord::to(topic).key(&key).payload(&value);
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((_, returned)) => {
+                    record = returned;
+                    producer.poll(Duration::from_millis(50));
+                }
+            }
+        }
+        producer.poll(Duration::ZERO);
+    }
+    producer.flush(Duration::from_secs(60)).unwrap();
+    count - producer.in_flight_count() as usize
+}
+
+/// The end offset of each partition of `topic`.
+async fn end_offsets(bootstrap: &str, topic: &str, partitions: i32) -> Vec<i64> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let bootstrap = bootstrap.to_owned();
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .create()
+            .unwrap();
+        (0..partitions)
+            .map(|partition| {
+                consumer
+                    .fetch_watermarks(&topic, partition, Duration::from_secs(30))
+                    .unwrap()
+                    .1
+            })
+            .collect()
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_brokers_really_move_replicas() {
     let logs = log_dir("cc-standin-cluster").unwrap();
@@ -315,14 +368,46 @@ async fn three_brokers_really_move_replicas() {
         (replicas_on(1).await + replicas_on(2).await + replicas_on(3).await == 6).then_some(())
     })
     .await;
-
-    // Scale-down: every replica off broker 3.
-    let (task, moves) = propose(
-        &client,
-        &scope(ProposalScope::RemoveBrokers(vec![3])),
-        false,
-    )
+    // Data to move: 3000 records of 4 KiB (about 12 MiB).
+    let bootstrap = cluster.bootstrap().to_owned();
+    let produced = tokio::task::spawn_blocking(move || produce(&bootstrap, "moving", 3000))
+        .await
+        .unwrap();
+    assert_eq!(produced, 3000);
+    let offsets_before = end_offsets(cluster.bootstrap(), "moving", 6).await;
+    assert_eq!(offsets_before.iter().sum::<i64>(), 3000);
+    // The sizes reach the model once the brokers report them.
+    eventually("replica sizes", 60, async || {
+        let described = standin.describe().await.ok()?;
+        (described
+            .partitions
+            .iter()
+            .filter(|p| p.topic == "moving")
+            .map(|p| p.size_bytes)
+            .sum::<u64>()
+            > 10 << 20)
+            .then_some(())
+    })
     .await;
+
+    // Scale-down: every replica off broker 3 (with its data).
+    let remove = scope(ProposalScope::RemoveBrokers(vec![3]));
+    let answer = eventually("a proposal with data", 120, async || {
+        match client.request_proposal(&remove, true).await {
+            Err(CruiseControlError::NotEnoughData { .. }) => None,
+            other => Some(other.unwrap()),
+        }
+    })
+    .await;
+    let ProposalAnswer::Ready { result, .. } = answer else {
+        panic!("{answer:?}");
+    };
+    assert!(
+        result.summary.data_to_move_mb.unwrap() >= 2,
+        "{:?}",
+        result.summary_json
+    );
+    let (task, moves) = propose(&client, &remove, false).await;
     assert!(moves > 0);
     completed(&client, &task).await;
     assert_eq!(replicas_on(3).await, 0);
@@ -360,5 +445,10 @@ async fn three_brokers_really_move_replicas() {
     completed(&client, &task).await;
     let (_, moves) = propose(&client, &full, true).await;
     assert_eq!(moves, 0, "balanced after the rebalance");
+    // Every record is still there, at the same offsets.
+    assert_eq!(
+        end_offsets(cluster.bootstrap(), "moving", 6).await,
+        offsets_before
+    );
     server.abort();
 }

@@ -38,6 +38,7 @@ fn cluster(brokers: &[i32], racks: i32, topics: &[(&str, Vec<Vec<i32>>)]) -> Clu
                         partition: index as i32,
                         replicas: replicas.clone(),
                         leader: replicas[0],
+                        size_bytes: 0,
                     })
             })
             .collect(),

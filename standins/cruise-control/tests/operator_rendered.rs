@@ -242,6 +242,7 @@ async fn the_stand_in_starts_from_what_our_operator_renders_and_our_client_reach
                 partition,
                 replicas: vec![brokers[0]],
                 leader: brokers[0],
+                size_bytes: 0,
             })
             .collect(),
     };

@@ -50,6 +50,7 @@ fn skewed_cluster() -> Cluster {
                     vec![1, 0]
                 },
                 leader: if partition % 2 == 0 { 0 } else { 1 },
+                size_bytes: 3 << 20,
             })
             .collect(),
     }
@@ -357,7 +358,7 @@ async fn a_dry_run_proposal_is_a_task_with_its_answer() {
         "{:?}",
         result.summary_json
     );
-    assert_eq!(summary.data_to_move_mb, Some(0));
+    assert_eq!(summary.data_to_move_mb, Some(24), "8 replicas of 3 MiB");
     assert!(summary.num_leader_movements.is_some());
     assert!(
         result
@@ -373,6 +374,7 @@ async fn a_dry_run_proposal_is_a_task_with_its_answer() {
             .collect::<Vec<_>>(),
         [8, 8, 0, 0]
     );
+    assert_eq!(before[0].disk_used_mb, Some(24.0), "8 replicas of 3 MiB");
     assert_eq!(
         after
             .iter()
@@ -457,6 +459,7 @@ async fn an_approved_rebalance_is_executed_and_reported_through_state_and_tasks(
         "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"
     );
     assert_eq!(state.triggered_user_task_id.as_deref(), Some(task.as_str()));
+    assert_eq!(state.total_data_to_move_mb, Some(24));
     assert!(
         state.task_started().is_some(),
         "{:?}",

@@ -206,6 +206,21 @@ impl KafkaAdmin for FakeAdmin {
             .map(|c| ((c.topic.clone(), c.partition), Ok(())))
             .collect())
     }
+    async fn describe_replica_sizes(&self, broker: i32) -> Result<Vec<ReplicaLogSize>, AdminError> {
+        Ok(self
+            .snapshot()
+            .partitions
+            .iter()
+            .filter(|p| p.replicas.contains(&broker))
+            .map(|p| ReplicaLogSize {
+                topic: p.topic.clone(),
+                partition: p.partition,
+                log_dir: format!("/var/lib/kafka/data-0/kafka-log{broker}"),
+                size_bytes: p.size_bytes as i64,
+                future: false,
+            })
+            .collect())
+    }
     async fn describe_acls(&self, _: &AclBindingFilter) -> Result<Vec<AclBinding>, AdminError> {
         unsupported()
     }
