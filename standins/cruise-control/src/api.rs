@@ -710,7 +710,7 @@ fn resolve(
             let pattern = params
                 .get("topic")
                 .ok_or_else(|| params.bad("topic", "missing"))?;
-            let regex = fancy_regex::Regex::new(pattern)
+            let regex = fancy_regex::Regex::new(&format!("^(?:{pattern})$"))
                 .map_err(|error| params.bad("topic", &error.to_string()))?;
             let factor: usize = params
                 .number("replication_factor")?
