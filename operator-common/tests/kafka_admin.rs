@@ -855,3 +855,46 @@ async fn a_broker_certificate_from_another_ca_is_refused() {
     assert!(error.to_string().contains("UnknownIssuer"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+#[tokio::test]
+async fn replica_sizes_come_from_the_brokers_log_directories() {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let admin = admin("plain");
+    let mut topic = NewTopic::new("replica-sizes");
+    topic.partitions = Some(2);
+    topic.replication_factor = Some(1);
+    let created = admin.create_topics(&[topic], false).await.unwrap();
+    assert!(created.values().all(Result::is_ok), "{created:?}");
+    let producer: FutureProducer = rdkafka::ClientConfig::new()
+        .set(
+            "bootstrap.servers",
+            &broker().listener("plain").unwrap().bootstrap,
+        )
+        .create()
+        .unwrap();
+    let value = vec![b'x'; 10_000];
+    for _ in 0..20 {
+        producer
+            .send(
+                FutureRecord::<(), [u8]>::to("replica-sizes")
+                    .partition(0)
+                    .payload(&value),
+                Duration::from_secs(30),
+            )
+            .await
+            .map_err(|(error, _)| error.to_string())
+            .unwrap();
+    }
+    let size = |replicas: &[strimzi_operator_common::kafka::ReplicaLogSize], partition: i32| {
+        replicas
+            .iter()
+            .find(|r| r.topic == "replica-sizes" && r.partition == partition)
+            .map(|r| (r.size_bytes, r.log_dir.clone(), r.future))
+    };
+    let replicas = admin.describe_replica_sizes(1).await.unwrap();
+    let (written, log_dir, future) = size(&replicas, 0).expect("partition 0 is described");
+    assert!(written >= 200_000, "{written} bytes");
+    assert!(!log_dir.is_empty());
+    assert!(!future);
+    assert_eq!(size(&replicas, 1).map(|(bytes, _, _)| bytes), Some(0));
+}

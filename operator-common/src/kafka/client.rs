@@ -118,6 +118,13 @@ pub trait KafkaAdmin: Send + Sync {
     /// Removes the registration of broker `id`, a node that is gone for good; a broker not
     /// registered is no error.
     async fn unregister_broker(&self, id: i32) -> Result<(), AdminError>;
+    /// The replicas broker `broker` holds with their size, in every log directory
+    /// (DescribeLogDirs). Not every implementation can tell: the default says so.
+    async fn describe_replica_sizes(&self, broker: i32) -> Result<Vec<ReplicaLogSize>, AdminError> {
+        Err(AdminError::Protocol(format!(
+            "describing the log directories of broker {broker} is not supported"
+        )))
+    }
     /// Changes finalized feature levels, such as `metadata.version`.
     async fn update_features(
         &self,

@@ -1,5 +1,6 @@
 //! A Kafka admin client in pure Rust on the `kafka-protocol` crate: topics, configs, ACLs,
-//! SCRAM credentials, quotas, cluster, quorum and feature state, partition reassignments.
+//! SCRAM credentials, quotas, cluster, quorum and feature state, partition reassignments, replica
+//! sizes in the log directories.
 //!
 //! [`AdminClient`] implements [`KafkaAdmin`]. It keeps one connection per broker (TLS with
 //! rustls and SASL SCRAM-SHA-512 or PLAIN as configured), negotiates the highest API version

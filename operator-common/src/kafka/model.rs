@@ -233,6 +233,21 @@ pub struct PartitionReassignment {
     pub removing: Vec<i32>,
 }
 
+/// The size of one replica in one log directory of a broker (DescribeLogDirs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicaLogSize {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The log directory holding it.
+    pub log_dir: String,
+    /// Its size on disk in bytes.
+    pub size_bytes: i64,
+    /// Whether it is the future replica of a move between log directories.
+    pub future: bool,
+}
+
 /// A reassignment to start (`Some(replicas)`) or cancel (`None`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReassignmentChange {

@@ -9,7 +9,7 @@ use kafka_protocol::messages::{
     AlterClientQuotasRequest, AlterPartitionReassignmentsRequest, AlterUserScramCredentialsRequest,
     ApiVersionsRequest, CreateAclsRequest, CreatePartitionsRequest, CreateTopicsRequest,
     DeleteAclsRequest, DeleteTopicsRequest, DescribeAclsRequest, DescribeClientQuotasRequest,
-    DescribeClusterRequest, DescribeConfigsRequest, DescribeQuorumRequest,
+    DescribeClusterRequest, DescribeConfigsRequest, DescribeLogDirsRequest, DescribeQuorumRequest,
     DescribeUserScramCredentialsRequest, IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest, TopicName, UnregisterBrokerRequest, UpdateFeaturesRequest,
     alter_client_quotas_request, alter_partition_reassignments_request,
@@ -351,6 +351,37 @@ impl KafkaAdmin for AdminClient {
                         (topic.name.0.to_string(), partition.partition_index),
                         item(partition.error_code, partition.error_message.as_ref()),
                     )
+                })
+            })
+            .collect())
+    }
+
+    async fn describe_replica_sizes(&self, broker: i32) -> Result<Vec<ReplicaLogSize>, AdminError> {
+        let request = DescribeLogDirsRequest::default().with_topics(None);
+        let response = self
+            .call(
+                "describe log dirs",
+                Target::Node(broker),
+                &request,
+                |response| item(response.error_code, None),
+            )
+            .await?;
+        Ok(response
+            .results
+            .iter()
+            .filter(|dir| dir.error_code == 0)
+            .flat_map(|dir| {
+                dir.topics.iter().flat_map(move |topic| {
+                    topic
+                        .partitions
+                        .iter()
+                        .map(move |partition| ReplicaLogSize {
+                            topic: topic.name.0.to_string(),
+                            partition: partition.partition_index,
+                            log_dir: dir.log_dir.to_string(),
+                            size_bytes: partition.partition_size,
+                            future: partition.is_future_key,
+                        })
                 })
             })
             .collect())
