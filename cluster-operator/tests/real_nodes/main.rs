@@ -6,10 +6,10 @@
 //! its own, so the test harness runs them side by side (one per core by default). Most of a
 //! small real-node test is waiting: for pods to start, probes to pass, periodic
 //! reconciliations. Run one by one in programs of their own, they left the cores idle most of
-//! the time and each paid for starting a control plane and a node. A test with three brokers
-//! or more ([`Weight::Heavy`]) runs beside at most one light test, never beside another heavy
-//! one: on two cores, two such tests starved both clusters' probes (before the node's pods
-//! had a fair CPU weight and test clusters started fast).
+//! the time and each paid for starting a control plane and a node. Two tests with three brokers
+//! or more ([`Weight::Heavy`]) may run side by side: before the node's pods had a fair CPU
+//! weight and test clusters started fast, two such tests on two cores starved both clusters'
+//! probes, and a heavy test ran alone.
 //!
 //! Run one of them with `cargo test -p strimzi-cluster-operator --test real_nodes -- <name>`,
 //! e.g. `-- rolling_safety`.
@@ -32,9 +32,9 @@ mod takeover;
 use strimzi_tests::environment::TestEnv;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-/// The share of the machine the running tests hold: two light tests, or a heavy test and a
-/// light one (the test harness runs two at a time on two cores).
-static MACHINE: Semaphore = Semaphore::const_new(3);
+/// The share of the machine the running tests hold: two tests of any weight (the test
+/// harness runs two at a time on two cores).
+static MACHINE: Semaphore = Semaphore::const_new(2 * Weight::Heavy as usize);
 
 /// How much of the machine a test's clusters take.
 #[derive(Clone, Copy)]
@@ -42,7 +42,7 @@ enum Weight {
     /// Clusters of one controller and at most two brokers, and a component or two: runs
     /// beside another light test.
     Light = 1,
-    /// A cluster of three brokers or more: runs beside a light test at most.
+    /// A cluster of three brokers or more.
     Heavy = 2,
 }
 
