@@ -335,7 +335,8 @@ pub fn binaries_dir() -> std::path::PathBuf {
 }
 
 /// Builds the cluster, topic and user operator binaries and the test environment's programs (e.g.
-/// `strimzi-kafka-client`), in the profile of the running program, with the cargo running us.
+/// `strimzi-kafka-client`), with every other binary of the workspace, in the profile of the
+/// running program, with the cargo running us.
 pub fn build_operator_binaries() -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let release = binaries_dir().ends_with("release");
@@ -368,18 +369,11 @@ pub fn build_operator_binaries() -> std::path::PathBuf {
     let status = command
         .arg("build")
         .args(release.then_some("--release"))
-        .args([
-            "--quiet",
-            "-p",
-            "strimzi-cluster-operator",
-            "-p",
-            "strimzi-topic-operator",
-            "-p",
-            "strimzi-user-operator",
-            "-p",
-            "strimzi-tests",
-            "--bins",
-        ])
+        // Every binary of the workspace, as `cargo test --workspace` built them: a selection of
+        // packages (`-p`) resolves the features of those packages alone, and any crate whose
+        // features differ (one the stand-ins use with more features) is compiled again, with
+        // everything above it, here and in the next `cargo test`.
+        .args(["--quiet", "--workspace", "--bins"])
         .status()
         .expect("running cargo build");
     assert!(status.success(), "building the operator binaries failed");
