@@ -9,6 +9,7 @@ pub mod fake_admin;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use strimzi_cluster_operator::model::components::cruise_control::GOALS;
 use strimzi_cruise_control_standin::config::{self, ConfigError, Paths, Settings};
 use strimzi_tests::certs::TestCa;
 
@@ -17,26 +18,7 @@ pub const PASSWORD: &str = "rebalance-secret";
 pub const HEALTHCHECK_PASSWORD: &str = "healthcheck-secret";
 pub const SERVER_NAME: &str = "my-cluster-cruise-control.kafka.svc";
 
-/// The 17 goals and 6 hard goals our operator writes.
-pub const GOALS: [&str; 17] = [
-    "RackAwareGoal",
-    "MinTopicLeadersPerBrokerGoal",
-    "ReplicaCapacityGoal",
-    "DiskCapacityGoal",
-    "NetworkInboundCapacityGoal",
-    "NetworkOutboundCapacityGoal",
-    "CpuCapacityGoal",
-    "ReplicaDistributionGoal",
-    "PotentialNwOutGoal",
-    "DiskUsageDistributionGoal",
-    "NetworkInboundUsageDistributionGoal",
-    "NetworkOutboundUsageDistributionGoal",
-    "CpuUsageDistributionGoal",
-    "TopicReplicaDistributionGoal",
-    "LeaderReplicaDistributionGoal",
-    "LeaderBytesInDistributionGoal",
-    "PreferredLeaderElectionGoal",
-];
+/// The 6 hard goals our operator writes (its goals are the model's `GOALS`).
 pub const HARD_GOALS: [&str; 6] = [
     "RackAwareGoal",
     "ReplicaCapacityGoal",
@@ -65,10 +47,10 @@ pub fn properties(extra: &[(&str, &str)], auth_file: &Path) -> String {
             "completed.user.task.retention.time.ms".into(),
             "86400000".into(),
         ),
-        ("goals".into(), full(&GOALS)),
-        ("default.goals".into(), full(&GOALS)),
+        ("goals".into(), GOALS.join(",")),
+        ("default.goals".into(), GOALS.join(",")),
         ("hard.goals".into(), full(&HARD_GOALS)),
-        ("anomaly.detection.goals".into(), full(&GOALS[..4])),
+        ("anomaly.detection.goals".into(), GOALS[..4].join(",")),
         ("webserver.security.enable".into(), "true".into()),
         (
             "webserver.auth.credentials.file".into(),
