@@ -128,6 +128,13 @@ impl Reconciliation<'_> {
             BTreeSet::new()
         };
         let recorded = auto::record_added(previous, &desired, &added, &status::timestamp_now());
+        let (before, after) = (
+            auto::recorded_added(previous),
+            auto::recorded_added(Some(&recorded)),
+        );
+        if before != after {
+            tracing::info!(?before, ?after, "added brokers waiting for an automatic rebalance");
+        }
         self.set_auto_rebalance(recorded);
     }
 

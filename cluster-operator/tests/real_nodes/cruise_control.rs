@@ -339,7 +339,7 @@ fn hosts_replicas(plain: &ClusterClient, id: i32) -> Result<bool, String> {
 }
 
 /// The Kafka once its automatic rebalancing is `Idle` again with nothing queued, and its
-/// status `Ready`.
+/// status `Ready` for its latest generation.
 async fn auto_rebalance_idle(client: &Client, ns: &str) -> Kafka {
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
     wait_for(&kafkas, CLUSTER, "auto-rebalancing Idle", |kafka| {
@@ -348,7 +348,10 @@ async fn auto_rebalance_idle(client: &Client, ns: &str) -> Kafka {
         let idle = auto.state == Some(KafkaAutoRebalanceState::Idle) && auto.modes.is_none();
         let ready = crate::support::condition(kafka, "Ready")
             .is_some_and(|condition| condition.status.as_deref() == Some("True"));
-        (idle && ready).then(|| kafka.clone())
+        // Idle and Ready as of the latest spec: a spec change just made (turning automatic
+        // rebalancing on) is not seen before the operator has reconciled it.
+        let current = kafka.status.as_ref()?.observed_generation == kafka.metadata.generation;
+        (idle && ready && current).then(|| kafka.clone())
     })
     .await
 }
@@ -478,6 +481,12 @@ async fn rebalancing_state(client: &Client, ns: &str) -> String {
         .await
         .ok()
         .flatten();
+    let generations = kafka.as_ref().map(|kafka| {
+        (
+            kafka.metadata.generation,
+            kafka.status.as_ref().and_then(|status| status.observed_generation),
+        )
+    });
     let auto = kafka
         .and_then(|kafka| kafka.status?.auto_rebalance)
         .map(|auto| serde_json::to_string(&auto).unwrap_or_default());
@@ -502,7 +511,25 @@ async fn rebalancing_state(client: &Client, ns: &str) -> String {
                 })
                 .collect::<Vec<_>>()
         });
-    format!("autoRebalance {auto:?}, rebalances {rebalances:?}")
+    let events = Api::<k8s_openapi::api::core::v1::Event>::namespaced(client.clone(), ns)
+        .list(&Default::default())
+        .await
+        .map(|list| {
+            list.items
+                .into_iter()
+                .filter(|event| {
+                    event.type_.as_deref() == Some("Warning")
+                        || event
+                            .reason
+                            .as_deref()
+                            .is_some_and(|reason| reason.starts_with("AutoRebalance"))
+                })
+                .map(|event| format!("{:?}: {:?}", event.reason, event.note))
+                .collect::<Vec<_>>()
+        });
+    format!(
+        "generation and observed generation {generations:?}, autoRebalance {auto:?}, rebalances {rebalances:?}, events {events:?}"
+    )
 }
 
 /// The replicas of each partition of `topic`, by partition.
