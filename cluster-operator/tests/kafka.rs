@@ -454,6 +454,9 @@ async fn a_scale_down_is_refused_while_the_operator_certificate_secret_is_missin
     documents[1]["spec"]["storage"] = json!({
         "type": "persistent-claim", "size": "1Gi", "class": "standard", "deleteClaim": true,
     });
+    // Valid with one broker too, so that nothing but the check stands in the way.
+    documents[2]["spec"]["kafka"]["config"] =
+        json!({"default.replication.factor": 1, "min.insync.replicas": 1});
     apply_all(&client, &ns, &documents).await;
     ready(&client, &ns, "certless").await;
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &ns);
