@@ -433,14 +433,23 @@ async fn refused_while_kept(
             "the pod {pod} went though the scale-down check could not run"
         );
         assert!(
-            kept(claims.get_opt(claim).await.unwrap().map(|claim| claim.metadata)),
+            kept(
+                claims
+                    .get_opt(claim)
+                    .await
+                    .unwrap()
+                    .map(|claim| claim.metadata)
+            ),
             "the claim {claim} went though the scale-down check could not run"
         );
         let kafka = kafkas.get(name).await.unwrap();
         if let Some(message) = refusal(&kafka).filter(|message| accepted(message)) {
             return message;
         }
-        assert!(std::time::Instant::now() < deadline, "no refusal of the scale-down");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no refusal of the scale-down"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
 }
@@ -484,14 +493,20 @@ async fn a_scale_down_is_refused_while_the_operator_certificate_secret_is_missin
     })
     .await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
-    let saved = secrets.get("certless-cluster-operator-certs").await.unwrap();
+    let saved = secrets
+        .get("certless-cluster-operator-certs")
+        .await
+        .unwrap();
     secrets
         .delete("certless-cluster-operator-certs", &DeleteParams::default())
         .await
         .unwrap();
-    wait_for(&secrets, "certless-cluster-operator-certs", "the Secret to go", |secret| {
-        secret.is_none().then_some(())
-    })
+    wait_for(
+        &secrets,
+        "certless-cluster-operator-certs",
+        "the Secret to go",
+        |secret| secret.is_none().then_some(()),
+    )
     .await;
     let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
     pools
@@ -523,7 +538,11 @@ async fn a_scale_down_is_refused_while_the_operator_certificate_secret_is_missin
     let again = refused_while_kept(&client, &ns, "certless", removed, |_| true).await;
     assert_eq!(again, message);
     assert!(
-        secrets.get_opt("certless-cluster-operator-certs").await.unwrap().is_none(),
+        secrets
+            .get_opt("certless-cluster-operator-certs")
+            .await
+            .unwrap()
+            .is_none(),
         "nothing was applied"
     );
 

@@ -354,7 +354,10 @@ pub(crate) mod tests {
         leadership.acquired().await;
         assert!(leadership.is_leading());
         let lost = tokio::time::timeout(Duration::from_secs(5), leadership.lost()).await;
-        assert!(lost.is_ok(), "the leadership is lost once the election failed");
+        assert!(
+            lost.is_ok(),
+            "the leadership is lost once the election failed"
+        );
         assert!(task.await.is_err(), "the election task panicked");
         assert!(!leadership.is_leading());
         let again = tokio::time::timeout(Duration::from_millis(50), leadership.acquired()).await;

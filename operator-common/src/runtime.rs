@@ -341,9 +341,12 @@ mod tests {
         // A controller that acts for as long as the replica leads.
         let controller = async move { leadership.lost().await }.boxed();
         let forever = std::future::pending::<()>().boxed();
-        let ran = tokio::time::timeout(Duration::from_secs(10), runtime.run(vec![controller, forever]))
-            .await
-            .expect("the operator stops once its leader election failed");
+        let ran = tokio::time::timeout(
+            Duration::from_secs(10),
+            runtime.run(vec![controller, forever]),
+        )
+        .await
+        .expect("the operator stops once its leader election failed");
         assert!(
             matches!(ran, Err(LeaderElectionError::Ended { .. })),
             "{ran:?}"

@@ -388,7 +388,11 @@ mod tests {
             ("*é*", "caé.crt", true),
         ];
         for (pattern, key, expected) in cases {
-            assert_eq!(matches_pattern(pattern, key), expected, "{pattern} on {key}");
+            assert_eq!(
+                matches_pattern(pattern, key),
+                expected,
+                "{pattern} on {key}"
+            );
         }
     }
 
@@ -416,7 +420,10 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(2))
             .expect("the patterns are matched within 2 s");
         assert_eq!(results, [false, false, false]);
-        assert!(elapsed < std::time::Duration::from_millis(100), "{elapsed:?}");
+        assert!(
+            elapsed < std::time::Duration::from_millis(100),
+            "{elapsed:?}"
+        );
     }
 
     #[test]
@@ -436,7 +443,10 @@ mod tests {
         let too_long = format!("{}.crt", "*".repeat(MAX_PATTERN_LENGTH - 3));
         let error = certificate_bundle(&[source(too_long)], &secrets, "ns", "spec").unwrap_err();
         assert!(
-            matches!(error, ClientSecurityError::PatternTooLong { length: 254, .. }),
+            matches!(
+                error,
+                ClientSecurityError::PatternTooLong { length: 254, .. }
+            ),
             "{error}"
         );
         assert_eq!(error.reason(), "InvalidResourceException");
