@@ -50,6 +50,6 @@ async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
     tracing::info!(namespaces = ?config.operator.namespaces, "starting the cluster operator");
     let controllers =
         strimzi_cluster_operator::controllers(&runtime, &config).context("controllers")?;
-    runtime.run(controllers).await;
+    runtime.run(controllers).await?;
     Ok(())
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -398,6 +399,175 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
         },
     )
     .await;
+    operator.stop().await;
+}
+
+/// The message of the Kafka's `NotReady` condition when its reason is
+/// `InvalidResourceException`.
+fn refusal(kafka: &Kafka) -> Option<String> {
+    let condition = condition(kafka, "NotReady")?;
+    (condition.reason.as_deref() == Some("InvalidResourceException"))
+        .then(|| condition.message.clone().unwrap_or_default())
+}
+
+/// Waits until the Kafka `name` is refused with a message `accepted` takes, failing at once
+/// should the pod or the claim of the broker being removed go in the meantime.
+async fn refused_while_kept(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    (pod, claim): (&str, &str),
+    accepted: impl Fn(&str) -> bool,
+) -> String {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+    let deadline = std::time::Instant::now() + support::WAIT;
+    loop {
+        let kept = |object: Option<ObjectMeta>| {
+            object.is_some_and(|object| object.deletion_timestamp.is_none())
+        };
+        assert!(
+            kept(pods.get_opt(pod).await.unwrap().map(|pod| pod.metadata)),
+            "the pod {pod} went though the scale-down check could not run"
+        );
+        assert!(
+            kept(
+                claims
+                    .get_opt(claim)
+                    .await
+                    .unwrap()
+                    .map(|claim| claim.metadata)
+            ),
+            "the claim {claim} went though the scale-down check could not run"
+        );
+        let kafka = kafkas.get(name).await.unwrap();
+        if let Some(message) = refusal(&kafka).filter(|message| accepted(message)) {
+            return message;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no refusal of the scale-down"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_scale_down_is_refused_while_the_operator_certificate_secret_is_missing() {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let (client, ns) = namespace("certless").await;
+    let operator = Operator::on(&ns);
+    let mut documents = cluster("certless", 1, 2);
+    documents[1]["spec"]["storage"] = json!({
+        "type": "persistent-claim", "size": "1Gi", "class": "standard", "deleteClaim": true,
+    });
+    // Valid with one broker too, so that nothing but the check stands in the way.
+    documents[2]["spec"]["kafka"]["config"] =
+        json!({"default.replication.factor": 1, "min.insync.replicas": 1});
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "certless").await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &ns);
+    let claim = names::<PersistentVolumeClaim>(&client, &ns, "")
+        .await
+        .into_iter()
+        .find(|claim| claim.ends_with("-broker-1"))
+        .expect("the claim of broker 1");
+    assert!(claims.get_opt(&claim).await.unwrap().is_some());
+
+    // Paused, the operator neither sees the Secret go nor puts it back: the Secret is missing
+    // when the scale-down is reconciled.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let pause = |value: Value| {
+        Patch::Merge(
+            json!({"metadata": {"annotations": {"strimzi.io/pause-reconciliation": value}}}),
+        )
+    };
+    kafkas
+        .patch("certless", &PatchParams::default(), &pause(json!("true")))
+        .await
+        .unwrap();
+    wait_for(&kafkas, "certless", "ReconciliationPaused", |kafka| {
+        condition(kafka?, "ReconciliationPaused").map(|_| ())
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let saved = secrets
+        .get("certless-cluster-operator-certs")
+        .await
+        .unwrap();
+    secrets
+        .delete("certless-cluster-operator-certs", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(
+        &secrets,
+        "certless-cluster-operator-certs",
+        "the Secret to go",
+        |secret| secret.is_none().then_some(()),
+    )
+    .await;
+    let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
+    pools
+        .patch(
+            "broker",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .unwrap();
+    kafkas
+        .patch("certless", &PatchParams::default(), &pause(Value::Null))
+        .await
+        .unwrap();
+
+    let removed = ("certless-broker-1", claim.as_str());
+    let message = refused_while_kept(&client, &ns, "certless", removed, |message| {
+        message.starts_with("Cannot scale down brokers [1]: ")
+    })
+    .await;
+    assert!(
+        message.contains("certless-cluster-operator-certs")
+            && message.contains("is missing")
+            && message.contains("strimzi.io/skip-broker-scaledown-check"),
+        "{message}"
+    );
+    // The refusal stands: retried, it refuses again, and the broker stays.
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let again = refused_while_kept(&client, &ns, "certless", removed, |_| true).await;
+    assert_eq!(again, message);
+    assert!(
+        secrets
+            .get_opt("certless-cluster-operator-certs")
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing was applied"
+    );
+
+    // Once the Secret is back, the check runs: it asks the brokers (which kwok pods cannot
+    // answer) and still refuses, now for that reason.
+    let mut restored = saved.clone();
+    restored.metadata = ObjectMeta {
+        name: saved.metadata.name.clone(),
+        labels: saved.metadata.labels.clone(),
+        annotations: saved.metadata.annotations.clone(),
+        owner_references: saved.metadata.owner_references.clone(),
+        ..ObjectMeta::default()
+    };
+    secrets
+        .create(&Default::default(), &restored)
+        .await
+        .unwrap();
+    let checked = refused_while_kept(&client, &ns, "certless", removed, |message| {
+        !message.contains("is missing")
+    })
+    .await;
+    assert!(
+        checked.starts_with("Cannot scale down brokers [1]: whether they still hold partition replicas cannot be checked ("),
+        "{checked}"
+    );
     operator.stop().await;
 }
 

@@ -3,7 +3,14 @@
 //! within the renew deadline; a standby takes the Lease only after it saw no renewal for a
 //! whole lease duration. As the renew deadline is shorter than the lease duration, a leader
 //! that loses the Lease stops before another replica starts.
+//!
+//! A replica whose election task ends while it runs (a panic) no longer leads: it cannot
+//! renew the Lease any more, so [`Leadership::lost`] fires and [`Leadership::is_leading`]
+//! turns false at once, and [`crate::runtime::OperatorRuntime::run`] stops the operator with
+//! [`LeaderElectionError::Ended`] (the process exits non-zero and its Deployment restarts it).
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -29,6 +36,13 @@ pub enum LeaderElectionError {
         /// The client error.
         source: kube::Error,
     },
+    /// The election task ended while the operator ran (it panicked): the replica can no
+    /// longer renew the Lease and must stop acting.
+    #[error("leader election ended while the operator was running: {reason}")]
+    Ended {
+        /// How the task ended.
+        reason: String,
+    },
 }
 
 impl crate::ErrorReason for LeaderElectionError {
@@ -38,38 +52,49 @@ impl crate::ErrorReason for LeaderElectionError {
 }
 
 /// Whether this replica leads now; cloned freely. Without leader election it always leads.
+/// With it, the replica leads while the election task says so and runs: once the task has
+/// ended, whatever it said last, the replica no longer leads.
 #[derive(Debug, Clone)]
 pub struct Leadership {
     leading: watch::Receiver<bool>,
+    /// The sender of a replica that runs alone, kept so that its leadership never ends.
+    alone: Option<Arc<watch::Sender<bool>>>,
 }
 
 impl Leadership {
     /// Leadership of a replica that runs alone: it always leads.
     pub fn always() -> Self {
         let (sender, leading) = watch::channel(true);
-        // The receiver keeps the last value once the sender is gone.
-        drop(sender);
-        Self { leading }
+        Self {
+            leading,
+            alone: Some(Arc::new(sender)),
+        }
+    }
+
+    /// Whether the election still runs (always, for a replica that runs alone).
+    fn running(&self) -> bool {
+        self.alone.is_some() || self.leading.has_changed().is_ok()
     }
 
     /// Whether this replica leads now.
     pub fn is_leading(&self) -> bool {
-        *self.leading.borrow()
+        *self.leading.borrow() && self.running()
     }
 
-    /// Waits until this replica leads (at once if it does).
+    /// Waits until this replica leads (at once if it does; never once the election ended).
     pub async fn acquired(&self) {
         let mut leading = self.leading.clone();
-        // An error means the election ended; its last value stands.
-        let _ = leading.wait_for(|leading| *leading).await;
-    }
-
-    /// Waits until this replica stops leading (never returns while it keeps leading).
-    pub async fn lost(&self) {
-        let mut leading = self.leading.clone();
-        if leading.wait_for(|leading| !*leading).await.is_err() && *leading.borrow() {
+        if leading.wait_for(|leading| *leading).await.is_err() || !self.running() {
             std::future::pending::<()>().await;
         }
+    }
+
+    /// Waits until this replica stops leading (never returns while it keeps leading): the
+    /// election says so, or it ended.
+    pub async fn lost(&self) {
+        let mut leading = self.leading.clone();
+        // An error means the election ended: nothing renews the Lease any more.
+        let _ = leading.wait_for(|leading| !*leading).await;
     }
 }
 
@@ -110,15 +135,32 @@ pub fn elect(
     config: LeaderElectionConfig,
     shutdown: CancellationToken,
 ) -> (Leadership, tokio::task::JoinHandle<()>) {
-    let (sender, leading) = watch::channel(false);
     let api = Api::namespaced(client, &config.lease_namespace);
     let elector = Elector {
         api,
         config,
         observed: None,
     };
-    let task = tokio::spawn(elector.run(sender, shutdown));
-    (Leadership { leading }, task)
+    spawn_election(|sender| elector.run(sender, shutdown))
+}
+
+/// Spawns the election `run`, which says through the sender it is given whether this replica
+/// leads, and returns the [`Leadership`] following it with the task.
+pub(crate) fn spawn_election<Run>(
+    run: impl FnOnce(watch::Sender<bool>) -> Run,
+) -> (Leadership, tokio::task::JoinHandle<()>)
+where
+    Run: Future<Output = ()> + Send + 'static,
+{
+    let (sender, leading) = watch::channel(false);
+    let task = tokio::spawn(run(sender));
+    (
+        Leadership {
+            leading,
+            alone: None,
+        },
+        task,
+    )
 }
 
 impl Elector {
@@ -284,7 +326,7 @@ impl Elector {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
@@ -295,5 +337,30 @@ mod tests {
         leadership.acquired().await;
         let lost = tokio::time::timeout(Duration::from_millis(50), leadership.lost()).await;
         assert!(lost.is_err(), "a lone replica never loses leadership");
+    }
+
+    /// An election task that takes the lead and then panics, as an elector failure would.
+    pub(crate) fn failing_election() -> (Leadership, tokio::task::JoinHandle<()>) {
+        spawn_election(|sender| async move {
+            sender.send_replace(true);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            panic!("injected elector failure");
+        })
+    }
+
+    #[tokio::test]
+    async fn a_leader_whose_election_fails_stops_leading() {
+        let (leadership, task) = failing_election();
+        leadership.acquired().await;
+        assert!(leadership.is_leading());
+        let lost = tokio::time::timeout(Duration::from_secs(5), leadership.lost()).await;
+        assert!(
+            lost.is_ok(),
+            "the leadership is lost once the election failed"
+        );
+        assert!(task.await.is_err(), "the election task panicked");
+        assert!(!leadership.is_leading());
+        let again = tokio::time::timeout(Duration::from_millis(50), leadership.acquired()).await;
+        assert!(again.is_err(), "an ended election never leads again");
     }
 }

@@ -87,7 +87,7 @@
 //!     runtime.serve_http(([0, 0, 0, 0], port).into()).await?;
 //!     runtime.shutdown_on_signals();
 //!     let topics = ControllerBuilder::new(&runtime, Topics).build()?;
-//!     runtime.run(vec![topics]).await;
+//!     runtime.run(vec![topics]).await?;
 //!     Ok(())
 //! }
 //! ```

@@ -3,6 +3,7 @@
 //! until SIGTERM, finishing in-flight reconciliations within a bound and releasing the
 //! Lease.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -16,7 +17,7 @@ use crate::cache::Caches;
 use crate::config::OperatorConfig;
 use crate::events::EventPublisher;
 use crate::http::{HttpError, Readiness};
-use crate::leader::Leadership;
+use crate::leader::{LeaderElectionError, Leadership};
 use crate::metrics::{Metrics, MetricsError};
 
 /// The exit status of an operator binary for `result`: success, or failure after printing
@@ -83,19 +84,38 @@ impl OperatorRuntime {
     ) -> Result<Self, MetricsError> {
         let client = crate::api_reads::count_reads(client, metrics.clone());
         let stop_election = CancellationToken::new();
+        let election = config.leader_election.as_ref().map(|election| {
+            crate::leader::elect(client.clone(), election.clone(), stop_election.clone())
+        });
+        Ok(Self::assemble(
+            client,
+            config,
+            name,
+            metrics,
+            election,
+            stop_election,
+        ))
+    }
+
+    /// The runtime following `election` (the Leadership and the task of a leader election
+    /// stopped by `stop_election`), or always leading without one.
+    fn assemble(
+        client: Client,
+        config: OperatorConfig,
+        name: &str,
+        metrics: Metrics,
+        election: Option<(Leadership, tokio::task::JoinHandle<()>)>,
+        stop_election: CancellationToken,
+    ) -> Self {
         let identity = config
             .leader_election
             .as_ref()
             .map(|election| election.identity.clone());
-        let (leadership, election) = match &config.leader_election {
-            Some(election) => {
-                let (leadership, task) =
-                    crate::leader::elect(client.clone(), election.clone(), stop_election.clone());
-                (leadership, Some(task))
-            }
+        let (leadership, election) = match election {
+            Some((leadership, task)) => (leadership, Some(task)),
             None => (Leadership::always(), None),
         };
-        Ok(Self {
+        Self {
             inner: Arc::new(Inner {
                 applier: Applier::new(client.clone(), name, metrics.clone()),
                 events: EventPublisher::new(client.clone(), name, identity),
@@ -109,7 +129,7 @@ impl OperatorRuntime {
                 shutdown: CancellationToken::new(),
                 stop_election,
             }),
-        })
+        }
     }
 
     /// The Kubernetes client; its reads are counted in [`Self::metrics`].
@@ -194,34 +214,73 @@ impl OperatorRuntime {
     /// Starts the caches and runs `controllers` (built with [`crate::controller::ControllerBuilder`]) until
     /// shutdown: then no new reconciliation starts, those in flight get the configured
     /// shutdown grace to finish and are abandoned after it, and the Lease is released.
-    pub async fn run(self, controllers: Vec<BoxFuture<'static, ()>>) {
+    ///
+    /// Should the leader election end while the operator runs (its task panicked), the
+    /// replica has stopped leading already; the operator then stops the same way and returns
+    /// [`LeaderElectionError::Ended`], for the process to exit non-zero and be restarted.
+    pub async fn run(
+        self,
+        controllers: Vec<BoxFuture<'static, ()>>,
+    ) -> Result<(), LeaderElectionError> {
         let caches = self.inner.caches.start(&self.inner.readiness);
         let cache_tasks: Vec<_> = caches.into_iter().map(tokio::spawn).collect();
         let controllers = futures::future::join_all(controllers);
         tokio::pin!(controllers);
-        tokio::select! {
-            _ = &mut controllers => {}
-            () = self.inner.shutdown.cancelled() => {
-                if tokio::time::timeout(self.inner.config.shutdown_grace, &mut controllers).await.is_err() {
-                    tracing::warn!("reconciliations still running after the shutdown grace; abandoned");
-                }
-            }
-        }
-        for task in cache_tasks {
-            task.abort();
-        }
-        self.inner.stop_election.cancel();
-        let election = self
+        let mut election = self
             .inner
             .election
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
+        let failure = {
+            let election_ended = async {
+                match election.as_mut() {
+                    Some(task) => task.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::pin!(election_ended);
+            tokio::select! {
+                _ = &mut controllers => None,
+                () = self.inner.shutdown.cancelled() => {
+                    self.finish(&mut controllers).await;
+                    None
+                }
+                ended = &mut election_ended => {
+                    let reason = match ended {
+                        Ok(()) => "the election task returned".to_owned(),
+                        Err(error) => error.to_string(),
+                    };
+                    tracing::error!(%reason, "leader election ended; stopping the operator");
+                    self.inner.shutdown.cancel();
+                    self.finish(&mut controllers).await;
+                    Some(LeaderElectionError::Ended { reason })
+                }
+            }
+        };
+        for task in cache_tasks {
+            task.abort();
+        }
+        if let Some(failure) = failure {
+            return Err(failure);
+        }
+        self.inner.stop_election.cancel();
         if let Some(election) = election {
             // Ends once the Lease is released.
             if let Err(error) = election.await {
                 tracing::warn!(%error, "leader election task");
             }
+        }
+        Ok(())
+    }
+
+    /// Gives the reconciliations in flight the shutdown grace to finish.
+    async fn finish(&self, controllers: impl Future<Output = Vec<()>>) {
+        if tokio::time::timeout(self.inner.config.shutdown_grace, controllers)
+            .await
+            .is_err()
+        {
+            tracing::warn!("reconciliations still running after the shutdown grace; abandoned");
         }
     }
 }
@@ -249,4 +308,49 @@ async fn wait_for_signal() {
 #[cfg(not(unix))]
 async fn wait_for_signal() {
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::time::Duration;
+
+    use futures::FutureExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn an_operator_whose_leader_election_fails_stops_with_an_error() {
+        let client =
+            Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
+        let mut config = OperatorConfig::from_lookup(|name| {
+            (name == crate::config::NAMESPACE).then(|| "ns".to_owned())
+        })
+        .unwrap();
+        config.shutdown_grace = Duration::from_millis(200);
+        let runtime = OperatorRuntime::assemble(
+            client,
+            config,
+            "test-operator",
+            Metrics::new().unwrap(),
+            Some(crate::leader::tests::failing_election()),
+            CancellationToken::new(),
+        );
+        let leadership = runtime.leadership().clone();
+        let shutdown = runtime.shutdown_token();
+        // A controller that acts for as long as the replica leads.
+        let controller = async move { leadership.lost().await }.boxed();
+        let forever = std::future::pending::<()>().boxed();
+        let ran = tokio::time::timeout(
+            Duration::from_secs(10),
+            runtime.run(vec![controller, forever]),
+        )
+        .await
+        .expect("the operator stops once its leader election failed");
+        assert!(
+            matches!(ran, Err(LeaderElectionError::Ended { .. })),
+            "{ran:?}"
+        );
+        assert!(shutdown.is_cancelled());
+    }
 }

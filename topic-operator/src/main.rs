@@ -44,6 +44,6 @@ async fn run(config: TopicOperatorConfig) -> anyhow::Result<()> {
     }
     let (_kafka, controller) =
         strimzi_topic_operator::controller(&runtime, &config, admin).context("controller")?;
-    runtime.run(vec![controller]).await;
+    runtime.run(vec![controller]).await?;
     Ok(())
 }

@@ -64,6 +64,6 @@ async fn run(config: UserOperatorConfig) -> anyhow::Result<()> {
     runtime.shutdown_on_signals();
     let (_kafka, controller) = strimzi_user_operator::controller(&runtime, Arc::new(config), admin)
         .context("controller")?;
-    runtime.run(vec![controller]).await;
+    runtime.run(vec![controller]).await?;
     Ok(())
 }

@@ -5,6 +5,11 @@
 //! moved, and is retried with backoff. With a `remove-brokers` auto-rebalance configured, a
 //! pool's scale-down instead waits: the brokers are reported as blocked, kept running, and
 //! a rebalance moves their replicas off (module `auto_rebalance`).
+//!
+//! A check that cannot run refuses as well: when the operator's client certificate Secret
+//! (`<cluster>-cluster-operator-certs`) is missing, or the brokers cannot be asked, the
+//! brokers stay and the reconciliation fails with a message saying why, until the check can
+//! run or the Kafka says to skip it.
 
 use std::collections::BTreeSet;
 
@@ -62,16 +67,23 @@ impl Reconciliation<'_> {
             self.kafka.metadata.annotations.as_ref(),
             annotations::SKIP_BROKER_SCALEDOWN_CHECK,
         );
-        let Some(identity) = live.operator_secret() else {
-            return Ok(BTreeSet::new());
-        };
         if removed.is_empty() || skip {
             return Ok(BTreeSet::new());
         }
-        let admin = self.admin_client(cluster, identity, cas)?;
-        let hosting = super::roll::describe_all_topics(&admin)
-            .await
-            .map(|topics| hosting_replicas(&removed, &topics));
+        // Every way the check cannot run ends in a refusal, never in a removal.
+        let hosting = match live.operator_secret() {
+            None => Err(format!(
+                "the Secret {} with the operator's client certificate is missing",
+                strimzi_api::naming::cluster_operator_certs_secret(&self.name)
+            )),
+            Some(identity) => match self.admin_client(cluster, identity, cas) {
+                Ok(admin) => super::roll::describe_all_topics(&admin)
+                    .await
+                    .map(|topics| hosting_replicas(&removed, &topics))
+                    .map_err(|error| error.to_string()),
+                Err(error) => Err(error.to_string()),
+            },
+        };
         let in_pools: BTreeSet<i32> = self
             .pools
             .iter()

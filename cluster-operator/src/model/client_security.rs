@@ -52,6 +52,18 @@ pub enum ClientSecurityError {
         /// Where in the resource the `tls` section is, for the message.
         field: String,
     },
+    /// A `trustedCertificates` pattern longer than [`MAX_PATTERN_LENGTH`].
+    #[error(
+        "the pattern for Secret {secret} is {length} characters long, longer than the {MAX_PATTERN_LENGTH} a Secret key may have ({field}.tls.trustedCertificates)"
+    )]
+    PatternTooLong {
+        /// The Secret.
+        secret: String,
+        /// The pattern's length in bytes.
+        length: usize,
+        /// Where in the resource the `tls` section is, for the message.
+        field: String,
+    },
     /// A SASL mechanism without a user name or password.
     #[error("{field}: {mechanism} authentication needs a username and a passwordSecret")]
     MissingCredentials {
@@ -196,20 +208,34 @@ impl ClientSecurity<'_> {
 /// The data of Secrets, by Secret name.
 pub type SecretsData = BTreeMap<String, BTreeMap<String, ByteString>>;
 
+/// The longest `trustedCertificates` pattern accepted, in bytes: the longest key a Secret
+/// may have. Longer patterns are refused before any matching.
+pub const MAX_PATTERN_LENGTH: usize = 253;
+
 /// Whether a Secret key matches a `trustedCertificates` pattern: `*` stands for any run of
-/// characters, everything else matches itself.
+/// characters, everything else matches itself. Linear in the lengths of the pattern and the
+/// key whatever the pattern: the text before the first `*` must start the key, the text after
+/// the last must end it, and each run of text in between is taken at its first occurrence
+/// after the previous one (taking it later never helps).
 pub fn matches_pattern(pattern: &str, key: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == key,
-        Some((prefix, rest)) => {
-            let Some(tail) = key.strip_prefix(prefix) else {
-                return false;
-            };
-            (0..=tail.len())
-                .filter(|index| tail.is_char_boundary(*index))
-                .any(|index| matches_pattern(rest, &tail[index..]))
+    let Some((prefix, after_first)) = pattern.split_once('*') else {
+        return pattern == key;
+    };
+    let (middle, suffix) = after_first.rsplit_once('*').unwrap_or(("", after_first));
+    let Some(between) = key
+        .strip_prefix(prefix)
+        .and_then(|tail| tail.strip_suffix(suffix))
+    else {
+        return false;
+    };
+    let mut rest = between;
+    for part in middle.split('*') {
+        match rest.find(part) {
+            Some(index) => rest = &rest[index + part.len()..],
+            None => return false,
         }
     }
+    true
 }
 
 /// The certificates `source` names in `secrets` (a key, or the keys matching a pattern), by
@@ -235,6 +261,13 @@ fn trusted_certificates_of(
             .map(|(key, value)| (key.clone(), value.clone()))
             .into_iter()
             .collect(),
+        (None, Some(pattern)) if pattern.len() > MAX_PATTERN_LENGTH => {
+            return Err(ClientSecurityError::PatternTooLong {
+                secret: source.secret_name.clone(),
+                length: pattern.len(),
+                field: field.to_owned(),
+            });
+        }
         (None, Some(pattern)) => secret
             .iter()
             .filter(|(key, _)| matches_pattern(pattern, key))
@@ -335,6 +368,89 @@ pub fn option_value(value: &serde_json::Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn patterns_match_whole_keys() {
+        let cases = [
+            ("*.crt", "ca.crt", true),
+            ("ca.crt", "ca.crt", true),
+            ("*", "", true),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "abc", true),
+            ("a*a", "a", false),
+            ("ab*ba", "aba", false),
+            ("*ab*ab*", "xabyab", true),
+            ("*ab*ab*", "xabyba", false),
+            ("a**b", "ab", true),
+            ("*.crt", "ca.crt.bak", false),
+            ("ca.*", "ca.crt", true),
+            ("c*", "ca.crt", true),
+            ("*é*", "caé.crt", true),
+        ];
+        for (pattern, key, expected) in cases {
+            assert_eq!(
+                matches_pattern(pattern, key),
+                expected,
+                "{pattern} on {key}"
+            );
+        }
+    }
+
+    /// Patterns that take exponential time to a backtracking matcher, on keys they do not
+    /// match: each is matched in a thread, so that a matcher that stalls fails the test
+    /// instead of hanging it.
+    #[test]
+    fn pathological_patterns_are_matched_in_milliseconds() {
+        let patterns = [
+            format!("{}b", "*a".repeat(40)),
+            format!("{}*b", "a*".repeat(60)),
+            "*".repeat(MAX_PATTERN_LENGTH - 1) + "b",
+        ];
+        let key = "a".repeat(MAX_PATTERN_LENGTH);
+        let (sender, matched) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let results: Vec<bool> = patterns
+                .iter()
+                .map(|pattern| matches_pattern(pattern, &key))
+                .collect();
+            let _ = sender.send((results, started.elapsed()));
+        });
+        let (results, elapsed) = matched
+            .recv_timeout(std::time::Duration::from_secs(2))
+            .expect("the patterns are matched within 2 s");
+        assert_eq!(results, [false, false, false]);
+        assert!(
+            elapsed < std::time::Duration::from_millis(100),
+            "{elapsed:?}"
+        );
+    }
+
+    #[test]
+    fn a_pattern_longer_than_a_secret_key_is_refused() {
+        let secrets = SecretsData::from([(
+            "certs".to_owned(),
+            BTreeMap::from([("a.crt".to_owned(), ByteString(b"pem".to_vec()))]),
+        )]);
+        let source = |pattern: String| CertSecretSource {
+            secret_name: "certs".to_owned(),
+            certificate: None,
+            pattern: Some(pattern),
+        };
+        let longest = format!("{}.crt", "*".repeat(MAX_PATTERN_LENGTH - 4));
+        let bundle = certificate_bundle(&[source(longest)], &secrets, "ns", "spec");
+        assert_eq!(bundle.unwrap(), b"pem\n");
+        let too_long = format!("{}.crt", "*".repeat(MAX_PATTERN_LENGTH - 3));
+        let error = certificate_bundle(&[source(too_long)], &secrets, "ns", "spec").unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ClientSecurityError::PatternTooLong { length: 254, .. }
+            ),
+            "{error}"
+        );
+        assert_eq!(error.reason(), "InvalidResourceException");
+    }
 
     fn options(
         tls: Option<serde_json::Value>,

@@ -97,7 +97,11 @@ impl Operator {
         )
         .unwrap();
         let controllers = controllers(&runtime, &config);
-        let task = tokio.spawn(runtime.clone().run(controllers));
+        let running = runtime.clone();
+        let task = tokio.spawn(async move {
+            let ran = running.run(controllers).await;
+            ran.expect("the operator stopped cleanly");
+        });
         Self {
             runtime,
             task: Some(task),

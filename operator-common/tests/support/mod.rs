@@ -225,7 +225,11 @@ pub fn start(client: Client, config: OperatorConfig, work: Duration) -> Running 
         .owns_metadata::<ConfigMap>(CHILD_SELECTOR)
         .build()
         .unwrap();
-    let task = tokio::spawn(runtime.clone().run(vec![controller]));
+    let running = runtime.clone();
+    let task = tokio::spawn(async move {
+        let ran = running.run(vec![controller]).await;
+        ran.expect("the operator stopped cleanly");
+    });
     Running {
         runtime,
         journal,

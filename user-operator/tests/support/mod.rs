@@ -190,7 +190,11 @@ impl Operator {
         .unwrap();
         let (kafka, controller) =
             strimzi_user_operator::controller(&runtime, Arc::new(config), admin).unwrap();
-        let task = tokio::spawn(runtime.clone().run(vec![controller]));
+        let running = runtime.clone();
+        let task = tokio::spawn(async move {
+            let ran = running.run(vec![controller]).await;
+            ran.expect("the operator stopped cleanly");
+        });
         Self {
             runtime,
             kafka,
