@@ -26,6 +26,7 @@
 //! - [`cruise_control`]: a client of Cruise Control's REST API (proposals, rebalances, user
 //!   tasks, executor state, stopping an execution, topic replication factors), on
 //!   [`http_client`], the HTTP/1.1 client shared with the kafka-agent calls.
+//! - [`ownership`]: which of several resources naming one Kafka topic or user manages it.
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
 //!   tokio's blocking threads, at most one closure per core at a time.
 //!
@@ -108,6 +109,7 @@ pub mod labels;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
+pub mod ownership;
 pub mod parent;
 pub mod runtime;
 pub mod scoped_cache;

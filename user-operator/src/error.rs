@@ -18,6 +18,10 @@ pub enum UserError {
     /// rule, a password Secret that is missing, ACLs while the Admin API may not manage them.
     #[error("{0}")]
     InvalidResource(String),
+    /// A KafkaUser of the same name in another watched namespace owns the Kafka user; nothing
+    /// is written for this one.
+    #[error("{0}")]
+    ResourceConflict(String),
     /// The clients CA Secrets are missing or unusable, or a certificate could not be issued.
     #[error("{0}")]
     InvalidCertificate(String),
@@ -52,6 +56,7 @@ impl ErrorReason for UserError {
     fn reason(&self) -> &'static str {
         match self {
             Self::InvalidResource(_) => "InvalidResourceException",
+            Self::ResourceConflict(_) => "ResourceConflict",
             Self::InvalidCertificate(_) => "InvalidCertificateException",
             Self::InvalidSecret(_) => "InvalidSecret",
             Self::Kafka { .. } => "KafkaError",
