@@ -1,6 +1,7 @@
 //! Which of several resources naming one thing outside Kubernetes (a Kafka topic, a Kafka
 //! user) manages it, when they live in different namespaces or under different names: the one
-//! already `Ready` for it, otherwise the oldest; the others are refused. Pure code: no I/O.
+//! whose status says it manages it already, otherwise the oldest; the others are refused.
+//! Pure code: no I/O.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::common::Condition;
@@ -13,7 +14,7 @@ pub struct Claim {
     pub key: String,
     /// Its creation timestamp (RFC 3339, so that text order is time order).
     pub created: String,
-    /// Whether its status says it manages the thing already (`Ready` for it).
+    /// Whether its status says it manages the thing already (each kind says how).
     pub ready: bool,
 }
 
@@ -61,8 +62,8 @@ pub fn is_ready<'a>(conditions: impl IntoIterator<Item = &'a Condition>) -> bool
     })
 }
 
-/// The claim that manages the contested thing among `claims`: one that is `Ready` for it
-/// already, otherwise the oldest; ties go to the smallest key.
+/// The claim that manages the contested thing among `claims`: one whose status says it
+/// manages it already, otherwise the oldest; ties go to the smallest key.
 pub fn owner(claims: &[Claim]) -> Option<&Claim> {
     claims
         .iter()

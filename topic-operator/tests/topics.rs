@@ -237,7 +237,11 @@ async fn deleting_a_renamed_topic_deletes_neither_topic_until_the_name_is_revert
     // resource stays Terminating with a condition saying why.
     topics.delete("renamed").await;
     let refused = topics
-        .wait_not_ready("renamed", "NotSupported", "until spec.topicName is reverted")
+        .wait_not_ready(
+            "renamed",
+            "NotSupported",
+            "until spec.topicName is reverted",
+        )
         .await;
     assert!(
         refused["message"].as_str().unwrap().contains(&unrelated),
@@ -272,7 +276,10 @@ async fn finalizers_turned_off_are_removed_and_nothing_stays_terminating() {
     let operator = Operator::on(&client, &ns, &[]);
     for name in ["kept", "deleted"] {
         topics
-            .create(kafka_topic(name, json!({"topicName": format!("{ns}.{name}")})))
+            .create(kafka_topic(
+                name,
+                json!({"topicName": format!("{ns}.{name}")}),
+            ))
             .await;
         topics.wait_ready(name).await;
     }

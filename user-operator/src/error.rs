@@ -11,6 +11,9 @@ use strimzi_operator_common::kafka::AdminError;
 /// that see it.
 pub type KubernetesError = Arc<dyn std::error::Error + Send + Sync>;
 
+/// Reason of a KafkaUser whose name another namespace's KafkaUser owns.
+pub const RESOURCE_CONFLICT: &str = "ResourceConflict";
+
 /// A reconciliation of a KafkaUser failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum UserError {
@@ -56,7 +59,7 @@ impl ErrorReason for UserError {
     fn reason(&self) -> &'static str {
         match self {
             Self::InvalidResource(_) => "InvalidResourceException",
-            Self::ResourceConflict(_) => "ResourceConflict",
+            Self::ResourceConflict(_) => RESOURCE_CONFLICT,
             Self::InvalidCertificate(_) => "InvalidCertificateException",
             Self::InvalidSecret(_) => "InvalidSecret",
             Self::Kafka { .. } => "KafkaError",

@@ -254,13 +254,17 @@ impl UserReconciler {
     }
 }
 
-/// The claim of `user` on its Kafka user: `Ready` for it when its status is `Ready` with a
-/// user name.
+/// The claim of `user` on its Kafka user: established when a reconciliation of it succeeded
+/// once (its status has a user name) and it was not refused for the conflict since. A
+/// passing failure of the owner (Kafka unreachable) does not hand its name to another.
 fn claim(user: &KafkaUser) -> Claim {
-    let ready = user.status.as_ref().is_some_and(|status| {
-        status.username.is_some() && ownership::is_ready(status.conditions.iter().flatten())
+    let established = user.status.as_ref().is_some_and(|status| {
+        status.username.is_some()
+            && !status.conditions.iter().flatten().any(|condition| {
+                condition.reason.as_deref() == Some(crate::error::RESOURCE_CONFLICT)
+            })
     });
-    Claim::of(&user.metadata, ready)
+    Claim::of(&user.metadata, established)
 }
 
 /// What the user's credential is.
@@ -350,5 +354,40 @@ impl Reconciler for UserReconciler {
         }
         tracing::debug!(user = resource.name_any(), "user reconciled");
         Ok(Reconciled::new(status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn user(status: serde_json::Value) -> KafkaUser {
+        serde_json::from_value(json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaUser",
+            "metadata": {"name": "alice", "namespace": "a",
+                         "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {}, "status": status,
+        }))
+        .unwrap()
+    }
+
+    fn condition(r#type: &str, reason: Option<&str>) -> serde_json::Value {
+        json!({"type": r#type, "status": "True", "reason": reason})
+    }
+
+    #[test]
+    fn a_passing_failure_keeps_the_name_and_a_refused_user_has_none() {
+        let ready = user(json!({"username": "alice", "conditions": [condition("Ready", None)]}));
+        assert!(claim(&ready).ready);
+        let failing = user(json!({"username": "alice",
+            "conditions": [condition("NotReady", Some("KafkaError"))]}));
+        assert!(claim(&failing).ready, "Kafka unreachable: still the owner");
+        let refused = user(json!({"username": "alice",
+            "conditions": [condition("NotReady", Some(crate::error::RESOURCE_CONFLICT))]}));
+        assert!(!claim(&refused).ready);
+        assert!(!claim(&user(json!({}))).ready, "never reconciled");
+        assert_eq!(claim(&ready).key, "a/alice");
     }
 }

@@ -418,8 +418,14 @@ async fn a_kafka_user_of_one_namespace_cannot_take_over_the_same_name_in_another
     let tls_name = format!("CN={user}");
     assert!(acls(&admin, &tls_name).await.is_empty());
     assert!(quotas(&admin, &tls_name).await.is_empty());
-    assert_eq!((acls(&admin, &user).await, quotas(&admin, &user).await), owned);
-    assert!(has_scram(&admin, &user).await, "the owner's credential stays");
+    assert_eq!(
+        (acls(&admin, &user).await, quotas(&admin, &user).await),
+        owned
+    );
+    assert!(
+        has_scram(&admin, &user).await,
+        "the owner's credential stays"
+    );
     assert_eq!(first.secret_text(&user, "password").await, password);
     assert!(first.users().is_ready(&user).await);
 
@@ -430,7 +436,10 @@ async fn a_kafka_user_of_one_namespace_cannot_take_over_the_same_name_in_another
     })
     .await;
     tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-    assert_eq!((acls(&admin, &user).await, quotas(&admin, &user).await), owned);
+    assert_eq!(
+        (acls(&admin, &user).await, quotas(&admin, &user).await),
+        owned
+    );
     assert!(has_scram(&admin, &user).await);
 
     first.users().delete(&user).await;
