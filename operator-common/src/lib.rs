@@ -10,7 +10,8 @@
 //! - [`controller`]: a [`controller::Reconciler`] turns a resource into its status; the
 //!   builder puts it on kube-runtime's `Controller` with shared caches, metadata-only watches
 //!   of owned objects, a periodic full reconciliation, backoff with jitter, pause, an
-//!   optional finalizer with a cleanup step, status conditions written only on change, and
+//!   optional finalizer with a cleanup step (removed from every resource again when it is
+//!   turned off), status conditions written only on change, and
 //!   resources that do not deserialize reported in their status.
 //! - [`status`]: `Ready`, `NotReady`, `Warning` and `ReconciliationPaused` conditions,
 //!   `observedGeneration`, kept transition times.
