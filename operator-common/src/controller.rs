@@ -88,6 +88,15 @@ pub trait Reconciler: Send + Sync + 'static {
         None
     }
 
+    /// This reconciler's finalizer while it is turned off (Strimzi's
+    /// `STRIMZI_USE_FINALIZERS=false`), `None` (the default) otherwise: removed from every
+    /// resource that still carries it from a run with finalizers, as Strimzi removes it, so
+    /// that no deleted resource (nor its namespace) stays `Terminating`. A resource being
+    /// deleted then goes without [`Self::cleanup`], as without finalizers.
+    fn retired_finalizer(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The condition reporting a failed reconciliation: `NotReady` (the default, as
     /// Strimzi's cluster operator writes it) or [`status::ready_false`] (as its topic
     /// operator does).
@@ -112,7 +121,8 @@ pub trait Reconciler: Send + Sync + 'static {
 
     /// Removes what `resource`, now being deleted, made outside Kubernetes; retried with
     /// backoff until it succeeds, and possibly called again after it did, so it must be
-    /// idempotent. Only called with a [`Self::finalizer`].
+    /// idempotent. Only called with a [`Self::finalizer`]. A failure is reported as a failed
+    /// reconciliation is: the [`Self::failure_condition`] in the status, and a Warning Event.
     fn cleanup(
         &self,
         resource: Arc<Self::Resource>,
@@ -755,6 +765,14 @@ impl<R: Reconciler> Shared<R> {
             return Ok(Action::await_change());
         }
         let Some(finalizer_name) = self.reconciler.finalizer() else {
+            if let Some(retired) = self.reconciler.retired_finalizer()
+                && resource.finalizers().iter().any(|name| name == retired)
+            {
+                self.remove_finalizer(resource, retired).await?;
+                if resource.meta().deletion_timestamp.is_some() {
+                    return Ok(Action::await_change());
+                }
+            }
             return self.reconcile_resource(resource, previous).await;
         };
         let api: Api<R::Resource> = self.runtime.api(resource.meta().namespace.as_deref());
@@ -769,11 +787,23 @@ impl<R: Reconciler> Shared<R> {
                     }
                     FinalizerEvent::Cleanup(resource) => {
                         let regarding = resource.object_ref(&());
-                        if let Err(error) = self.reconciler.cleanup(resource).await {
-                            let message = error.to_string();
-                            tracing::warn!(reason = error.reason(), %message, "cleanup failed");
-                            self.publish_failure(regarding, error.reason(), &message)
-                                .await;
+                        if let Err(error) = self.reconciler.cleanup(resource.clone()).await {
+                            let (reason, message) = (error.reason(), error.to_string());
+                            tracing::warn!(reason, %message, "cleanup failed");
+                            let next = status::with_conditions(
+                                previous.cloned().unwrap_or_default(),
+                                previous,
+                                vec![self.reconciler.failure_condition(
+                                    reason,
+                                    &message,
+                                    &status::timestamp_now(),
+                                )],
+                                previous.and_then(OperatorStatus::observed_generation),
+                            );
+                            let written = self.write_status(&resource, previous, &next).await;
+                            if !matches!(written, Ok(false)) {
+                                self.publish_failure(regarding, reason, &message).await;
+                            }
                             return Err(failure(&error));
                         }
                         tracing::info!("cleaned up");
@@ -878,6 +908,46 @@ impl<R: Reconciler> Shared<R> {
                     permanent: error.is_permanent(),
                 })
             }
+        }
+    }
+
+    /// Removes finalizer `name` from `resource`: a JSON patch that tests the finalizer list
+    /// first, so that a list changed meanwhile is read again rather than overwritten.
+    async fn remove_finalizer(
+        &self,
+        resource: &R::Resource,
+        name: &str,
+    ) -> Result<(), ControllerError> {
+        let meta = resource.meta();
+        let finalizers = resource.finalizers();
+        let Some(index) = finalizers.iter().position(|finalizer| finalizer == name) else {
+            return Ok(());
+        };
+        let operations = serde_json::json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
+            {"op": "remove", "path": format!("/metadata/finalizers/{index}")},
+        ]);
+        let patch: json_patch::Patch = serde_json::from_value(operations)
+            .map_err(|error| ControllerError::Finalizer(error.to_string()))?;
+        let api: Api<R::Resource> = self.runtime.api(meta.namespace.as_deref());
+        match api
+            .patch(
+                meta.name.as_deref().unwrap_or_default(),
+                &PatchParams::default(),
+                &Patch::Json::<()>(patch),
+            )
+            .await
+        {
+            Ok(_) => {
+                self.runtime.metrics().count_write(&self.kind, "patch");
+                tracing::info!(finalizer = name, "removed the finalizer no longer in use");
+                Ok(())
+            }
+            // Gone meanwhile.
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(error) => Err(ControllerError::Finalizer(format!(
+                "removing finalizer {name}: {error}"
+            ))),
         }
     }
 

@@ -10,7 +10,8 @@
 //! - [`controller`]: a [`controller::Reconciler`] turns a resource into its status; the
 //!   builder puts it on kube-runtime's `Controller` with shared caches, metadata-only watches
 //!   of owned objects, a periodic full reconciliation, backoff with jitter, pause, an
-//!   optional finalizer with a cleanup step, status conditions written only on change, and
+//!   optional finalizer with a cleanup step (removed from every resource again when it is
+//!   turned off), status conditions written only on change, and
 //!   resources that do not deserialize reported in their status.
 //! - [`status`]: `Ready`, `NotReady`, `Warning` and `ReconciliationPaused` conditions,
 //!   `observedGeneration`, kept transition times.
@@ -26,6 +27,7 @@
 //! - [`cruise_control`]: a client of Cruise Control's REST API (proposals, rebalances, user
 //!   tasks, executor state, stopping an execution, topic replication factors), on
 //!   [`http_client`], the HTTP/1.1 client shared with the kafka-agent calls.
+//! - [`ownership`]: which of several resources naming one Kafka topic or user manages it.
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
 //!   tokio's blocking threads, at most one closure per core at a time.
 //!
@@ -108,6 +110,7 @@ pub mod labels;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
+pub mod ownership;
 pub mod parent;
 pub mod runtime;
 pub mod scoped_cache;

@@ -23,6 +23,10 @@
 //! warning, leaves the topic in Kafka and removes the finalizer, so that the namespace
 //! deletion completes. (Strimzi's operator keeps the finalizer in that case and the
 //! namespace stays `Terminating` until someone removes the finalizer by hand.)
+//!
+//! With `STRIMZI_USE_FINALIZERS=false` the finalizer is removed from every KafkaTopic that
+//! still carries it, as Strimzi removes it. A KafkaTopic whose `spec.topicName` was changed
+//! (refused) deletes neither topic when deleted, and stays until the spec is reverted.
 
 pub mod config;
 pub mod error;

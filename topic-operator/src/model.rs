@@ -1,8 +1,7 @@
 //! What a KafkaTopic asks of Kafka and how it differs from what Kafka has: the desired
 //! topic, the changes to make (partitions, configs, replication factor), the changes that
-//! are not supported,
-//! which configs may be altered, and which of several KafkaTopics naming one Kafka topic
-//! manages it. Pure code: no I/O.
+//! are not supported, and
+//! which configs may be altered. Pure code: no I/O.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -274,23 +273,18 @@ pub fn changes(
     changes
 }
 
-/// One KafkaTopic naming a Kafka topic, as far as ownership goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claim {
-    /// `namespace/name` of the KafkaTopic.
-    pub key: String,
-    /// Its creation timestamp (RFC 3339, so that text order is time order).
-    pub created: String,
-    /// Whether its status says it manages the topic already (`Ready` with this topic name).
-    pub ready: bool,
+/// Why a KafkaTopic managing topic `managed` whose `spec.topicName` changed is not reconciled.
+pub fn renamed_message(managed: &str) -> String {
+    format!("Changing spec.topicName is not supported (the resource manages topic {managed})")
 }
 
-/// The claim that manages the topic among `claims`: one that is `Ready` for it already,
-/// otherwise the oldest; ties go to the smallest key.
-pub fn owner(claims: &[Claim]) -> Option<&Claim> {
-    claims
-        .iter()
-        .min_by(|a, b| (!a.ready, &a.created, &a.key).cmp(&(!b.ready, &b.created, &b.key)))
+/// Why a KafkaTopic managing topic `managed`, deleted while its `spec.topicName` names
+/// `named`, deletes neither topic yet.
+pub fn renamed_deletion_message(managed: &str, named: &str) -> String {
+    format!(
+        "{}; neither it nor topic {named} is deleted until spec.topicName is reverted to {managed}",
+        renamed_message(managed)
+    )
 }
 
 #[cfg(test)]
@@ -468,25 +462,5 @@ mod tests {
         assert_eq!(AlterableConfigs::parse("NONE"), AlterableConfigs::None);
         assert!(AlterableConfigs::parse("a,b").allows("b"));
         assert!(!AlterableConfigs::parse("a,b").allows("c"));
-    }
-
-    #[test]
-    fn the_ready_or_else_the_oldest_claim_owns_the_topic() {
-        let claim = |key: &str, created: &str, ready: bool| Claim {
-            key: key.into(),
-            created: created.into(),
-            ready,
-        };
-        let older = claim("ns/a", "2026-01-01T00:00:00Z", false);
-        let newer = claim("ns/b", "2026-02-01T00:00:00Z", false);
-        let twin = claim("ns/c", "2026-01-01T00:00:00Z", false);
-        assert_eq!(owner(&[newer.clone(), older.clone()]), Some(&older));
-        assert_eq!(owner(&[twin.clone(), older.clone()]), Some(&older));
-        let newer_ready = claim("ns/b", "2026-02-01T00:00:00Z", true);
-        assert_eq!(
-            owner(&[older.clone(), newer_ready.clone()]),
-            Some(&newer_ready)
-        );
-        assert_eq!(owner(&[]), None);
     }
 }

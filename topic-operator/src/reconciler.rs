@@ -12,14 +12,14 @@ use kube::runtime::reflector::Store;
 use kube::{Api, Client, ResourceExt};
 use strimzi_api::annotations;
 use strimzi_api::common::Condition;
-use strimzi_api::conditions;
 use strimzi_api::topic::{KafkaTopic, KafkaTopicStatus};
 use strimzi_operator_common::controller::{Reconciled, Reconciler};
+use strimzi_operator_common::ownership::{self, Claim};
 use strimzi_operator_common::status;
 
 use crate::error::TopicError;
 use crate::kafka::TopicKafka;
-use crate::model::{self, AlterableConfigs, Claim, DesiredTopic};
+use crate::model::{self, AlterableConfigs, DesiredTopic};
 use crate::replication::{self, ReplicationChanger};
 
 /// The finalizer that makes deleting a KafkaTopic delete its topic.
@@ -66,7 +66,7 @@ impl TopicReconciler {
 
     /// `Err(ResourceConflict)` when another KafkaTopic manages topic `name`.
     fn check_owner(&self, resource: &KafkaTopic, name: &str) -> Result<(), TopicError> {
-        let me = key(resource);
+        let me = ownership::key(&resource.metadata);
         let claims_topic = |object: &DeserializeGuard<KafkaTopic>| match &object.0 {
             Ok(other) => is_managed(other) && other.topic_name() == Some(name),
             Err(_) => false,
@@ -74,7 +74,11 @@ impl TopicReconciler {
         let contested = self.resources.iter().any(|store| {
             store
                 .find(|object| {
-                    claims_topic(object) && object.0.as_ref().is_ok_and(|other| key(other) != me)
+                    claims_topic(object)
+                        && object
+                            .0
+                            .as_ref()
+                            .is_ok_and(|other| ownership::key(&other.metadata) != me)
                 })
                 .is_some()
         });
@@ -88,13 +92,11 @@ impl TopicReconciler {
             .filter(|object| claims_topic(object))
             .filter_map(|object| object.0.as_ref().ok().map(|other| claim(other, name)))
             .collect();
-        match model::owner(&claims) {
-            Some(owner) if owner.key != me => {
-                let (namespace, owner_name) = owner.key.split_once('/').unwrap_or_default();
-                Err(TopicError::ResourceConflict(format!(
-                    "Managed by Ref{{namespace='{namespace}', name='{owner_name}'}}"
-                )))
-            }
+        match ownership::owner(&claims) {
+            Some(owner) if owner.key != me => Err(TopicError::ResourceConflict(format!(
+                "Managed by {}",
+                owner.reference()
+            ))),
             _ => Ok(()),
         }
     }
@@ -110,15 +112,6 @@ impl TopicReconciler {
     }
 }
 
-/// `namespace/name` of a resource.
-fn key(resource: &KafkaTopic) -> String {
-    format!(
-        "{}/{}",
-        resource.namespace().unwrap_or_default(),
-        resource.name_any()
-    )
-}
-
 /// Whether the operator manages the topic of `resource` (no `strimzi.io/managed: "false"`).
 pub fn is_managed(resource: &KafkaTopic) -> bool {
     resource
@@ -127,25 +120,13 @@ pub fn is_managed(resource: &KafkaTopic) -> bool {
         .is_none_or(|value| !value.eq_ignore_ascii_case("false"))
 }
 
+/// The claim of `resource` on topic `name`: `Ready` for it when its status names it.
 fn claim(resource: &KafkaTopic, name: &str) -> Claim {
-    let status = resource.status.as_ref();
-    let ready = status.is_some_and(|status| {
+    let ready = resource.status.as_ref().is_some_and(|status| {
         status.topic_name.as_deref() == Some(name)
-            && status.conditions.iter().flatten().any(|condition| {
-                condition.r#type.as_deref() == Some(conditions::READY)
-                    && condition.status.as_deref() == Some(conditions::STATUS_TRUE)
-            })
+            && ownership::is_ready(status.conditions.iter().flatten())
     });
-    Claim {
-        key: key(resource),
-        created: resource
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .and_then(|time| serde_json::to_string(time).ok())
-            .unwrap_or_default(),
-        ready,
-    }
+    Claim::of(&resource.metadata, ready)
 }
 
 impl Reconciler for TopicReconciler {
@@ -169,9 +150,7 @@ impl Reconciler for TopicReconciler {
         if let Some(managed) = previous.topic_name.as_deref()
             && managed != desired.name
         {
-            return Err(TopicError::NotSupported(format!(
-                "Changing spec.topicName is not supported (the resource manages topic {managed})"
-            )));
+            return Err(TopicError::NotSupported(model::renamed_message(managed)));
         }
         self.check_owner(&resource, &desired.name)?;
         let mut status = KafkaTopicStatus {
@@ -265,12 +244,33 @@ impl Reconciler for TopicReconciler {
         self.use_finalizers.then_some(FINALIZER)
     }
 
+    fn retired_finalizer(&self) -> Option<&'static str> {
+        (!self.use_finalizers).then_some(FINALIZER)
+    }
+
     async fn cleanup(&self, resource: Arc<KafkaTopic>) -> Result<(), TopicError> {
         if !is_managed(&resource) {
             tracing::info!("unmanaged KafkaTopic deleted; its topic stays in Kafka");
             return Ok(());
         }
         let name = DesiredTopic::of(&resource).name;
+        // The topic managed is the one of the status; while the spec names another (a refused
+        // rename), neither is deleted, as with Strimzi: the resource stays until the spec is
+        // reverted.
+        if let Some(managed) = resource
+            .status
+            .as_ref()
+            .and_then(|status| status.topic_name.as_deref())
+            && managed != name
+        {
+            let refused = TopicError::NotSupported(model::renamed_deletion_message(managed, &name));
+            if !self.namespace_terminating(&resource).await? {
+                return Err(refused);
+            }
+            // The namespace is going: nobody can revert the spec; both topics stay in Kafka.
+            tracing::warn!(%refused, "namespace being deleted; both topics are left in Kafka");
+            return Ok(());
+        }
         if let Err(conflict) = self.check_owner(&resource, &name) {
             tracing::info!(%conflict, "KafkaTopic deleted; the topic stays for its manager");
             return Ok(());

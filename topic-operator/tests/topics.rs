@@ -207,6 +207,125 @@ async fn a_changed_topic_name_is_not_supported() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_renamed_topic_deletes_neither_topic_until_the_name_is_reverted() {
+    let (client, ns) = namespace("to-renamed-delete").await;
+    let topics = topics(&client, &ns);
+    let operator = Operator::on(&client, &ns, &[]);
+    let admin = admin();
+    // A topic of someone else's, with no KafkaTopic.
+    let unrelated = format!("{ns}.unrelated");
+    let created = admin
+        .create_topics(
+            &[strimzi_operator_common::kafka::NewTopic::new(&unrelated)],
+            false,
+        )
+        .await
+        .unwrap();
+    assert!(created[&unrelated].is_ok(), "{created:?}");
+    let managed = format!("{ns}.managed");
+    topics
+        .create(kafka_topic("renamed", json!({"topicName": managed})))
+        .await;
+    topics.wait_ready("renamed").await;
+    topics
+        .patch("renamed", json!({"spec": {"topicName": unrelated}}))
+        .await;
+    topics
+        .wait_not_ready("renamed", "NotSupported", "topicName")
+        .await;
+    // Deleted while the spec names the unrelated topic: neither topic goes, and the
+    // resource stays Terminating with a condition saying why.
+    topics.delete("renamed").await;
+    let refused = topics
+        .wait_not_ready(
+            "renamed",
+            "NotSupported",
+            "until spec.topicName is reverted",
+        )
+        .await;
+    assert!(
+        refused["message"].as_str().unwrap().contains(&unrelated),
+        "{refused}"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(topics.exists("renamed").await, "held by the finalizer");
+    assert!(partitions(&admin, &unrelated).await.is_some(), "unrelated");
+    assert!(partitions(&admin, &managed).await.is_some(), "managed");
+    // Reverted: the deletion completes and deletes the managed topic only.
+    topics
+        .patch("renamed", json!({"spec": {"topicName": managed}}))
+        .await;
+    eventually("KafkaTopic gone", WAIT, || async {
+        !topics.exists("renamed").await
+    })
+    .await;
+    eventually("managed topic deleted", WAIT, || async {
+        partitions(&admin, &managed).await.is_none()
+    })
+    .await;
+    assert!(partitions(&admin, &unrelated).await.is_some(), "unrelated");
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizers_turned_off_are_removed_and_nothing_stays_terminating() {
+    let (client, ns) = namespace("to-no-finalizers").await;
+    let topics = topics(&client, &ns);
+    let admin = admin();
+    // A run with finalizers leaves them on the KafkaTopics.
+    let operator = Operator::on(&client, &ns, &[]);
+    for name in ["kept", "deleted"] {
+        topics
+            .create(kafka_topic(
+                name,
+                json!({"topicName": format!("{ns}.{name}")}),
+            ))
+            .await;
+        topics.wait_ready(name).await;
+    }
+    operator.stop().await;
+    let finalizers = |name: &'static str| {
+        let topics = &topics;
+        async move {
+            topics
+                .get(name)
+                .await
+                .map(|object| object.metadata.finalizers.unwrap_or_default())
+        }
+    };
+    assert_eq!(
+        finalizers("kept").await,
+        Some(vec!["strimzi.io/topic-operator".to_owned()])
+    );
+    // Deleted while no operator runs: Terminating, held by the finalizer.
+    topics.delete("deleted").await;
+    assert!(topics.exists("deleted").await);
+    // Run again without finalizers: ours are removed, so neither the KafkaTopic being
+    // deleted nor the namespace stays Terminating.
+    let operator = Operator::on(&client, &ns, &[("STRIMZI_USE_FINALIZERS", "false")]);
+    eventually("finalizer removed", WAIT, || async {
+        finalizers("kept").await == Some(vec![])
+    })
+    .await;
+    eventually("deleted KafkaTopic gone", WAIT, || async {
+        !topics.exists("deleted").await
+    })
+    .await;
+    topics.wait_ready("kept").await;
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+        kube::Api::all(client.clone());
+    namespaces.delete(&ns, &Default::default()).await.unwrap();
+    eventually("namespace gone", WAIT, || async {
+        namespaces.get_opt(&ns).await.unwrap().is_none()
+    })
+    .await;
+    operator.stop().await;
+    // Without finalizers the operator deletes no topic: the test removes its own.
+    let leftovers = ["kept", "deleted"].map(|name| format!("{ns}.{name}"));
+    admin.delete_topics(&leftovers).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unmanaged_topic_stays_when_its_resource_is_deleted() {
     let (client, ns) = namespace("to-unmanaged").await;
     let topics = topics(&client, &ns);

@@ -11,6 +11,9 @@ use strimzi_operator_common::kafka::AdminError;
 /// that see it.
 pub type KubernetesError = Arc<dyn std::error::Error + Send + Sync>;
 
+/// Reason of a KafkaUser whose name another namespace's KafkaUser owns.
+pub const RESOURCE_CONFLICT: &str = "ResourceConflict";
+
 /// A reconciliation of a KafkaUser failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum UserError {
@@ -18,6 +21,10 @@ pub enum UserError {
     /// rule, a password Secret that is missing, ACLs while the Admin API may not manage them.
     #[error("{0}")]
     InvalidResource(String),
+    /// A KafkaUser of the same name in another watched namespace owns the Kafka user; nothing
+    /// is written for this one.
+    #[error("{0}")]
+    ResourceConflict(String),
     /// The clients CA Secrets are missing or unusable, or a certificate could not be issued.
     #[error("{0}")]
     InvalidCertificate(String),
@@ -52,6 +59,7 @@ impl ErrorReason for UserError {
     fn reason(&self) -> &'static str {
         match self {
             Self::InvalidResource(_) => "InvalidResourceException",
+            Self::ResourceConflict(_) => RESOURCE_CONFLICT,
             Self::InvalidCertificate(_) => "InvalidCertificateException",
             Self::InvalidSecret(_) => "InvalidSecret",
             Self::Kafka { .. } => "KafkaError",

@@ -99,6 +99,7 @@ pub fn controller(
         kafka.clone(),
         secrets.clone(),
         CaSecrets { cert, key },
+        users.iter().map(|(store, _)| store.clone()).collect(),
     );
     let mut secret_selector = runtime.config().custom_resource_selector.clone();
     secret_selector.insert(strimzi_api::labels::KIND.to_owned(), model::KIND.to_owned());

@@ -53,6 +53,14 @@ pub fn tls_user_name(name: &str) -> String {
     format!("CN={name}")
 }
 
+/// Why the KafkaUser `name` is not reconciled while the KafkaUser `owner` (Strimzi's
+/// `Ref{namespace='…', name='…'}`) of the same name in another namespace owns the Kafka user.
+pub fn conflict_message(name: &str, owner: &str) -> String {
+    format!(
+        "Kafka user {name} (and CN={name}) is managed by {owner}; no certificate, password, ACL or quota is written for this KafkaUser"
+    )
+}
+
 /// The KafkaUser name of a Kafka user name: the common name of `CN=...` names (the first
 /// `CN` of a distinguished name), the name itself otherwise.
 pub fn decode_user_name(kafka_name: &str) -> String {

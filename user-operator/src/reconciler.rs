@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
+use kube::core::DeserializeGuard;
 use kube::runtime::reflector::Store;
 use kube::{Resource, ResourceExt};
 use strimzi_api::user::{KafkaUser, KafkaUserStatus};
@@ -14,6 +15,7 @@ use strimzi_operator_common::apply::Applied;
 use strimzi_operator_common::blocking::CpuPool;
 use strimzi_operator_common::controller::{Reconciled, Reconciler};
 use strimzi_operator_common::events::Severity;
+use strimzi_operator_common::ownership::{self, Claim};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::scoped_cache::ScopedCache;
 use time::OffsetDateTime;
@@ -52,17 +54,20 @@ pub struct UserReconciler {
     kafka: UserKafka,
     secrets: ScopedCache<Secret>,
     ca: CaSecrets,
+    /// Every watched KafkaUser, to find other resources of the same name.
+    users: Vec<Store<DeserializeGuard<KafkaUser>>>,
 }
 
 impl UserReconciler {
     /// A reconciler writing through `runtime`, reading users' Secrets from `secrets` and the
-    /// clients CA from `ca`.
+    /// clients CA from `ca`, looking for KafkaUsers of the same name among `users`.
     pub fn new(
         runtime: OperatorRuntime,
         config: Arc<UserOperatorConfig>,
         kafka: UserKafka,
         secrets: ScopedCache<Secret>,
         ca: CaSecrets,
+        users: Vec<Store<DeserializeGuard<KafkaUser>>>,
     ) -> Self {
         Self {
             runtime,
@@ -70,6 +75,47 @@ impl UserReconciler {
             kafka,
             secrets,
             ca,
+            users,
+        }
+    }
+
+    /// `Err(ResourceConflict)` when a KafkaUser of the same name in another watched namespace
+    /// owns the Kafka user: the one already `Ready`, otherwise the oldest, as topic names go.
+    fn check_owner(&self, resource: &KafkaUser) -> Result<(), UserError> {
+        let me = ownership::key(&resource.metadata);
+        let name = resource.name_any();
+        let same_name = |object: &DeserializeGuard<KafkaUser>| {
+            object
+                .0
+                .as_ref()
+                .is_ok_and(|other| other.metadata.name.as_deref() == Some(name.as_str()))
+        };
+        let contested = self.users.iter().any(|store| {
+            store
+                .find(|object| {
+                    same_name(object)
+                        && object
+                            .0
+                            .as_ref()
+                            .is_ok_and(|other| ownership::key(&other.metadata) != me)
+                })
+                .is_some()
+        });
+        if !contested {
+            return Ok(());
+        }
+        let claims: Vec<Claim> = self
+            .users
+            .iter()
+            .flat_map(Store::state)
+            .filter(|object| same_name(object))
+            .filter_map(|object| object.0.as_ref().ok().map(claim))
+            .collect();
+        match ownership::owner(&claims) {
+            Some(owner) if owner.key != me => Err(UserError::ResourceConflict(
+                model::conflict_message(&name, &owner.reference()),
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -208,6 +254,19 @@ impl UserReconciler {
     }
 }
 
+/// The claim of `user` on its Kafka user: established when a reconciliation of it succeeded
+/// once (its status has a user name) and it was not refused for the conflict since. A
+/// passing failure of the owner (Kafka unreachable) does not hand its name to another.
+fn claim(user: &KafkaUser) -> Claim {
+    let established = user.status.as_ref().is_some_and(|status| {
+        status.username.is_some()
+            && !status.conditions.iter().flatten().any(|condition| {
+                condition.reason.as_deref() == Some(crate::error::RESOURCE_CONFLICT)
+            })
+    });
+    Claim::of(&user.metadata, established)
+}
+
 /// What the user's credential is.
 enum Credential {
     /// A certificate, and why it was (re)issued or kept.
@@ -230,6 +289,8 @@ impl Reconciler for UserReconciler {
             &self.config.secret_prefix,
             self.config.acls_admin_api_supported,
         )?;
+        // Before anything is written: the Kafka user may be another tenant's.
+        self.check_owner(&resource)?;
         self.kafka.ensure_loaded().await?;
         let existing = self
             .secrets
@@ -293,5 +354,40 @@ impl Reconciler for UserReconciler {
         }
         tracing::debug!(user = resource.name_any(), "user reconciled");
         Ok(Reconciled::new(status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn user(status: serde_json::Value) -> KafkaUser {
+        serde_json::from_value(json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaUser",
+            "metadata": {"name": "alice", "namespace": "a",
+                         "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {}, "status": status,
+        }))
+        .unwrap()
+    }
+
+    fn condition(r#type: &str, reason: Option<&str>) -> serde_json::Value {
+        json!({"type": r#type, "status": "True", "reason": reason})
+    }
+
+    #[test]
+    fn a_passing_failure_keeps_the_name_and_a_refused_user_has_none() {
+        let ready = user(json!({"username": "alice", "conditions": [condition("Ready", None)]}));
+        assert!(claim(&ready).ready);
+        let failing = user(json!({"username": "alice",
+            "conditions": [condition("NotReady", Some("KafkaError"))]}));
+        assert!(claim(&failing).ready, "Kafka unreachable: still the owner");
+        let refused = user(json!({"username": "alice",
+            "conditions": [condition("NotReady", Some(crate::error::RESOURCE_CONFLICT))]}));
+        assert!(!claim(&refused).ready);
+        assert!(!claim(&user(json!({}))).ready, "never reconciled");
+        assert_eq!(claim(&ready).key, "a/alice");
     }
 }

@@ -367,6 +367,90 @@ async fn deleting_a_user_removes_everything_and_ignored_users_stay() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kafka_user_of_one_namespace_cannot_take_over_the_same_name_in_another() {
+    let first = Scope::new("uo-tenant").await;
+    let second = Scope::new("uo-tenant").await;
+    let watched = format!("{},{}", first.namespace, second.namespace);
+    let operator = Operator::start(
+        &first.client,
+        first.config(&[("STRIMZI_NAMESPACE", watched.as_str())]),
+    );
+    let admin = admin();
+    let user = first.user("alice");
+    first
+        .create_user(
+            &user,
+            json!({"authentication": {"type": "scram-sha-512"},
+                   "authorization": {"type": "simple", "acls": [topic_acl("mine", &["Read"])]},
+                   "quotas": {"producerByteRate": 1024}}),
+        )
+        .await;
+    first.users().wait_ready(&user).await;
+    let owned = (acls(&admin, &user).await, quotas(&admin, &user).await);
+    assert_eq!(owned.0.len(), 1);
+    assert!(has_scram(&admin, &user).await);
+    let password = first.secret_text(&user, "password").await;
+
+    // The same name in the other namespace, asking for a certificate and other rights.
+    second
+        .create_user(
+            &user,
+            json!({"authentication": {"type": "tls"},
+                   "authorization": {"type": "simple", "acls": [topic_acl("theirs", &["Write"])]},
+                   "quotas": {"producerByteRate": 999_999}}),
+        )
+        .await;
+    let conflict = second
+        .users()
+        .wait_condition(&user, "NotReady", "ResourceConflict", "managed by")
+        .await;
+    let message = conflict["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "Ref{{namespace='{}', name='{user}'}}",
+            first.namespace
+        )),
+        "{message}"
+    );
+    // Nothing written for it: no certificate, no ACL, no quota; the owner's untouched.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(second.secret(&user).await.is_none(), "no certificate");
+    let tls_name = format!("CN={user}");
+    assert!(acls(&admin, &tls_name).await.is_empty());
+    assert!(quotas(&admin, &tls_name).await.is_empty());
+    assert_eq!(
+        (acls(&admin, &user).await, quotas(&admin, &user).await),
+        owned
+    );
+    assert!(
+        has_scram(&admin, &user).await,
+        "the owner's credential stays"
+    );
+    assert_eq!(first.secret_text(&user, "password").await, password);
+    assert!(first.users().is_ready(&user).await);
+
+    // Deleting the refused one leaves the owner's Kafka user alone.
+    second.users().delete(&user).await;
+    eventually("the refused KafkaUser gone", WAIT, || async {
+        !second.users().exists(&user).await
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        (acls(&admin, &user).await, quotas(&admin, &user).await),
+        owned
+    );
+    assert!(has_scram(&admin, &user).await);
+
+    first.users().delete(&user).await;
+    eventually("the owner's Kafka user removed", WAIT, || async {
+        acls(&admin, &user).await.is_empty() && !has_scram(&admin, &user).await
+    })
+    .await;
+    operator.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renewed_clients_ca_certificate_reissues_the_user_certificate() {
     let scope = Scope::new("uo-renew").await;
     let operator = Operator::on(&scope, &[]);
