@@ -991,8 +991,9 @@ const UNREACHABLE: &str = "KafkaBrokersUnreachable";
 /// A manual rolling update is taken from the pod, or passed from the StrimziPodSet to each of
 /// its pods; the restarts then wait, since kwok pods run no broker whose safety could be
 /// checked: nothing restarts, the Kafka says what waits and why, with a Warning Event. The
-/// restarts themselves (each pod once, the annotation gone from its new incarnation) are
-/// decided by the unit tests of `rolling` and run on real nodes.
+/// restart decision is unit-tested in `rolling` (with a healthy cluster's checks); the
+/// restarts themselves (each pod once, the annotation gone from its new incarnation) need
+/// real nodes, whose test of them is still to come (issue 36).
 #[tokio::test]
 async fn a_manual_rolling_update_waits_for_the_safety_checks_of_unreachable_brokers() {
     let (client, ns) = namespace("manual").await;
