@@ -56,8 +56,8 @@ pub const MAX_PARALLEL_BROKER_RESTARTS: &str = "STRIMZI_MAX_PARALLEL_BROKER_REST
 /// How the operator looks up the brokers' host names: `system` (default: the system
 /// resolver, as inside the cluster) or `ip-addresses-only` (never: for an operator running
 /// outside the cluster's network, which must not ask its resolver about cluster names; the
-/// brokers are then unreachable and rolling restarts go without safety checks). Not a
-/// Strimzi setting.
+/// brokers are then unreachable and a rolling update waits, since its safety checks cannot
+/// run). Not a Strimzi setting.
 pub const KAFKA_HOST_RESOLUTION: &str = "STRIMZI_KAFKA_HOST_RESOLUTION";
 /// Whether the operator applies its own CRDs when it starts (`false` by default; see
 /// [`crate::crds`]). Not a Strimzi setting.

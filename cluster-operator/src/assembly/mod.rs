@@ -82,6 +82,7 @@ use crate::model::desired::BuildError;
 use crate::model::listeners::ListenerAddresses;
 use crate::model::nodes::pods::definition_revisions;
 use crate::model::{self, KafkaCluster, ModelError, ModelInput};
+use crate::rolling::unchecked::{PodStanding, restarts_without_checks};
 use strimzi_operator_common::blocking::{BlockingError, CpuPool};
 use strimzi_operator_common::scoped_cache::ScopedCache;
 
@@ -671,15 +672,23 @@ impl Reconciliation<'_> {
             if pod.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let Some(why) = stuck(pod) else {
+            let why = stuck(pod);
+            let standing = match &why {
+                Some(_) => PodStanding::Stuck {
+                    outdated: definition_revisions(Some(wanted))
+                        != definition_revisions(pod.metadata.annotations.as_ref()),
+                },
+                None if crate::pod_set::is_ready(pod) => PodStanding::Ready,
+                None => PodStanding::NotReady,
+            };
+            // Any other pod is waited for (a ready one restarts in the rolling step, with
+            // the safety checks).
+            let (true, Some(why)) = (restarts_without_checks(standing), why.as_ref()) else {
+                if let Some(why) = &why {
+                    described.push(format!("{name} ({why})"));
+                }
                 continue;
             };
-            if definition_revisions(Some(wanted))
-                == definition_revisions(pod.metadata.annotations.as_ref())
-            {
-                described.push(format!("{name} ({why})"));
-                continue;
-            }
             match self
                 .api::<Pod>()
                 .delete(&name, &DeleteParams::default())

@@ -19,6 +19,11 @@
 //! same certificate it asks the kafka-agent of a broker pod that runs but is not ready
 //! whether the broker is recovering its logs, and says how far it got.
 //!
+//! A ready node restarts only through the quorum and `min.insync.replicas` checks: when the
+//! brokers cannot be reached or the admin client not created, nothing restarts and the Kafka
+//! is `NotReady` with the reason (a Warning Event too); only a TLS authentication failure
+//! restarts the next node unchecked ([`crate::rolling::unchecked`]).
+//!
 //! The decisions are the pure ones of [`crate::rolling`]; here the pods are listed, the
 //! cluster described, the chosen pods deleted (their StrimziPodSet recreates them as now
 //! desired) and the reconciliation ends pending until they are ready and back in the
@@ -52,9 +57,9 @@ use crate::rolling::config_diff::{NodeConfiguration, StaticChange, static_change
 use crate::rolling::safety::{
     DEFAULT_QUORUM_FETCH_TIMEOUT_MS, availability_blockers, quorum_blocker,
 };
+use crate::rolling::unchecked::{Unchecked, next_step};
 use crate::rolling::{
-    AvailabilityCheck, NodeToRoll, PodRevisions, RestartReason, RollDecision, next_restarts,
-    restart_reasons,
+    AvailabilityCheck, NodeToRoll, PodRevisions, RestartReason, RollDecision, restart_reasons,
 };
 
 /// Longest bound on one admin operation with its retries, whatever
@@ -351,13 +356,14 @@ impl Reconciliation<'_> {
             return Ok(None);
         }
         let identity = &desired.cluster_operator_certificate;
-        let admin = self.admin_client(cluster, identity, cas)?;
+        let admin = self.admin_client(cluster, identity, cas);
         if !nodes.is_empty() {
             return self
-                .restart_next(cluster, &admin, nodes, &pods, &BTreeMap::new())
+                .restart_next(cluster, admin.as_ref(), nodes, &pods, &BTreeMap::new())
                 .await
                 .map(Some);
         }
+        let admin = admin?;
         let static_checked = match self
             .static_configuration_check(cluster, &admin, identity, cas, &server_configs)
             .await
@@ -365,7 +371,7 @@ impl Reconciliation<'_> {
             Ok(StaticCheck::Current) => true,
             Ok(StaticCheck::Differ(nodes, notes)) => {
                 return self
-                    .restart_next(cluster, &admin, nodes, &pods, &notes)
+                    .restart_next(cluster, Ok(&admin), nodes, &pods, &notes)
                     .await
                     .map(Some);
             }
@@ -670,40 +676,41 @@ impl Reconciliation<'_> {
     }
 
     /// Chooses and restarts the next nodes of `nodes` and says what is awaited; `notes` ends
-    /// the restart Events of the pods it names.
+    /// the restart Events of the pods it names. The safety checks go through `admin`, or
+    /// what kept it from being created (see [`crate::rolling::unchecked`]).
     async fn restart_next(
         &self,
         cluster: &KafkaCluster,
-        admin: &AdminClient,
+        admin: Result<&AdminClient, &ReconcileError>,
         nodes: Vec<NodeToRoll>,
         pods: &BTreeMap<String, Pod>,
         notes: &BTreeMap<String, String>,
     ) -> Result<Waiting, ReconcileError> {
-        let decision = match self.describe_for_rolling(cluster, admin).await {
-            Ok(Described::Ready(state)) => {
-                let decision = next_restarts(
-                    nodes.clone(),
-                    Some(state.quorum.leader_id),
-                    self.operator.rolling.max_parallel_brokers,
-                    &state,
-                );
-                log_brokers_left_out(&decision, &nodes, &state);
+        let described = match admin {
+            Ok(admin) => match self.describe_for_rolling(cluster, admin).await {
+                Ok(Described::Ready(state)) => Ok(state),
+                Ok(Described::NotRejoined(waiting)) => return Ok(waiting),
+                Err(error) => match Unchecked::from_describe_error(&error) {
+                    Some(unchecked) => Err(unchecked),
+                    // Kafka answered with an error: the reconciliation fails and is retried,
+                    // nothing restarts.
+                    None => return Err(ReconcileError::Kafka(error)),
+                },
+            },
+            Err(error) => Err(Unchecked::ClientNotCreated(error.to_string())),
+        };
+        let max_parallel = self.operator.rolling.max_parallel_brokers;
+        let decision = match &described {
+            Ok(state) => {
+                let checks = Ok((state, Some(state.quorum.leader_id)));
+                let decision = next_step(nodes.clone(), checks, max_parallel);
+                log_brokers_left_out(&decision, &nodes, state);
                 decision
             }
-            Ok(Described::NotRejoined(waiting)) => return Ok(waiting),
-            // A cluster the operator cannot reach is restarted anyway, one node at a time
-            // in the rolling order, as Strimzi does with nodes it cannot connect to.
-            Err(error) if error.is_connection() => {
-                tracing::warn!(cluster = %cluster.name, %error, "cannot reach the brokers; restarting without the safety checks");
-                let mut first = next_restarts(nodes.clone(), None, 1, &Unreachable);
-                if let Some(RollDecision::Restart(chosen)) = &mut first {
-                    for node in chosen.iter_mut() {
-                        node.reasons.push(RestartReason::PodUnresponsive);
-                    }
-                }
-                first
+            Err(unchecked) => {
+                tracing::warn!(cluster = %cluster.name, reason = unchecked.reason(), "{}", unchecked.describe());
+                next_step::<ClusterState>(nodes.clone(), Err(unchecked), max_parallel)
             }
-            Err(error) => return Err(ReconcileError::Kafka(error)),
         };
         let left: Vec<&str> = nodes.iter().map(|node| node.pod.as_str()).collect();
         match decision {
@@ -731,10 +738,21 @@ impl Reconciliation<'_> {
                     recheck_after: ROLL_RECHECK,
                 })
             }
-            Some(RollDecision::Blocked(why)) => Ok(Waiting {
-                reason: "RollingUpdateBlocked",
-                message: format!("rolling update of {} waits: {why}", left.join(", ")),
-                recheck_after: ROLL_RECHECK,
+            Some(RollDecision::Blocked(why)) => Ok(match described {
+                // Nothing restarts while the safety of a restart cannot be checked.
+                Err(unchecked) => {
+                    self.cannot_check_safety(&unchecked, &why).await;
+                    Waiting {
+                        reason: unchecked.reason(),
+                        message: why,
+                        recheck_after: ROLL_RECHECK,
+                    }
+                }
+                Ok(_) => Waiting {
+                    reason: "RollingUpdateBlocked",
+                    message: format!("rolling update of {} waits: {why}", left.join(", ")),
+                    recheck_after: ROLL_RECHECK,
+                },
             }),
             None => Ok(Waiting {
                 reason: "RollingUpdate",
@@ -742,6 +760,22 @@ impl Reconciliation<'_> {
                 recheck_after: ROLL_RECHECK,
             }),
         }
+    }
+
+    /// Says in a Warning Event on the Kafka that the rolling update waits because its
+    /// safety cannot be checked (`unchecked`); `message` names the pods left.
+    async fn cannot_check_safety(&self, unchecked: &Unchecked, message: &str) {
+        self.operator
+            .runtime
+            .events()
+            .publish_logged(
+                &self.kafka.object_ref(&()),
+                Severity::Warning,
+                unchecked.reason(),
+                "RollingUpdate",
+                message,
+            )
+            .await;
     }
 
     /// Restarts `node` by deleting its `pod` (that very pod: a newer one of the same name
@@ -967,24 +1001,12 @@ enum Described {
     NotRejoined(Waiting),
 }
 
-/// The safety checks when the brokers cannot be reached: nothing blocks.
-struct Unreachable;
-
-impl AvailabilityCheck for Unreachable {
-    fn controller_blocker(&self, _node_id: i32) -> Option<String> {
-        None
-    }
-
-    fn broker_blockers(&self, _brokers: &BTreeSet<i32>) -> Vec<String> {
-        Vec::new()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use strimzi_operator_common::kafka::agent::RecoveryProgress;
+    use strimzi_operator_common::kafka::{PartitionDescription, QuorumReplica};
 
     fn pod(ready: bool, running: bool) -> Pod {
         serde_json::from_value(serde_json::json!({
@@ -1004,6 +1026,88 @@ mod tests {
             },
         }))
         .unwrap()
+    }
+
+    /// Topic `orders`, replicas on brokers 3, 4 and 5, in sync on 3 and 4 only: at its
+    /// minimum of 2, so neither 3 nor 4 may restart.
+    fn at_minimum_isr() -> ClusterState {
+        let voter = |replica_id| QuorumReplica {
+            replica_id,
+            log_end_offset: 10,
+            last_fetch_timestamp: -1,
+            last_caught_up_timestamp: -1,
+        };
+        ClusterState {
+            quorum: QuorumInfo {
+                leader_id: 0,
+                leader_epoch: 1,
+                high_watermark: 10,
+                voters: vec![voter(0)],
+                observers: Vec::new(),
+            },
+            topics: vec![TopicDescription {
+                name: "orders".to_owned(),
+                topic_id: Default::default(),
+                internal: false,
+                partitions: vec![PartitionDescription {
+                    partition: 0,
+                    leader: 3,
+                    replicas: vec![3, 4, 5],
+                    isr: vec![3, 4],
+                }],
+            }],
+            min_isr: BTreeMap::from([("orders".to_owned(), 2)]),
+            default_min_isr: 1,
+            fetch_timeout_ms: DEFAULT_QUORUM_FETCH_TIMEOUT_MS,
+        }
+    }
+
+    fn broker(node_id: i32) -> NodeToRoll {
+        NodeToRoll {
+            pod: format!("c-broker-{node_id}"),
+            node_id,
+            controller: false,
+            broker: true,
+            reasons: vec![RestartReason::ManualRollingUpdate],
+        }
+    }
+
+    #[tokio::test]
+    async fn nothing_restarts_when_the_admin_client_cannot_connect_while_a_topic_is_at_its_minimum()
+    {
+        // A port nothing listens on.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = closed.local_addr().unwrap().to_string();
+        drop(closed);
+        let admin = AdminClient::new(AdminConfig {
+            bootstrap_servers: vec![address.clone()],
+            security_protocol: SecurityProtocol::Plaintext,
+            tls: None,
+            sasl: None,
+            client_id: "test".to_owned(),
+            request_timeout: Duration::from_secs(2),
+            operation_timeout: Duration::from_secs(2),
+            host_resolution: HostResolution::System,
+        })
+        .unwrap();
+        let error = describe_all_topics(&admin).await.unwrap_err();
+        let unchecked = Unchecked::from_describe_error(&error).unwrap();
+        // What the checks would say, could they run: 3 and 4 hold `orders` at its minimum.
+        let state = at_minimum_isr();
+        let brokers = || vec![broker(3), broker(4)];
+        assert!(matches!(
+            next_step(brokers(), Ok((&state, Some(0))), 1),
+            Some(RollDecision::Blocked(_))
+        ));
+        // Unchecked, nothing restarts either, and the reason names what is unreachable.
+        match next_step::<ClusterState>(brokers(), Err(&unchecked), 1) {
+            Some(RollDecision::Blocked(why)) => {
+                assert!(why.contains("c-broker-3, c-broker-4"), "{why}");
+                assert!(why.contains(&address), "{why}");
+            }
+            other => panic!("a broker restarted unchecked: {other:?}"),
+        }
+        assert_eq!(unchecked.reason(), "KafkaBrokersUnreachable");
     }
 
     #[test]

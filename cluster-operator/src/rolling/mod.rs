@@ -13,6 +13,7 @@
 pub mod config_diff;
 pub mod reasons;
 pub mod safety;
+pub mod unchecked;
 
 use std::collections::BTreeSet;
 

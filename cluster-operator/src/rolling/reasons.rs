@@ -31,7 +31,8 @@ pub enum RestartReason {
     ManualRollingUpdate,
     /// The pod cannot start as it is (unschedulable, image not pulled, crash looping).
     PodStuck(String),
-    /// The operator cannot reach the node, so the safety checks could not run.
+    /// The TLS authentication between the operator and the brokers failed, so the safety
+    /// checks could not run (see [`super::unchecked`]).
     PodUnresponsive,
 }
 
@@ -69,7 +70,8 @@ impl RestartReason {
             Self::ManualRollingUpdate => "a manual rolling update was requested".to_owned(),
             Self::PodStuck(why) => format!("it seems to be stuck ({why})"),
             Self::PodUnresponsive => {
-                "the operator cannot reach the brokers to check that it is safe".to_owned()
+                "the TLS authentication with the brokers failed, so its safety could not be checked"
+                    .to_owned()
             }
         }
     }
