@@ -133,7 +133,11 @@ impl Reconciliation<'_> {
             auto::recorded_added(Some(&recorded)),
         );
         if before != after {
-            tracing::info!(?before, ?after, "added brokers waiting for an automatic rebalance");
+            tracing::info!(
+                ?before,
+                ?after,
+                "added brokers waiting for an automatic rebalance"
+            );
         }
         self.set_auto_rebalance(recorded);
     }

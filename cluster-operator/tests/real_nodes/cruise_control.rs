@@ -484,7 +484,10 @@ async fn rebalancing_state(client: &Client, ns: &str) -> String {
     let generations = kafka.as_ref().map(|kafka| {
         (
             kafka.metadata.generation,
-            kafka.status.as_ref().and_then(|status| status.observed_generation),
+            kafka
+                .status
+                .as_ref()
+                .and_then(|status| status.observed_generation),
         )
     });
     let auto = kafka
@@ -524,7 +527,7 @@ async fn rebalancing_state(client: &Client, ns: &str) -> String {
                             .as_deref()
                             .is_some_and(|reason| reason.starts_with("AutoRebalance"))
                 })
-                .map(|event| format!("{:?}: {:?}", event.reason, event.note))
+                .map(|event| format!("{:?}: {:?}", event.reason, event.message))
                 .collect::<Vec<_>>()
         });
     format!(
