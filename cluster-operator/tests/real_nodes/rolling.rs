@@ -7,17 +7,23 @@
 //! controllers first and the active controller last, while an idempotent producer writes to
 //! a topic with three replicas and `min.insync.replicas=2`; the operator is killed and
 //! restarted mid-roll, and nothing restarts once the roll is over. Every acknowledged record
-//! is read back exactly once. Then brokers that share no partition at risk roll in parallel, and the
-//! metadata version is raised (and a Kafka version that cannot run it refused).
+//! is read back exactly once. Then the pods' definition changes while the operator cannot
+//! reach the nodes' listeners (an iptables rule refuses its connections): nothing restarts
+//! and the Kafka says what is unreachable until the rule goes, after which brokers that share
+//! no partition at risk roll in parallel; and the metadata version is raised (and a Kafka
+//! version that cannot run it refused).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::env;
 use crate::support::real_nodes::{
-    Startup, all_pods_ready, binaries, bootstrap, delete_when_done, eventually, persistent_cluster,
+    ConnectionsRefused, Startup, all_pods_ready, binaries, bootstrap, delete_when_done, eventually,
+    persistent_cluster,
 };
-use crate::support::rolls::{Roll, pod_uids, restarted_in_order, set_option, watch_roll};
+use crate::support::rolls::{
+    Roll, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
+};
 use crate::support::{apply, ready, wait_for};
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
@@ -27,6 +33,9 @@ use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
 use strimzi_tests::process::ManagedProcess;
 
 const CLUSTER: &str = "roll";
+/// The reason of the `NotReady` condition and the Warning Event while the operator cannot
+/// reach the brokers to check the safety of a restart.
+const UNREACHABLE: &str = "KafkaBrokersUnreachable";
 
 /// Three controllers and three brokers with persistent volumes and small heaps; topics get
 /// three replicas and `min.insync.replicas=2`.
@@ -65,22 +74,28 @@ fn spawn_operator(ns: &str, extra: &[(&str, &str)]) -> ManagedProcess {
     )
 }
 
-/// Produces steadily to `topic` (which holds `already` records) while `change` is made and
-/// the roll it causes runs, then checks that every acknowledged record can be read back
-/// exactly once; the producer's report and the roll.
+/// Produces steadily to `topic` (which holds `already` records) while the Kafka is
+/// merge-patched with `change`, `held` runs, and the roll the change causes runs (timed from
+/// the end of `held`), then checks that every acknowledged record can be read back exactly
+/// once; the producer's report and the roll.
 async fn roll_under_load(
     client: &Client,
     ns: &str,
     plain: &ClusterClient,
     (topic, already): (&str, usize),
-    change: (&str, Value),
+    change: Value,
+    held: impl Future<Output = ()>,
     midway: impl FnMut(),
 ) -> (SteadyReport, Roll) {
     let before = pod_uids(client, ns, CLUSTER).await;
     let stop_file = env().log_dir().join(format!("{ns}-{topic}-stop"));
     let producer = plain.produce_steadily(topic, 20, &stop_file).unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    set_option(client, ns, CLUSTER, change.0, change.1).await;
+    Api::<Kafka>::namespaced(client.clone(), ns)
+        .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(&change))
+        .await
+        .unwrap();
+    held.await;
     let roll = watch_roll(client, ns, CLUSTER, &before, midway).await;
     ready(client, ns, CLUSTER).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -194,7 +209,8 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         &ns,
         &plain,
         ("steady", 1),
-        ("queued.max.requests", json!(600)),
+        json!({"spec": {"kafka": {"config": {"queued.max.requests": 600}}}}),
+        async {},
         || {
             drop(operator.take());
             std::thread::sleep(Duration::from_secs(2));
@@ -267,12 +283,38 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
             .set_topic_config(topic, "min.insync.replicas=1")
             .unwrap();
     }
+    // The operator cannot reach the brokers' and controllers' listeners when the pods'
+    // definition changes: nothing restarts, the Kafka says what is unreachable; once they
+    // are reachable again, the roll goes on.
+    let addresses: Vec<String> = all_pods_ready(&client, &ns, CLUSTER, 6)
+        .await
+        .iter()
+        .filter_map(|pod| pod.status.as_ref()?.pod_ip.clone())
+        .collect();
+    let refused = ConnectionsRefused::new(network, &addresses, &[9090, 9091]);
+    let unreachable = async {
+        let message = crate::support::not_ready_with(&client, &ns, CLUSTER, UNREACHABLE).await;
+        // Two more reconciliations while unreachable (they look again every few seconds).
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        assert_eq!(
+            pod_uids(&client, &ns, CLUSTER).await,
+            after_roll,
+            "a pod restarted while its safety could not be checked ({message})"
+        );
+        let warned = event_notes(&client, &ns, UNREACHABLE).await;
+        assert!(!warned.is_empty(), "no Warning Event named {UNREACHABLE}");
+        drop(refused);
+        println!("while unreachable, the Kafka said: {message}");
+    };
     let (parallel_report, parallel) = roll_under_load(
         &client,
         &ns,
         &plain,
         ("parallel", 0),
-        ("queued.max.requests", json!(700)),
+        json!({"spec": {"kafka": {"template": {"pod": {"metadata": {
+            "annotations": {"example.com/fault": "brokers unreachable"},
+        }}}}}}),
+        unreachable,
         || {},
     )
     .await;

@@ -448,3 +448,70 @@ impl Drop for DeletedOnDrop {
         }
     }
 }
+
+/// An iptables rule in the real-node environment's network namespace refusing connections
+/// made from there (where the operators and the test clients run) to `ports` of the pods at
+/// `addresses`, removed when dropped. The pods still reach each other: their traffic is
+/// forwarded between pods, not sent from the environment's namespace. A NetworkPolicy could
+/// not do it, as the one the operator generates lets the operator in.
+pub struct ConnectionsRefused {
+    network: Vec<String>,
+    rule: Vec<String>,
+}
+
+impl ConnectionsRefused {
+    /// Refuses connections to `ports` of `addresses` from the environment's namespace until
+    /// dropped.
+    pub fn new(
+        network: &strimzi_tests::network::NodeNetwork,
+        addresses: &[String],
+        ports: &[u16],
+    ) -> Self {
+        let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+        let rule = [
+            "OUTPUT",
+            "-p",
+            "tcp",
+            "-d",
+            &addresses.join(","),
+            "-m",
+            "multiport",
+            "--dports",
+            &ports.join(","),
+            "-j",
+            "REJECT",
+            "--reject-with",
+            "tcp-reset",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let refused = Self {
+            network: network.exec_prefix(),
+            rule,
+        };
+        refused.iptables("-I").expect("adding the iptables rule");
+        refused
+    }
+
+    fn iptables(&self, action: &str) -> Result<(), String> {
+        let output = std::process::Command::new(&self.network[0])
+            .args(&self.network[1..])
+            .args(["iptables", "-w", action])
+            .args(&self.rule)
+            .output()
+            .map_err(|error| error.to_string())?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&output.stderr).into_owned())
+        }
+    }
+}
+
+impl Drop for ConnectionsRefused {
+    fn drop(&mut self) {
+        if let Err(error) = self.iptables("-D") {
+            eprintln!("removing the iptables rule {:?}: {error}", self.rule);
+        }
+    }
+}
