@@ -6,7 +6,8 @@
 //! being unchanged) through three controllers and three brokers one node at a time,
 //! controllers first and the active controller last, while an idempotent producer writes to
 //! a topic with three replicas and `min.insync.replicas=2`; the operator is killed and
-//! restarted mid-roll, and nothing restarts once the roll is over. Every acknowledged record
+//! restarted mid-roll while a broker not rolled yet crashes (the roll waits for it), and
+//! nothing restarts once the roll is over. Every acknowledged record
 //! is read back exactly once. Then the pods' definition changes while the operator cannot
 //! reach the nodes' listeners (an iptables rule refuses its connections): nothing restarts
 //! and the Kafka says what is unreachable until the rule goes, after which brokers that share
@@ -19,12 +20,13 @@ use std::time::{Duration, Instant};
 use super::env;
 use crate::support::real_nodes::{
     ConnectionsRefused, Startup, all_pods_ready, binaries, bootstrap, delete_when_done, eventually,
-    persistent_cluster,
+    kill_jvm_of, persistent_cluster,
 };
 use crate::support::rolls::{
     Roll, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
 };
 use crate::support::{apply, ready, wait_for};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -122,6 +124,20 @@ async fn roll_under_load(
     (report, roll)
 }
 
+/// How often the containers of pod `name` in `ns` restarted.
+async fn container_restarts(client: &Client, ns: &str, name: &str) -> i32 {
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .get(name)
+        .await
+        .unwrap()
+        .status
+        .and_then(|status| status.container_statuses)
+        .into_iter()
+        .flatten()
+        .map(|container| container.restart_count)
+        .sum()
+}
+
 /// Sets the dynamically updatable option `key` and waits until every broker of `brokers`
 /// reports `value`.
 async fn set_live_option(
@@ -203,7 +219,9 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     );
 
     // A static option rolls every node once, one at a time, while records are produced;
-    // the operator is killed and started again after the second restart.
+    // after the second restart the operator is killed and started again, and a broker not
+    // rolled yet crashes: the roll waits for it to come back.
+    let crashed = format!("{CLUSTER}-broker-{}", brokers.iter().max().unwrap());
     let (report, roll) = roll_under_load(
         &client,
         &ns,
@@ -213,11 +231,17 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         async {},
         || {
             drop(operator.take());
+            kill_jvm_of(&crashed);
             std::thread::sleep(Duration::from_secs(2));
             operator = Some(spawn_operator(&ns, &[]));
         },
     )
     .await;
+    let restarts = container_restarts(&client, &ns, &crashed).await;
+    assert!(
+        restarts >= 1,
+        "the crashed broker's container never restarted"
+    );
 
     // One restart per node: controllers, then brokers, the active controller last; never
     // more than one pod down at a time.

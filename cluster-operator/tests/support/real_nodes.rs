@@ -515,3 +515,31 @@ impl Drop for ConnectionsRefused {
         }
     }
 }
+
+/// Kills with SIGKILL the JVM of the pod named `pod` (its containers see `HOSTNAME` set to
+/// the pod's name and run on this machine's kernel), as a crash of the process would: the
+/// kubelet restarts the container, the pod keeps its UID. Panics when no such JVM runs.
+pub fn kill_jvm_of(pod: &str) {
+    let hostname = format!("HOSTNAME={pod}");
+    let pids: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
+            let environ = std::fs::read(entry.path().join("environ")).ok()?;
+            let named = environ
+                .split(|byte| *byte == 0)
+                .any(|variable| variable == hostname.as_bytes());
+            (exe.file_name()? == "java" && named).then_some(pid)
+        })
+        .collect();
+    assert!(!pids.is_empty(), "no JVM of pod {pod} runs");
+    for pid in pids {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+    }
+}
