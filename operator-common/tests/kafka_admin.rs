@@ -100,6 +100,14 @@ async fn topics_and_partitions(admin: &AdminClient, prefix: &str) {
     let again = admin.create_topics(&[topic_a], false).await.unwrap();
     assert_eq!(kafka_error(&again[&a]), ResponseError::TopicAlreadyExists);
 
+    // The created topic reaches the broker's metadata a moment later.
+    eventually("the created topic to be described", || async {
+        admin
+            .describe_topics(std::slice::from_ref(&a))
+            .await
+            .is_ok_and(|described| described[&a].is_ok())
+    })
+    .await;
     let described = admin
         .describe_topics(&[a.clone(), missing.clone()])
         .await
