@@ -6,8 +6,8 @@
 //! being unchanged) through three controllers and three brokers one node at a time,
 //! controllers first and the active controller last, while an idempotent producer writes to
 //! a topic with three replicas and `min.insync.replicas=2`; the operator is killed and
-//! restarted mid-roll while a broker not rolled yet crashes (the roll waits for it), and
-//! nothing restarts once the roll is over. Every acknowledged record
+//! restarted mid-roll, and the first broker back crashes while the roll goes on (the roll
+//! waits for it), and nothing restarts once the roll is over. Every acknowledged record
 //! is read back exactly once. Then the pods' definition changes while the operator cannot
 //! reach the nodes' listeners (an iptables rule refuses its connections): nothing restarts
 //! and the Kafka says what is unreachable until the rule goes, after which brokers that share
@@ -87,7 +87,7 @@ async fn roll_under_load(
     (topic, already): (&str, usize),
     change: Value,
     held: impl Future<Output = ()>,
-    midway: impl FnMut(),
+    midway: impl FnMut(&BTreeSet<String>),
 ) -> (SteadyReport, Roll) {
     let before = pod_uids(client, ns, CLUSTER).await;
     let stop_file = env().log_dir().join(format!("{ns}-{topic}-stop"));
@@ -219,9 +219,11 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     );
 
     // A static option rolls every node once, one at a time, while records are produced;
-    // after the second restart the operator is killed and started again, and a broker not
-    // rolled yet crashes: the roll waits for it to come back.
-    let crashed = format!("{CLUSTER}-broker-{}", brokers.iter().max().unwrap());
+    // once two nodes are back the operator is killed and started again, and the first
+    // broker back crashes (its JVM killed) while the roll goes on: the roll waits for it,
+    // and it is not restarted again, as it came back with the new configuration.
+    let mut operator_restarted = false;
+    let mut crashed: Option<String> = None;
     let (report, roll) = roll_under_load(
         &client,
         &ns,
@@ -229,14 +231,24 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         ("steady", 1),
         json!({"spec": {"kafka": {"config": {"queued.max.requests": 600}}}}),
         async {},
-        || {
-            drop(operator.take());
-            kill_jvm_of(&crashed);
-            std::thread::sleep(Duration::from_secs(2));
-            operator = Some(spawn_operator(&ns, &[]));
+        |back| {
+            if !operator_restarted && back.len() >= 2 {
+                drop(operator.take());
+                std::thread::sleep(Duration::from_secs(2));
+                operator = Some(spawn_operator(&ns, &[]));
+                operator_restarted = true;
+            }
+            let broker_back = back
+                .iter()
+                .find(|name| name.starts_with(&format!("{CLUSTER}-broker-")));
+            if let (true, None, Some(broker)) = (operator_restarted, &crashed, broker_back) {
+                kill_jvm_of(broker);
+                crashed = Some(broker.clone());
+            }
         },
     )
     .await;
+    let crashed = crashed.expect("a broker crashed in the middle of the roll");
     let restarts = container_restarts(&client, &ns, &crashed).await;
     assert!(
         restarts >= 1,
@@ -339,7 +351,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
             "annotations": {"example.com/fault": "brokers unreachable"},
         }}}}}}),
         unreachable,
-        || {},
+        |_| {},
     )
     .await;
     assert_eq!(parallel.most_restarting, 2, "two brokers at once at most");

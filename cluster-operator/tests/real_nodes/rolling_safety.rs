@@ -227,7 +227,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
             &plan("second-move"),
         )
         .unwrap();
-    let unblocked = watch_roll(&client, &ns, CLUSTER, &before, || {}).await;
+    let unblocked = watch_roll(&client, &ns, CLUSTER, &before, |_| {}).await;
     ready(&client, &ns, CLUSTER).await;
 
     // The cluster CA key is replaced under a steady producer.
@@ -244,7 +244,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
         "strimzi.io/force-replace",
     )
     .await;
-    let clients_roll = watch_roll(&client, &ns, CLUSTER, &before, || {}).await;
+    let clients_roll = watch_roll(&client, &ns, CLUSTER, &before, |_| {}).await;
     let mut reasons = restarted_in_order(&client, &ns, "ClientsCaCertChanged").await;
     reasons.sort();
     assert_eq!(

@@ -20,24 +20,27 @@ pub const ROLL_WAIT: Duration = Duration::from_secs(1500);
 pub struct Roll {
     pub seconds: f64,
     /// The most pods seen restarting at once: deleted, being deleted, or replaced and not
-    /// ready yet (a pod whose readiness merely flickers is not the roller's doing).
+    /// ready yet (a pod whose readiness merely flickers, or a replaced pod that was back and
+    /// then crashed, is not the roller's doing).
     pub most_restarting: usize,
 }
 
-/// Watches until every pod in `before` has been replaced and all are ready again; once two
-/// are replaced, `midway` runs (e.g. to restart the operator).
+/// Watches until every pod in `before` has been replaced and all are ready again. On every
+/// look, `midway` gets the pods replaced and back (ready) so far, to act in the middle of the
+/// roll (e.g. restart the operator, crash a pod).
 pub async fn watch_roll(
     client: &Client,
     ns: &str,
     cluster: &str,
     before: &BTreeMap<String, String>,
-    mut midway: impl FnMut(),
+    mut midway: impl FnMut(&BTreeSet<String>),
 ) -> Roll {
     let started = Instant::now();
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let selector = format!("strimzi.io/cluster={cluster}");
     let mut most_restarting = 0;
-    let mut midway_done = false;
+    // Replaced pods seen ready, by name and UID: their restart is over.
+    let mut back: BTreeSet<(String, String)> = BTreeSet::new();
     loop {
         let live = pods
             .list(&ListParams::default().labels(&selector))
@@ -49,6 +52,17 @@ pub async fn watch_roll(
             .filter(|pod| pod.metadata.deletion_timestamp.is_none() && is_ready(pod))
             .map(ResourceExt::name_any)
             .collect();
+        let replaced = |pod: &&Pod| {
+            before
+                .get(&pod.name_any())
+                .is_some_and(|uid| Some(uid) != pod.uid().as_ref())
+        };
+        back.extend(
+            live.iter()
+                .filter(replaced)
+                .filter(|pod| ready_now.contains(&pod.name_any()))
+                .map(|pod| (pod.name_any(), pod.uid().unwrap_or_default())),
+        );
         let restarting = before
             .iter()
             .filter(|(name, uid)| {
@@ -56,23 +70,16 @@ pub async fn watch_roll(
                     .find(|pod| pod.name_any() == **name)
                     .is_none_or(|pod| {
                         pod.metadata.deletion_timestamp.is_some()
-                            || (pod.uid().as_ref() != Some(*uid) && !is_ready(pod))
+                            || (pod.uid().as_ref() != Some(*uid)
+                                && !is_ready(pod)
+                                && !back.contains(&(pod.name_any(), pod.uid().unwrap_or_default())))
                     })
             })
             .count();
         most_restarting = most_restarting.max(restarting);
-        let renewed = live
-            .iter()
-            .filter(|pod| {
-                before
-                    .get(&pod.name_any())
-                    .is_some_and(|uid| Some(uid) != pod.uid().as_ref())
-            })
-            .count();
-        if renewed >= 2 && !midway_done {
-            midway();
-            midway_done = true;
-        }
+        let renewed = live.iter().filter(replaced).count();
+        let back_now: BTreeSet<String> = back.iter().map(|(name, _)| name.clone()).collect();
+        midway(&back_now);
         if renewed == before.len() && ready_now.len() == before.len() {
             return Roll {
                 seconds: started.elapsed().as_secs_f64(),
