@@ -532,13 +532,15 @@ build_kafka_image() {
         } >"$k/bin/$name"
         chmod 0755 "$k/bin/$name"
     done <"$kafka_own/bin/tools.list"
-    # Licence texts: Kafka's own, as its jar carries them, and our notice.
-    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" META-INF/LICENSE >"$k/LICENSE" 2>/dev/null ||
-        { note "kafka-clients-$KAFKA_VERSION.jar has no META-INF/LICENSE"; false; }
-    printf '%s\n' \
-        "The jars in libs/ are Apache Kafka $KAFKA_VERSION and the libraries it and our image need," \
-        'as published on Maven Central, each under the licence in its own META-INF. The scripts' \
-        'in this folder and bin/, and the broker-state agent, are strimzi-rs code.' >"$k/NOTICE"
+    # Licence texts: Kafka's own LICENSE and NOTICE, as its clients jar carries them, and a note
+    # of ours at the end of NOTICE.
+    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" LICENSE >"$k/LICENSE"
+    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" NOTICE >"$k/NOTICE"
+    [[ -s $k/LICENSE && -s $k/NOTICE ]] || { note "kafka-clients-$KAFKA_VERSION.jar has no LICENSE or NOTICE"; false; }
+    printf '\n%s\n' \
+        "libs/ holds Apache Kafka $KAFKA_VERSION and the libraries it and this image need, as published" \
+        'on Maven Central, each under the licence in its own jar. The scripts in this folder and in' \
+        'bin/, and the broker-state agent, are strimzi-rs code.' >>"$k/NOTICE"
     # A console-only Log4j2 configuration for tools run by hand with KAFKA_LOG4J_OPTS pointing
     # at it (Strimzi's scripts always pass their own configuration).
     printf '%s\n' \
