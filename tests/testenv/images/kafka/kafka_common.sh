@@ -25,35 +25,32 @@ require_file() {
     fi
 }
 
-# to_bytes <size>: a byte count from a number with an optional K/M/G/T suffix (binary units,
-# as the operator writes STRIMZI_DYNAMIC_HEAP_MAX; CONTRACT 2.2).
+# to_bytes <size>: a byte count from a number (decimals allowed) with an optional K/M/G/T
+# suffix in binary units, as the operator writes STRIMZI_DYNAMIC_HEAP_MAX and as the JVM
+# prints its estimated heap (e.g. 1.94G) (CONTRACT 2.2).
 to_bytes() {
-    local value=${1^^} number suffix
-    number=${value%%[KMGT]*}
-    suffix=${value#"$number"}
-    suffix=${suffix%B}
-    if [[ ! $number =~ ^[0-9]+$ ]]; then
-        echo "ERROR: '$1' is not a size in bytes (STRIMZI_DYNAMIC_HEAP_MAX)" >&2
+    if ! awk -v size="$1" 'BEGIN {
+            unit = toupper(size)
+            if (unit !~ /^[0-9]+(\.[0-9]+)?[KMGT]?B?$/) exit 1
+            gsub(/[0-9.]/, "", unit)
+            sub(/B$/, "", unit)
+            factor = 1
+            if (unit == "K") factor = 1024
+            if (unit == "M") factor = 1024 ^ 2
+            if (unit == "G") factor = 1024 ^ 3
+            if (unit == "T") factor = 1024 ^ 4
+            printf "%.0f\n", int((size + 0) * factor)
+        }'; then
+        echo "ERROR: '$1' is not a size in bytes (a number with an optional K, M, G or T)" >&2
         return 1
     fi
-    case $suffix in
-        "") echo "$number" ;;
-        K) echo $((number * 1024)) ;;
-        M) echo $((number * 1024 * 1024)) ;;
-        G) echo $((number * 1024 * 1024 * 1024)) ;;
-        T) echo $((number * 1024 * 1024 * 1024 * 1024)) ;;
-        *)
-            echo "ERROR: '$1' has an unknown unit (STRIMZI_DYNAMIC_HEAP_MAX)" >&2
-            return 1
-            ;;
-    esac
 }
 
-# set_heap: CONTRACT 2.2. KAFKA_HEAP_OPTS given by the operator is used as it is. Otherwise,
-# with STRIMZI_DYNAMIC_HEAP_PERCENTAGE, the heap is that share of the memory the JVM sees in
-# its cgroup (asked from the JVM itself: -XX:MaxRAMPercentage with -XshowSettings:vm prints
-# the maximum heap it would take), capped at STRIMZI_DYNAMIC_HEAP_MAX, as -Xms and -Xmx.
-# Without either, the launcher's default heap <default> (the second argument) applies.
+# set_heap <default>: CONTRACT 2.2. KAFKA_HEAP_OPTS given by the operator is used as it is.
+# Otherwise, with STRIMZI_DYNAMIC_HEAP_PERCENTAGE, the heap is that share of the memory the JVM
+# sees in its cgroup (asked from the JVM itself: -XX:MaxRAMPercentage with -XshowSettings:vm
+# prints the maximum heap it would take), capped at STRIMZI_DYNAMIC_HEAP_MAX, in whole MiB, as
+# -Xms and -Xmx. Without either, the launcher's default heap <default> applies.
 set_heap() {
     local default=$1 heap max line
     if [[ -n ${KAFKA_HEAP_OPTS:-} ]]; then
@@ -61,14 +58,15 @@ set_heap() {
     fi
     if [[ -n ${STRIMZI_DYNAMIC_HEAP_PERCENTAGE:-} ]]; then
         line=$(java "-XX:MaxRAMPercentage=$STRIMZI_DYNAMIC_HEAP_PERCENTAGE" -XshowSettings:vm -version 2>&1 |
-            grep -i 'Max. Heap Size (Estimated)' || true)
+            grep 'Max. Heap Size (Estimated)' || true)
         heap=$(to_bytes "$(awk '{print $NF}' <<<"$line")") || exit 1
         if [[ -n ${STRIMZI_DYNAMIC_HEAP_MAX:-} ]]; then
             max=$(to_bytes "$STRIMZI_DYNAMIC_HEAP_MAX") || exit 1
             ((heap <= max)) || heap=$max
         fi
-        export KAFKA_HEAP_OPTS="-Xms$heap -Xmx$heap"
-        echo "Heap of $STRIMZI_DYNAMIC_HEAP_PERCENTAGE% of the container's memory${STRIMZI_DYNAMIC_HEAP_MAX:+ (at most $STRIMZI_DYNAMIC_HEAP_MAX)}: $KAFKA_HEAP_OPTS"
+        heap=$((heap / 1048576))
+        export KAFKA_HEAP_OPTS="-Xms${heap}m -Xmx${heap}m"
+        echo "Heap of $STRIMZI_DYNAMIC_HEAP_PERCENTAGE% of the container's memory${STRIMZI_DYNAMIC_HEAP_MAX:+ (at most $STRIMZI_DYNAMIC_HEAP_MAX bytes)}: $KAFKA_HEAP_OPTS"
     else
         export KAFKA_HEAP_OPTS=$default
     fi
