@@ -204,25 +204,66 @@ fn make_certificates(dir: &Path) {
         "subjectAltName=DNS:{POD}.{CLUSTER}-kafka-brokers.{NAMESPACE}.svc,DNS:{POD}.{CLUSTER}-kafka-brokers.{NAMESPACE}.svc.cluster.local,DNS:{CLUSTER}-kafka-bootstrap,DNS:{CLUSTER}-kafka-brokers,DNS:localhost,IP:127.0.0.1"
     );
     for (name, subject, ca, extension) in [
-        ("node", format!("/O=io.strimzi/CN={CLUSTER}-kafka"), "cluster-ca", node_names.as_str()),
-        ("operator", "/O=io.strimzi/CN=cluster-operator".to_owned(), "cluster-ca", "subjectAltName=DNS:cluster-operator"),
-        ("stranger", "/O=io.strimzi/CN=cluster-operator".to_owned(), "other-ca", "subjectAltName=DNS:cluster-operator"),
-        ("api", "/CN=kubernetes".to_owned(), "api-ca", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
+        (
+            "node",
+            format!("/O=io.strimzi/CN={CLUSTER}-kafka"),
+            "cluster-ca",
+            node_names.as_str(),
+        ),
+        (
+            "operator",
+            "/O=io.strimzi/CN=cluster-operator".to_owned(),
+            "cluster-ca",
+            "subjectAltName=DNS:cluster-operator",
+        ),
+        (
+            "stranger",
+            "/O=io.strimzi/CN=cluster-operator".to_owned(),
+            "other-ca",
+            "subjectAltName=DNS:cluster-operator",
+        ),
+        (
+            "api",
+            "/CN=kubernetes".to_owned(),
+            "api-ca",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ),
     ] {
         openssl(
             dir,
             &[
-                "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", &format!("{name}.key"),
-                "-out", &format!("{name}.csr"), "-subj", &subject,
+                "req",
+                "-new",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+                "-subj",
+                &subject,
             ],
         );
         write(&dir.join(format!("{name}.ext")), format!("{extension}\n"));
         openssl(
             dir,
             &[
-                "x509", "-req", "-in", &format!("{name}.csr"), "-CA", &format!("{ca}.crt"),
-                "-CAkey", &format!("{ca}.key"), "-CAcreateserial", "-out", &format!("{name}.crt"),
-                "-days", "30", "-extfile", &format!("{name}.ext"),
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                &format!("{ca}.crt"),
+                "-CAkey",
+                &format!("{ca}.key"),
+                "-CAcreateserial",
+                "-out",
+                &format!("{name}.crt"),
+                "-days",
+                "30",
+                "-extfile",
+                &format!("{name}.ext"),
             ],
         );
     }
@@ -231,7 +272,10 @@ fn make_certificates(dir: &Path) {
         + &fs::read_to_string(dir.join("cluster-ca.crt")).unwrap();
     write(&dir.join("node-chain.crt"), chain);
     let key = fs::read_to_string(dir.join("node.key")).unwrap();
-    assert!(key.starts_with("-----BEGIN PRIVATE KEY-----"), "PKCS#8 key expected");
+    assert!(
+        key.starts_with("-----BEGIN PRIVATE KEY-----"),
+        "PKCS#8 key expected"
+    );
 }
 
 /// A Secret as the API server returns it.
@@ -311,8 +355,8 @@ exec chroot --userspec=1001:0 "$root" /usr/bin/env -i "$@"
 "#;
 
 fn image_archive() -> PathBuf {
-    let versions = fs::read_to_string(workspace_root().join("tests/testenv/images/versions.env"))
-        .unwrap();
+    let versions =
+        fs::read_to_string(workspace_root().join("tests/testenv/images/versions.env")).unwrap();
     let pin = |key: &str| {
         versions
             .lines()
@@ -342,9 +386,13 @@ fn unpack(archive: &Path, root: &Path) -> Vec<String> {
     let config: Value = serde_json::from_str(&read(&blob(&manifest["config"]["digest"]))).unwrap();
     fs::create_dir_all(root).unwrap();
     let layer = blob(&manifest["layers"][0]["digest"]);
-    run(Command::new("bash").arg("-c").arg(
-        r#"set -o pipefail; tar -xOf "$1" "$2" | tar -xz --numeric-owner -C "$3""#,
-    ).arg("unpack").arg(archive).arg(&layer).arg(root));
+    run(Command::new("bash")
+        .arg("-c")
+        .arg(r#"set -o pipefail; tar -xOf "$1" "$2" | tar -xz --numeric-owner -C "$3""#)
+        .arg("unpack")
+        .arg(archive)
+        .arg(&layer)
+        .arg(root));
     config["config"]["Env"]
         .as_array()
         .unwrap()
@@ -360,9 +408,13 @@ fn kafka_client() -> PathBuf {
     if !binary.is_file() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let mut command = Command::new(cargo);
-        command
-            .current_dir(workspace_root())
-            .args(["build", "-p", "strimzi-tests", "--bin", "strimzi-kafka-client"]);
+        command.current_dir(workspace_root()).args([
+            "build",
+            "-p",
+            "strimzi-tests",
+            "--bin",
+            "strimzi-kafka-client",
+        ]);
         if dir.ends_with("release") {
             command.arg("--release");
         }
@@ -454,7 +506,12 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
             .unwrap_or_else(|| panic!("{} has no literal value: extend this test", variable.name));
         env.push(format!("{}={value}", variable.name));
     }
-    for key in ["server.config", "log4j2.properties", "cluster.id", "metadata.version"] {
+    for key in [
+        "server.config",
+        "log4j2.properties",
+        "cluster.id",
+        "metadata.version",
+    ] {
         assert!(config_map.contains_key(key), "ConfigMap key {key}");
     }
     assert_eq!(config_map["cluster.id"], CLUSTER_ID);
@@ -462,7 +519,9 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
     // The Secrets the configuration names, as our operator fills them.
     let id = std::process::id();
     let mut work = Work {
-        dir: cache_dir().join("images").join(format!(".run-kafka-image-{id}")),
+        dir: cache_dir()
+            .join("images")
+            .join(format!(".run-kafka-image-{id}")),
         child: None,
     };
     let _ = fs::remove_dir_all(&work.dir);
@@ -493,7 +552,11 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
     .into_iter()
     .collect();
     let placeholders = secret_placeholders(&config_map["server.config"]);
-    assert!(!placeholders.is_empty(), "no Secret placeholders: {}", config_map["server.config"]);
+    assert!(
+        !placeholders.is_empty(),
+        "no Secret placeholders: {}",
+        config_map["server.config"]
+    );
     for (secret, key) in &placeholders {
         assert!(
             secrets
@@ -519,7 +582,9 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
     fs::create_dir_all(dir.join("data")).unwrap();
     run(Command::new("chown").arg("1001:0").arg(dir.join("data")));
     for sub in ["custom-config", "serviceaccount", "api", "certs"] {
-        run(Command::new("chmod").args(["-R", "a+rX"]).arg(dir.join(sub)));
+        run(Command::new("chmod")
+            .args(["-R", "a+rX"])
+            .arg(dir.join(sub)));
     }
     let hosts = format!(
         "127.0.0.1 localhost\n127.0.0.1 {POD}.{CLUSTER}-kafka-brokers.{NAMESPACE}.svc.cluster.local {POD}.{CLUSTER}-kafka-brokers.{NAMESPACE}.svc {POD}\n"
@@ -638,7 +703,10 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
     // The files the contract says kafka_run.sh writes.
     let cat = in_node(
         pid,
-        &["cat", &root.join("tmp/strimzi.properties").display().to_string()],
+        &[
+            "cat",
+            &root.join("tmp/strimzi.properties").display().to_string(),
+        ],
     );
     assert!(cat.status.success(), "/tmp/strimzi.properties: {cat:?}");
     let strimzi_properties = String::from_utf8_lossy(&cat.stdout).into_owned();
@@ -652,9 +720,20 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
     let answer = in_node(
         pid,
         &[
-            "curl", "-sS", "--fail", "--max-time", "10", "--resolve", &resolve, "--cacert",
-            &cert("cluster-ca.crt"), "--cert", &cert("operator.crt"), "--key",
-            &cert("operator.key"), &url,
+            "curl",
+            "-sS",
+            "--fail",
+            "--max-time",
+            "10",
+            "--resolve",
+            &resolve,
+            "--cacert",
+            &cert("cluster-ca.crt"),
+            "--cert",
+            &cert("operator.crt"),
+            "--key",
+            &cert("operator.key"),
+            &url,
         ],
     );
     assert!(answer.status.success(), "agent: {answer:?}");
@@ -663,10 +742,22 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
     // No client certificate, or one of another CA: refused.
     for extra in [
         vec![],
-        vec!["--cert".to_owned(), cert("stranger.crt"), "--key".to_owned(), cert("stranger.key")],
+        vec![
+            "--cert".to_owned(),
+            cert("stranger.crt"),
+            "--key".to_owned(),
+            cert("stranger.key"),
+        ],
     ] {
         let mut args: Vec<String> = [
-            "curl", "-sS", "--fail", "--max-time", "10", "--resolve", &resolve, "--cacert",
+            "curl",
+            "-sS",
+            "--fail",
+            "--max-time",
+            "10",
+            "--resolve",
+            &resolve,
+            "--cacert",
             &cert("cluster-ca.crt"),
         ]
         .iter()
@@ -676,15 +767,31 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
         args.push(url.clone());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let refused = in_node(pid, &args);
-        assert!(!refused.status.success(), "the agent answered {args:?}: {refused:?}");
+        assert!(
+            !refused.status.success(),
+            "the agent answered {args:?}: {refused:?}"
+        );
     }
     // Anything else: 404.
     let other = in_node(
         pid,
         &[
-            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
-            "--resolve", &resolve, "--cacert", &cert("cluster-ca.crt"), "--cert",
-            &cert("operator.crt"), "--key", &cert("operator.key"),
+            "curl",
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "10",
+            "--resolve",
+            &resolve,
+            "--cacert",
+            &cert("cluster-ca.crt"),
+            "--cert",
+            &cert("operator.crt"),
+            "--key",
+            &cert("operator.key"),
             &format!("https://{host}:8443/v1/other"),
         ],
     );
@@ -733,7 +840,10 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
         dir.join("data/kafka-log0/meta.properties").is_file(),
         "no formatted log directory in the data volume"
     );
-    let mode = fs::metadata(dir.join("data/kafka-log0")).unwrap().permissions().mode();
+    let mode = fs::metadata(dir.join("data/kafka-log0"))
+        .unwrap()
+        .permissions()
+        .mode();
     assert!(mode & 0o700 == 0o700, "kafka-log0 mode {mode:o}");
     println!("figure: the whole run took {:.1?}", started.elapsed());
 }

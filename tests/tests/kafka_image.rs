@@ -636,7 +636,11 @@ fn kafka_image_scripts_are_ours() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|extension| extension == "sh") {
             let check = Command::new("bash").arg("-n").arg(&path).output().unwrap();
-            assert!(check.status.success(), "bash -n {}: {check:?}", path.display());
+            assert!(
+                check.status.success(),
+                "bash -n {}: {check:?}",
+                path.display()
+            );
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -32,12 +32,15 @@ for jar in "$home"/libs/*.jar; do
     esac
     classpath=${classpath:+$classpath:}$jar
 done
+shopt -u nullglob
 
 heap=${KAFKA_HEAP_OPTS:-"-Xmx256M"}
 performance=${KAFKA_JVM_PERFORMANCE_OPTS:-"-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true"}
 logging=${KAFKA_LOG4J_OPTS:-"-Dlog4j2.configurationFile=$home/config/tools-log4j2.properties"}
 
-# The option variables hold several words each: split on blanks on purpose.
+# The option variables hold several words each: split on blanks on purpose, but never expand
+# a word as a file pattern (-Xlog:gc* would vanish under nullglob).
+set -f
 # shellcheck disable=SC2086
 exec "$java" $heap $performance ${KAFKA_GC_LOG_OPTS:-} ${KAFKA_JMX_OPTS:-} $logging ${KAFKA_OPTS:-} \
     -cp "$classpath" "$main" "$@"
