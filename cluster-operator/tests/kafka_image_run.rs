@@ -187,17 +187,18 @@ fn openssl(dir: &Path, args: &[&str]) {
 /// stand-in API server's own CA and certificate.
 fn make_certificates(dir: &Path) {
     fs::create_dir_all(dir).unwrap();
-    let days = ["-days", "30"];
     for ca in ["cluster-ca", "api-ca", "other-ca"] {
+        let (key, cert, subject) = (
+            format!("{ca}.key"),
+            format!("{ca}.crt"),
+            format!("/O=io.strimzi/CN={ca}"),
+        );
         openssl(
             dir,
             &[
-                &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout"][..],
-                &[&format!("{ca}.key"), "-out", &format!("{ca}.crt")],
-                &["-subj", &format!("/O=io.strimzi/CN={ca}")],
-                &days,
-            ]
-            .concat(),
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &cert,
+                "-subj", &subject, "-days", "30",
+            ],
         );
     }
     let node_names = format!(
