@@ -162,8 +162,14 @@ struct Work {
 impl Drop for Work {
     fn drop(&mut self) {
         if let Some(child) = &mut self.child {
-            // unshare --kill-child: its death kills the namespace's first process, and with
-            // it every other process of the PID namespace.
+            // The first process of the PID namespace (unshare's child): killing it kills every
+            // process of the namespace. (unshare's --kill-child alone does not reach it: the
+            // parent-death signal is cleared when chroot --userspec changes the user.)
+            let children = fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id()))
+                .unwrap_or_default();
+            for first in children.split_whitespace() {
+                let _ = Command::new("kill").args(["-KILL", first]).status();
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -663,6 +669,7 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
     // Ready: the pod's readiness command passes (the agent says the broker runs).
     let deadline = Instant::now() + Duration::from_secs(240);
     let mut last = String::new();
+    let mut probes = 0;
     loop {
         if let Some(status) = work.child.as_mut().unwrap().try_wait().unwrap() {
             panic!("the node stopped ({status}):\n{}", log_of(&log));
@@ -671,6 +678,7 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
         if output.status.success() {
             break;
         }
+        probes += 1;
         last = format!(
             "{}{}",
             String::from_utf8_lossy(&output.stdout),
@@ -684,7 +692,7 @@ fn kafka_run_starts_a_ready_broker_from_the_pod_our_operator_renders() {
         sleep(Duration::from_secs(2));
     }
     println!(
-        "figure: the node was ready {:.1?} after its start (last not-ready answer: {})",
+        "figure: the node was ready {:.1?} after its start ({probes} readiness probes failed first; the last said {:?})",
         started.elapsed(),
         last.trim()
     );
