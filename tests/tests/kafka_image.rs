@@ -1,5 +1,7 @@
 //! The locally rebuilt images (`tests/testenv/images/build-images.sh`): the Kafka image holds
-//! what Strimzi's Kafka Dockerfile puts in it and runs with the settings of Strimzi's image, the
+//! what Strimzi's Kafka image holds at the paths our pods use (CONTRACT.md sections 2 to 4 and
+//! 9), with our own scripts, launcher and broker-state agent (`tests/testenv/images/kafka/`),
+//! and runs with the settings of Strimzi's image, the
 //! pause image is Kubernetes' pause program, both archives are valid OCI image archives named
 //! as the kubelet and the cluster operator refer to them, and a second run of the script is a
 //! no-op.
@@ -412,7 +414,6 @@ fn kafka_image_has_strimzis_runtime_settings() {
 #[test]
 fn kafka_image_holds_what_strimzis_dockerfile_lists() {
     let image = kafka();
-    let strimzi = version("STRIMZI_VERSION");
     let kafka_version = version("KAFKA_VERSION");
     let executables = [
         "opt/kafka/kafka_run.sh".to_owned(),
@@ -423,23 +424,27 @@ fn kafka_image_holds_what_strimzis_dockerfile_lists() {
         "opt/kafka/bin/kafka-storage.sh".to_owned(),
         "opt/kafka/bin/kafka-run-class.sh".to_owned(),
         "opt/kafka/bin/connect-distributed.sh".to_owned(),
+        "opt/kafka/bin/kafka-topics.sh".to_owned(),
+        "opt/kafka/bin/kafka-reassign-partitions.sh".to_owned(),
+        "opt/kafka/bin/kafka-console-producer.sh".to_owned(),
+        "opt/kafka/bin/kafka-console-consumer.sh".to_owned(),
+        "opt/kafka/bin/kafka-metadata-quorum.sh".to_owned(),
         "opt/kafka-exporter/kafka_exporter".to_owned(),
         "opt/kafka-exporter/kafka_exporter_run.sh".to_owned(),
         "opt/cruise-control/cruise_control_run.sh".to_owned(),
         "usr/bin/tini".to_owned(),
     ];
     let files = [
-        "opt/kafka/dynamic_resources.sh".to_owned(),
-        "opt/kafka/set_kafka_jmx_options.sh".to_owned(),
-        "opt/kafka/set_kafka_gc_options.sh".to_owned(),
-        "opt/kafka/to_bytes.gawk".to_owned(),
-        format!("opt/kafka/libs/kafka-agent-{strimzi}.jar"),
+        "opt/kafka/kafka_common.sh".to_owned(),
+        "opt/kafka/LICENSE".to_owned(),
+        "opt/kafka/NOTICE".to_owned(),
+        "opt/kafka/config/tools-log4j2.properties".to_owned(),
+        "opt/kafka/libs/strimzi-rs-kafka-agent-0.1.0.jar".to_owned(),
         format!("opt/kafka/libs/kafka-server-{kafka_version}.jar"),
         format!("opt/kafka/libs/kafka-clients-{kafka_version}.jar"),
         format!("opt/kafka/libs/kafka_2.13-{kafka_version}.jar"),
         format!("opt/kafka/libs/connect-runtime-{kafka_version}.jar"),
         format!("opt/kafka/libs/connect-mirror-{kafka_version}.jar"),
-        "opt/cruise-control/to_bytes.gawk".to_owned(),
     ];
     for name in &executables {
         let entry = image.entry(name);
@@ -547,4 +552,96 @@ fn second_run_is_a_no_op() {
     // The pause, Kafka and Bridge images.
     assert_eq!(stdout.matches(": cached").count(), 3, "{stdout}");
     println!("figure: a warm run of build-images.sh took {elapsed:.1?}");
+}
+
+/// The scripts at Strimzi's paths are ours, byte for byte (`tests/testenv/images/kafka/`), no
+/// Strimzi or Apache Kafka script is left, and every tool wrapper runs the class our list names
+/// through our launcher.
+#[test]
+fn kafka_image_scripts_are_ours() {
+    let image = kafka();
+    let ours = workspace_root().join("tests/testenv/images/kafka");
+    // One pass over the layer: /opt/kafka's scripts and bin/ into a temporary folder.
+    let dir = std::env::temp_dir().join(format!("kafka-image-scripts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    image.pipe_layer(&[
+        "-xz",
+        "-f",
+        "-",
+        "-C",
+        dir.to_str().unwrap(),
+        "--wildcards",
+        "--no-wildcards-match-slash",
+        "opt/kafka/*.sh",
+        "opt/kafka/bin/*",
+    ]);
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join("opt/kafka").join(name))
+            .unwrap_or_else(|error| panic!("/opt/kafka/{name}: {error}"))
+    };
+    for script in [
+        "kafka_run.sh",
+        "kafka_connect_run.sh",
+        "kafka_readiness.sh",
+        "kafka_liveness.sh",
+        "kafka_common.sh",
+        "bin/kafka-run-class.sh",
+    ] {
+        let expected = std::fs::read_to_string(ours.join(script)).unwrap();
+        assert_eq!(
+            read(script),
+            expected,
+            "/opt/kafka/{script} differs from tests/testenv/images/kafka/{script}"
+        );
+    }
+    // Strimzi's helper scripts and Apache Kafka's launchers are gone.
+    for gone in [
+        "opt/kafka/dynamic_resources.sh",
+        "opt/kafka/set_kafka_jmx_options.sh",
+        "opt/kafka/set_kafka_gc_options.sh",
+        "opt/kafka/to_bytes.gawk",
+        "opt/kafka/bin/windows",
+        "opt/kafka/bin/zookeeper-server-start.sh",
+    ] {
+        assert!(!image.entries.contains_key(gone), "{gone} is in the image");
+    }
+    assert!(
+        !image
+            .entries
+            .keys()
+            .any(|name| name.starts_with("opt/kafka/libs/kafka-agent-")),
+        "Strimzi's kafka-agent jar is in the image"
+    );
+    let tools = std::fs::read_to_string(ours.join("bin/tools.list")).unwrap();
+    let mut count = 0;
+    for line in tools.lines().filter(|line| !line.starts_with('#')) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [name, class, ..] = fields[..] else {
+            continue;
+        };
+        let wrapper = read(&format!("bin/{name}"));
+        assert!(
+            wrapper.contains(&format!("kafka-run-class.sh\" {class} \"$@\"")),
+            "bin/{name} does not run {class}:\n{wrapper}"
+        );
+        count += 1;
+    }
+    assert!(count >= 20, "only {count} tool wrappers");
+    // Every script there parses (the build ran `bash -n` on them in the image too).
+    for entry in std::fs::read_dir(dir.join("opt/kafka"))
+        .unwrap()
+        .chain(std::fs::read_dir(dir.join("opt/kafka/bin")).unwrap())
+    {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|extension| extension == "sh") {
+            let check = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+            assert!(
+                check.status.success(),
+                "bash -n {}: {check:?}",
+                path.display()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

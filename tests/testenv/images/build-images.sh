@@ -14,9 +14,13 @@
 # Usage: build-images.sh [--with-operator]
 #
 # The pause image is Kubernetes' pause.c (from the k8s.io/kubernetes module source) compiled
-# statically. The Kafka image follows Strimzi's own recipe (its Dockerfiles, scripts and poms,
-# read from the Strimzi reference folder at build time) on a Debian root filesystem made with
-# debootstrap; README.md next to this script lists how it differs from Strimzi's published image.
+# statically. The Kafka image keeps the name, layout and contract of Strimzi's (CONTRACT.md next
+# to this script) and is made of registry packages and our own code only: a Debian root
+# filesystem made with debootstrap, Kafka's jars and third-party libraries from Maven Central
+# (kafka-dist-pom.xml, kafka-thirdparty-pom.xml), and our start, probe and launcher scripts and
+# broker-state agent (kafka/); README.md next to this script lists how it differs from
+# Strimzi's published image. (Cruise Control, Kafka Exporter and the bridge are still built
+# from the sources in ../shared until their own replacements land.)
 # The HTTP Bridge image is the bridge compiled from its sources with Maven, on the same root
 # filesystem with a Java runtime made by jlink (the bridge needs Java 21).
 # With --with-operator, the script also builds our operator image from the workspace's
@@ -42,11 +46,9 @@
 # Environment:
 #   STRIMZI_TESTENV_CACHE        cache root (default $HOME/.cache/strimzi-testenv)
 #   STRIMZI_TESTENV_MAVEN_REPO   Maven local repository (default: Maven's own, ~/.m2/repository)
-#   STRIMZI_REFERENCE_DIR        Strimzi 1.2 reference data (default ../shared/strimzi-reference)
-#   STRIMZI_APACHE_KAFKA_DIR     Kafka's launcher scripts (default: apache-kafka next to it)
-#   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default: kafka-exporter-reference next to it)
-#   STRIMZI_CRUISE_CONTROL_DIR   Cruise Control sources (default: cruise-control-reference next to it)
-#   STRIMZI_BRIDGE_DIR           HTTP Bridge sources (default: strimzi-bridge-reference next to it)
+#   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default ../shared/kafka-exporter-reference)
+#   STRIMZI_CRUISE_CONTROL_DIR   Cruise Control sources (default ../shared/cruise-control-reference)
+#   STRIMZI_BRIDGE_DIR           HTTP Bridge sources (default ../shared/strimzi-bridge-reference)
 #   STRIMZI_TESTENV_BRIDGE_JDK   JDK (21 or newer) that compiles the bridge and makes its runtime
 #                                (default: the newest such JDK in /usr/lib/jvm)
 #   CARGO                        cargo program for --with-operator (default: cargo from PATH)
@@ -84,15 +86,14 @@ images=$cache/images
 stages=$images/stages
 logs=$cache/logs
 
-reference=${STRIMZI_REFERENCE_DIR:-$repo/../shared/strimzi-reference}
-apache_kafka=${STRIMZI_APACHE_KAFKA_DIR:-$reference/../apache-kafka}
-exporter_src=${STRIMZI_KAFKA_EXPORTER_DIR:-$reference/../kafka-exporter-reference}
-cc_src=${STRIMZI_CRUISE_CONTROL_DIR:-$reference/../cruise-control-reference}
-bridge_src=${STRIMZI_BRIDGE_DIR:-$reference/../strimzi-bridge-reference}
-strimzi_source=$reference/source
-strimzi_kafka=$strimzi_source/docker-images/kafka-based/kafka
-# Strimzi keeps one third-party library list per Kafka minor version (4.3.x for 4.3.1).
-thirdparty_pom=$strimzi_source/docker-images/artifacts/kafka-thirdparty-libs/${KAFKA_VERSION%.*}.x/pom.xml
+shared=$repo/../shared
+exporter_src=${STRIMZI_KAFKA_EXPORTER_DIR:-$shared/kafka-exporter-reference}
+cc_src=${STRIMZI_CRUISE_CONTROL_DIR:-$shared/cruise-control-reference}
+bridge_src=${STRIMZI_BRIDGE_DIR:-$shared/strimzi-bridge-reference}
+# Our own parts of the Kafka image: scripts, launcher, tool list and the broker-state agent.
+kafka_own=$here/kafka
+# The agent's jar name, as its pom builds it (kafka_run.sh finds it by the prefix).
+agent_jar=strimzi-rs-kafka-agent-0.1.0.jar
 
 pause_archive=$images/pause.oci.tar
 kafka_archive=$images/kafka-$STRIMZI_VERSION-$KAFKA_VERSION.oci.tar
@@ -369,115 +370,35 @@ build_kafka_dist() {
     cd "$here"
 }
 
-# Strimzi's Java agent (broker readiness on :8080), built with Maven from Strimzi's sources and
-# root pom, copied out of the reference folder first. Only the jar is built: Strimzi's code
-# checks (checkstyle, spotbugs, dependency analysis, enforcer), tests, javadoc, sources and its
-# distribution zip (whose descriptor is not in the reference folder) are skipped. Compiled for
-# Java 17, the JRE in the image (Strimzi compiles for 21).
+# Our broker-state agent (CONTRACT.md 3.6), built with Maven from kafka/agent (the JDK and Maven
+# Central's build plugins only; no library dependency). Compiled for Java 17, the image's JRE.
 build_kafka_agent() {
-    local jar=kafka-agent-$STRIMZI_VERSION.jar
-    mkdir -p "$work/src"
-    cp "$strimzi_source/pom.xml" "$work/src/pom.xml"
-    cp -r "$strimzi_source/kafka-agent" "$work/src/kafka-agent"
+    cp -r "$kafka_own/agent" "$work/src"
     chmod -R u+w "$work/src"
-    cd "$work/src/kafka-agent"
-    mvn_run -f "$work/src/kafka-agent/pom.xml" package \
-        -Dmaven.compiler.release=17 -Dmaven.test.skip=true -DskipTests \
-        -Dcheckstyle.skip=true -Djacoco.skip=true -Dspotbugs.skip=true -Dmdep.analyze.skip=true \
-        -Denforcer.skip=true -Dmaven.source.skip=true -Dmaven.javadoc.skip=true \
-        -Dassembly.skipAssembly=true -Dgpg.skip=true
-    # Strimzi's Makefile renames io.strimzi.kafka-agent-<v>.jar from its zip to this name.
-    cp "target/$jar" "$work/out/$jar"
-    python3 - "$work/out/$jar" >>"$current_log" 2>&1 <<'EOF'
+    rm -rf "$work/src/target"
+    cd "$work/src"
+    mvn_run -f "$work/src/pom.xml" package -Dmaven.test.skip=true
+    cp "target/$agent_jar" "$work/out/$agent_jar"
+    python3 - "$work/out/$agent_jar" >>"$current_log" 2>&1 <<'EOF'
 import sys, zipfile
-manifest = zipfile.ZipFile(sys.argv[1]).read("META-INF/MANIFEST.MF").decode()
-assert "Premain-Class: io.strimzi.kafka.agent.KafkaAgent" in manifest, manifest
-print("kafka agent manifest names its premain class")
+jar = zipfile.ZipFile(sys.argv[1])
+manifest = jar.read("META-INF/MANIFEST.MF").decode()
+assert "Premain-Class: io.strimzi.rs.agent.BrokerStateAgent" in manifest, manifest
+assert "io/strimzi/rs/agent/BrokerStateAgent.class" in jar.namelist()
+print("the agent's manifest names its premain class")
 EOF
     cd "$here"
 }
 
-# Strimzi's third-party libraries for this Kafka minor version, resolved from a copy of its
-# pom, changed so that Maven Central alone can serve it:
-#  - its extra repository (LinkedIn's) and the Cruise Control metrics reporter, which is only
-#    published there, are taken out (the cruise-control stage compiles the reporter instead);
-#  - each io.strimzi library asks for "the newest release up to Strimzi's version" (a Maven
-#    version range) instead of that exact version, since Maven Central does not have every
-#    one of them at the version Strimzi 1.2.0 names;
-#  - a library of which Maven Central has no release at all in that range is taken out (the
-#    build retries without it).
-# What differs from Strimzi's versions is printed and kept in <stage>/substitutions.txt.
+# The third-party libraries of Kafka's libs/ (CONTRACT.md 9), from our own list
+# (kafka-thirdparty-pom.xml: Maven Central coordinates, versions pinned, substitutions for
+# versions Maven Central lacks written down in it).
 build_thirdparty_libs() {
-    local dropped="cruise-control-metrics-reporter" attempt missing
-    for attempt in 1 2 3 4 5; do
-        python3 - "$thirdparty_pom" "$work/pom.xml" "$dropped" >>"$current_log" 2>&1 <<'EOF'
-import re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-ET.register_namespace("", ns)
-ET.register_namespace("xsi", "http://www.w3.org/2001/XMLSchema-instance")
-source, target, dropped = sys.argv[1], sys.argv[2], set(sys.argv[3].split(","))
-tree = ET.parse(source)
-project = tree.getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-for repositories in project.findall(q("repositories")):
-    project.remove(repositories)
-    print("left out <repositories>:", [r.findtext(q("url")) for r in repositories])
-dependencies = project.find(q("dependencies"))
-for dependency in list(dependencies):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    if artifact in dropped:
-        dependencies.remove(dependency)
-        print(f"left out {group}:{artifact}")
-        continue
-    if group == "io.strimzi":
-        version = dependency.find(q("version"))
-        pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], version.text)
-        version.text = f"[0,{pinned}]"
-        print(f"{group}:{artifact}: newest release up to {pinned}")
-tree.write(target, xml_declaration=True, encoding="UTF-8")
-EOF
-        cd "$work"
-        if mvn_run -f "$work/pom.xml" \
-            "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
-            -DincludeScope=runtime "-DoutputDirectory=$work/out/libs"; then
-            break
-        fi
-        # "No versions available for io.strimzi:<artifact>:jar:[0,<v>] within specified range"
-        missing=$(sed -n 's/.*No versions available for io\.strimzi:\([^:]*\):jar:.*/\1/p' "$current_log" | tail -1)
-        if [[ -z $missing || ,$dropped, == *,$missing,* ]]; then
-            note "Maven failed, and not for an io.strimzi library missing from Maven Central"
-            false
-        fi
-        note "no release of io.strimzi:$missing on Maven Central: retrying without it"
-        dropped+=,$missing
-    done
-    [[ -d $work/out/libs ]] || { note "gave up after $attempt attempts"; false; }
-    # Compare with Strimzi's versions.
-    python3 - "$thirdparty_pom" "$work/out/libs" "$dropped" >"$work/out/substitutions.txt" <<'EOF'
-import os, re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-project = ET.parse(sys.argv[1]).getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-jars = os.listdir(sys.argv[2])
-dropped = set(sys.argv[3].split(","))
-for dependency in project.find(q("dependencies")):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], dependency.findtext(q("version")))
-    if artifact in dropped:
-        print(f"{artifact} {pinned}: left out")
-        continue
-    found = [j[len(artifact) + 1:-4] for j in jars if re.fullmatch(re.escape(artifact) + r"-\d[^-]*(-[a-z]+)?\.jar", j)]
-    if found and pinned not in found:
-        print(f"{artifact} {pinned}: {', '.join(found)} instead")
-EOF
-    cat "$work/out/substitutions.txt" >>"$current_log"
-    if [[ -s $work/out/substitutions.txt ]]; then
-        echo "thirdparty-libs: not on Maven Central at Strimzi's versions: $(paste -sd ';' "$work/out/substitutions.txt" | sed 's/;/, /g')"
-    fi
+    cp "$here/kafka-thirdparty-pom.xml" "$work/pom.xml"
+    cd "$work"
+    mvn_run -f "$work/pom.xml" \
+        "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
+        -DincludeScope=runtime "-DoutputDirectory=$work/out/libs"
     note "third-party libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars"
     cd "$here"
 }
@@ -577,18 +498,14 @@ build_kafka_exporter() {
     cd "$here"
 }
 
-# copy_tree <from dir> <to dir>: the files of a Strimzi script folder, executable (0755) where
-# the source is, else 0644, as a Dockerfile COPY of Strimzi's repository gives them.
-copy_tree() {
-    local from=$1 to=$2 file
-    mkdir -p "$to"
-    for file in "$from"/*; do
-        if [[ -x $file ]]; then
-            install -m 0755 "$file" "$to/"
-        else
-            install -m 0644 "$file" "$to/"
-        fi
-    done
+# not_yet <script> <component>: a start script that fails loudly. Strimzi's Cruise Control and
+# Kafka Exporter scripts are no longer copied (this build reads no Strimzi source); our own
+# replacements come with those components' stand-ins (CONTRACT.md 10).
+not_yet() {
+    printf '%s\n' '#!/usr/bin/env bash' \
+        "echo \"ERROR: $2 is not yet part of this image: its start script is being replaced (issue 35, CONTRACT.md 10)\" >&2" \
+        'exit 1' >"$1"
+    chmod 0755 "$1"
 }
 
 # The Kafka image: the root filesystem plus /opt laid out as Strimzi's Kafka Dockerfile does.
@@ -599,10 +516,31 @@ build_kafka_image() {
     cp -al "$stages/rootfs/rootfs" "$root"
     local k=$root$kafka_home
     mkdir -p "$k/libs" "$k/bin" "$k/config" "$k/plugins"
-    # Kafka's distribution: libs/ from Maven Central, bin/ from Kafka's launcher scripts.
+    # Kafka's distribution: libs/ from Maven Central; bin/ our launcher and tool wrappers.
     cp "$stages/kafka-dist/libs/"*.jar "$k/libs/"
-    install -m 0755 "$apache_kafka"/bin/*.sh "$k/bin/"
-    install -m 0644 "$apache_kafka/LICENSE" "$apache_kafka/NOTICE" "$k/"
+    install -m 0755 "$kafka_own/bin/kafka-run-class.sh" "$k/bin/"
+    local name class heap
+    while read -r name class heap; do
+        [[ -n $name && $name != \#* ]] || continue
+        {
+            echo '#!/usr/bin/env bash'
+            echo "# $name: Kafka's $class through our launcher (tests/testenv/images/kafka/bin/tools.list)."
+            if [[ -n $heap ]]; then
+                echo "export KAFKA_HEAP_OPTS=\${KAFKA_HEAP_OPTS:-\"${heap//_/ }\"}"
+            fi
+            echo "exec \"\$(dirname \"\$0\")/kafka-run-class.sh\" $class \"\$@\""
+        } >"$k/bin/$name"
+        chmod 0755 "$k/bin/$name"
+    done <"$kafka_own/bin/tools.list"
+    # Licence texts: Kafka's own LICENSE and NOTICE, as its clients jar carries them, and a note
+    # of ours at the end of NOTICE.
+    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" LICENSE >"$k/LICENSE"
+    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" NOTICE >"$k/NOTICE"
+    [[ -s $k/LICENSE && -s $k/NOTICE ]] || { note "kafka-clients-$KAFKA_VERSION.jar has no LICENSE or NOTICE"; false; }
+    printf '\n%s\n' \
+        "libs/ holds Apache Kafka $KAFKA_VERSION and the libraries it and this image need, as published" \
+        'on Maven Central, each under the licence in its own jar. The scripts in this folder and in' \
+        'bin/, and the broker-state agent, are strimzi-rs code.' >>"$k/NOTICE"
     # A console-only Log4j2 configuration for tools run by hand with KAFKA_LOG4J_OPTS pointing
     # at it (Strimzi's scripts always pass their own configuration).
     printf '%s\n' \
@@ -613,22 +551,27 @@ build_kafka_image() {
         'appender.stderr.target = SYSTEM_ERR' \
         'appender.stderr.layout.type = PatternLayout' \
         'appender.stderr.layout.pattern = [%d] %p %m (%c)%n' >"$k/config/tools-log4j2.properties"
-    # Strimzi's start, readiness and liveness scripts at the top of KAFKA_HOME.
-    copy_tree "$strimzi_kafka/scripts" "$k"
-    # Strimzi's agent and third-party libraries (the latter overwrite same-named jars).
-    cp "$stages/kafka-agent/kafka-agent-$STRIMZI_VERSION.jar" "$k/libs/"
+    # Our start, readiness and liveness scripts at the top of KAFKA_HOME (Strimzi's paths).
+    for script in kafka_run.sh kafka_connect_run.sh kafka_readiness.sh kafka_liveness.sh; do
+        install -m 0755 "$kafka_own/$script" "$k/"
+    done
+    install -m 0644 "$kafka_own/kafka_common.sh" "$k/"
+    # Our agent and the third-party libraries.
+    cp "$stages/kafka-agent/$agent_jar" "$k/libs/"
     cp "$stages/thirdparty-libs/libs/"*.jar "$k/libs/"
     # Cruise Control's metrics reporter, which Strimzi's third-party list puts there.
     cp "$stages/cruise-control/kafka-libs/"*.jar "$k/libs/"
     # Kafka Exporter with Strimzi's start script.
     mkdir -p "$root/opt/kafka-exporter"
     install -m 0755 "$stages/kafka-exporter/kafka_exporter" "$root/opt/kafka-exporter/"
-    copy_tree "$strimzi_kafka/exporter-scripts" "$root/opt/kafka-exporter"
+    not_yet "$root/opt/kafka-exporter/kafka_exporter_run.sh" "Kafka Exporter"
     # The Prometheus JMX exporter agent.
     mkdir -p "$root/opt/prometheus-jmx-exporter"
     install -m 0644 "$stages/jmx-exporter"/jmx_prometheus_javaagent-*.jar "$root/opt/prometheus-jmx-exporter/"
     # Cruise Control: Strimzi's scripts, and its jars with their dependencies in libs/.
-    copy_tree "$strimzi_kafka/cruise-control-scripts" "$root/opt/cruise-control"
+    mkdir -p "$root/opt/cruise-control"
+    not_yet "$root/opt/cruise-control/cruise_control_run.sh" "Cruise Control"
+    not_yet "$root/opt/cruise-control/cruise_control_healthcheck.sh" "Cruise Control"
     mkdir -p "$root/opt/cruise-control/libs"
     cp "$stages/cruise-control/libs/"*.jar "$root/opt/cruise-control/libs/"
     # As in Strimzi's image: /opt owned by root, readable (not writable) by everyone else.
@@ -646,12 +589,33 @@ build_kafka_image() {
     # Smoke tests inside the image, as the kafka user: Kafka's launcher with these libs on this
     # JRE, and the shell scripts parse.
     log in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$java_home" \
-        HOME=/home/kafka "KAFKA_HOME=$kafka_home" "LOG_DIR=$kafka_home" \
-        "KAFKA_LOG4J_OPTS=-Dlog4j2.configurationFile=$kafka_home/config/tools-log4j2.properties" \
-        bash -c "cd $kafka_home && ./bin/kafka-storage.sh random-uuid && ./bin/kafka-topics.sh --version"
-    for script in "$k"/*.sh "$root"/opt/kafka-exporter/*.sh "$root"/opt/cruise-control/*.sh; do
+        HOME=/home/kafka "KAFKA_HOME=$kafka_home" \
+        bash -c "cd / && $kafka_home/bin/kafka-storage.sh random-uuid && $kafka_home/bin/kafka-topics.sh --version"
+    for script in "$k"/*.sh "$k"/bin/*.sh "$root"/opt/kafka-exporter/*.sh "$root"/opt/cruise-control/*.sh; do
         log chroot "$root" bash -n "${script#"$root"}"
     done
+    # Every tool wrapper's main class and every class a generated server.config can name
+    # (CONTRACT.md 3.5; the Cruise Control reporter comes with that stage) is in libs/.
+    python3 - "$k/libs" "$kafka_own/bin/tools.list" >>"$current_log" 2>&1 <<'EOF'
+import os, sys, zipfile
+libs, tools = sys.argv[1], sys.argv[2]
+names = set()
+for jar in os.listdir(libs):
+    names.update(zipfile.ZipFile(os.path.join(libs, jar)).namelist())
+wanted = [line.split()[1] for line in open(tools) if line.strip() and not line.startswith("#")]
+wanted += ["io.strimzi.kafka.KubernetesSecretConfigProvider",
+           "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+           "org.apache.kafka.common.config.provider.FileConfigProvider",
+           "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+           "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+           "org.apache.kafka.common.metrics.JmxReporter",
+           "io.strimzi.kafka.quotas.StaticQuotaCallback",
+           "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager",
+           "io.strimzi.rs.agent.BrokerStateAgent"]
+missing = [c for c in wanted if c.replace(".", "/") + ".class" not in names]
+assert not missing, f"classes not in libs/: {missing}"
+print(f"{len(wanted)} classes found in libs/")
+EOF
     log in_root "$root" 1001:0 /opt/kafka-exporter/kafka_exporter --version
     # Cruise Control's main class loads with the class path cruise_control_run.sh gives it and,
     # without a configuration file, stops with its usage message.
@@ -882,9 +846,6 @@ build_operator_image() {
 
 # ---------------------------------------------------------------------------------------------
 
-[[ -d $strimzi_kafka && -f $thirdparty_pom ]] ||
-    fail "Strimzi reference data not found at $reference: set STRIMZI_REFERENCE_DIR to the strimzi-reference folder"
-[[ -d $apache_kafka/bin ]] || fail "Kafka's launcher scripts not found at $apache_kafka: set STRIMZI_APACHE_KAFKA_DIR"
 [[ -f $exporter_src/go.mod ]] || fail "Kafka Exporter sources not found at $exporter_src: set STRIMZI_KAFKA_EXPORTER_DIR"
 [[ -f $cc_src/build.gradle ]] || fail "Cruise Control sources not found at $cc_src: set STRIMZI_CRUISE_CONTROL_DIR"
 [[ -f $bridge_src/pom.xml && $(cat "$bridge_src/release.version" 2>/dev/null) == "$BRIDGE_VERSION" ]] ||
@@ -943,9 +904,9 @@ rootfs_inputs="suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${rootfs_packa
 code=$(code_hash build_rootfs in_root)"
 kafka_dist_inputs="kafka=$KAFKA_VERSION scala=$SCALA_BINARY_VERSION log4j2=$LOG4J2_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
 pom=$(sha256sum "$here/kafka-dist-pom.xml" | cut -c1-64) code=$(code_hash build_kafka_dist mvn_run)"
-kafka_agent_inputs="strimzi=$STRIMZI_VERSION sources=$(tree_hash "$strimzi_source" pom.xml kafka-agent)
+kafka_agent_inputs="jar=$agent_jar sources=$(tree_hash "$kafka_own" agent/pom.xml agent/src)
 code=$(code_hash build_kafka_agent mvn_run)"
-thirdparty_inputs="pom=$(sha256sum "$thirdparty_pom" | cut -c1-64) plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
+thirdparty_inputs="pom=$(sha256sum "$here/kafka-thirdparty-pom.xml" | cut -c1-64) plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
 code=$(code_hash build_thirdparty_libs mvn_run)"
 jmx_inputs="jmx-exporter=$JMX_EXPORTER_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_jmx_exporter mvn_run)"
 cc_inputs="cruise-control=$CRUISE_CONTROL_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
@@ -969,9 +930,8 @@ thirdparty-libs=$(echo "$thirdparty_inputs" | sha256sum | cut -c1-64)
 jmx-exporter=$(echo "$jmx_inputs" | sha256sum | cut -c1-64)
 kafka-exporter=$(echo "$exporter_inputs" | sha256sum | cut -c1-64)
 cruise-control=$(echo "$cc_inputs" | sha256sum | cut -c1-64)
-strimzi-scripts=$(tree_hash "$strimzi_kafka" scripts exporter-scripts cruise-control-scripts)
-kafka-bin=$(tree_hash "$apache_kafka" bin LICENSE NOTICE)
-oci.py=$oci_hash code=$(code_hash build_kafka_image copy_tree pack_image in_root)"
+scripts=$(tree_hash "$kafka_own" kafka_run.sh kafka_connect_run.sh kafka_readiness.sh kafka_liveness.sh kafka_common.sh bin)
+oci.py=$oci_hash code=$(code_hash build_kafka_image not_yet pack_image in_root)"
 
 mkdir -p "$images" "$stages" "$logs"
 # One builder at a time per cache; parallel callers wait here, then find the archives cached.
@@ -1049,8 +1009,8 @@ if $kafka_ready; then
 else
     stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
     stage kafka-dist "$kafka_dist_inputs" "Kafka $KAFKA_VERSION libs (Maven Central)" "30 seconds" build_kafka_dist
-    stage kafka-agent "$kafka_agent_inputs" "Strimzi kafka-agent $STRIMZI_VERSION (Maven)" "30 seconds" build_kafka_agent
-    stage thirdparty-libs "$thirdparty_inputs" "Strimzi third-party libs (Maven Central)" "1.5 minutes" build_thirdparty_libs
+    stage kafka-agent "$kafka_agent_inputs" "broker-state agent (Maven, kafka/agent)" "30 seconds" build_kafka_agent
+    stage thirdparty-libs "$thirdparty_inputs" "third-party libs (Maven Central, kafka-thirdparty-pom.xml)" "1.5 minutes" build_thirdparty_libs
     stage jmx-exporter "$jmx_inputs" "Prometheus JMX exporter up to $JMX_EXPORTER_VERSION (Maven Central)" "10 seconds" build_jmx_exporter
     stage kafka-exporter "$exporter_inputs" "Kafka Exporter $KAFKA_EXPORTER_VERSION (go build)" "1 minute" build_kafka_exporter
     stage cruise-control "$cc_inputs" "Cruise Control $CRUISE_CONTROL_VERSION (Maven, from sources)" "1 minute" build_cruise_control
