@@ -13,23 +13,26 @@
 #
 # Usage: build-images.sh [--with-operator]
 #
-# The pause image is Kubernetes' pause.c (from the k8s.io/kubernetes module source) compiled
-# statically. The Kafka image keeps the name, layout and contract of Strimzi's (CONTRACT.md next
-# to this script) and is made of registry packages and our own code only: a Debian root
-# filesystem made with debootstrap, Kafka's jars and third-party libraries from Maven Central
-# (kafka-dist-pom.xml, kafka-thirdparty-pom.xml), and our start, probe and launcher scripts and
-# broker-state agent (kafka/); README.md next to this script lists how it differs from
-# Strimzi's published image. (Cruise Control, Kafka Exporter and the bridge are still built
-# from the sources in ../shared until their own replacements land.)
-# The HTTP Bridge image is the bridge compiled from its sources with Maven, on the same root
-# filesystem with a Java runtime made by jlink (the bridge needs Java 21).
-# With --with-operator, the script also builds our operator image from the workspace's
-# Dockerfile: it runs the build stage's script here (a static cargo build, of the dev profile
-# unless STRIMZI_TESTENV_OPERATOR_PROFILE says otherwise) and packs its root with the final
-# stage's settings. Without it that image is
-# neither built nor checked.
+# Every image is made of registry packages and our own code only (CONTRACT.md next to this
+# script says what the images must do; README.md how they differ from Strimzi's):
+#   - pause: Kubernetes' pause.c (from the k8s.io/kubernetes module) compiled statically;
+#   - Kafka: a Debian root filesystem made with debootstrap, Kafka's jars and third-party
+#     libraries from Maven Central (kafka-dist-pom.xml, kafka-thirdparty-pom.xml), our start,
+#     probe and launcher scripts and broker-state agent (kafka/), and our contract stand-ins
+#     for Cruise Control and Kafka Exporter (workspace crates standins/cruise-control and
+#     standins/kafka-exporter, with their start scripts, and the stand-in's broker-side
+#     metrics reporter built with Maven from standins/cruise-control/metrics-reporter);
+#   - HTTP Bridge: the same Debian root filesystem without Java, with our bridge stand-in
+#     (standins/bridge) and its start script;
+#   - with --with-operator, our operator image from the workspace's Dockerfile: its build
+#     stage's script runs here and its root is packed with the final stage's settings.
+# The Rust binaries (the operators and the three stand-ins) come from one cargo invocation,
+# the Dockerfile's build stage script (deploy/docker/build-root.sh, static binaries, of the dev
+# profile unless STRIMZI_TESTENV_OPERATOR_PROFILE says otherwise) with the stand-ins added:
+# their dependencies compile once, in a target folder kept in the cache. Cargo runs on every
+# call and decides what is out of date; the binaries it gives are inputs of the images.
 #
-# Every input (versions.env, the recipe files, the operator image's root, this script's build
+# Every input (versions.env, the recipe files, the binaries, our scripts, this script's build
 # functions) is recorded in <archive>.inputs; when it matches, the archive is reused and this
 # script only prints "cached" lines. Each part is built in <cache>/images/.build-<part>.* and
 # moved into place with one rename, so an interrupted build never looks finished. Runs are
@@ -38,24 +41,20 @@
 # its log.
 #
 # Needs root (debootstrap, chroot, root-owned files in the image) and: debootstrap, gcc with a
-# static libc, go (1.24 or newer), mvn, a JDK 17, a JDK 21 or newer for the bridge, python3,
-# tar, gzip, flock, unshare; with
-# --with-operator also cargo (or $CARGO), readelf and chroot. Network: the Debian mirror, Maven
-# Central and the Go module proxy only, plus cargo's registry if its cache lacks a crate.
+# static libc, go (1.24 or newer, for the pause program's module), mvn, a JDK 17, cargo (or
+# $CARGO) with the static C libraries the workspace links (libssl-dev, zlib1g-dev), readelf,
+# chroot, python3, tar, gzip, flock, unshare. Network: the Debian mirror, Maven Central and the
+# Go module proxy only, plus cargo's registry if its cache lacks a crate.
 #
 # Environment:
 #   STRIMZI_TESTENV_CACHE        cache root (default $HOME/.cache/strimzi-testenv)
 #   STRIMZI_TESTENV_MAVEN_REPO   Maven local repository (default: Maven's own, ~/.m2/repository)
-#   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default ../shared/kafka-exporter-reference)
-#   STRIMZI_CRUISE_CONTROL_DIR   Cruise Control sources (default ../shared/cruise-control-reference)
-#   STRIMZI_BRIDGE_DIR           HTTP Bridge sources (default ../shared/strimzi-bridge-reference)
-#   STRIMZI_TESTENV_BRIDGE_JDK   JDK (21 or newer) that compiles the bridge and makes its runtime
-#                                (default: the newest such JDK in /usr/lib/jvm)
-#   CARGO                        cargo program for --with-operator (default: cargo from PATH)
-#   STRIMZI_OPERATOR_TARGET_DIR  its target folder (default <cache>/operator-target)
+#   CARGO                        cargo program (default: cargo from PATH)
+#   STRIMZI_OPERATOR_TARGET_DIR  cargo's target folder for the images' binaries (default
+#                                <cache>/operator-target)
 #   STRIMZI_TESTENV_OPERATOR_PROFILE
-#                                the cargo profile of its binaries (default dev; the Dockerfile
-#                                builds release)
+#                                the cargo profile of those binaries (default dev; the
+#                                Dockerfile builds release)
 set -Eeuo pipefail
 
 with_operator=false
@@ -64,8 +63,8 @@ for arg in "$@"; do
         --with-operator) with_operator=true ;;
         -h | --help)
             echo "usage: $0 [--with-operator]"
-            echo "  builds the pause and Kafka images; --with-operator also builds the operator image"
-            echo "  (a release build of the workspace). See README.md next to this script."
+            echo "  builds the pause, Kafka and bridge images; --with-operator also packs the operator image"
+            echo "  (the workspace's Dockerfile). See README.md next to this script."
             exit 0
             ;;
         *)
@@ -86,28 +85,29 @@ images=$cache/images
 stages=$images/stages
 logs=$cache/logs
 
-shared=$repo/../shared
-exporter_src=${STRIMZI_KAFKA_EXPORTER_DIR:-$shared/kafka-exporter-reference}
-cc_src=${STRIMZI_CRUISE_CONTROL_DIR:-$shared/cruise-control-reference}
-bridge_src=${STRIMZI_BRIDGE_DIR:-$shared/strimzi-bridge-reference}
 # Our own parts of the Kafka image: scripts, launcher, tool list and the broker-state agent.
 kafka_own=$here/kafka
 # The agent's jar name, as its pom builds it (kafka_run.sh finds it by the prefix).
 agent_jar=strimzi-rs-kafka-agent-0.1.0.jar
+# The contract stand-ins (workspace crates): each one's package, which is also its binary.
+standins=$repo/standins
+cc_standin=strimzi-cruise-control-standin
+exporter_standin=strimzi-kafka-exporter-standin
+bridge_standin=strimzi-bridge-standin
+# The Cruise Control stand-in's broker-side metrics reporter, as its pom names the jar.
+reporter_jar=cruise-control-metrics-reporter-standin-0.1.0.jar
 
 pause_archive=$images/pause.oci.tar
 kafka_archive=$images/kafka-$STRIMZI_VERSION-$KAFKA_VERSION.oci.tar
 operator_archive=$images/operator.oci.tar
 bridge_archive=$images/kafka-bridge-$BRIDGE_VERSION.oci.tar
-# The modules of the bridge's Java runtime (build_bridge_jre).
-bridge_jre_modules=java.se,jdk.unsupported,jdk.management,jdk.management.agent,jdk.httpserver,jdk.naming.dns,jdk.net,jdk.zipfs,jdk.crypto.cryptoki,jdk.security.auth,jdk.security.jgss,jdk.jfr,jdk.charsets,jdk.localedata
 created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # What the Kafka image's root filesystem holds besides Debian's minimal base: the JRE and what
 # Strimzi's Dockerfiles install or its scripts and Kafka's launchers call (openssl and keytool
 # for certificates, curl for the readiness and Cruise Control health checks, netstat for the
-# controller readiness check, hostname, gawk for to_bytes.gawk, ps, find/xargs, tar, gzip and
-# unzip for Connect builds, tini as the PID 1 the scripts exec, tzdata, useradd from passwd).
+# controller readiness check, hostname, gawk, ps, find/xargs, tar, gzip and unzip for Connect
+# builds, tini as the PID 1 the scripts exec, tzdata, useradd from passwd).
 rootfs_packages=("$JAVA_PACKAGE" ca-certificates openssl curl net-tools hostname findutils tar gzip
     unzip gawk procps bash grep sed coreutils passwd tzdata tini)
 image_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -189,15 +189,20 @@ write_marker() {
     mv "$1.tmp" "$1"
 }
 
-# start <component> <description> <cold time>: opens the log and a temp dir ($work) in the cache.
-start() {
+# open_part <component>: opens the part's log and a temp dir ($work) in the cache.
+open_part() {
     current_component=$1
     current_log=$logs/images-$1.log
-    echo "$2: building (cold: about $3)"
     work=$(mktemp -d "$images/.build-$1.XXXXXX")
     mkdir -p "$work/out"
     : >"$current_log"
     build_started=$SECONDS
+}
+
+# start <component> <description> <cold time>: says a part is being built, and opens it.
+start() {
+    echo "$2: building (cold: about $3)"
+    open_part "$1"
 }
 
 # finish_stage <stage dir> <inputs>: moves $work/out into place with one rename.
@@ -370,15 +375,22 @@ build_kafka_dist() {
     cd "$here"
 }
 
-# Our broker-state agent (CONTRACT.md 3.6), built with Maven from kafka/agent (the JDK and Maven
-# Central's build plugins only; no library dependency). Compiled for Java 17, the image's JRE.
-build_kafka_agent() {
-    cp -r "$kafka_own/agent" "$work/src"
+# mvn_package <source dir> <jar>: `mvn package` of a copy of one of our Maven projects (tests
+# not compiled), its jar copied to the stage's output.
+mvn_package() {
+    cp -r "$1" "$work/src"
     chmod -R u+w "$work/src"
     rm -rf "$work/src/target"
     cd "$work/src"
     mvn_run -f "$work/src/pom.xml" package -Dmaven.test.skip=true
-    cp "target/$agent_jar" "$work/out/$agent_jar"
+    cp "target/$2" "$work/out/$2"
+    cd "$here"
+}
+
+# Our broker-state agent (CONTRACT.md 3.6), built with Maven from kafka/agent (the JDK and Maven
+# Central's build plugins only; no library dependency). Compiled for Java 17, the image's JRE.
+build_kafka_agent() {
+    mvn_package "$kafka_own/agent" "$agent_jar"
     python3 - "$work/out/$agent_jar" >>"$current_log" 2>&1 <<'EOF'
 import sys, zipfile
 jar = zipfile.ZipFile(sys.argv[1])
@@ -387,7 +399,13 @@ assert "Premain-Class: io.strimzi.rs.agent.BrokerStateAgent" in manifest, manife
 assert "io/strimzi/rs/agent/BrokerStateAgent.class" in jar.namelist()
 print("the agent's manifest names its premain class")
 EOF
-    cd "$here"
+}
+
+# The Cruise Control stand-in's broker-side metrics reporter (CONTRACT.md 5.5), our class under
+# Cruise Control's name, built with Maven from standins/cruise-control/metrics-reporter against
+# kafka-clients from Maven Central (provided: the brokers' class path has it). Java 17.
+build_cc_reporter() {
+    mvn_package "$standins/cruise-control/metrics-reporter" "$reporter_jar"
 }
 
 # The third-party libraries of Kafka's libs/ (CONTRACT.md 9), from our own list
@@ -439,73 +457,48 @@ EOF
     fi
     cd "$here"
 }
-
-# Cruise Control, compiled from its sources with Maven (the poms in cruise-control/ stand in
-# for upstream's build.gradle; tests are not compiled). Gives
-#   libs/        cruise-control, -core and -metrics-reporter with the runtime closure Strimzi's
-#                kafka-thirdparty-libs/cc/pom.xml resolves (for /opt/cruise-control/libs)
-#   kafka-libs/  the metrics reporter alone, for Kafka's libs/ (its dependencies are already
-#                there, and Strimzi's third-party pom excludes the rest)
-build_cruise_control() {
-    local v=$CRUISE_CONTROL_VERSION jar
-    cp -r "$here/cruise-control" "$work/pom"
-    chmod -R u+w "$work/pom"
-    # Gradle's createVersionFile puts this file into the cruise-control jar; KafkaCruiseControl
-    # logs it at start. No commit id without upstream's .git (Gradle writes "unknown" then too).
-    mkdir -p "$work/generated/cruise-control"
-    printf '%s\n' "commitId=unknown" "version=$v" >"$work/generated/cruise-control/cruise-control-version.properties"
-    cd "$work/pom"
-    mvn_run -f "$work/pom/pom.xml" package -Dmaven.test.skip=true -Dmaven.compiler.release=17 \
-        "-Dcc.source=$cc_src" "-Dcc.generated=$work/generated" "-Dcc.libs.dir=$work/out/libs" \
-        "-Ddependency.plugin.version=$MAVEN_DEPENDENCY_PLUGIN_VERSION"
-    for jar in "cruise-control-$v.jar" "cruise-control-core-$v.jar" "cruise-control-metrics-reporter-$v.jar"; do
-        [[ -f $work/out/libs/$jar ]] || { note "missing $jar (do the poms in cruise-control/ say $v?)"; false; }
-    done
-    mkdir -p "$work/out/kafka-libs"
-    cp "$work/out/libs/cruise-control-metrics-reporter-$v.jar" "$work/out/kafka-libs/"
-    python3 - "$work/out/libs" "$v" >>"$current_log" 2>&1 <<'EOF'
-import sys, zipfile
-libs, v = sys.argv[1], sys.argv[2]
-names = set(zipfile.ZipFile(f"{libs}/cruise-control-{v}.jar").namelist())
-for name in ("com/linkedin/kafka/cruisecontrol/KafkaCruiseControlMain.class", "yaml/base.yaml",
-             "cruise-control/cruise-control-version.properties", "LICENSE", "NOTICE"):
-    assert name in names, f"{name} not in cruise-control-{v}.jar"
-reporter = set(zipfile.ZipFile(f"{libs}/cruise-control-metrics-reporter-{v}.jar").namelist())
-assert "com/linkedin/kafka/cruisecontrol/metricsreporter/CruiseControlMetricsReporter.class" in reporter
-print("cruise-control jars hold their main class, reporter and resources")
-EOF
-    note "cruise control libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars, $(du -sm "$work/out/libs" | cut -f1) MB"
+# ---------------------------------------------------------------------------------------------
+# The Rust binaries of the images, from one cargo invocation: the Dockerfile's build stage
+# script (static binaries; oci.py dockerfile reads the script's command and the final stage's
+# settings) with our three stand-ins added to it. Gives
+#   root/          the operator image's root (packed only with --with-operator)
+#   config.json    the operator image's runtime settings
+#   standins/      the stand-ins' binaries, for the Kafka and bridge images
+build_binaries() {
+    local -a command
+    mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$work/out/config.json")
+    ((${#command[@]} > 0)) || fail "no build command read from $repo/Dockerfile"
+    cd "$repo"
+    log env CARGO_TARGET_DIR="$operator_target" STRIMZI_OPERATOR_PROFILE="$operator_profile" "${command[@]}" \
+        --also "$cc_standin" --also "$exporter_standin" --also "$bridge_standin" \
+        --also-into "$work/out/standins" "$work/out/root"
     cd "$here"
 }
 
-# Kafka Exporter, built from its sources (copied to the temp dir) with the module proxy for its
-# dependencies, with the version stamps its release build (promu) sets.
-build_kafka_exporter() {
-    local version ldflags module=github.com/prometheus/common/version
-    cp -r "$exporter_src" "$work/src"
-    chmod -R u+w "$work/src"
-    cd "$work/src"
-    version=$(cat VERSION)
-    if [[ v$version != "$KAFKA_EXPORTER_VERSION" ]]; then
-        note "the sources are Kafka Exporter $version, versions.env pins $KAFKA_EXPORTER_VERSION"
+# standin_note <file> <program> <binary> <crate> <contract section>: the note next to a
+# stand-in in an image, saying what it is and what it is not.
+standin_note() {
+    printf '%s\n' \
+        "$3 is a contract stand-in for $2; it is not $2." \
+        "It is strimzi-rs code (the workspace crate $4), written for the images of the" \
+        "strimzi-rs test environment: it reads what $2 reads in the pods the operator" \
+        "creates and serves what the operator, the probes and the dashboards use of it, as" \
+        "tests/testenv/images/CONTRACT.md $5 describes; what it leaves out is listed there." >"$1"
+}
+
+# refuses_to_start <root> <exit status> <text> <command...>: runs a start script or program in
+# <root> as uid 1001 with nothing of a pod around it; it must stop with that exit status and a
+# message containing <text> (what it found missing). 126 or 127 would mean it could not run.
+refuses_to_start() {
+    local root=$1 expected=$2 text=$3 rc=0
+    shift 3
+    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" timeout 20 "$@" >"$work/start.out" 2>&1 || rc=$?
+    cat "$work/start.out" >>"$current_log"
+    note "$* exited with $rc"
+    if ((rc != expected)) || ! grep -qF "$text" "$work/start.out"; then
+        note "$* did not stop with exit status $expected naming $text"
         false
     fi
-    ldflags="-X $module.Version=$version -X $module.Revision= -X $module.Branch=HEAD"
-    ldflags+=" -X $module.BuildUser=strimzi-testenv -X $module.BuildDate=$(date -u -d "@$IMAGE_EPOCH" +%Y%m%d-%H:%M:%S)"
-    log env CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GOWORK=off \
-        go build -trimpath -tags netgo -ldflags "$ldflags" -o "$work/out/kafka_exporter" .
-    log "$work/out/kafka_exporter" --version
-    cd "$here"
-}
-
-# not_yet <script> <component>: a start script that fails loudly. Strimzi's Cruise Control and
-# Kafka Exporter scripts are no longer copied (this build reads no Strimzi source); our own
-# replacements come with those components' stand-ins (CONTRACT.md 10).
-not_yet() {
-    printf '%s\n' '#!/usr/bin/env bash' \
-        "echo \"ERROR: $2 is not yet part of this image: its start script is being replaced (issue 35, CONTRACT.md 10)\" >&2" \
-        'exit 1' >"$1"
-    chmod 0755 "$1"
 }
 
 # The Kafka image: the root filesystem plus /opt laid out as Strimzi's Kafka Dockerfile does.
@@ -537,10 +530,11 @@ build_kafka_image() {
     unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" LICENSE >"$k/LICENSE"
     unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" NOTICE >"$k/NOTICE"
     [[ -s $k/LICENSE && -s $k/NOTICE ]] || { note "kafka-clients-$KAFKA_VERSION.jar has no LICENSE or NOTICE"; false; }
-    printf '\n%s\n' \
+    printf '\n%s\n%s\n%s\n%s\n' \
         "libs/ holds Apache Kafka $KAFKA_VERSION and the libraries it and this image need, as published" \
         'on Maven Central, each under the licence in its own jar. The scripts in this folder and in' \
-        'bin/, and the broker-state agent, are strimzi-rs code.' >>"$k/NOTICE"
+        "bin/, the broker-state agent and the Cruise Control stand-in's metrics reporter" \
+        "(libs/$reporter_jar) are strimzi-rs code." >>"$k/NOTICE"
     # A console-only Log4j2 configuration for tools run by hand with KAFKA_LOG4J_OPTS pointing
     # at it (Strimzi's scripts always pass their own configuration).
     printf '%s\n' \
@@ -559,25 +553,28 @@ build_kafka_image() {
     # Our agent and the third-party libraries.
     cp "$stages/kafka-agent/$agent_jar" "$k/libs/"
     cp "$stages/thirdparty-libs/libs/"*.jar "$k/libs/"
-    # Cruise Control's metrics reporter, which Strimzi's third-party list puts there.
-    cp "$stages/cruise-control/kafka-libs/"*.jar "$k/libs/"
-    # Kafka Exporter with Strimzi's start script.
-    mkdir -p "$root/opt/kafka-exporter"
-    install -m 0755 "$stages/kafka-exporter/kafka_exporter" "$root/opt/kafka-exporter/"
-    not_yet "$root/opt/kafka-exporter/kafka_exporter_run.sh" "Kafka Exporter"
+    # The Cruise Control stand-in's metrics reporter, loaded by the brokers (CONTRACT.md 5.5).
+    cp "$stages/cc-reporter/$reporter_jar" "$k/libs/"
     # The Prometheus JMX exporter agent.
     mkdir -p "$root/opt/prometheus-jmx-exporter"
     install -m 0644 "$stages/jmx-exporter"/jmx_prometheus_javaagent-*.jar "$root/opt/prometheus-jmx-exporter/"
-    # Cruise Control: Strimzi's scripts, and its jars with their dependencies in libs/.
-    mkdir -p "$root/opt/cruise-control"
-    not_yet "$root/opt/cruise-control/cruise_control_run.sh" "Cruise Control"
-    not_yet "$root/opt/cruise-control/cruise_control_healthcheck.sh" "Cruise Control"
-    mkdir -p "$root/opt/cruise-control/libs"
-    cp "$stages/cruise-control/libs/"*.jar "$root/opt/cruise-control/libs/"
+    # Our contract stand-ins for Kafka Exporter and Cruise Control (CONTRACT.md 6 and 5.7) at
+    # the paths Strimzi's image has, with their start scripts and a note saying what they are.
+    # The exporter is also installed as the program Strimzi's image has there.
+    local exporter=$root/opt/kafka-exporter cc=$root/opt/cruise-control
+    mkdir -p "$exporter" "$cc"
+    install -m 0755 "$stages/binaries/standins/$exporter_standin" "$exporter/"
+    ln -s "$exporter_standin" "$exporter/kafka_exporter"
+    install -m 0755 "$standins/kafka-exporter/scripts/kafka_exporter_run.sh" "$exporter/"
+    standin_note "$exporter/STAND-IN" "Kafka Exporter" "$exporter_standin" standins/kafka-exporter "section 6"
+    install -m 0755 "$stages/binaries/standins/$cc_standin" "$cc/"
+    install -m 0755 "$standins/cruise-control/scripts/cruise_control_run.sh" \
+        "$standins/cruise-control/scripts/cruise_control_healthcheck.sh" "$cc/"
+    standin_note "$cc/STAND-IN" "Cruise Control" "$cc_standin" standins/cruise-control "section 5"
     # As in Strimzi's image: /opt owned by root, readable (not writable) by everyone else.
     chown -R 0:0 "$root/opt"
     find "$root/opt" -type d -exec chmod 0755 {} +
-    find "$root/opt" -type f -name '*.jar' -exec chmod 0644 {} +
+    find "$root/opt" -type f \( -name '*.jar' -o -name STAND-IN \) -exec chmod 0644 {} +
     find "$root/opt" -exec touch -h -d "@$IMAGE_EPOCH" {} +
 
     # Jars present in more than one version (Strimzi's build checks the same for classpath
@@ -595,7 +592,7 @@ build_kafka_image() {
         log chroot "$root" bash -n "${script#"$root"}"
     done
     # Every tool wrapper's main class and every class a generated server.config can name
-    # (CONTRACT.md 3.5; the Cruise Control reporter comes with that stage) is in libs/.
+    # (CONTRACT.md 3.5) is in libs/.
     python3 - "$k/libs" "$kafka_own/bin/tools.list" >>"$current_log" 2>&1 <<'EOF'
 import os, sys, zipfile
 libs, tools = sys.argv[1], sys.argv[2]
@@ -611,20 +608,16 @@ wanted += ["io.strimzi.kafka.KubernetesSecretConfigProvider",
            "org.apache.kafka.common.metrics.JmxReporter",
            "io.strimzi.kafka.quotas.StaticQuotaCallback",
            "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager",
-           "io.strimzi.rs.agent.BrokerStateAgent"]
+           "io.strimzi.rs.agent.BrokerStateAgent",
+           "com.linkedin.kafka.cruisecontrol.metricsreporter.CruiseControlMetricsReporter"]
 missing = [c for c in wanted if c.replace(".", "/") + ".class" not in names]
 assert not missing, f"classes not in libs/: {missing}"
 print(f"{len(wanted)} classes found in libs/")
 EOF
-    log in_root "$root" 1001:0 /opt/kafka-exporter/kafka_exporter --version
-    # Cruise Control's main class loads with the class path cruise_control_run.sh gives it and,
-    # without a configuration file, stops with its usage message.
-    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$java_home" \
-        /usr/bin/java -cp '/opt/cruise-control/libs/*' com.linkedin.kafka.cruisecontrol.KafkaCruiseControlMain \
-        >"$work/cc-main.out" 2>&1 || true
-    cat "$work/cc-main.out" >>"$current_log"
-    grep -q 'USAGE: java KafkaCruiseControlMain' "$work/cc-main.out" ||
-        { note "KafkaCruiseControlMain did not start"; false; }
+    # The stand-ins run on this root as uid 1001 through their start scripts, and outside a
+    # pod stop on the first variable they miss.
+    refuses_to_start "$root" 2 KAFKA_EXPORTER_KAFKA_SERVER /opt/kafka-exporter/kafka_exporter_run.sh
+    refuses_to_start "$root" 1 STRIMZI_KAFKA_BOOTSTRAP_SERVERS /opt/cruise-control/cruise_control_run.sh
     # What the smoke tests left, and /tmp's time as it was, so equal inputs give equal bytes.
     rm -rf "${root:?}"/tmp/*
     touch -r "$stages/rootfs/rootfs/tmp" "$root/tmp"
@@ -655,7 +648,8 @@ EOF
     "name": "kafka",
     "version": "$STRIMZI_VERSION-$KAFKA_VERSION",
     "release": "$STRIMZI_VERSION",
-    "org.opencontainers.image.description": "Local rebuild of Strimzi's Kafka $KAFKA_VERSION image for the strimzi-rs test environment (Debian $DEBIAN_SUITE, $JAVA_PACKAGE)"
+    "org.opencontainers.image.description": "Kafka $KAFKA_VERSION image with the layout and contract of Strimzi's, for the strimzi-rs test environment (Debian $DEBIAN_SUITE, $JAVA_PACKAGE, our scripts and agent)",
+    "io.strimzi.rs.stand-ins": "Cruise Control (/opt/cruise-control) and Kafka Exporter (/opt/kafka-exporter) are contract stand-ins written for strimzi-rs, not the real programs: see STAND-IN in each folder"
   }
 }
 EOF
@@ -663,148 +657,61 @@ EOF
     remove "$root"
 }
 
+
 # ---------------------------------------------------------------------------------------------
-# The HTTP Bridge image, quay.io/strimzi/kafka-bridge: the bridge compiled from its sources, on
-# the Kafka image's root filesystem with a Java runtime of the bridge's Java release.
-
-# The bridge with its runtime dependencies, as its Maven assembly lays it out (bin/, config/,
-# libs/, LICENSE, README.md), built from a copy of its sources whose pom is changed so that
-# Maven Central alone can serve it: its test dependencies are taken out (tests are not built),
-# and each io.strimzi library asks for the newest release up to the pinned one (a version
-# range), as for Strimzi's third-party libraries. What differs from the pinned versions is
-# printed and kept in <stage>/substitutions.txt. Strimzi's code checks are skipped.
-build_bridge() {
-    local v=$BRIDGE_VERSION dist
-    mkdir -p "$work/src"
-    cp -r "$bridge_src/src" "$bridge_src/bin" "$bridge_src/config" "$bridge_src/LICENSE" \
-        "$bridge_src/README.md" "$work/src/"
-    chmod -R u+w "$work/src"
-    python3 - "$bridge_src/pom.xml" "$work/src/pom.xml" >>"$current_log" 2>&1 <<'EOF'
-import re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-ET.register_namespace("", ns)
-ET.register_namespace("xsi", "http://www.w3.org/2001/XMLSchema-instance")
-tree = ET.parse(sys.argv[1])
-project = tree.getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-dependencies = project.find(q("dependencies"))
-for dependency in list(dependencies):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    if dependency.findtext(q("scope")) == "test":
-        dependencies.remove(dependency)
-        print(f"left out test dependency {group}:{artifact}")
-    elif group == "io.strimzi":
-        version = dependency.find(q("version"))
-        pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], version.text)
-        version.text = f"[0,{pinned}]"
-        print(f"{group}:{artifact}: newest release up to {pinned}")
-tree.write(sys.argv[2], xml_declaration=True, encoding="UTF-8")
-EOF
-    cd "$work/src"
-    # Maven runs on the bridge's JDK, which compiles for the pom's Java release.
-    local -x JAVA_HOME=$bridge_jdk
-    mvn_run -f "$work/src/pom.xml" package -Dmaven.test.skip=true -DskipTests \
-        -Dcheckstyle.skip=true -Dspotbugs.skip=true -Dmdep.analyze.skip=true -Dmaven.source.skip=true \
-        -Dmaven.javadoc.skip=true -Dgpg.skip=true
-    dist=$work/src/target/kafka-bridge-$v/kafka-bridge-$v
-    [[ -x $dist/bin/kafka_bridge_run.sh && -f $dist/libs/io.strimzi.kafka-bridge-$v.jar ]] ||
-        { note "no assembled bridge in $dist"; false; }
-    mv "$dist" "$work/out/kafka-bridge"
-    # Versions of io.strimzi libraries that differ from the pom's.
-    python3 - "$bridge_src/pom.xml" "$work/out/kafka-bridge/libs" >"$work/out/substitutions.txt" <<'EOF'
-import os, re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-project = ET.parse(sys.argv[1]).getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-jars = os.listdir(sys.argv[2])
-for dependency in project.find(q("dependencies")):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    if group != "io.strimzi" or dependency.findtext(q("scope")) == "test":
-        continue
-    pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], dependency.findtext(q("version")))
-    prefix = f"{group}.{artifact}-"
-    found = [j[len(prefix):-4] for j in jars if j.startswith(prefix)]
-    if found and pinned not in found:
-        print(f"{artifact} {pinned}: {', '.join(found)} instead")
-EOF
-    cat "$work/out/substitutions.txt" >>"$current_log"
-    if [[ -s $work/out/substitutions.txt ]]; then
-        echo "bridge: not on Maven Central at the bridge's versions: $(paste -sd ';' "$work/out/substitutions.txt" | sed 's/;/, /g')"
-    fi
-    note "bridge libs: $(find "$work/out/kafka-bridge/libs" -name '*.jar' | wc -l) jars, $(du -sm "$work/out/kafka-bridge/libs" | cut -f1) MB"
-    cd "$here"
-}
-
-# A Java runtime for the bridge made with the JDK's jlink: the Java SE modules and the JDK
-# modules the bridge and its libraries use (HTTP server of the Prometheus exporter, JMX,
-# DNS, unsupported APIs, crypto providers, locales), without debug data or man pages.
-build_bridge_jre() {
-    log "$bridge_jdk/bin/jlink" --add-modules "$bridge_jre_modules" --strip-debug --no-man-pages \
-        --no-header-files --output "$work/out/jre"
-    log "$work/out/jre/bin/java" -version
-    note "bridge Java runtime: $(du -sm "$work/out/jre" | cut -f1) MB"
-}
-
-# The bridge image: the Kafka image's root filesystem with the bridge's Java runtime in place
-# of Debian's, the strimzi user (uid 1001, group 0) and /opt/strimzi laid out as the bridge's
-# Dockerfile does; tini is Debian's, at the path the Dockerfile puts it.
+# The HTTP Bridge image, quay.io/strimzi/kafka-bridge: our bridge stand-in (CONTRACT.md 8), a
+# static program, on the Kafka image's root filesystem without Java, with the user, paths and
+# settings of Strimzi's bridge image that the pods rely on.
 build_bridge_image() {
-    local root=$work/rootfs jre=/usr/lib/jvm/jre-$BRIDGE_JAVA_RELEASE java_home
+    local root=$work/rootfs home=/opt/strimzi java_home
     java_home=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")
+    # Hard links: the stage's files are only read (deleting a name here leaves the stage's).
     cp -al "$stages/rootfs/rootfs" "$root"
-    # Debian's Java runtime leaves; java on the PATH is the bridge's.
-    rm -rf "${root:?}$java_home"
-    cp -a "$stages/bridge-jre/jre" "$root$jre"
-    ln -sfn "$jre/bin/java" "$root/usr/bin/java"
-    ln -sfn "$jre/bin/keytool" "$root/usr/bin/keytool"
-    # The Dockerfile's user: strimzi rather than the Kafka image's kafka, same uid and group.
+    # No Java: Debian's runtime and its configuration leave, with the links that pointed there.
+    rm -rf "${root:?}$java_home" "${root:?}"/etc/java-*
+    log chroot "$root" find /usr/bin /etc/alternatives -xtype l -print -delete
+    # Strimzi's bridge image runs as user strimzi: the Kafka root filesystem's kafka user renamed
+    # (same uid 1001 and group 0).
     sed -i -e 's#^kafka:\(.*\):/home/kafka:#strimzi:\1:/home/strimzi:#' "$root/etc/passwd"
     sed -i -e 's#^kafka:#strimzi:#' "$root/etc/shadow"
     mv "$root/home/kafka" "$root/home/strimzi"
     grep -q '^strimzi:x:1001:0:' "$root/etc/passwd" || { note "no strimzi user in /etc/passwd"; false; }
-    mkdir -p "$root/opt/strimzi"
-    cp -a "$stages/bridge/kafka-bridge/." "$root/opt/strimzi/"
-    chown -R 0:0 "$root/opt" "$root$jre"
+    mkdir -p "$root$home/bin/docker"
+    install -m 0755 "$stages/binaries/standins/$bridge_standin" "$root$home/bin/"
+    install -m 0755 "$standins/bridge/scripts/kafka_bridge_run.sh" "$root$home/bin/docker/"
+    standin_note "$root$home/STAND-IN" "Strimzi's HTTP Bridge" "$bridge_standin" standins/bridge "section 8"
+    chmod 0644 "$root$home/STAND-IN"
+    chown -R 0:0 "$root/opt"
     find "$root/opt" -type d -exec chmod 0755 {} +
-    find "$root/opt" "$root$jre" "$root/home/strimzi" -exec touch -h -d "@$IMAGE_EPOCH" {} +
-    # Smoke tests as the strimzi user: the scripts parse, and the bridge's main class starts on
-    # this runtime with the image's libs and stops on a missing configuration file.
-    for script in "$root"/opt/strimzi/bin/*.sh "$root"/opt/strimzi/bin/docker/*.sh; do
-        log chroot "$root" bash -n "${script#"$root"}"
-    done
-    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$jre" \
-        /opt/strimzi/bin/kafka_bridge_run.sh --config-file=/nonexistent.properties \
-        >"$work/bridge-main.out" 2>&1 || true
-    cat "$work/bridge-main.out" >>"$current_log"
-    grep -q 'nonexistent.properties' "$work/bridge-main.out" ||
-        { note "the bridge did not start"; false; }
+    find "$root/opt" "$root/home/strimzi" -exec touch -h -d "@$IMAGE_EPOCH" {} +
+    # Smoke tests as the strimzi user: the start script parses, stops without its mounted
+    # configuration, and the stand-in names a configuration file it cannot read.
+    log chroot "$root" bash -n "$home/bin/docker/kafka_bridge_run.sh"
+    refuses_to_start "$root" 1 "$home/custom-config/application.properties" "$home/bin/docker/kafka_bridge_run.sh"
+    refuses_to_start "$root" 2 /nonexistent.properties "$home/bin/$bridge_standin" --config-file=/nonexistent.properties
+    # What the smoke tests left, and /tmp's time as it was, so equal inputs give equal bytes.
     rm -rf "${root:?}"/tmp/*
     touch -r "$stages/rootfs/rootfs/tmp" "$root/tmp"
-    # Runtime settings of the bridge's Dockerfile: user 1001, /opt/strimzi as working
-    # directory, its variables, and its start script as the command. LANG=C.UTF-8 as in the
-    # Kafka image.
+    # Runtime settings of Strimzi's bridge image that matter here: user 1001, /opt/strimzi as
+    # working directory and STRIMZI_HOME, the version variable, and the start script as the
+    # command (the pods give it as args). No JAVA_HOME: there is no Java.
     cat >"$work/config.json" <<EOF
 {
   "User": "1001",
-  "WorkingDir": "/opt/strimzi",
+  "WorkingDir": "$home",
   "Env": [
     "PATH=$image_path",
     "container=oci",
-    "JAVA_HOME=$jre",
     "LANG=C.UTF-8",
     "STRIMZI_KAFKA_BRIDGE_VERSION=$BRIDGE_VERSION",
-    "STRIMZI_HOME=/opt/strimzi",
-    "TINI_VERSION=v0.19.0"
+    "STRIMZI_HOME=$home"
   ],
-  "Cmd": ["/opt/strimzi/bin/kafka_bridge_run.sh"],
+  "Cmd": ["$home/bin/docker/kafka_bridge_run.sh"],
   "Labels": {
     "name": "kafka-bridge",
     "version": "$BRIDGE_VERSION",
-    "org.opencontainers.image.description": "Local rebuild of Strimzi HTTP Bridge $BRIDGE_VERSION for the strimzi-rs test environment (Debian $DEBIAN_SUITE, Java runtime of JDK $bridge_jdk_version)"
+    "org.opencontainers.image.description": "HTTP Bridge image with the name and paths of Strimzi's $BRIDGE_VERSION, for the strimzi-rs test environment (Debian $DEBIAN_SUITE)",
+    "io.strimzi.rs.stand-ins": "the bridge ($home/bin/$bridge_standin) is a contract stand-in written for strimzi-rs, not Strimzi's HTTP Bridge: see $home/STAND-IN"
   }
 }
 EOF
@@ -813,23 +720,12 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
-# The operator image (only with --with-operator), from the workspace's Dockerfile: its build
-# stage's script runs here (cargo, static binaries) into a root folder, and its final stage's
-# settings become the image's configuration (oci.py dockerfile). No registry, no daemon.
-
-# The build stage: the Dockerfile's script with the root folder as its last argument.
-build_operator_root() {
-    local -a command
-    mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$work/config.json")
-    ((${#command[@]} > 0)) || fail "no build command read from $repo/Dockerfile"
-    cd "$repo"
-    log env CARGO_TARGET_DIR="$operator_target" STRIMZI_OPERATOR_PROFILE="$operator_profile" "${command[@]}" "$work/root"
-    cd "$here"
-}
-
-# The final stage: smoke tests in the root, then one layer with the Dockerfile's settings.
+# The operator image (only with --with-operator), from the workspace's Dockerfile: the root and
+# settings of the binaries' part, smoke-tested, in one layer. No registry, no daemon.
 build_operator_image() {
     local root=$work/root program rc chroot_program
+    # A copy: the files' times are changed for packing.
+    cp -a "$stages/binaries/root" "$root"
     # Each program starts in this root as uid 1001 with an empty environment and stops on its
     # missing configuration (exit 1); 126 or 127 means it could not be run at all.
     chroot_program=$(command -v chroot)
@@ -840,19 +736,25 @@ build_operator_image() {
         ((rc == 1)) || { note "$program did not stop on its missing configuration"; false; }
     done
     find "$root" -exec touch -h -d "@$IMAGE_EPOCH" {} +
-    pack_image "$root" "$work/config.json" "$operator_image" --owner=0 --group=0
+    pack_image "$root" "$stages/binaries/config.json" "$operator_image" --owner=0 --group=0
     remove "$root"
 }
 
 # ---------------------------------------------------------------------------------------------
 
-[[ -f $exporter_src/go.mod ]] || fail "Kafka Exporter sources not found at $exporter_src: set STRIMZI_KAFKA_EXPORTER_DIR"
-[[ -f $cc_src/build.gradle ]] || fail "Cruise Control sources not found at $cc_src: set STRIMZI_CRUISE_CONTROL_DIR"
-[[ -f $bridge_src/pom.xml && $(cat "$bridge_src/release.version" 2>/dev/null) == "$BRIDGE_VERSION" ]] ||
-    fail "HTTP Bridge $BRIDGE_VERSION sources not found at $bridge_src: set STRIMZI_BRIDGE_DIR"
 [[ -n $KUBERNETES_VERSION ]] || fail "KUBERNETES_VERSION not found in $here/../versions.env"
 need sha256sum "apt-get install -y coreutils"
 need flock "apt-get install -y util-linux"
+need python3 "apt-get install -y python3"
+need "${CARGO:-cargo}" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
+need readelf "apt-get install -y binutils"
+# The binaries' target folder (static binaries for an explicit target triple): kept in the
+# cache so that a fresh checkout rebuilds only the workspace's crates.
+operator_target=${STRIMZI_OPERATOR_TARGET_DIR:-$cache/operator-target}
+# The same code as the Dockerfile's release build, compiled without optimisation: a fraction
+# of the time on 2 cores (the tests' clusters are small, and the operators the tests start on
+# the host are such builds too).
+operator_profile=${STRIMZI_TESTENV_OPERATOR_PROFILE:-dev}
 if $with_operator; then
     # The image is tagged with the workspace version ([workspace.package] in Cargo.toml).
     workspace_version=$(awk '/^\[/ { section = $1 }
@@ -860,40 +762,33 @@ if $with_operator; then
         "$repo/Cargo.toml")
     [[ -n $workspace_version ]] || fail "no version in [workspace.package] of $repo/Cargo.toml"
     operator_image=$OPERATOR_IMAGE_REPOSITORY:$workspace_version
-    # A target folder of its own (static binaries for an explicit target triple): kept in the
-    # cache so that a fresh checkout rebuilds only the workspace's crates.
-    operator_target=${STRIMZI_OPERATOR_TARGET_DIR:-$cache/operator-target}
-    # The same code as the Dockerfile's release build, compiled without optimisation: about
-    # 2.5 minutes cold on 2 cores instead of 12 to 20 (the tests' clusters are small, and the
-    # operators the tests start on the host are such builds too).
-    operator_profile=${STRIMZI_TESTENV_OPERATOR_PROFILE:-dev}
-    need "${CARGO:-cargo}" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
-    need readelf "apt-get install -y binutils"
 fi
 
-# java_release <java home>: the feature release of a JDK (21 for 21.0.5), from its release file.
-java_release() {
-    [[ -f $1/release ]] || return 0
-    sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release"
-}
+mkdir -p "$images" "$stages" "$logs"
+# One builder at a time per cache; parallel callers wait here, then find the archives cached.
+exec 9>"$images/.lock"
+flock 9
+# Leftovers of interrupted builds.
+for leftover in "$images"/.build-*; do
+    if [[ -e $leftover ]]; then remove "$leftover"; fi
+done
 
-# The JDK of the bridge: STRIMZI_TESTENV_BRIDGE_JDK, else the newest JDK with jlink in
-# /usr/lib/jvm of at least the bridge's Java release.
-bridge_jdk=${STRIMZI_TESTENV_BRIDGE_JDK:-}
-if [[ -z $bridge_jdk ]]; then
-    best=0
-    for candidate in /usr/lib/jvm/*/; do
-        candidate=${candidate%/}
-        release=$(java_release "$candidate")
-        if [[ -x $candidate/bin/jlink && -x $candidate/bin/javac && -n $release ]] && ((release > best)); then
-            best=$release
-            bridge_jdk=$candidate
-        fi
-    done
-fi
-bridge_jdk_version=""
-if [[ -n $bridge_jdk ]]; then
-    bridge_jdk_version=$(sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$bridge_jdk/release" 2>/dev/null || true)
+# The binaries first, on every run: cargo decides what is out of date, and the images record
+# what it gives. Quiet under STRIMZI_TESTENV_QUIET=1 (a warm start of the test environment
+# prints nothing) unless it took a while.
+quiet=false
+[[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && quiet=true
+$quiet || echo "Rust binaries (the Dockerfile's build stage and the stand-ins; cargo, profile $operator_profile): compiling what changed (cold: about 5 minutes on 2 cores for dev; seconds when up to date)"
+open_part binaries
+build_binaries
+remove "$stages/binaries"
+mv "$work/out" "$stages/binaries"
+remove "$work"
+work=""
+current_component=""
+took=$((SECONDS - build_started))
+if ! $quiet || ((took >= 10)); then
+    echo "Rust binaries: ready in ${took}s"
 fi
 
 # Inputs of every part: a change to any of them rebuilds that part and what uses it.
@@ -905,42 +800,27 @@ code=$(code_hash build_rootfs in_root)"
 kafka_dist_inputs="kafka=$KAFKA_VERSION scala=$SCALA_BINARY_VERSION log4j2=$LOG4J2_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
 pom=$(sha256sum "$here/kafka-dist-pom.xml" | cut -c1-64) code=$(code_hash build_kafka_dist mvn_run)"
 kafka_agent_inputs="jar=$agent_jar sources=$(tree_hash "$kafka_own" agent/pom.xml agent/src)
-code=$(code_hash build_kafka_agent mvn_run)"
+code=$(code_hash build_kafka_agent mvn_package mvn_run)"
+reporter_inputs="jar=$reporter_jar sources=$(tree_hash "$standins/cruise-control" metrics-reporter/pom.xml metrics-reporter/src/main)
+code=$(code_hash build_cc_reporter mvn_package mvn_run)"
 thirdparty_inputs="pom=$(sha256sum "$here/kafka-thirdparty-pom.xml" | cut -c1-64) plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
 code=$(code_hash build_thirdparty_libs mvn_run)"
 jmx_inputs="jmx-exporter=$JMX_EXPORTER_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_jmx_exporter mvn_run)"
-cc_inputs="cruise-control=$CRUISE_CONTROL_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
-sources=$(tree_hash "$cc_src" build.gradle gradle.properties LICENSE NOTICE cruise-control/src/main cruise-control-core/src/main cruise-control-metrics-reporter/src/main)
-poms=$(tree_hash "$here" cruise-control) code=$(code_hash build_cruise_control mvn_run)"
-exporter_inputs="kafka-exporter=$KAFKA_EXPORTER_VERSION sources=$(tree_hash "$exporter_src" .)
-code=$(code_hash build_kafka_exporter)"
-bridge_inputs="bridge=$BRIDGE_VERSION jdk=$bridge_jdk_version sources=$(tree_hash "$bridge_src" pom.xml src bin config LICENSE README.md)
-code=$(code_hash build_bridge mvn_run)"
-bridge_jre_inputs="jdk=$bridge_jdk_version modules=$bridge_jre_modules code=$(code_hash build_bridge_jre)"
-bridge_image_inputs="image=$BRIDGE_IMAGE epoch=$IMAGE_EPOCH release=$BRIDGE_JAVA_RELEASE
-rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
-bridge=$(echo "$bridge_inputs" | sha256sum | cut -c1-64)
-bridge-jre=$(echo "$bridge_jre_inputs" | sha256sum | cut -c1-64)
-oci.py=$oci_hash code=$(code_hash build_bridge_image pack_image in_root)"
+standin_code="code=$(code_hash standin_note refuses_to_start pack_image in_root) oci.py=$oci_hash"
 kafka_inputs="image=$KAFKA_IMAGE strimzi=$STRIMZI_VERSION kafka=$KAFKA_VERSION epoch=$IMAGE_EPOCH
 rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
 kafka-dist=$(echo "$kafka_dist_inputs" | sha256sum | cut -c1-64)
 kafka-agent=$(echo "$kafka_agent_inputs" | sha256sum | cut -c1-64)
+cc-reporter=$(echo "$reporter_inputs" | sha256sum | cut -c1-64)
 thirdparty-libs=$(echo "$thirdparty_inputs" | sha256sum | cut -c1-64)
 jmx-exporter=$(echo "$jmx_inputs" | sha256sum | cut -c1-64)
-kafka-exporter=$(echo "$exporter_inputs" | sha256sum | cut -c1-64)
-cruise-control=$(echo "$cc_inputs" | sha256sum | cut -c1-64)
 scripts=$(tree_hash "$kafka_own" kafka_run.sh kafka_connect_run.sh kafka_readiness.sh kafka_liveness.sh kafka_common.sh bin)
-oci.py=$oci_hash code=$(code_hash build_kafka_image not_yet pack_image in_root)"
-
-mkdir -p "$images" "$stages" "$logs"
-# One builder at a time per cache; parallel callers wait here, then find the archives cached.
-exec 9>"$images/.lock"
-flock 9
-# Leftovers of interrupted builds.
-for leftover in "$images"/.build-*; do
-    if [[ -e $leftover ]]; then remove "$leftover"; fi
-done
+stand-ins=$(tree_hash "$stages/binaries/standins" "$cc_standin" "$exporter_standin") $(tree_hash "$standins" cruise-control/scripts kafka-exporter/scripts)
+$standin_code code=$(code_hash build_kafka_image)"
+bridge_image_inputs="image=$BRIDGE_IMAGE epoch=$IMAGE_EPOCH
+rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
+stand-in=$(tree_hash "$stages/binaries/standins" "$bridge_standin") $(tree_hash "$standins" bridge/scripts)
+$standin_code code=$(code_hash build_bridge_image)"
 
 pause_ready=false
 kafka_ready=false
@@ -950,7 +830,6 @@ is_current "$kafka_archive.inputs" "$kafka_inputs" && [[ -f $kafka_archive ]] &&
 is_current "$bridge_archive.inputs" "$bridge_image_inputs" && [[ -f $bridge_archive ]] && bridge_ready=true
 
 if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || $with_operator; then
-    need python3 "apt-get install -y python3"
     need tar "apt-get install -y tar"
     need gzip "apt-get install -y gzip"
     need dpkg "this script needs a Debian-based machine (dpkg)"
@@ -970,19 +849,15 @@ if ! $kafka_ready || ! $bridge_ready; then
     [[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] ||
         fail "Debian's archive keys not found: apt-get install -y debian-archive-keyring"
     need unshare "apt-get install -y util-linux"
+    need chroot "apt-get install -y coreutils"
     need mvn "apt-get install -y maven"
     need javac "apt-get install -y openjdk-17-jdk-headless"
-    need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
-fi
-if ! $bridge_ready; then
-    [[ -n $bridge_jdk && $(java_release "$bridge_jdk") -ge $BRIDGE_JAVA_RELEASE ]] ||
-        fail "the HTTP Bridge needs a JDK $BRIDGE_JAVA_RELEASE or newer (with jlink) in /usr/lib/jvm, or STRIMZI_TESTENV_BRIDGE_JDK naming one (e.g. Temurin 25 from https://adoptium.net)"
 fi
 
 # cached <what>: says a part is already built (not with STRIMZI_TESTENV_QUIET=1, which the test
 # environment sets so that a warm start prints nothing).
 cached() {
-    [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] || echo "$1: cached"
+    $quiet || echo "$1: cached"
 }
 
 if $pause_ready; then
@@ -1010,11 +885,10 @@ else
     stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
     stage kafka-dist "$kafka_dist_inputs" "Kafka $KAFKA_VERSION libs (Maven Central)" "30 seconds" build_kafka_dist
     stage kafka-agent "$kafka_agent_inputs" "broker-state agent (Maven, kafka/agent)" "30 seconds" build_kafka_agent
+    stage cc-reporter "$reporter_inputs" "Cruise Control stand-in's metrics reporter (Maven, standins/cruise-control/metrics-reporter)" "30 seconds" build_cc_reporter
     stage thirdparty-libs "$thirdparty_inputs" "third-party libs (Maven Central, kafka-thirdparty-pom.xml)" "1.5 minutes" build_thirdparty_libs
     stage jmx-exporter "$jmx_inputs" "Prometheus JMX exporter up to $JMX_EXPORTER_VERSION (Maven Central)" "10 seconds" build_jmx_exporter
-    stage kafka-exporter "$exporter_inputs" "Kafka Exporter $KAFKA_EXPORTER_VERSION (go build)" "1 minute" build_kafka_exporter
-    stage cruise-control "$cc_inputs" "Cruise Control $CRUISE_CONTROL_VERSION (Maven, from sources)" "1 minute" build_cruise_control
-    start kafka "kafka image $KAFKA_IMAGE" "30 seconds"
+    start kafka "kafka image $KAFKA_IMAGE" "1 minute"
     build_kafka_image
     finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
 fi
@@ -1023,41 +897,28 @@ if $bridge_ready; then
     cached "bridge image $BRIDGE_IMAGE"
 else
     stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
-    stage bridge "$bridge_inputs" "HTTP Bridge $BRIDGE_VERSION (Maven, from sources)" "1 minute" build_bridge
-    stage bridge-jre "$bridge_jre_inputs" "bridge Java runtime (jlink of JDK $bridge_jdk_version)" "15 seconds" build_bridge_jre
     start kafka-bridge "bridge image $BRIDGE_IMAGE" "20 seconds"
     build_bridge_image
     finish_archive "$bridge_archive" "$bridge_image_inputs" "bridge image"
 fi
 
 if $with_operator; then
-    # No cached/building decision before the build stage: the binaries are an input.
-    start operator-root "operator image root (Dockerfile build stage: cargo build, profile $operator_profile)" "2.5 minutes on 2 cores for dev; seconds when up to date"
-    build_operator_root
     operator_inputs="image=$operator_image epoch=$IMAGE_EPOCH
-root=$(cd "$work/root" && find . -printf '%p %m %l\n' | LC_ALL=C sort | sha256sum | cut -c1-64) files=$(cd "$work/root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64)
-config=$(sha256sum "$work/config.json" | cut -c1-64) oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
-    echo "operator image root: ready in $((SECONDS - build_started))s"
+root=$(cd "$stages/binaries/root" && find . -printf '%p %m %l\n' | LC_ALL=C sort | sha256sum | cut -c1-64) files=$(cd "$stages/binaries/root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64)
+config=$(sha256sum "$stages/binaries/config.json" | cut -c1-64) oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
     if is_current "$operator_archive.inputs" "$operator_inputs" && [[ -f $operator_archive ]]; then
-        remove "$work"
-        work=""
-        current_component=""
         cached "operator image $operator_image"
     else
         [[ $(id -u) -eq 0 ]] || fail "building the operator image needs root (chroot for its smoke test)"
         need chroot "apt-get install -y coreutils"
         need timeout "apt-get install -y coreutils"
-        # The root and the configuration move into the packing step's folder.
-        stage_work=$work
         start operator "operator image $operator_image" "10 seconds"
-        mv "$stage_work/root" "$stage_work/config.json" "$work/"
-        remove "$stage_work"
         build_operator_image
         finish_archive "$operator_archive" "$operator_inputs" "operator image"
     fi
 fi
 
-[[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && exit 0
+$quiet && exit 0
 echo "pause image: $pause_archive"
 echo "kafka image: $kafka_archive"
 echo "bridge image: $bridge_archive"
