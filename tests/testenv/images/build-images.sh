@@ -667,7 +667,8 @@ build_bridge_image() {
     java_home=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")
     # Hard links: the stage's files are only read (deleting a name here leaves the stage's).
     cp -al "$stages/rootfs/rootfs" "$root"
-    # No Java: Debian's runtime and its configuration leave, with the links that pointed there.
+    # No Java: Debian's runtime and its configuration leave, and every link left dangling
+    # (Java's commands and alternatives, and those to the manual pages the root filesystem lost).
     rm -rf "${root:?}$java_home" "${root:?}"/etc/java-*
     log chroot "$root" find /usr/bin /etc/alternatives -xtype l -print -delete
     # Strimzi's bridge image runs as user strimzi: the Kafka root filesystem's kafka user renamed
