@@ -663,14 +663,18 @@ EOF
 # static program, on the Kafka image's root filesystem without Java, with the user, paths and
 # settings of Strimzi's bridge image that the pods rely on.
 build_bridge_image() {
-    local root=$work/rootfs home=/opt/strimzi java_home
-    java_home=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")
-    # Hard links: the stage's files are only read (deleting a name here leaves the stage's).
-    cp -al "$stages/rootfs/rootfs" "$root"
-    # No Java: Debian's runtime and its configuration leave, and every link left dangling
-    # (Java's commands and alternatives, and those to the manual pages the root filesystem lost).
-    rm -rf "${root:?}$java_home" "${root:?}"/etc/java-*
+    local root=$work/rootfs home=/opt/strimzi
+    # A copy of its own, not hard links: purging packages rewrites files in place.
+    cp -a "$stages/rootfs/rootfs" "$root"
+    # No Java: the runtime and the two packages that came for it alone are purged (the
+    # libraries they brought stay), then the links left dangling (to manual pages the root
+    # filesystem lost) are removed.
+    log in_root "$root" 0:0 dpkg --purge "$JAVA_PACKAGE" ca-certificates-java java-common
     log chroot "$root" find /usr/bin /etc/alternatives -xtype l -print -delete
+    if [[ -e $root/usr/lib/jvm || -e $root/usr/bin/java ]]; then
+        note "Java is left in the bridge image's root"
+        false
+    fi
     # Strimzi's bridge image runs as user strimzi: the Kafka root filesystem's kafka user renamed
     # (same uid 1001 and group 0).
     sed -i -e 's#^kafka:\(.*\):/home/kafka:#strimzi:\1:/home/strimzi:#' "$root/etc/passwd"
