@@ -49,14 +49,15 @@ binaries=(strimzi-cluster-operator strimzi-topic-operator strimzi-user-operator 
 # Static glibc: nothing to load at run time, so the image needs no libraries. An explicit
 # --target keeps the static flag off build scripts and procedural macros.
 cd "$workspace"
-# Cargo sets these for the programs it runs (a test that provisions this image inherits them).
-# Build scripts that declare `rerun-if-env-changed` on one of them (CARGO_MANIFEST_DIR,
-# CARGO_PKG_NAME, ...) are compared with the caller's value, so a build from a test and one
+# Cargo sets these for the programs it runs (a test that provisions this image inherits them),
+# and CI's test runner sets RUSTC_BOOTSTRAP for test programs (.ci/test-runner). Build scripts
+# that declare `rerun-if-env-changed` on one of them (CARGO_MANIFEST_DIR, CARGO_PKG_NAME,
+# RUSTC_BOOTSTRAP, ...) are compared with the caller's value, so a build from a test and one
 # from a shell would each find the other's artifacts stale and rebuild everything (minutes).
 for variable in $(compgen -e); do
     case $variable in
         CARGO_MANIFEST_* | CARGO_PKG_* | CARGO_CRATE_NAME | CARGO_BIN_NAME | CARGO_PRIMARY_PACKAGE | \
-            CARGO_TARGET_TMPDIR | CARGO_CFG_* | CARGO_FEATURE_* | OUT_DIR) unset "$variable" ;;
+            CARGO_TARGET_TMPDIR | CARGO_CFG_* | CARGO_FEATURE_* | OUT_DIR | RUSTC_BOOTSTRAP) unset "$variable" ;;
     esac
 done
 profile=${STRIMZI_OPERATOR_PROFILE:-release}
@@ -74,10 +75,11 @@ env RUSTFLAGS="-C target-feature=+crt-static" "CARGO_PROFILE_${profile_variable}
 target=${CARGO_TARGET_DIR:-$workspace/target}
 [[ $target == /* ]] || target=$workspace/$target
 
-# install_static <binary> <folder>: copies a binary cargo built, which must not ask for a
-# program interpreter (dynamic loader).
+# install_static <binary> <folder>: copies a binary cargo built (unless an identical one is
+# there already: a root built before is updated in place), which must not ask for a program
+# interpreter (dynamic loader).
 install_static() {
-    install -m 0755 "$target/$triple/$profile_dir/$1" "$2/$1"
+    install -C -m 0755 "$target/$triple/$profile_dir/$1" "$2/$1"
     if readelf --program-headers "$2/$1" | grep -q 'program interpreter'; then
         echo "build-root.sh: $1 is not statically linked" >&2
         exit 1

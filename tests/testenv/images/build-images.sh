@@ -189,20 +189,15 @@ write_marker() {
     mv "$1.tmp" "$1"
 }
 
-# open_part <component>: opens the part's log and a temp dir ($work) in the cache.
-open_part() {
+# start <component> <description> <cold time>: opens the log and a temp dir ($work) in the cache.
+start() {
     current_component=$1
     current_log=$logs/images-$1.log
+    echo "$2: building (cold: about $3)"
     work=$(mktemp -d "$images/.build-$1.XXXXXX")
     mkdir -p "$work/out"
     : >"$current_log"
     build_started=$SECONDS
-}
-
-# start <component> <description> <cold time>: says a part is being built, and opens it.
-start() {
-    echo "$2: building (cold: about $3)"
-    open_part "$1"
 }
 
 # finish_stage <stage dir> <inputs>: moves $work/out into place with one rename.
@@ -460,18 +455,22 @@ EOF
 # ---------------------------------------------------------------------------------------------
 # The Rust binaries of the images, from one cargo invocation: the Dockerfile's build stage
 # script (static binaries; oci.py dockerfile reads the script's command and the final stage's
-# settings) with our three stand-ins added to it. Gives
-#   root/          the operator image's root (packed only with --with-operator)
-#   config.json    the operator image's runtime settings
-#   standins/      the stand-ins' binaries, for the Kafka and bridge images
+# settings) with our three stand-ins added to it. Updates in place (a binary is only written
+# when it changed, so an up-to-date run writes nothing; the images are checked against the
+# binaries' contents, not their times)
+#   <stage>/root/          the operator image's root (packed only with --with-operator)
+#   <stage>/config.json    the operator image's runtime settings
+#   <stage>/standins/      the stand-ins' binaries, for the Kafka and bridge images
 build_binaries() {
+    local stage=$1
     local -a command
-    mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$work/out/config.json")
+    mkdir -p "$stage"
+    mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$stage/config.json")
     ((${#command[@]} > 0)) || fail "no build command read from $repo/Dockerfile"
     cd "$repo"
     log env CARGO_TARGET_DIR="$operator_target" STRIMZI_OPERATOR_PROFILE="$operator_profile" "${command[@]}" \
         --also "$cc_standin" --also "$exporter_standin" --also "$bridge_standin" \
-        --also-into "$work/out/standins" "$work/out/root"
+        --also-into "$stage/standins" "$stage/root"
     cd "$here"
 }
 
@@ -784,12 +783,11 @@ done
 quiet=false
 [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && quiet=true
 $quiet || echo "Rust binaries (the Dockerfile's build stage and the stand-ins; cargo, profile $operator_profile): compiling what changed (cold: about 5 minutes on 2 cores for dev; seconds when up to date)"
-open_part binaries
-build_binaries
-remove "$stages/binaries"
-mv "$work/out" "$stages/binaries"
-remove "$work"
-work=""
+current_component=binaries
+current_log=$logs/images-binaries.log
+: >"$current_log"
+build_started=$SECONDS
+build_binaries "$stages/binaries"
 current_component=""
 took=$((SECONDS - build_started))
 if ! $quiet || ((took >= 10)); then
