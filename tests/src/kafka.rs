@@ -162,6 +162,15 @@ impl KafkaBroker {
         self.listeners.iter().find(|listener| listener.name == name)
     }
 
+    /// An rdkafka client configuration for the PLAINTEXT listener (the super user).
+    pub fn plain_client_config(&self) -> rdkafka::ClientConfig {
+        let mut config = rdkafka::ClientConfig::new();
+        if let Some(plain) = self.listener("plain") {
+            config.set("bootstrap.servers", &plain.bootstrap);
+        }
+        config
+    }
+
     /// The CA that signed the broker's certificate and signs client certificates, PEM.
     pub fn ca_pem(&self) -> String {
         self.ca.cert_pem()

@@ -246,6 +246,17 @@ impl Drop for ManagedProcess {
     }
 }
 
+/// A child process killed (and reaped) when this is dropped: a program a test starts and
+/// leaves running until the test ends.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// How many warning or error lines of a child's log a failing test shows.
 const LOG_LINES_SHOWN_ON_FAILURE: usize = 25;
 

@@ -1,8 +1,11 @@
 //! The locally rebuilt images (`tests/testenv/images/build-images.sh`): the Kafka image holds
-//! what Strimzi's Kafka Dockerfile puts in it and runs with the settings of Strimzi's image, the
-//! pause image is Kubernetes' pause program, both archives are valid OCI image archives named
-//! as the kubelet and the cluster operator refer to them, and a second run of the script is a
-//! no-op.
+//! what Strimzi's Kafka image holds at the paths our pods use (CONTRACT.md sections 2 to 6 and
+//! 9), with our own scripts, launcher and broker-state agent (`tests/testenv/images/kafka/`)
+//! and our contract stand-ins for Cruise Control and Kafka Exporter (`standins/`), named as
+//! stand-ins, and runs with the settings of Strimzi's image; the bridge image runs our bridge
+//! stand-in with Strimzi's bridge image's paths and no Java; the pause image is Kubernetes'
+//! pause program; the archives are valid OCI image archives named as the kubelet and the
+//! cluster operator refer to them, and a second run of the script is a no-op.
 //!
 //! The archives are read with the `tar` command (and `sha256sum`), not unpacked to disk.
 
@@ -75,6 +78,14 @@ fn kafka_archive_path() -> PathBuf {
 fn pause_archive_path() -> PathBuf {
     built();
     images_dir().join("pause.oci.tar")
+}
+
+fn bridge_archive_path() -> PathBuf {
+    built();
+    images_dir().join(format!(
+        "kafka-bridge-{}.oci.tar",
+        version("BRIDGE_VERSION")
+    ))
 }
 
 fn command_output(command: &mut Command) -> Vec<u8> {
@@ -176,6 +187,26 @@ impl Archive {
         output.stdout
     }
 
+    /// Extracts the layer's entries matching `patterns` (`*` within one name) into a new
+    /// temporary folder named after `what`, in one pass over the layer.
+    fn extract(&self, what: &str, patterns: &[&str]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("{what}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args = vec![
+            "-xz",
+            "-f",
+            "-",
+            "-C",
+            dir.to_str().unwrap(),
+            "--wildcards",
+            "--no-wildcards-match-slash",
+        ];
+        args.extend(patterns);
+        self.pipe_layer(&args);
+        dir
+    }
+
     /// The content of a regular file in the layer.
     fn file(&self, name: &str) -> String {
         String::from_utf8(self.pipe_layer(&["-xzO", "-f", "-", name])).unwrap()
@@ -271,6 +302,11 @@ fn kafka() -> &'static Archive {
 fn pause() -> &'static Archive {
     static ARCHIVE: OnceLock<Archive> = OnceLock::new();
     ARCHIVE.get_or_init(|| Archive::open(&pause_archive_path()))
+}
+
+fn bridge() -> &'static Archive {
+    static ARCHIVE: OnceLock<Archive> = OnceLock::new();
+    ARCHIVE.get_or_init(|| Archive::open(&bridge_archive_path()))
 }
 
 fn sha256_of_entry(archive: &Path, name: &str) -> String {
@@ -412,7 +448,6 @@ fn kafka_image_has_strimzis_runtime_settings() {
 #[test]
 fn kafka_image_holds_what_strimzis_dockerfile_lists() {
     let image = kafka();
-    let strimzi = version("STRIMZI_VERSION");
     let kafka_version = version("KAFKA_VERSION");
     let executables = [
         "opt/kafka/kafka_run.sh".to_owned(),
@@ -423,23 +458,32 @@ fn kafka_image_holds_what_strimzis_dockerfile_lists() {
         "opt/kafka/bin/kafka-storage.sh".to_owned(),
         "opt/kafka/bin/kafka-run-class.sh".to_owned(),
         "opt/kafka/bin/connect-distributed.sh".to_owned(),
-        "opt/kafka-exporter/kafka_exporter".to_owned(),
+        "opt/kafka/bin/kafka-topics.sh".to_owned(),
+        "opt/kafka/bin/kafka-reassign-partitions.sh".to_owned(),
+        "opt/kafka/bin/kafka-console-producer.sh".to_owned(),
+        "opt/kafka/bin/kafka-console-consumer.sh".to_owned(),
+        "opt/kafka/bin/kafka-metadata-quorum.sh".to_owned(),
+        "opt/kafka-exporter/strimzi-kafka-exporter-standin".to_owned(),
         "opt/kafka-exporter/kafka_exporter_run.sh".to_owned(),
+        "opt/cruise-control/strimzi-cruise-control-standin".to_owned(),
         "opt/cruise-control/cruise_control_run.sh".to_owned(),
+        "opt/cruise-control/cruise_control_healthcheck.sh".to_owned(),
         "usr/bin/tini".to_owned(),
     ];
     let files = [
-        "opt/kafka/dynamic_resources.sh".to_owned(),
-        "opt/kafka/set_kafka_jmx_options.sh".to_owned(),
-        "opt/kafka/set_kafka_gc_options.sh".to_owned(),
-        "opt/kafka/to_bytes.gawk".to_owned(),
-        format!("opt/kafka/libs/kafka-agent-{strimzi}.jar"),
+        "opt/kafka/kafka_common.sh".to_owned(),
+        "opt/kafka/LICENSE".to_owned(),
+        "opt/kafka/NOTICE".to_owned(),
+        "opt/kafka/config/tools-log4j2.properties".to_owned(),
+        "opt/kafka/libs/strimzi-rs-kafka-agent-0.1.0.jar".to_owned(),
+        "opt/kafka/libs/cruise-control-metrics-reporter-standin-0.1.0.jar".to_owned(),
+        "opt/kafka-exporter/STAND-IN".to_owned(),
+        "opt/cruise-control/STAND-IN".to_owned(),
         format!("opt/kafka/libs/kafka-server-{kafka_version}.jar"),
         format!("opt/kafka/libs/kafka-clients-{kafka_version}.jar"),
         format!("opt/kafka/libs/kafka_2.13-{kafka_version}.jar"),
         format!("opt/kafka/libs/connect-runtime-{kafka_version}.jar"),
         format!("opt/kafka/libs/connect-mirror-{kafka_version}.jar"),
-        "opt/cruise-control/to_bytes.gawk".to_owned(),
     ];
     for name in &executables {
         let entry = image.entry(name);
@@ -465,13 +509,14 @@ fn kafka_image_holds_what_strimzis_dockerfile_lists() {
             .is_some_and(|rest| rest.ends_with(".jar"))),
         "no JMX exporter agent in /opt/prometheus-jmx-exporter"
     );
-    for dir in [
-        "opt/kafka/plugins",
-        "opt/kafka/libs",
-        "opt/cruise-control/libs",
-    ] {
+    for dir in ["opt/kafka/plugins", "opt/kafka/libs"] {
         assert!(image.entry(dir).is_dir(), "{dir}");
     }
+    // Kafka Exporter's program, at the path of Strimzi's image, is the stand-in.
+    assert_eq!(
+        image.resolve("opt/kafka-exporter/kafka_exporter").0,
+        "opt/kafka-exporter/strimzi-kafka-exporter-standin"
+    );
     // Third-party libraries from Strimzi's list (at the newest version Maven Central has).
     let libs: Vec<&str> = image
         .entries
@@ -547,4 +592,219 @@ fn second_run_is_a_no_op() {
     // The pause, Kafka and Bridge images.
     assert_eq!(stdout.matches(": cached").count(), 3, "{stdout}");
     println!("figure: a warm run of build-images.sh took {elapsed:.1?}");
+}
+
+/// The scripts at Strimzi's paths are ours, byte for byte (`tests/testenv/images/kafka/`), no
+/// Strimzi or Apache Kafka script is left, and every tool wrapper runs the class our list names
+/// through our launcher.
+#[test]
+fn kafka_image_scripts_are_ours() {
+    let image = kafka();
+    let ours = workspace_root().join("tests/testenv/images/kafka");
+    let dir = image.extract(
+        "kafka-image-scripts",
+        &["opt/kafka/*.sh", "opt/kafka/bin/*"],
+    );
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join("opt/kafka").join(name))
+            .unwrap_or_else(|error| panic!("/opt/kafka/{name}: {error}"))
+    };
+    for script in [
+        "kafka_run.sh",
+        "kafka_connect_run.sh",
+        "kafka_readiness.sh",
+        "kafka_liveness.sh",
+        "kafka_common.sh",
+        "bin/kafka-run-class.sh",
+    ] {
+        let expected = std::fs::read_to_string(ours.join(script)).unwrap();
+        assert_eq!(
+            read(script),
+            expected,
+            "/opt/kafka/{script} differs from tests/testenv/images/kafka/{script}"
+        );
+    }
+    // Strimzi's helper scripts and Apache Kafka's launchers are gone.
+    for gone in [
+        "opt/kafka/dynamic_resources.sh",
+        "opt/kafka/set_kafka_jmx_options.sh",
+        "opt/kafka/set_kafka_gc_options.sh",
+        "opt/kafka/to_bytes.gawk",
+        "opt/kafka/bin/windows",
+        "opt/kafka/bin/zookeeper-server-start.sh",
+    ] {
+        assert!(!image.entries.contains_key(gone), "{gone} is in the image");
+    }
+    assert!(
+        !image
+            .entries
+            .keys()
+            .any(|name| name.starts_with("opt/kafka/libs/kafka-agent-")),
+        "Strimzi's kafka-agent jar is in the image"
+    );
+    let tools = std::fs::read_to_string(ours.join("bin/tools.list")).unwrap();
+    let mut count = 0;
+    for line in tools.lines().filter(|line| !line.starts_with('#')) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [name, class, ..] = fields[..] else {
+            continue;
+        };
+        let wrapper = read(&format!("bin/{name}"));
+        assert!(
+            wrapper.contains(&format!("kafka-run-class.sh\" {class} \"$@\"")),
+            "bin/{name} does not run {class}:\n{wrapper}"
+        );
+        count += 1;
+    }
+    assert!(count >= 20, "only {count} tool wrappers");
+    // Every script there parses (the build ran `bash -n` on them in the image too).
+    for entry in std::fs::read_dir(dir.join("opt/kafka"))
+        .unwrap()
+        .chain(std::fs::read_dir(dir.join("opt/kafka/bin")).unwrap())
+    {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|extension| extension == "sh") {
+            let check = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+            assert!(
+                check.status.success(),
+                "bash -n {}: {check:?}",
+                path.display()
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `installed` (a file extracted from an image) is byte for byte our `source` (relative to the
+/// workspace).
+fn assert_same_file(installed: &Path, source: &str) {
+    let read = |path: &Path| {
+        std::fs::read(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+    };
+    assert!(
+        read(installed) == read(&workspace_root().join(source)),
+        "{} differs from {source}",
+        installed.display()
+    );
+}
+
+/// Cruise Control and Kafka Exporter in the Kafka image are our contract stand-ins
+/// (`standins/`), installed with their own start scripts, and say so: a `STAND-IN` note in each
+/// folder and a label of the image. Nothing of Cruise Control's own build is left.
+#[test]
+fn kafka_image_stand_ins_are_ours_and_named_as_such() {
+    let image = kafka();
+    let dir = image.extract(
+        "kafka-image-stand-ins",
+        &[
+            "opt/kafka-exporter/*.sh",
+            "opt/kafka-exporter/STAND-IN",
+            "opt/cruise-control/*.sh",
+            "opt/cruise-control/STAND-IN",
+        ],
+    );
+    for (installed, source) in [
+        (
+            "opt/kafka-exporter/kafka_exporter_run.sh",
+            "standins/kafka-exporter/scripts/kafka_exporter_run.sh",
+        ),
+        (
+            "opt/cruise-control/cruise_control_run.sh",
+            "standins/cruise-control/scripts/cruise_control_run.sh",
+        ),
+        (
+            "opt/cruise-control/cruise_control_healthcheck.sh",
+            "standins/cruise-control/scripts/cruise_control_healthcheck.sh",
+        ),
+    ] {
+        assert_same_file(&dir.join(installed), source);
+    }
+    for (note, program) in [
+        ("opt/kafka-exporter/STAND-IN", "Kafka Exporter"),
+        ("opt/cruise-control/STAND-IN", "Cruise Control"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(note)).unwrap();
+        assert!(
+            text.contains(&format!(
+                "contract stand-in for {program}; it is not {program}"
+            )),
+            "{note}: {text}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let label = image.config["config"]["Labels"]["io.strimzi.rs.stand-ins"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        label.contains("Cruise Control") && label.contains("Kafka Exporter"),
+        "stand-ins label: {label:?}"
+    );
+    assert!(
+        !image.entries.keys().any(|name| {
+            name.starts_with("opt/cruise-control/libs")
+                || name.starts_with("opt/kafka/libs/cruise-control-metrics-reporter-2")
+        }),
+        "Cruise Control's own jars are in the image"
+    );
+}
+
+/// The bridge image: Strimzi's bridge image's name, user, paths and settings (CONTRACT.md 8),
+/// with our bridge stand-in and its start script, named as a stand-in, and no Java.
+#[test]
+fn bridge_image_runs_our_bridge_stand_in_without_java() {
+    let image = bridge();
+    assert_valid_oci_archive(image, version("BRIDGE_IMAGE"));
+    let config = &image.config["config"];
+    assert_eq!(config["User"], "1001");
+    assert_eq!(config["WorkingDir"], "/opt/strimzi");
+    assert!(config["Entrypoint"].is_null(), "{}", config["Entrypoint"]);
+    let env = image.env();
+    assert_eq!(
+        env.get("STRIMZI_HOME").map(String::as_str),
+        Some("/opt/strimzi")
+    );
+    assert!(!env.contains_key("JAVA_HOME"), "{env:?}");
+    for name in [
+        "opt/strimzi/bin/docker/kafka_bridge_run.sh",
+        "opt/strimzi/bin/strimzi-bridge-standin",
+        "usr/bin/tini",
+        "usr/bin/bash",
+    ] {
+        let entry = image.entry(name);
+        assert!(entry.is_file() && entry.executable(), "{name}: {entry:?}");
+    }
+    assert!(
+        !image
+            .entries
+            .keys()
+            .any(|name| name.starts_with("usr/lib/jvm/") || name == "usr/bin/java"),
+        "Java is in the bridge image"
+    );
+    let passwd = image.file("etc/passwd");
+    assert!(
+        passwd
+            .lines()
+            .any(|line| line.starts_with("strimzi:x:1001:0:")),
+        "{passwd}"
+    );
+    let dir = image.extract(
+        "bridge-image-stand-in",
+        &["opt/strimzi/STAND-IN", "opt/strimzi/bin/docker/*"],
+    );
+    assert_same_file(
+        &dir.join("opt/strimzi/bin/docker/kafka_bridge_run.sh"),
+        "standins/bridge/scripts/kafka_bridge_run.sh",
+    );
+    let note = std::fs::read_to_string(dir.join("opt/strimzi/STAND-IN")).unwrap();
+    assert!(
+        note.contains(
+            "contract stand-in for Strimzi's HTTP Bridge; it is not Strimzi's HTTP Bridge"
+        ),
+        "{note}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    let label = config["Labels"]["io.strimzi.rs.stand-ins"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(label.contains("stand-in"), "stand-ins label: {label:?}");
 }

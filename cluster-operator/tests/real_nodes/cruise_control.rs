@@ -1,7 +1,8 @@
-//! Cruise Control on the real-node environment, from Strimzi's Kafka image (which our image
-//! build gives Cruise Control and its metrics reporter): a Kafka with `cruiseControl` gets the
-//! Cruise Control Deployment, whose REST API answers over TLS with the operators' API users
-//! only, the brokers report their metrics to it, and its load monitor fills up. Then
+//! Cruise Control on the real-node environment, from the test environment's Kafka image, which
+//! runs our contract stand-in for Cruise Control and its broker-side metrics reporter
+//! (`standins/cruise-control`, CONTRACT.md 5.7): a Kafka with `cruiseControl` gets the Cruise
+//! Control Deployment, whose REST API answers over TLS with the operators' API users only, the
+//! brokers' metrics reporter creates its topic, and the load monitor gets valid windows. Then
 //! KafkaRebalances through our controller: a `full` rebalance reaches `ProposalReady` with
 //! Cruise Control's summary, is approved and reaches `Ready`; `refresh` asks for a new
 //! proposal; an unknown goal ends `NotReady` with Cruise Control's reason. A KafkaTopic's
@@ -180,7 +181,7 @@ async fn cruise_control_runs_and_the_brokers_report_to_it() {
     .unwrap();
     assert_eq!(status, 401, "the REST API takes a wrong password");
 
-    // The brokers' metrics reporter writes to its topic, and the load monitor gets windows.
+    // The brokers' metrics reporter creates its topic, and the load monitor gets windows.
     let plain = ClusterClient::new(
         &binaries().join("strimzi-kafka-client"),
         network,

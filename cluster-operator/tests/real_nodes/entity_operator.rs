@@ -1,8 +1,10 @@
-//! What a Kafka resource asks for around its nodes, on the real-node environment with
-//! Strimzi's Kafka image and our operator image: the entity operator (our topic and user
-//! operators, as two containers of one pod, with no operator started by the test) and Kafka
-//! Exporter. The topic operator watches another namespace; a KafkaUser's certificate lets a
-//! client in over mutual TLS; Kafka Exporter reports consumer-group lag; the Grafana
+//! What a Kafka resource asks for around its nodes, on the real-node environment with the
+//! test environment's Kafka image and our operator image: the entity operator (our topic and
+//! user operators, as two containers of one pod, with no operator started by the test) and
+//! Kafka Exporter (the image's contract stand-in for it). The topic operator watches another
+//! namespace; a KafkaUser's certificate lets a client in over mutual TLS; Kafka Exporter
+//! reaches the broker with the identity the operator gives it and reports a topic and a
+//! consumer group without members; the Grafana
 //! dashboard's every metric is served by a running operator; bad input is refused with a
 //! condition and nothing restarted; a cluster CA renewal rolls the nodes and reaches the
 //! components' certificates, and a client trusting the CA certificate of before (the
@@ -300,7 +302,12 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     })
     .await;
 
-    // Kafka Exporter sees the topic and the lag of a group that read part of it.
+    // Kafka Exporter reaches the broker over mutual TLS with the certificate, trust bundle and
+    // bootstrap address the operator gives it (a super user under the cluster's
+    // authorization), and reports the topic and a group that read part of it and has no
+    // member left, which it shows only because the operator passes
+    // KAFKA_EXPORTER_OFFSET_SHOW_ALL (true by default). How the exporter computes lag is its
+    // own business, tested with the stand-in (standins/kafka-exporter), not here.
     eventually("consuming in group watchers", || {
         plain.consume_in_group("lagging", 4, "watchers")
     })
@@ -308,25 +315,30 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     eventually("producing more", || plain.produce("lagging", 6, "more")).await;
     let exporter = component_pod(&client, &ns, &format!("{CLUSTER}-kafka-exporter")).await;
     let exporter_ip = exporter.status.unwrap().pod_ip.unwrap();
-    let exported = eventually("lag on Kafka Exporter's metrics", || {
+    let exported = eventually("the topic and group on Kafka Exporter's metrics", || {
         let text = http_get(network, &format!("http://{exporter_ip}:9404/metrics"))?;
-        let lag = text.lines().any(|line| {
-            line.starts_with("kafka_consumergroup_lag{")
+        let group = text.lines().any(|line| {
+            line.starts_with("kafka_consumergroup_")
                 && line.contains("consumergroup=\"watchers\"")
                 && line.contains("topic=\"lagging\"")
         });
         let partitions = text.lines().any(|line| {
             line.starts_with("kafka_topic_partitions{") && line.contains("topic=\"lagging\"")
         });
-        (lag && partitions)
+        (group && partitions)
             .then_some(text)
             .ok_or_else(|| "not yet".to_owned())
     })
     .await;
-    assert!(
-        exported.contains("kafka_topic_partitions{topic=\"lagging\"} 2"),
-        "{exported}"
-    );
+    for line in [
+        "kafka_brokers 1",
+        "kafka_topic_partitions{topic=\"lagging\"} 2",
+    ] {
+        assert!(
+            exported.lines().any(|found| found == line),
+            "{line}:\n{exported}"
+        );
+    }
 
     // Bad input: a clear condition on the Kafka, and the nodes untouched.
     let nodes_before = node_pod_uids(&client, &ns).await;

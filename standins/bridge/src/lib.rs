@@ -18,7 +18,7 @@ pub mod kafka;
 pub mod kube_secrets;
 pub mod metrics;
 pub mod placeholders;
-pub mod properties;
+pub use strimzi_standin_common::properties;
 pub mod records;
 pub mod server;
 pub mod startup;

@@ -12,28 +12,11 @@ use strimzi_bridge_standin::kafka::Producer;
 use strimzi_bridge_standin::server::{Bridge, api_router, management_router};
 use strimzi_bridge_standin::startup::{config_file, load, redacted};
 
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    // One line, even when a library's message has several.
-    let message = message.to_string();
-    let parts: Vec<&str> = message
-        .lines()
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .collect();
-    eprintln!("bridge-standin: {}", parts.join(" "));
-    ExitCode::from(2)
-}
+use strimzi_standin_common::stop_signal;
 
-async fn stop_signal() {
-    let mut terminate =
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(_) => return std::future::pending().await,
-        };
-    tokio::select! {
-        _ = terminate.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
+/// Ends the start: one line naming what is wrong, exit status 2.
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    strimzi_standin_common::fail("bridge-standin", 2, message)
 }
 
 #[tokio::main]

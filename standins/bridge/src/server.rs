@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, Request, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -161,10 +162,6 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-fn unwrap(result: Result<Response, ApiError>) -> Response {
-    result.unwrap_or_else(IntoResponse::into_response)
-}
-
 /// The API port's routes.
 pub fn api_router(bridge: Arc<Bridge>) -> Router {
     let instance = "/consumers/{group}/instances/{name}";
@@ -298,12 +295,38 @@ async fn metrics(State(bridge): State<Arc<Bridge>>) -> Response {
         .into_response()
 }
 
-async fn list_topics(State(bridge): State<Arc<Bridge>>) -> Response {
-    unwrap(
-        blocking(move || bridge.producer.topics().map_err(Into::into))
+/// What a handler answers: its response, or an error answer.
+type Answer = Result<Response, ApiError>;
+
+/// A `200` answer with a body of the API's JSON content type.
+fn api_json(body: &Value) -> Response {
+    json_response(StatusCode::OK, API_CONTENT_TYPE, body)
+}
+
+/// Runs consumer work off the runtime and answers `204` once it is done.
+async fn no_content(work: impl FnOnce() -> Result<(), ConsumerError> + Send + 'static) -> Answer {
+    blocking(work).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The consumer instance the request's path (`/consumers/{group}/instances/{name}/…`) names,
+/// marked as used; `404` when there is none.
+struct Instance(Arc<ConsumerInstance>);
+
+impl FromRequestParts<Arc<Bridge>> for Instance {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, bridge: &Arc<Bridge>) -> Result<Self, ApiError> {
+        let Path((group, name)) = Path::<(String, String)>::from_request_parts(parts, bridge)
             .await
-            .map(|topics| json_response(StatusCode::OK, API_CONTENT_TYPE, &json!(topics))),
-    )
+            .map_err(|rejection| reject(StatusCode::NOT_FOUND, rejection.body_text()))?;
+        bridge.consumer(&group, &name).map(Instance)
+    }
+}
+
+async fn list_topics(State(bridge): State<Arc<Bridge>>) -> Answer {
+    let topics = blocking(move || bridge.producer.topics().map_err(Into::into)).await?;
+    Ok(api_json(&json!(topics)))
 }
 
 /// `(partition, leader, replicas, isr)` as the API lists partitions.
@@ -324,36 +347,20 @@ fn partitions_json(partitions: &[(i32, i32, Vec<i32>, Vec<i32>)]) -> Value {
         .collect()
 }
 
-async fn topic_metadata(State(bridge): State<Arc<Bridge>>, Path(topic): Path<String>) -> Response {
-    let name = topic.clone();
-    unwrap(
-        blocking(move || bridge.producer.partitions(&topic).map_err(Into::into))
-            .await
-            .map(|partitions| {
-                json_response(
-                    StatusCode::OK,
-                    API_CONTENT_TYPE,
-                    &json!({"name": name, "partitions": partitions_json(&partitions)}),
-                )
-            }),
-    )
+/// The partitions of `topic`, as the API lists them.
+async fn topic_partitions_json(bridge: Arc<Bridge>, topic: String) -> Result<Value, ApiError> {
+    let partitions =
+        blocking(move || bridge.producer.partitions(&topic).map_err(Into::into)).await?;
+    Ok(partitions_json(&partitions))
 }
 
-async fn topic_partitions(
-    State(bridge): State<Arc<Bridge>>,
-    Path(topic): Path<String>,
-) -> Response {
-    unwrap(
-        blocking(move || bridge.producer.partitions(&topic).map_err(Into::into))
-            .await
-            .map(|partitions| {
-                json_response(
-                    StatusCode::OK,
-                    API_CONTENT_TYPE,
-                    &partitions_json(&partitions),
-                )
-            }),
-    )
+async fn topic_metadata(State(bridge): State<Arc<Bridge>>, Path(topic): Path<String>) -> Answer {
+    let partitions = topic_partitions_json(bridge, topic.clone()).await?;
+    Ok(api_json(&json!({"name": topic, "partitions": partitions})))
+}
+
+async fn topic_partitions(State(bridge): State<Arc<Bridge>>, Path(topic): Path<String>) -> Answer {
+    Ok(api_json(&topic_partitions_json(bridge, topic).await?))
 }
 
 /// The value of `name` in a query string (`a=1&b=2`), if given.
@@ -383,11 +390,8 @@ async fn produce(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Response {
-    let asynchronous = match asynchronous(query.as_deref()) {
-        Ok(asynchronous) => asynchronous,
-        Err(rejected) => return rejected.into_response(),
-    };
+) -> Answer {
+    let asynchronous = asynchronous(query.as_deref())?;
     send(&bridge, &topic, None, asynchronous, &headers, &bytes).await
 }
 
@@ -397,11 +401,8 @@ async fn produce_to_partition(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Response {
-    let asynchronous = match asynchronous(query.as_deref()) {
-        Ok(asynchronous) => asynchronous,
-        Err(rejected) => return rejected.into_response(),
-    };
+) -> Answer {
+    let asynchronous = asynchronous(query.as_deref())?;
     send(
         &bridge,
         &topic,
@@ -413,6 +414,20 @@ async fn produce_to_partition(
     .await
 }
 
+/// `503` when `http.<side>.enabled` is false, with the bridge's message (`name` is the side's
+/// name at the start of a sentence).
+fn enabled(on: bool, name: &str, side: &str) -> Result<(), ApiError> {
+    if on {
+        return Ok(());
+    }
+    Err(reject(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "{name} is disabled in config. To enable {side} update http.{side}.enabled to true"
+        ),
+    ))
+}
+
 async fn send(
     bridge: &Bridge,
     topic: &str,
@@ -420,41 +435,30 @@ async fn send(
     asynchronous: bool,
     headers: &HeaderMap,
     bytes: &Bytes,
-) -> Response {
-    if !bridge.config.http.producer_enabled {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Producer is disabled in config. To enable producer update http.producer.enabled to \
-             true",
-        );
-    }
+) -> Answer {
+    enabled(bridge.config.http.producer_enabled, "Producer", "producer")?;
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .unwrap_or("");
     let Some(format) = Format::from_content_type(content_type) else {
-        return error(
+        return Err(reject(
             StatusCode::BAD_REQUEST,
             format!(
                 "Content-Type {content_type:?} is not application/vnd.kafka.json.v2+json, \
                  application/vnd.kafka.binary.v2+json or application/vnd.kafka.text.v2+json"
             ),
-        );
+        ));
     };
-    let request: ProduceRequest = match body(bytes) {
-        Ok(request) => request,
-        Err(rejected) => return rejected.into_response(),
-    };
+    let request: ProduceRequest = body(bytes)?;
     if partition.is_some() && request.records.iter().any(|r| r.partition.is_some()) {
-        return error(
+        return Err(reject(
             StatusCode::UNPROCESSABLE_ENTITY,
             "Partition specified in the path and in a record",
-        );
+        ));
     }
-    let mut records = match encode_request(&request, format) {
-        Ok(records) => records,
-        Err(message) => return error(StatusCode::UNPROCESSABLE_ENTITY, message),
-    };
+    let mut records = encode_request(&request, format)
+        .map_err(|message| reject(StatusCode::UNPROCESSABLE_ENTITY, message))?;
     if let Some(partition) = partition {
         for record in &mut records {
             record.partition = Some(partition);
@@ -462,18 +466,14 @@ async fn send(
     }
     let offsets = bridge.producer.send(topic, &records, !asynchronous).await;
     if asynchronous {
-        return StatusCode::NO_CONTENT.into_response();
+        return Ok(StatusCode::NO_CONTENT.into_response());
     }
     let written = offsets
         .iter()
         .filter(|o| matches!(o, crate::records::OffsetOrError::Offset { .. }))
         .count();
     bridge.metrics.sent(topic, written as u64);
-    json_response(
-        StatusCode::OK,
-        API_CONTENT_TYPE,
-        &json!({"offsets": offsets}),
-    )
+    Ok(api_json(&json!({"offsets": offsets})))
 }
 
 #[derive(Deserialize)]
@@ -548,14 +548,12 @@ fn consumer_settings(
     Ok(settings)
 }
 
-fn consumer_disabled(bridge: &Bridge) -> Option<Response> {
-    (!bridge.config.http.consumer_enabled).then(|| {
-        error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Consumer is disabled in config. To enable consumer update http.consumer.enabled to \
-             true",
-        )
-    })
+/// The answer to a consumer instance name already taken.
+fn name_taken() -> ApiError {
+    reject(
+        StatusCode::CONFLICT,
+        "A consumer instance with the specified name already exists in the Kafka Bridge.",
+    )
 }
 
 async fn create_consumer(
@@ -563,98 +561,68 @@ async fn create_consumer(
     Path(group): Path<String>,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Response {
-    if let Some(disabled) = consumer_disabled(&bridge) {
-        return disabled;
-    }
+) -> Answer {
+    enabled(bridge.config.http.consumer_enabled, "Consumer", "consumer")?;
     let request: CreateConsumer = if bytes.is_empty() {
-        match body(&Bytes::from_static(b"{}")) {
-            Ok(request) => request,
-            Err(rejected) => return rejected.into_response(),
-        }
+        body(&Bytes::from_static(b"{}"))?
     } else {
-        match body(&bytes) {
-            Ok(request) => request,
-            Err(rejected) => return rejected.into_response(),
-        }
+        body(&bytes)?
     };
     let name = request
         .name
         .clone()
         .unwrap_or_else(|| format!("{}-{}", bridge.config.id, uuid::Uuid::new_v4()));
-    let settings = match consumer_settings(&bridge.config.consumer, &group, &name, &request) {
-        Ok(settings) => settings,
-        Err(rejected) => return rejected.into_response(),
-    };
+    let settings = consumer_settings(&bridge.config.consumer, &group, &name, &request)?;
     let timeout = match &request.request_timeout_ms {
-        Some(value) => match number(value, "consumer.request.timeout.ms") {
-            Ok(ms) => Duration::from_millis(ms),
-            Err(rejected) => return rejected.into_response(),
-        },
+        Some(value) => Duration::from_millis(number(value, "consumer.request.timeout.ms")?),
         None => Duration::from_secs(30),
     };
     let key = (group.clone(), name.clone());
-    if bridge
-        .consumers
-        .lock()
-        .map(|consumers| consumers.contains_key(&key))
-        .unwrap_or(false)
-    {
-        return error(
-            StatusCode::CONFLICT,
-            "A consumer instance with the specified name already exists in the Kafka Bridge.",
-        );
+    let taken =
+        |consumers: &HashMap<(String, String), Arc<ConsumerInstance>>| consumers.contains_key(&key);
+    if bridge.consumers.lock().map(|c| taken(&c)).unwrap_or(false) {
+        return Err(name_taken());
     }
-    let instance = match ConsumerInstance::new(
+    let instance = ConsumerInstance::new(
         &group,
         &name,
         request.format.unwrap_or(Format::Binary),
         timeout,
         &settings,
         bridge.config.max_poll_records,
-    ) {
-        Ok(instance) => Arc::new(instance),
-        Err(e) => return error(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
-    };
+    )
+    .map_err(|e| reject(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
     if let Ok(mut consumers) = bridge.consumers.lock() {
-        if consumers.contains_key(&key) {
-            return error(
-                StatusCode::CONFLICT,
-                "A consumer instance with the specified name already exists in the Kafka Bridge.",
-            );
+        // Another request may have taken the name while this consumer was made.
+        if taken(&consumers) {
+            return Err(name_taken());
         }
-        consumers.insert(key, instance);
+        consumers.insert(key, Arc::new(instance));
     }
     let host = headers
         .get(header::HOST)
         .and_then(|host| host.to_str().ok())
         .map(str::to_owned)
         .unwrap_or_else(|| format!("{}:{}", bridge.config.http.host, bridge.config.http.port));
-    json_response(
-        StatusCode::OK,
-        API_CONTENT_TYPE,
-        &json!({
-            "instance_id": name,
-            "base_uri": format!("{}://{host}/consumers/{group}/instances/{name}", bridge.scheme),
-        }),
-    )
+    Ok(api_json(&json!({
+        "instance_id": name,
+        "base_uri": format!("{}://{host}/consumers/{group}/instances/{name}", bridge.scheme),
+    })))
 }
 
 async fn delete_consumer(
     State(bridge): State<Arc<Bridge>>,
     Path((group, name)): Path<(String, String)>,
-) -> Response {
-    match bridge.remove(&group, &name) {
-        Some(instance) => {
-            // Closing leaves the group: a blocking call.
-            let _ = tokio::task::spawn_blocking(move || drop(instance)).await;
-            StatusCode::NO_CONTENT.into_response()
-        }
-        None => error(
+) -> Answer {
+    let instance = bridge.remove(&group, &name).ok_or_else(|| {
+        reject(
             StatusCode::NOT_FOUND,
             "The specified consumer instance was not found.",
-        ),
-    }
+        )
+    })?;
+    // Closing leaves the group: a blocking call.
+    let _ = tokio::task::spawn_blocking(move || drop(instance)).await;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[derive(Deserialize)]
@@ -664,77 +632,44 @@ struct SubscribeRequest {
     topic_pattern: Option<String>,
 }
 
-async fn subscribe(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-    bytes: Bytes,
-) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(&group, &name)?;
-            let request: SubscribeRequest = body(&bytes)?;
-            let subscription = match (request.topics, request.topic_pattern) {
-                (Some(_), Some(_)) => {
-                    return Err(reject(
-                        StatusCode::CONFLICT,
-                        "Subscriptions to topics, partitions, and patterns are mutually \
-                         exclusive.",
-                    ));
-                }
-                (Some(topics), None) if !topics.is_empty() => Subscription::Topics(topics),
-                (None, Some(pattern)) => Subscription::Pattern(pattern),
-                _ => {
-                    return Err(reject(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        "A list (of Topics type) or a topic_pattern must be specified.",
-                    ));
-                }
-            };
-            blocking(move || consumer.subscribe(subscription)).await?;
-            Ok(StatusCode::NO_CONTENT.into_response())
+async fn subscribe(Instance(consumer): Instance, bytes: Bytes) -> Answer {
+    let request: SubscribeRequest = body(&bytes)?;
+    let subscription = match (request.topics, request.topic_pattern) {
+        (Some(_), Some(_)) => {
+            return Err(reject(
+                StatusCode::CONFLICT,
+                "Subscriptions to topics, partitions, and patterns are mutually exclusive.",
+            ));
         }
-        .await,
-    )
+        (Some(topics), None) if !topics.is_empty() => Subscription::Topics(topics),
+        (None, Some(pattern)) => Subscription::Pattern(pattern),
+        _ => {
+            return Err(reject(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "A list (of Topics type) or a topic_pattern must be specified.",
+            ));
+        }
+    };
+    no_content(move || consumer.subscribe(subscription)).await
 }
 
-async fn subscription(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(&group, &name)?;
-            let (topics, partitions) = blocking(move || Ok(consumer.listing())).await?;
-            let partitions: Vec<Value> = partitions
-                .into_iter()
-                .map(|(topic, list)| json!({ topic: list }))
-                .collect();
-            Ok(json_response(
-                StatusCode::OK,
-                API_CONTENT_TYPE,
-                &json!({"topics": topics, "partitions": partitions}),
-            ))
-        }
-        .await,
-    )
+async fn subscription(Instance(consumer): Instance) -> Answer {
+    let (topics, partitions) = blocking(move || Ok(consumer.listing())).await?;
+    let partitions: Vec<Value> = partitions
+        .into_iter()
+        .map(|(topic, list)| json!({ topic: list }))
+        .collect();
+    Ok(api_json(
+        &json!({"topics": topics, "partitions": partitions}),
+    ))
 }
 
-async fn unsubscribe(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(&group, &name)?;
-            blocking(move || {
-                consumer.unsubscribe();
-                Ok(())
-            })
-            .await?;
-            Ok(StatusCode::NO_CONTENT.into_response())
-        }
-        .await,
-    )
+async fn unsubscribe(Instance(consumer): Instance) -> Answer {
+    no_content(move || {
+        consumer.unsubscribe();
+        Ok(())
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -750,25 +685,13 @@ struct PartitionsRequest {
     partitions: Vec<TopicPartition>,
 }
 
-async fn assign(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-    bytes: Bytes,
-) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(&group, &name)?;
-            let request: PartitionsRequest = body(&bytes)?;
-            let partitions = request
-                .partitions
-                .into_iter()
-                .map(|p| (p.topic, p.partition))
-                .collect();
-            blocking(move || consumer.assign(partitions)).await?;
-            Ok(StatusCode::NO_CONTENT.into_response())
-        }
-        .await,
-    )
+async fn assign(Instance(consumer): Instance, bytes: Bytes) -> Answer {
+    let partitions = body::<PartitionsRequest>(&bytes)?
+        .partitions
+        .into_iter()
+        .map(|p| (p.topic, p.partition))
+        .collect();
+    no_content(move || consumer.assign(partitions)).await
 }
 
 /// A number of the query string, 400 when it is not one.
@@ -787,54 +710,48 @@ fn query_number(query: Option<&str>, name: &str) -> Result<Option<u64>, ApiError
 
 async fn poll(
     State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
+    Instance(consumer): Instance,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(&group, &name)?;
-            let timeout = query_number(query.as_deref(), "timeout")?;
-            let max_bytes = query_number(query.as_deref(), "max_bytes")?;
-            let accept = headers
-                .get(header::ACCEPT)
-                .and_then(|value| value.to_str().ok())
-                .unwrap_or("*/*");
-            let asked = accept.split(',').find_map(Format::from_content_type);
-            let wildcard = accept.split(',').any(|a| a.trim().starts_with("*/*"));
-            match asked {
-                Some(format) if format == consumer.format => {}
-                None if wildcard => {}
-                _ => {
-                    return Err(reject(
-                        StatusCode::NOT_ACCEPTABLE,
-                        "Consumer format does not match the embedded format requested by the \
-                         Accept header.",
-                    ));
-                }
-            }
-            let format = consumer.format;
-            let timeout = timeout
-                .map(Duration::from_millis)
-                .unwrap_or(consumer.default_timeout);
-            let records = blocking(move || consumer.poll(timeout)).await?;
-            if let Some(max) = max_bytes
-                && records.iter().map(|r| r.size() as u64).sum::<u64>() > max
-            {
-                return Err(reject(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "Response exceeds the maximum number of bytes the consumer can receive",
-                ));
-            }
-            let json = records_json(&records, format)
-                .map_err(|message| reject(StatusCode::NOT_ACCEPTABLE, message))?;
-            for record in &records {
-                bridge.metrics.consumed(&record.topic, 1);
-            }
-            Ok(json_response(StatusCode::OK, format.content_type(), &json))
+) -> Answer {
+    let timeout = query_number(query.as_deref(), "timeout")?;
+    let max_bytes = query_number(query.as_deref(), "max_bytes")?;
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("*/*");
+    let asked = accept.split(',').find_map(Format::from_content_type);
+    let wildcard = accept.split(',').any(|a| a.trim().starts_with("*/*"));
+    match asked {
+        Some(format) if format == consumer.format => {}
+        None if wildcard => {}
+        _ => {
+            return Err(reject(
+                StatusCode::NOT_ACCEPTABLE,
+                "Consumer format does not match the embedded format requested by the Accept \
+                 header.",
+            ));
         }
-        .await,
-    )
+    }
+    let format = consumer.format;
+    let timeout = timeout
+        .map(Duration::from_millis)
+        .unwrap_or(consumer.default_timeout);
+    let records = blocking(move || consumer.poll(timeout)).await?;
+    if let Some(max) = max_bytes
+        && records.iter().map(|r| r.size() as u64).sum::<u64>() > max
+    {
+        return Err(reject(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Response exceeds the maximum number of bytes the consumer can receive",
+        ));
+    }
+    let json = records_json(&records, format)
+        .map_err(|message| reject(StatusCode::NOT_ACCEPTABLE, message))?;
+    for record in &records {
+        bridge.metrics.consumed(&record.topic, 1);
+    }
+    Ok(json_response(StatusCode::OK, format.content_type(), &json))
 }
 
 #[derive(Deserialize)]
@@ -843,9 +760,9 @@ struct OffsetEntry {
     topic: String,
     partition: i32,
     offset: i64,
-    #[serde(default)]
-    #[allow(dead_code)]
-    metadata: Option<String>,
+    /// Accepted as the API allows it, not committed (librdkafka's commits carry none here).
+    #[serde(default, rename = "metadata")]
+    _metadata: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -854,80 +771,44 @@ struct OffsetsRequest {
     offsets: Vec<OffsetEntry>,
 }
 
-async fn commit(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-    bytes: Bytes,
-) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(&group, &name)?;
-            let offsets: Vec<(String, i32, i64)> = if bytes.iter().all(u8::is_ascii_whitespace) {
-                Vec::new()
-            } else {
-                body::<OffsetsRequest>(&bytes)?
-                    .offsets
-                    .into_iter()
-                    .map(|o| (o.topic, o.partition, o.offset))
-                    .collect()
-            };
-            blocking(move || consumer.commit(&offsets)).await?;
-            Ok(StatusCode::NO_CONTENT.into_response())
-        }
-        .await,
-    )
+async fn commit(Instance(consumer): Instance, bytes: Bytes) -> Answer {
+    let offsets: Vec<(String, i32, i64)> = if bytes.iter().all(u8::is_ascii_whitespace) {
+        Vec::new()
+    } else {
+        body::<OffsetsRequest>(&bytes)?
+            .offsets
+            .into_iter()
+            .map(|o| (o.topic, o.partition, o.offset))
+            .collect()
+    };
+    no_content(move || consumer.commit(&offsets)).await
 }
 
-async fn seek(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-    bytes: Bytes,
-) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(&group, &name)?;
-            let positions = body::<OffsetsRequest>(&bytes)?
-                .offsets
-                .into_iter()
-                .map(|o| (o.topic, o.partition, Offset::Offset(o.offset)))
-                .collect::<Vec<_>>();
-            blocking(move || consumer.seek(&positions)).await?;
-            Ok(StatusCode::NO_CONTENT.into_response())
-        }
-        .await,
-    )
+async fn seek(Instance(consumer): Instance, bytes: Bytes) -> Answer {
+    let positions = body::<OffsetsRequest>(&bytes)?
+        .offsets
+        .into_iter()
+        .map(|o| (o.topic, o.partition, Offset::Offset(o.offset)))
+        .collect::<Vec<_>>();
+    no_content(move || consumer.seek(&positions)).await
 }
 
-async fn seek_to(bridge: &Bridge, group: &str, name: &str, bytes: &Bytes, to: Offset) -> Response {
-    unwrap(
-        async {
-            let consumer = bridge.consumer(group, name)?;
-            let positions = body::<PartitionsRequest>(bytes)?
-                .partitions
-                .into_iter()
-                .map(|p| (p.topic, p.partition, to))
-                .collect::<Vec<_>>();
-            blocking(move || consumer.seek(&positions)).await?;
-            Ok(StatusCode::NO_CONTENT.into_response())
-        }
-        .await,
-    )
+/// Moves the consumer to `to` on the partitions of the request.
+async fn seek_to(consumer: Arc<ConsumerInstance>, bytes: &Bytes, to: Offset) -> Answer {
+    let positions = body::<PartitionsRequest>(bytes)?
+        .partitions
+        .into_iter()
+        .map(|p| (p.topic, p.partition, to))
+        .collect::<Vec<_>>();
+    no_content(move || consumer.seek(&positions)).await
 }
 
-async fn seek_to_beginning(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-    bytes: Bytes,
-) -> Response {
-    seek_to(&bridge, &group, &name, &bytes, Offset::Beginning).await
+async fn seek_to_beginning(Instance(consumer): Instance, bytes: Bytes) -> Answer {
+    seek_to(consumer, &bytes, Offset::Beginning).await
 }
 
-async fn seek_to_end(
-    State(bridge): State<Arc<Bridge>>,
-    Path((group, name)): Path<(String, String)>,
-    bytes: Bytes,
-) -> Response {
-    seek_to(&bridge, &group, &name, &bytes, Offset::End).await
+async fn seek_to_end(Instance(consumer): Instance, bytes: Bytes) -> Answer {
+    seek_to(consumer, &bytes, Offset::End).await
 }
 
 #[cfg(test)]

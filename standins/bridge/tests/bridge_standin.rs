@@ -9,10 +9,9 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rdkafka::ClientConfig;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -20,6 +19,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use serde_json::{Value, json};
 use strimzi_tests::kafka::{ADMIN_PASSWORD, ADMIN_USER, KafkaBroker};
 use strimzi_tests::layout::{free_port, log_dir};
+use strimzi_tests::process::KillOnDrop;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_strimzi-bridge-standin");
 const JSON_RECORDS: &str = "application/vnd.kafka.json.v2+json";
@@ -103,23 +103,84 @@ fn request(
     })
 }
 
-/// Kills the stand-in when the test ends.
-struct Running(Child);
+/// The stand-in's API port, spoken to with the bridge's content types; every request must
+/// get an answer.
+#[derive(Clone, Copy)]
+struct Bridge(u16);
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+impl Bridge {
+    /// `POST` with `body` as `application/vnd.kafka.v2+json` (or no body).
+    fn post(self, path: &str, body: Option<&Value>) -> Answer {
+        self.send("POST", path, &[("Content-Type", API)], body)
+    }
+
+    /// `POST` of records in `content_type`.
+    fn produce(self, path: &str, content_type: &str, body: &Value) -> Answer {
+        self.send("POST", path, &[("Content-Type", content_type)], Some(body))
+    }
+
+    /// `GET` accepting `accept`.
+    fn get(self, path: &str, accept: &str) -> Answer {
+        self.send("GET", path, &[("Accept", accept)], None)
+    }
+
+    /// `DELETE`.
+    fn delete(self, path: &str) -> Answer {
+        self.send("DELETE", path, &[("Content-Type", API)], None)
+    }
+
+    fn send(
+        self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Answer {
+        request(self.0, method, path, headers, body)
+            .unwrap_or_else(|error| panic!("{method} {path}: {error}"))
     }
 }
 
-fn plain(broker: &KafkaBroker) -> ClientConfig {
-    let mut config = ClientConfig::new();
-    config.set(
-        "bootstrap.servers",
-        &broker.listener("plain").unwrap().bootstrap,
-    );
-    config
+/// Writes `text` as the configuration file in `dir` and starts the stand-in on it with the
+/// environment `env` (names with `None` removed).
+fn start(
+    dir: &std::path::Path,
+    text: &str,
+    env: &[(&str, Option<&std::ffi::OsStr>)],
+) -> KillOnDrop {
+    let config = dir.join("kafka-bridge.properties");
+    std::fs::write(&config, text).unwrap();
+    let mut command = Command::new(BINARY);
+    command.arg(format!("--config-file={}", config.display()));
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    KillOnDrop(command.stdout(Stdio::null()).spawn().unwrap())
+}
+
+/// The start of a configuration whose Kafka is never reached (the tests of the HTTP side):
+/// the bridge's id, an unused bootstrap address, and the API and management ports.
+fn without_kafka(port: u16, management: u16) -> String {
+    format!(
+        "bridge.id=web\nkafka.bootstrap.servers=127.0.0.1:1\nhttp.host=127.0.0.1\n\
+         http.port={port}\nhttp.management.port={management}\n"
+    )
+}
+
+/// Waits until the management port `management` answers `GET /ready` with 200.
+async fn until_ready(management: u16) {
+    let started = Instant::now();
+    while request(management, "GET", "/ready", &[], None)
+        .map(|a| a.status)
+        .ok()
+        != Some(200)
+    {
+        assert!(started.elapsed() < Duration::from_secs(30), "never ready");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// A stand-in for the Kubernetes API server: answers `GET` of Secret `ns/web-user` (key
@@ -235,7 +296,7 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
     let broker = KafkaBroker::start(&log_dir("bridge-standin").unwrap())
         .unwrap_or_else(|error| panic!("{error}"));
     // The test broker does not create topics on first use.
-    let admin: AdminClient<DefaultClientContext> = plain(&broker).create().unwrap();
+    let admin: AdminClient<DefaultClientContext> = broker.plain_client_config().create().unwrap();
     let topics = [
         NewTopic::new("bridge-records", 1, TopicReplication::Fixed(1)),
         NewTopic::new("bridge-bytes", 1, TopicReplication::Fixed(1)),
@@ -251,31 +312,17 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
     let (api_server, api_requests) = fake_api_server().await;
     let kubeconfig = kubeconfig(files.path(), api_server);
     let (port, management) = (free_port().unwrap(), free_port().unwrap());
-    let config = files.path().join("kafka-bridge.properties");
-    std::fs::write(
-        &config,
-        config_text(&broker, files.path(), port, management),
-    )
-    .unwrap();
-    let _bridge = Running(
-        Command::new(BINARY)
-            .arg(format!("--config-file={}", config.display()))
-            .env("BRIDGE_TEST_USER", ADMIN_USER)
-            .env("KUBECONFIG", &kubeconfig)
-            .env_remove("KUBERNETES_SERVICE_HOST")
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let _bridge = start(
+        files.path(),
+        &config_text(&broker, files.path(), port, management),
+        &[
+            ("BRIDGE_TEST_USER", Some(ADMIN_USER.as_ref())),
+            ("KUBECONFIG", Some(kubeconfig.as_os_str())),
+            ("KUBERNETES_SERVICE_HOST", None),
+        ],
     );
-    let started = Instant::now();
-    while request(management, "GET", "/ready", &[], None)
-        .map(|a| a.status)
-        .ok()
-        != Some(200)
-    {
-        assert!(started.elapsed() < Duration::from_secs(30), "never ready");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_ready(management).await;
+    let bridge = Bridge(port);
     assert_eq!(
         request(management, "GET", "/healthy", &[], None)
             .unwrap()
@@ -290,7 +337,7 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
             "Bearer test-token".to_owned()
         )]
     );
-    let info = request(port, "GET", "/", &[], None).unwrap();
+    let info = bridge.get("/", API);
     assert_eq!(info.status, 200);
     assert!(
         info.json()["bridge_version"]
@@ -305,14 +352,7 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
         .collect();
     let produce =
         json!({"records": values.iter().map(|value| json!({"value": value})).collect::<Vec<_>>()});
-    let answer = request(
-        port,
-        "POST",
-        "/topics/bridge-records",
-        &[("Content-Type", JSON_RECORDS)],
-        Some(&produce),
-    )
-    .unwrap();
+    let answer = bridge.produce("/topics/bridge-records", JSON_RECORDS, &produce);
     assert_eq!(answer.status, 200, "{answer:?}");
     assert_eq!(answer.content_type, API);
     let offsets = answer.json()["offsets"].as_array().unwrap().clone();
@@ -323,71 +363,36 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
             .collect::<Vec<_>>()
     );
     // Wrong content type and malformed bodies.
-    let plain_json = request(
-        port,
-        "POST",
-        "/topics/bridge-records",
-        &[("Content-Type", "application/json")],
-        Some(&produce),
-    )
-    .unwrap();
+    let plain_json = bridge.produce("/topics/bridge-records", "application/json", &produce);
     assert_eq!(plain_json.status, 400, "{plain_json:?}");
     assert_eq!(plain_json.json()["error_code"], 400);
-    let malformed = request(
-        port,
-        "POST",
+    let malformed = bridge.produce(
         "/topics/bridge-records",
-        &[("Content-Type", JSON_RECORDS)],
-        Some(&json!({"records": [{"valeu": 1}]})),
-    )
-    .unwrap();
+        JSON_RECORDS,
+        &json!({"records": [{"valeu": 1}]}),
+    );
     assert_eq!(malformed.status, 422, "{malformed:?}");
 
     // A consumer in a group: created, subscribed, polled until all five came, committed.
     let group = "/consumers/bridge-group";
     let instance = format!("{group}/instances/reader");
     let consumer = json!({"name": "reader", "format": "json", "auto.offset.reset": "earliest", "enable.auto.commit": false});
-    let created = request(
-        port,
-        "POST",
-        group,
-        &[("Content-Type", API)],
-        Some(&consumer),
-    )
-    .unwrap();
+    let created = bridge.post(group, Some(&consumer));
     assert_eq!(created.status, 200, "{created:?}");
     assert_eq!(created.content_type, API);
     assert_eq!(
         created.json(),
         json!({"instance_id": "reader", "base_uri": format!("http://127.0.0.1:{port}{instance}")})
     );
-    let again = request(
-        port,
-        "POST",
-        group,
-        &[("Content-Type", API)],
-        Some(&consumer),
-    )
-    .unwrap();
+    let again = bridge.post(group, Some(&consumer));
     assert_eq!(again.status, 409, "{again:?}");
     assert_eq!(again.json()["error_code"], 409);
-    let subscribed = request(
-        port,
-        "POST",
+    let subscribed = bridge.post(
         &format!("{instance}/subscription"),
-        &[("Content-Type", API)],
         Some(&json!({"topics": ["bridge-records"]})),
-    )
-    .unwrap();
+    );
     assert_eq!(subscribed.status, 204, "{subscribed:?}");
-    let wrong_accept = request(
-        port,
-        "GET",
-        &format!("{instance}/records?timeout=100"),
-        &[("Accept", BINARY_RECORDS)],
-        None,
-    )
-    .unwrap();
+    let wrong_accept = bridge.get(&format!("{instance}/records?timeout=100"), BINARY_RECORDS);
     assert_eq!(wrong_accept.status, 406, "{wrong_accept:?}");
     let mut read: Vec<Value> = Vec::new();
     let started = Instant::now();
@@ -396,14 +401,7 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
             started.elapsed() < Duration::from_secs(60),
             "consumed only {read:?}"
         );
-        let polled = request(
-            port,
-            "GET",
-            &format!("{instance}/records?timeout=2000"),
-            &[("Accept", JSON_RECORDS)],
-            None,
-        )
-        .unwrap();
+        let polled = bridge.get(&format!("{instance}/records?timeout=2000"), JSON_RECORDS);
         assert_eq!(polled.status, 200, "{polled:?}");
         assert_eq!(polled.content_type, JSON_RECORDS);
         for record in polled.json().as_array().unwrap() {
@@ -415,28 +413,14 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
         }
     }
     assert_eq!(read, values);
-    let committed = request(
-        port,
-        "POST",
-        &format!("{instance}/offsets"),
-        &[("Content-Type", API)],
-        None,
-    )
-    .unwrap();
-    assert_eq!(committed.status, 204, "{committed:?}");
-    // Committing named offsets too.
+    // Committing what was read, then named offsets.
     let named = json!({"offsets": [{"topic": "bridge-records", "partition": 0, "offset": 5}]});
-    let committed = request(
-        port,
-        "POST",
-        &format!("{instance}/offsets"),
-        &[("Content-Type", API)],
-        Some(&named),
-    )
-    .unwrap();
-    assert_eq!(committed.status, 204, "{committed:?}");
+    for body in [None, Some(&named)] {
+        let committed = bridge.post(&format!("{instance}/offsets"), body);
+        assert_eq!(committed.status, 204, "{committed:?}");
+    }
     // Topics and their partitions.
-    let topics = request(port, "GET", "/topics", &[("Accept", API)], None).unwrap();
+    let topics = bridge.get("/topics", API);
     assert_eq!(topics.status, 200, "{topics:?}");
     let names = topics.json();
     assert!(
@@ -450,49 +434,23 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
             .contains(&json!("__consumer_offsets")),
         "{names}"
     );
-    let topic = request(
-        port,
-        "GET",
-        "/topics/bridge-records",
-        &[("Accept", API)],
-        None,
-    )
-    .unwrap();
-    let topic = topic.json();
+    let topic = bridge.get("/topics/bridge-records", API).json();
     assert_eq!(topic["name"], "bridge-records");
     assert_eq!(topic["partitions"][0]["partition"], 0);
     assert_eq!(topic["partitions"][0]["replicas"][0]["leader"], true);
     assert_eq!(topic["partitions"][0]["replicas"][0]["in_sync"], true);
-    let listing = request(
-        port,
-        "GET",
-        &format!("{instance}/subscription"),
-        &[("Accept", API)],
-        None,
-    )
-    .unwrap();
+    let listing = bridge.get(&format!("{instance}/subscription"), API);
     assert_eq!(listing.json()["topics"], json!(["bridge-records"]));
-    assert_eq!(
-        request(port, "DELETE", &instance, &[("Content-Type", API)], None)
-            .unwrap()
-            .status,
-        204
-    );
-    let gone = request(port, "DELETE", &instance, &[("Content-Type", API)], None).unwrap();
+    assert_eq!(bridge.delete(&instance).status, 204);
+    let gone = bridge.delete(&instance);
     assert_eq!(gone.status, 404);
     assert_eq!(gone.json()["error_code"], 404);
-    let unknown = request(
-        port,
-        "GET",
-        &format!("{instance}/records"),
-        &[("Accept", JSON_RECORDS)],
-        None,
-    )
-    .unwrap();
+    let unknown = bridge.get(&format!("{instance}/records"), JSON_RECORDS);
     assert_eq!(unknown.status, 404);
 
     // The group's committed offset, seen by an independent client.
-    let checker: BaseConsumer = plain(&broker)
+    let checker: BaseConsumer = broker
+        .plain_client_config()
         .set("group.id", "bridge-group")
         .create()
         .unwrap();
@@ -511,36 +469,23 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
 
     // Binary keys and values, read from an assigned partition after a seek to the beginning.
     let produce = json!({"records": [{"key": "a2V5", "value": "dmFsdWU=", "headers": [{"key": "h", "value": "aGk="}]}]});
-    let answer = request(
-        port,
-        "POST",
+    let answer = bridge.produce(
         "/topics/bridge-bytes/partitions/0",
-        &[("Content-Type", BINARY_RECORDS)],
-        Some(&produce),
-    )
-    .unwrap();
+        BINARY_RECORDS,
+        &produce,
+    );
     assert_eq!(
         answer.json(),
         json!({"offsets": [{"partition": 0, "offset": 0}]})
     );
-    let created = request(
-        port,
-        "POST",
+    let created = bridge.post(
         "/consumers/bytes",
-        &[("Content-Type", API)],
         Some(&json!({"name": "b", "format": "binary"})),
-    )
-    .unwrap();
+    );
     assert_eq!(created.status, 200, "{created:?}");
     let instance = "/consumers/bytes/instances/b";
-    let assigned = request(
-        port,
-        "POST",
-        &format!("{instance}/assignments"),
-        &[("Content-Type", API)],
-        Some(&json!({"partitions": [{"topic": "bridge-bytes", "partition": 0}]})),
-    )
-    .unwrap();
+    let partition = json!({"partitions": [{"topic": "bridge-bytes", "partition": 0}]});
+    let assigned = bridge.post(&format!("{instance}/assignments"), Some(&partition));
     assert_eq!(assigned.status, 204, "{assigned:?}");
     let mut polled = Vec::new();
     let started = Instant::now();
@@ -549,21 +494,8 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
             started.elapsed() < Duration::from_secs(60),
             "no binary record"
         );
-        let _ = request(
-            port,
-            "POST",
-            &format!("{instance}/positions/beginning"),
-            &[("Content-Type", API)],
-            Some(&json!({"partitions": [{"topic": "bridge-bytes", "partition": 0}]})),
-        );
-        let answer = request(
-            port,
-            "GET",
-            &format!("{instance}/records?timeout=2000"),
-            &[("Accept", BINARY_RECORDS)],
-            None,
-        )
-        .unwrap();
+        bridge.post(&format!("{instance}/positions/beginning"), Some(&partition));
+        let answer = bridge.get(&format!("{instance}/records?timeout=2000"), BINARY_RECORDS);
         assert_eq!(answer.status, 200, "{answer:?}");
         polled = answer.json().as_array().unwrap().clone();
     }
@@ -580,12 +512,7 @@ async fn records_are_produced_and_consumed_over_http_with_the_documented_shapes(
         "{}",
         metrics.body
     );
-    assert_eq!(
-        request(port, "GET", "/no/such/path", &[], None)
-            .unwrap()
-            .status,
-        404
-    );
+    assert_eq!(bridge.get("/no/such/path", API).status, 404);
 }
 
 #[test]
@@ -638,25 +565,16 @@ fn the_api_port_speaks_https_with_the_mounted_pair() {
     std::fs::write(&cert_file, certificate.pem()).unwrap();
     std::fs::write(&key_file, key.serialize_pem()).unwrap();
     let (port, management) = (free_port().unwrap(), free_port().unwrap());
-    let config = files.path().join("b.properties");
-    std::fs::write(
-        &config,
-        format!(
-            "bridge.id=web\nkafka.bootstrap.servers=127.0.0.1:1\nhttp.host=127.0.0.1\n\
-             http.port={port}\nhttp.management.port={management}\nhttp.ssl.enable=true\n\
-             http.ssl.certificate.location={}\nhttp.ssl.key.location={}\n\
-             http.ssl.enabled.protocols=TLSv1.3,TLSv1.2\n",
+    let _bridge = start(
+        files.path(),
+        &format!(
+            "{}http.ssl.enable=true\nhttp.ssl.certificate.location={}\n\
+             http.ssl.key.location={}\nhttp.ssl.enabled.protocols=TLSv1.3,TLSv1.2\n",
+            without_kafka(port, management),
             cert_file.display(),
             key_file.display()
         ),
-    )
-    .unwrap();
-    let _bridge = Running(
-        Command::new(BINARY)
-            .arg(format!("--config-file={}", config.display()))
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
+        &[],
     );
     let started = Instant::now();
     let body = loop {
@@ -746,36 +664,20 @@ async fn a_secret_that_cannot_be_read_stops_the_start_naming_it() {
 async fn cors_disabled_endpoints_and_idle_consumers_follow_the_http_options() {
     let files = tempfile::tempdir().unwrap();
     let (port, management) = (free_port().unwrap(), free_port().unwrap());
-    let config = files.path().join("b.properties");
-    std::fs::write(
-        &config,
-        format!(
-            "bridge.id=web\nkafka.bootstrap.servers=127.0.0.1:1\nhttp.host=127.0.0.1\n\
-             http.port={port}\nhttp.management.port={management}\nhttp.cors.enabled=true\n\
-             http.cors.allowedOrigins=https://a.example\nhttp.cors.allowedMethods=GET,POST\n\
-             http.producer.enabled=false\nhttp.timeoutSeconds=1\n"
+    let _bridge = start(
+        files.path(),
+        &format!(
+            "{}http.cors.enabled=true\nhttp.cors.allowedOrigins=https://a.example\n\
+             http.cors.allowedMethods=GET,POST\nhttp.producer.enabled=false\n\
+             http.timeoutSeconds=1\n",
+            without_kafka(port, management)
         ),
-    )
-    .unwrap();
-    let _bridge = Running(
-        Command::new(BINARY)
-            .arg(format!("--config-file={}", config.display()))
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
+        &[],
     );
-    let started = Instant::now();
-    while request(management, "GET", "/ready", &[], None)
-        .map(|a| a.status)
-        .ok()
-        != Some(200)
-    {
-        assert!(started.elapsed() < Duration::from_secs(30), "never ready");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_ready(management).await;
+    let bridge = Bridge(port);
     // CORS: pre-flight answered for an allowed origin, other origins refused.
-    let preflight = request(
-        port,
+    let preflight = bridge.send(
         "OPTIONS",
         "/topics/t",
         &[
@@ -783,8 +685,7 @@ async fn cors_disabled_endpoints_and_idle_consumers_follow_the_http_options() {
             ("Access-Control-Request-Method", "POST"),
         ],
         None,
-    )
-    .unwrap();
+    );
     assert_eq!(preflight.status, 204, "{preflight:?}");
     assert_eq!(
         preflight.header("access-control-allow-origin"),
@@ -794,45 +695,27 @@ async fn cors_disabled_endpoints_and_idle_consumers_follow_the_http_options() {
         preflight.header("access-control-allow-methods"),
         Some("GET,POST")
     );
-    let allowed = request(port, "GET", "/", &[("Origin", "https://a.example")], None).unwrap();
+    let allowed = bridge.send("GET", "/", &[("Origin", "https://a.example")], None);
     assert_eq!(allowed.status, 200);
     assert_eq!(
         allowed.header("access-control-allow-origin"),
         Some("https://a.example")
     );
-    let refused = request(port, "GET", "/", &[("Origin", "https://b.example")], None).unwrap();
+    let refused = bridge.send("GET", "/", &[("Origin", "https://b.example")], None);
     assert_eq!(refused.status, 403);
     // http.producer.enabled=false.
-    let produce = json!({"records": [{"value": 1}]});
-    let disabled = request(
-        port,
-        "POST",
+    let disabled = bridge.produce(
         "/topics/t",
-        &[("Content-Type", JSON_RECORDS)],
-        Some(&produce),
-    )
-    .unwrap();
+        JSON_RECORDS,
+        &json!({"records": [{"value": 1}]}),
+    );
     assert_eq!(disabled.status, 503, "{disabled:?}");
     assert_eq!(disabled.json()["error_code"], 503);
     // http.timeoutSeconds=1: an idle consumer is deleted.
-    let created = request(
-        port,
-        "POST",
-        "/consumers/g",
-        &[("Content-Type", API)],
-        Some(&json!({"name": "idle"})),
-    )
-    .unwrap();
+    let created = bridge.post("/consumers/g", Some(&json!({"name": "idle"})));
     assert_eq!(created.status, 200, "{created:?}");
     // Without a name, one is made from the bridge id.
-    let unnamed = request(
-        port,
-        "POST",
-        "/consumers/g",
-        &[("Content-Type", API)],
-        Some(&json!({})),
-    )
-    .unwrap();
+    let unnamed = bridge.post("/consumers/g", Some(&json!({})));
     assert!(
         unnamed.json()["instance_id"]
             .as_str()
@@ -841,7 +724,7 @@ async fn cors_disabled_endpoints_and_idle_consumers_follow_the_http_options() {
         "{unnamed:?}"
     );
     tokio::time::sleep(Duration::from_millis(3500)).await;
-    let gone = request(port, "DELETE", "/consumers/g/instances/idle", &[], None).unwrap();
+    let gone = bridge.delete("/consumers/g/instances/idle");
     assert_eq!(gone.status, 404, "{gone:?}");
     // Metrics are off without bridge.metrics.
     assert_eq!(

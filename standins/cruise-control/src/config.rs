@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use strimzi_operator_common::kafka::{AdminConfig, SecurityProtocol, TlsConfig};
 
-use crate::properties;
+use strimzi_standin_common::properties;
 
 /// Package of Cruise Control's goal classes.
 const GOALS_PACKAGE: &str = "com.linkedin.kafka.cruisecontrol.analyzer.goals.";
@@ -301,7 +301,8 @@ pub fn load(env: impl Fn(&str) -> Option<String>, paths: &Paths) -> Result<Setti
         serde_json::from_str::<Value>(&read(&file)?)
             .map_err(|problem| error(file.display().to_string(), problem.to_string()))?;
     }
-    let options = properties::parse(&read(&properties_file)?);
+    let options = properties::parse(&read(&properties_file)?)
+        .map_err(|problem| error(properties_file.display().to_string(), problem.to_string()))?;
     let option = Options {
         file: &properties_file,
         entries: &options,

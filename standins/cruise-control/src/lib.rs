@@ -14,7 +14,6 @@ pub mod executor;
 pub mod metrics;
 pub mod model;
 pub mod monitor;
-pub mod properties;
 pub mod render;
 pub mod service;
 pub mod tls;

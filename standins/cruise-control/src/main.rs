@@ -9,6 +9,11 @@ use strimzi_cruise_control_standin::config::{self, Paths};
 use strimzi_cruise_control_standin::service::StandIn;
 use strimzi_operator_common::kafka::AdminClient;
 
+/// Ends the start: one line naming what is wrong, exit status 1.
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    strimzi_standin_common::fail("Cruise Control stand-in", 1, message)
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -19,10 +24,7 @@ fn main() -> ExitCode {
         .init();
     let settings = match config::load(|name| std::env::var(name).ok(), &Paths::default()) {
         Ok(settings) => settings,
-        Err(error) => {
-            eprintln!("Cruise Control stand-in: {error}");
-            return ExitCode::from(1);
-        }
+        Err(error) => return fail(error),
     };
     if !settings.ignored.is_empty() {
         tracing::info!(
@@ -36,17 +38,11 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("Cruise Control stand-in: runtime: {error}");
-            return ExitCode::from(1);
-        }
+        Err(error) => return fail(format!("runtime: {error}")),
     };
     match runtime.block_on(run(settings)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("Cruise Control stand-in: {error}");
-            ExitCode::from(1)
-        }
+        Err(error) => fail(error),
     }
 }
 
@@ -82,16 +78,5 @@ async fn run(settings: config::Settings) -> Result<(), String> {
             }
         });
     }
-    let shutdown = async {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => return std::future::pending().await,
-            };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    };
-    strimzi_cruise_control_standin::serve(standin, tcp, shutdown).await
+    strimzi_cruise_control_standin::serve(standin, tcp, strimzi_standin_common::stop_signal()).await
 }

@@ -29,7 +29,7 @@ use strimzi_operator_common::kafka::{
 use strimzi_tests::certs::TestCa;
 use strimzi_tests::kafka::{KafkaBroker, KafkaCluster, TLS_ADMIN_USER};
 use strimzi_tests::layout::log_dir;
-use support::{PASSWORD, Pod, USER};
+use support::{PASSWORD, Pod, USER, eventually};
 
 /// Short windows, one-partition sample topics, quick progress checks.
 const FAST: [(&str, &str); 6] = [
@@ -59,13 +59,7 @@ async fn serve(
     CruiseControlClient,
     tokio::task::JoinHandle<Result<(), String>>,
 ) {
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = tcp.local_addr().unwrap().port();
-    let server = tokio::spawn(strimzi_cruise_control_standin::serve(
-        standin,
-        tcp,
-        std::future::pending(),
-    ));
+    let (port, server) = support::serve(standin).await;
     let client = CruiseControlClient::new(
         Server {
             host: "127.0.0.1".into(),
@@ -80,20 +74,6 @@ async fn serve(
         Duration::from_secs(60),
     );
     (client, server)
-}
-
-async fn eventually<T>(what: &str, seconds: u64, mut check: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
 }
 
 /// A proposal once the load monitor has a window.

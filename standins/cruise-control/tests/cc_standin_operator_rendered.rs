@@ -249,13 +249,7 @@ async fn the_stand_in_starts_from_what_our_operator_renders_and_our_client_reach
     let standin = StandIn::new(settings, Arc::new(FakeAdmin::new(fake, 1)));
     let window = standin.settings.windows.window.as_millis() as u64;
     standin.record_sample(now_ms() - window, 6);
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = tcp.local_addr().unwrap().port();
-    let server = tokio::spawn(strimzi_cruise_control_standin::serve(
-        standin,
-        tcp,
-        std::future::pending(),
-    ));
+    let (port, server) = support::serve(standin).await;
     let api_secret = objects
         .secrets
         .iter()

@@ -24,7 +24,10 @@ use strimzi_operator_common::http_client::{self, Exchange, Method, Request, Serv
 use strimzi_operator_common::kafka::{AlterConfigOp, HostResolution, TlsConfig};
 use strimzi_tests::certs::TestCa;
 use support::fake_admin::FakeAdmin;
-use support::{HEALTHCHECK_PASSWORD, PASSWORD, Pod, SERVER_NAME, USER};
+use support::{HEALTHCHECK_PASSWORD, PASSWORD, Pod, SERVER_NAME, USER, eventually};
+
+/// Our operator's credentials, for raw requests.
+const OPERATOR: Option<(&str, &str)> = Some((USER, PASSWORD));
 
 /// Brokers 0-3, racks r0/r1; topic `t` with 8 partitions on brokers 0 and 1 only.
 fn skewed_cluster() -> Cluster {
@@ -74,13 +77,7 @@ async fn start(extra: &[(&str, &str)]) -> Running {
     let settings = pod.load().unwrap();
     let admin = Arc::new(FakeAdmin::new(skewed_cluster(), 2));
     let standin = StandIn::new(settings, admin.clone());
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = tcp.local_addr().unwrap().port();
-    let server = tokio::spawn(strimzi_cruise_control_standin::serve(
-        standin.clone(),
-        tcp,
-        std::future::pending(),
-    ));
+    let (port, server) = support::serve(standin.clone()).await;
     Running {
         pod,
         standin,
@@ -130,9 +127,10 @@ impl Running {
         self.standin.record_sample(now_ms() - window, 8);
     }
 
-    async fn raw(&self, method: Method, target: &str, user: Option<(&str, &str)>) -> (u16, String) {
+    /// `GET <target>` (path and query) as `user` (none: no credentials): status and body.
+    async fn get(&self, target: &str, user: Option<(&str, &str)>) -> (u16, String) {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
-        let mut request = Request::new(method, path);
+        let mut request = Request::new(Method::Get, path);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             request = request.param(name, value);
@@ -182,26 +180,31 @@ fn ready(
     }
 }
 
-async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+/// The proposal our operator's client gets for `request` (a dry run or not), ready at once.
+async fn propose(
+    operator: &CruiseControlClient,
+    request: &ProposalRequest,
+    dryrun: bool,
+) -> (
+    String,
+    strimzi_operator_common::cruise_control::OptimizationResult,
+) {
+    ready(operator.request_proposal(request, dryrun).await.unwrap())
+}
+
+/// Waits until the user task `task` is `Completed`.
+async fn until_completed(operator: &CruiseControlClient, task: &str, what: &str) {
+    eventually(what, 30, async || {
+        let task = operator.user_task(task).await.unwrap().unwrap();
+        (task.status == TaskStatus::Completed).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn credentials_and_roles_are_checked() {
     let cc = start(&[]).await;
-    let (status, _) = cc
-        .raw(Method::Get, "/kafkacruisecontrol/state?json=true", None)
-        .await;
+    let (status, _) = cc.get("/kafkacruisecontrol/state?json=true", None).await;
     assert_eq!(status, 401);
     let wrong = cc.client(USER, "wrong").executor_state().await.unwrap_err();
     assert!(
@@ -230,8 +233,7 @@ async fn credentials_and_roles_are_checked() {
     );
     // The health check: GET state without json=true, as the healthcheck user.
     let (status, body) = cc
-        .raw(
-            Method::Get,
+        .get(
             "/kafkacruisecontrol/state",
             Some(("healthcheck", HEALTHCHECK_PASSWORD)),
         )
@@ -244,29 +246,16 @@ async fn credentials_and_roles_are_checked() {
 #[tokio::test]
 async fn unknown_endpoints_and_parameters_are_refused_naming_them() {
     let cc = start(&[]).await;
-    let operator = Some((USER, PASSWORD));
     let (status, body) = cc
-        .raw(
-            Method::Get,
-            "/kafkacruisecontrol/no_such_thing?json=true",
-            operator,
-        )
+        .get("/kafkacruisecontrol/no_such_thing?json=true", OPERATOR)
         .await;
     assert_eq!(status, 404, "{body}");
     let (status, body) = cc
-        .raw(
-            Method::Get,
-            "/kafkacruisecontrol/rebalance?json=true",
-            operator,
-        )
+        .get("/kafkacruisecontrol/rebalance?json=true", OPERATOR)
         .await;
     assert_eq!(status, 404, "POST only: {body}");
     let (status, body) = cc
-        .raw(
-            Method::Get,
-            "/kafkacruisecontrol/state?json=true&frobnicate=1",
-            operator,
-        )
+        .get("/kafkacruisecontrol/state?json=true&frobnicate=1", OPERATOR)
         .await;
     assert_eq!(status, 400);
     let error: Value = serde_json::from_str(&body).unwrap();
@@ -289,11 +278,7 @@ async fn the_load_monitor_reports_windows_and_proposals_wait_for_them() {
     ])
     .await;
     let (_, body) = cc
-        .raw(
-            Method::Get,
-            "/kafkacruisecontrol/state?json=true",
-            Some((USER, PASSWORD)),
-        )
+        .get("/kafkacruisecontrol/state?json=true", OPERATOR)
         .await;
     let state: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(state["ExecutorState"]["state"], "NO_TASK_IN_PROGRESS");
@@ -311,12 +296,11 @@ async fn the_load_monitor_reports_windows_and_proposals_wait_for_them() {
         }
     }
     // The sampler fills windows by itself.
-    eventually("a valid window", async || {
+    eventually("a valid window", 30, async || {
         let (_, body) = cc
-            .raw(
-                Method::Get,
+            .get(
                 "/kafkacruisecontrol/state?json=true&substates=monitor",
-                Some((USER, PASSWORD)),
+                OPERATOR,
             )
             .await;
         let state: Value = serde_json::from_str(&body).unwrap();
@@ -345,12 +329,7 @@ async fn a_dry_run_proposal_is_a_task_with_its_answer() {
     let cc = start(&[]).await;
     cc.have_windows();
     let operator = cc.operator();
-    let (task, result) = ready(
-        operator
-            .request_proposal(&rebalance(&[]), true)
-            .await
-            .unwrap(),
-    );
+    let (task, result) = propose(&operator, &rebalance(&[]), true).await;
     let summary = &result.summary;
     assert_eq!(
         summary.num_replica_movements,
@@ -434,12 +413,12 @@ async fn goals_are_checked_as_cruise_control_checks_them() {
     );
     let mut skipping = rebalance(&["ReplicaDistributionGoal"]);
     skipping.options.skip_hard_goal_check = true;
-    let (_, result) = ready(operator.request_proposal(&skipping, true).await.unwrap());
+    let (_, result) = propose(&operator, &skipping, true).await;
     assert_eq!(result.summary.num_replica_movements, Some(8));
     // Leader balancing only: no replica moves.
     let mut leaders = rebalance(&["LeaderReplicaDistributionGoal"]);
     leaders.options.skip_hard_goal_check = true;
-    let (_, result) = ready(operator.request_proposal(&leaders, true).await.unwrap());
+    let (_, result) = propose(&operator, &leaders, true).await;
     assert_eq!(result.summary.num_replica_movements, Some(0));
     cc.server.abort();
 }
@@ -452,7 +431,7 @@ async fn an_approved_rebalance_is_executed_and_reported_through_state_and_tasks(
     let mut request = rebalance(&[]);
     request.options.replication_throttle = Some(1_000_000);
     request.options.concurrent_partition_movements_per_broker = Some(2);
-    let (task, _) = ready(operator.request_proposal(&request, false).await.unwrap());
+    let (task, _) = propose(&operator, &request, false).await;
     let state = operator.executor_state().await.unwrap();
     assert_eq!(
         state.state,
@@ -472,11 +451,7 @@ async fn an_approved_rebalance_is_executed_and_reported_through_state_and_tasks(
     // Another execution is refused while this one runs.
     let busy = operator.request_proposal(&rebalance(&[]), false).await;
     assert!(busy.is_err() || cc.standin.execution().is_none());
-    eventually("the execution to finish", async || {
-        let task = operator.user_task(&task).await.unwrap().unwrap();
-        (task.status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    until_completed(&operator, &task, "the execution to finish").await;
     assert_eq!(
         operator.executor_state().await.unwrap().state,
         "NO_TASK_IN_PROGRESS"
@@ -491,12 +466,7 @@ async fn an_approved_rebalance_is_executed_and_reported_through_state_and_tasks(
     assert!(configs.iter().any(|(_, op)| matches!(op, AlterConfigOp::Set { name, value } if name == "leader.replication.throttled.rate" && value == "1000000")));
     assert!(configs.iter().any(|(_, op)| matches!(op, AlterConfigOp::Delete { name } if name == "follower.replication.throttled.replicas")));
     // Balanced now: a new proposal moves nothing.
-    let (_, result) = ready(
-        operator
-            .request_proposal(&rebalance(&[]), true)
-            .await
-            .unwrap(),
-    );
+    let (_, result) = propose(&operator, &rebalance(&[]), true).await;
     assert_eq!(result.summary.num_replica_movements, Some(0));
     cc.server.abort();
 }
@@ -510,13 +480,9 @@ async fn brokers_are_filled_and_drained_and_replication_factors_change() {
         scope: ProposalScope::AddBrokers(vec![2, 3]),
         options: ProposalOptions::default(),
     };
-    let (task, result) = ready(operator.request_proposal(&add, false).await.unwrap());
+    let (task, result) = propose(&operator, &add, false).await;
     assert_eq!(result.summary.num_replica_movements, Some(8));
-    eventually("add_broker done", async || {
-        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed)
-            .then_some(())
-    })
-    .await;
+    until_completed(&operator, &task, "add_broker done").await;
     let counts = cc.admin.snapshot().counts();
     assert_eq!(counts.replicas[&2] + counts.replicas[&3], 8, "{counts:?}");
 
@@ -524,12 +490,8 @@ async fn brokers_are_filled_and_drained_and_replication_factors_change() {
         scope: ProposalScope::RemoveBrokers(vec![3]),
         options: ProposalOptions::default(),
     };
-    let (task, _) = ready(operator.request_proposal(&remove, false).await.unwrap());
-    eventually("remove_broker done", async || {
-        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed)
-            .then_some(())
-    })
-    .await;
+    let (task, _) = propose(&operator, &remove, false).await;
+    until_completed(&operator, &task, "remove_broker done").await;
     assert_eq!(cc.admin.snapshot().counts().replicas[&3], 0);
 
     let unknown = ProposalRequest {
@@ -542,11 +504,7 @@ async fn brokers_are_filled_and_drained_and_replication_factors_change() {
     let answer = operator.change_replication_factor("^t$", 3).await.unwrap();
     let (task, result) = ready(answer);
     assert_eq!(result.summary.num_replica_movements, Some(8));
-    eventually("replication factor 3", async || {
-        (operator.user_task(&task).await.unwrap().unwrap().status == TaskStatus::Completed)
-            .then_some(())
-    })
-    .await;
+    until_completed(&operator, &task, "replication factor 3").await;
     for partition in cc.admin.snapshot().partitions {
         let distinct: BTreeSet<i32> = partition.replicas.iter().copied().collect();
         assert_eq!(distinct.len(), 3, "{partition:?}");
@@ -599,21 +557,12 @@ async fn stopping_an_execution_ends_it_after_the_batch_under_way() {
     .await;
     cc.have_windows();
     let operator = cc.operator();
-    let (task, result) = ready(
-        operator
-            .request_proposal(&rebalance(&[]), false)
-            .await
-            .unwrap(),
-    );
+    let (task, result) = propose(&operator, &rebalance(&[]), false).await;
     assert_eq!(result.summary.num_replica_movements, Some(8));
     operator.stop_execution().await.unwrap();
     let state = operator.executor_state().await.unwrap();
     assert_eq!(state.json["stopRequested"], true, "{:?}", state.json);
-    eventually("the stopped execution to end", async || {
-        let task = operator.user_task(&task).await.unwrap().unwrap();
-        (task.status == TaskStatus::Completed).then_some(())
-    })
-    .await;
+    until_completed(&operator, &task, "the stopped execution to end").await;
     assert_eq!(
         operator.executor_state().await.unwrap().state,
         "NO_TASK_IN_PROGRESS"

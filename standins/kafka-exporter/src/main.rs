@@ -10,16 +10,9 @@ use strimzi_kafka_exporter_standin::collect::{Collector, client_settings};
 use strimzi_kafka_exporter_standin::config::{parse_args, pod_arguments};
 use strimzi_kafka_exporter_standin::{server, tls};
 
+/// Ends the start: one line naming what is wrong, exit status 2.
 fn fail(message: impl std::fmt::Display) -> ExitCode {
-    // One line, even when a library's message has several.
-    let message = message.to_string();
-    let parts: Vec<&str> = message
-        .lines()
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .collect();
-    eprintln!("kafka-exporter-standin: {}", parts.join(" "));
-    ExitCode::from(2)
+    strimzi_standin_common::fail("kafka-exporter-standin", 2, message)
 }
 
 #[tokio::main]
@@ -57,19 +50,8 @@ async fn main() -> ExitCode {
         config.servers.join(",")
     );
     let app = server::router(collector, config);
-    let stop = async {
-        let mut terminate =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(signal) => signal,
-                Err(_) => return std::future::pending().await,
-            };
-        tokio::select! {
-            _ = terminate.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    };
     match axum::serve(listener, app)
-        .with_graceful_shutdown(stop)
+        .with_graceful_shutdown(strimzi_standin_common::stop_signal())
         .await
     {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,10 +7,9 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rdkafka::ClientConfig;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -18,6 +17,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use strimzi_tests::kafka::{KafkaBroker, TLS_ADMIN_USER};
 use strimzi_tests::layout::{free_port, log_dir};
+use strimzi_tests::process::KillOnDrop;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_strimzi-kafka-exporter-standin");
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,39 +44,20 @@ fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
     Ok((status, body.to_owned()))
 }
 
-/// Kills the stand-in when the test ends.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn plain(broker: &KafkaBroker) -> ClientConfig {
-    let mut config = ClientConfig::new();
-    config.set(
-        "bootstrap.servers",
-        &broker.listener("plain").unwrap().bootstrap,
-    );
-    config
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_exporter_reports_lag_of_a_group_that_committed_offsets() {
     let broker = KafkaBroker::start(&log_dir("exporter-standin").unwrap())
         .unwrap_or_else(|error| panic!("{error}"));
 
     // Topic `lagging` with 2 partitions and 10 records on partition 0, 4 on partition 1.
-    let admin: AdminClient<DefaultClientContext> = plain(&broker).create().unwrap();
+    let admin: AdminClient<DefaultClientContext> = broker.plain_client_config().create().unwrap();
     let topic = NewTopic::new("lagging", 2, TopicReplication::Fixed(1));
     let created = admin
         .create_topics([&topic], &AdminOptions::new())
         .await
         .unwrap();
     assert!(created.iter().all(Result::is_ok), "{created:?}");
-    let producer: BaseProducer = plain(&broker).create().unwrap();
+    let producer: BaseProducer = broker.plain_client_config().create().unwrap();
     for (partition, count) in [(0, 10), (1, 4)] {
         for n in 0..count {
             let value = format!("record {n}");
@@ -93,7 +74,8 @@ async fn the_exporter_reports_lag_of_a_group_that_committed_offsets() {
 
     // Group `watchers` commits offset 3 on partition 0 and 4 on partition 1, without joining:
     // it has no members, as in the real-node test.
-    let watcher: BaseConsumer = plain(&broker)
+    let watcher: BaseConsumer = broker
+        .plain_client_config()
         .set("group.id", "watchers")
         .set("enable.auto.commit", "false")
         .create()
@@ -117,7 +99,7 @@ async fn the_exporter_reports_lag_of_a_group_that_committed_offsets() {
     std::fs::write(&cert, &certificate.cert).unwrap();
     std::fs::write(&key, &certificate.key).unwrap();
     let port = free_port().unwrap();
-    let exporter = Running(
+    let exporter = KillOnDrop(
         Command::new(BINARY)
             .args([
                 format!(

@@ -13,19 +13,26 @@
 #
 # Usage: build-images.sh [--with-operator]
 #
-# The pause image is Kubernetes' pause.c (from the k8s.io/kubernetes module source) compiled
-# statically. The Kafka image follows Strimzi's own recipe (its Dockerfiles, scripts and poms,
-# read from the Strimzi reference folder at build time) on a Debian root filesystem made with
-# debootstrap; README.md next to this script lists how it differs from Strimzi's published image.
-# The HTTP Bridge image is the bridge compiled from its sources with Maven, on the same root
-# filesystem with a Java runtime made by jlink (the bridge needs Java 21).
-# With --with-operator, the script also builds our operator image from the workspace's
-# Dockerfile: it runs the build stage's script here (a static cargo build, of the dev profile
-# unless STRIMZI_TESTENV_OPERATOR_PROFILE says otherwise) and packs its root with the final
-# stage's settings. Without it that image is
-# neither built nor checked.
+# Every image is made of registry packages and our own code only (CONTRACT.md next to this
+# script says what the images must do; README.md how they differ from Strimzi's):
+#   - pause: Kubernetes' pause.c (from the k8s.io/kubernetes module) compiled statically;
+#   - Kafka: a Debian root filesystem made with debootstrap, Kafka's jars and third-party
+#     libraries from Maven Central (kafka-dist-pom.xml, kafka-thirdparty-pom.xml), our start,
+#     probe and launcher scripts and broker-state agent (kafka/), and our contract stand-ins
+#     for Cruise Control and Kafka Exporter (workspace crates standins/cruise-control and
+#     standins/kafka-exporter, with their start scripts, and the stand-in's broker-side
+#     metrics reporter built with Maven from standins/cruise-control/metrics-reporter);
+#   - HTTP Bridge: the same Debian root filesystem without Java, with our bridge stand-in
+#     (standins/bridge) and its start script;
+#   - with --with-operator, our operator image from the workspace's Dockerfile: its build
+#     stage's script runs here and its root is packed with the final stage's settings.
+# The Rust binaries (the operators and the three stand-ins) come from one cargo invocation,
+# the Dockerfile's build stage script (deploy/docker/build-root.sh, static binaries, of the dev
+# profile unless STRIMZI_TESTENV_OPERATOR_PROFILE says otherwise) with the stand-ins added:
+# their dependencies compile once, in a target folder kept in the cache. Cargo runs on every
+# call and decides what is out of date; the binaries it gives are inputs of the images.
 #
-# Every input (versions.env, the recipe files, the operator image's root, this script's build
+# Every input (versions.env, the recipe files, the binaries, our scripts, this script's build
 # functions) is recorded in <archive>.inputs; when it matches, the archive is reused and this
 # script only prints "cached" lines. Each part is built in <cache>/images/.build-<part>.* and
 # moved into place with one rename, so an interrupted build never looks finished. Runs are
@@ -34,26 +41,20 @@
 # its log.
 #
 # Needs root (debootstrap, chroot, root-owned files in the image) and: debootstrap, gcc with a
-# static libc, go (1.24 or newer), mvn, a JDK 17, a JDK 21 or newer for the bridge, python3,
-# tar, gzip, flock, unshare; with
-# --with-operator also cargo (or $CARGO), readelf and chroot. Network: the Debian mirror, Maven
-# Central and the Go module proxy only, plus cargo's registry if its cache lacks a crate.
+# static libc, go (1.24 or newer, for the pause program's module), mvn, a JDK 17, cargo (or
+# $CARGO) with the static C libraries the workspace links (libssl-dev, zlib1g-dev), readelf,
+# chroot, python3, tar, gzip, flock, unshare. Network: the Debian mirror, Maven Central and the
+# Go module proxy only, plus cargo's registry if its cache lacks a crate.
 #
 # Environment:
 #   STRIMZI_TESTENV_CACHE        cache root (default $HOME/.cache/strimzi-testenv)
 #   STRIMZI_TESTENV_MAVEN_REPO   Maven local repository (default: Maven's own, ~/.m2/repository)
-#   STRIMZI_REFERENCE_DIR        Strimzi 1.2 reference data (default ../shared/strimzi-reference)
-#   STRIMZI_APACHE_KAFKA_DIR     Kafka's launcher scripts (default: apache-kafka next to it)
-#   STRIMZI_KAFKA_EXPORTER_DIR   Kafka Exporter sources (default: kafka-exporter-reference next to it)
-#   STRIMZI_CRUISE_CONTROL_DIR   Cruise Control sources (default: cruise-control-reference next to it)
-#   STRIMZI_BRIDGE_DIR           HTTP Bridge sources (default: strimzi-bridge-reference next to it)
-#   STRIMZI_TESTENV_BRIDGE_JDK   JDK (21 or newer) that compiles the bridge and makes its runtime
-#                                (default: the newest such JDK in /usr/lib/jvm)
-#   CARGO                        cargo program for --with-operator (default: cargo from PATH)
-#   STRIMZI_OPERATOR_TARGET_DIR  its target folder (default <cache>/operator-target)
+#   CARGO                        cargo program (default: cargo from PATH)
+#   STRIMZI_OPERATOR_TARGET_DIR  cargo's target folder for the images' binaries (default
+#                                <cache>/operator-target)
 #   STRIMZI_TESTENV_OPERATOR_PROFILE
-#                                the cargo profile of its binaries (default dev; the Dockerfile
-#                                builds release)
+#                                the cargo profile of those binaries (default dev; the
+#                                Dockerfile builds release)
 set -Eeuo pipefail
 
 with_operator=false
@@ -62,8 +63,8 @@ for arg in "$@"; do
         --with-operator) with_operator=true ;;
         -h | --help)
             echo "usage: $0 [--with-operator]"
-            echo "  builds the pause and Kafka images; --with-operator also builds the operator image"
-            echo "  (a release build of the workspace). See README.md next to this script."
+            echo "  builds the pause, Kafka and bridge images; --with-operator also packs the operator image"
+            echo "  (the workspace's Dockerfile). See README.md next to this script."
             exit 0
             ;;
         *)
@@ -84,29 +85,29 @@ images=$cache/images
 stages=$images/stages
 logs=$cache/logs
 
-reference=${STRIMZI_REFERENCE_DIR:-$repo/../shared/strimzi-reference}
-apache_kafka=${STRIMZI_APACHE_KAFKA_DIR:-$reference/../apache-kafka}
-exporter_src=${STRIMZI_KAFKA_EXPORTER_DIR:-$reference/../kafka-exporter-reference}
-cc_src=${STRIMZI_CRUISE_CONTROL_DIR:-$reference/../cruise-control-reference}
-bridge_src=${STRIMZI_BRIDGE_DIR:-$reference/../strimzi-bridge-reference}
-strimzi_source=$reference/source
-strimzi_kafka=$strimzi_source/docker-images/kafka-based/kafka
-# Strimzi keeps one third-party library list per Kafka minor version (4.3.x for 4.3.1).
-thirdparty_pom=$strimzi_source/docker-images/artifacts/kafka-thirdparty-libs/${KAFKA_VERSION%.*}.x/pom.xml
+# Our own parts of the Kafka image: scripts, launcher, tool list and the broker-state agent.
+kafka_own=$here/kafka
+# The agent's jar name, as its pom builds it (kafka_run.sh finds it by the prefix).
+agent_jar=strimzi-rs-kafka-agent-0.1.0.jar
+# The contract stand-ins (workspace crates): each one's package, which is also its binary.
+standins=$repo/standins
+cc_standin=strimzi-cruise-control-standin
+exporter_standin=strimzi-kafka-exporter-standin
+bridge_standin=strimzi-bridge-standin
+# The Cruise Control stand-in's broker-side metrics reporter, as its pom names the jar.
+reporter_jar=cruise-control-metrics-reporter-standin-0.1.0.jar
 
 pause_archive=$images/pause.oci.tar
 kafka_archive=$images/kafka-$STRIMZI_VERSION-$KAFKA_VERSION.oci.tar
 operator_archive=$images/operator.oci.tar
 bridge_archive=$images/kafka-bridge-$BRIDGE_VERSION.oci.tar
-# The modules of the bridge's Java runtime (build_bridge_jre).
-bridge_jre_modules=java.se,jdk.unsupported,jdk.management,jdk.management.agent,jdk.httpserver,jdk.naming.dns,jdk.net,jdk.zipfs,jdk.crypto.cryptoki,jdk.security.auth,jdk.security.jgss,jdk.jfr,jdk.charsets,jdk.localedata
 created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # What the Kafka image's root filesystem holds besides Debian's minimal base: the JRE and what
 # Strimzi's Dockerfiles install or its scripts and Kafka's launchers call (openssl and keytool
 # for certificates, curl for the readiness and Cruise Control health checks, netstat for the
-# controller readiness check, hostname, gawk for to_bytes.gawk, ps, find/xargs, tar, gzip and
-# unzip for Connect builds, tini as the PID 1 the scripts exec, tzdata, useradd from passwd).
+# controller readiness check, hostname, gawk, ps, find/xargs, tar, gzip and unzip for Connect
+# builds, tini as the PID 1 the scripts exec, tzdata, useradd from passwd).
 rootfs_packages=("$JAVA_PACKAGE" ca-certificates openssl curl net-tools hostname findutils tar gzip
     unzip gawk procps bash grep sed coreutils passwd tzdata tini)
 image_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -369,115 +370,48 @@ build_kafka_dist() {
     cd "$here"
 }
 
-# Strimzi's Java agent (broker readiness on :8080), built with Maven from Strimzi's sources and
-# root pom, copied out of the reference folder first. Only the jar is built: Strimzi's code
-# checks (checkstyle, spotbugs, dependency analysis, enforcer), tests, javadoc, sources and its
-# distribution zip (whose descriptor is not in the reference folder) are skipped. Compiled for
-# Java 17, the JRE in the image (Strimzi compiles for 21).
-build_kafka_agent() {
-    local jar=kafka-agent-$STRIMZI_VERSION.jar
-    mkdir -p "$work/src"
-    cp "$strimzi_source/pom.xml" "$work/src/pom.xml"
-    cp -r "$strimzi_source/kafka-agent" "$work/src/kafka-agent"
+# mvn_package <source dir> <jar>: `mvn package` of a copy of one of our Maven projects (tests
+# not compiled), its jar copied to the stage's output.
+mvn_package() {
+    cp -r "$1" "$work/src"
     chmod -R u+w "$work/src"
-    cd "$work/src/kafka-agent"
-    mvn_run -f "$work/src/kafka-agent/pom.xml" package \
-        -Dmaven.compiler.release=17 -Dmaven.test.skip=true -DskipTests \
-        -Dcheckstyle.skip=true -Djacoco.skip=true -Dspotbugs.skip=true -Dmdep.analyze.skip=true \
-        -Denforcer.skip=true -Dmaven.source.skip=true -Dmaven.javadoc.skip=true \
-        -Dassembly.skipAssembly=true -Dgpg.skip=true
-    # Strimzi's Makefile renames io.strimzi.kafka-agent-<v>.jar from its zip to this name.
-    cp "target/$jar" "$work/out/$jar"
-    python3 - "$work/out/$jar" >>"$current_log" 2>&1 <<'EOF'
-import sys, zipfile
-manifest = zipfile.ZipFile(sys.argv[1]).read("META-INF/MANIFEST.MF").decode()
-assert "Premain-Class: io.strimzi.kafka.agent.KafkaAgent" in manifest, manifest
-print("kafka agent manifest names its premain class")
-EOF
+    rm -rf "$work/src/target"
+    cd "$work/src"
+    mvn_run -f "$work/src/pom.xml" package -Dmaven.test.skip=true
+    cp "target/$2" "$work/out/$2"
     cd "$here"
 }
 
-# Strimzi's third-party libraries for this Kafka minor version, resolved from a copy of its
-# pom, changed so that Maven Central alone can serve it:
-#  - its extra repository (LinkedIn's) and the Cruise Control metrics reporter, which is only
-#    published there, are taken out (the cruise-control stage compiles the reporter instead);
-#  - each io.strimzi library asks for "the newest release up to Strimzi's version" (a Maven
-#    version range) instead of that exact version, since Maven Central does not have every
-#    one of them at the version Strimzi 1.2.0 names;
-#  - a library of which Maven Central has no release at all in that range is taken out (the
-#    build retries without it).
-# What differs from Strimzi's versions is printed and kept in <stage>/substitutions.txt.
+# Our broker-state agent (CONTRACT.md 3.6), built with Maven from kafka/agent (the JDK and Maven
+# Central's build plugins only; no library dependency). Compiled for Java 17, the image's JRE.
+build_kafka_agent() {
+    mvn_package "$kafka_own/agent" "$agent_jar"
+    python3 - "$work/out/$agent_jar" >>"$current_log" 2>&1 <<'EOF'
+import sys, zipfile
+jar = zipfile.ZipFile(sys.argv[1])
+manifest = jar.read("META-INF/MANIFEST.MF").decode()
+assert "Premain-Class: io.strimzi.rs.agent.BrokerStateAgent" in manifest, manifest
+assert "io/strimzi/rs/agent/BrokerStateAgent.class" in jar.namelist()
+print("the agent's manifest names its premain class")
+EOF
+}
+
+# The Cruise Control stand-in's broker-side metrics reporter (CONTRACT.md 5.5), our class under
+# Cruise Control's name, built with Maven from standins/cruise-control/metrics-reporter against
+# kafka-clients from Maven Central (provided: the brokers' class path has it). Java 17.
+build_cc_reporter() {
+    mvn_package "$standins/cruise-control/metrics-reporter" "$reporter_jar"
+}
+
+# The third-party libraries of Kafka's libs/ (CONTRACT.md 9), from our own list
+# (kafka-thirdparty-pom.xml: Maven Central coordinates, versions pinned, substitutions for
+# versions Maven Central lacks written down in it).
 build_thirdparty_libs() {
-    local dropped="cruise-control-metrics-reporter" attempt missing
-    for attempt in 1 2 3 4 5; do
-        python3 - "$thirdparty_pom" "$work/pom.xml" "$dropped" >>"$current_log" 2>&1 <<'EOF'
-import re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-ET.register_namespace("", ns)
-ET.register_namespace("xsi", "http://www.w3.org/2001/XMLSchema-instance")
-source, target, dropped = sys.argv[1], sys.argv[2], set(sys.argv[3].split(","))
-tree = ET.parse(source)
-project = tree.getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-for repositories in project.findall(q("repositories")):
-    project.remove(repositories)
-    print("left out <repositories>:", [r.findtext(q("url")) for r in repositories])
-dependencies = project.find(q("dependencies"))
-for dependency in list(dependencies):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    if artifact in dropped:
-        dependencies.remove(dependency)
-        print(f"left out {group}:{artifact}")
-        continue
-    if group == "io.strimzi":
-        version = dependency.find(q("version"))
-        pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], version.text)
-        version.text = f"[0,{pinned}]"
-        print(f"{group}:{artifact}: newest release up to {pinned}")
-tree.write(target, xml_declaration=True, encoding="UTF-8")
-EOF
-        cd "$work"
-        if mvn_run -f "$work/pom.xml" \
-            "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
-            -DincludeScope=runtime "-DoutputDirectory=$work/out/libs"; then
-            break
-        fi
-        # "No versions available for io.strimzi:<artifact>:jar:[0,<v>] within specified range"
-        missing=$(sed -n 's/.*No versions available for io\.strimzi:\([^:]*\):jar:.*/\1/p' "$current_log" | tail -1)
-        if [[ -z $missing || ,$dropped, == *,$missing,* ]]; then
-            note "Maven failed, and not for an io.strimzi library missing from Maven Central"
-            false
-        fi
-        note "no release of io.strimzi:$missing on Maven Central: retrying without it"
-        dropped+=,$missing
-    done
-    [[ -d $work/out/libs ]] || { note "gave up after $attempt attempts"; false; }
-    # Compare with Strimzi's versions.
-    python3 - "$thirdparty_pom" "$work/out/libs" "$dropped" >"$work/out/substitutions.txt" <<'EOF'
-import os, re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-project = ET.parse(sys.argv[1]).getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-jars = os.listdir(sys.argv[2])
-dropped = set(sys.argv[3].split(","))
-for dependency in project.find(q("dependencies")):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], dependency.findtext(q("version")))
-    if artifact in dropped:
-        print(f"{artifact} {pinned}: left out")
-        continue
-    found = [j[len(artifact) + 1:-4] for j in jars if re.fullmatch(re.escape(artifact) + r"-\d[^-]*(-[a-z]+)?\.jar", j)]
-    if found and pinned not in found:
-        print(f"{artifact} {pinned}: {', '.join(found)} instead")
-EOF
-    cat "$work/out/substitutions.txt" >>"$current_log"
-    if [[ -s $work/out/substitutions.txt ]]; then
-        echo "thirdparty-libs: not on Maven Central at Strimzi's versions: $(paste -sd ';' "$work/out/substitutions.txt" | sed 's/;/, /g')"
-    fi
+    cp "$here/kafka-thirdparty-pom.xml" "$work/pom.xml"
+    cd "$work"
+    mvn_run -f "$work/pom.xml" \
+        "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
+        -DincludeScope=runtime "-DoutputDirectory=$work/out/libs"
     note "third-party libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars"
     cd "$here"
 }
@@ -518,77 +452,52 @@ EOF
     fi
     cd "$here"
 }
-
-# Cruise Control, compiled from its sources with Maven (the poms in cruise-control/ stand in
-# for upstream's build.gradle; tests are not compiled). Gives
-#   libs/        cruise-control, -core and -metrics-reporter with the runtime closure Strimzi's
-#                kafka-thirdparty-libs/cc/pom.xml resolves (for /opt/cruise-control/libs)
-#   kafka-libs/  the metrics reporter alone, for Kafka's libs/ (its dependencies are already
-#                there, and Strimzi's third-party pom excludes the rest)
-build_cruise_control() {
-    local v=$CRUISE_CONTROL_VERSION jar
-    cp -r "$here/cruise-control" "$work/pom"
-    chmod -R u+w "$work/pom"
-    # Gradle's createVersionFile puts this file into the cruise-control jar; KafkaCruiseControl
-    # logs it at start. No commit id without upstream's .git (Gradle writes "unknown" then too).
-    mkdir -p "$work/generated/cruise-control"
-    printf '%s\n' "commitId=unknown" "version=$v" >"$work/generated/cruise-control/cruise-control-version.properties"
-    cd "$work/pom"
-    mvn_run -f "$work/pom/pom.xml" package -Dmaven.test.skip=true -Dmaven.compiler.release=17 \
-        "-Dcc.source=$cc_src" "-Dcc.generated=$work/generated" "-Dcc.libs.dir=$work/out/libs" \
-        "-Ddependency.plugin.version=$MAVEN_DEPENDENCY_PLUGIN_VERSION"
-    for jar in "cruise-control-$v.jar" "cruise-control-core-$v.jar" "cruise-control-metrics-reporter-$v.jar"; do
-        [[ -f $work/out/libs/$jar ]] || { note "missing $jar (do the poms in cruise-control/ say $v?)"; false; }
-    done
-    mkdir -p "$work/out/kafka-libs"
-    cp "$work/out/libs/cruise-control-metrics-reporter-$v.jar" "$work/out/kafka-libs/"
-    python3 - "$work/out/libs" "$v" >>"$current_log" 2>&1 <<'EOF'
-import sys, zipfile
-libs, v = sys.argv[1], sys.argv[2]
-names = set(zipfile.ZipFile(f"{libs}/cruise-control-{v}.jar").namelist())
-for name in ("com/linkedin/kafka/cruisecontrol/KafkaCruiseControlMain.class", "yaml/base.yaml",
-             "cruise-control/cruise-control-version.properties", "LICENSE", "NOTICE"):
-    assert name in names, f"{name} not in cruise-control-{v}.jar"
-reporter = set(zipfile.ZipFile(f"{libs}/cruise-control-metrics-reporter-{v}.jar").namelist())
-assert "com/linkedin/kafka/cruisecontrol/metricsreporter/CruiseControlMetricsReporter.class" in reporter
-print("cruise-control jars hold their main class, reporter and resources")
-EOF
-    note "cruise control libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars, $(du -sm "$work/out/libs" | cut -f1) MB"
+# ---------------------------------------------------------------------------------------------
+# The Rust binaries of the images, from one cargo invocation: the Dockerfile's build stage
+# script (static binaries; oci.py dockerfile reads the script's command and the final stage's
+# settings) with our three stand-ins added to it. Updates in place (a binary is only written
+# when it changed, so an up-to-date run writes nothing; the images are checked against the
+# binaries' contents, not their times)
+#   <stage>/root/          the operator image's root (packed only with --with-operator)
+#   <stage>/config.json    the operator image's runtime settings
+#   <stage>/standins/      the stand-ins' binaries, for the Kafka and bridge images
+build_binaries() {
+    local stage=$1
+    local -a command
+    mkdir -p "$stage"
+    mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$stage/config.json")
+    ((${#command[@]} > 0)) || fail "no build command read from $repo/Dockerfile"
+    cd "$repo"
+    log env CARGO_TARGET_DIR="$operator_target" STRIMZI_OPERATOR_PROFILE="$operator_profile" "${command[@]}" \
+        --also "$cc_standin" --also "$exporter_standin" --also "$bridge_standin" \
+        --also-into "$stage/standins" "$stage/root"
     cd "$here"
 }
 
-# Kafka Exporter, built from its sources (copied to the temp dir) with the module proxy for its
-# dependencies, with the version stamps its release build (promu) sets.
-build_kafka_exporter() {
-    local version ldflags module=github.com/prometheus/common/version
-    cp -r "$exporter_src" "$work/src"
-    chmod -R u+w "$work/src"
-    cd "$work/src"
-    version=$(cat VERSION)
-    if [[ v$version != "$KAFKA_EXPORTER_VERSION" ]]; then
-        note "the sources are Kafka Exporter $version, versions.env pins $KAFKA_EXPORTER_VERSION"
+# standin_note <file> <program> <binary> <crate> <contract section>: the note next to a
+# stand-in in an image, saying what it is and what it is not.
+standin_note() {
+    printf '%s\n' \
+        "$3 is a contract stand-in for $2; it is not $2." \
+        "It is strimzi-rs code (the workspace crate $4), written for the images of the" \
+        "strimzi-rs test environment: it reads what $2 reads in the pods the operator" \
+        "creates and serves what the operator, the probes and the dashboards use of it, as" \
+        "tests/testenv/images/CONTRACT.md $5 describes; what it leaves out is listed there." >"$1"
+}
+
+# refuses_to_start <root> <exit status> <text> <command...>: runs a start script or program in
+# <root> as uid 1001 with nothing of a pod around it; it must stop with that exit status and a
+# message containing <text> (what it found missing). 126 or 127 would mean it could not run.
+refuses_to_start() {
+    local root=$1 expected=$2 text=$3 rc=0
+    shift 3
+    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" timeout 20 "$@" >"$work/start.out" 2>&1 || rc=$?
+    cat "$work/start.out" >>"$current_log"
+    note "$* exited with $rc"
+    if ((rc != expected)) || ! grep -qF "$text" "$work/start.out"; then
+        note "$* did not stop with exit status $expected naming $text"
         false
     fi
-    ldflags="-X $module.Version=$version -X $module.Revision= -X $module.Branch=HEAD"
-    ldflags+=" -X $module.BuildUser=strimzi-testenv -X $module.BuildDate=$(date -u -d "@$IMAGE_EPOCH" +%Y%m%d-%H:%M:%S)"
-    log env CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GOWORK=off \
-        go build -trimpath -tags netgo -ldflags "$ldflags" -o "$work/out/kafka_exporter" .
-    log "$work/out/kafka_exporter" --version
-    cd "$here"
-}
-
-# copy_tree <from dir> <to dir>: the files of a Strimzi script folder, executable (0755) where
-# the source is, else 0644, as a Dockerfile COPY of Strimzi's repository gives them.
-copy_tree() {
-    local from=$1 to=$2 file
-    mkdir -p "$to"
-    for file in "$from"/*; do
-        if [[ -x $file ]]; then
-            install -m 0755 "$file" "$to/"
-        else
-            install -m 0644 "$file" "$to/"
-        fi
-    done
 }
 
 # The Kafka image: the root filesystem plus /opt laid out as Strimzi's Kafka Dockerfile does.
@@ -599,10 +508,32 @@ build_kafka_image() {
     cp -al "$stages/rootfs/rootfs" "$root"
     local k=$root$kafka_home
     mkdir -p "$k/libs" "$k/bin" "$k/config" "$k/plugins"
-    # Kafka's distribution: libs/ from Maven Central, bin/ from Kafka's launcher scripts.
+    # Kafka's distribution: libs/ from Maven Central; bin/ our launcher and tool wrappers.
     cp "$stages/kafka-dist/libs/"*.jar "$k/libs/"
-    install -m 0755 "$apache_kafka"/bin/*.sh "$k/bin/"
-    install -m 0644 "$apache_kafka/LICENSE" "$apache_kafka/NOTICE" "$k/"
+    install -m 0755 "$kafka_own/bin/kafka-run-class.sh" "$k/bin/"
+    local name class heap
+    while read -r name class heap; do
+        [[ -n $name && $name != \#* ]] || continue
+        {
+            echo '#!/usr/bin/env bash'
+            echo "# $name: Kafka's $class through our launcher (tests/testenv/images/kafka/bin/tools.list)."
+            if [[ -n $heap ]]; then
+                echo "export KAFKA_HEAP_OPTS=\${KAFKA_HEAP_OPTS:-\"${heap//_/ }\"}"
+            fi
+            echo "exec \"\$(dirname \"\$0\")/kafka-run-class.sh\" $class \"\$@\""
+        } >"$k/bin/$name"
+        chmod 0755 "$k/bin/$name"
+    done <"$kafka_own/bin/tools.list"
+    # Licence texts: Kafka's own LICENSE and NOTICE, as its clients jar carries them, and a note
+    # of ours at the end of NOTICE.
+    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" LICENSE >"$k/LICENSE"
+    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" NOTICE >"$k/NOTICE"
+    [[ -s $k/LICENSE && -s $k/NOTICE ]] || { note "kafka-clients-$KAFKA_VERSION.jar has no LICENSE or NOTICE"; false; }
+    printf '\n%s\n%s\n%s\n%s\n' \
+        "libs/ holds Apache Kafka $KAFKA_VERSION and the libraries it and this image need, as published" \
+        'on Maven Central, each under the licence in its own jar. The scripts in this folder and in' \
+        "bin/, the broker-state agent and the Cruise Control stand-in's metrics reporter" \
+        "(libs/$reporter_jar) are strimzi-rs code." >>"$k/NOTICE"
     # A console-only Log4j2 configuration for tools run by hand with KAFKA_LOG4J_OPTS pointing
     # at it (Strimzi's scripts always pass their own configuration).
     printf '%s\n' \
@@ -613,28 +544,36 @@ build_kafka_image() {
         'appender.stderr.target = SYSTEM_ERR' \
         'appender.stderr.layout.type = PatternLayout' \
         'appender.stderr.layout.pattern = [%d] %p %m (%c)%n' >"$k/config/tools-log4j2.properties"
-    # Strimzi's start, readiness and liveness scripts at the top of KAFKA_HOME.
-    copy_tree "$strimzi_kafka/scripts" "$k"
-    # Strimzi's agent and third-party libraries (the latter overwrite same-named jars).
-    cp "$stages/kafka-agent/kafka-agent-$STRIMZI_VERSION.jar" "$k/libs/"
+    # Our start, readiness and liveness scripts at the top of KAFKA_HOME (Strimzi's paths).
+    for script in kafka_run.sh kafka_connect_run.sh kafka_readiness.sh kafka_liveness.sh; do
+        install -m 0755 "$kafka_own/$script" "$k/"
+    done
+    install -m 0644 "$kafka_own/kafka_common.sh" "$k/"
+    # Our agent and the third-party libraries.
+    cp "$stages/kafka-agent/$agent_jar" "$k/libs/"
     cp "$stages/thirdparty-libs/libs/"*.jar "$k/libs/"
-    # Cruise Control's metrics reporter, which Strimzi's third-party list puts there.
-    cp "$stages/cruise-control/kafka-libs/"*.jar "$k/libs/"
-    # Kafka Exporter with Strimzi's start script.
-    mkdir -p "$root/opt/kafka-exporter"
-    install -m 0755 "$stages/kafka-exporter/kafka_exporter" "$root/opt/kafka-exporter/"
-    copy_tree "$strimzi_kafka/exporter-scripts" "$root/opt/kafka-exporter"
+    # The Cruise Control stand-in's metrics reporter, loaded by the brokers (CONTRACT.md 5.5).
+    cp "$stages/cc-reporter/$reporter_jar" "$k/libs/"
     # The Prometheus JMX exporter agent.
     mkdir -p "$root/opt/prometheus-jmx-exporter"
     install -m 0644 "$stages/jmx-exporter"/jmx_prometheus_javaagent-*.jar "$root/opt/prometheus-jmx-exporter/"
-    # Cruise Control: Strimzi's scripts, and its jars with their dependencies in libs/.
-    copy_tree "$strimzi_kafka/cruise-control-scripts" "$root/opt/cruise-control"
-    mkdir -p "$root/opt/cruise-control/libs"
-    cp "$stages/cruise-control/libs/"*.jar "$root/opt/cruise-control/libs/"
+    # Our contract stand-ins for Kafka Exporter and Cruise Control (CONTRACT.md 6 and 5.7) at
+    # the paths Strimzi's image has, with their start scripts and a note saying what they are.
+    # The exporter is also installed as the program Strimzi's image has there.
+    local exporter=$root/opt/kafka-exporter cc=$root/opt/cruise-control
+    mkdir -p "$exporter" "$cc"
+    install -m 0755 "$stages/binaries/standins/$exporter_standin" "$exporter/"
+    ln -s "$exporter_standin" "$exporter/kafka_exporter"
+    install -m 0755 "$standins/kafka-exporter/scripts/kafka_exporter_run.sh" "$exporter/"
+    standin_note "$exporter/STAND-IN" "Kafka Exporter" "$exporter_standin" standins/kafka-exporter "section 6"
+    install -m 0755 "$stages/binaries/standins/$cc_standin" "$cc/"
+    install -m 0755 "$standins/cruise-control/scripts/cruise_control_run.sh" \
+        "$standins/cruise-control/scripts/cruise_control_healthcheck.sh" "$cc/"
+    standin_note "$cc/STAND-IN" "Cruise Control" "$cc_standin" standins/cruise-control "section 5"
     # As in Strimzi's image: /opt owned by root, readable (not writable) by everyone else.
     chown -R 0:0 "$root/opt"
     find "$root/opt" -type d -exec chmod 0755 {} +
-    find "$root/opt" -type f -name '*.jar' -exec chmod 0644 {} +
+    find "$root/opt" -type f \( -name '*.jar' -o -name STAND-IN \) -exec chmod 0644 {} +
     find "$root/opt" -exec touch -h -d "@$IMAGE_EPOCH" {} +
 
     # Jars present in more than one version (Strimzi's build checks the same for classpath
@@ -646,21 +585,38 @@ build_kafka_image() {
     # Smoke tests inside the image, as the kafka user: Kafka's launcher with these libs on this
     # JRE, and the shell scripts parse.
     log in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$java_home" \
-        HOME=/home/kafka "KAFKA_HOME=$kafka_home" "LOG_DIR=$kafka_home" \
-        "KAFKA_LOG4J_OPTS=-Dlog4j2.configurationFile=$kafka_home/config/tools-log4j2.properties" \
-        bash -c "cd $kafka_home && ./bin/kafka-storage.sh random-uuid && ./bin/kafka-topics.sh --version"
-    for script in "$k"/*.sh "$root"/opt/kafka-exporter/*.sh "$root"/opt/cruise-control/*.sh; do
+        HOME=/home/kafka "KAFKA_HOME=$kafka_home" \
+        bash -c "cd / && $kafka_home/bin/kafka-storage.sh random-uuid && $kafka_home/bin/kafka-topics.sh --version"
+    for script in "$k"/*.sh "$k"/bin/*.sh "$root"/opt/kafka-exporter/*.sh "$root"/opt/cruise-control/*.sh; do
         log chroot "$root" bash -n "${script#"$root"}"
     done
-    log in_root "$root" 1001:0 /opt/kafka-exporter/kafka_exporter --version
-    # Cruise Control's main class loads with the class path cruise_control_run.sh gives it and,
-    # without a configuration file, stops with its usage message.
-    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$java_home" \
-        /usr/bin/java -cp '/opt/cruise-control/libs/*' com.linkedin.kafka.cruisecontrol.KafkaCruiseControlMain \
-        >"$work/cc-main.out" 2>&1 || true
-    cat "$work/cc-main.out" >>"$current_log"
-    grep -q 'USAGE: java KafkaCruiseControlMain' "$work/cc-main.out" ||
-        { note "KafkaCruiseControlMain did not start"; false; }
+    # Every tool wrapper's main class and every class a generated server.config can name
+    # (CONTRACT.md 3.5) is in libs/.
+    python3 - "$k/libs" "$kafka_own/bin/tools.list" >>"$current_log" 2>&1 <<'EOF'
+import os, sys, zipfile
+libs, tools = sys.argv[1], sys.argv[2]
+names = set()
+for jar in os.listdir(libs):
+    names.update(zipfile.ZipFile(os.path.join(libs, jar)).namelist())
+wanted = [line.split()[1] for line in open(tools) if line.strip() and not line.startswith("#")]
+wanted += ["io.strimzi.kafka.KubernetesSecretConfigProvider",
+           "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+           "org.apache.kafka.common.config.provider.FileConfigProvider",
+           "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+           "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+           "org.apache.kafka.common.metrics.JmxReporter",
+           "io.strimzi.kafka.quotas.StaticQuotaCallback",
+           "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager",
+           "io.strimzi.rs.agent.BrokerStateAgent",
+           "com.linkedin.kafka.cruisecontrol.metricsreporter.CruiseControlMetricsReporter"]
+missing = [c for c in wanted if c.replace(".", "/") + ".class" not in names]
+assert not missing, f"classes not in libs/: {missing}"
+print(f"{len(wanted)} classes found in libs/")
+EOF
+    # The stand-ins run on this root as uid 1001 through their start scripts, and outside a
+    # pod stop on the first variable they miss.
+    refuses_to_start "$root" 2 KAFKA_EXPORTER_KAFKA_SERVER /opt/kafka-exporter/kafka_exporter_run.sh
+    refuses_to_start "$root" 1 STRIMZI_KAFKA_BOOTSTRAP_SERVERS /opt/cruise-control/cruise_control_run.sh
     # What the smoke tests left, and /tmp's time as it was, so equal inputs give equal bytes.
     rm -rf "${root:?}"/tmp/*
     touch -r "$stages/rootfs/rootfs/tmp" "$root/tmp"
@@ -691,7 +647,8 @@ build_kafka_image() {
     "name": "kafka",
     "version": "$STRIMZI_VERSION-$KAFKA_VERSION",
     "release": "$STRIMZI_VERSION",
-    "org.opencontainers.image.description": "Local rebuild of Strimzi's Kafka $KAFKA_VERSION image for the strimzi-rs test environment (Debian $DEBIAN_SUITE, $JAVA_PACKAGE)"
+    "org.opencontainers.image.description": "Kafka $KAFKA_VERSION image with the layout and contract of Strimzi's, for the strimzi-rs test environment (Debian $DEBIAN_SUITE, $JAVA_PACKAGE, our scripts and agent)",
+    "io.strimzi.rs.stand-ins": "Cruise Control (/opt/cruise-control) and Kafka Exporter (/opt/kafka-exporter) are contract stand-ins written for strimzi-rs, not the real programs: see STAND-IN in each folder"
   }
 }
 EOF
@@ -699,148 +656,66 @@ EOF
     remove "$root"
 }
 
+
 # ---------------------------------------------------------------------------------------------
-# The HTTP Bridge image, quay.io/strimzi/kafka-bridge: the bridge compiled from its sources, on
-# the Kafka image's root filesystem with a Java runtime of the bridge's Java release.
-
-# The bridge with its runtime dependencies, as its Maven assembly lays it out (bin/, config/,
-# libs/, LICENSE, README.md), built from a copy of its sources whose pom is changed so that
-# Maven Central alone can serve it: its test dependencies are taken out (tests are not built),
-# and each io.strimzi library asks for the newest release up to the pinned one (a version
-# range), as for Strimzi's third-party libraries. What differs from the pinned versions is
-# printed and kept in <stage>/substitutions.txt. Strimzi's code checks are skipped.
-build_bridge() {
-    local v=$BRIDGE_VERSION dist
-    mkdir -p "$work/src"
-    cp -r "$bridge_src/src" "$bridge_src/bin" "$bridge_src/config" "$bridge_src/LICENSE" \
-        "$bridge_src/README.md" "$work/src/"
-    chmod -R u+w "$work/src"
-    python3 - "$bridge_src/pom.xml" "$work/src/pom.xml" >>"$current_log" 2>&1 <<'EOF'
-import re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-ET.register_namespace("", ns)
-ET.register_namespace("xsi", "http://www.w3.org/2001/XMLSchema-instance")
-tree = ET.parse(sys.argv[1])
-project = tree.getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-dependencies = project.find(q("dependencies"))
-for dependency in list(dependencies):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    if dependency.findtext(q("scope")) == "test":
-        dependencies.remove(dependency)
-        print(f"left out test dependency {group}:{artifact}")
-    elif group == "io.strimzi":
-        version = dependency.find(q("version"))
-        pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], version.text)
-        version.text = f"[0,{pinned}]"
-        print(f"{group}:{artifact}: newest release up to {pinned}")
-tree.write(sys.argv[2], xml_declaration=True, encoding="UTF-8")
-EOF
-    cd "$work/src"
-    # Maven runs on the bridge's JDK, which compiles for the pom's Java release.
-    local -x JAVA_HOME=$bridge_jdk
-    mvn_run -f "$work/src/pom.xml" package -Dmaven.test.skip=true -DskipTests \
-        -Dcheckstyle.skip=true -Dspotbugs.skip=true -Dmdep.analyze.skip=true -Dmaven.source.skip=true \
-        -Dmaven.javadoc.skip=true -Dgpg.skip=true
-    dist=$work/src/target/kafka-bridge-$v/kafka-bridge-$v
-    [[ -x $dist/bin/kafka_bridge_run.sh && -f $dist/libs/io.strimzi.kafka-bridge-$v.jar ]] ||
-        { note "no assembled bridge in $dist"; false; }
-    mv "$dist" "$work/out/kafka-bridge"
-    # Versions of io.strimzi libraries that differ from the pom's.
-    python3 - "$bridge_src/pom.xml" "$work/out/kafka-bridge/libs" >"$work/out/substitutions.txt" <<'EOF'
-import os, re, sys
-import xml.etree.ElementTree as ET
-ns = "http://maven.apache.org/POM/4.0.0"
-q = lambda tag: f"{{{ns}}}{tag}"
-project = ET.parse(sys.argv[1]).getroot()
-properties = {p.tag[len(ns) + 2:]: p.text for p in project.find(q("properties"))}
-jars = os.listdir(sys.argv[2])
-for dependency in project.find(q("dependencies")):
-    group, artifact = dependency.findtext(q("groupId")), dependency.findtext(q("artifactId"))
-    if group != "io.strimzi" or dependency.findtext(q("scope")) == "test":
-        continue
-    pinned = re.sub(r"\$\{([^}]+)\}", lambda m: properties[m.group(1)], dependency.findtext(q("version")))
-    prefix = f"{group}.{artifact}-"
-    found = [j[len(prefix):-4] for j in jars if j.startswith(prefix)]
-    if found and pinned not in found:
-        print(f"{artifact} {pinned}: {', '.join(found)} instead")
-EOF
-    cat "$work/out/substitutions.txt" >>"$current_log"
-    if [[ -s $work/out/substitutions.txt ]]; then
-        echo "bridge: not on Maven Central at the bridge's versions: $(paste -sd ';' "$work/out/substitutions.txt" | sed 's/;/, /g')"
-    fi
-    note "bridge libs: $(find "$work/out/kafka-bridge/libs" -name '*.jar' | wc -l) jars, $(du -sm "$work/out/kafka-bridge/libs" | cut -f1) MB"
-    cd "$here"
-}
-
-# A Java runtime for the bridge made with the JDK's jlink: the Java SE modules and the JDK
-# modules the bridge and its libraries use (HTTP server of the Prometheus exporter, JMX,
-# DNS, unsupported APIs, crypto providers, locales), without debug data or man pages.
-build_bridge_jre() {
-    log "$bridge_jdk/bin/jlink" --add-modules "$bridge_jre_modules" --strip-debug --no-man-pages \
-        --no-header-files --output "$work/out/jre"
-    log "$work/out/jre/bin/java" -version
-    note "bridge Java runtime: $(du -sm "$work/out/jre" | cut -f1) MB"
-}
-
-# The bridge image: the Kafka image's root filesystem with the bridge's Java runtime in place
-# of Debian's, the strimzi user (uid 1001, group 0) and /opt/strimzi laid out as the bridge's
-# Dockerfile does; tini is Debian's, at the path the Dockerfile puts it.
+# The HTTP Bridge image, quay.io/strimzi/kafka-bridge: our bridge stand-in (CONTRACT.md 8), a
+# static program, on the Kafka image's root filesystem without Java, with the user, paths and
+# settings of Strimzi's bridge image that the pods rely on.
 build_bridge_image() {
-    local root=$work/rootfs jre=/usr/lib/jvm/jre-$BRIDGE_JAVA_RELEASE java_home
-    java_home=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")
-    cp -al "$stages/rootfs/rootfs" "$root"
-    # Debian's Java runtime leaves; java on the PATH is the bridge's.
-    rm -rf "${root:?}$java_home"
-    cp -a "$stages/bridge-jre/jre" "$root$jre"
-    ln -sfn "$jre/bin/java" "$root/usr/bin/java"
-    ln -sfn "$jre/bin/keytool" "$root/usr/bin/keytool"
-    # The Dockerfile's user: strimzi rather than the Kafka image's kafka, same uid and group.
+    local root=$work/rootfs home=/opt/strimzi
+    # A copy of its own, not hard links: purging packages rewrites files in place.
+    cp -a "$stages/rootfs/rootfs" "$root"
+    # No Java: the runtime and the two packages that came for it alone are purged (the
+    # libraries they brought stay), then the links left dangling (to manual pages the root
+    # filesystem lost) are removed.
+    log in_root "$root" 0:0 dpkg --purge "$JAVA_PACKAGE" ca-certificates-java java-common
+    log chroot "$root" find /usr/bin /etc/alternatives -xtype l -print -delete
+    if [[ -e $root/usr/lib/jvm || -e $root/usr/bin/java ]]; then
+        note "Java is left in the bridge image's root"
+        false
+    fi
+    # Strimzi's bridge image runs as user strimzi: the Kafka root filesystem's kafka user renamed
+    # (same uid 1001 and group 0).
     sed -i -e 's#^kafka:\(.*\):/home/kafka:#strimzi:\1:/home/strimzi:#' "$root/etc/passwd"
     sed -i -e 's#^kafka:#strimzi:#' "$root/etc/shadow"
     mv "$root/home/kafka" "$root/home/strimzi"
     grep -q '^strimzi:x:1001:0:' "$root/etc/passwd" || { note "no strimzi user in /etc/passwd"; false; }
-    mkdir -p "$root/opt/strimzi"
-    cp -a "$stages/bridge/kafka-bridge/." "$root/opt/strimzi/"
-    chown -R 0:0 "$root/opt" "$root$jre"
+    mkdir -p "$root$home/bin/docker"
+    install -m 0755 "$stages/binaries/standins/$bridge_standin" "$root$home/bin/"
+    install -m 0755 "$standins/bridge/scripts/kafka_bridge_run.sh" "$root$home/bin/docker/"
+    standin_note "$root$home/STAND-IN" "Strimzi's HTTP Bridge" "$bridge_standin" standins/bridge "section 8"
+    chmod 0644 "$root$home/STAND-IN"
+    chown -R 0:0 "$root/opt"
     find "$root/opt" -type d -exec chmod 0755 {} +
-    find "$root/opt" "$root$jre" "$root/home/strimzi" -exec touch -h -d "@$IMAGE_EPOCH" {} +
-    # Smoke tests as the strimzi user: the scripts parse, and the bridge's main class starts on
-    # this runtime with the image's libs and stops on a missing configuration file.
-    for script in "$root"/opt/strimzi/bin/*.sh "$root"/opt/strimzi/bin/docker/*.sh; do
-        log chroot "$root" bash -n "${script#"$root"}"
-    done
-    in_root "$root" 1001:0 /usr/bin/env -i "PATH=$image_path" "JAVA_HOME=$jre" \
-        /opt/strimzi/bin/kafka_bridge_run.sh --config-file=/nonexistent.properties \
-        >"$work/bridge-main.out" 2>&1 || true
-    cat "$work/bridge-main.out" >>"$current_log"
-    grep -q 'nonexistent.properties' "$work/bridge-main.out" ||
-        { note "the bridge did not start"; false; }
+    find "$root/opt" "$root/home/strimzi" -exec touch -h -d "@$IMAGE_EPOCH" {} +
+    # Smoke tests as the strimzi user: the start script parses, stops without its mounted
+    # configuration, and the stand-in names a configuration file it cannot read.
+    log chroot "$root" bash -n "$home/bin/docker/kafka_bridge_run.sh"
+    refuses_to_start "$root" 1 "$home/custom-config/application.properties" "$home/bin/docker/kafka_bridge_run.sh"
+    refuses_to_start "$root" 2 /nonexistent.properties "$home/bin/$bridge_standin" --config-file=/nonexistent.properties
+    # What the smoke tests left, and /tmp's time as it was, so equal inputs give equal bytes.
     rm -rf "${root:?}"/tmp/*
     touch -r "$stages/rootfs/rootfs/tmp" "$root/tmp"
-    # Runtime settings of the bridge's Dockerfile: user 1001, /opt/strimzi as working
-    # directory, its variables, and its start script as the command. LANG=C.UTF-8 as in the
-    # Kafka image.
+    # Runtime settings of Strimzi's bridge image that matter here: user 1001, /opt/strimzi as
+    # working directory and STRIMZI_HOME, the version variable, and the start script as the
+    # command (the pods give it as args). No JAVA_HOME: there is no Java.
     cat >"$work/config.json" <<EOF
 {
   "User": "1001",
-  "WorkingDir": "/opt/strimzi",
+  "WorkingDir": "$home",
   "Env": [
     "PATH=$image_path",
     "container=oci",
-    "JAVA_HOME=$jre",
     "LANG=C.UTF-8",
     "STRIMZI_KAFKA_BRIDGE_VERSION=$BRIDGE_VERSION",
-    "STRIMZI_HOME=/opt/strimzi",
-    "TINI_VERSION=v0.19.0"
+    "STRIMZI_HOME=$home"
   ],
-  "Cmd": ["/opt/strimzi/bin/kafka_bridge_run.sh"],
+  "Cmd": ["$home/bin/docker/kafka_bridge_run.sh"],
   "Labels": {
     "name": "kafka-bridge",
     "version": "$BRIDGE_VERSION",
-    "org.opencontainers.image.description": "Local rebuild of Strimzi HTTP Bridge $BRIDGE_VERSION for the strimzi-rs test environment (Debian $DEBIAN_SUITE, Java runtime of JDK $bridge_jdk_version)"
+    "org.opencontainers.image.description": "HTTP Bridge image with the name and paths of Strimzi's $BRIDGE_VERSION, for the strimzi-rs test environment (Debian $DEBIAN_SUITE)",
+    "io.strimzi.rs.stand-ins": "the bridge ($home/bin/$bridge_standin) is a contract stand-in written for strimzi-rs, not Strimzi's HTTP Bridge: see $home/STAND-IN"
   }
 }
 EOF
@@ -849,23 +724,12 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
-# The operator image (only with --with-operator), from the workspace's Dockerfile: its build
-# stage's script runs here (cargo, static binaries) into a root folder, and its final stage's
-# settings become the image's configuration (oci.py dockerfile). No registry, no daemon.
-
-# The build stage: the Dockerfile's script with the root folder as its last argument.
-build_operator_root() {
-    local -a command
-    mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$work/config.json")
-    ((${#command[@]} > 0)) || fail "no build command read from $repo/Dockerfile"
-    cd "$repo"
-    log env CARGO_TARGET_DIR="$operator_target" STRIMZI_OPERATOR_PROFILE="$operator_profile" "${command[@]}" "$work/root"
-    cd "$here"
-}
-
-# The final stage: smoke tests in the root, then one layer with the Dockerfile's settings.
+# The operator image (only with --with-operator), from the workspace's Dockerfile: the root and
+# settings of the binaries' part, smoke-tested, in one layer. No registry, no daemon.
 build_operator_image() {
     local root=$work/root program rc chroot_program
+    # A copy: the files' times are changed for packing.
+    cp -a "$stages/binaries/root" "$root"
     # Each program starts in this root as uid 1001 with an empty environment and stops on its
     # missing configuration (exit 1); 126 or 127 means it could not be run at all.
     chroot_program=$(command -v chroot)
@@ -876,22 +740,25 @@ build_operator_image() {
         ((rc == 1)) || { note "$program did not stop on its missing configuration"; false; }
     done
     find "$root" -exec touch -h -d "@$IMAGE_EPOCH" {} +
-    pack_image "$root" "$work/config.json" "$operator_image" --owner=0 --group=0
+    pack_image "$root" "$stages/binaries/config.json" "$operator_image" --owner=0 --group=0
     remove "$root"
 }
 
 # ---------------------------------------------------------------------------------------------
 
-[[ -d $strimzi_kafka && -f $thirdparty_pom ]] ||
-    fail "Strimzi reference data not found at $reference: set STRIMZI_REFERENCE_DIR to the strimzi-reference folder"
-[[ -d $apache_kafka/bin ]] || fail "Kafka's launcher scripts not found at $apache_kafka: set STRIMZI_APACHE_KAFKA_DIR"
-[[ -f $exporter_src/go.mod ]] || fail "Kafka Exporter sources not found at $exporter_src: set STRIMZI_KAFKA_EXPORTER_DIR"
-[[ -f $cc_src/build.gradle ]] || fail "Cruise Control sources not found at $cc_src: set STRIMZI_CRUISE_CONTROL_DIR"
-[[ -f $bridge_src/pom.xml && $(cat "$bridge_src/release.version" 2>/dev/null) == "$BRIDGE_VERSION" ]] ||
-    fail "HTTP Bridge $BRIDGE_VERSION sources not found at $bridge_src: set STRIMZI_BRIDGE_DIR"
 [[ -n $KUBERNETES_VERSION ]] || fail "KUBERNETES_VERSION not found in $here/../versions.env"
 need sha256sum "apt-get install -y coreutils"
 need flock "apt-get install -y util-linux"
+need python3 "apt-get install -y python3"
+need "${CARGO:-cargo}" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
+need readelf "apt-get install -y binutils"
+# The binaries' target folder (static binaries for an explicit target triple): kept in the
+# cache so that a fresh checkout rebuilds only the workspace's crates.
+operator_target=${STRIMZI_OPERATOR_TARGET_DIR:-$cache/operator-target}
+# The same code as the Dockerfile's release build, compiled without optimisation: a fraction
+# of the time on 2 cores (the tests' clusters are small, and the operators the tests start on
+# the host are such builds too).
+operator_profile=${STRIMZI_TESTENV_OPERATOR_PROFILE:-dev}
 if $with_operator; then
     # The image is tagged with the workspace version ([workspace.package] in Cargo.toml).
     workspace_version=$(awk '/^\[/ { section = $1 }
@@ -899,79 +766,7 @@ if $with_operator; then
         "$repo/Cargo.toml")
     [[ -n $workspace_version ]] || fail "no version in [workspace.package] of $repo/Cargo.toml"
     operator_image=$OPERATOR_IMAGE_REPOSITORY:$workspace_version
-    # A target folder of its own (static binaries for an explicit target triple): kept in the
-    # cache so that a fresh checkout rebuilds only the workspace's crates.
-    operator_target=${STRIMZI_OPERATOR_TARGET_DIR:-$cache/operator-target}
-    # The same code as the Dockerfile's release build, compiled without optimisation: about
-    # 2.5 minutes cold on 2 cores instead of 12 to 20 (the tests' clusters are small, and the
-    # operators the tests start on the host are such builds too).
-    operator_profile=${STRIMZI_TESTENV_OPERATOR_PROFILE:-dev}
-    need "${CARGO:-cargo}" "install Rust (https://rustup.rs) or set CARGO to the cargo program"
-    need readelf "apt-get install -y binutils"
 fi
-
-# java_release <java home>: the feature release of a JDK (21 for 21.0.5), from its release file.
-java_release() {
-    [[ -f $1/release ]] || return 0
-    sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release"
-}
-
-# The JDK of the bridge: STRIMZI_TESTENV_BRIDGE_JDK, else the newest JDK with jlink in
-# /usr/lib/jvm of at least the bridge's Java release.
-bridge_jdk=${STRIMZI_TESTENV_BRIDGE_JDK:-}
-if [[ -z $bridge_jdk ]]; then
-    best=0
-    for candidate in /usr/lib/jvm/*/; do
-        candidate=${candidate%/}
-        release=$(java_release "$candidate")
-        if [[ -x $candidate/bin/jlink && -x $candidate/bin/javac && -n $release ]] && ((release > best)); then
-            best=$release
-            bridge_jdk=$candidate
-        fi
-    done
-fi
-bridge_jdk_version=""
-if [[ -n $bridge_jdk ]]; then
-    bridge_jdk_version=$(sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$bridge_jdk/release" 2>/dev/null || true)
-fi
-
-# Inputs of every part: a change to any of them rebuilds that part and what uses it.
-oci_hash=$(sha256sum "$here/oci.py" | cut -c1-64)
-pause_inputs="image=$PAUSE_IMAGE kubernetes=$KUBERNETES_VERSION epoch=$IMAGE_EPOCH
-oci.py=$oci_hash code=$(code_hash build_pause pack_image)"
-rootfs_inputs="suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${rootfs_packages[*]}
-code=$(code_hash build_rootfs in_root)"
-kafka_dist_inputs="kafka=$KAFKA_VERSION scala=$SCALA_BINARY_VERSION log4j2=$LOG4J2_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
-pom=$(sha256sum "$here/kafka-dist-pom.xml" | cut -c1-64) code=$(code_hash build_kafka_dist mvn_run)"
-kafka_agent_inputs="strimzi=$STRIMZI_VERSION sources=$(tree_hash "$strimzi_source" pom.xml kafka-agent)
-code=$(code_hash build_kafka_agent mvn_run)"
-thirdparty_inputs="pom=$(sha256sum "$thirdparty_pom" | cut -c1-64) plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
-code=$(code_hash build_thirdparty_libs mvn_run)"
-jmx_inputs="jmx-exporter=$JMX_EXPORTER_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_jmx_exporter mvn_run)"
-cc_inputs="cruise-control=$CRUISE_CONTROL_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
-sources=$(tree_hash "$cc_src" build.gradle gradle.properties LICENSE NOTICE cruise-control/src/main cruise-control-core/src/main cruise-control-metrics-reporter/src/main)
-poms=$(tree_hash "$here" cruise-control) code=$(code_hash build_cruise_control mvn_run)"
-exporter_inputs="kafka-exporter=$KAFKA_EXPORTER_VERSION sources=$(tree_hash "$exporter_src" .)
-code=$(code_hash build_kafka_exporter)"
-bridge_inputs="bridge=$BRIDGE_VERSION jdk=$bridge_jdk_version sources=$(tree_hash "$bridge_src" pom.xml src bin config LICENSE README.md)
-code=$(code_hash build_bridge mvn_run)"
-bridge_jre_inputs="jdk=$bridge_jdk_version modules=$bridge_jre_modules code=$(code_hash build_bridge_jre)"
-bridge_image_inputs="image=$BRIDGE_IMAGE epoch=$IMAGE_EPOCH release=$BRIDGE_JAVA_RELEASE
-rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
-bridge=$(echo "$bridge_inputs" | sha256sum | cut -c1-64)
-bridge-jre=$(echo "$bridge_jre_inputs" | sha256sum | cut -c1-64)
-oci.py=$oci_hash code=$(code_hash build_bridge_image pack_image in_root)"
-kafka_inputs="image=$KAFKA_IMAGE strimzi=$STRIMZI_VERSION kafka=$KAFKA_VERSION epoch=$IMAGE_EPOCH
-rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
-kafka-dist=$(echo "$kafka_dist_inputs" | sha256sum | cut -c1-64)
-kafka-agent=$(echo "$kafka_agent_inputs" | sha256sum | cut -c1-64)
-thirdparty-libs=$(echo "$thirdparty_inputs" | sha256sum | cut -c1-64)
-jmx-exporter=$(echo "$jmx_inputs" | sha256sum | cut -c1-64)
-kafka-exporter=$(echo "$exporter_inputs" | sha256sum | cut -c1-64)
-cruise-control=$(echo "$cc_inputs" | sha256sum | cut -c1-64)
-strimzi-scripts=$(tree_hash "$strimzi_kafka" scripts exporter-scripts cruise-control-scripts)
-kafka-bin=$(tree_hash "$apache_kafka" bin LICENSE NOTICE)
-oci.py=$oci_hash code=$(code_hash build_kafka_image copy_tree pack_image in_root)"
 
 mkdir -p "$images" "$stages" "$logs"
 # One builder at a time per cache; parallel callers wait here, then find the archives cached.
@@ -982,6 +777,54 @@ for leftover in "$images"/.build-*; do
     if [[ -e $leftover ]]; then remove "$leftover"; fi
 done
 
+# The binaries first, on every run: cargo decides what is out of date, and the images record
+# what it gives. Quiet under STRIMZI_TESTENV_QUIET=1 (a warm start of the test environment
+# prints nothing) unless it took a while.
+quiet=false
+[[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && quiet=true
+$quiet || echo "Rust binaries (the Dockerfile's build stage and the stand-ins; cargo, profile $operator_profile): compiling what changed (cold: about 5 minutes on 2 cores for dev; seconds when up to date)"
+current_component=binaries
+current_log=$logs/images-binaries.log
+: >"$current_log"
+build_started=$SECONDS
+build_binaries "$stages/binaries"
+current_component=""
+took=$((SECONDS - build_started))
+if ! $quiet || ((took >= 10)); then
+    echo "Rust binaries: ready in ${took}s"
+fi
+
+# Inputs of every part: a change to any of them rebuilds that part and what uses it.
+oci_hash=$(sha256sum "$here/oci.py" | cut -c1-64)
+pause_inputs="image=$PAUSE_IMAGE kubernetes=$KUBERNETES_VERSION epoch=$IMAGE_EPOCH
+oci.py=$oci_hash code=$(code_hash build_pause pack_image)"
+rootfs_inputs="suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${rootfs_packages[*]}
+code=$(code_hash build_rootfs in_root)"
+kafka_dist_inputs="kafka=$KAFKA_VERSION scala=$SCALA_BINARY_VERSION log4j2=$LOG4J2_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
+pom=$(sha256sum "$here/kafka-dist-pom.xml" | cut -c1-64) code=$(code_hash build_kafka_dist mvn_run)"
+kafka_agent_inputs="jar=$agent_jar sources=$(tree_hash "$kafka_own" agent/pom.xml agent/src)
+code=$(code_hash build_kafka_agent mvn_package mvn_run)"
+reporter_inputs="jar=$reporter_jar sources=$(tree_hash "$standins/cruise-control" metrics-reporter/pom.xml metrics-reporter/src/main)
+code=$(code_hash build_cc_reporter mvn_package mvn_run)"
+thirdparty_inputs="pom=$(sha256sum "$here/kafka-thirdparty-pom.xml" | cut -c1-64) plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
+code=$(code_hash build_thirdparty_libs mvn_run)"
+jmx_inputs="jmx-exporter=$JMX_EXPORTER_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_jmx_exporter mvn_run)"
+standin_code="code=$(code_hash standin_note refuses_to_start pack_image in_root) oci.py=$oci_hash"
+kafka_inputs="image=$KAFKA_IMAGE strimzi=$STRIMZI_VERSION kafka=$KAFKA_VERSION epoch=$IMAGE_EPOCH
+rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
+kafka-dist=$(echo "$kafka_dist_inputs" | sha256sum | cut -c1-64)
+kafka-agent=$(echo "$kafka_agent_inputs" | sha256sum | cut -c1-64)
+cc-reporter=$(echo "$reporter_inputs" | sha256sum | cut -c1-64)
+thirdparty-libs=$(echo "$thirdparty_inputs" | sha256sum | cut -c1-64)
+jmx-exporter=$(echo "$jmx_inputs" | sha256sum | cut -c1-64)
+scripts=$(tree_hash "$kafka_own" kafka_run.sh kafka_connect_run.sh kafka_readiness.sh kafka_liveness.sh kafka_common.sh bin)
+stand-ins=$(tree_hash "$stages/binaries/standins" "$cc_standin" "$exporter_standin") $(tree_hash "$standins" cruise-control/scripts kafka-exporter/scripts)
+$standin_code code=$(code_hash build_kafka_image)"
+bridge_image_inputs="image=$BRIDGE_IMAGE epoch=$IMAGE_EPOCH
+rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
+stand-in=$(tree_hash "$stages/binaries/standins" "$bridge_standin") $(tree_hash "$standins" bridge/scripts)
+$standin_code code=$(code_hash build_bridge_image)"
+
 pause_ready=false
 kafka_ready=false
 bridge_ready=false
@@ -990,7 +833,6 @@ is_current "$kafka_archive.inputs" "$kafka_inputs" && [[ -f $kafka_archive ]] &&
 is_current "$bridge_archive.inputs" "$bridge_image_inputs" && [[ -f $bridge_archive ]] && bridge_ready=true
 
 if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || $with_operator; then
-    need python3 "apt-get install -y python3"
     need tar "apt-get install -y tar"
     need gzip "apt-get install -y gzip"
     need dpkg "this script needs a Debian-based machine (dpkg)"
@@ -1010,19 +852,15 @@ if ! $kafka_ready || ! $bridge_ready; then
     [[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] ||
         fail "Debian's archive keys not found: apt-get install -y debian-archive-keyring"
     need unshare "apt-get install -y util-linux"
+    need chroot "apt-get install -y coreutils"
     need mvn "apt-get install -y maven"
     need javac "apt-get install -y openjdk-17-jdk-headless"
-    need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
-fi
-if ! $bridge_ready; then
-    [[ -n $bridge_jdk && $(java_release "$bridge_jdk") -ge $BRIDGE_JAVA_RELEASE ]] ||
-        fail "the HTTP Bridge needs a JDK $BRIDGE_JAVA_RELEASE or newer (with jlink) in /usr/lib/jvm, or STRIMZI_TESTENV_BRIDGE_JDK naming one (e.g. Temurin 25 from https://adoptium.net)"
 fi
 
 # cached <what>: says a part is already built (not with STRIMZI_TESTENV_QUIET=1, which the test
 # environment sets so that a warm start prints nothing).
 cached() {
-    [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] || echo "$1: cached"
+    $quiet || echo "$1: cached"
 }
 
 if $pause_ready; then
@@ -1049,12 +887,11 @@ if $kafka_ready; then
 else
     stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
     stage kafka-dist "$kafka_dist_inputs" "Kafka $KAFKA_VERSION libs (Maven Central)" "30 seconds" build_kafka_dist
-    stage kafka-agent "$kafka_agent_inputs" "Strimzi kafka-agent $STRIMZI_VERSION (Maven)" "30 seconds" build_kafka_agent
-    stage thirdparty-libs "$thirdparty_inputs" "Strimzi third-party libs (Maven Central)" "1.5 minutes" build_thirdparty_libs
+    stage kafka-agent "$kafka_agent_inputs" "broker-state agent (Maven, kafka/agent)" "30 seconds" build_kafka_agent
+    stage cc-reporter "$reporter_inputs" "Cruise Control stand-in's metrics reporter (Maven, standins/cruise-control/metrics-reporter)" "30 seconds" build_cc_reporter
+    stage thirdparty-libs "$thirdparty_inputs" "third-party libs (Maven Central, kafka-thirdparty-pom.xml)" "1.5 minutes" build_thirdparty_libs
     stage jmx-exporter "$jmx_inputs" "Prometheus JMX exporter up to $JMX_EXPORTER_VERSION (Maven Central)" "10 seconds" build_jmx_exporter
-    stage kafka-exporter "$exporter_inputs" "Kafka Exporter $KAFKA_EXPORTER_VERSION (go build)" "1 minute" build_kafka_exporter
-    stage cruise-control "$cc_inputs" "Cruise Control $CRUISE_CONTROL_VERSION (Maven, from sources)" "1 minute" build_cruise_control
-    start kafka "kafka image $KAFKA_IMAGE" "30 seconds"
+    start kafka "kafka image $KAFKA_IMAGE" "1 minute"
     build_kafka_image
     finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
 fi
@@ -1063,41 +900,28 @@ if $bridge_ready; then
     cached "bridge image $BRIDGE_IMAGE"
 else
     stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
-    stage bridge "$bridge_inputs" "HTTP Bridge $BRIDGE_VERSION (Maven, from sources)" "1 minute" build_bridge
-    stage bridge-jre "$bridge_jre_inputs" "bridge Java runtime (jlink of JDK $bridge_jdk_version)" "15 seconds" build_bridge_jre
     start kafka-bridge "bridge image $BRIDGE_IMAGE" "20 seconds"
     build_bridge_image
     finish_archive "$bridge_archive" "$bridge_image_inputs" "bridge image"
 fi
 
 if $with_operator; then
-    # No cached/building decision before the build stage: the binaries are an input.
-    start operator-root "operator image root (Dockerfile build stage: cargo build, profile $operator_profile)" "2.5 minutes on 2 cores for dev; seconds when up to date"
-    build_operator_root
     operator_inputs="image=$operator_image epoch=$IMAGE_EPOCH
-root=$(cd "$work/root" && find . -printf '%p %m %l\n' | LC_ALL=C sort | sha256sum | cut -c1-64) files=$(cd "$work/root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64)
-config=$(sha256sum "$work/config.json" | cut -c1-64) oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
-    echo "operator image root: ready in $((SECONDS - build_started))s"
+root=$(cd "$stages/binaries/root" && find . -printf '%p %m %l\n' | LC_ALL=C sort | sha256sum | cut -c1-64) files=$(cd "$stages/binaries/root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64)
+config=$(sha256sum "$stages/binaries/config.json" | cut -c1-64) oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
     if is_current "$operator_archive.inputs" "$operator_inputs" && [[ -f $operator_archive ]]; then
-        remove "$work"
-        work=""
-        current_component=""
         cached "operator image $operator_image"
     else
         [[ $(id -u) -eq 0 ]] || fail "building the operator image needs root (chroot for its smoke test)"
         need chroot "apt-get install -y coreutils"
         need timeout "apt-get install -y coreutils"
-        # The root and the configuration move into the packing step's folder.
-        stage_work=$work
         start operator "operator image $operator_image" "10 seconds"
-        mv "$stage_work/root" "$stage_work/config.json" "$work/"
-        remove "$stage_work"
         build_operator_image
         finish_archive "$operator_archive" "$operator_inputs" "operator image"
     fi
 fi
 
-[[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && exit 0
+$quiet && exit 0
 echo "pause image: $pause_archive"
 echo "kafka image: $kafka_archive"
 echo "bridge image: $bridge_archive"

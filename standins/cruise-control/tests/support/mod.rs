@@ -8,10 +8,44 @@ pub mod fake_admin;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use strimzi_cluster_operator::model::components::cruise_control::GOALS;
 use strimzi_cruise_control_standin::config::{self, ConfigError, Paths, Settings};
+use strimzi_cruise_control_standin::service::StandIn;
 use strimzi_tests::certs::TestCa;
+
+/// Serves `standin`'s REST API on a free port of 127.0.0.1: the port and the server's task.
+pub async fn serve(standin: Arc<StandIn>) -> (u16, tokio::task::JoinHandle<Result<(), String>>) {
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let server = tokio::spawn(strimzi_cruise_control_standin::serve(
+        standin,
+        tcp,
+        std::future::pending(),
+    ));
+    (port, server)
+}
+
+/// Asks `check` every 200 ms until it gives a value; fails the test after `seconds`.
+pub async fn eventually<T>(
+    what: &str,
+    seconds: u64,
+    mut check: impl AsyncFnMut() -> Option<T>,
+) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
 
 pub const USER: &str = "rebalance-operator";
 pub const PASSWORD: &str = "rebalance-secret";

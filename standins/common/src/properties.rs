@@ -1,5 +1,5 @@
 //! Java properties text (`java.util.Properties.load`): the format of the bridge's
-//! `application.properties`. Comments start with `#` or `!`; key and value are separated by
+//! `application.properties` and Cruise Control's `cruisecontrol.properties`. Comments start with `#` or `!`; key and value are separated by
 //! `=`, `:` or white space; a backslash escapes the next character (`\n`, `\t`, `\r`, `\f`,
 //! `\uXXXX`, or the character itself) and at the end of a line continues the line.
 
@@ -146,5 +146,19 @@ mod tests {
         let error = parse("a=1\nb=\\u12\n").unwrap_err();
         assert_eq!(error.line, 2);
         assert!(error.to_string().starts_with("line 2: key b: malformed"));
+    }
+
+    #[test]
+    fn reads_separators_comments_continuations_and_escapes() {
+        let text = "# comment\n! also\na=1\nb : 2\nc 3\n  d=x\\\n    y\ne\\:f=g\\nh\nempty=\nonly\na=last\n";
+        let entries = parse(text).unwrap();
+        assert_eq!(entries.get("a").map(String::as_str), Some("last"));
+        assert_eq!(entries.get("b").map(String::as_str), Some("2"));
+        assert_eq!(entries.get("c").map(String::as_str), Some("3"));
+        assert_eq!(entries.get("d").map(String::as_str), Some("xy"));
+        assert_eq!(entries.get("e:f").map(String::as_str), Some("g\nh"));
+        assert_eq!(entries.get("empty").map(String::as_str), Some(""));
+        assert_eq!(entries.get("only").map(String::as_str), Some(""));
+        assert_eq!(entries.len(), 7);
     }
 }
