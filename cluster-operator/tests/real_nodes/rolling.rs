@@ -224,7 +224,8 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     // and it is not restarted again, as it came back with the new configuration.
     let mut operator_restarted = false;
     let mut crashed: Option<String> = None;
-    let (report, roll) = roll_under_load(
+    // On the heap: the test's future grew past a test thread's stack.
+    let (report, roll) = Box::pin(roll_under_load(
         &client,
         &ns,
         &plain,
@@ -246,7 +247,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
                 crashed = Some(broker.clone());
             }
         },
-    )
+    ))
     .await;
     let crashed = crashed.expect("a broker crashed in the middle of the roll");
     let restarts = container_restarts(&client, &ns, &crashed).await;
@@ -342,7 +343,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         drop(refused);
         println!("while unreachable, the Kafka said: {message}");
     };
-    let (parallel_report, parallel) = roll_under_load(
+    let (parallel_report, parallel) = Box::pin(roll_under_load(
         &client,
         &ns,
         &plain,
@@ -352,7 +353,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         }}}}}}),
         unreachable,
         |_| {},
-    )
+    ))
     .await;
     assert_eq!(parallel.most_restarting, 2, "two brokers at once at most");
 
