@@ -180,7 +180,7 @@ pub async fn apply(client: &Client, namespace: &str, document: &Value) {
 
 /// Server-side applies a document as `field_manager`, taking over conflicting fields (as
 /// `kubectl apply --server-side --force-conflicts` does): namespaced kinds in `namespace`,
-/// the cluster-scoped kinds of the install bundles cluster-wide.
+/// the cluster-scoped kinds of the install bundles and admission policies cluster-wide.
 pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_manager: &str) {
     let (object, api) = dynamic(client, namespace, document);
     let name = object.metadata.name.clone().unwrap();
@@ -194,7 +194,7 @@ pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_
 }
 
 /// `document` as a dynamic object, and the API of its kind: cluster-wide for the
-/// cluster-scoped kinds of the install bundles, else in `namespace`.
+/// cluster-scoped kinds of the install bundles and admission policies, else in `namespace`.
 pub fn dynamic(
     client: &Client,
     namespace: &str,
@@ -210,7 +210,12 @@ pub fn dynamic(
     let resource = ApiResource::from_gvk(&gvk);
     let cluster_scoped = matches!(
         types.kind.as_str(),
-        "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition" | "Namespace"
+        "ClusterRole"
+            | "ClusterRoleBinding"
+            | "CustomResourceDefinition"
+            | "Namespace"
+            | "ValidatingAdmissionPolicy"
+            | "ValidatingAdmissionPolicyBinding"
     );
     let api = if cluster_scoped {
         Api::all_with(client.clone(), &resource)
