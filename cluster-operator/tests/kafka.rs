@@ -696,10 +696,10 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
         );
         println!("{name}: {:?}: {:?}", not_ready.reason, not_ready.message);
     }
-    // An invalid spec waits for a change instead of retrying with backoff: its failures,
-    // however many events (the operator's own writes to pools and status, late on a loaded
-    // machine) wake it, are never scheduled again. The controller counts every failure it
-    // schedules again after a backoff delay.
+    // An invalid spec is not retried with backoff: its failures, however many events (the
+    // operator's own writes to pools and status, late on a loaded machine) wake it, are
+    // scheduled again only for the periodic reconciliation (2 minutes here). The controller
+    // counts every failure it schedules again after a backoff delay.
     let reconciliations = operator.runtime.metrics().reconciliations("Kafka", &ns, "");
     assert!(reconciliations.failed_count() >= 3);
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
@@ -1316,6 +1316,139 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         (1, 1),
         "{notes:?}"
     );
+    operator.stop().await;
+}
+
+/// The node certificate Secrets of `pods`: the generation of the cluster CA certificate
+/// that signed each, and its `<pod>.crt`.
+async fn node_certificates(
+    client: &Client,
+    ns: &str,
+    pods: impl IntoIterator<Item = &String>,
+) -> BTreeMap<String, (String, Vec<u8>)> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let mut certificates = BTreeMap::new();
+    for pod in pods {
+        let secret = secrets.get(pod).await.unwrap();
+        let generation = secret
+            .annotations()
+            .get("strimzi.io/cluster-ca-cert-generation")
+            .cloned()
+            .unwrap_or_default();
+        let crt = secret.data.unwrap()[&format!("{pod}.crt")].0.clone();
+        certificates.insert(pod.clone(), (generation, crt));
+    }
+    certificates
+}
+
+/// The `metadata.generation` of each StrimziPodSet and the data of each ConfigMap of the
+/// cluster: what the operator applies from the spec.
+async fn applied_from_the_spec(client: &Client, ns: &str, cluster: &str) -> Vec<String> {
+    let selector = format!("strimzi.io/cluster={cluster}");
+    let sets = Api::<StrimziPodSet>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap();
+    let config_maps = Api::<ConfigMap>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap();
+    sets.iter()
+        .map(|set| format!("{}: {:?}", set.name_any(), set.metadata.generation))
+        .chain(
+            config_maps
+                .iter()
+                .map(|map| format!("{}: {:?}", map.name_any(), map.data)),
+        )
+        .collect()
+}
+
+/// Issue 36, item 4: an invalid spec does not stop certificate renewal. The CA step and the
+/// renewal of the running nodes' certificates go on at every periodic reconciliation while
+/// the spec is invalid (Secrets are not watched: only a periodic reconciliation sees the
+/// annotation), and nothing else is applied.
+#[tokio::test]
+async fn while_the_spec_is_invalid_the_cluster_ca_and_the_running_nodes_certificates_are_renewed() {
+    let (client, ns) = namespace("invalid-renewal").await;
+    let operator = Operator::on_with(&ns, &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "5000")]);
+    let documents = cluster("renewing", 1, 1);
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "renewing").await;
+    let pods = pod_uids(&client, &ns, "renewing").await;
+    assert_eq!(pods.len(), 2, "{pods:?}");
+    let certificates = node_certificates(&client, &ns, pods.keys()).await;
+    assert!(
+        certificates
+            .values()
+            .all(|(generation, _)| generation == "0")
+    );
+
+    // A config provider alias the operator reserves for itself: an invalid spec.
+    let mut invalid = documents[2].clone();
+    invalid["spec"]["kafka"]["config"]["config.providers"] = json!("strimzienv");
+    apply(&client, &ns, &invalid).await;
+    let spec_error = "InvalidConfigurationException";
+    let message = not_ready_with(&client, &ns, "renewing", spec_error).await;
+    let applied = applied_from_the_spec(&client, &ns, "renewing").await;
+
+    force(
+        &client,
+        &ns,
+        "renewing-cluster-ca-cert",
+        "strimzi.io/force-renew",
+    )
+    .await;
+    eventually(
+        "the cluster CA renewed and the running nodes' certificates with it",
+        support::WAIT,
+        || async {
+            cluster_ca_state(&client, &ns, "renewing").await
+                == ("1".to_owned(), "0".to_owned(), false)
+                && node_certificates(&client, &ns, pods.keys())
+                    .await
+                    .values()
+                    .all(|(generation, _)| generation == "1")
+        },
+    )
+    .await;
+    let renewed = node_certificates(&client, &ns, pods.keys()).await;
+    for (pod, (_, crt)) in &renewed {
+        assert_ne!(*crt, certificates[pod].1, "{pod}: a new certificate");
+    }
+
+    // The condition still names the spec error; nothing else was applied, nothing restarted.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let kafka = kafkas.get("renewing").await.unwrap();
+    let not_ready = condition(&kafka, "NotReady").unwrap();
+    assert_eq!(
+        (not_ready.reason.as_deref(), not_ready.message.as_ref()),
+        (Some(spec_error), Some(&message))
+    );
+    assert_eq!(
+        applied_from_the_spec(&client, &ns, "renewing").await,
+        applied
+    );
+    assert_eq!(pod_uids(&client, &ns, "renewing").await, pods);
+    let notes = events(&client, &ns, "Normal", "Kafka", "renewing").await;
+    for reason in ["CaCertificateRenewed", "NodeCertificatesRenewed"] {
+        assert!(
+            notes.iter().any(|note| note.contains(reason)),
+            "{reason}: {notes:?}"
+        );
+    }
+    // Later periodic reconciliations renew nothing more.
+    tokio::time::sleep(std::time::Duration::from_secs(12)).await;
+    assert_eq!(node_certificates(&client, &ns, pods.keys()).await, renewed);
+    assert_eq!(
+        cluster_ca_state(&client, &ns, "renewing").await,
+        ("1".to_owned(), "0".to_owned(), false)
+    );
+
+    // The fix is applied, and the pods are to roll for the renewed CA, which waits (kwok
+    // pods run no broker whose safety could be checked).
+    apply(&client, &ns, &documents[2]).await;
+    not_ready_with(&client, &ns, "renewing", UNREACHABLE).await;
+    assert_eq!(pod_uids(&client, &ns, "renewing").await, pods);
     operator.stop().await;
 }
 

@@ -77,17 +77,29 @@ fn owns_ca_secrets(spec: Option<&strimzi_api::kafka::CertificateAuthority>) -> b
 }
 
 impl Reconciliation<'_> {
-    /// Creates or renews the cluster and clients CAs and writes their Secrets.
-    #[tracing::instrument(level = "debug", skip_all)]
-    pub(super) async fn reconcile_cas(&mut self) -> Result<ClusterCas, ReconcileError> {
-        let now = OffsetDateTime::now_utc();
+    /// Whether a maintenance time window (`spec.maintenanceTimeWindows`) is open at `now`;
+    /// always without windows. An expression that does not parse is an invalid spec.
+    pub(super) fn maintenance_window_open(
+        &self,
+        now: OffsetDateTime,
+    ) -> Result<bool, ReconcileError> {
         let windows = self
             .kafka
             .spec
             .maintenance_time_windows
             .clone()
             .unwrap_or_default();
-        let window_open = windows.is_empty() || MaintenanceWindows::parse(&windows)?.contains(now);
+        Ok(windows.is_empty() || MaintenanceWindows::parse(&windows)?.contains(now))
+    }
+
+    /// Creates or renews the cluster and clients CAs at `now` and writes their Secrets;
+    /// renewals wait for `window_open`.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn reconcile_cas(
+        &mut self,
+        now: OffsetDateTime,
+        window_open: bool,
+    ) -> Result<ClusterCas, ReconcileError> {
         let cluster = self
             .reconcile_ca(
                 CaKind::Cluster,

@@ -69,6 +69,7 @@ pub struct Operator {
 impl Operator {
     fn start(
         namespace: &str,
+        extra: &[(&str, &str)],
         controllers: impl FnOnce(
             &OperatorRuntime,
             &ClusterOperatorConfig,
@@ -89,7 +90,7 @@ impl Operator {
                 .unwrap()
         });
         let _entered = tokio.enter();
-        let config = config_for(namespace, &[]);
+        let config = config_for(namespace, extra);
         let runtime = OperatorRuntime::new(
             client,
             config.operator.clone(),
@@ -111,14 +112,20 @@ impl Operator {
 
     /// Starts the Kafka and StrimziPodSet controllers on `namespace`.
     pub fn on(namespace: &str) -> Self {
-        Self::start(namespace, |runtime, config| {
+        Self::on_with(namespace, &[])
+    }
+
+    /// Starts the Kafka and StrimziPodSet controllers on `namespace`, configured with the
+    /// `extra` variables too.
+    pub fn on_with(namespace: &str, extra: &[(&str, &str)]) -> Self {
+        Self::start(namespace, extra, |runtime, config| {
             strimzi_cluster_operator::controllers(runtime, config).unwrap()
         })
     }
 
     /// Starts only the StrimziPodSet controller on `namespace`.
     pub fn pod_sets_only(namespace: &str) -> Self {
-        Self::start(namespace, |runtime, config| {
+        Self::start(namespace, &[], |runtime, config| {
             vec![
                 strimzi_cluster_operator::pod_set::PodSetReconciler::controller(
                     runtime,
