@@ -19,7 +19,7 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::resources::eventually;
 use support::rolls::pod_uids;
 use support::{
-    Operator, apply, cluster, condition, names, namespace, not_ready_with, ready, wait_for,
+    Operator, apply, cluster, condition, force, names, namespace, not_ready_with, ready, wait_for,
 };
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
@@ -1262,19 +1262,6 @@ async fn cluster_ca_state(client: &Client, ns: &str, cluster: &str) -> (String, 
         annotation(&key, "strimzi.io/ca-key-generation").unwrap_or_default(),
         forced,
     )
-}
-
-/// Sets the force annotation `annotation` (`strimzi.io/force-renew` or `force-replace`) on
-/// the CA Secret `secret`, as a user does.
-async fn force(client: &Client, ns: &str, secret: &str, annotation: &str) {
-    Api::<Secret>::namespaced(client.clone(), ns)
-        .patch(
-            secret,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}})),
-        )
-        .await
-        .unwrap();
 }
 
 #[tokio::test]

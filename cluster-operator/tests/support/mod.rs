@@ -545,6 +545,19 @@ pub fn kafka(name: &str, brokers: i32) -> Value {
     })
 }
 
+/// Sets the force annotation `annotation` (`strimzi.io/force-renew` or
+/// `strimzi.io/force-replace`) to `"true"` on the CA Secret `secret`, as a user does.
+pub async fn force(client: &Client, ns: &str, secret: &str, annotation: &str) {
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), ns)
+        .patch(
+            secret,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}})),
+        )
+        .await
+        .unwrap();
+}
+
 /// The condition `kind` of the Kafka's status.
 pub fn condition<'a>(kafka: &'a Kafka, kind: &str) -> Option<&'a strimzi_api::common::Condition> {
     condition_of(kafka.status.as_ref()?.conditions.as_ref(), kind)
