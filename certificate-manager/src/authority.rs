@@ -11,6 +11,13 @@
 //! 3. [`apply`] carries the decision out and returns the desired Secrets.
 //!
 //! [`reconcile`] runs all three.
+//!
+//! The two Secrets cannot be written at once, so the caller writes the key Secret first: a
+//! certificate is never stored for a key that is not. A key replacement marks its key Secret
+//! ([`REPLACES_CERTIFICATE`]) until the certificate Secret is written and the force
+//! annotations are gone, so that a reconciliation stopped in between (a crash, a quota, an
+//! admission webhook) leaves a state that [`observe`] recognises as its own and the next
+//! reconciliation completes, while a mismatched pair nobody marked is still refused.
 
 use std::collections::BTreeMap;
 
@@ -41,6 +48,12 @@ pub const CA_P12: &str = "ca.p12";
 pub const CA_PASSWORD: &str = "ca.password";
 /// Organization of the CA certificates' subject.
 pub const ORGANIZATION: &str = "io.strimzi";
+/// Our annotation on a CA key Secret whose key replaced the key of a certificate, while that
+/// replacement is being written: the SHA-1 thumbprint of the replaced certificate (the
+/// certificate Secret's `ca.crt` before the replacement). Written with the new key before the
+/// certificate Secret, removed once the certificate Secret is written and the force
+/// annotations are removed ([`ReconciledCa::pending_key_secret`]).
+pub const REPLACES_CERTIFICATE: &str = "strimzi-rs/replaces-ca-certificate";
 
 /// Which of a cluster's two certificate authorities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -141,6 +154,9 @@ pub enum CaTrigger {
         /// When the certificate expires.
         not_after: OffsetDateTime,
     },
+    /// An earlier reconciliation stored a new key and was stopped before it stored the
+    /// certificate of that key ([`ObservedCa::KeyReplacementInterrupted`]).
+    ReplacementInterrupted,
 }
 
 impl std::fmt::Display for CaTrigger {
@@ -162,6 +178,9 @@ impl std::fmt::Display for CaTrigger {
                     "the CA certificate expires on {not_after} and is within its renewal period"
                 )
             }
+            CaTrigger::ReplacementInterrupted => formatter.write_str(
+                "an earlier reconciliation stored the new key and was stopped before it stored the new certificate",
+            ),
         }
     }
 }
@@ -332,6 +351,11 @@ pub enum ObservedCa {
     },
     /// Both Secrets exist and hold a matching certificate and key.
     Complete(Box<StoredCa>),
+    /// A key replacement of ours was stopped between its writes: the key Secret holds the new
+    /// key, marked ([`REPLACES_CERTIFICATE`]) as replacing the key of the certificate that the
+    /// certificate Secret still holds. The stored CA has that old certificate and the new key
+    /// (with its generation); the certificate of the new key is still to be issued.
+    KeyReplacementInterrupted(Box<StoredCa>),
 }
 
 /// A CA read from its Secrets.
@@ -345,6 +369,20 @@ pub struct StoredCa {
     force_replace: bool,
     old_certificates: BTreeMap<String, ParsedCertificate>,
     trust_store: Option<Pkcs12Store>,
+    /// The key Secret's [`REPLACES_CERTIFICATE`] mark, when it names a certificate of the
+    /// certificate Secret: the key replacement that wrote it is written through (the mark
+    /// names an old certificate) or interrupted (it names `ca.crt`).
+    replaced_certificate: Option<String>,
+}
+
+/// Which force annotations a reconciliation has carried out (or found carried out by the
+/// interrupted one it completed), to be removed from the live Secrets once both are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ForceAnnotationsDone {
+    /// `strimzi.io/force-renew` on the certificate Secret.
+    pub renew: bool,
+    /// `strimzi.io/force-replace` on the key Secret.
+    pub replace: bool,
 }
 
 /// Reads a CA that someone else keeps, only to sign certificates with it: the user operator
@@ -404,7 +442,27 @@ pub fn observe(
             key_generation: generation(key_secret, &key_name, CA_KEY_GENERATION)?,
         }),
         (Some(cert_secret), Some(key_secret)) => {
-            let stored = read_stored(settings, cert_secret, &cert_name, key_secret, &key_name)?;
+            let mut stored = read_pair(cert_secret, &cert_name, key_secret, &key_name)?;
+            let mark = secrets::annotation(key_secret, REPLACES_CERTIFICATE);
+            if !stored.certificate.matches_key(&stored.key) {
+                // Only a key replacement of ours, stopped before it stored the certificate,
+                // leaves a key that is not the certificate's; anyone else's is refused.
+                if !(settings.generate && mark == Some(stored.certificate.thumbprint().as_str())) {
+                    return Err(key_mismatch(&cert_name, &key_name));
+                }
+                stored.replaced_certificate = mark.map(str::to_owned);
+                return Ok(ObservedCa::KeyReplacementInterrupted(Box::new(stored)));
+            }
+            stored.replaced_certificate = mark
+                .filter(|_| settings.generate)
+                .filter(|mark| {
+                    stored
+                        .old_certificates
+                        .values()
+                        .any(|old| old.thumbprint() == *mark)
+                })
+                .map(str::to_owned);
+            checked_authority(settings, &stored, &cert_name)?;
             Ok(ObservedCa::Complete(Box::new(stored)))
         }
         (cert_secret, _) => {
@@ -423,6 +481,7 @@ pub fn observe(
     }
 }
 
+/// Reads both Secrets of a CA that must hold a certificate and its key.
 fn read_stored(
     settings: &CaSettings,
     cert_secret: &Secret,
@@ -430,22 +489,48 @@ fn read_stored(
     key_secret: &Secret,
     key_name: &str,
 ) -> Result<StoredCa, CaError> {
-    let certificate = read_certificate(cert_secret, cert_name, CA_CRT)?;
-    let key = read_key(key_secret, key_name)?;
-    if !certificate.matches_key(&key) {
-        return Err(CaError::KeyMismatch {
-            cert_secret: cert_name.to_owned(),
-            cert_data: CA_CRT.to_owned(),
-            key_secret: key_name.to_owned(),
-            key_data: CA_KEY.to_owned(),
-        });
+    let stored = read_pair(cert_secret, cert_name, key_secret, key_name)?;
+    if !stored.certificate.matches_key(&stored.key) {
+        return Err(key_mismatch(cert_name, key_name));
     }
-    if !settings.generate && !certificate.is_ca() {
+    checked_authority(settings, &stored, cert_name)?;
+    Ok(stored)
+}
+
+/// The error of a key that does not belong to the certificate.
+fn key_mismatch(cert_name: &str, key_name: &str) -> CaError {
+    CaError::KeyMismatch {
+        cert_secret: cert_name.to_owned(),
+        cert_data: CA_CRT.to_owned(),
+        key_secret: key_name.to_owned(),
+        key_data: CA_KEY.to_owned(),
+    }
+}
+
+/// Refuses a user-supplied CA certificate that cannot sign.
+fn checked_authority(
+    settings: &CaSettings,
+    stored: &StoredCa,
+    cert_name: &str,
+) -> Result<(), CaError> {
+    if !settings.generate && !stored.certificate.is_ca() {
         return Err(CaError::NotACertificateAuthority {
             secret: cert_name.to_owned(),
             key: CA_CRT.to_owned(),
         });
     }
+    Ok(())
+}
+
+/// Reads and parses both Secrets of a CA, whether or not the key is the certificate's.
+fn read_pair(
+    cert_secret: &Secret,
+    cert_name: &str,
+    key_secret: &Secret,
+    key_name: &str,
+) -> Result<StoredCa, CaError> {
+    let certificate = read_certificate(cert_secret, cert_name, CA_CRT)?;
+    let key = read_key(key_secret, key_name)?;
     let old_certificates = cert_secret
         .data
         .iter()
@@ -466,6 +551,7 @@ fn read_stored(
         force_replace: is_true(key_secret.metadata.annotations.as_ref(), FORCE_REPLACE),
         old_certificates,
         trust_store: stored_trust_store(cert_secret),
+        replaced_certificate: None,
     })
 }
 
@@ -509,9 +595,10 @@ fn generation(secret: &Secret, name: &str, annotation: &str) -> Result<u32, CaEr
 }
 
 /// Decides what to do with a CA. User-supplied CAs are always kept. Forced and time-driven
-/// renewals wait for a maintenance window; creating a missing CA or certificate does not.
-/// When both force annotations are set, replacing the key wins, as it renews the certificate
-/// too.
+/// renewals wait for a maintenance window; creating a missing CA or certificate, or completing
+/// an interrupted key replacement, does not. When both force annotations are set, replacing
+/// the key wins, as it renews the certificate too. Force annotations that a key replacement
+/// written earlier carried out (its mark is still on the key Secret) are not acted on again.
 pub fn decide(
     settings: &CaSettings,
     observed: &ObservedCa,
@@ -526,11 +613,15 @@ pub fn decide(
         ObservedCa::KeyOnly { .. } => {
             return CaAction::RenewCertificate(CaTrigger::CertificateMissing);
         }
+        ObservedCa::KeyReplacementInterrupted(_) => {
+            return CaAction::ReplaceKey(CaTrigger::ReplacementInterrupted);
+        }
         ObservedCa::Complete(stored) => stored,
     };
-    let due = if stored.force_replace {
+    let forced = stored.replaced_certificate.is_none();
+    let due = if forced && stored.force_replace {
         Some(CaAction::ReplaceKey(CaTrigger::ForceReplace))
-    } else if stored.force_renew {
+    } else if forced && stored.force_renew {
         Some(CaAction::RenewCertificate(CaTrigger::ForceRenew))
     } else if stored
         .certificate
@@ -626,8 +717,17 @@ pub struct ReconciledCa {
     pub authority: CertificateAuthority,
     /// The desired certificate Secret; `None` for a user-supplied CA, which is never written.
     pub cert_secret: Option<Secret>,
-    /// The desired key Secret; `None` for a user-supplied CA.
+    /// The desired key Secret; `None` for a user-supplied CA. Written after the certificate
+    /// Secret when there is a [`Self::pending_key_secret`], else before it.
     pub key_secret: Option<Secret>,
+    /// The key Secret to write before the certificate Secret while a key replacement is
+    /// written: the new key marked [`REPLACES_CERTIFICATE`]. Once the certificate Secret is
+    /// written and the force annotations carried out are removed, [`Self::key_secret`]
+    /// (without the mark) is written. `None` when no key replacement is being written.
+    pub pending_key_secret: Option<Secret>,
+    /// The force annotations carried out, to be removed from the live Secrets once the
+    /// certificate Secret is written.
+    pub force_annotations_done: ForceAnnotationsDone,
     /// Whether expired old certificates were dropped from the certificate Secret.
     pub expired_certificates_removed: bool,
     /// What the user should notice.
@@ -669,6 +769,20 @@ pub fn apply(
         });
     }
 
+    // The certificate a key replacement being written replaces, which marks its key Secret.
+    let replaced = match (&observed, &action) {
+        (
+            ObservedCa::Complete(stored) | ObservedCa::KeyReplacementInterrupted(stored),
+            CaAction::ReplaceKey(_),
+        ) => Some(stored.certificate.thumbprint()),
+        (ObservedCa::Complete(stored), _) => stored.replaced_certificate.clone(),
+        _ => None,
+    };
+    let force_annotations_done = ForceAnnotationsDone {
+        renew: replaced.is_some() || matches!(action, CaAction::RenewCertificate(_)),
+        replace: replaced.is_some(),
+    };
+
     let StoredCa {
         certificate,
         key,
@@ -705,7 +819,7 @@ pub fn apply(
     let mut trusted = old;
     trusted.insert(CA_CRT.to_owned(), certificate.clone());
 
-    let (cert_secret, key_secret) = if settings.generate {
+    let (cert_secret, key_secret, pending_key_secret) = if settings.generate {
         let unchanged = !action.issues_certificate() && !expired_certificates_removed;
         let data = cert_secret_data(kind, settings.pkcs12, &trusted, existing_store, unchanged)?;
         let cert_secret = secrets::build(
@@ -713,14 +827,19 @@ pub fn apply(
             BTreeMap::from([(CA_CERT_GENERATION.to_owned(), cert_generation.to_string())]),
             data,
         );
-        let key_secret = secrets::build(
-            &kind.key_secret_name(cluster),
-            BTreeMap::from([(CA_KEY_GENERATION.to_owned(), key_generation.to_string())]),
-            BTreeMap::from([(CA_KEY.to_owned(), key.serialize_pem().into_bytes())]),
-        );
-        (Some(cert_secret), Some(key_secret))
+        let key_secret = |mark: Option<&String>| {
+            let generation = (CA_KEY_GENERATION.to_owned(), key_generation.to_string());
+            let mark = mark.map(|mark| (REPLACES_CERTIFICATE.to_owned(), mark.clone()));
+            secrets::build(
+                &kind.key_secret_name(cluster),
+                std::iter::once(generation).chain(mark).collect(),
+                BTreeMap::from([(CA_KEY.to_owned(), key.serialize_pem().into_bytes())]),
+            )
+        };
+        let pending = replaced.as_ref().map(|mark| key_secret(Some(mark)));
+        (Some(cert_secret), Some(key_secret(None)), pending)
     } else {
-        (None, None)
+        (None, None, None)
     };
 
     Ok(ReconciledCa {
@@ -736,6 +855,8 @@ pub fn apply(
         },
         cert_secret,
         key_secret,
+        pending_key_secret,
+        force_annotations_done,
         expired_certificates_removed,
         warnings,
     })
@@ -764,6 +885,29 @@ fn next_material(
         force_replace: false,
         old_certificates: BTreeMap::new(),
         trust_store: None,
+        replaced_certificate: None,
+    };
+    // The stored CA with its new certificate for `key` (a new one, else the stored one, which
+    // an interrupted replacement stored), the certificate it replaces kept as an old one.
+    let replaced = |stored: StoredCa, new_key: Option<KeyPair>| {
+        let (key, key_generation) = match new_key {
+            Some(key) => (key, stored.key_generation + 1),
+            None => (stored.key, stored.key_generation),
+        };
+        let certificate = sign(key_generation, &key)?;
+        let mut old_certificates = stored.old_certificates;
+        old_certificates.insert(
+            old_certificate_key(stored.certificate.not_after()),
+            stored.certificate,
+        );
+        Ok::<_, CaError>(StoredCa {
+            certificate,
+            key,
+            cert_generation: stored.cert_generation + 1,
+            key_generation,
+            old_certificates,
+            ..stored
+        })
     };
     Ok(match (observed, action) {
         (ObservedCa::Absent, _) => {
@@ -777,28 +921,14 @@ fn next_material(
             },
             _,
         ) => fresh(sign(key_generation, &key)?, *key, key_generation),
+        (ObservedCa::KeyReplacementInterrupted(stored), _) => replaced(*stored, None)?,
         (ObservedCa::Complete(stored), CaAction::RenewCertificate(_)) => StoredCa {
             certificate: sign(stored.key_generation, &stored.key)?,
             cert_generation: stored.cert_generation + 1,
             ..*stored
         },
         (ObservedCa::Complete(stored), CaAction::ReplaceKey(_)) => {
-            let stored = *stored;
-            let key_generation = stored.key_generation + 1;
-            let key = new_key()?;
-            let mut old_certificates = stored.old_certificates;
-            old_certificates.insert(
-                old_certificate_key(stored.certificate.not_after()),
-                stored.certificate,
-            );
-            StoredCa {
-                certificate: sign(key_generation, &key)?,
-                key,
-                cert_generation: stored.cert_generation + 1,
-                key_generation,
-                old_certificates,
-                ..stored
-            }
+            replaced(*stored, Some(new_key()?))?
         }
         (ObservedCa::Complete(stored), _) => *stored,
     })

@@ -121,9 +121,37 @@ impl LeafSpec {
                 }
             }
         }
+        Self::kafka_node_named(location.cluster, pod_name, dns_names, ip_addresses)
+    }
+
+    /// The server certificate of Kafka node `pod_name` of `cluster` with the names of the
+    /// certificate it holds now (`existing`): for renewing a running node's certificate as it
+    /// was issued, when the names it should have cannot be worked out (the Kafka's spec is
+    /// invalid). `None` when `existing` holds no readable certificate.
+    pub fn kafka_node_as_issued(
+        cluster: &str,
+        pod_name: &str,
+        existing: &ExistingLeaf,
+    ) -> Option<Self> {
+        let certificate = ParsedCertificate::from_pem(existing.certificate.as_deref()?).ok()?;
+        Some(Self::kafka_node_named(
+            cluster,
+            pod_name,
+            certificate.dns_names().iter().cloned().collect(),
+            certificate.ip_addresses().iter().copied().collect(),
+        ))
+    }
+
+    /// A Kafka node's server certificate (`CN=<cluster>-kafka, O=io.strimzi`) with these names.
+    fn kafka_node_named(
+        cluster: &str,
+        pod_name: &str,
+        dns_names: BTreeSet<String>,
+        ip_addresses: BTreeSet<IpAddr>,
+    ) -> Self {
         Self {
             name: pod_name.to_owned(),
-            common_name: naming::kafka_component(location.cluster),
+            common_name: naming::kafka_component(cluster),
             organization: Some(ORGANIZATION.to_owned()),
             dns_names,
             ip_addresses,

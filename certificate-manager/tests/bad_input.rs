@@ -6,7 +6,7 @@ mod support;
 
 use k8s_openapi::api::core::v1::Secret;
 use strimzi_api::annotations::CA_CERT_GENERATION;
-use strimzi_certificate_manager::authority::{self, CA_CRT, CA_KEY, CaError, CaKind};
+use strimzi_certificate_manager::authority::{self, CA_CRT, CA_KEY, CaError, CaKind, CaSettings};
 use support::*;
 
 const CERT_SECRET: &str = "my-cluster-cluster-ca-cert";
@@ -21,8 +21,19 @@ fn refused(
     secret: &str,
     data_key: Option<&str>,
 ) -> CaError {
-    let settings = settings();
-    let error = authority::reconcile(CaKind::Cluster, CLUSTER, &settings, cert, key, T0, true)
+    refused_with(&settings(), cert, key, reason, secret, data_key)
+}
+
+/// [`refused`] with `settings`.
+fn refused_with(
+    settings: &CaSettings,
+    cert: Option<&Secret>,
+    key: Option<&Secret>,
+    reason: &str,
+    secret: &str,
+    data_key: Option<&str>,
+) -> CaError {
+    let error = authority::reconcile(CaKind::Cluster, CLUSTER, settings, cert, key, T0, true)
         .expect_err("a broken CA must not be reconciled");
     assert_eq!(error.reason(), reason, "{error}");
     let message = error.to_string();
@@ -135,6 +146,47 @@ fn a_key_of_another_ca_is_refused() {
 }
 
 #[test]
+fn a_mismatched_key_is_refused_unless_it_is_our_interrupted_key_replacement() {
+    use strimzi_certificate_manager::authority::REPLACES_CERTIFICATE;
+    let original = created(&settings());
+    let (cert, _) = written(&original);
+    let (_, other_key) = written(&created(&settings()));
+    // A mark naming a certificate other than the one in the certificate Secret is not ours.
+    let mut marked_for_another = other_key.clone();
+    annotate(
+        &mut marked_for_another,
+        REPLACES_CERTIFICATE,
+        &"0".repeat(40),
+    );
+    refused(
+        Some(&cert),
+        Some(&marked_for_another),
+        "CaKeyMismatch",
+        KEY_SECRET,
+        Some(CA_KEY),
+    );
+    // Nor is any mark on a CA the user supplies: its Secrets are never written by us.
+    let mut marked = other_key;
+    annotate(
+        &mut marked,
+        REPLACES_CERTIFICATE,
+        &original.authority.certificate().thumbprint(),
+    );
+    let supplied = CaSettings {
+        generate: false,
+        ..settings()
+    };
+    refused_with(
+        &supplied,
+        Some(&cert),
+        Some(&marked),
+        "CaKeyMismatch",
+        KEY_SECRET,
+        Some(CA_KEY),
+    );
+}
+
+#[test]
 fn a_generation_that_is_not_a_number_is_refused() {
     let (mut cert, key) = written(&created(&settings()));
     annotate(&mut cert, CA_CERT_GENERATION, "two");
@@ -150,7 +202,6 @@ fn a_generation_that_is_not_a_number_is_refused() {
 
 #[test]
 fn a_user_supplied_certificate_that_is_not_a_ca_is_refused() {
-    use strimzi_certificate_manager::authority::CaSettings;
     use strimzi_certificate_manager::leaf::{self, IssueContext, LeafSpec};
     // A leaf certificate and its key, supplied as if they were a CA.
     let ca = created(&settings());
@@ -178,19 +229,12 @@ fn a_user_supplied_certificate_that_is_not_a_ca_is_refused() {
         generate: false,
         ..settings()
     };
-    let error = authority::reconcile(
-        CaKind::Cluster,
-        CLUSTER,
+    refused_with(
         &user,
         Some(&cert),
         Some(&key),
-        T0,
-        true,
-    )
-    .unwrap_err();
-    assert_eq!(error.reason(), "NotACertificateAuthority");
-    assert!(
-        error.to_string().contains(CERT_SECRET) && error.to_string().contains(CA_CRT),
-        "{error}"
+        "NotACertificateAuthority",
+        CERT_SECRET,
+        Some(CA_CRT),
     );
 }

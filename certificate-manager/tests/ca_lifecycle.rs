@@ -6,8 +6,9 @@ mod support;
 use strimzi_api::annotations::{CA_CERT_GENERATION, CA_KEY_GENERATION, FORCE_RENEW, FORCE_REPLACE};
 use strimzi_api::kafka::{CertificateAuthority as CaSpec, CertificateExpirationPolicy};
 use strimzi_certificate_manager::authority::{
-    self, CA_CRT, CA_KEY, CA_P12, CA_PASSWORD, CaAction, CaKind, CaSettings, CaTrigger, ObservedCa,
-    old_certificate_key, without_old_certificates,
+    self, CA_CRT, CA_KEY, CA_P12, CA_PASSWORD, CaAction, CaKind, CaSettings, CaTrigger,
+    ForceAnnotationsDone, ObservedCa, REPLACES_CERTIFICATE, old_certificate_key,
+    without_old_certificates,
 };
 use strimzi_certificate_manager::certificate::ParsedCertificate;
 use strimzi_certificate_manager::maintenance::MaintenanceWindows;
@@ -281,8 +282,113 @@ fn force_annotations_renew_or_replace_inside_a_window_only() {
     );
 }
 
+/// Both force annotations carried out.
+const BOTH_DONE: ForceAnnotationsDone = ForceAnnotationsDone {
+    renew: true,
+    replace: true,
+};
+
+#[test]
+fn a_key_replacement_is_written_key_first_and_an_interruption_is_completed_with_the_stored_key() {
+    let settings = settings();
+    let original = created(&settings);
+    let (cert, mut key) = written(&original);
+    annotate(&mut key, FORCE_REPLACE, "true");
+    let now = T0 + days(10);
+    let replacing = again(&settings, &(cert.clone(), key.clone()), now, true);
+    assert_eq!(
+        replacing.action,
+        CaAction::ReplaceKey(CaTrigger::ForceReplace)
+    );
+    assert_eq!(replacing.force_annotations_done, BOTH_DONE);
+    // Written first: the new key, marked with the certificate it replaces; last, unmarked.
+    let marked = replacing.pending_key_secret.clone().expect("a marked key");
+    let thumbprint = original.authority.certificate().thumbprint();
+    assert_eq!(
+        annotation(&marked, REPLACES_CERTIFICATE).as_deref(),
+        Some(thumbprint.as_str())
+    );
+    assert_eq!(annotation(&marked, CA_KEY_GENERATION).as_deref(), Some("1"));
+    let (_, settled_key) = written(&replacing);
+    assert_eq!(annotation(&settled_key, REPLACES_CERTIFICATE), None);
+    assert_eq!(data(&settled_key), data(&marked));
+
+    // Stopped after the key: the certificate Secret is the old one, the user's annotation
+    // (another field manager's) still on the key Secret. Completed at once, window or not,
+    // with the stored key: nothing is generated again.
+    let mut stopped = marked.clone();
+    annotate(&mut stopped, FORCE_REPLACE, "true");
+    let observed = authority::observe(
+        CaKind::Cluster,
+        CLUSTER,
+        &settings,
+        Some(&cert),
+        Some(&stopped),
+    )
+    .unwrap();
+    assert!(matches!(observed, ObservedCa::KeyReplacementInterrupted(_)));
+    let completed = again(&settings, &(cert.clone(), stopped), now, false);
+    assert_eq!(
+        completed.action,
+        CaAction::ReplaceKey(CaTrigger::ReplacementInterrupted)
+    );
+    assert_eq!(completed.force_annotations_done, BOTH_DONE);
+    let (new_cert, new_key) = written(&completed);
+    assert_eq!(data(&new_key)[CA_KEY], data(&marked)[CA_KEY]);
+    assert_eq!(
+        data(&completed.pending_key_secret.clone().unwrap()),
+        data(&marked)
+    );
+    assert_eq!(
+        (
+            annotation(&new_cert, CA_CERT_GENERATION).as_deref(),
+            annotation(&new_key, CA_KEY_GENERATION).as_deref(),
+        ),
+        (Some("1"), Some("1"))
+    );
+    let authority = &completed.authority;
+    assert!(
+        authority
+            .certificate()
+            .subject()
+            .contains("CN=cluster-ca v1")
+    );
+    assert!(authority.certificate().matches_key(authority.key()));
+    assert!(
+        authority
+            .trusted_certificates()
+            .values()
+            .any(|trusted| trusted == original.authority.certificate()),
+        "the replaced certificate stays trusted"
+    );
+
+    // Stopped after the certificate: the pair matches and the mark names the replaced, now
+    // old, certificate. The annotation is carried out, not acted on again; the mark stays
+    // until it is removed.
+    let mut written_through = marked.clone();
+    annotate(&mut written_through, FORCE_REPLACE, "true");
+    let finishing = again(&settings, &(new_cert.clone(), written_through), now, true);
+    assert_eq!(finishing.action, CaAction::Keep);
+    assert_eq!(finishing.force_annotations_done, BOTH_DONE);
+    assert_eq!(
+        data(&finishing.pending_key_secret.clone().unwrap()),
+        data(&marked)
+    );
+    assert_eq!(data(&written(&finishing).0), data(&new_cert));
+
+    // Settled: an ordinary healthy CA.
+    let settled = again(&settings, &(new_cert, new_key), now, true);
+    assert_eq!(settled.action, CaAction::Keep);
+    assert!(settled.pending_key_secret.is_none());
+    assert_eq!(
+        settled.force_annotations_done,
+        ForceAnnotationsDone::default()
+    );
+}
+
 #[test]
 fn a_lost_certificate_secret_is_reissued_from_the_kept_key() {
+    // Also what a new CA leaves when it is stopped after its key Secret is written.
     let settings = settings();
     let (_, key) = written(&created(&settings));
     let key_pem = data(&key)[CA_KEY].clone();

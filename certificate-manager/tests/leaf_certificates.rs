@@ -88,6 +88,28 @@ fn broker_certificates_carry_every_service_and_pod_name_and_external_addresses()
 }
 
 #[test]
+fn a_running_nodes_certificate_is_renewed_with_the_names_it_was_issued_with() {
+    let external = ["bootstrap.example.com".to_owned(), "192.0.2.10".to_owned()];
+    let spec = LeafSpec::kafka_node(&LOCATION, "my-cluster-brokers-0", true, &external);
+    let ca = created(&settings());
+    let issued = leaf::issue_or_reuse(&ca.authority, &spec, None, &context(&ca)).unwrap();
+    let existing = stored(&issued);
+    assert_eq!(
+        LeafSpec::kafka_node_as_issued("my-cluster", "my-cluster-brokers-0", &existing),
+        Some(spec)
+    );
+    let unreadable = ExistingLeaf {
+        certificate: Some(b"not a certificate".to_vec()),
+        ..existing
+    };
+    assert_eq!(
+        LeafSpec::kafka_node_as_issued("my-cluster", "my-cluster-brokers-0", &unreadable),
+        None,
+        "no names, no certificate"
+    );
+}
+
+#[test]
 fn controllers_do_not_carry_external_addresses() {
     let spec = LeafSpec::kafka_node(
         &LOCATION,

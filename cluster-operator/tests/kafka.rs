@@ -19,7 +19,7 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::resources::eventually;
 use support::rolls::pod_uids;
 use support::{
-    Operator, apply, cluster, condition, names, namespace, not_ready_with, ready, wait_for,
+    Operator, apply, cluster, condition, force, names, namespace, not_ready_with, ready, wait_for,
 };
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
@@ -675,13 +675,16 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
         ("no-pools", None),
         ("reserved-alias", Some("InvalidConfigurationException")),
     ] {
+        // With the reason expected, if one is: a reconciliation that ran before the pools
+        // reached the operator's cache reports their absence first.
         let not_ready = wait_for(&kafkas, name, "NotReady", |kafka| {
-            condition(kafka?, "NotReady").cloned()
+            condition(kafka?, "NotReady")
+                .filter(|not_ready| {
+                    reason.is_none_or(|reason| not_ready.reason.as_deref() == Some(reason))
+                })
+                .cloned()
         })
         .await;
-        if let Some(reason) = reason {
-            assert_eq!(not_ready.reason.as_deref(), Some(reason), "{not_ready:?}");
-        }
         assert!(
             not_ready
                 .reason
@@ -696,10 +699,10 @@ async fn invalid_specs_end_not_ready_with_a_reason() {
         );
         println!("{name}: {:?}: {:?}", not_ready.reason, not_ready.message);
     }
-    // An invalid spec waits for a change instead of retrying with backoff: its failures,
-    // however many events (the operator's own writes to pools and status, late on a loaded
-    // machine) wake it, are never scheduled again. The controller counts every failure it
-    // schedules again after a backoff delay.
+    // An invalid spec is not retried with backoff: its failures, however many events (the
+    // operator's own writes to pools and status, late on a loaded machine) wake it, are
+    // scheduled again only for the periodic reconciliation (2 minutes here). The controller
+    // counts every failure it schedules again after a backoff delay.
     let reconciliations = operator.runtime.metrics().reconciliations("Kafka", &ns, "");
     assert!(reconciliations.failed_count() >= 3);
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
@@ -1271,9 +1274,6 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         cluster_ca_state(&client, &ns, "forced").await,
         ("0".to_owned(), "0".to_owned(), false)
     );
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
-    let force =
-        |annotation: &str| Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}}));
     for (secret, annotation, expected) in [
         (
             "forced-cluster-ca-cert",
@@ -1282,10 +1282,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         ),
         ("forced-cluster-ca", "strimzi.io/force-replace", ("2", "1")),
     ] {
-        secrets
-            .patch(secret, &PatchParams::default(), &force(annotation))
-            .await
-            .unwrap();
+        force(&client, &ns, secret, annotation).await;
         eventually(
             &format!("{annotation} carried out"),
             support::WAIT,
@@ -1310,4 +1307,427 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         "{notes:?}"
     );
     operator.stop().await;
+}
+
+/// The node certificate Secrets of `pods`: the generation of the cluster CA certificate
+/// that signed each, and its `<pod>.crt`.
+async fn node_certificates(
+    client: &Client,
+    ns: &str,
+    pods: impl IntoIterator<Item = &String>,
+) -> BTreeMap<String, (String, Vec<u8>)> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let mut certificates = BTreeMap::new();
+    for pod in pods {
+        let secret = secrets.get(pod).await.unwrap();
+        let generation = secret
+            .annotations()
+            .get("strimzi.io/cluster-ca-cert-generation")
+            .cloned()
+            .unwrap_or_default();
+        let crt = secret.data.unwrap()[&format!("{pod}.crt")].0.clone();
+        certificates.insert(pod.clone(), (generation, crt));
+    }
+    certificates
+}
+
+/// The `metadata.generation` of each StrimziPodSet and the data of each ConfigMap of the
+/// cluster: what the operator applies from the spec.
+async fn applied_from_the_spec(client: &Client, ns: &str, cluster: &str) -> Vec<String> {
+    let selector = format!("strimzi.io/cluster={cluster}");
+    let sets = Api::<StrimziPodSet>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap();
+    let config_maps = Api::<ConfigMap>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap();
+    sets.iter()
+        .map(|set| format!("{}: {:?}", set.name_any(), set.metadata.generation))
+        .chain(
+            config_maps
+                .iter()
+                .map(|map| format!("{}: {:?}", map.name_any(), map.data)),
+        )
+        .collect()
+}
+
+/// Issue 36, item 4: an invalid spec does not stop certificate renewal. The CA step and the
+/// renewal of the running nodes' certificates go on at every periodic reconciliation while
+/// the spec is invalid (Secrets are not watched: only a periodic reconciliation sees the
+/// annotation), and nothing else is applied.
+#[tokio::test]
+async fn while_the_spec_is_invalid_the_cluster_ca_and_the_running_nodes_certificates_are_renewed() {
+    let (client, ns) = namespace("invalid-renewal").await;
+    let operator = Operator::on_with(&ns, &[("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "5000")]);
+    let documents = cluster("renewing", 1, 1);
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "renewing").await;
+    let pods = pod_uids(&client, &ns, "renewing").await;
+    assert_eq!(pods.len(), 2, "{pods:?}");
+    let certificates = node_certificates(&client, &ns, pods.keys()).await;
+    assert!(
+        certificates
+            .values()
+            .all(|(generation, _)| generation == "0")
+    );
+
+    // A config provider alias the operator reserves for itself: an invalid spec.
+    let mut invalid = documents[2].clone();
+    invalid["spec"]["kafka"]["config"]["config.providers"] = json!("strimzienv");
+    apply(&client, &ns, &invalid).await;
+    let spec_error = "InvalidConfigurationException";
+    let message = not_ready_with(&client, &ns, "renewing", spec_error).await;
+    let applied = applied_from_the_spec(&client, &ns, "renewing").await;
+
+    force(
+        &client,
+        &ns,
+        "renewing-cluster-ca-cert",
+        "strimzi.io/force-renew",
+    )
+    .await;
+    eventually(
+        "the cluster CA renewed and the running nodes' certificates with it",
+        support::WAIT,
+        || async {
+            cluster_ca_state(&client, &ns, "renewing").await
+                == ("1".to_owned(), "0".to_owned(), false)
+                && node_certificates(&client, &ns, pods.keys())
+                    .await
+                    .values()
+                    .all(|(generation, _)| generation == "1")
+        },
+    )
+    .await;
+    let renewed = node_certificates(&client, &ns, pods.keys()).await;
+    for (pod, (_, crt)) in &renewed {
+        assert_ne!(*crt, certificates[pod].1, "{pod}: a new certificate");
+    }
+
+    // The condition still names the spec error; nothing else was applied, nothing restarted.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let kafka = kafkas.get("renewing").await.unwrap();
+    let not_ready = condition(&kafka, "NotReady").unwrap();
+    assert_eq!(
+        (not_ready.reason.as_deref(), not_ready.message.as_ref()),
+        (Some(spec_error), Some(&message))
+    );
+    assert_eq!(
+        applied_from_the_spec(&client, &ns, "renewing").await,
+        applied
+    );
+    assert_eq!(pod_uids(&client, &ns, "renewing").await, pods);
+    let notes = events(&client, &ns, "Normal", "Kafka", "renewing").await;
+    for reason in ["CaCertificateRenewed", "NodeCertificatesRenewed"] {
+        assert!(
+            notes.iter().any(|note| note.contains(reason)),
+            "{reason}: {notes:?}"
+        );
+    }
+    // Later periodic reconciliations renew nothing more.
+    tokio::time::sleep(std::time::Duration::from_secs(12)).await;
+    assert_eq!(node_certificates(&client, &ns, pods.keys()).await, renewed);
+    assert_eq!(
+        cluster_ca_state(&client, &ns, "renewing").await,
+        ("1".to_owned(), "0".to_owned(), false)
+    );
+
+    // The fix is applied, and the pods are to roll for the renewed CA, which waits (kwok
+    // pods run no broker whose safety could be checked).
+    apply(&client, &ns, &documents[2]).await;
+    not_ready_with(&client, &ns, "renewing", UNREACHABLE).await;
+    assert_eq!(pod_uids(&client, &ns, "renewing").await, pods);
+    operator.stop().await;
+}
+
+/// What the test's admission policy says when it refuses a write.
+const REFUSED: &str = "refused by the test's admission policy";
+
+/// A refusal of writes that change the data of Secret `secret` in `ns` (its creation
+/// included), as a quota or an admission webhook may refuse a write: a
+/// ValidatingAdmissionPolicy and its binding to `ns`, in effect once this returns. Removed by
+/// [`WriteRefusal::lift`] (the binding) and [`WriteRefusal::remove`] (the policy too).
+struct WriteRefusal {
+    client: Client,
+    name: String,
+    secret: String,
+}
+
+impl WriteRefusal {
+    async fn new(client: &Client, ns: &str, secret: &str) -> Self {
+        let name = format!("{ns}-{secret}");
+        let policy = json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [{
+                    "apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"], "resources": ["secrets"],
+                }]},
+                "validations": [{
+                    "expression": format!(
+                        "object.metadata.name != '{secret}' || (oldObject != null && object.data == oldObject.data)"
+                    ),
+                    "message": REFUSED,
+                }],
+            },
+        });
+        let binding = json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name},
+            "spec": {
+                "policyName": name,
+                "validationActions": ["Deny"],
+                "matchResources": {"namespaceSelector": {"matchLabels": {
+                    "kubernetes.io/metadata.name": ns,
+                }}},
+            },
+        });
+        apply(client, ns, &policy).await;
+        apply(client, ns, &binding).await;
+        // In effect once a dry-run creation of the Secret is refused.
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+        let probe = Secret {
+            metadata: ObjectMeta {
+                name: Some(secret.to_owned()),
+                ..ObjectMeta::default()
+            },
+            ..Secret::default()
+        };
+        let dry_run = kube::api::PostParams {
+            dry_run: true,
+            ..kube::api::PostParams::default()
+        };
+        eventually("the admission policy in effect", support::WAIT, || async {
+            matches!(
+                secrets.create(&dry_run, &probe).await,
+                Err(kube::Error::Api(status)) if status.message.contains(REFUSED)
+            )
+        })
+        .await;
+        Self {
+            client: client.clone(),
+            name,
+            secret: secret.to_owned(),
+        }
+    }
+
+    /// Waits until the Kafka `kafka` in `ns` is `NotReady` because the write of this
+    /// refusal's Secret was refused.
+    async fn refused(&self, ns: &str, kafka: &str) {
+        let kafkas: Api<Kafka> = Api::namespaced(self.client.clone(), ns);
+        let write = format!("apply Secret {ns}/{}:", self.secret);
+        wait_for(
+            &kafkas,
+            kafka,
+            &format!("the write of {write} refused"),
+            |kafka| {
+                let condition = condition(kafka?, "NotReady")?;
+                let message = condition.message.as_deref()?;
+                (condition.reason.as_deref() == Some("KubernetesApiError")
+                    && message.contains(&write)
+                    && message.contains(REFUSED))
+                .then_some(())
+            },
+        )
+        .await;
+    }
+
+    /// Deletes the `kind` object of the refusal.
+    async fn delete(&self, kind: &str) {
+        let document = json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": self.name},
+        });
+        let (_, api) = support::dynamic(&self.client, "", &document);
+        api.delete(&self.name, &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+
+    /// Removes the binding: writes pass again.
+    async fn lift(&self) {
+        self.delete("ValidatingAdmissionPolicyBinding").await;
+    }
+
+    /// Removes the policy as well.
+    async fn remove(self) {
+        self.delete("ValidatingAdmissionPolicy").await;
+    }
+}
+
+/// The data of Secret `name` in `ns`, if it exists.
+async fn secret_data(client: &Client, ns: &str, name: &str) -> Option<BTreeMap<String, Vec<u8>>> {
+    let secret = Api::<Secret>::namespaced(client.clone(), ns)
+        .get_opt(name)
+        .await
+        .unwrap()?;
+    Some(
+        secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, value)| (key, value.0))
+            .collect(),
+    )
+}
+
+/// Issue 36, item 5: the CA Secrets are written one after the other, the key first. A new
+/// cluster whose CA key Secret cannot be written stores no certificate for a key that is not
+/// stored, and once the write passes the Kafka is Ready with no manual step.
+#[tokio::test]
+async fn a_new_cluster_whose_ca_key_write_is_refused_becomes_ready_once_it_passes() {
+    let (client, ns) = namespace("ca-refused").await;
+    let refusal = WriteRefusal::new(&client, &ns, "refused-cluster-ca").await;
+    let operator = Operator::on(&ns);
+    apply_all(&client, &ns, &cluster("refused", 1, 1)).await;
+    refusal.refused(&ns, "refused").await;
+    assert_eq!(
+        secret_data(&client, &ns, "refused-cluster-ca-cert").await,
+        None,
+        "a certificate stored for a key that is not"
+    );
+    refusal.lift().await;
+    ready(&client, &ns, "refused").await;
+    assert_eq!(
+        cluster_ca_state(&client, &ns, "refused").await,
+        ("0".to_owned(), "0".to_owned(), false)
+    );
+    operator.stop().await;
+    refusal.remove().await;
+}
+
+/// The cluster CA's current certificate and key (PEM) as their Secrets hold them.
+async fn cluster_ca_pair(client: &Client, ns: &str, cluster: &str) -> (Vec<u8>, Vec<u8>) {
+    let cert = secret_data(client, ns, &format!("{cluster}-cluster-ca-cert"))
+        .await
+        .unwrap();
+    let key = secret_data(client, ns, &format!("{cluster}-cluster-ca"))
+        .await
+        .unwrap();
+    (cert["ca.crt"].clone(), key["ca.key"].clone())
+}
+
+/// Whether the PEM certificate `crt` belongs to the PEM key `key`.
+fn belong_together(crt: &[u8], key: &[u8]) -> bool {
+    use strimzi_certificate_manager::certificate::ParsedCertificate;
+    let certificate = ParsedCertificate::from_pem(crt).unwrap();
+    certificate.matches_key(&strimzi_certificate_manager::keys::from_pem(key).unwrap())
+}
+
+/// Issue 36, item 5: a key replacement whose write is refused. A refused key write leaves
+/// the CA as it was (same certificate and key); a refused certificate write after the key
+/// was stored leaves a state of ours, which the next reconciliation completes with the
+/// stored key. Either way, once the write passes, the replacement is done once, the old
+/// certificate still trusted, with no manual step.
+#[tokio::test]
+async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_passes() {
+    let (client, ns) = namespace("ca-replace-refused").await;
+    let operator = Operator::on(&ns);
+    apply_all(&client, &ns, &cluster("replacing", 1, 1)).await;
+    ready(&client, &ns, "replacing").await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let force_replace = || {
+        force(
+            &client,
+            &ns,
+            "replacing-cluster-ca",
+            "strimzi.io/force-replace",
+        )
+    };
+    let old_certificates = |data: BTreeMap<String, Vec<u8>>| -> Vec<Vec<u8>> {
+        data.into_iter()
+            .filter(|(key, _)| key.starts_with("ca-") && key.ends_with(".crt"))
+            .map(|(_, value)| value)
+            .collect()
+    };
+
+    // The key write refused: nothing changes.
+    let before = cluster_ca_pair(&client, &ns, "replacing").await;
+    let refusal = WriteRefusal::new(&client, &ns, "replacing-cluster-ca").await;
+    force_replace().await;
+    refusal.refused(&ns, "replacing").await;
+    assert_eq!(cluster_ca_pair(&client, &ns, "replacing").await, before);
+    refusal.lift().await;
+    eventually("the key replaced", support::WAIT, || async {
+        cluster_ca_state(&client, &ns, "replacing").await == ("1".to_owned(), "1".to_owned(), false)
+    })
+    .await;
+    let first = cluster_ca_pair(&client, &ns, "replacing").await;
+    assert!(belong_together(&first.0, &first.1));
+    assert_ne!(first.1, before.1);
+    let cert_data = secret_data(&client, &ns, "replacing-cluster-ca-cert")
+        .await
+        .unwrap();
+    assert_eq!(old_certificates(cert_data), std::slice::from_ref(&before.0));
+    refusal.remove().await;
+    // The CA step is through; the pods are to roll for the new key (kwok pods run no broker
+    // whose safety could be checked).
+    not_ready_with(&client, &ns, "replacing", UNREACHABLE).await;
+
+    // The certificate write refused: the new key is stored, marked as replacing the current
+    // certificate, and then completed with that very key.
+    let refusal = WriteRefusal::new(&client, &ns, "replacing-cluster-ca-cert").await;
+    force_replace().await;
+    refusal.refused(&ns, "replacing").await;
+    let key = secrets.get("replacing-cluster-ca").await.unwrap();
+    assert!(
+        key.annotations()
+            .contains_key("strimzi-rs/replaces-ca-certificate"),
+        "{:?}",
+        key.annotations()
+    );
+    let stored_key = key.data.unwrap()["ca.key"].0.clone();
+    assert_ne!(stored_key, first.1);
+    assert_eq!(
+        secret_data(&client, &ns, "replacing-cluster-ca-cert")
+            .await
+            .unwrap()["ca.crt"],
+        first.0
+    );
+    refusal.lift().await;
+    eventually(
+        "the interrupted replacement completed",
+        support::WAIT,
+        || async {
+            cluster_ca_state(&client, &ns, "replacing").await
+                == ("2".to_owned(), "2".to_owned(), false)
+        },
+    )
+    .await;
+    let second = cluster_ca_pair(&client, &ns, "replacing").await;
+    assert_eq!(second.1, stored_key, "the stored key, not a new one");
+    assert!(belong_together(&second.0, &second.1));
+    let key = secrets.get("replacing-cluster-ca").await.unwrap();
+    assert!(
+        !key.annotations()
+            .contains_key("strimzi-rs/replaces-ca-certificate")
+    );
+    let trusted = old_certificates(
+        secret_data(&client, &ns, "replacing-cluster-ca-cert")
+            .await
+            .unwrap(),
+    );
+    assert!(
+        trusted.contains(&first.0) && trusted.contains(&before.0),
+        "both old ones trusted"
+    );
+    not_ready_with(&client, &ns, "replacing", UNREACHABLE).await;
+    let notes = events(&client, &ns, "Normal", "Kafka", "replacing").await;
+    assert_eq!(
+        notes
+            .iter()
+            .filter(|note| note.contains("CaKeyReplaced"))
+            .count(),
+        2,
+        "{notes:?}"
+    );
+    operator.stop().await;
+    refusal.remove().await;
 }

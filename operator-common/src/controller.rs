@@ -97,6 +97,14 @@ pub trait Reconciler: Send + Sync + 'static {
         None
     }
 
+    /// Whether a resource whose reconciliation failed with a permanent error (an invalid
+    /// spec, [`ErrorReason::is_permanent`]) is reconciled again at the periodic full
+    /// reconciliation, for kinds that still keep up what already runs while their spec is
+    /// invalid (a Kafka's certificates); `false` (the default): it waits for a change.
+    fn reconciles_invalid_periodically(&self) -> bool {
+        false
+    }
+
     /// The condition reporting a failed reconciliation: `NotReady` (the default, as
     /// Strimzi's cluster operator writes it) or [`status::ready_false`] (as its topic
     /// operator does).
@@ -668,16 +676,24 @@ fn error_policy<R: Reconciler>(
     error: &ControllerError,
     shared: Arc<Shared<R>>,
 ) -> Action {
-    if matches!(
-        error,
-        ControllerError::LostLeadership
-            | ControllerError::Reconcile {
-                permanent: true,
-                ..
-            }
-    ) {
-        // Reconciled by the new leader; or an invalid spec that only its change can cure.
-        return Action::await_change();
+    match error {
+        // Reconciled by the new leader.
+        ControllerError::LostLeadership => return Action::await_change(),
+        // An invalid spec, which only its change can cure: not retried, but still
+        // reconciled periodically by a reconciler that keeps up what runs meanwhile.
+        ControllerError::Reconcile {
+            permanent: true, ..
+        } => {
+            return if shared.reconciler.reconciles_invalid_periodically() {
+                Action::requeue(periodic_delay(
+                    shared.runtime.config().full_reconciliation_interval,
+                    &mut rand::rng(),
+                ))
+            } else {
+                Action::await_change()
+            };
+        }
+        _ => {}
     }
     let mut failures = shared
         .failures

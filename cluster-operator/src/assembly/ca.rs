@@ -10,7 +10,9 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use strimzi_api::annotations;
 use strimzi_api::kafka::Kafka;
-use strimzi_certificate_manager::authority::{self, CaAction, CaKind, CaSettings, ReconciledCa};
+use strimzi_certificate_manager::authority::{
+    self, CaAction, CaKind, CaSettings, ForceAnnotationsDone, ReconciledCa,
+};
 use strimzi_certificate_manager::maintenance::MaintenanceWindows;
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 use time::OffsetDateTime;
@@ -75,17 +77,29 @@ fn owns_ca_secrets(spec: Option<&strimzi_api::kafka::CertificateAuthority>) -> b
 }
 
 impl Reconciliation<'_> {
-    /// Creates or renews the cluster and clients CAs and writes their Secrets.
-    #[tracing::instrument(level = "debug", skip_all)]
-    pub(super) async fn reconcile_cas(&mut self) -> Result<ClusterCas, ReconcileError> {
-        let now = OffsetDateTime::now_utc();
+    /// Whether a maintenance time window (`spec.maintenanceTimeWindows`) is open at `now`;
+    /// always without windows. An expression that does not parse is an invalid spec.
+    pub(super) fn maintenance_window_open(
+        &self,
+        now: OffsetDateTime,
+    ) -> Result<bool, ReconcileError> {
         let windows = self
             .kafka
             .spec
             .maintenance_time_windows
             .clone()
             .unwrap_or_default();
-        let window_open = windows.is_empty() || MaintenanceWindows::parse(&windows)?.contains(now);
+        Ok(windows.is_empty() || MaintenanceWindows::parse(&windows)?.contains(now))
+    }
+
+    /// Creates or renews the cluster and clients CAs at `now` and writes their Secrets;
+    /// renewals wait for `window_open`.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn reconcile_cas(
+        &mut self,
+        now: OffsetDateTime,
+        window_open: bool,
+    ) -> Result<ClusterCas, ReconcileError> {
         let cluster = self
             .reconcile_ca(
                 CaKind::Cluster,
@@ -146,21 +160,28 @@ impl Reconciliation<'_> {
             .await?
         };
         let owned = owns_ca_secrets(spec);
-        for (desired, current) in [
-            (&reconciled.cert_secret, &cert),
-            (&reconciled.key_secret, &key),
-        ] {
-            if let Some(desired) = desired {
-                let secret = self.ca_secret(desired, owned);
-                self.operator
-                    .runtime
-                    .applier()
-                    .apply(&secret, current.as_ref())
-                    .await?;
-            }
-        }
-        self.clear_force_annotations(&reconciled.action, cert.as_ref(), key.as_ref())
+        // The key first, so that no certificate is stored for a key that is not; a key
+        // replacement's new key is marked until its certificate is stored and the force
+        // annotations are gone, so that an interruption is completed by the next
+        // reconciliation (see `authority`).
+        let first_key = reconciled
+            .pending_key_secret
+            .as_ref()
+            .or(reconciled.key_secret.as_ref());
+        self.write_ca_secret(first_key, key.as_ref(), owned).await?;
+        self.write_ca_secret(reconciled.cert_secret.as_ref(), cert.as_ref(), owned)
             .await?;
+        self.clear_force_annotations(
+            reconciled.force_annotations_done,
+            cert.as_ref(),
+            key.as_ref(),
+        )
+        .await?;
+        if reconciled.pending_key_secret.is_some() {
+            // Read again: the marked key Secret was just written.
+            self.write_ca_secret(reconciled.key_secret.as_ref(), None, owned)
+                .await?;
+        }
         for warning in &reconciled.warnings {
             self.warn(warning.reason, &warning.message);
         }
@@ -186,34 +207,49 @@ impl Reconciliation<'_> {
         Ok(reconciled)
     }
 
-    /// Removes from the live CA Secrets the force annotations that `action` has carried out
-    /// (a key replacement renews the certificate too), so that the next reconciliation does
-    /// not act again: the user set them with another field manager, so applying our Secrets
-    /// does not remove them. A postponed action keeps them.
+    /// Writes `desired`, a CA Secret of the `certificate-manager`, with Strimzi's labels and
+    /// (when `owned`) the Kafka as owner, compared with `current` (read first when `None`).
+    async fn write_ca_secret(
+        &self,
+        desired: Option<&Secret>,
+        current: Option<&Secret>,
+        owned: bool,
+    ) -> Result<(), ReconcileError> {
+        if let Some(desired) = desired {
+            let secret = self.ca_secret(desired, owned);
+            self.operator
+                .runtime
+                .applier()
+                .apply(&secret, current)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Removes from the live CA Secrets the force annotations that the CA step has carried
+    /// out (`done`), so that the next reconciliation does not act again: the user set them
+    /// with another field manager, so applying our Secrets does not remove them. A postponed
+    /// action keeps them.
     async fn clear_force_annotations(
         &self,
-        action: &CaAction,
+        done: ForceAnnotationsDone,
         cert: Option<&Secret>,
         key: Option<&Secret>,
     ) -> Result<(), ReconcileError> {
-        let carried_out: &[(Option<&Secret>, &str)] = match action {
-            CaAction::ReplaceKey(_) => &[
-                (key, annotations::FORCE_REPLACE),
-                (cert, annotations::FORCE_RENEW),
-            ],
-            CaAction::RenewCertificate(_) => &[(cert, annotations::FORCE_RENEW)],
-            _ => &[],
-        };
+        let carried_out = [
+            (done.replace, key, annotations::FORCE_REPLACE),
+            (done.renew, cert, annotations::FORCE_RENEW),
+        ];
         let secrets: Api<Secret> = self.api();
-        for (secret, annotation) in carried_out {
-            let Some(secret) = *secret else {
+        for (done, secret, annotation) in carried_out {
+            let Some(secret) = secret.filter(|_| done) else {
                 continue;
             };
-            if !secret.annotations().contains_key(*annotation) {
+            if !secret.annotations().contains_key(annotation) {
                 continue;
             }
             let name = secret.name_any();
-            let patch = serde_json::json!({"metadata": {"annotations": {*annotation: null}}});
+            let patch = serde_json::json!({"metadata": {"annotations": {annotation: null}}});
             secrets
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
@@ -250,11 +286,7 @@ impl Reconciliation<'_> {
             return Ok(());
         };
         let owned = owns_ca_secrets(self.kafka.spec.cluster_ca.as_ref());
-        let secret = self.ca_secret(&dropped, owned);
-        self.operator
-            .runtime
-            .applier()
-            .apply(&secret, Some(cert_secret))
+        self.write_ca_secret(Some(&dropped), Some(cert_secret), owned)
             .await?;
         self.tell(
             "OldCaCertificatesRemoved",

@@ -254,7 +254,9 @@ impl Reconciliation<'_> {
             })
             .map(|((_, name), secret)| (name.clone(), secret.clone()))
             .collect();
-        let trust_pending = self.cluster_ca_trust_pending(cluster, cas).await?;
+        let trust_pending = self
+            .cluster_ca_trust_pending(&cluster.component_labels().selector_string(), cas)
+            .await?;
         let issue = |component: ComponentCertificateRequest| async move {
             let (_, issued) = cas.issue(component.request, trust_pending).await?;
             Ok::<_, ReconcileError>((component.secret_name, issued))

@@ -34,6 +34,11 @@
 //!     the pools' nodes kept, when a `remove-brokers` rebalance is configured.)
 //! 11. Delete the claims of removed nodes with `deleteClaim: true`; report the status.
 //!
+//! While the spec is invalid (the model's error, or windows that do not parse), the CA step
+//! still runs, then the certificates of the nodes the StrimziPodSets run are renewed where due
+//! (module `renewal`) and nothing else is applied; the controller brings such a Kafka back at
+//! every periodic reconciliation, not only when it changes.
+//!
 //! No step waits: what takes time ends the reconciliation with
 //! [`Reconciled::pending`], which reports `NotReady` with what is awaited and looks again
 //! after a few seconds, or at once when a watched object changes (StrimziPodSet status
@@ -44,6 +49,7 @@ mod auto_rebalance;
 mod ca;
 mod components;
 mod objects;
+mod renewal;
 mod roll;
 mod scale_down;
 mod settings;
@@ -376,6 +382,12 @@ impl Reconciler for KafkaAssembly {
         reconciled
     }
 
+    /// The CA step and the renewal of the running nodes' certificates go on while the spec
+    /// is invalid.
+    fn reconciles_invalid_periodically(&self) -> bool {
+        true
+    }
+
     fn failure_status(&self, kafka: &Kafka, previous: KafkaStatus) -> KafkaStatus {
         self.recorded_auto_rebalance
             .failure_status(&kafka_key(kafka), previous)
@@ -409,13 +421,39 @@ pub(crate) struct Reconciliation<'a> {
 }
 
 impl Reconciliation<'_> {
-    /// The steps, in order.
+    /// The steps, in order. The CA step runs whatever the spec says; when the spec turns out
+    /// invalid (a permanent error, which the controller still brings back at every periodic
+    /// reconciliation), nothing else is applied but the renewal of the running nodes'
+    /// certificates ([`Self::renew_running_certificates`]) before the error is reported.
     async fn run(mut self) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
-        let cas = self.reconcile_cas().await?;
+        let now = time::OffsetDateTime::now_utc();
+        let windows = self.maintenance_window_open(now);
+        // Windows that cannot be read hold no renewal back: the spec is invalid, so nothing
+        // but certificates is written, and nothing restarts.
+        let window_open = windows.as_ref().ok().copied().unwrap_or(true);
+        let cas = self.reconcile_cas(now, window_open).await?;
+        let reconciled = match windows {
+            Ok(_) => self.reconcile_spec(&cas).await,
+            Err(error) => Err(error),
+        };
+        match reconciled {
+            Err(error) if error.is_permanent() => {
+                self.renew_running_certificates(&cas).await?;
+                Err(error)
+            }
+            reconciled => reconciled,
+        }
+    }
+
+    /// The steps after the CA step, which need a valid spec.
+    async fn reconcile_spec(
+        &mut self,
+        cas: &ClusterCas,
+    ) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
         let warnings_before_model = self.warnings.len();
         let cluster = self.resolve_model().await?;
         let mut live = self.live_objects(&cluster).await?;
-        let blocked = self.check_broker_removal(&cluster, &live, &cas).await?;
+        let blocked = self.check_broker_removal(&cluster, &live, cas).await?;
         let cluster = if blocked.is_empty() {
             cluster
         } else {
@@ -439,7 +477,7 @@ impl Reconciliation<'_> {
             return Ok(self.pending_status(&cluster, None, waiting));
         }
         let desired = self
-            .build_desired(&cluster, &cas, &observed, &addresses, &live)
+            .build_desired(&cluster, cas, &observed, &addresses, &live)
             .await?;
         self.apply_desired(&desired, &live).await?;
         self.write_pool_statuses(&cluster).await?;
@@ -451,9 +489,9 @@ impl Reconciliation<'_> {
             Some(waiting) => Some(waiting),
             None => match self.check_endpoints(&cluster).await? {
                 Some(waiting) => Some(waiting),
-                None => match self.roll(&cluster, &desired, &cas, &sets).await? {
+                None => match self.roll(&cluster, &desired, cas, &sets).await? {
                     Some(waiting) => Some(waiting),
-                    None => match self.reconcile_components(&cluster, &cas).await? {
+                    None => match self.reconcile_components(&cluster, cas).await? {
                         Some(waiting) => Some(waiting),
                         None => {
                             self.reconcile_auto_rebalance(&blocked).await?;
@@ -463,7 +501,7 @@ impl Reconciliation<'_> {
                 },
             },
         };
-        let status = self.kafka_status(&cluster, &desired, &cas);
+        let status = self.kafka_status(&cluster, &desired, cas);
         if let Some(waiting) = waiting {
             return Ok(self.pending_status(&cluster, Some(status.status), waiting));
         }

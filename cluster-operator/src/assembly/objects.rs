@@ -209,7 +209,9 @@ impl Reconciliation<'_> {
         let requests = desired::certificate_requests(cluster, addresses, &live.secrets.objects);
         let operator_request =
             desired::cluster_operator_certificate_request(cluster, &live.operator_secret);
-        let trust_pending = self.cluster_ca_trust_pending(cluster, cas).await?;
+        let trust_pending = self
+            .cluster_ca_trust_pending(&cluster.component_labels().selector_string(), cas)
+            .await?;
         let issue = |request: CertificateRequest| cas.issue(request, trust_pending);
         // One certificate per blocking task, so that new keys are generated on every core.
         let (issued, (_, operator_certificate)) = futures::try_join!(
@@ -234,10 +236,11 @@ impl Reconciliation<'_> {
     /// Whether some Kafka pod still runs with an older cluster CA certificate generation
     /// while the CA keeps older certificates trusted (its key was replaced): the nodes' and
     /// the operator's certificates then stay signed by the old key until every node has
-    /// restarted trusting the new certificate. Lists the pods only in that case.
+    /// restarted trusting the new certificate. Lists the pods (by `selector`, the Kafka
+    /// component's) only in that case.
     pub(super) async fn cluster_ca_trust_pending(
         &self,
-        cluster: &KafkaCluster,
+        selector: &str,
         cas: &ClusterCas,
     ) -> Result<bool, ReconcileError> {
         let authority = &cas.cluster.authority;
@@ -245,9 +248,7 @@ impl Reconciliation<'_> {
             return Ok(false);
         }
         let generation = authority.cert_generation().to_string();
-        let pods = self
-            .list::<Pod>(&cluster.component_labels().selector_string())
-            .await?;
+        let pods = self.list::<Pod>(selector).await?;
         Ok(pods.iter().any(|pod| {
             pod.annotations()
                 .get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)

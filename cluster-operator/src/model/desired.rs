@@ -56,6 +56,28 @@ pub fn certificate_requests(
         .collect()
 }
 
+/// The certificate request of every running node (`pods`: the pod names the cluster's
+/// StrimziPodSets list) whose Secret (among `existing`, by name) holds a readable certificate,
+/// with the names that certificate has ([`LeafSpec::kafka_node_as_issued`]): issued with
+/// [`issue_certificate`], they keep the running nodes' certificates valid while the Kafka's
+/// spec is invalid and the names the nodes should have cannot be worked out. A node whose
+/// Secret is missing or unreadable is left out: nothing is issued without its names.
+pub fn running_certificate_requests<'a>(
+    cluster: &str,
+    pods: impl IntoIterator<Item = &'a String>,
+    existing: &BTreeMap<String, Secret>,
+) -> Vec<CertificateRequest> {
+    pods.into_iter()
+        .filter_map(|pod| {
+            let existing = ExistingLeaf::from_secret(existing.get(pod)?, pod);
+            Some(CertificateRequest {
+                spec: LeafSpec::kafka_node_as_issued(cluster, pod, &existing)?,
+                existing: Some(existing),
+            })
+        })
+        .collect()
+}
+
 /// The request of the operator's own client certificate, with the certificate its Secret
 /// (`<cluster>-cluster-operator-certs`, among `existing` by name) holds now.
 pub fn cluster_operator_certificate_request(

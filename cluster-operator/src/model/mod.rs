@@ -271,6 +271,18 @@ impl ModelError {
     }
 }
 
+/// Who the objects of the Kafka component of cluster `name` belong to, for their labels; also
+/// what selects them when the Kafka's spec is invalid and there is no [`KafkaCluster`].
+pub fn kafka_component_labels(name: &str, config: &ModelConfig) -> ComponentLabels {
+    ComponentLabels {
+        kind: "Kafka".to_owned(),
+        cluster: name.to_owned(),
+        component_name: strimzi_api::naming::kafka_component(name),
+        component_type: "kafka".to_owned(),
+        managed_by: config.managed_by.clone(),
+    }
+}
+
 /// The Kafka version a cluster runs and the image that runs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KafkaVersion {
@@ -392,13 +404,7 @@ impl KafkaCluster {
 
     /// Who the Kafka component's objects belong to, for their labels.
     pub fn component_labels(&self) -> ComponentLabels {
-        ComponentLabels {
-            kind: "Kafka".to_owned(),
-            cluster: self.name.clone(),
-            component_name: strimzi_api::naming::kafka_component(&self.name),
-            component_type: "kafka".to_owned(),
-            managed_by: self.config.managed_by.clone(),
-        }
+        kafka_component_labels(&self.name, &self.config)
     }
 
     /// Labels of the cluster-wide objects (Services, PDB, ...): the Kafka's propagating user

@@ -23,7 +23,7 @@ use crate::support::real_nodes::{
 use crate::support::rolls::{
     ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
 };
-use crate::support::{apply, ready, wait_for};
+use crate::support::{apply, force, ready, wait_for};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
@@ -60,18 +60,6 @@ fn cluster() -> Vec<Value> {
 /// The pod of broker `id`.
 fn broker_pod(id: i32) -> String {
     format!("{CLUSTER}-broker-{id}")
-}
-
-/// Sets `annotation` (one of Strimzi's force annotations) to `"true"` on Secret `name`.
-async fn force(client: &Client, ns: &str, name: &str, annotation: &str) {
-    Api::<Secret>::namespaced(client.clone(), ns)
-        .patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}})),
-        )
-        .await
-        .unwrap();
 }
 
 /// Waits until broker `id`'s pod is gone and the operator has unregistered the broker.

@@ -69,6 +69,7 @@ pub struct Operator {
 impl Operator {
     fn start(
         namespace: &str,
+        extra: &[(&str, &str)],
         controllers: impl FnOnce(
             &OperatorRuntime,
             &ClusterOperatorConfig,
@@ -89,7 +90,7 @@ impl Operator {
                 .unwrap()
         });
         let _entered = tokio.enter();
-        let config = config_for(namespace, &[]);
+        let config = config_for(namespace, extra);
         let runtime = OperatorRuntime::new(
             client,
             config.operator.clone(),
@@ -111,14 +112,20 @@ impl Operator {
 
     /// Starts the Kafka and StrimziPodSet controllers on `namespace`.
     pub fn on(namespace: &str) -> Self {
-        Self::start(namespace, |runtime, config| {
+        Self::on_with(namespace, &[])
+    }
+
+    /// Starts the Kafka and StrimziPodSet controllers on `namespace`, configured with the
+    /// `extra` variables too.
+    pub fn on_with(namespace: &str, extra: &[(&str, &str)]) -> Self {
+        Self::start(namespace, extra, |runtime, config| {
             strimzi_cluster_operator::controllers(runtime, config).unwrap()
         })
     }
 
     /// Starts only the StrimziPodSet controller on `namespace`.
     pub fn pod_sets_only(namespace: &str) -> Self {
-        Self::start(namespace, |runtime, config| {
+        Self::start(namespace, &[], |runtime, config| {
             vec![
                 strimzi_cluster_operator::pod_set::PodSetReconciler::controller(
                     runtime,
@@ -180,7 +187,7 @@ pub async fn apply(client: &Client, namespace: &str, document: &Value) {
 
 /// Server-side applies a document as `field_manager`, taking over conflicting fields (as
 /// `kubectl apply --server-side --force-conflicts` does): namespaced kinds in `namespace`,
-/// the cluster-scoped kinds of the install bundles cluster-wide.
+/// the cluster-scoped kinds of the install bundles and admission policies cluster-wide.
 pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_manager: &str) {
     let (object, api) = dynamic(client, namespace, document);
     let name = object.metadata.name.clone().unwrap();
@@ -194,7 +201,7 @@ pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_
 }
 
 /// `document` as a dynamic object, and the API of its kind: cluster-wide for the
-/// cluster-scoped kinds of the install bundles, else in `namespace`.
+/// cluster-scoped kinds of the install bundles and admission policies, else in `namespace`.
 pub fn dynamic(
     client: &Client,
     namespace: &str,
@@ -210,7 +217,12 @@ pub fn dynamic(
     let resource = ApiResource::from_gvk(&gvk);
     let cluster_scoped = matches!(
         types.kind.as_str(),
-        "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition" | "Namespace"
+        "ClusterRole"
+            | "ClusterRoleBinding"
+            | "CustomResourceDefinition"
+            | "Namespace"
+            | "ValidatingAdmissionPolicy"
+            | "ValidatingAdmissionPolicyBinding"
     );
     let api = if cluster_scoped {
         Api::all_with(client.clone(), &resource)
@@ -531,6 +543,19 @@ pub fn kafka(name: &str, brokers: i32) -> Value {
             },
         }},
     })
+}
+
+/// Sets the force annotation `annotation` (`strimzi.io/force-renew` or
+/// `strimzi.io/force-replace`) to `"true"` on the CA Secret `secret`, as a user does.
+pub async fn force(client: &Client, ns: &str, secret: &str, annotation: &str) {
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), ns)
+        .patch(
+            secret,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}})),
+        )
+        .await
+        .unwrap();
 }
 
 /// The condition `kind` of the Kafka's status.

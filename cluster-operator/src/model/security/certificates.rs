@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::annotations;
 use strimzi_certificate_manager::certificate::ParsedCertificate;
-use strimzi_certificate_manager::leaf::{LeafSpec, LeafStorage, NodeLocation};
+use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec, LeafStorage, NodeLocation};
 use strimzi_operator_common::labels::ComponentLabels;
 
 use crate::model::listeners::ListenerAddresses;
@@ -23,6 +24,37 @@ pub fn cluster_operator_certificate_spec() -> LeafSpec {
     LeafSpec {
         storage: LeafStorage::Pem,
         ..LeafSpec::component(CLUSTER_OPERATOR, CLUSTER_OPERATOR)
+    }
+}
+
+/// `secret`, a running node's certificate Secret, with the entries of `certificate` (its
+/// renewal, see [`crate::model::desired::running_certificate_requests`]) in place of its own
+/// and annotated, as [`KafkaCluster::node_certificate_secret`] annotates it, with the
+/// generation of the cluster CA certificate that signed it; its other entries (custom listener
+/// certificates), labels and owner as they are.
+pub fn renewed_node_certificate_secret(
+    secret: &Secret,
+    certificate: &IssuedCertificate,
+    cluster_ca_cert_generation: u32,
+) -> Secret {
+    let mut data = secret.data.clone().unwrap_or_default();
+    data.extend(certificate.secret_data());
+    let metadata = &secret.metadata;
+    Secret {
+        metadata: ObjectMeta {
+            name: metadata.name.clone(),
+            namespace: metadata.namespace.clone(),
+            labels: metadata.labels.clone(),
+            annotations: Some(StringMap::from([(
+                annotations::CLUSTER_CA_CERT_GENERATION.to_owned(),
+                cluster_ca_cert_generation.to_string(),
+            )])),
+            owner_references: metadata.owner_references.clone(),
+            ..ObjectMeta::default()
+        },
+        type_: secret.type_.clone(),
+        data: Some(data),
+        ..Secret::default()
     }
 }
 
