@@ -1624,12 +1624,12 @@ fn belong_together(crt: &[u8], key: &[u8]) -> bool {
 /// Issue 36, item 5: a key replacement whose write is refused. A refused key write leaves
 /// the CA as it was (same certificate and key); a refused certificate write after the key
 /// was stored leaves a state of ours, which the next reconciliation completes with the
-/// stored key. Either way, once the write passes, the replacement is done once, the old
-/// certificate still trusted, with no manual step.
+/// stored key, also when the operator dies in between. Either way, once the write passes, the
+/// replacement is done once, the old certificate still trusted, with no manual step.
 #[tokio::test]
 async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_passes() {
     let (client, ns) = namespace("ca-replace-refused").await;
-    let operator = Operator::on(&ns);
+    let mut operator = Operator::on(&ns);
     apply_all(&client, &ns, &cluster("replacing", 1, 1)).await;
     ready(&client, &ns, "replacing").await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
@@ -1691,6 +1691,10 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
             .unwrap()["ca.crt"],
         first.0
     );
+    // The operator dies between the two writes (its runtime dropped, no clean stop): the next
+    // one knows nothing of the replacement but what the Secrets say.
+    drop(operator);
+    operator = Operator::on(&ns);
     refusal.lift().await;
     eventually(
         "the interrupted replacement completed",
