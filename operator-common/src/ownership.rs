@@ -1,9 +1,13 @@
 //! Which of several resources naming one thing outside Kubernetes (a Kafka topic, a Kafka
 //! user) manages it, when they live in different namespaces or under different names: the one
 //! whose status says it manages it already, otherwise the oldest; the others are refused.
-//! Pure code: no I/O.
+//! No I/O: the resources come from the operator's caches.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use kube::core::DeserializeGuard;
+use kube::runtime::reflector::Store;
+use serde::de::DeserializeOwned;
 use strimzi_api::common::Condition;
 use strimzi_api::conditions;
 
@@ -68,6 +72,45 @@ pub fn owner(claims: &[Claim]) -> Option<&Claim> {
     claims
         .iter()
         .min_by(|a, b| (!a.ready, &a.created, &a.key).cmp(&(!b.ready, &b.created, &b.key)))
+}
+
+/// The claims of the cached resources that name the same thing as resource `me` (its
+/// [`key`]), as `names_it` tells, each made by `claim`; empty when no other resource names it,
+/// which is found without going through every cached resource.
+pub fn rival_claims<K>(
+    stores: &[Store<DeserializeGuard<K>>],
+    me: &str,
+    names_it: impl Fn(&K) -> bool,
+    claim: impl Fn(&K) -> Claim,
+) -> Vec<Claim>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + 'static,
+{
+    let contested = stores.iter().any(|store| {
+        store
+            .find(|object| {
+                object
+                    .0
+                    .as_ref()
+                    .is_ok_and(|other| names_it(other) && key(other.meta()) != me)
+            })
+            .is_some()
+    });
+    if !contested {
+        return Vec::new();
+    }
+    stores
+        .iter()
+        .flat_map(Store::state)
+        .filter_map(|object| {
+            object
+                .0
+                .as_ref()
+                .ok()
+                .filter(|other| names_it(other))
+                .map(&claim)
+        })
+        .collect()
 }
 
 #[cfg(test)]

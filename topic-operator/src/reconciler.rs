@@ -67,31 +67,12 @@ impl TopicReconciler {
     /// `Err(ResourceConflict)` when another KafkaTopic manages topic `name`.
     fn check_owner(&self, resource: &KafkaTopic, name: &str) -> Result<(), TopicError> {
         let me = ownership::key(&resource.metadata);
-        let claims_topic = |object: &DeserializeGuard<KafkaTopic>| match &object.0 {
-            Ok(other) => is_managed(other) && other.topic_name() == Some(name),
-            Err(_) => false,
-        };
-        let contested = self.resources.iter().any(|store| {
-            store
-                .find(|object| {
-                    claims_topic(object)
-                        && object
-                            .0
-                            .as_ref()
-                            .is_ok_and(|other| ownership::key(&other.metadata) != me)
-                })
-                .is_some()
-        });
-        if !contested {
-            return Ok(());
-        }
-        let claims: Vec<Claim> = self
-            .resources
-            .iter()
-            .flat_map(Store::state)
-            .filter(|object| claims_topic(object))
-            .filter_map(|object| object.0.as_ref().ok().map(|other| claim(other, name)))
-            .collect();
+        let claims = ownership::rival_claims(
+            &self.resources,
+            &me,
+            |other| is_managed(other) && other.topic_name() == Some(name),
+            |other| claim(other, name),
+        );
         match ownership::owner(&claims) {
             Some(owner) if owner.key != me => Err(TopicError::ResourceConflict(format!(
                 "Managed by {}",

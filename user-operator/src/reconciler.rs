@@ -84,33 +84,12 @@ impl UserReconciler {
     fn check_owner(&self, resource: &KafkaUser) -> Result<(), UserError> {
         let me = ownership::key(&resource.metadata);
         let name = resource.name_any();
-        let same_name = |object: &DeserializeGuard<KafkaUser>| {
-            object
-                .0
-                .as_ref()
-                .is_ok_and(|other| other.metadata.name.as_deref() == Some(name.as_str()))
-        };
-        let contested = self.users.iter().any(|store| {
-            store
-                .find(|object| {
-                    same_name(object)
-                        && object
-                            .0
-                            .as_ref()
-                            .is_ok_and(|other| ownership::key(&other.metadata) != me)
-                })
-                .is_some()
-        });
-        if !contested {
-            return Ok(());
-        }
-        let claims: Vec<Claim> = self
-            .users
-            .iter()
-            .flat_map(Store::state)
-            .filter(|object| same_name(object))
-            .filter_map(|object| object.0.as_ref().ok().map(claim))
-            .collect();
+        let claims = ownership::rival_claims(
+            &self.users,
+            &me,
+            |other| other.metadata.name.as_deref() == Some(name.as_str()),
+            claim,
+        );
         match ownership::owner(&claims) {
             Some(owner) if owner.key != me => Err(UserError::ResourceConflict(
                 model::conflict_message(&name, &owner.reference()),
