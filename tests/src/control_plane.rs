@@ -287,8 +287,8 @@ impl ControlPlane {
         })
         .await?;
         for process in [&scheduler, &kwok] {
-            if let Some(status) = process.exited() {
-                return Err(process.not_ready(Duration::ZERO, format!("exited with {status}")));
+            if let Some(error) = process.exited_early(Duration::ZERO) {
+                return Err(error);
             }
         }
         Ok(Self {
@@ -555,8 +555,8 @@ where
     let started = Instant::now();
     let mut last = String::from("not checked yet");
     while started.elapsed() < READY_TIMEOUT {
-        if let Some(status) = process.exited() {
-            return Err(process.not_ready(started.elapsed(), format!("exited with {status}")));
+        if let Some(error) = process.exited_early(started.elapsed()) {
+            return Err(error);
         }
         match ready().await {
             Ok(()) => return Ok(()),

@@ -214,9 +214,71 @@ fn scratch_dir_owner(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// A port on 127.0.0.1 that was free a moment ago. Another process may take it before it is
-/// used, so starters retry with new ports when a component cannot bind.
+/// The file whose lock and content hand out ports to every test process on the machine.
+const PORT_COUNTER: &str = "strimzi-testenv-ports";
+
+/// The lowest port [`free_port`] hands out: above the ports Kubernetes components and
+/// Kafka listen on by default.
+const FIRST_PORT: u16 = 20000;
+
+/// The highest port [`free_port`] hands out: below Kubernetes' NodePort range.
+const LAST_PORT: u16 = 29999;
+
+/// A port on every address that no test process on this machine has been given lately and
+/// nothing listens on.
+///
+/// Ports come from below the kernel's ephemeral range (and Kubernetes' NodePorts), so no outgoing connection and no
+/// bind to port 0 can take one between this call and the component binding it; a counter in
+/// a locked file shared by every test process hands each port out once per round, so two
+/// environments starting at the same moment never pick the same one.
 pub fn free_port() -> Result<u16, TestEnvError> {
+    let last = ephemeral_range_start().saturating_sub(1).min(LAST_PORT);
+    if last <= FIRST_PORT {
+        return any_free_port();
+    }
+    let path = std::env::temp_dir().join(PORT_COUNTER);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|error| TestEnvError::io(&path, error))?;
+    let mut locked = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, error)| TestEnvError::io(&path, error.into()))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut *locked, &mut text)
+        .map_err(|error| TestEnvError::io(&path, error))?;
+    let span = last - FIRST_PORT + 1;
+    let mut offset = text.trim().parse::<u16>().unwrap_or(0) % span;
+    for _ in 0..span {
+        let port = FIRST_PORT + offset;
+        offset = (offset + 1) % span;
+        if std::net::TcpListener::bind(("0.0.0.0", port)).is_ok() {
+            std::io::Seek::rewind(&mut *locked).map_err(|error| TestEnvError::io(&path, error))?;
+            locked
+                .set_len(0)
+                .and_then(|()| {
+                    std::io::Write::write_all(&mut *locked, offset.to_string().as_bytes())
+                })
+                .map_err(|error| TestEnvError::io(&path, error))?;
+            return Ok(port);
+        }
+    }
+    any_free_port()
+}
+
+/// The first port of the kernel's ephemeral range (`32768` if it cannot be read).
+fn ephemeral_range_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
+}
+
+/// A port the kernel picks from its ephemeral range; another process may take it before it
+/// is used.
+fn any_free_port() -> Result<u16, TestEnvError> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|error| TestEnvError::io("127.0.0.1:0", error))?;
     listener
@@ -278,9 +340,13 @@ mod tests {
     }
 
     #[test]
-    fn free_ports_differ_and_are_bindable() {
-        let port = free_port().unwrap();
-        std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-        assert_ne!(port, 0);
+    fn free_ports_differ_are_bindable_and_outside_the_ephemeral_range() {
+        let (first, second) = (free_port().unwrap(), free_port().unwrap());
+        assert_ne!(first, second);
+        std::net::TcpListener::bind(("127.0.0.1", first)).unwrap();
+        assert!(
+            (FIRST_PORT..ephemeral_range_start()).contains(&first),
+            "{first}"
+        );
     }
 }

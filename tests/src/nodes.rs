@@ -643,8 +643,8 @@ async fn wait_node_ready(
     let started = Instant::now();
     let mut last = "not registered".to_owned();
     while started.elapsed() < NODE_READY_TIMEOUT {
-        if let Some(status) = kubelet.exited() {
-            return Err(kubelet.not_ready(started.elapsed(), format!("exited with {status}")));
+        if let Some(error) = kubelet.exited_early(started.elapsed()) {
+            return Err(error);
         }
         match nodes.get_opt(name).await {
             Ok(Some(node)) => {

@@ -104,6 +104,9 @@ pub struct ManagedProcess {
 /// How long a child gets to stop after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// How many last lines of its log the error for a component that exited early quotes.
+const LOG_TAIL_LINES: usize = 4;
+
 impl ManagedProcess {
     /// Starts `spec`.
     pub fn start(spec: &ProcessSpec, lifetime: Lifetime) -> Result<Self, TestEnvError> {
@@ -172,8 +175,8 @@ impl ManagedProcess {
         let started = Instant::now();
         let mut last = String::from("not checked yet");
         while started.elapsed() < timeout {
-            if let Some(status) = self.exited() {
-                return Err(self.not_ready(started.elapsed(), format!("exited with {status}")));
+            if let Some(error) = self.exited_early(started.elapsed()) {
+                return Err(error);
             }
             match ready() {
                 Ok(()) => return Ok(()),
@@ -182,6 +185,19 @@ impl ManagedProcess {
             std::thread::sleep(Duration::from_millis(100));
         }
         Err(self.not_ready(started.elapsed(), last))
+    }
+
+    /// The error for a process that has exited while it should be running, with the last
+    /// lines of its log (CI shows the error, not the log file); `None` while it runs.
+    pub fn exited_early(&self, waited: Duration) -> Option<TestEnvError> {
+        let status = self.exited()?;
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().filter(|line| !line.trim().is_empty()).collect();
+        let tail = lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join(" | ");
+        Some(self.not_ready(
+            waited,
+            format!("exited with {status}; its log ends: {tail}"),
+        ))
     }
 
     /// The error for a process that did not become ready.
