@@ -26,6 +26,12 @@ pub fn cluster_operator_certs_secret(cluster: &str) -> String {
     format!("{cluster}-cluster-operator-certs")
 }
 
+/// Lease in the Kafka's namespace naming the cluster operator that acts on the Kafka (ours
+/// alone: Strimzi's operator makes no such Lease).
+pub fn cluster_operator_claim_lease(cluster: &str) -> String {
+    format!("{cluster}-cluster-operator-claim")
+}
+
 /// Base name of the Kafka component: ServiceAccount, PodDisruptionBudget and `strimzi.io/name`.
 pub fn kafka_component(cluster: &str) -> String {
     format!("{cluster}-kafka")

@@ -94,6 +94,18 @@ pub struct ClusterOperatorConfig {
 }
 
 impl ClusterOperatorConfig {
+    /// This operator's identity in the claims of the Kafkas it acts on
+    /// ([`strimzi_operator_common::claim`]): the same for every replica of one deployment, so
+    /// that a new leader or a restarted pod carries on at once, and different for another
+    /// deployment watching the same namespace. With leader election, its Lease
+    /// (`<lease namespace>/<lease name>`); without, `<operator namespace>/strimzi-cluster-operator`.
+    pub fn claim_identity(&self) -> String {
+        match &self.operator.leader_election {
+            Some(election) => format!("{}/{}", election.lease_namespace, election.lease_name),
+            None => format!("{}/{NAME}", self.model.operator_namespace),
+        }
+    }
+
     /// How long one call to a component's REST API (Cruise Control, Kafka Connect) may take:
     /// the operation timeout, at most 30 s, so that a hung call cannot hold a reconciliation.
     pub fn rest_call_timeout(&self) -> std::time::Duration {

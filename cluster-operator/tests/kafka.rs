@@ -1735,3 +1735,173 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
     operator.stop().await;
     refusal.remove().await;
 }
+
+/// The images the pods of each StrimziPodSet of `cluster` run, and the sets' generations.
+async fn pod_set_images(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+) -> BTreeMap<String, (Vec<String>, i64)> {
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), ns);
+    sets.list(&ListParams::default().labels(&format!("strimzi.io/cluster={cluster}")))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|set| {
+            let images = set
+                .spec
+                .pods
+                .iter()
+                .filter_map(|pod| pod["spec"]["containers"][0]["image"].as_str())
+                .map(str::to_owned)
+                .collect();
+            (set.name_any(), (images, set.metadata.generation.unwrap()))
+        })
+        .collect()
+}
+
+/// The holder and contender of the claim Lease of Kafka `cluster`.
+async fn claim_of(client: &Client, ns: &str, cluster: &str) -> (Option<String>, Option<String>) {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let lease = Api::<Lease>::namespaced(client.clone(), ns)
+        .get(&format!("{cluster}-cluster-operator-claim"))
+        .await
+        .unwrap();
+    (
+        lease.spec.and_then(|spec| spec.holder_identity),
+        lease
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .remove("strimzi-rs/contender"),
+    )
+}
+
+#[tokio::test]
+async fn two_operators_claiming_one_kafka_both_stand_back_until_one_of_them_stops() {
+    use strimzi_cluster_operator::model::nodes::images::KafkaImages;
+    let (client, ns) = namespace("claim").await;
+    let (lease_a, lease_b) = (
+        support::env().namespace("claim-lease-a").await,
+        support::env().namespace("claim-lease-b").await,
+    );
+    let (a, b) = (
+        format!("{lease_a}/strimzi-cluster-operator"),
+        format!("{lease_b}/strimzi-cluster-operator"),
+    );
+    // Another image for every Kafka version: the second operator would change every pod.
+    let other_images = KafkaImages::strimzi_defaults()
+        .by_version
+        .keys()
+        .map(|version| format!("{version}={OTHER_IMAGE}{version}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let settings = |lease_namespace: &str, images: Option<&str>| -> Vec<(String, String)> {
+        let mut settings = vec![
+            // Claims last two intervals: 16 s here.
+            ("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "8000"),
+            ("STRIMZI_LEADER_ELECTION_ENABLED", "true"),
+            (
+                "STRIMZI_LEADER_ELECTION_LEASE_NAME",
+                "strimzi-cluster-operator",
+            ),
+            ("STRIMZI_LEADER_ELECTION_LEASE_NAMESPACE", lease_namespace),
+            ("STRIMZI_LEADER_ELECTION_IDENTITY", "the-only-replica"),
+        ];
+        settings.extend(images.map(|images| ("STRIMZI_KAFKA_IMAGES", images)));
+        settings
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value.to_owned()))
+            .collect()
+    };
+    let start = |settings: &[(String, String)]| {
+        let settings: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str()))
+            .collect();
+        Operator::on_with(&ns, &settings)
+    };
+    const OTHER_IMAGE: &str = "example.org/other/kafka:";
+    let (settings_a, settings_b) = (
+        settings(&lease_a, None),
+        settings(&lease_b, Some(&other_images)),
+    );
+
+    let operator_a = start(&settings_a);
+    apply_all(&client, &ns, &cluster("contested", 1, 1)).await;
+    ready(&client, &ns, "contested").await;
+    let sets_of_a = pod_set_images(&client, &ns, "contested").await;
+    assert!(
+        sets_of_a
+            .values()
+            .flat_map(|(images, _)| images)
+            .all(|image| image.starts_with("quay.io/strimzi/kafka:")),
+        "{sets_of_a:?}"
+    );
+    assert_eq!(
+        claim_of(&client, &ns, "contested").await,
+        (Some(a.clone()), None)
+    );
+
+    // A second operator, with other images, finds the Kafka claimed: it changes nothing, and
+    // both say so.
+    let operator_b = start(&settings_b);
+    let message = not_ready_with(&client, &ns, "contested", "ConflictingOperator").await;
+    assert!(message.contains(&a) && message.contains(&b), "{message}");
+    eventually(
+        "a Warning Event from each operator",
+        support::WAIT,
+        || async {
+            let warnings = kafka_warning_events(&client, &ns, "contested").await;
+            [&a, &b].iter().all(|operator| {
+                warnings.iter().any(|warning| {
+                    warning.contains("ConflictingOperator")
+                        && warning.contains(&format!("{operator} stops acting"))
+                })
+            })
+        },
+    )
+    .await;
+    assert_eq!(
+        claim_of(&client, &ns, "contested").await,
+        (Some(a.clone()), Some(b.clone()))
+    );
+    // Several renewal periods of the claim, in which neither acts.
+    tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+    assert_eq!(pod_set_images(&client, &ns, "contested").await, sets_of_a);
+    not_ready_with(&client, &ns, "contested", "ConflictingOperator").await;
+
+    // Once the second stops, the first acts again: Ready, nothing changed.
+    operator_b.stop().await;
+    ready(&client, &ns, "contested").await;
+    assert_eq!(
+        claim_of(&client, &ns, "contested").await,
+        (Some(a.clone()), None)
+    );
+    assert_eq!(pod_set_images(&client, &ns, "contested").await, sets_of_a);
+
+    // With the second back and the first stopped, the second takes the claim over and
+    // applies its images, each StrimziPodSet rewritten once.
+    let operator_b = start(&settings_b);
+    not_ready_with(&client, &ns, "contested", "ConflictingOperator").await;
+    assert_eq!(pod_set_images(&client, &ns, "contested").await, sets_of_a);
+    operator_a.stop().await;
+    eventually(
+        "the second operator's images in every StrimziPodSet",
+        support::WAIT,
+        || async {
+            let sets = pod_set_images(&client, &ns, "contested").await;
+            sets.values()
+                .flat_map(|(images, _)| images)
+                .all(|image| image.starts_with(OTHER_IMAGE))
+        },
+    )
+    .await;
+    let sets_of_b = pod_set_images(&client, &ns, "contested").await;
+    for (name, (_, generation)) in &sets_of_b {
+        assert_eq!(*generation, sets_of_a[name].1 + 1, "{name}: {sets_of_b:?}");
+    }
+    assert_eq!(claim_of(&client, &ns, "contested").await, (Some(b), None));
+    operator_b.stop().await;
+}

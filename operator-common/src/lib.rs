@@ -28,6 +28,7 @@
 //!   tasks, executor state, stopping an execution, topic replication factors), on
 //!   [`http_client`], the HTTP/1.1 client shared with the kafka-agent calls.
 //! - [`ownership`]: which of several resources naming one Kafka topic or user manages it.
+//!   [`claim`]: which of several operators watching one resource acts on it.
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
 //!   tokio's blocking threads, at most one closure per core at a time.
 //!
@@ -99,6 +100,7 @@ pub mod apply;
 pub mod batch;
 pub mod blocking;
 pub mod cache;
+pub mod claim;
 pub mod config;
 pub mod controller;
 pub mod cruise_control;

@@ -2,6 +2,8 @@
 //! readable chain of named steps (`Reconciliation::run`), much like Strimzi's
 //! `KafkaReconciler`:
 //!
+//! 0. Claim (module `claim`): while another cluster operator claims the Kafka too, nothing
+//!    else runs and both report `NotReady` `ConflictingOperator`.
 //! 1. CAs: create or renew the cluster and clients CAs (module `ca`).
 //! 2. Model: validate the resources, assign node IDs, collect warnings.
 //! 3. List the objects labelled for the Kafka component, once per kind; apply the listener
@@ -47,6 +49,7 @@
 
 mod auto_rebalance;
 mod ca;
+mod claim;
 mod components;
 mod objects;
 mod renewal;
@@ -79,6 +82,7 @@ use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_certificate_manager::leaf;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
+use strimzi_operator_common::claim::{ClaimError, ClaimTiming, Claims, Verdict};
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::runtime::OperatorRuntime;
@@ -116,6 +120,9 @@ pub enum ReconcileError {
     /// Writing an object failed.
     #[error(transparent)]
     Write(#[from] ApplyError),
+    /// The Kafka's claim could not be checked.
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
     /// Brokers to be removed still hold partition replicas (or cannot be checked).
     #[error("{0}")]
     ScaleDownBlocked(String),
@@ -174,6 +181,7 @@ impl ErrorReason for ReconcileError {
             Self::Build(error) => error.reason(),
             Self::MaintenanceWindow(error) => error.reason(),
             Self::Write(error) => error.reason(),
+            Self::Claim(error) => error.reason(),
             Self::Kafka(error) => error.reason(),
             Self::ScaleDownBlocked(_) => "InvalidResourceException",
             Self::Api { .. } => "KubernetesApiError",
@@ -198,6 +206,8 @@ pub struct KafkaAssembly {
     pools: ScopedCache<KafkaNodePool>,
     rolling: RollingState,
     recorded_auto_rebalance: auto_rebalance::RecordedAutoRebalance,
+    /// Which Kafkas this operator, and no other, acts on.
+    claims: Claims,
 }
 
 impl KafkaAssembly {
@@ -218,12 +228,18 @@ impl KafkaAssembly {
             config.kafka_host_resolution,
             config.max_parallel_broker_restarts,
         )?;
+        let claims = Claims::new(
+            runtime.client().clone(),
+            config.claim_identity(),
+            ClaimTiming::for_interval(config.operator.full_reconciliation_interval),
+        );
         let reconciler = Self {
             runtime: runtime.clone(),
             config: Arc::new(config),
             pools: pools.clone(),
             rolling,
             recorded_auto_rebalance: auto_rebalance::RecordedAutoRebalance::default(),
+            claims,
         };
         let owned = format!("{}=Kafka", labels::KIND);
         // Mapped by their cluster label, not by owner: per-node Services and ConfigMaps
@@ -426,6 +442,9 @@ impl Reconciliation<'_> {
     /// reconciliation), nothing else is applied but the renewal of the running nodes'
     /// certificates ([`Self::renew_running_certificates`]) before the error is reported.
     async fn run(mut self) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
+        if let Verdict::Conflict { operators } = self.check_claim().await? {
+            return Ok(self.conflict_status(&operators).await);
+        }
         let now = time::OffsetDateTime::now_utc();
         let windows = self.maintenance_window_open(now);
         // Windows that cannot be read hold no renewal back: the spec is invalid, so nothing
