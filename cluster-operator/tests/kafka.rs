@@ -1629,7 +1629,7 @@ fn belong_together(crt: &[u8], key: &[u8]) -> bool {
 #[tokio::test]
 async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_passes() {
     let (client, ns) = namespace("ca-replace-refused").await;
-    let mut operator = Operator::on(&ns);
+    let operator = Operator::on(&ns);
     apply_all(&client, &ns, &cluster("replacing", 1, 1)).await;
     ready(&client, &ns, "replacing").await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
@@ -1672,7 +1672,16 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
     not_ready_with(&client, &ns, "replacing", UNREACHABLE).await;
 
     // The certificate write refused: the new key is stored, marked as replacing the current
-    // certificate, and then completed with that very key.
+    // certificate, and then completed with that very key. The operator is the binary here,
+    // a process of its own, killed between the two writes.
+    operator.stop().await;
+    let process = support::spawn_cluster_operator(
+        support::env(),
+        &support::build_operator_binaries(),
+        &ns,
+        strimzi_tests::layout::free_port().unwrap(),
+        &[],
+    );
     let refusal = WriteRefusal::new(&client, &ns, "replacing-cluster-ca-cert").await;
     force_replace().await;
     refusal.refused(&ns, "replacing").await;
@@ -1691,10 +1700,10 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
             .unwrap()["ca.crt"],
         first.0
     );
-    // The operator dies between the two writes (its runtime dropped, no clean stop): the next
-    // one knows nothing of the replacement but what the Secrets say.
-    drop(operator);
-    operator = Operator::on(&ns);
+    // SIGKILL between the two writes: the next operator knows nothing of the replacement but
+    // what the Secrets say.
+    process.kill();
+    let operator = Operator::on(&ns);
     refusal.lift().await;
     eventually(
         "the interrupted replacement completed",

@@ -88,6 +88,8 @@ pub struct ControlPlane {
     /// The host side of the loopback bridge, then the namespace side (real nodes only).
     bridge: Vec<ManagedProcess>,
     apiserver: ManagedProcess,
+    /// How the API server was started, for [`ControlPlane::api_server_replica`].
+    apiserver_spec: ProcessSpec,
     etcd: ManagedProcess,
     kubeconfig: PathBuf,
     server: String,
@@ -176,31 +178,28 @@ impl ControlPlane {
                 "--authorization-mode=RBAC".to_owned(),
             ],
         };
-        let apiserver = ManagedProcess::start(
-            &inside(ProcessSpec::new("kube-apiserver", apiserver_bin, log_dir))
-                .args(network_flags)
-                .args([
-                    format!("--etcd-servers=http://127.0.0.1:{etcd_client}"),
-                    format!("--secure-port={apiserver_port}"),
-                    format!("--tls-cert-file={}", files.serving_cert.display()),
-                    format!("--tls-private-key-file={}", files.serving_key.display()),
-                    format!("--token-auth-file={}", files.tokens.display()),
-                    "--service-account-issuer=https://kubernetes.default.svc.cluster.local"
-                        .to_owned(),
-                    format!(
-                        "--service-account-key-file={}",
-                        files.service_account_public_key.display()
-                    ),
-                    format!(
-                        "--service-account-signing-key-file={}",
-                        files.service_account_key.display()
-                    ),
-                    format!("--service-cluster-ip-range={SERVICE_NETWORK}"),
-                    "--allow-privileged=true".to_owned(),
-                    "--profiling=false".to_owned(),
-                ]),
-            lifetime,
-        )?;
+        let apiserver_spec = inside(ProcessSpec::new("kube-apiserver", apiserver_bin, log_dir))
+            .args(network_flags)
+            .args([
+                format!("--etcd-servers=http://127.0.0.1:{etcd_client}"),
+                format!("--secure-port={apiserver_port}"),
+                format!("--tls-cert-file={}", files.serving_cert.display()),
+                format!("--tls-private-key-file={}", files.serving_key.display()),
+                format!("--token-auth-file={}", files.tokens.display()),
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_owned(),
+                format!(
+                    "--service-account-key-file={}",
+                    files.service_account_public_key.display()
+                ),
+                format!(
+                    "--service-account-signing-key-file={}",
+                    files.service_account_key.display()
+                ),
+                format!("--service-cluster-ip-range={SERVICE_NETWORK}"),
+                "--allow-privileged=true".to_owned(),
+                "--profiling=false".to_owned(),
+            ]);
+        let apiserver = ManagedProcess::start(&apiserver_spec, lifetime)?;
         let bridge = match network {
             Some(network) => {
                 loopback_bridge(network, apiserver_port, dir.path(), log_dir, lifetime)?
@@ -297,11 +296,46 @@ impl ControlPlane {
             controller_manager,
             bridge,
             apiserver,
+            apiserver_spec,
             etcd,
             kubeconfig,
             server,
             dir,
         })
+    }
+
+    /// A second API server on the same etcd, started like the first (inside the nodes'
+    /// network, if any) on a port of its own, for one client to use through
+    /// [`ApiServerReplica::kubeconfig`]: stopping it is a real API server outage for that
+    /// client alone, while the other components and tests keep using the first. It leaves
+    /// the `kubernetes` Service's endpoints to the first.
+    pub fn api_server_replica(&self, name: &str) -> Result<ApiServerReplica, TestEnvError> {
+        let port = free_port()?;
+        let mut spec = self.apiserver_spec.clone();
+        spec.name = format!("kube-apiserver-{name}");
+        spec.log = spec.log.with_file_name(format!("{}.log", spec.name));
+        spec.args.retain(|arg| {
+            let arg = arg.to_string_lossy();
+            !arg.starts_with("--secure-port=") && !arg.starts_with("--endpoint-reconciler-type=")
+        });
+        spec.args.push(format!("--secure-port={port}").into());
+        spec.args.push("--endpoint-reconciler-type=none".into());
+        let kubeconfig = self.dir.path().join(format!("kubeconfig-replica-{name}"));
+        write(
+            &kubeconfig,
+            &kubeconfig_yaml(
+                &format!("https://127.0.0.1:{port}"),
+                &self.dir.path().join("ca.crt"),
+                ADMIN_TOKEN,
+            ),
+        )?;
+        let replica = ApiServerReplica {
+            process: std::sync::Mutex::new(None),
+            spec,
+            kubeconfig,
+        };
+        replica.start()?;
+        Ok(replica)
     }
 
     /// A kubeconfig for `user`, written next to the admin's: `admin`, `system:kube-proxy`, or
@@ -356,6 +390,49 @@ impl ControlPlane {
         .chain(&self.bridge)
         .map(ManagedProcess::pid)
         .collect()
+    }
+}
+
+/// A second API server of a [`ControlPlane`] ([`ControlPlane::api_server_replica`]), stopped
+/// when dropped.
+#[derive(Debug)]
+pub struct ApiServerReplica {
+    spec: ProcessSpec,
+    process: std::sync::Mutex<Option<ManagedProcess>>,
+    kubeconfig: PathBuf,
+}
+
+impl ApiServerReplica {
+    /// A kubeconfig with cluster-admin rights on this API server alone. It is reachable only
+    /// where the first one listens (inside the nodes' network, if any).
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Starts the API server again (it serves once it has read its state from etcd, a few
+    /// seconds later; its clients retry meanwhile).
+    pub fn start(&self) -> Result<(), TestEnvError> {
+        let mut process = self
+            .process
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if process.is_none() {
+            *process = Some(ManagedProcess::start(&self.spec, Lifetime::Tied)?);
+        }
+        Ok(())
+    }
+
+    /// Stops the API server as an administrator would (SIGTERM; it closes its connections),
+    /// and waits until it has exited.
+    pub fn stop(&self) {
+        let stopped = self
+            .process
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(process) = stopped {
+            process.stop();
+        }
     }
 }
 

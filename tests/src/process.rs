@@ -210,6 +210,15 @@ impl ManagedProcess {
         }
     }
 
+    /// Kills the process at once (SIGKILL, no chance to clean up, as the OOM killer or a
+    /// failed node ends it) and waits until it is gone.
+    pub fn kill(&self) {
+        let mut child = self.lock();
+        // It may have exited meanwhile, which is fine.
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
     /// Stops the process: SIGTERM, then SIGKILL after a grace period.
     pub fn stop(&self) {
         let mut child = self.lock();

@@ -7,7 +7,8 @@
 //! controllers first and the active controller last, while an idempotent producer writes to
 //! a topic with three replicas and `min.insync.replicas=2`; the operator is killed and
 //! restarted mid-roll, and the first broker back crashes while the roll goes on (the roll
-//! waits for it), and nothing restarts once the roll is over. Every acknowledged record
+//! waits for it), then the operator's API server is stopped for a minute and started again
+//! (the roll goes on from where it was), and nothing restarts once the roll is over. Every acknowledged record
 //! is read back exactly once. Then the pods' definition changes while the operator cannot
 //! reach the nodes' listeners (an iptables rule refuses its connections): nothing restarts
 //! and the Kafka says what is unreachable until the rule goes, after which brokers that share
@@ -32,6 +33,7 @@ use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
+use strimzi_tests::control_plane::ApiServerReplica;
 use strimzi_tests::process::ManagedProcess;
 
 const CLUSTER: &str = "roll";
@@ -66,15 +68,29 @@ fn cluster() -> Vec<Value> {
     .collect()
 }
 
-fn spawn_operator(ns: &str, extra: &[(&str, &str)]) -> ManagedProcess {
+/// Our cluster operator on `ns`, talking to `api_server` alone, configured with `extra`.
+fn spawn_operator(
+    ns: &str,
+    api_server: &ApiServerReplica,
+    extra: &[(&str, &str)],
+) -> ManagedProcess {
+    let kubeconfig = api_server.kubeconfig().display().to_string();
+    let extra: Vec<(&str, &str)> = extra
+        .iter()
+        .copied()
+        .chain([("KUBECONFIG", kubeconfig.as_str())])
+        .collect();
     crate::support::spawn_cluster_operator(
         env(),
         binaries(),
         ns,
         strimzi_tests::layout::free_port().unwrap(),
-        extra,
+        &extra,
     )
 }
+
+/// How long the operator's API server is stopped in the middle of the first roll.
+const API_SERVER_OUTAGE: Duration = Duration::from_secs(60);
 
 /// Produces steadily to `topic` (which holds `already` records) while the Kafka is
 /// merge-patched with `change`, `held` runs, and the roll the change causes runs (timed from
@@ -169,7 +185,13 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     let ns = env.namespace("roll").await;
     let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
-    let mut operator = Some(spawn_operator(&ns, &[]));
+    // The operator talks to an API server of its own (on the environment's etcd), which is
+    // stopped for a minute in the middle of the first roll.
+    let api_server = env
+        .control_plane()
+        .api_server_replica(&format!("{ns}-operator"))
+        .unwrap();
+    let mut operator = Some(spawn_operator(&ns, &api_server, &[]));
     for document in cluster() {
         apply(&client, &ns, &document).await;
     }
@@ -221,9 +243,13 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     // A static option rolls every node once, one at a time, while records are produced;
     // once two nodes are back the operator is killed and started again, and the first
     // broker back crashes (its JVM killed) while the roll goes on: the roll waits for it,
-    // and it is not restarted again, as it came back with the new configuration.
+    // and it is not restarted again, as it came back with the new configuration. Once four
+    // nodes are back, the operator's API server stops for a minute, then starts again: the
+    // roll goes on from where it was.
     let mut operator_restarted = false;
     let mut crashed: Option<String> = None;
+    let mut outage: Option<Instant> = None;
+    let mut outage_over = false;
     // On the heap: the test's future grew past a test thread's stack.
     let (report, roll) = Box::pin(roll_under_load(
         &client,
@@ -236,8 +262,21 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
             if !operator_restarted && back.len() >= 2 {
                 drop(operator.take());
                 std::thread::sleep(Duration::from_secs(2));
-                operator = Some(spawn_operator(&ns, &[]));
+                operator = Some(spawn_operator(&ns, &api_server, &[]));
                 operator_restarted = true;
+            }
+            match outage {
+                None if crashed.is_some() && back.len() >= 4 => {
+                    api_server.stop();
+                    outage = Some(Instant::now());
+                    println!("the operator's API server stopped with {back:?} back");
+                }
+                Some(stopped) if !outage_over && stopped.elapsed() >= API_SERVER_OUTAGE => {
+                    api_server.start().unwrap();
+                    outage_over = true;
+                    println!("the operator's API server started again with {back:?} back");
+                }
+                _ => {}
             }
             let broker_back = back
                 .iter()
@@ -250,6 +289,10 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     ))
     .await;
     let crashed = crashed.expect("a broker crashed in the middle of the roll");
+    assert!(
+        outage_over,
+        "the API server outage did not happen in the middle of the roll"
+    );
     let restarts = container_restarts(&client, &ns, &crashed).await;
     assert!(
         restarts >= 1,
@@ -281,6 +324,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     drop(operator.take());
     operator = Some(spawn_operator(
         &ns,
+        &api_server,
         &[
             ("STRIMZI_MAX_PARALLEL_BROKER_RESTARTS", "3"),
             (
