@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn connect_and_mirror_maker_2_images_are_read_apart_or_are_the_kafka_images() {
-        let kafka = "4.2.0=example.com/kafka:0 4.3.0=example.com/kafka:0 4.3.1=example.com/kafka:1";
+        let kafka = "4.2.0=example.com/kafka:0 4.2.1=example.com/kafka:0 4.3.0=example.com/kafka:0 4.3.1=example.com/kafka:1";
         let config = read(&[("STRIMZI_NAMESPACE", "kafka"), (KAFKA_IMAGES, kafka)]).unwrap();
         for images in [
             &config.model.connect_images,
@@ -413,7 +413,7 @@ mod tests {
             ("STRIMZI_NAMESPACE", "kafka"),
             (
                 KAFKA_IMAGES,
-                "4.2.0=example.com/kafka:4.2.0,4.3.0=example.com/kafka:4.3.0\n4.3.1=example.com/kafka:4.3.1",
+                "4.2.0=example.com/kafka:4.2.0,4.2.1=example.com/kafka:4.2.1,4.3.0=example.com/kafka:4.3.0\n4.3.1=example.com/kafka:4.3.1",
             ),
             (NETWORK_POLICY_GENERATION, "false"),
             (OPERATOR_NAMESPACE, "operators"),

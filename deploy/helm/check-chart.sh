@@ -354,9 +354,9 @@ if deployments:
     expect(where, "pod annotations", {"note": "here"}, spec["template"]["metadata"].get("annotations"))
     variables = env(custom, where)
     for name, value in {
-        "STRIMZI_KAFKA_IMAGES": "".join(f"{v}=mirror.example.com/strimzi/kafka:9.9.9-kafka-{v}\n" for v in ("4.2.0", "4.3.0", "4.3.1")),
-        "STRIMZI_KAFKA_CONNECT_IMAGES": "".join(f"{v}=quay.io/connect/kafka:1.2.0-kafka-{v}\n" for v in ("4.2.0", "4.3.0", "4.3.1")),
-        "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES": "".join(f"{v}=quay.io/strimzi/mm2:1.2.0-kafka-{v}\n" for v in ("4.2.0", "4.3.0", "4.3.1")),
+        "STRIMZI_KAFKA_IMAGES": "".join(f"{v}=mirror.example.com/strimzi/kafka:9.9.9-kafka-{v}\n" for v in ("4.2.0", "4.2.1", "4.3.0", "4.3.1")),
+        "STRIMZI_KAFKA_CONNECT_IMAGES": "".join(f"{v}=quay.io/connect/kafka:1.2.0-kafka-{v}\n" for v in ("4.2.0", "4.2.1", "4.3.0", "4.3.1")),
+        "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES": "".join(f"{v}=quay.io/strimzi/mm2:1.2.0-kafka-{v}\n" for v in ("4.2.0", "4.2.1", "4.3.0", "4.3.1")),
         "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": "localhost/strimzi-rs/operator@sha256:0123",
         "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE": "localhost/strimzi-rs/operator:7.7.7",
         "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE": "quay.io/strimzi/kafka-bridge:1.1.0",

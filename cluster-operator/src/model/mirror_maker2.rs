@@ -883,7 +883,7 @@ mod tests {
         let config = crate::config::ClusterOperatorConfig::from_lookup(|name| match name {
             "STRIMZI_NAMESPACE" => Some("*".to_owned()),
             "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES" => Some(
-                "4.2.0=example.com/mm2:0 4.3.0=example.com/mm2:0 4.3.1=example.com/mm2:1"
+                "4.2.0=example.com/mm2:0 4.2.1=example.com/mm2:0 4.3.0=example.com/mm2:0 4.3.1=example.com/mm2:1"
                     .to_owned(),
             ),
             _ => None,

@@ -16,9 +16,13 @@ pub struct SupportedVersion {
 }
 
 /// The Kafka versions Strimzi 1.2 supports (its `kafka-versions.yaml`), oldest first.
-pub const SUPPORTED_VERSIONS: [SupportedVersion; 3] = [
+pub const SUPPORTED_VERSIONS: [SupportedVersion; 4] = [
     SupportedVersion {
         version: "4.2.0",
+        metadata_version: "4.2-IV1",
+    },
+    SupportedVersion {
+        version: "4.2.1",
         metadata_version: "4.2-IV1",
     },
     SupportedVersion {
@@ -251,6 +255,57 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
+    /// Strimzi 1.2's own table of Kafka versions (`kafka-versions.yaml` of its reference data):
+    /// ours supports exactly the versions it supports, with the same metadata versions and the
+    /// same default.
+    #[test]
+    fn supported_versions_are_strimzis() {
+        #[derive(serde::Deserialize)]
+        struct Entry {
+            version: String,
+            #[serde(default)]
+            metadata: Option<serde_yaml_ng::Value>,
+            supported: bool,
+            default: bool,
+        }
+        let path = strimzi_tests::reference::reference_dir().join("kafka-versions.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let entries: Vec<Entry> = serde_yaml_ng::from_str(&text).unwrap();
+        let strimzis: Vec<(String, String)> = entries
+            .iter()
+            .filter(|entry| entry.supported)
+            .map(|entry| {
+                let metadata = match entry.metadata.as_ref().unwrap() {
+                    serde_yaml_ng::Value::String(text) => text.clone(),
+                    other => serde_yaml_ng::to_string(other).unwrap().trim().to_owned(),
+                };
+                (entry.version.clone(), metadata)
+            })
+            .collect();
+        let ours: Vec<(String, String)> = SUPPORTED_VERSIONS
+            .iter()
+            .map(|supported| {
+                (
+                    supported.version.to_owned(),
+                    supported.metadata_version.to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(ours, strimzis, "{}", path.display());
+        let default: Vec<&str> = entries
+            .iter()
+            .filter(|entry| entry.default)
+            .map(|entry| entry.version.as_str())
+            .collect();
+        assert_eq!(default, [DEFAULT_KAFKA_VERSION]);
+        for (version, metadata) in &strimzis {
+            assert!(
+                metadata_feature_level(metadata).is_some(),
+                "{version}: metadata version {metadata} unknown"
+            );
+        }
+    }
+
     #[test]
     fn defaults_are_strimzi_images() {
         let images = KafkaImages::strimzi_defaults();
@@ -264,7 +319,7 @@ mod tests {
     #[test]
     fn parses_the_operator_environment_format() {
         let images = KafkaImages::parse(
-            "4.2.0=registry/kafka:a\n4.3.0=registry/kafka:b, 4.3.1=registry/kafka:c\t9.9.9=x",
+            "4.2.0=registry/kafka:a 4.2.1=registry/kafka:a\n4.3.0=registry/kafka:b, 4.3.1=registry/kafka:c\t9.9.9=x",
         )
         .unwrap();
         assert_eq!(images.image("4.3.0"), Some("registry/kafka:b"));

@@ -29,7 +29,7 @@ Call with (dict "root" $ "image" .Values.<x>.image).
 The Kafka versions the operator supports, in the order the image variables list them.
 */}}
 {{- define "strimzi-rs.kafkaVersions" -}}
-4.2.0 4.3.0 4.3.1
+4.2.0 4.2.1 4.3.0 4.3.1
 {{- end -}}
 
 {{/*
