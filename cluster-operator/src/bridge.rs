@@ -309,7 +309,9 @@ impl Reconciler for BridgeReconciler {
         applier.apply(&objects.config_map, None).await?;
         applier.apply(&objects.deployment, None).await?;
         applier.apply(&objects.service, None).await?;
-        applier.apply(&objects.pod_disruption_budget, None).await?;
+        if let Some(budget) = &objects.pod_disruption_budget {
+            applier.apply(budget, None).await?;
+        }
 
         let name = objects.deployment.name_any();
         let api: Api<Deployment> = self.runtime.api(Some(&namespace));

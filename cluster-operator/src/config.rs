@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::EnvVar;
 use strimzi_operator_common::config::{ConfigError, OperatorConfig, flag, positive};
 use strimzi_operator_common::kafka::HostResolution;
 
@@ -20,6 +21,16 @@ pub const KAFKA_CONNECT_IMAGES: &str = "STRIMZI_KAFKA_CONNECT_IMAGES";
 pub const KAFKA_MIRROR_MAKER_2_IMAGES: &str = "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES";
 /// Whether NetworkPolicies are generated (`true` by default).
 pub const NETWORK_POLICY_GENERATION: &str = "STRIMZI_NETWORK_POLICY_GENERATION";
+/// Whether PodDisruptionBudgets are generated (`true` by default). When `false`, none is
+/// created and existing ones are left as they are.
+pub const POD_DISRUPTION_BUDGET_GENERATION: &str = "STRIMZI_POD_DISRUPTION_BUDGET_GENERATION";
+/// Whether the entity operator's topic and user operators may watch another namespace than
+/// the Kafka's (`false` by default, as since Strimzi 1.0.1).
+pub const ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED: &str =
+    "STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED";
+/// The variables of the operator's own environment that every operand container gets too,
+/// when set: the proxies and the FIPS mode.
+pub const SHARED_VARIABLES: [&str; 4] = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "FIPS_MODE"];
 /// Namespace the operator runs in.
 pub const OPERATOR_NAMESPACE: &str = "STRIMZI_OPERATOR_NAMESPACE";
 /// Labels of the operator's namespace, `key=value` comma-separated.
@@ -64,6 +75,102 @@ pub const KAFKA_HOST_RESOLUTION: &str = "STRIMZI_KAFKA_HOST_RESOLUTION";
 pub const INSTALL_CRDS: &str = "STRIMZI_INSTALL_CRDS";
 /// Strimzi's default of [`OPERATIONS_THREAD_POOL_SIZE`].
 const DEFAULT_OPERATIONS_THREAD_POOL_SIZE: usize = 10;
+
+/// A variable Strimzi 1.2's cluster operator reads that this operator does not act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IgnoredVariable {
+    /// The variable.
+    pub name: &'static str,
+    /// Why it changes nothing here.
+    pub why: &'static str,
+}
+
+/// Why the Connect build variables change nothing.
+const NO_CONNECT_BUILD: &str = "KafkaConnect spec.build is not run, only its Dockerfile is written";
+/// Why the JVM variables change nothing.
+const NO_JVM: &str = "the operator does not run on a JVM";
+/// Why the TLS sidecar images change nothing.
+const NO_TLS_SIDECAR: &str = "there are no TLS sidecars (Strimzi 1.2 ignores it too)";
+
+/// The variables of Strimzi 1.2's cluster operator (its own, and its image's JVM launcher's)
+/// that this operator knows and does not act on. Each one set is named in a warning at
+/// start ([`set_ignored_variables`]).
+pub const IGNORED_VARIABLES: [IgnoredVariable; 16] = [
+    IgnoredVariable {
+        name: "STRIMZI_DEFAULT_KANIKO_EXECUTOR_IMAGE",
+        why: NO_CONNECT_BUILD,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_DEFAULT_BUILDAH_IMAGE",
+        why: NO_CONNECT_BUILD,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_DEFAULT_MAVEN_BUILDER",
+        why: NO_CONNECT_BUILD,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_CONNECT_BUILD_TIMEOUT_MS",
+        why: NO_CONNECT_BUILD,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_CREATE_CLUSTER_ROLES",
+        why: "the operator never creates ClusterRoles; the install bundle holds them",
+    },
+    IgnoredVariable {
+        name: "STRIMZI_POD_SET_RECONCILIATION_ONLY",
+        why: "the operator always runs every controller",
+    },
+    IgnoredVariable {
+        name: "STRIMZI_POD_SET_CONTROLLER_WORK_QUEUE_SIZE",
+        why: "the StrimziPodSet controller's queue has no fixed size",
+    },
+    IgnoredVariable {
+        name: "STRIMZI_OPERATOR_NAME",
+        why: "Events name the replica by its leader election identity",
+    },
+    IgnoredVariable {
+        name: "STRIMZI_KUBERNETES_VERSION",
+        why: "the operator does not depend on the Kubernetes version",
+    },
+    IgnoredVariable {
+        name: "STRIMZI_DNS_CACHE_TTL",
+        why: NO_JVM,
+    },
+    IgnoredVariable {
+        name: "JAVA_OPTS",
+        why: NO_JVM,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_JAVA_OPTS",
+        why: NO_JVM,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_GC_LOG_ENABLED",
+        why: NO_JVM,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_DEFAULT_TLS_SIDECAR_ENTITY_OPERATOR_IMAGE",
+        why: NO_TLS_SIDECAR,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_DEFAULT_TLS_SIDECAR_KAFKA_IMAGE",
+        why: NO_TLS_SIDECAR,
+    },
+    IgnoredVariable {
+        name: "STRIMZI_DEFAULT_TLS_SIDECAR_CRUISE_CONTROL_IMAGE",
+        why: NO_TLS_SIDECAR,
+    },
+];
+
+/// The [`IGNORED_VARIABLES`] that are set (`is_set`), in their order: those the warnings at
+/// start name. Apart from [`ClusterOperatorConfig::from_lookup`], which reads only what it
+/// acts on.
+pub fn set_ignored_variables(is_set: impl Fn(&str) -> bool) -> Vec<IgnoredVariable> {
+    IGNORED_VARIABLES
+        .into_iter()
+        .filter(|variable| is_set(variable.name))
+        .collect()
+}
 
 /// The operator's name: `app.kubernetes.io/managed-by`, the manager of the CRDs it installs
 /// and the name in its exit message.
@@ -151,6 +258,26 @@ impl ClusterOperatorConfig {
                 NETWORK_POLICY_GENERATION,
                 get(NETWORK_POLICY_GENERATION),
             )?,
+            pod_disruption_budget_generation: parse_bool(
+                POD_DISRUPTION_BUDGET_GENERATION,
+                get(POD_DISRUPTION_BUDGET_GENERATION),
+            )?,
+            entity_operator_watched_namespace_enabled: flag(
+                ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED,
+                get(ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED),
+                false,
+            )?,
+            // Copied as set, an empty value too, as Strimzi copies them.
+            shared_env: SHARED_VARIABLES
+                .iter()
+                .filter_map(|name| {
+                    lookup(name).map(|value| EnvVar {
+                        name: (*name).to_owned(),
+                        value: Some(value),
+                        value_from: None,
+                    })
+                })
+                .collect(),
             image_pull_policy: get(IMAGE_PULL_POLICY)
                 .map(|value| parse_pull_policy(&value))
                 .transpose()?,
@@ -457,9 +584,67 @@ mod tests {
     }
 
     #[test]
+    fn budgets_watched_namespaces_and_shared_variables_follow_strimzi() {
+        let default = read(&[("STRIMZI_NAMESPACE", "kafka")]).unwrap();
+        assert!(default.model.pod_disruption_budget_generation);
+        assert!(!default.model.entity_operator_watched_namespace_enabled);
+        assert!(default.model.shared_env.is_empty());
+        let config = read(&[
+            ("STRIMZI_NAMESPACE", "kafka"),
+            (POD_DISRUPTION_BUDGET_GENERATION, "FALSE"),
+            (ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED, "true"),
+            ("FIPS_MODE", "disabled"),
+            ("NO_PROXY", ""),
+            ("HTTP_PROXY", "http://proxy.example:3128"),
+        ])
+        .unwrap();
+        assert!(!config.model.pod_disruption_budget_generation);
+        assert!(config.model.entity_operator_watched_namespace_enabled);
+        // Set ones only, an empty one too, in Strimzi's order.
+        let shared: Vec<(&str, Option<&str>)> = config
+            .model
+            .shared_env
+            .iter()
+            .map(|var| (var.name.as_str(), var.value.as_deref()))
+            .collect();
+        assert_eq!(
+            shared,
+            [
+                ("HTTP_PROXY", Some("http://proxy.example:3128")),
+                ("NO_PROXY", Some("")),
+                ("FIPS_MODE", Some("disabled")),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_ignored_variables_that_are_set_are_named() {
+        let set = [
+            "JAVA_OPTS",
+            "STRIMZI_DEFAULT_MAVEN_BUILDER",
+            NETWORK_POLICY_GENERATION,
+        ];
+        let named: Vec<&str> = set_ignored_variables(|name| set.contains(&name))
+            .iter()
+            .map(|ignored| ignored.name)
+            .collect();
+        assert_eq!(named, ["STRIMZI_DEFAULT_MAVEN_BUILDER", "JAVA_OPTS"]);
+        assert!(set_ignored_variables(|_| false).is_empty());
+        let mut names: Vec<&str> = IGNORED_VARIABLES
+            .iter()
+            .map(|ignored| ignored.name)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), IGNORED_VARIABLES.len(), "each named once");
+    }
+
+    #[test]
     fn bad_values_name_the_variable() {
         for (variable, value) in [
             (NETWORK_POLICY_GENERATION, "maybe"),
+            (POD_DISRUPTION_BUDGET_GENERATION, "no"),
+            (ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED, "yes"),
             (IMAGE_PULL_POLICY, "Sometimes"),
             (IMAGE_PULL_SECRETS, "Not_A_Name"),
             (OPERATOR_NAMESPACE_LABELS, "novalue"),

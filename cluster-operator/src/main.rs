@@ -3,7 +3,9 @@
 //! StrimziPodSet controllers in the configured namespaces until SIGTERM.
 
 use anyhow::Context;
-use strimzi_cluster_operator::config::{ClusterOperatorConfig, FIELD_MANAGER, NAME};
+use strimzi_cluster_operator::config::{
+    ClusterOperatorConfig, FIELD_MANAGER, NAME, set_ignored_variables,
+};
 use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
 
 fn main() -> std::process::ExitCode {
@@ -23,6 +25,13 @@ fn main() -> std::process::ExitCode {
 async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    for ignored in set_ignored_variables(|name| std::env::var_os(name).is_some()) {
+        tracing::warn!(
+            "{} is set but has no effect here: {}",
+            ignored.name,
+            ignored.why
+        );
+    }
     let client = kube::Client::try_default()
         .await
         .context("Kubernetes client")?;

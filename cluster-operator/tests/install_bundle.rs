@@ -1,10 +1,15 @@
 //! `deploy/install/cluster-operator` against the code it installs: no wildcard rules, CRDs
 //! identical to the generated ones, our image and program, and a Deployment whose every
-//! variable the operator reads and accepts, with the defaults the code has.
+//! variable the operator reads and accepts, with the defaults the code has. And Strimzi's own
+//! install files against the variables the operator reads or names as ignored.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use strimzi_cluster_operator::config::ClusterOperatorConfig;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use strimzi_cluster_operator::config::{ClusterOperatorConfig, IGNORED_VARIABLES};
 use strimzi_cluster_operator::model::nodes::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
 use strimzi_operator_common::OPERATOR_IMAGE;
 use strimzi_operator_common::config::WatchedNamespaces;
@@ -12,6 +17,7 @@ use strimzi_tests::bundle::{
     Bundle, PLACEHOLDER_NAMESPACE, checked_bundle, container_environment, read_environment,
     rule_problems,
 };
+use strimzi_tests::reference::reference_dir;
 
 #[test]
 fn the_cluster_operator_bundle_matches_the_operator() {
@@ -92,4 +98,174 @@ fn the_cluster_operator_holds_the_rules_it_grants_entity_operators() {
         delegation.is_some(),
         "the delegation RoleBinding is missing"
     );
+}
+
+/// The values of Strimzi 1.2's Helm chart that set cluster operator variables, with the
+/// variables its Deployment template sets from them (facts from the chart's
+/// `060-Deployment-strimzi-cluster-operator.yaml`; the reference data holds its
+/// `values.yaml` only).
+const STRIMZI_CHART_VALUES_WITH_VARIABLES: [(&str, &[&str]); 24] = [
+    ("watchNamespaces", &["STRIMZI_NAMESPACE"]),
+    ("watchAnyNamespace", &["STRIMZI_NAMESPACE"]),
+    (
+        "image",
+        &[
+            "STRIMZI_IMAGE_PULL_SECRETS",
+            "STRIMZI_OPERATOR_NAMESPACE_LABELS",
+            "STRIMZI_IMAGE_PULL_POLICY",
+        ],
+    ),
+    (
+        "fullReconciliationIntervalMs",
+        &["STRIMZI_FULL_RECONCILIATION_INTERVAL_MS"],
+    ),
+    ("operationTimeoutMs", &["STRIMZI_OPERATION_TIMEOUT_MS"]),
+    (
+        "kubernetesServiceDnsDomain",
+        &["KUBERNETES_SERVICE_DNS_DOMAIN"],
+    ),
+    ("featureGates", &["STRIMZI_FEATURE_GATES"]),
+    (
+        "leaderElection",
+        &[
+            "STRIMZI_LEADER_ELECTION_ENABLED",
+            "STRIMZI_LEADER_ELECTION_LEASE_NAME",
+            "STRIMZI_LEADER_ELECTION_LEASE_NAMESPACE",
+            "STRIMZI_LEADER_ELECTION_IDENTITY",
+        ],
+    ),
+    ("kafka", &["STRIMZI_KAFKA_IMAGES"]),
+    ("kafkaConnect", &["STRIMZI_KAFKA_CONNECT_IMAGES"]),
+    (
+        "kafkaMirrorMaker2",
+        &["STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES"],
+    ),
+    ("topicOperator", &["STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE"]),
+    ("userOperator", &["STRIMZI_DEFAULT_USER_OPERATOR_IMAGE"]),
+    ("kafkaInit", &["STRIMZI_DEFAULT_KAFKA_INIT_IMAGE"]),
+    ("kafkaBridge", &["STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE"]),
+    ("kafkaExporter", &["STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE"]),
+    ("cruiseControl", &["STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE"]),
+    ("kanikoExecutor", &["STRIMZI_DEFAULT_KANIKO_EXECUTOR_IMAGE"]),
+    ("buildah", &["STRIMZI_DEFAULT_BUILDAH_IMAGE"]),
+    ("mavenBuilder", &["STRIMZI_DEFAULT_MAVEN_BUILDER"]),
+    (
+        "labelsExclusionPattern",
+        &["STRIMZI_LABELS_EXCLUSION_PATTERN"],
+    ),
+    (
+        "generateNetworkPolicy",
+        &["STRIMZI_NETWORK_POLICY_GENERATION"],
+    ),
+    (
+        "connectBuildTimeoutMs",
+        &["STRIMZI_CONNECT_BUILD_TIMEOUT_MS"],
+    ),
+    (
+        "generatePodDisruptionBudget",
+        &["STRIMZI_POD_DISRUPTION_BUDGET_GENERATION"],
+    ),
+];
+
+/// The values of Strimzi 1.2's Helm chart that set no variable of their own (the operator
+/// pod's scheduling, metadata and resources, RBAC, the logging ConfigMap, the registry
+/// defaults the image values are built from, `extraEnvs`).
+const STRIMZI_CHART_VALUES_WITHOUT_VARIABLES: [&str; 35] = [
+    "replicas",
+    "defaultImageRegistry",
+    "defaultImageRepository",
+    "defaultImageTag",
+    "logVolume",
+    "logConfigMap",
+    "logConfiguration",
+    "logLevel",
+    "tmpDirSizeLimit",
+    "extraEnvs",
+    "tolerations",
+    "topologySpreadConstraints",
+    "affinity",
+    "annotations",
+    "labels",
+    "nodeSelector",
+    "deploymentAnnotations",
+    "deploymentLabels",
+    "deploymentStrategy",
+    "priorityClassName",
+    "hostUsers",
+    "enableServiceLinks",
+    "podSecurityContext",
+    "securityContext",
+    "rbac",
+    "serviceAccountCreate",
+    "serviceAccount",
+    "podDisruptionBudget",
+    "operatorNetworkPolicy",
+    "dashboards",
+    "resources",
+    "livenessProbe",
+    "readinessProbe",
+    "createGlobalResources",
+    "createAggregateRoles",
+];
+
+/// Every variable Strimzi 1.2's install Deployment and Helm chart set is either read by the
+/// operator (honoured) or in [`IGNORED_VARIABLES`] (named in a warning at start), never both;
+/// every value of Strimzi's chart is classified above, so that a new one fails this test
+/// until it is looked at.
+#[test]
+fn every_variable_strimzis_install_files_set_is_honoured_or_named_as_ignored() {
+    let reference = reference_dir();
+    let read = |path: &str| {
+        let path = reference.join(path);
+        std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+    };
+    let deployment: Deployment = serde_yaml_ng::from_str(&read(
+        "install/cluster-operator/060-Deployment-strimzi-cluster-operator.yaml",
+    ))
+    .unwrap();
+    let environment = container_environment(&deployment, PLACEHOLDER_NAMESPACE, "co-5d9f-x");
+    let values: serde_yaml_ng::Mapping =
+        serde_yaml_ng::from_str(&read("helm/values.yaml")).unwrap();
+    let chart_values: BTreeSet<&str> = values.keys().filter_map(|key| key.as_str()).collect();
+    let classified: BTreeSet<&str> = STRIMZI_CHART_VALUES_WITH_VARIABLES
+        .iter()
+        .map(|(value, _)| *value)
+        .chain(STRIMZI_CHART_VALUES_WITHOUT_VARIABLES)
+        .collect();
+    assert_eq!(chart_values, classified, "the values of Strimzi's chart");
+
+    // Read the Deployment's environment as the operator does, noting every variable asked.
+    let asked = RefCell::new(BTreeSet::new());
+    ClusterOperatorConfig::from_lookup(|name| {
+        asked.borrow_mut().insert(name.to_owned());
+        environment.get(name).cloned()
+    })
+    .unwrap();
+    let asked = asked.into_inner();
+    let ignored: BTreeSet<&str> = IGNORED_VARIABLES
+        .iter()
+        .map(|ignored| ignored.name)
+        .collect();
+    let set: BTreeSet<&str> = environment
+        .keys()
+        .map(String::as_str)
+        .chain(
+            STRIMZI_CHART_VALUES_WITH_VARIABLES
+                .iter()
+                .flat_map(|(_, variables)| variables.iter().copied()),
+        )
+        .collect();
+    let unknown: Vec<&&str> = set
+        .iter()
+        .filter(|name| !asked.contains(**name) && !ignored.contains(**name))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "neither honoured nor ignored: {unknown:?}"
+    );
+    let both: Vec<&&str> = ignored
+        .iter()
+        .filter(|name| asked.contains(**name))
+        .collect();
+    assert!(both.is_empty(), "read, yet named as ignored: {both:?}");
 }

@@ -249,7 +249,14 @@ async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
         let client = client.clone();
         async move {
             let ns = support::env().namespace("example").await;
-            let operator = Operator::on(&ns);
+            // Some examples' entity operators watch namespaces of their own.
+            let operator = Operator::on_with(
+                &ns,
+                &[(
+                    strimzi_cluster_operator::config::ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED,
+                    "true",
+                )],
+            );
             let name = apply_example(&client, &ns, file).await.expect("a Kafka");
             let outcome = match not_ready_here(file) {
                 None => {
@@ -1913,4 +1920,126 @@ async fn two_operators_claiming_one_kafka_both_stand_back_until_one_of_them_stop
     }
     assert_eq!(claim_of(&client, &ns, "contested").await, (Some(b), None));
     operator_b.stop().await;
+}
+
+/// `STRIMZI_POD_DISRUPTION_BUDGET_GENERATION=false`: the operator makes no
+/// PodDisruptionBudget for a Kafka, and leaves the ones labelled for its Kafka component (an
+/// earlier operator's, or the user's) as they are, over several periodic reconciliations, as
+/// Strimzi does: neither rewritten nor deleted. (Their status changes with the pods: the
+/// generation and the spec are compared.)
+#[tokio::test]
+async fn without_pod_disruption_budget_generation_budgets_are_neither_made_nor_touched() {
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    let (client, ns) = namespace("no-pdb").await;
+    let budgets: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), &ns);
+    let listed = || async {
+        budgets
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|budget| {
+                let spec = serde_json::to_value(&budget.spec).unwrap();
+                (budget.name_any(), (budget.metadata.generation, spec))
+            })
+            .collect::<BTreeMap<_, _>>()
+    };
+    let labels = json!({"strimzi.io/cluster": "kept", "strimzi.io/kind": "Kafka",
+                        "strimzi.io/name": "kept-kafka"});
+    for name in ["kept-kafka", "kept-kafka-extra"] {
+        let budget = json!({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"maxUnavailable": 3, "selector": {"matchLabels": labels}},
+        });
+        apply(&client, &ns, &budget).await;
+    }
+    let before = listed().await;
+    assert_eq!(before.len(), 2);
+
+    let operator = Operator::on_with(
+        &ns,
+        &[
+            (
+                strimzi_cluster_operator::config::POD_DISRUPTION_BUDGET_GENERATION,
+                "false",
+            ),
+            ("STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "2000"),
+        ],
+    );
+    apply_all(&client, &ns, &cluster("kept", 1, 1)).await;
+    ready(&client, &ns, "kept").await;
+    // A few periodic reconciliations of the Ready cluster.
+    tokio::time::sleep(std::time::Duration::from_secs(8)).await;
+    assert_eq!(
+        listed().await,
+        before,
+        "the budgets as they were, and no other"
+    );
+    operator.stop().await;
+}
+
+/// `STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED`: a topic operator watching a namespace
+/// of its own runs while the cluster operator allows it. A cluster operator that does not (the
+/// default) removes the entity operator, with its Role and RoleBinding in that namespace, and
+/// reports the Kafka `NotReady`, the nodes untouched.
+#[tokio::test]
+async fn an_entity_operator_watching_another_namespace_is_removed_unless_allowed() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    use strimzi_cluster_operator::config::ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED;
+    let (client, ns) = namespace("eo-gate").await;
+    let topics = support::env().namespace("eo-gate-topics").await;
+    let mut documents = cluster("gated", 1, 1);
+    documents[2]["spec"]["entityOperator"] = json!({"topicOperator": {"watchedNamespace": topics}});
+    let allowing = Operator::on_with(&ns, &[(ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED, "true")]);
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "gated").await;
+    let roles: Api<Role> = Api::namespaced(client.clone(), &topics);
+    assert!(
+        roles
+            .get_opt("gated-entity-operator")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // The pods of the nodes, without the entity operator's.
+    let node_pods = || async {
+        let mut pods = pod_uids(&client, &ns, "gated").await;
+        pods.retain(|name, _| !name.starts_with("gated-entity-operator-"));
+        pods
+    };
+    let nodes = node_pods().await;
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
+    allowing.stop().await;
+
+    let operator = Operator::on(&ns);
+    let message = not_ready_with(&client, &ns, "gated", "InvalidConfigurationException").await;
+    for part in [
+        "spec.entityOperator.topicOperator.watchedNamespace",
+        "STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED=true",
+    ] {
+        assert!(message.contains(part), "{message}");
+    }
+    support::wait_gone(
+        &Api::<Deployment>::namespaced(client.clone(), &ns),
+        "gated-entity-operator",
+        "the entity operator's Deployment to be removed",
+    )
+    .await;
+    support::wait_gone(
+        &roles,
+        "gated-entity-operator",
+        "the Role in the watched namespace to be removed",
+    )
+    .await;
+    support::wait_gone(
+        &Api::<RoleBinding>::namespaced(client.clone(), &topics),
+        "gated-entity-topic-operator-role",
+        "the RoleBinding in the watched namespace to be removed",
+    )
+    .await;
+    assert_eq!(node_pods().await, nodes);
+    operator.stop().await;
 }

@@ -11,9 +11,9 @@ mod model_support;
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
-use strimzi_cluster_operator::model::ModelError;
 use strimzi_cluster_operator::model::bridge::{self, BridgeInputs, BridgeObjects};
 use strimzi_cluster_operator::model::client_security::SecretsData;
+use strimzi_cluster_operator::model::{ModelConfig, ModelError};
 use strimzi_tests::reference::{reference_examples_dir, yaml_files};
 
 fn bridge(spec: serde_json::Value) -> KafkaBridge {
@@ -28,10 +28,13 @@ fn bridge(spec: serde_json::Value) -> KafkaBridge {
 }
 
 fn build(bridge: &KafkaBridge) -> Result<BridgeObjects, ModelError> {
-    let config = model_support::default_model_config();
+    build_with(bridge, &model_support::default_model_config())
+}
+
+fn build_with(bridge: &KafkaBridge, config: &ModelConfig) -> Result<BridgeObjects, ModelError> {
     bridge::build(BridgeInputs {
         bridge,
-        config: &config,
+        config,
         external_logging: None,
         metrics_rules: None,
         secrets_digest: "",
@@ -154,7 +157,12 @@ fn objects_carry_strimzi_labels_owner_and_discovery() {
         &objects.service.metadata.owner_references,
         &objects.config_map.metadata.owner_references,
         &objects.service_account.metadata.owner_references,
-        &objects.pod_disruption_budget.metadata.owner_references,
+        &objects
+            .pod_disruption_budget
+            .as_ref()
+            .unwrap()
+            .metadata
+            .owner_references,
     ] {
         let owner = &owners.as_ref().unwrap()[0];
         assert_eq!(
@@ -216,7 +224,13 @@ fn objects_carry_strimzi_labels_owner_and_discovery() {
         )),
         "http://my-bridge-bridge-service.kafka.svc:8080"
     );
-    let pdb = objects.pod_disruption_budget.spec.as_ref().unwrap();
+    let pdb = objects
+        .pod_disruption_budget
+        .as_ref()
+        .unwrap()
+        .spec
+        .as_ref()
+        .unwrap();
     assert_eq!(
         pdb.max_unavailable,
         Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1))
@@ -658,6 +672,37 @@ fn an_environment_variable_rack_reads_the_variable_without_init_container() {
     let pod = pod_spec(&objects);
     assert!(pod.init_containers.is_none());
     assert!(objects.warnings.is_empty(), "{:?}", objects.warnings);
+}
+
+/// `STRIMZI_POD_DISRUPTION_BUDGET_GENERATION=false`: no PodDisruptionBudget.
+#[test]
+fn no_pod_disruption_budget_when_their_generation_is_off() {
+    let mut config = model_support::default_model_config();
+    config.pod_disruption_budget_generation = false;
+    let objects = build_with(
+        &bridge(json!({"replicas": 1, "bootstrapServers": "b:9092"})),
+        &config,
+    )
+    .unwrap();
+    assert!(objects.pod_disruption_budget.is_none());
+}
+
+/// The operator's proxy and FIPS variables reach the bridge and its rack init container.
+#[test]
+fn the_operators_proxy_and_fips_variables_reach_the_bridge_containers() {
+    let mut config = model_support::default_model_config();
+    config.shared_env = model_support::shared_env();
+    let objects = build_with(
+        &bridge(json!({
+            "replicas": 1, "bootstrapServers": "b:9092",
+            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+        })),
+        &config,
+    )
+    .unwrap();
+    let pod = pod_spec(&objects);
+    model_support::assert_shared_env(&pod.containers[0]);
+    model_support::assert_shared_env(&pod.init_containers.as_ref().unwrap()[0]);
 }
 
 /// What the real-node tests' fast start (`support/fast_start.rs`) asks of a bridge reaches its

@@ -97,7 +97,7 @@ fn env(container: &Container) -> BTreeMap<String, String> {
 
 #[test]
 fn the_entity_operator_is_built_as_strimzi_builds_it() {
-    let cluster = resolved(json!({
+    let mut cluster = resolved(json!({
         "entityOperator": {
             "topicOperator": {"watchedNamespace": "topics", "reconciliationIntervalMs": 60000},
             "userOperator": {"secretPrefix": "kafka-",
@@ -107,6 +107,7 @@ fn the_entity_operator_is_built_as_strimzi_builds_it() {
         },
     }))
     .unwrap();
+    cluster.config.entity_operator_watched_namespace_enabled = true;
     let issued = certificates(&cluster);
     assert_eq!(
         issued.keys().collect::<Vec<_>>(),
@@ -122,6 +123,7 @@ fn the_entity_operator_is_built_as_strimzi_builds_it() {
             topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
             user_operator_certificate: issued.get("c-entity-user-operator-certs"),
         })
+        .unwrap()
         .unwrap();
     let deployment = &eo.deployment;
     assert_eq!(
@@ -329,6 +331,7 @@ fn an_entity_operator_without_the_user_operator_has_one_container() {
             topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
             user_operator_certificate: None,
         })
+        .unwrap()
         .unwrap();
     let pod = eo.deployment.spec.unwrap().template.spec.unwrap();
     assert_eq!(pod.containers.len(), 1);
@@ -342,6 +345,7 @@ fn an_entity_operator_without_the_user_operator_has_one_container() {
             topic_operator_certificate: None,
             user_operator_certificate: None,
         })
+        .unwrap()
         .is_none()
     );
 }
@@ -752,6 +756,7 @@ fn cruise_control_is_deployed_from_the_kafka_image_with_strimzis_files() {
             topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
             user_operator_certificate: None,
         })
+        .unwrap()
         .unwrap();
     let to = &eo
         .deployment
@@ -886,6 +891,7 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
             topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
             user_operator_certificate: issued.get("c-entity-user-operator-certs"),
         })
+        .unwrap()
         .unwrap();
     let exporter = cluster
         .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
@@ -918,4 +924,104 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
         (startup.period_seconds, startup.failure_threshold),
         (Some(2), Some(60))
     );
+}
+
+/// The operator's proxy and FIPS variables reach the entity operator's two containers, Kafka
+/// Exporter and Cruise Control.
+#[test]
+fn the_operators_proxy_and_fips_variables_reach_every_component_container() {
+    use strimzi_cluster_operator::model::components::cruise_control::CruiseControlInputs;
+    // Cruise Control needs two brokers at least.
+    let mut cluster = resolved_with_pool(
+        json!({
+            "entityOperator": {"topicOperator": {}, "userOperator": {}},
+            "kafkaExporter": {},
+            "cruiseControl": {},
+        }),
+        json!({"replicas": 2, "roles": ["controller", "broker"], "storage": {"type": "ephemeral"}}),
+    )
+    .unwrap();
+    cluster.config.shared_env = model_support::shared_env();
+    let issued = certificates(&cluster);
+    let eo = cluster
+        .entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
+            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
+        })
+        .unwrap()
+        .unwrap();
+    let exporter = cluster
+        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
+        .unwrap();
+    let cruise_control = cluster
+        .cruise_control(&CruiseControlInputs {
+            certificate: issued.get("c-cruise-control-certs"),
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            api_secret: None,
+            topic_operator_api_secret: None,
+            user_api_users: None,
+            metrics: None,
+        })
+        .unwrap();
+    let containers: Vec<Container> = [
+        eo.deployment,
+        exporter.deployment,
+        cruise_control.deployment,
+    ]
+    .into_iter()
+    .flat_map(|deployment| deployment_pod(deployment).containers)
+    .collect();
+    assert_eq!(containers.len(), 4);
+    for container in &containers {
+        model_support::assert_shared_env(container);
+    }
+}
+
+/// `STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED` false (the default): an operator
+/// watching another namespace than the Kafka's refuses the entity operator, which gets no
+/// certificate; its own namespace is fine. The Kafka itself still resolves, so its nodes are
+/// reconciled. With the setting on, the other namespace is watched.
+#[test]
+fn watching_another_namespace_needs_the_operator_to_allow_it() {
+    let inputs = EntityOperatorInputs {
+        cluster_ca_cert_generation: 0,
+        cluster_ca_key_generation: 0,
+        topic_operator_certificate: None,
+        user_operator_certificate: None,
+    };
+    for section in ["topicOperator", "userOperator"] {
+        let mut cluster = resolved(json!({
+            "entityOperator": {section: {"watchedNamespace": "elsewhere"}},
+        }))
+        .unwrap();
+        let refusal = cluster.entity_operator(&inputs).unwrap_err();
+        assert_eq!(refusal.reason(), "InvalidConfigurationException");
+        let message = refusal.to_string();
+        for part in [
+            format!("spec.entityOperator.{section}.watchedNamespace is elsewhere"),
+            "STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED=true".to_owned(),
+        ] {
+            assert!(message.contains(&part), "{message}");
+        }
+        assert!(certificate_requests(&cluster, &BTreeMap::new()).is_empty());
+
+        cluster.config.entity_operator_watched_namespace_enabled = true;
+        let objects = cluster.entity_operator(&inputs).unwrap().unwrap();
+        assert!(
+            objects
+                .roles
+                .iter()
+                .any(|role| role.metadata.namespace.as_deref() == Some("elsewhere"))
+        );
+        assert_eq!(certificate_requests(&cluster, &BTreeMap::new()).len(), 1);
+    }
+    let own = resolved(json!({
+        "entityOperator": {"topicOperator": {"watchedNamespace": "kafka"},
+                           "userOperator": {}},
+    }))
+    .unwrap();
+    assert!(own.entity_operator(&inputs).unwrap().is_some());
 }

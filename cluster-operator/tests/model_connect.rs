@@ -111,6 +111,47 @@ fn our_connect_examples_build() {
     check(&own_examples_dir().join("connect"));
 }
 
+/// A KafkaConnect with one worker whose consumers read the rack of its node.
+fn rack_aware_connect() -> KafkaConnect {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaConnect",
+        "metadata": {"name": "racked", "namespace": "ns"},
+        "spec": {
+            "replicas": 1, "bootstrapServers": "b:9092", "groupId": "g",
+            "configStorageTopic": "c", "statusStorageTopic": "s", "offsetStorageTopic": "o",
+            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+        },
+    }))
+    .unwrap()
+}
+
+/// `STRIMZI_POD_DISRUPTION_BUDGET_GENERATION=false`: no PodDisruptionBudget for a Connect
+/// cluster (nor for MirrorMaker 2, which is built as one).
+#[test]
+fn no_pod_disruption_budget_when_their_generation_is_off() {
+    let connect = rack_aware_connect();
+    let mut config = model_support::default_model_config();
+    config.pod_disruption_budget_generation = false;
+    let cluster = ConnectCluster::from_kafka_connect(&connect, &config).unwrap();
+    let objects = cluster.objects(&inputs(&connect)).unwrap();
+    assert!(objects.pod_disruption_budget.is_none());
+}
+
+/// The operator's proxy and FIPS variables reach the worker and its rack init container
+/// (MirrorMaker 2's workers alike).
+#[test]
+fn the_operators_proxy_and_fips_variables_reach_the_worker_containers() {
+    let connect = rack_aware_connect();
+    let mut config = model_support::default_model_config();
+    config.shared_env = model_support::shared_env();
+    let cluster = ConnectCluster::from_kafka_connect(&connect, &config).unwrap();
+    let objects = cluster.objects(&inputs(&connect)).unwrap();
+    let pods = objects.pod_set.spec.pod_list().unwrap();
+    let pod = pods[0].spec.as_ref().unwrap();
+    model_support::assert_shared_env(&pod.containers[0]);
+    model_support::assert_shared_env(&pod.init_containers.as_ref().unwrap()[0]);
+}
+
 /// What the real-node tests' fast start (`support/fast_start.rs`) asks of a Connect cluster
 /// (MirrorMaker 2's workers alike) reaches the worker: the heap and the fast-start flags in
 /// place of the start script's G1 flags, readiness checked from 2 s every 2 s instead of

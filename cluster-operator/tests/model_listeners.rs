@@ -320,7 +320,15 @@ fn jmx_secret_keeps_existing_credentials() {
 fn pdb_uses_the_template_max_unavailable() {
     let mut cluster = all_types_cluster();
     let min_available = |cluster: &KafkaCluster| {
-        serde_json::to_value(cluster.pod_disruption_budget().spec.unwrap().min_available).unwrap()
+        serde_json::to_value(
+            cluster
+                .pod_disruption_budget()
+                .unwrap()
+                .spec
+                .unwrap()
+                .min_available,
+        )
+        .unwrap()
     };
     assert_eq!(min_available(&cluster), json!(5));
     for (max_unavailable, expected) in [(0, 6), (2, 4), (10, 0)] {
@@ -333,6 +341,15 @@ fn pdb_uses_the_template_max_unavailable() {
             Some(serde_json::from_value(json!({ "maxUnavailable": max_unavailable })).unwrap());
         assert_eq!(min_available(&cluster), json!(expected));
     }
+}
+
+/// `STRIMZI_POD_DISRUPTION_BUDGET_GENERATION=false`: no PodDisruptionBudget for the Kafka
+/// nodes.
+#[test]
+fn no_pdb_when_their_generation_is_off() {
+    let mut cluster = all_types_cluster();
+    cluster.config.pod_disruption_budget_generation = false;
+    assert!(cluster.pod_disruption_budget().is_none());
 }
 
 #[test]

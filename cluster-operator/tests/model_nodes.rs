@@ -552,6 +552,26 @@ fn pods_with_templates_jvm_options_and_rack() {
     );
 }
 
+/// The operator's proxy and FIPS variables reach the Kafka container and its init container,
+/// after their own variables; a template variable of the same name does not replace them.
+#[test]
+fn the_operators_proxy_and_fips_variables_reach_the_kafka_containers() {
+    use serde_json::json;
+    let mut cluster = resolve_json(
+        kafka_json(json!({
+            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
+            "template": {"kafkaContainer": {"env": [{"name": "HTTP_PROXY", "value": "other"}]}},
+        })),
+        vec![pool_json("b", 1, &["broker", "controller"], json!({}))],
+    )
+    .unwrap();
+    cluster.config.shared_env = model_support::shared_env();
+    let pods = pods_of(&cluster.pod_sets(&PodInputs::default()));
+    let spec = pods[0].spec.as_ref().unwrap();
+    model_support::assert_shared_env(&spec.containers[0]);
+    model_support::assert_shared_env(&spec.init_containers.as_ref().unwrap()[0]);
+}
+
 #[test]
 fn dynamic_heap_follows_memory_resources() {
     use serde_json::json;

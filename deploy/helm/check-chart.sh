@@ -118,6 +118,7 @@ render custom \
     --set kafka.image.registry=mirror.example.com --set kafka.image.tagPrefix=9.9.9 \
     --set kafkaConnect.image.repository=connect --set kafkaMirrorMaker2.image.name=mm2 \
     --set kubernetesServiceDnsDomain=example.local --set generateNetworkPolicy=false \
+    --set generatePodDisruptionBudget=false \
     --set labelsExclusionPattern='^secret/.*' --set operatorNamespaceLabels=team=kafka \
     --set logLevel=DEBUG --set featureGates=+Gate --set fullReconciliationIntervalMs=30000 \
     --set operationTimeoutMs=60000 --set replicas=2 --set revisionHistoryLimit=3 \
@@ -363,6 +364,7 @@ if deployments:
         "STRIMZI_IMAGE_PULL_SECRETS": "pull-a,pull-b",
         "KUBERNETES_SERVICE_DNS_DOMAIN": "example.local",
         "STRIMZI_NETWORK_POLICY_GENERATION": "false",
+        "STRIMZI_POD_DISRUPTION_BUDGET_GENERATION": "false",
         "STRIMZI_LABELS_EXCLUSION_PATTERN": "^secret/.*",
         "STRIMZI_OPERATOR_NAMESPACE_LABELS": "team=kafka",
         "STRIMZI_LOG_LEVEL": "DEBUG",

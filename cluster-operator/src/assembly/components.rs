@@ -7,7 +7,9 @@
 //! by the model and applied; then the objects of a component no longer asked for (or the
 //! Roles and RoleBindings left in a namespace no longer watched) are deleted, and the
 //! Deployments checked: while one is not ready the reconciliation ends pending, and a change of
-//! a Deployment (watched) wakes it.
+//! a Deployment (watched) wakes it. An entity operator refused for watching another namespace
+//! ([`KafkaCluster::check_entity_operator_namespaces`]) is removed that way, and the step
+//! then fails with the refusal.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -329,12 +331,15 @@ impl Reconciliation<'_> {
     ) -> Result<Option<Waiting>, ReconcileError> {
         // The namespaces come from the spec alone, so the model is built twice: once without
         // certificates to know where to list, once with them.
-        let unsigned = cluster.entity_operator(&EntityOperatorInputs {
-            cluster_ca_cert_generation: 0,
-            cluster_ca_key_generation: 0,
-            topic_operator_certificate: None,
-            user_operator_certificate: None,
-        });
+        let unsigned = cluster
+            .entity_operator(&EntityOperatorInputs {
+                cluster_ca_cert_generation: 0,
+                cluster_ca_key_generation: 0,
+                topic_operator_certificate: None,
+                user_operator_certificate: None,
+            })
+            .ok()
+            .flatten();
         let namespaces = DesiredComponents {
             entity_operator: unsigned,
             kafka_exporter: None,
@@ -357,13 +362,19 @@ impl Reconciliation<'_> {
                 .objects
                 .get(&(cluster.namespace.clone(), name))
         };
+        // A refused entity operator is removed like one no longer asked for, and the
+        // refusal reported once everything else is done, as Strimzi does.
+        let (entity_operator, refusal) = match cluster.entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: authority.cert_generation(),
+            cluster_ca_key_generation: authority.key_generation(),
+            topic_operator_certificate: certificates.get(&topic_secret),
+            user_operator_certificate: certificates.get(&user_secret),
+        }) {
+            Ok(objects) => (objects, None),
+            Err(refusal) => (None, Some(refusal)),
+        };
         let desired = DesiredComponents {
-            entity_operator: cluster.entity_operator(&EntityOperatorInputs {
-                cluster_ca_cert_generation: authority.cert_generation(),
-                cluster_ca_key_generation: authority.key_generation(),
-                topic_operator_certificate: certificates.get(&topic_secret),
-                user_operator_certificate: certificates.get(&user_secret),
-            }),
+            entity_operator,
             kafka_exporter: cluster.kafka_exporter(
                 certificates.get(&exporter_secret),
                 authority.cert_generation(),
@@ -385,6 +396,9 @@ impl Reconciliation<'_> {
         };
         let written = self.apply_components(&desired, &owned).await?;
         self.delete_undesired_components(&desired, &owned).await?;
+        if let Some(refusal) = refusal {
+            return Err(refusal.into());
+        }
         Ok(check_components_ready(
             &desired,
             &owned.deployments,

@@ -288,11 +288,10 @@ impl Reconciliation<'_> {
             .await?;
         let jmx: Vec<Secret> = desired.jmx_secret.iter().cloned().collect();
         self.apply_listed(&jmx, &live.secrets).await?;
-        self.apply_listed(
-            std::slice::from_ref(&desired.pod_disruption_budget),
-            &live.disruption_budgets,
-        )
-        .await?;
+        let budgets: Vec<PodDisruptionBudget> =
+            desired.pod_disruption_budget.iter().cloned().collect();
+        self.apply_listed(&budgets, &live.disruption_budgets)
+            .await?;
         self.apply_listed(&desired.pod_sets, &live.pod_sets).await?;
         Ok(())
     }
@@ -301,7 +300,8 @@ impl Reconciliation<'_> {
     /// `desired` does not have, and the init ClusterRoleBinding when it is not desired. So
     /// the per-node Services, Secrets and ConfigMaps of removed nodes go, as do the
     /// StrimziPodSets of removed pools (their pods with them), a NetworkPolicy no longer
-    /// generated or a JMX Secret no longer used. Claims are not among them: they are only
+    /// generated or a JMX Secret no longer used. PodDisruptionBudgets are left alone while
+    /// they are not generated. Claims are not among them: they are only
     /// deleted with `deleteClaim` ([`Self::delete_removed_claims`]).
     #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn delete_undesired(
@@ -324,11 +324,15 @@ impl Reconciliation<'_> {
             .await?;
         self.delete_unlisted(&live.network_policies, &names(&desired.network_policy))
             .await?;
-        self.delete_unlisted(
-            &live.disruption_budgets,
-            &names([&desired.pod_disruption_budget]),
-        )
-        .await?;
+        // Without PodDisruptionBudget generation, existing ones are left alone, as Strimzi
+        // leaves them.
+        if desired.pod_disruption_budget.is_some() {
+            self.delete_unlisted(
+                &live.disruption_budgets,
+                &names(&desired.pod_disruption_budget),
+            )
+            .await?;
+        }
         self.delete_unlisted(&live.pod_sets, &names(&desired.pod_sets))
             .await?;
         if desired.init_cluster_role_binding.is_none() {

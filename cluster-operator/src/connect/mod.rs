@@ -288,7 +288,9 @@ impl ConnectReconciler {
         if let Some(policy) = &objects.network_policy {
             applier.apply(policy, None).await?;
         }
-        applier.apply(&objects.pod_disruption_budget, None).await?;
+        if let Some(budget) = &objects.pod_disruption_budget {
+            applier.apply(budget, None).await?;
+        }
         let selector = selector_string(&cluster.selector());
         let namespace = &cluster.namespace;
         let names = |objects: Vec<Option<&String>>| -> Vec<String> {

@@ -54,7 +54,7 @@ use super::components::{
 use super::config::hash_stub;
 use super::meta::{StringMap, template_annotations, template_labels, with_additional_labels};
 use super::nodes::pods::{
-    HeapSizing, add_template_env, container_port, env, jvm_env, mount, template_mounts,
+    HeapSizing, add_shared_and_template_env, container_port, env, jvm_env, mount, template_mounts,
 };
 use super::rack;
 use super::{ModelConfig, ModelError, ModelWarning};
@@ -252,8 +252,8 @@ pub struct BridgeObjects {
     pub deployment: Deployment,
     /// `<name>-bridge-service`.
     pub service: Service,
-    /// `<name>-bridge`.
-    pub pod_disruption_budget: PodDisruptionBudget,
+    /// `<name>-bridge`, unless PodDisruptionBudgets are not generated.
+    pub pod_disruption_budget: Option<PodDisruptionBudget>,
     /// `strimzi-<namespace>-<name>-bridge-init`, with a `topology-label` rack: lets the init
     /// container read the pods' nodes. Cluster-scoped, so without owner.
     pub init_cluster_role_binding: Option<ClusterRoleBinding>,
@@ -587,6 +587,7 @@ fn init_container(key: &str, spec: &KafkaBridgeSpec, config: &ModelConfig) -> Co
         image,
         image_pull_policy,
         env: rack::rack_init_variables(key, Some(INIT_MOUNT)),
+        shared_env: &config.shared_env,
         mounts: vec![rack::init_mount(INIT_MOUNT)],
         resources: spec.resources.clone(),
         security_context: config.container_security_context(template),
@@ -643,7 +644,7 @@ fn container(name: &str, spec: &KafkaBridgeSpec, config: &ModelConfig) -> Contai
     );
     mounts.extend(template_mounts(template));
     let mut vars = container_env(name, spec);
-    add_template_env(&mut vars, template);
+    add_shared_and_template_env(&mut vars, &config.shared_env, template);
     let defaults = || ProbeOptions {
         initial_delay_seconds: Some(15),
         timeout_seconds: Some(5),
@@ -751,17 +752,20 @@ fn service(scope: &ObjectScope<'_>, labels: &ComponentLabels, spec: &KafkaBridge
 }
 
 /// `<name>-bridge`: at most `maxUnavailable` (default 1) bridge pods down at once in a
-/// voluntary disruption.
+/// voluntary disruption. `None` when PodDisruptionBudgets are not generated.
 fn pod_disruption_budget(
     scope: &ObjectScope<'_>,
     labels: &ComponentLabels,
     spec: &KafkaBridgeSpec,
-) -> PodDisruptionBudget {
+) -> Option<PodDisruptionBudget> {
+    if !scope.config.pod_disruption_budget_generation {
+        return None;
+    }
     let template = spec
         .template
         .as_ref()
         .and_then(|template| template.pod_disruption_budget.as_ref());
-    PodDisruptionBudget {
+    Some(PodDisruptionBudget {
         metadata: scope.component_meta(
             labels,
             &labels.component_name,
@@ -780,7 +784,7 @@ fn pod_disruption_budget(
             ..PodDisruptionBudgetSpec::default()
         }),
         status: None,
-    }
+    })
 }
 
 /// The log4j2 configuration: the external ConfigMap's as it is, else a console configuration

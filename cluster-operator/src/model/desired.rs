@@ -203,8 +203,8 @@ pub struct DesiredObjects {
     pub config_maps: Vec<ConfigMap>,
     /// `<cluster>-kafka-jmx`, when JMX uses password authentication.
     pub jmx_secret: Option<Secret>,
-    /// `<cluster>-kafka`.
-    pub pod_disruption_budget: PodDisruptionBudget,
+    /// `<cluster>-kafka`, unless PodDisruptionBudgets are not generated.
+    pub pod_disruption_budget: Option<PodDisruptionBudget>,
     /// One StrimziPodSet per pool.
     pub pod_sets: Vec<StrimziPodSet>,
     /// The listener addresses the objects were built with (for the Kafka status).
@@ -254,7 +254,7 @@ impl DesiredObjects {
         all.extend(self.node_certificates.iter().map(manifest));
         all.extend(self.config_maps.iter().map(manifest));
         all.extend(self.jmx_secret.iter().map(manifest));
-        all.push(manifest(&self.pod_disruption_budget));
+        all.extend(self.pod_disruption_budget.iter().map(manifest));
         all.extend(self.pod_sets.iter().map(manifest));
         all
     }

@@ -89,6 +89,16 @@ pub struct ModelConfig {
     pub operator_namespace_labels: Option<BTreeMap<String, String>>,
     /// Whether NetworkPolicies are generated (`STRIMZI_NETWORK_POLICY_GENERATION`, true).
     pub network_policy_generation: bool,
+    /// Whether PodDisruptionBudgets are generated (`STRIMZI_POD_DISRUPTION_BUDGET_GENERATION`,
+    /// true). When false the model builds none, and the reconcilers leave existing ones as
+    /// they are, as Strimzi does.
+    pub pod_disruption_budget_generation: bool,
+    /// Whether the entity operator's topic and user operators may watch another namespace
+    /// than the Kafka's (`STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED`, false).
+    pub entity_operator_watched_namespace_enabled: bool,
+    /// The variables of the operator's own environment that every operand container gets
+    /// after its own (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `FIPS_MODE`: those set).
+    pub shared_env: Vec<k8s_openapi::api::core::v1::EnvVar>,
     /// `imagePullPolicy` of every container (`STRIMZI_IMAGE_PULL_POLICY`), if set.
     pub image_pull_policy: Option<String>,
     /// Image pull Secrets of every pod (`STRIMZI_IMAGE_PULL_SECRETS`).

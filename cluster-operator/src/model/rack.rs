@@ -20,7 +20,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::common::{ContainerTemplate, Rack, RackType};
 
 use crate::model::ModelConfig;
-use crate::model::nodes::pods::{add_template_env, empty_dir, env, mount, template_mounts};
+use crate::model::nodes::pods::{
+    add_shared_and_template_env, empty_dir, env, mount, template_mounts,
+};
 use crate::model::security::policies::RBAC_API_GROUP;
 
 /// Name of the init container.
@@ -98,8 +100,10 @@ pub struct InitContainer<'a> {
     pub image: String,
     /// Its pull policy.
     pub image_pull_policy: String,
-    /// Variables after `NODE_NAME` and before the template's (`RACK_TOPOLOGY_KEY`, ...).
+    /// Variables after `NODE_NAME` and before the shared ones (`RACK_TOPOLOGY_KEY`, ...).
     pub env: Vec<EnvVar>,
+    /// The operator's shared variables ([`ModelConfig::shared_env`]), before the template's.
+    pub shared_env: &'a [EnvVar],
     /// Mounts before the template's; the first holds the files written.
     pub mounts: Vec<VolumeMount>,
     /// Resources (those of the main container).
@@ -111,8 +115,8 @@ pub struct InitContainer<'a> {
 }
 
 impl InitContainer<'_> {
-    /// The container: `NODE_NAME` from the pod's node, then the given and the template's
-    /// variables and mounts.
+    /// The container: `NODE_NAME` from the pod's node, then the given, the shared and the
+    /// template's variables, and the given and the template's mounts.
     pub fn container(self) -> Container {
         let mut vars = vec![EnvVar {
             name: "NODE_NAME".to_owned(),
@@ -126,7 +130,7 @@ impl InitContainer<'_> {
             }),
         }];
         vars.extend(self.env);
-        add_template_env(&mut vars, self.template);
+        add_shared_and_template_env(&mut vars, self.shared_env, self.template);
         let mut mounts = self.mounts;
         mounts.extend(template_mounts(self.template));
         Container {

@@ -6,7 +6,9 @@
 #![allow(dead_code)]
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus, Service, ServiceStatus};
+use k8s_openapi::api::core::v1::{
+    Container, EnvVar, LoadBalancerIngress, LoadBalancerStatus, Service, ServiceStatus,
+};
 use k8s_openapi::api::networking::v1::{
     Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
 };
@@ -85,6 +87,9 @@ pub fn default_model_config() -> ModelConfig {
         operator_namespace: "strimzi".into(),
         operator_namespace_labels: None,
         network_policy_generation: true,
+        pod_disruption_budget_generation: true,
+        entity_operator_watched_namespace_enabled: false,
+        shared_env: Vec::new(),
         image_pull_policy: None,
         image_pull_secrets: Vec::new(),
         label_exclusion: LabelExclusion::new(DEFAULT_LABELS_EXCLUSION_PATTERN)
@@ -97,6 +102,33 @@ pub fn default_model_config() -> ModelConfig {
         kafka_exporter_image: None,
         cruise_control_image: None,
         bridge_image: "quay.io/strimzi/kafka-bridge:1.1.0".to_owned(),
+    }
+}
+
+/// The operator's shared variables when its own environment sets `HTTP_PROXY`, `NO_PROXY`
+/// (empty) and `FIPS_MODE`, as the configuration copies them (`ModelConfig::shared_env`).
+pub fn shared_env() -> Vec<EnvVar> {
+    [
+        ("HTTP_PROXY", "http://proxy.example:3128"),
+        ("NO_PROXY", ""),
+        ("FIPS_MODE", "disabled"),
+    ]
+    .into_iter()
+    .map(|(name, value)| EnvVar {
+        name: name.to_owned(),
+        value: Some(value.to_owned()),
+        value_from: None,
+    })
+    .collect()
+}
+
+/// Asserts that `container` has each variable of [`shared_env`] once, with the operator's
+/// value.
+pub fn assert_shared_env(container: &Container) {
+    let env = container.env.as_deref().unwrap_or_default();
+    for shared in shared_env() {
+        let found: Vec<&EnvVar> = env.iter().filter(|var| var.name == shared.name).collect();
+        assert_eq!(found, [&shared], "{} in {}", shared.name, container.name);
     }
 }
 

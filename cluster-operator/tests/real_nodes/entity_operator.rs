@@ -179,8 +179,17 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     let topics_ns = env.namespace("eo-topics").await;
     let _deleted = delete_when_done(env, &[&ns, &topics_ns]);
     let operator_port = free_port().unwrap();
-    let _operator =
-        crate::support::spawn_cluster_operator(env, binaries(), &ns, operator_port, &[]);
+    let _operator = crate::support::spawn_cluster_operator(
+        env,
+        binaries(),
+        &ns,
+        operator_port,
+        // The topic operator watches a namespace of its own.
+        &[(
+            strimzi_cluster_operator::config::ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED,
+            "true",
+        )],
+    );
     let applied = Instant::now();
     for document in documents(&topics_ns) {
         apply(&client, &ns, &document).await;

@@ -48,7 +48,7 @@ use crate::model::config::options::{FORBIDDEN_OPTION_REASON, Properties, config_
 use crate::model::listeners::services::REPLICATION_PORT;
 use crate::model::meta::StringMap;
 use crate::model::nodes::pods::{
-    HeapSizing, add_template_env, container_port, env, jvm_env, mount, template_mounts,
+    HeapSizing, add_shared_and_template_env, container_port, env, jvm_env, mount, template_mounts,
 };
 use crate::model::security::policies::{ingress_rule, peer};
 use crate::model::{KafkaCluster, ModelError, ModelWarning, NodePool};
@@ -960,7 +960,7 @@ impl KafkaCluster {
                 max: None,
             },
         ));
-        add_template_env(&mut vars, template);
+        add_shared_and_template_env(&mut vars, &self.config.shared_env, template);
         let mut mounts = vec![
             mount("strimzi-tmp", "/tmp"),
             mount("cc-certs", "/etc/cruise-control/cc-certs/"),

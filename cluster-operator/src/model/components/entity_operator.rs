@@ -32,7 +32,9 @@ use super::{
     log4j2_properties, secret_volume, tmp_volume,
 };
 use crate::model::listeners::services::REPLICATION_PORT;
-use crate::model::nodes::pods::{add_template_env, container_port, env, mount, template_mounts};
+use crate::model::nodes::pods::{
+    add_shared_and_template_env, container_port, env, mount, template_mounts,
+};
 use crate::model::security::policies::{RBAC_API_GROUP, ingress_rule};
 use crate::model::{KafkaCluster, ModelError};
 
@@ -233,14 +235,68 @@ struct EntityOperator<'a> {
 }
 
 impl KafkaCluster {
-    /// The entity operator's objects, `None` when `spec.entityOperator` runs no operator.
+    /// Refuses an entity operator whose topic or user operator watches another namespace
+    /// than the Kafka's while the cluster operator does not allow it
+    /// (`STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED` false, the default): a security
+    /// gate, since the entity operator gets Roles in the namespaces it watches. As Strimzi,
+    /// the caller then removes the entity operator and reports the Kafka `NotReady` with this
+    /// error.
+    pub fn check_entity_operator_namespaces(&self) -> Result<(), ModelError> {
+        let Some(spec) = &self.kafka.spec.entity_operator else {
+            return Ok(());
+        };
+        if self.config.entity_operator_watched_namespace_enabled {
+            return Ok(());
+        }
+        let watched = [
+            (
+                "topicOperator",
+                spec.topic_operator
+                    .as_ref()
+                    .and_then(|to| to.watched_namespace.as_deref()),
+            ),
+            (
+                "userOperator",
+                spec.user_operator
+                    .as_ref()
+                    .and_then(|uo| uo.watched_namespace.as_deref()),
+            ),
+        ];
+        let foreign: Vec<String> = watched
+            .into_iter()
+            .filter_map(|(section, namespace)| {
+                namespace
+                    .filter(|namespace| *namespace != self.namespace)
+                    .map(|namespace| {
+                        format!("spec.entityOperator.{section}.watchedNamespace is {namespace}")
+                    })
+            })
+            .collect();
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        Err(ModelError::InvalidConfiguration(format!(
+            "{}, not the Kafka's namespace {}, and this cluster operator does not let the \
+             entity operator watch other namespaces: the entity operator is removed. Set \
+             STRIMZI_ENTITY_OPERATOR_WATCHED_NAMESPACE_ENABLED=true on the cluster operator to \
+             allow it",
+            foreign.join(" and "),
+            self.namespace
+        )))
+    }
+
+    /// The entity operator's objects, `None` when `spec.entityOperator` runs no operator; the
+    /// error of [`Self::check_entity_operator_namespaces`] when it may not run as asked.
     pub fn entity_operator(
         &self,
         inputs: &EntityOperatorInputs<'_>,
-    ) -> Option<EntityOperatorObjects> {
-        let spec = self.kafka.spec.entity_operator.as_ref()?;
+    ) -> Result<Option<EntityOperatorObjects>, ModelError> {
+        self.check_entity_operator_namespaces()?;
+        let Some(spec) = self.kafka.spec.entity_operator.as_ref() else {
+            return Ok(None);
+        };
         if spec.topic_operator.is_none() && spec.user_operator.is_none() {
-            return None;
+            return Ok(None);
         }
         let model = EntityOperator {
             cluster: self,
@@ -261,7 +317,7 @@ impl KafkaCluster {
                 USER_OPERATOR_TYPE,
             ),
         };
-        Some(model.objects(inputs))
+        Ok(Some(model.objects(inputs)))
     }
 }
 
@@ -734,7 +790,7 @@ impl EntityOperator<'_> {
         if let Some(level) = root_log_level(settings.logging) {
             vars.push(env("STRIMZI_LOG_LEVEL", level));
         }
-        add_template_env(&mut vars, parts.template);
+        add_shared_and_template_env(&mut vars, &self.cluster.config.shared_env, parts.template);
         let mut mounts = parts.mounts;
         mounts.extend(template_mounts(parts.template));
         let probe = |path: &str, options: Option<&ProbeOptions>| {

@@ -17,7 +17,9 @@ use super::{
     tmp_volume,
 };
 use crate::model::listeners::services::REPLICATION_PORT;
-use crate::model::nodes::pods::{add_template_env, container_port, env, mount, template_mounts};
+use crate::model::nodes::pods::{
+    add_shared_and_template_env, container_port, env, mount, template_mounts,
+};
 use crate::model::security::policies::trust_bundle_secret;
 use crate::model::{KafkaCluster, ModelError};
 
@@ -176,7 +178,7 @@ impl KafkaCluster {
             .as_ref()
             .and_then(|template| template.container.as_ref());
         let mut vars = self.exporter_env(spec);
-        add_template_env(&mut vars, template);
+        add_shared_and_template_env(&mut vars, &self.config.shared_env, template);
         let mut mounts = vec![
             mount("kafka-exporter-tmp", "/tmp"),
             mount("cluster-ca-certs", "/etc/kafka-exporter/cluster-ca-certs/"),

@@ -51,14 +51,17 @@ pub struct ComponentCertificateRequest {
 }
 
 /// The client certificates the Kafka's components need, with what their Secrets (among
-/// `existing`, by name) hold now: one for each operator of the entity operator and one for
-/// Kafka Exporter, as enabled.
+/// `existing`, by name) hold now: one for each operator of the entity operator (unless it
+/// is refused, see [`KafkaCluster::check_entity_operator_namespaces`]), one for Kafka
+/// Exporter and one for Cruise Control, as enabled.
 pub fn certificate_requests(
     cluster: &KafkaCluster,
     existing: &BTreeMap<String, Secret>,
 ) -> Vec<ComponentCertificateRequest> {
     let mut wanted = Vec::new();
-    if let Some(entity) = &cluster.kafka.spec.entity_operator {
+    if let Some(entity) = &cluster.kafka.spec.entity_operator
+        && cluster.check_entity_operator_namespaces().is_ok()
+    {
         if entity.topic_operator.is_some() {
             wanted.push(entity_operator::topic_operator_certificate(&cluster.name));
         }

@@ -62,8 +62,8 @@ use crate::model::meta::{
 use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, KafkaImages, supported_version};
 use crate::model::nodes::pods::{
     CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, KAFKA_VERSION_ANNOTATION, TMP_VOLUME,
-    add_template_env, container_port, convert, env, jmx_env, jvm_env, mount, template_mounts,
-    templated_pod_spec, with_revisions,
+    add_shared_and_template_env, container_port, convert, env, jmx_env, jvm_env, mount,
+    template_mounts, templated_pod_spec, with_revisions,
 };
 use crate::model::rack;
 use crate::model::security::policies::{
@@ -212,8 +212,8 @@ pub struct ConnectObjects {
     pub headless_service: Service,
     /// `<name>-connect`, unless NetworkPolicies are not generated.
     pub network_policy: Option<NetworkPolicy>,
-    /// `<name>-connect`.
-    pub pod_disruption_budget: PodDisruptionBudget,
+    /// `<name>-connect`, unless PodDisruptionBudgets are not generated.
+    pub pod_disruption_budget: Option<PodDisruptionBudget>,
     /// `<name>-connect`.
     pub pod_set: StrimziPodSet,
     /// `strimzi-<namespace>-<name>-connect-init`, with a `topology-label` rack: lets the
@@ -552,6 +552,7 @@ impl ConnectCluster {
                 image,
                 image_pull_policy,
                 env: rack::rack_init_variables(key, None),
+                shared_env: &self.config.shared_env,
                 mounts: vec![rack::init_mount(INIT_MOUNT_PATH)],
                 resources: self.spec.resources.clone(),
                 security_context: self.config.container_security_context(template),
@@ -762,7 +763,10 @@ impl ConnectCluster {
         })
     }
 
-    fn pod_disruption_budget(&self) -> PodDisruptionBudget {
+    fn pod_disruption_budget(&self) -> Option<PodDisruptionBudget> {
+        if !self.config.pod_disruption_budget_generation {
+            return None;
+        }
         let template = self
             .spec
             .template
@@ -771,7 +775,7 @@ impl ConnectCluster {
         let max_unavailable = template
             .and_then(|template| template.max_unavailable)
             .unwrap_or(1);
-        PodDisruptionBudget {
+        Some(PodDisruptionBudget {
             metadata: self.meta(
                 &self.component_name,
                 template.and_then(|template| template.metadata.as_ref()),
@@ -785,7 +789,7 @@ impl ConnectCluster {
                 ..PodDisruptionBudgetSpec::default()
             }),
             status: None,
-        }
+        })
     }
 
     fn pod_set(&self, pod_annotations: &StringMap) -> StrimziPodSet {
@@ -971,7 +975,7 @@ impl ConnectCluster {
             &jmx_secret_name(&self.component_name),
         ));
         vars.extend(self.extra_env.iter().cloned());
-        add_template_env(&mut vars, template);
+        add_shared_and_template_env(&mut vars, &self.config.shared_env, template);
         let mut mounts: Vec<VolumeMount> = vec![
             mount(TMP_VOLUME, "/tmp"),
             mount(CONFIG_VOLUME, CONFIG_MOUNT_PATH),

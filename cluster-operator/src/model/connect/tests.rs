@@ -155,7 +155,12 @@ fn objects_carry_strimzis_names_labels_and_owner() {
         "my-connect-connect"
     );
     assert_eq!(
-        objects.pod_disruption_budget.spec.unwrap().min_available,
+        objects
+            .pod_disruption_budget
+            .unwrap()
+            .spec
+            .unwrap()
+            .min_available,
         Some(IntOrString::Int(1))
     );
     assert!(objects.network_policy.is_some());

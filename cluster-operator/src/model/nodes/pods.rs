@@ -345,8 +345,20 @@ fn templated_volume(volume: &TemplatedVolume, node_id: i32, pod_name: &str) -> O
     convert(&volume)
 }
 
+/// Completes a container's variables as Strimzi does: the operator's shared variables
+/// ([`crate::model::ModelConfig::shared_env`]), then the template's whose names are not
+/// taken yet (so a template cannot replace a shared one).
+pub(crate) fn add_shared_and_template_env(
+    vars: &mut Vec<EnvVar>,
+    shared: &[EnvVar],
+    template: Option<&ContainerTemplate>,
+) {
+    vars.extend(shared.iter().cloned());
+    add_template_env(vars, template);
+}
+
 /// Appends the template's environment variables whose names are not taken yet.
-pub(crate) fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>) {
+fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>) {
     for var in template.and_then(|t| t.env.as_ref()).into_iter().flatten() {
         let Some(name) = var.name.clone() else {
             continue;
@@ -779,7 +791,7 @@ impl KafkaCluster {
             self.spec.jmx_options.as_ref(),
             &strimzi_api::naming::kafka_jmx_secret(&self.name),
         ));
-        add_template_env(&mut vars, template);
+        add_shared_and_template_env(&mut vars, &self.config.shared_env, template);
         vars
     }
 
@@ -807,6 +819,7 @@ impl KafkaCluster {
             image_pull_policy: self.image_pull_policy(&image),
             image,
             env: vars,
+            shared_env: &self.config.shared_env,
             mounts: vec![service_account_mount(), rack::init_mount(INIT_MOUNT_PATH)],
             resources: pool.resources.clone(),
             security_context: self.container_security_context(container_template),

@@ -238,8 +238,12 @@ impl KafkaCluster {
 
     /// `<cluster>-kafka`: keeps all but `maxUnavailable` (default 1) Kafka pods running
     /// during voluntary disruptions. StrimziPodSets are a custom controller, for which
-    /// Kubernetes only supports an absolute `minAvailable`.
-    pub fn pod_disruption_budget(&self) -> PodDisruptionBudget {
+    /// Kubernetes only supports an absolute `minAvailable`. `None` when PodDisruptionBudgets
+    /// are not generated.
+    pub fn pod_disruption_budget(&self) -> Option<PodDisruptionBudget> {
+        if !self.config.pod_disruption_budget_generation {
+            return None;
+        }
         let template = self
             .kafka_template()
             .and_then(|template| template.pod_disruption_budget.as_ref());
@@ -247,7 +251,7 @@ impl KafkaCluster {
             .and_then(|template| template.max_unavailable)
             .unwrap_or(DEFAULT_MAX_UNAVAILABLE);
         let nodes = i32::try_from(self.nodes().count()).unwrap_or(i32::MAX);
-        PodDisruptionBudget {
+        Some(PodDisruptionBudget {
             metadata: self.templated_meta(
                 &naming::kafka_component(&self.name),
                 template.and_then(|template| template.metadata.as_ref()),
@@ -261,7 +265,7 @@ impl KafkaCluster {
                 ..PodDisruptionBudgetSpec::default()
             }),
             ..PodDisruptionBudget::default()
-        }
+        })
     }
 
     /// Namespaces the cluster operator may connect from ([`operator_namespace_selector`]).
