@@ -796,6 +796,30 @@ fn cruise_control_input_that_cannot_work_is_refused() {
 }
 
 /// The pod spec of a component's Deployment.
+/// The pods of the entity operator's and Kafka Exporter's Deployments of `cluster`, with the
+/// certificates `issued` for them (at CA generations 0).
+fn entity_operator_and_exporter_pods(
+    cluster: &KafkaCluster,
+    issued: &BTreeMap<String, IssuedCertificate>,
+) -> (PodSpec, PodSpec) {
+    let eo = cluster
+        .entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
+            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
+        })
+        .unwrap()
+        .unwrap();
+    let exporter = cluster
+        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
+        .unwrap();
+    (
+        deployment_pod(eo.deployment),
+        deployment_pod(exporter.deployment),
+    )
+}
+
 fn deployment_pod(deployment: k8s_openapi::api::apps::v1::Deployment) -> PodSpec {
     deployment.spec.unwrap().template.spec.unwrap()
 }
@@ -884,20 +908,7 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
     // The entity operator's two operators and Kafka Exporter: readiness from 2 s every 2 s,
     // the topic operator's start-up checked every 2 s for Strimzi's two minutes, liveness
     // as Strimzi's.
-    let eo = cluster
-        .entity_operator(&EntityOperatorInputs {
-            cluster_ca_cert_generation: 0,
-            cluster_ca_key_generation: 0,
-            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
-            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
-        })
-        .unwrap()
-        .unwrap();
-    let exporter = cluster
-        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
-        .unwrap();
-    let eo_pod = deployment_pod(eo.deployment);
-    let exporter_pod = deployment_pod(exporter.deployment);
+    let (eo_pod, exporter_pod) = entity_operator_and_exporter_pods(&cluster, &issued);
     let probed: Vec<&Container> = eo_pod
         .containers
         .iter()
@@ -943,18 +954,7 @@ fn the_operators_proxy_and_fips_variables_reach_every_component_container() {
     .unwrap();
     cluster.config.shared_env = model_support::shared_env();
     let issued = certificates(&cluster);
-    let eo = cluster
-        .entity_operator(&EntityOperatorInputs {
-            cluster_ca_cert_generation: 0,
-            cluster_ca_key_generation: 0,
-            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
-            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
-        })
-        .unwrap()
-        .unwrap();
-    let exporter = cluster
-        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
-        .unwrap();
+    let (eo_pod, exporter_pod) = entity_operator_and_exporter_pods(&cluster, &issued);
     let cruise_control = cluster
         .cruise_control(&CruiseControlInputs {
             certificate: issued.get("c-cruise-control-certs"),
@@ -967,12 +967,12 @@ fn the_operators_proxy_and_fips_variables_reach_every_component_container() {
         })
         .unwrap();
     let containers: Vec<Container> = [
-        eo.deployment,
-        exporter.deployment,
-        cruise_control.deployment,
+        eo_pod,
+        exporter_pod,
+        deployment_pod(cruise_control.deployment),
     ]
     .into_iter()
-    .flat_map(|deployment| deployment_pod(deployment).containers)
+    .flat_map(|pod| pod.containers)
     .collect();
     assert_eq!(containers.len(), 4);
     for container in &containers {

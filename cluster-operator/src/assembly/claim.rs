@@ -5,12 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
 use strimzi_api::kafka::KafkaStatus;
 use strimzi_api::{labels, naming};
 use strimzi_operator_common::claim::Verdict;
 use strimzi_operator_common::controller::Reconciled;
-use strimzi_operator_common::events::Severity;
 
 use super::{ReconcileError, Reconciliation};
 
@@ -52,17 +51,12 @@ impl Reconciliation<'_> {
             claims.timing().duration.as_secs(),
             naming::cluster_operator_claim_lease(&self.name),
         );
-        self.operator
-            .runtime
-            .events()
-            .publish_logged(
-                &self.kafka.object_ref(&()),
-                Severity::Warning,
-                CONFLICTING_OPERATOR,
-                "Reconcile",
-                &format!("{} stops acting: {message}", claims.identity()),
-            )
-            .await;
+        self.alert(
+            CONFLICTING_OPERATOR,
+            "Reconcile",
+            &format!("{} stops acting: {message}", claims.identity()),
+        )
+        .await;
         tracing::warn!(kafka = %self.kafka.name_any(), %message, "another cluster operator claims this Kafka");
         Reconciled::pending(
             self.kafka.status.clone().unwrap_or_default(),

@@ -541,16 +541,19 @@ impl Reconciliation<'_> {
 
     /// A Normal Event about the Kafka: something the operator changed on the user's behalf.
     async fn tell(&self, reason: &str, action: &str, note: &str) {
+        self.publish(Severity::Normal, reason, action, note).await;
+    }
+
+    /// A Warning Event about the Kafka: something keeps the operator from going on.
+    async fn alert(&self, reason: &str, action: &str, note: &str) {
+        self.publish(Severity::Warning, reason, action, note).await;
+    }
+
+    async fn publish(&self, severity: Severity, reason: &str, action: &str, note: &str) {
         self.operator
             .runtime
             .events()
-            .publish_logged(
-                &self.kafka.object_ref(&()),
-                Severity::Normal,
-                reason,
-                action,
-                note,
-            )
+            .publish_logged(&self.kafka.object_ref(&()), severity, reason, action, note)
             .await;
     }
 

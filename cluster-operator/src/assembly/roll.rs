@@ -765,16 +765,7 @@ impl Reconciliation<'_> {
     /// Says in a Warning Event on the Kafka that the rolling update waits because its
     /// safety cannot be checked (`unchecked`); `message` names the pods left.
     async fn cannot_check_safety(&self, unchecked: &Unchecked, message: &str) {
-        self.operator
-            .runtime
-            .events()
-            .publish_logged(
-                &self.kafka.object_ref(&()),
-                Severity::Warning,
-                unchecked.reason(),
-                "RollingUpdate",
-                message,
-            )
+        self.alert(unchecked.reason(), "RollingUpdate", message)
             .await;
     }
 
