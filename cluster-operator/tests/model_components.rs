@@ -820,6 +820,27 @@ fn entity_operator_and_exporter_pods(
     )
 }
 
+/// The pod of Cruise Control's Deployment of `cluster`, with the certificate `issued` for it
+/// (at CA generations 0, no API users, no metrics).
+fn cruise_control_pod(
+    cluster: &KafkaCluster,
+    issued: &BTreeMap<String, IssuedCertificate>,
+) -> PodSpec {
+    use strimzi_cluster_operator::model::components::cruise_control::CruiseControlInputs;
+    let cruise_control = cluster
+        .cruise_control(&CruiseControlInputs {
+            certificate: issued.get("c-cruise-control-certs"),
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            api_secret: None,
+            topic_operator_api_secret: None,
+            user_api_users: None,
+            metrics: None,
+        })
+        .unwrap();
+    deployment_pod(cruise_control.deployment)
+}
+
 fn deployment_pod(deployment: k8s_openapi::api::apps::v1::Deployment) -> PodSpec {
     deployment.spec.unwrap().template.spec.unwrap()
 }
@@ -834,7 +855,6 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
         FAST_START_FLAGS, fast_start_jvm, http_readiness_probe, kafka_node_readiness_probe,
         topic_operator_startup_probe,
     };
-    use strimzi_cluster_operator::model::components::cruise_control::CruiseControlInputs;
     use strimzi_cluster_operator::model::nodes::pods::PodInputs;
     let cluster = resolved_with_pool(
         json!({
@@ -891,18 +911,7 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
 
     // Cruise Control: the same flags; its probes are the test's own business.
     let issued = certificates(&cluster);
-    let cruise_control = cluster
-        .cruise_control(&CruiseControlInputs {
-            certificate: issued.get("c-cruise-control-certs"),
-            cluster_ca_cert_generation: 0,
-            cluster_ca_key_generation: 0,
-            api_secret: None,
-            topic_operator_api_secret: None,
-            user_api_users: None,
-            metrics: None,
-        })
-        .unwrap();
-    let pod = deployment_pod(cruise_control.deployment);
+    let pod = cruise_control_pod(&cluster, &issued);
     assert_eq!(jvm_flags(&pod.containers[0]), fast_start);
 
     // The entity operator's two operators and Kafka Exporter: readiness from 2 s every 2 s,
@@ -941,7 +950,6 @@ fn a_fast_start_sets_jvm_flags_and_readiness_and_leaves_liveness_as_strimzi_has_
 /// Exporter and Cruise Control.
 #[test]
 fn the_operators_proxy_and_fips_variables_reach_every_component_container() {
-    use strimzi_cluster_operator::model::components::cruise_control::CruiseControlInputs;
     // Cruise Control needs two brokers at least.
     let mut cluster = resolved_with_pool(
         json!({
@@ -955,25 +963,10 @@ fn the_operators_proxy_and_fips_variables_reach_every_component_container() {
     cluster.config.shared_env = model_support::shared_env();
     let issued = certificates(&cluster);
     let (eo_pod, exporter_pod) = entity_operator_and_exporter_pods(&cluster, &issued);
-    let cruise_control = cluster
-        .cruise_control(&CruiseControlInputs {
-            certificate: issued.get("c-cruise-control-certs"),
-            cluster_ca_cert_generation: 0,
-            cluster_ca_key_generation: 0,
-            api_secret: None,
-            topic_operator_api_secret: None,
-            user_api_users: None,
-            metrics: None,
-        })
-        .unwrap();
-    let containers: Vec<Container> = [
-        eo_pod,
-        exporter_pod,
-        deployment_pod(cruise_control.deployment),
-    ]
-    .into_iter()
-    .flat_map(|pod| pod.containers)
-    .collect();
+    let containers: Vec<Container> = [eo_pod, exporter_pod, cruise_control_pod(&cluster, &issued)]
+        .into_iter()
+        .flat_map(|pod| pod.containers)
+        .collect();
     assert_eq!(containers.len(), 4);
     for container in &containers {
         model_support::assert_shared_env(container);
