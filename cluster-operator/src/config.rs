@@ -9,7 +9,7 @@ use strimzi_operator_common::config::{ConfigError, OperatorConfig, flag, positiv
 use strimzi_operator_common::kafka::HostResolution;
 
 use crate::model::nodes::images::KafkaImages;
-use crate::model::{ModelConfig, PodSecurityProfile};
+use crate::model::{ModelConfig, PlatformFeatures, PodSecurityProfile};
 
 /// Kafka images by version, one `<version>=<image>` per line or comma-separated.
 pub const KAFKA_IMAGES: &str = "STRIMZI_KAFKA_IMAGES";
@@ -308,6 +308,7 @@ impl ClusterOperatorConfig {
                 .unwrap_or_else(|| crate::model::bridge::DEFAULT_BRIDGE_IMAGE.to_owned()),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
+            platform: PlatformFeatures::default(),
         };
         Ok(Self {
             pkcs12: parse_bool(PKCS12_KEYSTORE_GENERATION, get(PKCS12_KEYSTORE_GENERATION))?,
