@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use strimzi_cluster_operator::config::{
-    ClusterOperatorConfig, FIELD_MANAGER, NAME, set_ignored_variables,
+    ClusterOperatorConfig, NAME, OPERATOR_NAMES, set_ignored_variables,
 };
 use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
 
@@ -57,7 +57,7 @@ async fn run(mut config: ClusterOperatorConfig) -> anyhow::Result<()> {
     }
     let port = config.operator.http_port;
     let runtime =
-        OperatorRuntime::new(client, config.operator.clone(), FIELD_MANAGER).context("metrics")?;
+        OperatorRuntime::new(client, config.operator.clone(), OPERATOR_NAMES).context("metrics")?;
     runtime
         .serve_http(([0, 0, 0, 0], port).into())
         .await

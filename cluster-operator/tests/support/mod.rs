@@ -92,7 +92,7 @@ impl Operator {
         let runtime = OperatorRuntime::new(
             client,
             config.operator.clone(),
-            strimzi_cluster_operator::config::FIELD_MANAGER,
+            strimzi_cluster_operator::config::OPERATOR_NAMES,
         )
         .unwrap();
         let controllers = controllers(&runtime, &config);
