@@ -480,3 +480,14 @@ async fn on_openshift_the_kafka_pods_have_no_fs_group() {
         .await
         .unwrap();
 }
+
+/// Without OpenShift's Route API at start, a `route` listener is refused with a reason of its
+/// own, as Strimzi refuses it, whatever the API server serves later.
+#[tokio::test]
+async fn without_the_route_api_a_route_listener_is_refused() {
+    let (client, ns) = namespace("no-routes").await;
+    let _operator = Operator::on(&ns);
+    let route = json!({"name": "external", "port": 9094, "type": "route", "tls": true});
+    apply_documents(&client, &ns, &with_kafka("routed", &[route], &json!({}))).await;
+    support::not_ready_with(&client, &ns, "routed", "RouteApiUnavailable").await;
+}
