@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::EnvVar;
 use strimzi_operator_common::config::{ConfigError, OperatorConfig, flag, positive};
 use strimzi_operator_common::kafka::HostResolution;
+use strimzi_operator_common::runtime::OperatorNames;
 
 use crate::model::nodes::images::KafkaImages;
-use crate::model::{ModelConfig, PodSecurityProfile};
+use crate::model::{ModelConfig, PlatformFeatures, PodSecurityProfile};
 
 /// Kafka images by version, one `<version>=<image>` per line or comma-separated.
 pub const KAFKA_IMAGES: &str = "STRIMZI_KAFKA_IMAGES";
@@ -175,10 +176,20 @@ pub fn set_ignored_variables(is_set: impl Fn(&str) -> bool) -> Vec<IgnoredVariab
 /// The operator's name: `app.kubernetes.io/managed-by`, the manager of the CRDs it installs
 /// and the name in its exit message.
 pub const NAME: &str = "strimzi-cluster-operator";
-/// The field manager of everything the operator applies (and the reporter of its Events):
-/// Strimzi's operator's own, so that after a switch between the two operators each finds its
-/// fields owned by the same manager instead of conflicting with the other's.
+/// The field manager of everything the operator applies: Strimzi's operator's own, so that
+/// after a switch between the two operators each finds its fields owned by the same manager
+/// instead of conflicting with the other's.
 pub const FIELD_MANAGER: &str = "strimzi-kafka-operator";
+/// The `reportingController` of the operator's Events: Strimzi's, which its documentation
+/// has users filter on (`kubectl get events --field-selector
+/// reportingController=strimzi.io/cluster-operator`).
+pub const EVENTS_CONTROLLER: &str = "strimzi.io/cluster-operator";
+
+/// The names the operator's runtime writes and reports Events with.
+pub const OPERATOR_NAMES: OperatorNames<'static> = OperatorNames {
+    name: FIELD_MANAGER,
+    events_controller: EVENTS_CONTROLLER,
+};
 
 /// Everything the cluster operator reads from its environment.
 #[derive(Clone, Debug)]
@@ -308,6 +319,7 @@ impl ClusterOperatorConfig {
                 .unwrap_or_else(|| crate::model::bridge::DEFAULT_BRIDGE_IMAGE.to_owned()),
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
+            platform: PlatformFeatures::default(),
         };
         Ok(Self {
             pkcs12: parse_bool(PKCS12_KEYSTORE_GENERATION, get(PKCS12_KEYSTORE_GENERATION))?,

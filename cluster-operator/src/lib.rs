@@ -7,7 +7,7 @@
 //! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
 //! - [`bridge`] is the KafkaBridge controller, which runs HTTP Bridges.
 //! - [`connect`] holds the KafkaConnect, KafkaConnector and KafkaMirrorMaker2 controllers.
-//! - [`config`] reads the operator's environment.
+//! - [`config`] reads the operator's environment, [`platform`] what the API server serves.
 
 pub mod assembly;
 pub mod bindings;
@@ -17,6 +17,7 @@ pub mod connect;
 pub mod crds;
 pub mod kafka_init;
 pub mod model;
+pub mod platform;
 pub mod pod_set;
 pub mod rebalance;
 pub mod rolling;

@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use strimzi_cluster_operator::config::{
-    ClusterOperatorConfig, FIELD_MANAGER, NAME, set_ignored_variables,
+    ClusterOperatorConfig, NAME, OPERATOR_NAMES, set_ignored_variables,
 };
 use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
 
@@ -22,7 +22,7 @@ fn main() -> std::process::ExitCode {
     exit_status(NAME, result)
 }
 
-async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
+async fn run(mut config: ClusterOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
     for ignored in set_ignored_variables(|name| std::env::var_os(name).is_some()) {
@@ -35,6 +35,13 @@ async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
     let client = kube::Client::try_default()
         .await
         .context("Kubernetes client")?;
+    config.model.platform = strimzi_cluster_operator::platform::discover(&client)
+        .await
+        .context("API discovery")?;
+    tracing::info!(
+        openshift = config.model.platform.openshift,
+        "platform features"
+    );
     if config.install_crds {
         use strimzi_cluster_operator::crds::{CrdAction, install};
         for (crd, action) in install(&client, NAME)
@@ -50,7 +57,7 @@ async fn run(config: ClusterOperatorConfig) -> anyhow::Result<()> {
     }
     let port = config.operator.http_port;
     let runtime =
-        OperatorRuntime::new(client, config.operator.clone(), FIELD_MANAGER).context("metrics")?;
+        OperatorRuntime::new(client, config.operator.clone(), OPERATOR_NAMES).context("metrics")?;
     runtime
         .serve_http(([0, 0, 0, 0], port).into())
         .await

@@ -730,12 +730,14 @@ async fn kafka_warning_events(client: &Client, ns: &str, name: &str) -> Vec<Stri
     events(client, ns, "Warning", "Kafka", name).await
 }
 
-/// Events of `type` about the object of `kind` named `name` in `ns`, as `reason: note`.
+/// Events of `type` about the object of `kind` named `name` in `ns`, as `reason: note`, found
+/// as Strimzi's documentation has users find the operator's Events: by their reporting
+/// controller, `strimzi.io/cluster-operator`.
 async fn events(client: &Client, ns: &str, r#type: &str, kind: &str, name: &str) -> Vec<String> {
     use k8s_openapi::api::events::v1::Event;
     let events: Api<Event> = Api::namespaced(client.clone(), ns);
     events
-        .list(&ListParams::default())
+        .list(&ListParams::default().fields("reportingController=strimzi.io/cluster-operator"))
         .await
         .unwrap()
         .items

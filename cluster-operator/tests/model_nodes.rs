@@ -686,3 +686,50 @@ fn controller_only_pods_have_no_client_ports_and_no_listener_thumbprints() {
         }
     }
 }
+
+/// Kafka pods with persistent volumes get `fsGroup: 0`, so that the Kafka user can write to
+/// them, except on OpenShift (a cluster serving `route.openshift.io/v1`), which gives pods a
+/// security context of its own; a template's context is kept either way.
+#[test]
+fn persistent_pods_get_fs_group_zero_except_on_openshift() {
+    use serde_json::json;
+    use strimzi_cluster_operator::model::PlatformFeatures;
+    let served = |groups: serde_json::Value| {
+        PlatformFeatures::from_api_groups(
+            &serde_json::from_value(json!({"groups": groups})).unwrap(),
+        )
+    };
+    let group = |name: &str, version: &str| json!({"name": name, "versions": [{"groupVersion": format!("{name}/{version}"), "version": version}]});
+    assert!(
+        served(json!([
+            group("apps", "v1"),
+            group("route.openshift.io", "v1")
+        ]))
+        .openshift
+    );
+    assert!(!served(json!([group("apps", "v1")])).openshift);
+    assert!(!served(json!([group("route.openshift.io", "v2")])).openshift);
+
+    let fs_group = |openshift: bool, pool: serde_json::Value| {
+        let mut cluster = resolve_json(
+            kafka_json(json!({})),
+            vec![pool_json("b", 1, &["broker", "controller"], pool)],
+        )
+        .unwrap();
+        cluster.config.platform = PlatformFeatures { openshift };
+        let pods = pods_of(&cluster.pod_sets(&PodInputs::default()));
+        let context = pods[0].spec.as_ref().unwrap().security_context.clone();
+        context.map(|context| context.fs_group)
+    };
+    let jbod = json!({"storage": {"type": "jbod", "volumes": [
+        {"id": 0, "type": "ephemeral"}, {"id": 1, "type": "persistent-claim", "size": "1Gi"}]}});
+    let ephemeral = json!({"storage": {"type": "ephemeral"}});
+    let template = json!({"template": {"pod": {"securityContext": {"fsGroup": 7}}}});
+    assert_eq!(fs_group(false, json!({})), Some(Some(0)));
+    assert_eq!(fs_group(false, jbod.clone()), Some(Some(0)));
+    assert_eq!(fs_group(true, json!({})), None);
+    assert_eq!(fs_group(true, jbod), None);
+    assert_eq!(fs_group(false, ephemeral), None);
+    assert_eq!(fs_group(false, template.clone()), Some(Some(7)));
+    assert_eq!(fs_group(true, template), Some(Some(7)));
+}

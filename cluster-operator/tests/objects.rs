@@ -409,3 +409,85 @@ fn differences(at: &str, before: &Value, after: &Value, paths: &mut Vec<String>)
         _ => {}
     }
 }
+
+/// On a cluster that serves OpenShift's Route API (here its CRD, `routes.route.openshift.io`,
+/// on the test API server), the operator's discovery at start says OpenShift, and the Kafka
+/// pods of persistent storage get no `fsGroup`: OpenShift gives them a security context of
+/// its own, as Strimzi leaves it to OpenShift.
+#[tokio::test]
+async fn on_openshift_the_kafka_pods_have_no_fs_group() {
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use strimzi_cluster_operator::platform::discover;
+    let (client, ns) = namespace("openshift").await;
+    // No other test of this program registers the Route API.
+    assert!(!discover(&client).await.unwrap().openshift);
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let routes: CustomResourceDefinition = serde_json::from_value(json!({
+        "metadata": {"name": "routes.route.openshift.io"},
+        "spec": {
+            "group": "route.openshift.io",
+            "names": {"kind": "Route", "listKind": "RouteList", "plural": "routes", "singular": "route"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    }))
+    .unwrap();
+    crds.create(&PostParams::default(), &routes).await.unwrap();
+    let platform = eventually_ok("the Route API to be served", WAIT, || async {
+        let platform = discover(&client).await.map_err(|error| error.to_string())?;
+        if platform.openshift {
+            Ok(platform)
+        } else {
+            Err("route.openshift.io/v1 not in /apis".to_owned())
+        }
+    })
+    .await;
+
+    let mut config = support::config_for(&ns, &[]);
+    config.model.platform = platform;
+    let _operator = Operator::with_config(config);
+    let mut documents = cluster("shift", 1, 1);
+    for pool in &mut documents[..2] {
+        pool["spec"]["storage"] = json!({"type": "persistent-claim", "size": "1Gi"});
+    }
+    apply_documents(&client, &ns, &documents).await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let pods = eventually_ok("the pods of shift", WAIT, || async {
+        let pods = pods
+            .list(&kube::api::ListParams::default().labels("strimzi.io/cluster=shift"))
+            .await
+            .map_err(|error| error.to_string())?
+            .items;
+        if pods.len() == 2 {
+            Ok(pods)
+        } else {
+            Err(format!("{} pods", pods.len()))
+        }
+    })
+    .await;
+    for pod in pods {
+        let context = pod.spec.unwrap().security_context;
+        assert_eq!(
+            context.and_then(|context| context.fs_group),
+            None,
+            "pod {} has an fsGroup",
+            pod.metadata.name.unwrap()
+        );
+    }
+    crds.delete("routes.route.openshift.io", &DeleteParams::default())
+        .await
+        .unwrap();
+}
+
+/// Without OpenShift's Route API at start, a `route` listener is refused with a reason of its
+/// own, as Strimzi refuses it, whatever the API server serves later.
+#[tokio::test]
+async fn without_the_route_api_a_route_listener_is_refused() {
+    let (client, ns) = namespace("no-routes").await;
+    let _operator = Operator::on(&ns);
+    let route = json!({"name": "external", "port": 9094, "type": "route", "tls": true});
+    apply_documents(&client, &ns, &with_kafka("routed", &[route], &json!({}))).await;
+    support::not_ready_with(&client, &ns, "routed", "RouteApiUnavailable").await;
+}

@@ -13,7 +13,14 @@
 #       order; watchAnyNamespace turns them into ClusterRoleBindings and STRIMZI_NAMESPACE
 #       into "*";
 #   (e) the switches and the other non-default values render what they should (leader
-#       election off, no RBAC, no global resources, images, optional variables).
+#       election off, no RBAC, no global resources, images, optional variables);
+#   (f) Strimzi 1.2's own values.yaml (in $STRIMZI_REFERENCE_DIR/helm, by default
+#       ../shared/strimzi-reference beside the checkout) renders the same operator environment
+#       as our defaults; its every key is one of ours or named in the README as ignored; its
+#       default* image values move the Kafka, Connect, MirrorMaker 2 and Bridge images as in
+#       Strimzi's chart (the mirror recipe) and leave our operator's image alone; `--set` of
+#       its component image keys and of the keys only Strimzi's chart had renders what
+#       Strimzi's chart renders for them.
 #
 # Prints one line per problem and exits 1 if there is any. Needs helm and kubectl (kubectl
 # only turns YAML into JSON, offline: `kubectl label --local`), both built by
@@ -31,6 +38,7 @@ chart=$root/deploy/helm/strimzi-kafka-operator
 bundle=$root/deploy/install/cluster-operator
 crds=$root/deploy/crds
 namespace=myproject
+reference_values=${STRIMZI_REFERENCE_DIR:-$root/../shared/strimzi-reference}/helm/values.yaml
 
 for tool in helm kubectl; do
     if [[ ! -x ${!tool} ]]; then
@@ -39,6 +47,10 @@ for tool in helm kubectl; do
     fi
 done
 command -v python3 >/dev/null || { echo "check-chart.sh: python3 not found" >&2; exit 1; }
+if [[ ! -f $reference_values ]]; then
+    echo "check-chart.sh: Strimzi 1.2's values.yaml not found at $reference_values: set STRIMZI_REFERENCE_DIR" >&2
+    exit 1
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -126,11 +138,40 @@ render custom \
     --set serviceAccount=other-account --set priorityClassName=high \
     --set 'labels.team=kafka' --set 'annotations.note=here' --set 'nodeSelector.disk=ssd'
 
-python3 - "$tmp" "$namespace" >>"$problems" <<'EOF' || problem "the comparison itself failed (python3 error above)"
+# (f) Strimzi's values file: the values as JSON (through a chart that prints them), then renders.
+mkdir -p "$tmp/dump/templates"
+printf 'apiVersion: v2\nname: dump\nversion: 0.1.0\n' >"$tmp/dump/Chart.yaml"
+echo '{{ toJson .Values }}' >"$tmp/dump/templates/values.json"
+for values in reference:"$reference_values" ours:"$chart/values.yaml"; do
+    if ! "$helm" template dump "$tmp/dump" -f "${values#*:}" 2>"$tmp/dump.err" | grep '^{' >"$tmp/values-${values%%:*}.json"; then
+        problem "could not read ${values#*:}: $(tr '\n' ' ' <"$tmp/dump.err")"
+    fi
+done
+render strimzi-values -f "$reference_values"
+render strimzi-mirror -f "$reference_values" \
+    --set defaultImageRegistry=mirror.example.com --set defaultImageRepository=mirrored --set defaultImageTag=1.2.0-m
+render strimzi-keys -f "$reference_values" \
+    --set kafka.image.tag=single --set kafkaConnect.image.digest=sha256:abc \
+    --set kafkaMirrorMaker2.image.tagPrefix=7.0.0 --set kafkaBridge.image.repository=bridges \
+    --set kafkaExporter.image.registry=exporter.example.com --set cruiseControl.image.tag=cc \
+    --set topicOperator.image.registry=to.example.com --set userOperator.image.tag=uo \
+    --set kafkaInit.image.repository=init --set image.tag=9.9.9 --set image.imagePullPolicy=Always \
+    --set logLevel=DEBUG --set image.operatorNamespaceLabels=team=kafka \
+    --set podDisruptionBudget.enabled=true --set operatorNetworkPolicy.enabled=true \
+    --set createAggregateRoles=true --set hostUsers=false --set enableServiceLinks=false \
+    --set deploymentLabels.team=kafka --set deploymentAnnotations.note=here \
+    --set deploymentStrategy.type=Recreate \
+    --set 'topologySpreadConstraints[0].maxSkew=1' \
+    --set 'topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname' \
+    --set 'topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway'
+render pdb-max --set podDisruptionBudget.enabled=true --set podDisruptionBudget.minAvailable=null \
+    --set podDisruptionBudget.maxUnavailable=1
+
+python3 - "$tmp" "$namespace" "$chart/README.md" >>"$problems" <<'EOF' || problem "the comparison itself failed (python3 error above)"
 import json
 import sys
 
-tmp, namespace = sys.argv[1], sys.argv[2]
+tmp, namespace, readme = sys.argv[1], sys.argv[2], sys.argv[3]
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace"}
 
 
@@ -379,6 +420,150 @@ else:
 for obj in custom:
     for subject in obj.get("subjects", []):
         expect(where, f"{show(key(obj))} subject", "other-account", subject.get("name"))
+
+# (f) Strimzi's values file.
+VERSIONS = ("4.2.0", "4.2.1", "4.3.0", "4.3.1")
+OURS = "localhost/strimzi-rs/operator:0.1.0"
+# Keys of Strimzi's values.yaml this chart does not have, each named in the README.
+IGNORED = ("logVolume", "logConfigMap", "logConfiguration", "dashboards", "connectBuildTimeoutMs",
+           "kanikoExecutor", "buildah", "mavenBuilder")
+# Values the chart writes into the objects as they are: any key under them is accepted.
+FREE_FORM = ("securityContext", "podSecurityContext", "resources", "affinity", "nodeSelector", "annotations",
+             "labels", "deploymentAnnotations", "deploymentLabels", "deploymentStrategy")
+
+
+def leaves(values, path=""):
+    """Dotted paths of the values that are not maps (lists count as one value)."""
+    if isinstance(values, dict) and values:
+        for k, v in values.items():
+            yield from leaves(v, f"{path}.{k}" if path else k)
+    else:
+        yield path
+
+
+def has(values, path):
+    for part in path.split("."):
+        if not isinstance(values, dict) or part not in values:
+            return False
+        values = values[part]
+    return True
+
+
+def kafka_images(image):
+    return "".join(f"{v}={image(v)}\n" for v in VERSIONS)
+
+
+def deployment(objects, where):
+    found = [o for o in objects if o["kind"] == "Deployment"]
+    if len(found) != 1:
+        print(f"{where}: {len(found)} Deployments rendered, expected 1")
+        return {"metadata": {}, "spec": {"template": {"spec": {"containers": [{}]}}}}
+    return found[0]
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError:
+        return {}
+
+
+reference, ours = read_json(f"{tmp}/values-reference.json"), read_json(f"{tmp}/values-ours.json")
+with open(readme) as f:
+    differences = f.read().partition("## Differences from Strimzi's chart")[2]
+where = "Strimzi's values.yaml"
+if not reference or not ours:
+    print(f"{where}: the values files were not read")
+for path in leaves(reference):
+    if not has(ours, path) and path.split(".")[0] not in IGNORED + FREE_FORM:
+        print(f"{where}: key {path} is neither in the chart's values.yaml nor ignored")
+for key in IGNORED:
+    if has(ours, key):
+        print(f"{where}: {key} is ignored but in the chart's values.yaml")
+    if f"`{key}`" not in differences:
+        print(f"{where}: {key} is ignored but not named in the README's differences")
+
+strimzi_values = load("strimzi-values")
+expect(where, "operator environment (compared with our defaults)", env(default, "default values"), env(strimzi_values, where))
+expect(where, "operator image", OURS,
+       deployment(strimzi_values, where)["spec"]["template"]["spec"]["containers"][0].get("image"))
+
+where = "Strimzi's values.yaml with mirror default* images"
+variables = env(load("strimzi-mirror"), where)
+for name in ("STRIMZI_KAFKA_IMAGES", "STRIMZI_KAFKA_CONNECT_IMAGES", "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES"):
+    expect(where, name, kafka_images(lambda v: f"mirror.example.com/mirrored/kafka:1.2.0-m-kafka-{v}"), variables.get(name))
+for name, value in {
+    "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE": "mirror.example.com/mirrored/kafka-bridge:1.1.0",
+    "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": OURS,
+    "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE": OURS,
+    "STRIMZI_DEFAULT_USER_OPERATOR_IMAGE": OURS,
+    # Not set: Kafka Exporter and Cruise Control run the cluster's (mirrored) Kafka image.
+    "STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE": None,
+    "STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE": None,
+}.items():
+    expect(where, name, value, variables.get(name))
+
+keys = load("strimzi-keys")
+where = "Strimzi's values.yaml with --set of its keys"
+operator = deployment(keys, where)
+pod = operator["spec"]["template"]["spec"]
+variables = env(keys, where)
+for name, value in {
+    "STRIMZI_KAFKA_IMAGES": kafka_images(lambda v: "quay.io/strimzi/kafka:single"),
+    "STRIMZI_KAFKA_CONNECT_IMAGES": kafka_images(lambda v: "quay.io/strimzi/kafka@sha256:abc"),
+    "STRIMZI_KAFKA_MIRROR_MAKER_2_IMAGES": kafka_images(lambda v: f"quay.io/strimzi/kafka:7.0.0-kafka-{v}"),
+    "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE": "quay.io/bridges/kafka-bridge:1.1.0",
+    "STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE": "exporter.example.com/strimzi/kafka:1.2.0-kafka-4.3.1",
+    "STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE": "quay.io/strimzi/kafka:cc",
+    "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE": "to.example.com/strimzi-rs/operator:0.1.0",
+    "STRIMZI_DEFAULT_USER_OPERATOR_IMAGE": "localhost/strimzi-rs/operator:uo",
+    "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": "localhost/init/operator:0.1.0",
+    "STRIMZI_IMAGE_PULL_POLICY": "Always",
+    "STRIMZI_LOG_LEVEL": "DEBUG",
+    "STRIMZI_OPERATOR_NAMESPACE_LABELS": "team=kafka",
+}.items():
+    expect(where, name, value, variables.get(name))
+container = pod["containers"][0]
+expect(where, "operator image", "localhost/strimzi-rs/operator:9.9.9", container.get("image"))
+expect(where, "imagePullPolicy", "Always", container.get("imagePullPolicy"))
+expect(where, "Deployment label team", "kafka", operator["metadata"].get("labels", {}).get("team"))
+expect(where, "Deployment annotations", {"note": "here"}, operator["metadata"].get("annotations"))
+expect(where, "Deployment strategy", {"type": "Recreate"}, operator["spec"].get("strategy"))
+expect(where, "hostUsers", False, pod.get("hostUsers"))
+expect(where, "enableServiceLinks", False, pod.get("enableServiceLinks"))
+expect(where, "topologySpreadConstraints",
+       [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}],
+       pod.get("topologySpreadConstraints"))
+selector = {"name": "strimzi-cluster-operator"}
+pdbs = [o for o in keys if o["kind"] == "PodDisruptionBudget"]
+expect(where, "PodDisruptionBudgets", [{"name": "strimzi-cluster-operator-pdb", "namespace": namespace}],
+       [{k: o["metadata"].get(k) for k in ("name", "namespace")} for o in pdbs])
+expect(where, "PodDisruptionBudget spec",
+       [{"selector": {"matchLabels": selector}, "minAvailable": 1, "unhealthyPodEvictionPolicy": "IfHealthyBudget"}],
+       [o["spec"] for o in pdbs])
+expect("podDisruptionBudget.maxUnavailable=1 minAvailable=null", "PodDisruptionBudget spec",
+       [{"selector": {"matchLabels": selector}, "maxUnavailable": 1, "unhealthyPodEvictionPolicy": "IfHealthyBudget"}],
+       [o["spec"] for o in load("pdb-max") if o["kind"] == "PodDisruptionBudget"])
+expect(where, "NetworkPolicies", [{
+    "podSelector": {"matchLabels": {**selector, "strimzi.io/kind": "cluster-operator"}},
+    "policyTypes": ["Ingress", "Egress"],
+    "ingress": [{"ports": [{"protocol": "TCP", "port": "http"}]}],
+    "egress": [{}],
+}], [o["spec"] for o in keys if o["kind"] == "NetworkPolicy"])
+for name, to, verbs in (("strimzi-admin", ["admin", "edit"], ["create", "delete", "get", "list", "patch", "update", "watch"]),
+                        ("strimzi-view", ["view"], ["get", "list", "watch"])):
+    roles = [o for o in keys if o["kind"] == "ClusterRole" and o["metadata"]["name"] == name]
+    if len(roles) != 1:
+        print(f"{where}: {len(roles)} ClusterRoles {name}, expected 1")
+        continue
+    labels = roles[0]["metadata"].get("labels", {})
+    expect(where, f"{name} aggregated to", to,
+           sorted(l.rpartition("-")[2] for l, v in labels.items() if l.startswith("rbac.authorization.k8s.io/aggregate-to-") and v == "true"))
+    for rule in roles[0]["rules"]:
+        expect(where, f"{name} verbs on {rule['apiGroups']}", verbs, sorted(rule["verbs"]))
+    resources = {r for rule in roles[0]["rules"] for r in rule["resources"]}
+    expect(where, f"{name} covers kafkas and strimzipodsets", True, {"kafkas", "strimzipodsets"} <= resources)
 EOF
 
 if [[ -s $problems ]]; then
@@ -386,4 +571,4 @@ if [[ -s $problems ]]; then
     echo "check-chart.sh: $(grep -c '^[^ ]' "$problems") problem(s): the chart must render what deploy/install/cluster-operator holds" >&2
     exit 1
 fi
-echo "check-chart.sh: the chart matches deploy/install/cluster-operator (lint, CRDs, default render, watched namespaces, switches)"
+echo "check-chart.sh: the chart matches deploy/install/cluster-operator (lint, CRDs, default render, watched namespaces, switches) and takes Strimzi's values"

@@ -35,6 +35,25 @@ pub fn exit_status<E: std::fmt::Display>(
     }
 }
 
+/// What an operator calls itself towards the API server. From a `&str`, one name for both.
+#[derive(Clone, Copy, Debug)]
+pub struct OperatorNames<'a> {
+    /// The field manager of its writes, and the name of its caches.
+    pub name: &'a str,
+    /// The `reportingController` of its Events (`kubectl get events --field-selector
+    /// reportingController=<it>` finds them).
+    pub events_controller: &'a str,
+}
+
+impl<'a> From<&'a str> for OperatorNames<'a> {
+    fn from(name: &'a str) -> Self {
+        Self {
+            name,
+            events_controller: name,
+        }
+    }
+}
+
 /// The shared runtime of one operator process; cloning shares it.
 #[derive(Clone)]
 pub struct OperatorRuntime {
@@ -68,18 +87,23 @@ impl std::fmt::Debug for OperatorRuntime {
 }
 
 impl OperatorRuntime {
-    /// The runtime of operator `name` (its field manager and Event reporter), starting leader
-    /// election when configured. Every request of `client` made through the runtime counts
-    /// its reads in the metrics ([`crate::api_reads`]). Must be called inside a Tokio runtime.
-    pub fn new(client: Client, config: OperatorConfig, name: &str) -> Result<Self, MetricsError> {
-        Self::with_metrics(client, config, name, Metrics::new()?)
+    /// The runtime of the operator of `names` (its field manager and Event reporter),
+    /// starting leader election when configured. Every request of `client` made through the
+    /// runtime counts its reads in the metrics ([`crate::api_reads`]). Must be called inside
+    /// a Tokio runtime.
+    pub fn new<'a>(
+        client: Client,
+        config: OperatorConfig,
+        names: impl Into<OperatorNames<'a>>,
+    ) -> Result<Self, MetricsError> {
+        Self::with_metrics(client, config, names, Metrics::new()?)
     }
 
     /// Like [`Self::new`] with metrics of the caller's.
-    pub fn with_metrics(
+    pub fn with_metrics<'a>(
         client: Client,
         config: OperatorConfig,
-        name: &str,
+        names: impl Into<OperatorNames<'a>>,
         metrics: Metrics,
     ) -> Result<Self, MetricsError> {
         let client = crate::api_reads::count_reads(client, metrics.clone());
@@ -90,7 +114,7 @@ impl OperatorRuntime {
         Ok(Self::assemble(
             client,
             config,
-            name,
+            names.into(),
             metrics,
             election,
             stop_election,
@@ -102,7 +126,7 @@ impl OperatorRuntime {
     fn assemble(
         client: Client,
         config: OperatorConfig,
-        name: &str,
+        names: OperatorNames<'_>,
         metrics: Metrics,
         election: Option<(Leadership, tokio::task::JoinHandle<()>)>,
         stop_election: CancellationToken,
@@ -117,12 +141,12 @@ impl OperatorRuntime {
         };
         Self {
             inner: Arc::new(Inner {
-                applier: Applier::new(client.clone(), name, metrics.clone()),
-                events: EventPublisher::new(client.clone(), name, identity),
+                applier: Applier::new(client.clone(), names.name, metrics.clone()),
+                events: EventPublisher::new(client.clone(), names.events_controller, identity),
                 client,
                 config,
                 metrics,
-                caches: Caches::new(name),
+                caches: Caches::new(names.name),
                 readiness: Readiness::default(),
                 leadership,
                 election: Mutex::new(election),
@@ -331,7 +355,7 @@ mod tests {
         let runtime = OperatorRuntime::assemble(
             client,
             config,
-            "test-operator",
+            "test-operator".into(),
             Metrics::new().unwrap(),
             Some(crate::leader::tests::failing_election()),
             CancellationToken::new(),

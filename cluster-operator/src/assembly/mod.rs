@@ -142,6 +142,13 @@ pub enum ReconcileError {
     /// The operator stopped before certificate work it had queued could start.
     #[error("the operator is stopping")]
     Stopping,
+    /// `route` listeners on a cluster that served no OpenShift Route API when the operator
+    /// started: refused, as Strimzi refuses them.
+    #[error(
+        "route listeners need OpenShift's Route API (route.openshift.io/v1), which this \
+         cluster did not serve when the operator started"
+    )]
+    RouteApiUnavailable,
 }
 
 /// Runs certificate work on the blocking threads of the process-wide [`CpuPool`], as many
@@ -186,6 +193,7 @@ impl ErrorReason for ReconcileError {
             Self::ScaleDownBlocked(_) => "InvalidResourceException",
             Self::Api { .. } => "KubernetesApiError",
             Self::Stopping => "OperatorStopping",
+            Self::RouteApiUnavailable => "RouteApiUnavailable",
         }
     }
 

@@ -177,6 +177,9 @@ impl Reconciliation<'_> {
         {
             live.ingresses = self.listed(cluster).await?;
         }
+        if !objects.routes.is_empty() && !cluster.config.platform.openshift {
+            return Err(ReconcileError::RouteApiUnavailable);
+        }
         let mut routes = Vec::new();
         for route in objects.routes.iter().chain(&objects.tls_routes) {
             routes.push(self.apply_dynamic(route).await?);

@@ -129,6 +129,37 @@ pub struct ModelConfig {
     /// Image of the HTTP Bridge (`STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE`,
     /// [`bridge::DEFAULT_BRIDGE_IMAGE`]); a KafkaBridge's `image` overrides it.
     pub bridge_image: String,
+    /// What the operator found out about the cluster when it started (not from the
+    /// environment: the default until the binary discovers it).
+    pub platform: PlatformFeatures,
+}
+
+/// What the cluster operator learns about the Kubernetes platform once, when it starts, as
+/// Strimzi's operator does: an API group that appears or goes later changes nothing until
+/// the operator restarts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlatformFeatures {
+    /// Whether the cluster serves OpenShift's Route API (`route.openshift.io/v1`), which is
+    /// how Strimzi tells OpenShift from other Kubernetes distributions.
+    pub openshift: bool,
+}
+
+impl PlatformFeatures {
+    /// The features of a cluster that serves `groups` (the API server's `/apis`).
+    pub fn from_api_groups(
+        groups: &k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroupList,
+    ) -> Self {
+        let (route_group, route_version, _) = listeners::routes::ROUTE_GVK;
+        Self {
+            openshift: groups.groups.iter().any(|group| {
+                group.name == route_group
+                    && group
+                        .versions
+                        .iter()
+                        .any(|version| version.version == route_version)
+            }),
+        }
+    }
 }
 
 impl ModelConfig {

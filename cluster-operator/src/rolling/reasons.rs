@@ -9,8 +9,8 @@ use crate::model::nodes::pods::{
     CONFIGURATION_HASH_ANNOTATION, CUSTOM_CERT_THUMBPRINTS_ANNOTATION, definition_revisions,
 };
 
-/// One reason to restart a Kafka pod. The names are Strimzi's (`PascalCase` in Events and
-/// metrics, e.g. `PodHasOldRevision`).
+/// One reason to restart a Kafka pod. Its [`RestartReason::name`] is the reason Strimzi gives
+/// the same restart (`PascalCase` in Events and metrics, e.g. `PodHasOldRevision`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RestartReason {
     /// The cluster CA certificate changed: the node must load the new trust.
@@ -37,14 +37,16 @@ pub enum RestartReason {
 }
 
 impl RestartReason {
-    /// The stable, CamelCase name used as Event reason and metric label.
+    /// The stable, CamelCase name used as Event reason and metric label: Strimzi's restart
+    /// reason for the same cause. Strimzi names a pod that runs an older cluster or clients
+    /// CA certificate generation alike (`CaCertHasOldGeneration`); the Event's note says
+    /// which CA.
     pub fn name(&self) -> &'static str {
         match self {
-            Self::ClusterCaCertChanged => "ClusterCaCertChanged",
-            Self::ClusterCaKeyChanged => "ClusterCaKeyChanged",
-            Self::ClientsCaCertChanged => "ClientsCaCertChanged",
+            Self::ClusterCaCertChanged | Self::ClientsCaCertChanged => "CaCertHasOldGeneration",
+            Self::ClusterCaKeyChanged => "ClusterCaCertKeyReplaced",
             Self::KafkaCertificatesChanged => "KafkaCertificatesChanged",
-            Self::CustomListenerCertificateChanged => "CustomListenerCertificateChanged",
+            Self::CustomListenerCertificateChanged => "CustomListenerCaCertChange",
             Self::ConfigChangeRequiresRestart => "ConfigChangeRequiresRestart",
             Self::PodHasOldRevision => "PodHasOldRevision",
             Self::ManualRollingUpdate => "ManualRollingUpdate",
@@ -161,6 +163,52 @@ mod tests {
             running: &annotations(running),
             desired: &annotations(desired),
         })
+    }
+
+    /// Every reason is one Strimzi 1.2 gives its restart Events (its `RestartReason` values,
+    /// PascalCased, as its documentation lists them), so that a filter on Strimzi's reasons
+    /// finds ours; the notes tell apart the causes that share one.
+    #[test]
+    fn every_reason_is_one_of_strimzis() {
+        const STRIMZI: [&str; 15] = [
+            "CaCertHasOldGeneration",
+            "CaCertRemoved",
+            "CaCertRenewed",
+            "ClientCaCertKeyReplaced",
+            "ClusterCaCertKeyReplaced",
+            "ConfigChangeRequiresRestart",
+            "CustomListenerCaCertChange",
+            "FileSystemResizeNeeded",
+            "JbodVolumesChanged",
+            "KafkaCertificatesChanged",
+            "ManualRollingUpdate",
+            "PodForceRestartOnError",
+            "PodHasOldRevision",
+            "PodStuck",
+            "PodUnresponsive",
+        ];
+        let all = [
+            RestartReason::ClusterCaCertChanged,
+            RestartReason::ClusterCaKeyChanged,
+            RestartReason::ClientsCaCertChanged,
+            RestartReason::KafkaCertificatesChanged,
+            RestartReason::CustomListenerCertificateChanged,
+            RestartReason::ConfigChangeRequiresRestart,
+            RestartReason::PodHasOldRevision,
+            RestartReason::ManualRollingUpdate,
+            RestartReason::PodStuck("crash looping".to_owned()),
+            RestartReason::PodUnresponsive,
+        ];
+        for reason in &all {
+            assert!(
+                STRIMZI.contains(&reason.name()),
+                "{reason:?} is named {}, not one of Strimzi's reasons",
+                reason.name()
+            );
+        }
+        let explanations: std::collections::BTreeSet<String> =
+            all.iter().map(RestartReason::explanation).collect();
+        assert_eq!(explanations.len(), all.len(), "two causes explained alike");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::support::real_nodes::{
     secret_value, stop_and_check_nothing_lost,
 };
 use crate::support::rolls::{
-    ROLL_WAIT, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
+    ROLL_WAIT, event_notes, pod_uids, restarted_in_order_noting, set_option, watch_roll,
 };
 use crate::support::{apply, force, ready, wait_for};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -235,7 +235,13 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     )
     .await;
     let clients_roll = watch_roll(&client, &ns, CLUSTER, &before, |_| {}).await;
-    let mut reasons = restarted_in_order(&client, &ns, "ClientsCaCertChanged").await;
+    let mut reasons = restarted_in_order_noting(
+        &client,
+        &ns,
+        "CaCertHasOldGeneration",
+        "the clients CA certificate changed",
+    )
+    .await;
     reasons.sort();
     assert_eq!(
         reasons,
@@ -369,19 +375,23 @@ async fn replace_cluster_ca_key(
     )
     .await;
     let pods = pod_uids(client, ns, CLUSTER).await;
-    let restarted = |reason: &'static str| async move {
-        let mut pods = restarted_in_order(client, ns, reason).await;
+    let restarted = |reason: &'static str, note: &'static str| async move {
+        let mut pods = restarted_in_order_noting(client, ns, reason, note).await;
         pods.sort();
         pods.dedup();
         pods
     };
     // First roll: trust in both CA certificates.
     eventually_ok("the first roll to begin", ROLL_WAIT, || async {
-        let first = restarted("ClusterCaCertChanged").await;
+        let first = restarted(
+            "CaCertHasOldGeneration",
+            "the cluster CA certificate changed",
+        )
+        .await;
         if first.is_empty() { Err(first) } else { Ok(()) }
     })
     .await;
-    let second_started = !restarted("KafkaCertificatesChanged").await.is_empty();
+    let second_started = !restarted("KafkaCertificatesChanged", "").await.is_empty();
     let old_trust_midway = old_trust.produce("tls-trust", 1, "midway");
     assert!(
         second_started || old_trust_midway.is_ok(),
@@ -403,7 +413,7 @@ async fn replace_cluster_ca_key(
     .await;
     // Second roll: certificates of the new key, every pod once.
     eventually_ok("the second roll to end", ROLL_WAIT, || async {
-        let second = restarted("KafkaCertificatesChanged").await;
+        let second = restarted("KafkaCertificatesChanged", "").await;
         let ready = all_ready(client, ns).await;
         if second.len() == pods.len() && ready {
             Ok(())

@@ -68,8 +68,7 @@ pub struct Operator {
 
 impl Operator {
     fn start(
-        namespace: &str,
-        extra: &[(&str, &str)],
+        config: ClusterOperatorConfig,
         controllers: impl FnOnce(
             &OperatorRuntime,
             &ClusterOperatorConfig,
@@ -90,11 +89,10 @@ impl Operator {
                 .unwrap()
         });
         let _entered = tokio.enter();
-        let config = config_for(namespace, extra);
         let runtime = OperatorRuntime::new(
             client,
             config.operator.clone(),
-            strimzi_cluster_operator::config::FIELD_MANAGER,
+            strimzi_cluster_operator::config::OPERATOR_NAMES,
         )
         .unwrap();
         let controllers = controllers(&runtime, &config);
@@ -118,14 +116,19 @@ impl Operator {
     /// Starts the Kafka and StrimziPodSet controllers on `namespace`, configured with the
     /// `extra` variables too.
     pub fn on_with(namespace: &str, extra: &[(&str, &str)]) -> Self {
-        Self::start(namespace, extra, |runtime, config| {
+        Self::with_config(config_for(namespace, extra))
+    }
+
+    /// Starts every controller with `config` (from [`config_for`], then changed).
+    pub fn with_config(config: ClusterOperatorConfig) -> Self {
+        Self::start(config, |runtime, config| {
             strimzi_cluster_operator::controllers(runtime, config).unwrap()
         })
     }
 
     /// Starts only the StrimziPodSet controller on `namespace`.
     pub fn pod_sets_only(namespace: &str) -> Self {
-        Self::start(namespace, &[], |runtime, config| {
+        Self::start(config_for(namespace, &[]), |runtime, config| {
             vec![
                 strimzi_cluster_operator::pod_set::PodSetReconciler::controller(
                     runtime,

@@ -122,6 +122,18 @@ pub async fn pod_uids(client: &Client, ns: &str, cluster: &str) -> BTreeMap<Stri
 
 /// The pods the operator restarted for `reason`, in the order of its Events.
 pub async fn restarted_in_order(client: &Client, ns: &str, reason: &str) -> Vec<String> {
+    restarted_in_order_noting(client, ns, reason, "").await
+}
+
+/// The pods the operator restarted for `reason` with a note that contains `note`, in the
+/// order of its Events: for a reason Strimzi gives several causes (`CaCertHasOldGeneration`
+/// is the cluster's or the clients CA's).
+pub async fn restarted_in_order_noting(
+    client: &Client,
+    ns: &str,
+    reason: &str,
+    note: &str,
+) -> Vec<String> {
     let mut events: Vec<Event> = Api::<Event>::namespaced(client.clone(), ns)
         .list(&ListParams::default())
         .await
@@ -131,6 +143,7 @@ pub async fn restarted_in_order(client: &Client, ns: &str, reason: &str) -> Vec<
         .filter(|event| {
             event.action.as_deref() == Some("StrimziInitiatedPodRestart")
                 && event.reason.as_deref() == Some(reason)
+                && event.note.as_deref().unwrap_or_default().contains(note)
         })
         .collect();
     events.sort_by_key(|event| event.event_time.as_ref().map(|time| time.0));

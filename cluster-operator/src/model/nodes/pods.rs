@@ -594,7 +594,8 @@ impl KafkaCluster {
     }
 
     /// The pod security context: the template's, else `fsGroup: 0` when the pool has
-    /// persistent volumes so that the Kafka user can write to them.
+    /// persistent volumes so that the Kafka user can write to them, except on OpenShift,
+    /// which gives pods a security context of its own (as Strimzi leaves it to OpenShift).
     fn pod_security_context(
         &self,
         pool: &NodePool,
@@ -605,13 +606,13 @@ impl KafkaCluster {
             .as_ref()
             .and_then(|pod| pod.pod.security_context.clone());
         from_template.or_else(|| {
-            data_volumes(&pool.storage)
+            let persistent = data_volumes(&pool.storage)
                 .iter()
-                .any(|volume| matches!(volume.storage, SingleVolumeStorage::PersistentClaim(_)))
-                .then(|| PodSecurityContext {
-                    fs_group: Some(0),
-                    ..PodSecurityContext::default()
-                })
+                .any(|volume| matches!(volume.storage, SingleVolumeStorage::PersistentClaim(_)));
+            (persistent && !self.config.platform.openshift).then(|| PodSecurityContext {
+                fs_group: Some(0),
+                ..PodSecurityContext::default()
+            })
         })
     }
 
