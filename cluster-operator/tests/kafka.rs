@@ -2044,3 +2044,112 @@ async fn an_entity_operator_watching_another_namespace_is_removed_unless_allowed
     assert_eq!(node_pods().await, nodes);
     operator.stop().await;
 }
+
+/// The kinds whose `strimzi_resources` the entity operator's topic and user operators serve,
+/// not the cluster operator.
+const ENTITY_OPERATOR_KINDS: [&str; 2] = ["KafkaTopic", "KafkaUser"];
+
+#[tokio::test]
+async fn strimzis_certificate_alert_and_operator_dashboard_work_on_the_operators_metrics() {
+    use strimzi_tests::prometheus::{
+        input_series, is_jvm, parse_exposition, returns_series, run_rule_test,
+        strimzi_dashboard_queries, strimzi_rule_file,
+    };
+    const CERTIFICATE: &str = "strimzi_certificate_expiration_timestamp_ms";
+    let (client, ns) = namespace("alerts").await;
+    let operator = Operator::on(&ns);
+    let mut documents = cluster("expiring", 1, 1);
+    // A cluster CA of 20 days expires within the 30 days the alert looks ahead (and is not
+    // yet within its 5 renewal days); the clients CA keeps its default 365 days.
+    documents[2]["spec"]["clusterCa"] = json!({"validityDays": 20, "renewalDays": 5});
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "expiring").await;
+
+    // What `/metrics` serves (the HTTP handler sends this text).
+    let scraped_at_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    let samples = parse_exposition(&operator.runtime.metrics().encode().unwrap());
+    let certificates: Vec<_> = samples
+        .iter()
+        .filter(|sample| sample.name == CERTIFICATE)
+        .collect();
+    let mut types: Vec<_> = certificates
+        .iter()
+        .map(|sample| {
+            assert_eq!(sample.label("kind"), Some("Kafka"), "{sample:?}");
+            assert_eq!(sample.label("cluster"), Some("expiring"), "{sample:?}");
+            assert_eq!(sample.label("namespace"), Some(ns.as_str()), "{sample:?}");
+            assert_eq!(sample.label("resource_namespace"), Some(ns.as_str()));
+            sample.label("type").unwrap()
+        })
+        .collect();
+    types.sort_unstable();
+    assert_eq!(types, ["client-ca", "cluster-ca"]);
+
+    // promtool's clock starts at the epoch: each expiry becomes the time from the scrape,
+    // so that minute 0 of the test is the moment of the scrape.
+    let series = input_series(&samples, |sample| {
+        if sample.name == CERTIFICATE {
+            sample.value - scraped_at_ms as f64
+        } else {
+            sample.value
+        }
+    });
+    let alert = json!({
+        "eval_time": "10m",
+        "alertname": "CertificateExpiration",
+        "exp_alerts": [{
+            "exp_labels": {
+                "severity": "warning", "kind": "Kafka", "namespace": ns, "cluster": "expiring",
+                "type": "cluster-ca", "resource_namespace": ns,
+            },
+            "exp_annotations": {
+                "summary": "Certificate will expire in less than 30 days",
+                "description": format!(
+                    "Certificate of type cluster-ca in cluster expiring in namespace {ns} will expire in less than 30 days"
+                ),
+            },
+        }],
+    });
+    // Every query of Strimzi's operator dashboard but the JVM panels returns series, those
+    // of the entity operator's kinds aside (their operators' tests check them).
+    let queries: Vec<_> = strimzi_dashboard_queries("strimzi-operators.json")
+        .into_iter()
+        .filter(|query| !is_jvm(query))
+        .filter(|query| {
+            !ENTITY_OPERATOR_KINDS
+                .iter()
+                .any(|kind| query.expr.contains(&format!("kind=\"{kind}\"")))
+        })
+        .collect();
+    assert!(queries.len() >= 14, "{queries:?}");
+    let dashboard: Vec<_> = queries
+        .iter()
+        .map(|query| returns_series(&query.expr, "60m"))
+        .collect();
+    run_rule_test(
+        &[(
+            "certificates.yaml",
+            strimzi_rule_file("prometheus-kafka-certificate-rules.yaml"),
+        )],
+        series,
+        json!({"alert_rule_test": [alert], "promql_expr_test": dashboard}),
+    )
+    .unwrap();
+
+    // A deleted Kafka's certificate series go.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    kafkas.delete("expiring", &DeleteParams::default()).await.unwrap();
+    eventually(
+        "the deleted Kafka's certificate series removed",
+        std::time::Duration::from_secs(60),
+        || async {
+            !operator
+                .runtime
+                .metrics()
+                .encode()
+                .unwrap()
+                .contains("cluster=\"expiring\"")
+        },
+    )
+    .await;
+}

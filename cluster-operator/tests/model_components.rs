@@ -1018,3 +1018,54 @@ fn watching_another_namespace_needs_the_operator_to_allow_it() {
     .unwrap();
     assert!(own.entity_operator(&inputs).unwrap().is_some());
 }
+
+/// The containers Strimzi's alert rules watch through cAdvisor's `container_last_seen` have
+/// the names the rules look for: the cluster operator's in the install bundle (which the Helm
+/// chart renders unchanged, as `deploy/helm/check-chart.sh` checks), the topic and user
+/// operators' in the entity operator's pod (whose names match the rules' `.+-entity-operator-.+`).
+#[test]
+fn the_containers_strimzis_alert_rules_watch_have_the_names_they_look_for() {
+    use strimzi_tests::prometheus::strimzi_rule_containers;
+    assert_eq!(
+        strimzi_rule_containers("prometheus-strimzi-cluster-operator-rules.yaml"),
+        ["strimzi-cluster-operator"]
+    );
+    assert_eq!(
+        strimzi_rule_containers("prometheus-strimzi-entity-operator-rules.yaml"),
+        ["topic-operator", "user-operator"]
+    );
+    let operator = strimzi_tests::bundle::Bundle::load("cluster-operator").deployment();
+    let operator_containers: Vec<String> = deployment_pod(operator)
+        .containers
+        .into_iter()
+        .map(|container| container.name)
+        .collect();
+    assert_eq!(operator_containers, ["strimzi-cluster-operator"]);
+    let cluster =
+        resolved(json!({"entityOperator": {"topicOperator": {}, "userOperator": {}}})).unwrap();
+    let issued = certificates(&cluster);
+    let eo = cluster
+        .entity_operator(&EntityOperatorInputs {
+            cluster_ca_cert_generation: 0,
+            cluster_ca_key_generation: 0,
+            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
+            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
+        })
+        .unwrap()
+        .unwrap();
+    assert!(
+        eo.deployment
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|name| name.ends_with("-entity-operator")),
+        "{:?}",
+        eo.deployment.metadata.name
+    );
+    let eo_containers: Vec<String> = deployment_pod(eo.deployment)
+        .containers
+        .into_iter()
+        .map(|container| container.name)
+        .collect();
+    assert_eq!(eo_containers, ["topic-operator", "user-operator"]);
+}
