@@ -2138,7 +2138,10 @@ async fn strimzis_certificate_alert_and_operator_dashboard_work_on_the_operators
 
     // A deleted Kafka's certificate series go.
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
-    kafkas.delete("expiring", &DeleteParams::default()).await.unwrap();
+    kafkas
+        .delete("expiring", &DeleteParams::default())
+        .await
+        .unwrap();
     eventually(
         "the deleted Kafka's certificate series removed",
         std::time::Duration::from_secs(60),

@@ -1176,7 +1176,9 @@ async fn maintain<R: Reconciler>(
             });
         let mut per_namespace: HashMap<String, (usize, usize)> = counted_namespaces
             .iter()
-            .chain(std::iter::once(&scope.namespace.clone().unwrap_or_default()))
+            .chain(std::iter::once(
+                &scope.namespace.clone().unwrap_or_default(),
+            ))
             .map(|namespace| (namespace.clone(), (0, 0)))
             .collect();
         for object in store.state() {

@@ -16,7 +16,8 @@ const RECONCILIATION_LABELS: [&str; 3] = ["kind", "namespace", "selector"];
 /// Labels of `strimzi_certificate_expiration_timestamp_ms`, as Strimzi's cluster operator
 /// serves it: the kind and namespace of the resource, then the cluster's name, the CA
 /// ([`CertificateType`]) and the namespace again (the name Strimzi's alert rule reads).
-const CERTIFICATE_LABELS: [&str; 5] = ["kind", "namespace", "cluster", "type", "resource_namespace"];
+const CERTIFICATE_LABELS: [&str; 5] =
+    ["kind", "namespace", "cluster", "type", "resource_namespace"];
 
 /// How long one bucket of `strimzi_reconciliations_duration_seconds_max` lasts: the gauge is
 /// the longest reconciliation of the current bucket and the one before, so a long

@@ -89,7 +89,9 @@ pub fn promtool() -> PathBuf {
     );
     match candidate {
         Some(path) if path.is_file() => path,
-        _ => panic!("promtool (Prometheus's rule tester) not found: install it with {PROMTOOL_INSTALL}, or set PROMTOOL"),
+        _ => panic!(
+            "promtool (Prometheus's rule tester) not found: install it with {PROMTOOL_INSTALL}, or set PROMTOOL"
+        ),
     }
 }
 

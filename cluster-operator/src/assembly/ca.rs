@@ -132,8 +132,8 @@ impl Reconciliation<'_> {
     /// Strimzi's `CertificateExpiration` alert reads.
     fn report_ca_expiry(&self, reconciled: &ReconciledCa, ca: CertificateType) {
         let not_after = reconciled.authority.certificate().not_after();
-        let expires_ms = i64::try_from(not_after.unix_timestamp_nanos() / 1_000_000)
-            .unwrap_or(i64::MAX);
+        let expires_ms =
+            i64::try_from(not_after.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX);
         self.operator.runtime.metrics().set_certificate_expiration(
             "Kafka",
             &self.namespace,
