@@ -2045,15 +2045,11 @@ async fn an_entity_operator_watching_another_namespace_is_removed_unless_allowed
     operator.stop().await;
 }
 
-/// The kinds whose `strimzi_resources` the entity operator's topic and user operators serve,
-/// not the cluster operator.
-const ENTITY_OPERATOR_KINDS: [&str; 2] = ["KafkaTopic", "KafkaUser"];
-
 #[tokio::test]
 async fn strimzis_certificate_alert_and_operator_dashboard_work_on_the_operators_metrics() {
     use strimzi_tests::prometheus::{
-        input_series, is_jvm, parse_exposition, returns_series, run_rule_test,
-        strimzi_dashboard_queries, strimzi_rule_file,
+        CLUSTER_OPERATOR_KINDS, input_series, operator_dashboard_queries, parse_exposition,
+        returns_series, run_rule_test, strimzi_rule_file,
     };
     const CERTIFICATE: &str = "strimzi_certificate_expiration_timestamp_ms";
     let (client, ns) = namespace("alerts").await;
@@ -2110,21 +2106,11 @@ async fn strimzis_certificate_alert_and_operator_dashboard_work_on_the_operators
             },
         }],
     });
-    // Every query of Strimzi's operator dashboard but the JVM panels returns series, those
-    // of the entity operator's kinds aside (their operators' tests check them).
-    let queries: Vec<_> = strimzi_dashboard_queries("strimzi-operators.json")
-        .into_iter()
-        .filter(|query| !is_jvm(query))
-        .filter(|query| {
-            !ENTITY_OPERATOR_KINDS
-                .iter()
-                .any(|kind| query.expr.contains(&format!("kind=\"{kind}\"")))
-        })
-        .collect();
-    assert!(queries.len() >= 14, "{queries:?}");
-    let dashboard: Vec<_> = queries
+    // Every query of Strimzi's operator dashboard but the JVM panels and those of the entity
+    // operator's kinds (its operators' tests check them) returns series.
+    let dashboard: Vec<_> = operator_dashboard_queries(&CLUSTER_OPERATOR_KINDS, true)
         .iter()
-        .map(|query| returns_series(&query.expr, "60m"))
+        .map(returns_series)
         .collect();
     run_rule_test(
         &[(

@@ -254,20 +254,80 @@ fn collect_queries(node: &Value, queries: &mut Vec<DashboardQuery>) {
     }
 }
 
+/// The kinds whose `strimzi_resources` the cluster operator serves.
+pub const CLUSTER_OPERATOR_KINDS: [&str; 7] = [
+    "Kafka",
+    "KafkaNodePool",
+    "KafkaConnect",
+    "KafkaConnector",
+    "KafkaMirrorMaker2",
+    "KafkaBridge",
+    "KafkaRebalance",
+];
+
+/// Strimzi's operator dashboard (in the reference data's `metrics/grafana-dashboards/`).
+pub const OPERATORS_DASHBOARD: &str = "strimzi-operators.json";
+
 /// Whether `query` reads the JVM's metrics (`jvm_...`), which a Rust operator has not: the
 /// dashboard's JVM panels, a difference from Strimzi (see the README).
 pub fn is_jvm(query: &DashboardQuery) -> bool {
     query.expr.contains("jvm_")
 }
 
-/// A `promql_expr_test` case that holds when `expr` returns at least one series at
-/// `eval_time`: `count(expr) > bool 0` is 1 then, and no sample at all otherwise.
-pub fn returns_series(expr: &str, eval_time: &str) -> Value {
+/// The queries of Strimzi's operator dashboard an operator that reconciles `kinds` must
+/// answer on its own: those of one of its kinds, those of every kind (the reconciliation
+/// panels, summed by kind) and, with `certificates` (the cluster operator), the certificate
+/// panel. The JVM panels are left out ([`is_jvm`]).
+pub fn operator_dashboard_queries(kinds: &[&str], certificates: bool) -> Vec<DashboardQuery> {
+    strimzi_dashboard_queries(OPERATORS_DASHBOARD)
+        .into_iter()
+        .filter(|query| !is_jvm(query))
+        .filter(|query| {
+            let named_kind = query
+                .expr
+                .split("kind=\"")
+                .nth(1)
+                .map(|rest| rest.split('"').next().unwrap_or_default().to_owned());
+            match named_kind {
+                Some(kind) => kinds.contains(&kind.as_str()),
+                None if query.expr.contains("strimzi_certificate_") => certificates,
+                None => true,
+            }
+        })
+        .collect()
+}
+
+/// A `promql_expr_test` case that holds when `query` returns at least one series after the
+/// hour of input series: `count(expr) > bool 0` is 1 then, and no sample at all otherwise.
+pub fn returns_series(query: &DashboardQuery) -> Value {
     json!({
-        "expr": format!("count({expr}) > bool 0"),
-        "eval_time": eval_time,
+        "expr": format!("count({}) > bool 0", query.expr),
+        "eval_time": format!("{SERIES_MINUTES}m"),
         "exp_samples": [{"labels": "{}", "value": 1}],
     })
+}
+
+/// Checks with promtool that each of `queries` returns series over `samples` (an operator's
+/// `/metrics`, each sample constant for an hour).
+///
+/// # Panics
+/// With promtool's report of the queries that return nothing.
+pub fn assert_dashboard_answered(samples: &[Sample], queries: &[DashboardQuery]) {
+    let cases: Vec<Value> = queries.iter().map(returns_series).collect();
+    if let Err(report) = run_rule_test(
+        &[],
+        input_series(samples, |sample| sample.value),
+        json!({"promql_expr_test": cases}),
+    ) {
+        panic!("queries of Strimzi's operator dashboard without series:\n{report}");
+    }
+}
+
+/// The body of an HTTP response `response` (what follows the headers).
+pub fn http_body(response: &str) -> &str {
+    response
+        .split_once("\r\n\r\n")
+        .map_or(response, |(_, body)| body)
 }
 
 #[cfg(test)]
@@ -288,5 +348,51 @@ mod tests {
         assert_eq!(samples[0].label("resource_namespace"), Some("r"));
         assert_eq!(samples[0].label("cluster"), None);
         assert_eq!(samples[1].series, "y");
+    }
+
+    #[test]
+    fn promtool_tells_a_query_with_series_from_one_without() {
+        let samples =
+            parse_exposition("strimzi_resources{kind=\"Kafka\",namespace=\"a\",selector=\"\"} 1\n");
+        let of_kind = |kind: &str| -> Vec<DashboardQuery> {
+            operator_dashboard_queries(&[kind], false)
+                .into_iter()
+                .filter(|query| query.expr.contains(&format!("kind=\"{kind}\"")))
+                .collect()
+        };
+        assert_dashboard_answered(&samples, &of_kind("Kafka"));
+        let bridge = of_kind("KafkaBridge");
+        assert_eq!(bridge.len(), 1);
+        let report = run_rule_test(
+            &[],
+            input_series(&samples, |sample| sample.value),
+            json!({"promql_expr_test": bridge.iter().map(returns_series).collect::<Vec<_>>()}),
+        )
+        .unwrap_err();
+        assert!(report.contains("KafkaBridge"), "{report}");
+    }
+
+    /// Every query of the dashboard but the JVM panels is answered by one of the operators:
+    /// the cluster operator, or the topic or user operator (each checked in its own tests).
+    #[test]
+    fn every_non_jvm_query_of_the_operator_dashboard_has_an_operator_to_answer_it() {
+        let answered: Vec<DashboardQuery> = [
+            operator_dashboard_queries(&CLUSTER_OPERATOR_KINDS, true),
+            operator_dashboard_queries(&["KafkaTopic"], false),
+            operator_dashboard_queries(&["KafkaUser"], false),
+        ]
+        .concat();
+        let queries = strimzi_dashboard_queries(OPERATORS_DASHBOARD);
+        let unanswered: Vec<_> = queries
+            .iter()
+            .filter(|query| !is_jvm(query) && !answered.contains(query))
+            .collect();
+        assert!(unanswered.is_empty(), "{unanswered:?}");
+        let jvm: Vec<_> = queries.iter().filter(|query| is_jvm(query)).collect();
+        assert_eq!(jvm.len(), 3, "the JVM panels the README lists: {jvm:?}");
+        assert_eq!(
+            operator_dashboard_queries(&CLUSTER_OPERATOR_KINDS, true).len(),
+            14
+        );
     }
 }
