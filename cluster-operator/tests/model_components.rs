@@ -802,7 +802,22 @@ fn entity_operator_and_exporter_pods(
     cluster: &KafkaCluster,
     issued: &BTreeMap<String, IssuedCertificate>,
 ) -> (PodSpec, PodSpec) {
-    let eo = cluster
+    let exporter = cluster
+        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
+        .unwrap();
+    (
+        deployment_pod(entity_operator_deployment(cluster, issued)),
+        deployment_pod(exporter.deployment),
+    )
+}
+
+/// The entity operator's Deployment of `cluster`, with the certificates `issued` for it (at
+/// CA generations 0).
+fn entity_operator_deployment(
+    cluster: &KafkaCluster,
+    issued: &BTreeMap<String, IssuedCertificate>,
+) -> k8s_openapi::api::apps::v1::Deployment {
+    cluster
         .entity_operator(&EntityOperatorInputs {
             cluster_ca_cert_generation: 0,
             cluster_ca_key_generation: 0,
@@ -810,14 +825,8 @@ fn entity_operator_and_exporter_pods(
             user_operator_certificate: issued.get("c-entity-user-operator-certs"),
         })
         .unwrap()
-        .unwrap();
-    let exporter = cluster
-        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
-        .unwrap();
-    (
-        deployment_pod(eo.deployment),
-        deployment_pod(exporter.deployment),
-    )
+        .unwrap()
+        .deployment
 }
 
 /// The pod of Cruise Control's Deployment of `cluster`, with the certificate `issued` for it
@@ -1043,26 +1052,16 @@ fn the_containers_strimzis_alert_rules_watch_have_the_names_they_look_for() {
     assert_eq!(operator_containers, ["strimzi-cluster-operator"]);
     let cluster =
         resolved(json!({"entityOperator": {"topicOperator": {}, "userOperator": {}}})).unwrap();
-    let issued = certificates(&cluster);
-    let eo = cluster
-        .entity_operator(&EntityOperatorInputs {
-            cluster_ca_cert_generation: 0,
-            cluster_ca_key_generation: 0,
-            topic_operator_certificate: issued.get("c-entity-topic-operator-certs"),
-            user_operator_certificate: issued.get("c-entity-user-operator-certs"),
-        })
-        .unwrap()
-        .unwrap();
+    let eo = entity_operator_deployment(&cluster, &certificates(&cluster));
     assert!(
-        eo.deployment
-            .metadata
+        eo.metadata
             .name
             .as_deref()
             .is_some_and(|name| name.ends_with("-entity-operator")),
         "{:?}",
-        eo.deployment.metadata.name
+        eo.metadata.name
     );
-    let eo_containers: Vec<String> = deployment_pod(eo.deployment)
+    let eo_containers: Vec<String> = deployment_pod(eo)
         .containers
         .into_iter()
         .map(|container| container.name)

@@ -1152,21 +1152,9 @@ async fn maintain<R: Reconciler>(
             });
             in_scope && !live.contains(key)
         };
-        shared
-            .failures
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|key, _| !forget(key));
-        shared
-            .written
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|key, _| !forget(key));
-        shared
-            .periodic_due
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|key, _| !forget(key));
+        drop_forgotten(&shared.failures, &forget);
+        drop_forgotten(&shared.written, &forget);
+        drop_forgotten(&shared.periodic_due, &forget);
         shared
             .runtime
             .metrics()
@@ -1206,6 +1194,13 @@ async fn maintain<R: Reconciler>(
             () = tokio::time::sleep(RESOURCE_GAUGE_PERIOD) => {}
         }
     }
+}
+
+/// Drops the entries of `map` (by `namespace/name`) of the resources `forget` names.
+fn drop_forgotten<V>(map: &Mutex<HashMap<String, V>>, forget: &impl Fn(&String) -> bool) {
+    map.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|key, _| !forget(key));
 }
 
 /// Removes annotation `key` from the `kind` object `namespace`/`name` if it still has
