@@ -453,6 +453,14 @@ impl ReconciliationMetrics {
         self.metrics.failed.with_label_values(&self.labels()).get()
     }
 
+    /// Reconciliations started by the periodic timer so far.
+    pub fn periodical_count(&self) -> u64 {
+        self.metrics
+            .periodical
+            .with_label_values(&self.labels())
+            .get()
+    }
+
     /// Failed reconciliations scheduled again after a backoff delay so far.
     pub fn retried_count(&self) -> u64 {
         self.metrics.retried.with_label_values(&self.labels()).get()
