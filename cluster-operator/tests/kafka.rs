@@ -2049,7 +2049,7 @@ async fn an_entity_operator_watching_another_namespace_is_removed_unless_allowed
 async fn strimzis_certificate_alert_and_operator_dashboard_work_on_the_operators_metrics() {
     use strimzi_tests::prometheus::{
         CLUSTER_OPERATOR_KINDS, input_series, operator_dashboard_queries, parse_exposition,
-        returns_series, run_rule_test, strimzi_rule_file,
+        returns_series, run_rule_test, strimzi_alert, strimzi_rule_file,
     };
     const CERTIFICATE: &str = "strimzi_certificate_expiration_timestamp_ms";
     let (client, ns) = namespace("alerts").await;
@@ -2090,21 +2090,21 @@ async fn strimzis_certificate_alert_and_operator_dashboard_work_on_the_operators
             sample.value
         }
     });
+    // Strimzi's alert, its description filled in from our labels, for the cluster CA only.
     let alert = json!({
         "eval_time": "10m",
         "alertname": "CertificateExpiration",
-        "exp_alerts": [{
-            "exp_labels": {
-                "severity": "warning", "kind": "Kafka", "namespace": ns, "cluster": "expiring",
-                "type": "cluster-ca", "resource_namespace": ns,
-            },
-            "exp_annotations": {
-                "summary": "Certificate will expire in less than 30 days",
-                "description": format!(
-                    "Certificate of type cluster-ca in cluster expiring in namespace {ns} will expire in less than 30 days"
-                ),
-            },
-        }],
+        "exp_alerts": [strimzi_alert(
+            "prometheus-kafka-certificate-rules.yaml",
+            "CertificateExpiration",
+            &[
+                ("kind", "Kafka"),
+                ("namespace", &ns),
+                ("cluster", "expiring"),
+                ("type", "cluster-ca"),
+                ("resource_namespace", &ns),
+            ],
+        )],
     });
     // Every query of Strimzi's operator dashboard but the JVM panels and those of the entity
     // operator's kinds (its operators' tests check them) returns series.

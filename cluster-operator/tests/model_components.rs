@@ -1034,7 +1034,9 @@ fn watching_another_namespace_needs_the_operator_to_allow_it() {
 /// operators' in the entity operator's pod (whose names match the rules' `.+-entity-operator-.+`).
 #[test]
 fn the_containers_strimzis_alert_rules_watch_have_the_names_they_look_for() {
-    use strimzi_tests::prometheus::strimzi_rule_containers;
+    use strimzi_tests::prometheus::{
+        run_rule_test, strimzi_alert, strimzi_rule_containers, strimzi_rule_file,
+    };
     assert_eq!(
         strimzi_rule_containers("prometheus-strimzi-cluster-operator-rules.yaml"),
         ["strimzi-cluster-operator"]
@@ -1053,18 +1055,70 @@ fn the_containers_strimzis_alert_rules_watch_have_the_names_they_look_for() {
     let cluster =
         resolved(json!({"entityOperator": {"topicOperator": {}, "userOperator": {}}})).unwrap();
     let eo = entity_operator_deployment(&cluster, &certificates(&cluster));
-    assert!(
-        eo.metadata
-            .name
-            .as_deref()
-            .is_some_and(|name| name.ends_with("-entity-operator")),
-        "{:?}",
-        eo.metadata.name
-    );
+    // A pod of a Deployment is named `<deployment>-<template hash>-<suffix>`.
+    let eo_pod = format!("{}-5d8f9c7b6-x2k4q", eo.metadata.name.clone().unwrap());
     let eo_containers: Vec<String> = deployment_pod(eo)
         .containers
         .into_iter()
         .map(|container| container.name)
         .collect();
     assert_eq!(eo_containers, ["topic-operator", "user-operator"]);
+
+    // cAdvisor's series of those containers, seen up to the last minute, keep every rule
+    // quiet; without them, each rule fires.
+    let rule_files = [
+        (
+            "cluster-operator.yaml",
+            strimzi_rule_file("prometheus-strimzi-cluster-operator-rules.yaml"),
+        ),
+        (
+            "entity-operator.yaml",
+            strimzi_rule_file("prometheus-strimzi-entity-operator-rules.yaml"),
+        ),
+    ];
+    // Each alert with the file it is in and the container it watches.
+    let watched = [
+        (
+            "ClusterOperatorContainerDown",
+            "prometheus-strimzi-cluster-operator-rules.yaml",
+            &operator_containers[0],
+        ),
+        (
+            "TopicOperatorContainerDown",
+            "prometheus-strimzi-entity-operator-rules.yaml",
+            &eo_containers[0],
+        ),
+        (
+            "UserOperatorContainerDown",
+            "prometheus-strimzi-entity-operator-rules.yaml",
+            &eo_containers[1],
+        ),
+    ];
+    let alerts = |firing: bool| -> Value {
+        let cases: Vec<Value> = watched
+            .iter()
+            .map(|(alert, file, container)| {
+                let fired = firing.then(|| strimzi_alert(file, alert, &[("container", container)]));
+                json!({"eval_time": "10m", "alertname": alert, "exp_alerts": fired.into_iter().collect::<Vec<_>>()})
+            })
+            .collect();
+        json!({"alert_rule_test": cases})
+    };
+    // container_last_seen is the time the container was last seen, in seconds.
+    let seen = |container: &str, pod: &str| {
+        json!({
+            "series": format!("container_last_seen{{container=\"{container}\",pod=\"{pod}\"}}"),
+            "values": "0+60x10",
+        })
+    };
+    let series = vec![
+        seen(
+            &operator_containers[0],
+            "strimzi-cluster-operator-6b7f5d9c8-q7w2e",
+        ),
+        seen(&eo_containers[0], &eo_pod),
+        seen(&eo_containers[1], &eo_pod),
+    ];
+    run_rule_test(&rule_files, series, alerts(false)).unwrap();
+    run_rule_test(&rule_files, Vec::new(), alerts(true)).unwrap();
 }

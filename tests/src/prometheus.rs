@@ -122,6 +122,40 @@ pub fn strimzi_rule_file(file_name: &str) -> String {
     strimzi_prometheus_rule(file_name)["spec"].to_string()
 }
 
+/// The alert `alert` of Strimzi's `PrometheusRule` file `file_name` as promtool expects it to
+/// fire on a series with `labels`: those labels, the rule's own, and its annotations with
+/// each `{{ $labels.<name> }}` filled in from `labels` (an `exp_alerts` entry).
+///
+/// # Panics
+/// When the file has no such alert.
+pub fn strimzi_alert(file_name: &str, alert: &str, labels: &[(&str, &str)]) -> Value {
+    let file = strimzi_prometheus_rule(file_name);
+    let rule = file["spec"]["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|group| group["rules"].as_array().into_iter().flatten())
+        .find(|rule| rule["alert"] == alert)
+        .unwrap_or_else(|| panic!("{file_name}: no alert {alert}"));
+    let mut exp_labels = rule["labels"].clone();
+    let mut exp_annotations = rule["annotations"].clone();
+    for (name, value) in labels {
+        exp_labels[*name] = json!(value);
+    }
+    for annotation in exp_annotations
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|annotations| annotations.values_mut())
+    {
+        let mut text = annotation.as_str().unwrap_or_default().to_owned();
+        for (name, value) in labels {
+            text = text.replace(&format!("{{{{ $labels.{name} }}}}"), value);
+        }
+        *annotation = json!(text);
+    }
+    json!({"exp_labels": exp_labels, "exp_annotations": exp_annotations})
+}
+
 /// The containers the rules of Strimzi's `PrometheusRule` file `file_name` name in a
 /// `container="..."` matcher, each once, sorted.
 pub fn strimzi_rule_containers(file_name: &str) -> Vec<String> {
