@@ -2046,3 +2046,101 @@ async fn an_entity_operator_watching_another_namespace_is_removed_unless_allowed
     assert_eq!(node_pods().await, nodes);
     operator.stop().await;
 }
+
+#[tokio::test]
+async fn strimzis_certificate_alert_and_operator_dashboard_work_on_the_operators_metrics() {
+    use strimzi_tests::prometheus::{
+        CLUSTER_OPERATOR_KINDS, input_series, operator_dashboard_queries, parse_exposition,
+        returns_series, run_rule_test, strimzi_alert, strimzi_rule_file,
+    };
+    const CERTIFICATE: &str = "strimzi_certificate_expiration_timestamp_ms";
+    let (client, ns) = namespace("alerts").await;
+    let operator = Operator::on(&ns);
+    let mut documents = cluster("expiring", 1, 1);
+    // A cluster CA of 20 days expires within the 30 days the alert looks ahead (and is not
+    // yet within its 5 renewal days); the clients CA keeps its default 365 days.
+    documents[2]["spec"]["clusterCa"] = json!({"validityDays": 20, "renewalDays": 5});
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "expiring").await;
+
+    // What `/metrics` serves (the HTTP handler sends this text).
+    let scraped_at_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    let samples = parse_exposition(&operator.runtime.metrics().encode().unwrap());
+    let certificates: Vec<_> = samples
+        .iter()
+        .filter(|sample| sample.name == CERTIFICATE)
+        .collect();
+    let mut types: Vec<_> = certificates
+        .iter()
+        .map(|sample| {
+            assert_eq!(sample.label("kind"), Some("Kafka"), "{sample:?}");
+            assert_eq!(sample.label("cluster"), Some("expiring"), "{sample:?}");
+            assert_eq!(sample.label("namespace"), Some(ns.as_str()), "{sample:?}");
+            assert_eq!(sample.label("resource_namespace"), Some(ns.as_str()));
+            sample.label("type").unwrap()
+        })
+        .collect();
+    types.sort_unstable();
+    assert_eq!(types, ["client-ca", "cluster-ca"]);
+
+    // promtool's clock starts at the epoch: each expiry becomes the time from the scrape,
+    // so that minute 0 of the test is the moment of the scrape.
+    let series = input_series(&samples, |sample| {
+        if sample.name == CERTIFICATE {
+            sample.value - scraped_at_ms as f64
+        } else {
+            sample.value
+        }
+    });
+    // Strimzi's alert, its description filled in from our labels, for the cluster CA only.
+    let alert = json!({
+        "eval_time": "10m",
+        "alertname": "CertificateExpiration",
+        "exp_alerts": [strimzi_alert(
+            "prometheus-kafka-certificate-rules.yaml",
+            "CertificateExpiration",
+            &[
+                ("kind", "Kafka"),
+                ("namespace", &ns),
+                ("cluster", "expiring"),
+                ("type", "cluster-ca"),
+                ("resource_namespace", &ns),
+            ],
+        )],
+    });
+    // Every query of Strimzi's operator dashboard but the JVM panels and those of the entity
+    // operator's kinds (its operators' tests check them) returns series.
+    let dashboard: Vec<_> = operator_dashboard_queries(&CLUSTER_OPERATOR_KINDS, true)
+        .iter()
+        .map(returns_series)
+        .collect();
+    run_rule_test(
+        &[(
+            "certificates.yaml",
+            strimzi_rule_file("prometheus-kafka-certificate-rules.yaml"),
+        )],
+        series,
+        json!({"alert_rule_test": [alert], "promql_expr_test": dashboard}),
+    )
+    .unwrap();
+
+    // A deleted Kafka's certificate series go.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    kafkas
+        .delete("expiring", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "the deleted Kafka's certificate series removed",
+        std::time::Duration::from_secs(60),
+        || async {
+            !operator
+                .runtime
+                .metrics()
+                .encode()
+                .unwrap()
+                .contains("cluster=\"expiring\"")
+        },
+    )
+    .await;
+}

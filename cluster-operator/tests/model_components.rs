@@ -802,7 +802,22 @@ fn entity_operator_and_exporter_pods(
     cluster: &KafkaCluster,
     issued: &BTreeMap<String, IssuedCertificate>,
 ) -> (PodSpec, PodSpec) {
-    let eo = cluster
+    let exporter = cluster
+        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
+        .unwrap();
+    (
+        deployment_pod(entity_operator_deployment(cluster, issued)),
+        deployment_pod(exporter.deployment),
+    )
+}
+
+/// The entity operator's Deployment of `cluster`, with the certificates `issued` for it (at
+/// CA generations 0).
+fn entity_operator_deployment(
+    cluster: &KafkaCluster,
+    issued: &BTreeMap<String, IssuedCertificate>,
+) -> k8s_openapi::api::apps::v1::Deployment {
+    cluster
         .entity_operator(&EntityOperatorInputs {
             cluster_ca_cert_generation: 0,
             cluster_ca_key_generation: 0,
@@ -810,14 +825,8 @@ fn entity_operator_and_exporter_pods(
             user_operator_certificate: issued.get("c-entity-user-operator-certs"),
         })
         .unwrap()
-        .unwrap();
-    let exporter = cluster
-        .kafka_exporter(issued.get("c-kafka-exporter-certs"), 0, 0)
-        .unwrap();
-    (
-        deployment_pod(eo.deployment),
-        deployment_pod(exporter.deployment),
-    )
+        .unwrap()
+        .deployment
 }
 
 /// The pod of Cruise Control's Deployment of `cluster`, with the certificate `issued` for it
@@ -1017,4 +1026,99 @@ fn watching_another_namespace_needs_the_operator_to_allow_it() {
     }))
     .unwrap();
     assert!(own.entity_operator(&inputs).unwrap().is_some());
+}
+
+/// The containers Strimzi's alert rules watch through cAdvisor's `container_last_seen` have
+/// the names the rules look for: the cluster operator's in the install bundle (which the Helm
+/// chart renders unchanged, as `deploy/helm/check-chart.sh` checks), the topic and user
+/// operators' in the entity operator's pod (whose names match the rules' `.+-entity-operator-.+`).
+#[test]
+fn the_containers_strimzis_alert_rules_watch_have_the_names_they_look_for() {
+    use strimzi_tests::prometheus::{
+        run_rule_test, strimzi_alert, strimzi_rule_containers, strimzi_rule_file,
+    };
+    assert_eq!(
+        strimzi_rule_containers("prometheus-strimzi-cluster-operator-rules.yaml"),
+        ["strimzi-cluster-operator"]
+    );
+    assert_eq!(
+        strimzi_rule_containers("prometheus-strimzi-entity-operator-rules.yaml"),
+        ["topic-operator", "user-operator"]
+    );
+    let operator = strimzi_tests::bundle::Bundle::load("cluster-operator").deployment();
+    let operator_containers: Vec<String> = deployment_pod(operator)
+        .containers
+        .into_iter()
+        .map(|container| container.name)
+        .collect();
+    assert_eq!(operator_containers, ["strimzi-cluster-operator"]);
+    let cluster =
+        resolved(json!({"entityOperator": {"topicOperator": {}, "userOperator": {}}})).unwrap();
+    let eo = entity_operator_deployment(&cluster, &certificates(&cluster));
+    // A pod of a Deployment is named `<deployment>-<template hash>-<suffix>`.
+    let eo_pod = format!("{}-5d8f9c7b6-x2k4q", eo.metadata.name.clone().unwrap());
+    let eo_containers: Vec<String> = deployment_pod(eo)
+        .containers
+        .into_iter()
+        .map(|container| container.name)
+        .collect();
+    assert_eq!(eo_containers, ["topic-operator", "user-operator"]);
+
+    // cAdvisor's series of those containers, seen up to the last minute, keep every rule
+    // quiet; without them, each rule fires.
+    let rule_files = [
+        (
+            "cluster-operator.yaml",
+            strimzi_rule_file("prometheus-strimzi-cluster-operator-rules.yaml"),
+        ),
+        (
+            "entity-operator.yaml",
+            strimzi_rule_file("prometheus-strimzi-entity-operator-rules.yaml"),
+        ),
+    ];
+    // Each alert with the file it is in and the container it watches.
+    let watched = [
+        (
+            "ClusterOperatorContainerDown",
+            "prometheus-strimzi-cluster-operator-rules.yaml",
+            &operator_containers[0],
+        ),
+        (
+            "TopicOperatorContainerDown",
+            "prometheus-strimzi-entity-operator-rules.yaml",
+            &eo_containers[0],
+        ),
+        (
+            "UserOperatorContainerDown",
+            "prometheus-strimzi-entity-operator-rules.yaml",
+            &eo_containers[1],
+        ),
+    ];
+    let alerts = |firing: bool| -> Value {
+        let cases: Vec<Value> = watched
+            .iter()
+            .map(|(alert, file, container)| {
+                let fired = firing.then(|| strimzi_alert(file, alert, &[("container", container)]));
+                json!({"eval_time": "10m", "alertname": alert, "exp_alerts": fired.into_iter().collect::<Vec<_>>()})
+            })
+            .collect();
+        json!({"alert_rule_test": cases})
+    };
+    // container_last_seen is the time the container was last seen, in seconds.
+    let seen = |container: &str, pod: &str| {
+        json!({
+            "series": format!("container_last_seen{{container=\"{container}\",pod=\"{pod}\"}}"),
+            "values": "0+60x10",
+        })
+    };
+    let series = vec![
+        seen(
+            &operator_containers[0],
+            "strimzi-cluster-operator-6b7f5d9c8-q7w2e",
+        ),
+        seen(&eo_containers[0], &eo_pod),
+        seen(&eo_containers[1], &eo_pod),
+    ];
+    run_rule_test(&rule_files, series, alerts(false)).unwrap();
+    run_rule_test(&rule_files, Vec::new(), alerts(true)).unwrap();
 }

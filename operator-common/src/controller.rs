@@ -515,6 +515,7 @@ impl<R: Reconciler> ControllerBuilder<R> {
             selector: selector.clone().unwrap_or_default(),
             failures: Mutex::new(HashMap::new()),
             written: Mutex::new(HashMap::new()),
+            periodic_due: Mutex::new(HashMap::new()),
         });
         let mut controllers = Vec::new();
         for namespace in scopes {
@@ -638,6 +639,10 @@ struct Shared<R: Reconciler> {
     /// The status last written per `namespace/name`, with the resource version the write
     /// was based on: while the cache still has that version, it has not seen the write.
     written: Mutex<HashMap<String, (String, R::Status)>>,
+    /// When the periodic full reconciliation of each `namespace/name` is due: a
+    /// reconciliation that starts then, with nothing else having started one before, is
+    /// counted as periodical.
+    periodic_due: Mutex<HashMap<String, Instant>>,
 }
 
 fn key(meta: &ObjectMeta) -> String {
@@ -685,10 +690,7 @@ fn error_policy<R: Reconciler>(
             permanent: true, ..
         } => {
             return if shared.reconciler.reconciles_invalid_periodically() {
-                Action::requeue(periodic_delay(
-                    shared.runtime.config().full_reconciliation_interval,
-                    &mut rand::rng(),
-                ))
+                Action::requeue(shared.periodically(object.meta()))
             } else {
                 Action::await_change()
             };
@@ -756,6 +758,31 @@ pub fn backoff(attempt: u32, rng: &mut impl Rng) -> Duration {
 }
 
 impl<R: Reconciler> Shared<R> {
+    /// The delay of the periodic full reconciliation of the resource with `meta`, remembered
+    /// so that the reconciliation it starts is counted as periodical.
+    fn periodically(&self, meta: &ObjectMeta) -> Duration {
+        let delay = periodic_delay(
+            self.runtime.config().full_reconciliation_interval,
+            &mut rand::rng(),
+        );
+        self.periodic_due
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key(meta), Instant::now() + delay);
+        delay
+    }
+
+    /// Takes the periodic timer of the resource with `meta`: whether it has run out, so that
+    /// a reconciliation starting now is the periodic one (nothing started one since the
+    /// timer was set).
+    fn take_periodic(&self, meta: &ObjectMeta) -> bool {
+        self.periodic_due
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key(meta))
+            .is_some_and(|due| Instant::now() >= due)
+    }
+
     async fn reconcile_leading(&self, object: Arc<Guarded<R>>) -> Result<Action, ControllerError> {
         let resource = match &object.0 {
             Ok(resource) => resource,
@@ -847,6 +874,9 @@ impl<R: Reconciler> Shared<R> {
             &self.selector,
         );
         metrics.started();
+        if self.take_periodic(resource.meta()) {
+            metrics.periodical();
+        }
         let started = Instant::now();
         // The reconciler sees the status this controller last wrote even when the cache has
         // not caught up with that write yet (what it derives from its own status, such as a
@@ -872,14 +902,15 @@ impl<R: Reconciler> Shared<R> {
                 } else {
                     generation
                 };
-                let periodic = periodic_delay(
-                    self.runtime.config().full_reconciliation_interval,
-                    &mut rand::rng(),
-                );
+                let periodic = self.periodically(resource.meta());
                 let (kind_status, conditions, action) =
                     settle(reconciled, &now, periodic, |reason, message, now| {
                         self.reconciler.pending_condition(reason, message, now)
                     });
+                if action != Action::requeue(periodic) {
+                    // A recheck comes first: the periodic timer is dropped.
+                    self.take_periodic(resource.meta());
+                }
                 let next = status::with_conditions(kind_status, previous, conditions, generation);
                 let written = self.write_status(resource, previous, &next).await;
                 metrics.finished(written.is_ok(), started.elapsed().as_secs_f64());
@@ -1093,7 +1124,9 @@ impl<R: Reconciler> Shared<R> {
 }
 
 /// Until shutdown, keeps the `strimzi_resources` and `strimzi_resources_paused` gauges of
-/// one cache up to date and forgets what was remembered about resources since deleted.
+/// one cache up to date (0 for the scope's namespace, or `""` for all namespaces, when it has
+/// none, and for a namespace whose resources are all gone), and forgets what was remembered
+/// about resources since deleted, their metric series included.
 async fn maintain<R: Reconciler>(
     shared: Arc<Shared<R>>,
     store: Store<Guarded<R>>,
@@ -1101,6 +1134,7 @@ async fn maintain<R: Reconciler>(
     fingerprints: Fingerprints,
 ) {
     let shutdown = shared.runtime.shutdown_token();
+    let mut counted_namespaces: HashSet<String> = HashSet::new();
     loop {
         let live: HashSet<String> = store
             .state()
@@ -1118,17 +1152,23 @@ async fn maintain<R: Reconciler>(
             });
             in_scope && !live.contains(key)
         };
+        drop_forgotten(&shared.failures, &forget);
+        drop_forgotten(&shared.written, &forget);
+        drop_forgotten(&shared.periodic_due, &forget);
         shared
-            .failures
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|key, _| !forget(key));
-        shared
-            .written
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|key, _| !forget(key));
-        let mut per_namespace: HashMap<String, (usize, usize)> = HashMap::new();
+            .runtime
+            .metrics()
+            .retain_resources(&shared.kind, |namespace, name| {
+                let key = format!("{namespace}/{name}");
+                !forget(&key)
+            });
+        let mut per_namespace: HashMap<String, (usize, usize)> = counted_namespaces
+            .iter()
+            .chain(std::iter::once(
+                &scope.namespace.clone().unwrap_or_default(),
+            ))
+            .map(|namespace| (namespace.clone(), (0, 0)))
+            .collect();
         for object in store.state() {
             let counts = per_namespace
                 .entry(object.namespace().unwrap_or_default())
@@ -1141,6 +1181,7 @@ async fn maintain<R: Reconciler>(
                 counts.1 += 1;
             }
         }
+        counted_namespaces = per_namespace.keys().cloned().collect();
         for (namespace, (total, paused)) in per_namespace {
             shared
                 .runtime
@@ -1153,6 +1194,13 @@ async fn maintain<R: Reconciler>(
             () = tokio::time::sleep(RESOURCE_GAUGE_PERIOD) => {}
         }
     }
+}
+
+/// Drops the entries of `map` (by `namespace/name`) of the resources `forget` names.
+fn drop_forgotten<V>(map: &Mutex<HashMap<String, V>>, forget: &impl Fn(&String) -> bool) {
+    map.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|key, _| !forget(key));
 }
 
 /// Removes annotation `key` from the `kind` object `namespace`/`name` if it still has

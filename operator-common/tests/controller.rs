@@ -115,6 +115,17 @@ async fn requeues_every_full_reconciliation_interval() {
         support::count(&running.journal, "periodic") >= 5
     })
     .await;
+    // Counted as periodical (strimzi_reconciliations_periodical_total), but for the first,
+    // which the creation started.
+    let metrics = running
+        .runtime
+        .metrics()
+        .reconciliations("KafkaTopic", &namespace, "");
+    let (periodical, started) = (metrics.periodical_count(), metrics.started_count());
+    assert!(
+        periodical >= 3 && periodical < started,
+        "{periodical} of {started} reconciliations counted as periodical"
+    );
     running.stop().await;
 }
 

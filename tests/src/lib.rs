@@ -13,5 +13,6 @@ pub mod measure;
 pub mod network;
 pub mod nodes;
 pub mod process;
+pub mod prometheus;
 pub mod reference;
 pub mod resources;

@@ -11,8 +11,8 @@
 # in a temporary directory inside the cache and is moved into place with a single rename,
 # so an interrupted build never looks complete. Build output goes to <cache>/logs/<component>.log.
 #
-# Missing Debian packages that the real nodes and the image build need are installed first
-# (as root). `install.sh --packages` installs only those; `install.sh --without-helm` builds
+# Missing Debian packages that the real nodes, the image build and the tests (promtool)
+# need are installed first (as root). `install.sh --packages` installs only those; `install.sh --without-helm` builds
 # everything but helm (CI builds helm later, beside the tests, since only the chart check and
 # the Helm install test need it).
 #
@@ -203,8 +203,11 @@ build_helm() {
     finish "$helm_dir"
 }
 
-# Debian packages the real nodes and the image build use, as "<file it provides> <package>".
+# Debian packages the real nodes, the image build and the tests use, as "<file it provides>
+# <package>"; promtool (Prometheus's rule tester, from the `prometheus` package) evaluates
+# Strimzi's alert rules and dashboard queries over our operators' metrics.
 debian_packages=(
+    "/usr/bin/promtool prometheus"
     "/usr/sbin/runc runc"
     "/usr/lib/cni/bridge containernetworking-plugins"
     "/usr/sbin/iptables iptables"

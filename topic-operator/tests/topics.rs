@@ -688,11 +688,14 @@ async fn the_binary_serves_health_and_manages_topics_until_sigterm() {
     .unwrap();
     assert!(health.0.unwrap_or_default().starts_with("HTTP/1.0 200"));
     assert!(health.1.unwrap_or_default().starts_with("HTTP/1.0 200"));
-    assert!(
-        health
-            .2
-            .unwrap_or_default()
-            .contains("strimzi_reconciliations_total")
+    // The queries of Strimzi's operator dashboard for topics, evaluated by promtool.
+    use strimzi_tests::prometheus::{
+        assert_dashboard_answered, http_body, operator_dashboard_queries, parse_exposition,
+    };
+    let metrics = health.2.unwrap_or_default();
+    assert_dashboard_answered(
+        &parse_exposition(http_body(&metrics)),
+        &operator_dashboard_queries(&["KafkaTopic"], false),
     );
     let terminated = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -652,6 +652,15 @@ async fn every_kafka_user_example_becomes_ready() {
             file.display()
         );
     }
+    // The queries of Strimzi's operator dashboard for users, evaluated by promtool over
+    // what `/metrics` serves (the HTTP handler sends this text).
+    use strimzi_tests::prometheus::{
+        assert_dashboard_answered, operator_dashboard_queries, parse_exposition,
+    };
+    assert_dashboard_answered(
+        &parse_exposition(&operator.runtime.metrics().encode().unwrap()),
+        &operator_dashboard_queries(&["KafkaUser"], false),
+    );
     for (name, _) in &users {
         scope.users().delete(name).await;
     }

@@ -15,6 +15,7 @@ use strimzi_certificate_manager::authority::{
 };
 use strimzi_certificate_manager::maintenance::MaintenanceWindows;
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
+use strimzi_operator_common::metrics::CertificateType;
 use time::OffsetDateTime;
 
 use strimzi_certificate_manager::leaf::{IssueContext, IssuedCertificate};
@@ -116,12 +117,30 @@ impl Reconciliation<'_> {
                 window_open,
             )
             .await?;
+        self.report_ca_expiry(&cluster, CertificateType::ClusterCa);
+        self.report_ca_expiry(&clients, CertificateType::ClientsCa);
         Ok(ClusterCas {
             cluster: Arc::new(cluster),
             clients,
             window_open,
             now,
         })
+    }
+
+    /// Serves when the certificate of the `ca` expires, as
+    /// `strimzi_certificate_expiration_timestamp_ms` (milliseconds since the epoch), which
+    /// Strimzi's `CertificateExpiration` alert reads.
+    fn report_ca_expiry(&self, reconciled: &ReconciledCa, ca: CertificateType) {
+        let not_after = reconciled.authority.certificate().not_after();
+        let expires_ms =
+            i64::try_from(not_after.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX);
+        self.operator.runtime.metrics().set_certificate_expiration(
+            "Kafka",
+            &self.namespace,
+            &self.name,
+            ca,
+            expires_ms,
+        );
     }
 
     async fn reconcile_ca(

@@ -372,10 +372,18 @@ impl Reconciler for KafkaAssembly {
         &self,
         kafka: Arc<Kafka>,
     ) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
-        let pools = self
-            .pools
-            .list(&kafka.namespace().unwrap_or_default())
-            .await
+        let namespace = kafka.namespace().unwrap_or_default();
+        let in_namespace = self.pools.list(&namespace).await;
+        // Strimzi's cluster operator counts the node pools it sees while reconciling Kafkas.
+        self.runtime
+            .metrics()
+            .reconciliations(
+                "KafkaNodePool",
+                &namespace,
+                &self.runtime.config().selector_string().unwrap_or_default(),
+            )
+            .set_count(in_namespace.len());
+        let pools = in_namespace
             .into_iter()
             .filter(|pool| pool.labels().get(labels::CLUSTER) == Some(&kafka.name_any()))
             .map(|pool| (*pool).clone())
