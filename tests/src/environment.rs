@@ -77,7 +77,13 @@ impl TestEnv {
     /// while it does) has a node to move its pods to.
     pub fn shared_real() -> &'static TestEnv {
         static SHARED: OnceLock<TestEnv> = OnceLock::new();
-        SHARED.get_or_init(|| start_shared(Nodes::Real(2), "shared-real"))
+        SHARED.get_or_init(|| {
+            let env = start_shared(Nodes::Real(2), "shared-real");
+            env.runtime
+                .block_on(cordon_standby_nodes(&env))
+                .unwrap_or_else(|error| panic!("test environment: {error}"));
+            env
+        })
     }
 
     /// Starts an environment with fake nodes whose logs go to
@@ -287,17 +293,11 @@ async fn cordon_standby_nodes(env: &TestEnv) -> Result<(), TestEnvError> {
     Ok(())
 }
 
-/// Starts a shared environment on a thread of its own (a test's runtime cannot block on the
-/// environment's), its real nodes but the first cordoned ([`TestEnv::shared_real`]).
 fn start_shared(nodes: Nodes, name: &'static str) -> TestEnv {
-    std::thread::spawn(move || {
-        let env = TestEnv::start_with(Lifetime::Tied, name, nodes)?;
-        env.runtime.block_on(cordon_standby_nodes(&env))?;
-        Ok::<_, TestEnvError>(env)
-    })
-    .join()
-    .unwrap_or_else(|_| panic!("the test environment's start thread panicked"))
-    .unwrap_or_else(|error| panic!("test environment: {error}"))
+    std::thread::spawn(move || TestEnv::start_with(Lifetime::Tied, name, nodes))
+        .join()
+        .unwrap_or_else(|_| panic!("the test environment's start thread panicked"))
+        .unwrap_or_else(|error| panic!("test environment: {error}"))
 }
 
 async fn install_storage(client: &Client) -> Result<(), TestEnvError> {
