@@ -71,19 +71,11 @@ impl TestEnv {
         SHARED.get_or_init(|| start_shared(Nodes::Fake, "shared"))
     }
 
-    /// The environment of this test binary with two real nodes, started on first use. The
-    /// second stands by, cordoned: pods run on the first, as on the one node the suite's
-    /// figures were measured with, and a test that drains the first (uncordoning the second
-    /// while it does) has a node to move its pods to.
+    /// The environment of this test binary with two real nodes, started on first use: pods
+    /// spread over both, and a drained node's pods have a node to move to.
     pub fn shared_real() -> &'static TestEnv {
         static SHARED: OnceLock<TestEnv> = OnceLock::new();
-        SHARED.get_or_init(|| {
-            let env = start_shared(Nodes::Real(2), "shared-real");
-            env.runtime
-                .block_on(cordon_standby_nodes(&env))
-                .unwrap_or_else(|error| panic!("test environment: {error}"));
-            env
-        })
+        SHARED.get_or_init(|| start_shared(Nodes::Real(2), "shared-real"))
     }
 
     /// Starts an environment with fake nodes whose logs go to
@@ -273,26 +265,6 @@ impl TestEnv {
 
 /// Starts a shared environment on a thread of its own (tests call this from inside their
 /// runtime), panicking with the one-line reason if it fails.
-/// Marks every real node but the first unschedulable.
-async fn cordon_standby_nodes(env: &TestEnv) -> Result<(), TestEnvError> {
-    let nodes: Api<Node> = Api::all(env.control_plane.client().await?);
-    for name in env.nodes.iter().flat_map(|nodes| nodes.names()).skip(1) {
-        nodes
-            .patch(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"unschedulable": true}})),
-            )
-            .await
-            .map_err(|error| TestEnvError::Start {
-                component: "real nodes".to_owned(),
-                message: format!("cordoning the standby node {name}: {error}"),
-                log: env.log_dir.clone(),
-            })?;
-    }
-    Ok(())
-}
-
 fn start_shared(nodes: Nodes, name: &'static str) -> TestEnv {
     std::thread::spawn(move || TestEnv::start_with(Lifetime::Tied, name, nodes))
         .join()

@@ -8,9 +8,9 @@
 //! only the old CA certificate works until the second roll, a mutual-TLS client trusting
 //! both throughout — and then the old certificate leaves the CA Secret; a clients CA key
 //! replacement rolls every node once, after which users with certificates of the old and
-//! of the new key get in; and the node running the pods is drained with evictions under a
-//! steady producer: the PodDisruptionBudget lets one pod go at a time, each comes back on the
-//! environment's standby node, and no record is lost. (A cluster CA renewal, which keeps the
+//! of the new key get in; and the node running most of the pods is drained with evictions
+//! under a steady producer: the PodDisruptionBudget lets one pod go at a time, each comes
+//! back on the other node, and no record is lost. (A cluster CA renewal, which keeps the
 //! key, is tested by `entity_operator`: it rolls the nodes, reaches the components, and a
 //! client trusting the certificate of before still gets in.)
 
@@ -277,7 +277,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     let drain = drain_busiest_node(env, &ns, CLUSTER, before.len()).await;
     assert!(
         drain.evicted.len() >= 2,
-        "the cluster's pods run on one node, the other standing by: {drain:?}"
+        "three pods on two nodes leave two on one: {drain:?}"
     );
     assert!(
         drain.refused > 0,

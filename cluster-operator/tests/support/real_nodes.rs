@@ -564,11 +564,9 @@ pub struct Drain {
 /// `kubectl drain` does: cordons it, evicts each pod through the Eviction API (which honours
 /// PodDisruptionBudgets), retrying a refused eviction every second, then waits until every
 /// pod is Ready again (on the other node: their volumes are folders of the environment, so
-/// they move with them) and uncordons the node; the environment's standby nodes (cordoned)
-/// are uncordoned meanwhile and cordoned again afterwards, the moved pods staying on them.
-/// Pods of other namespaces on that node (the clusters of tests running beside this one) are
-/// left alone. Meanwhile the Kafka's node pods are counted twice a second, for
-/// [`Drain::most_unavailable`].
+/// they move with them) and uncordons the node. Pods of other namespaces on that node (the
+/// clusters of tests running beside this one) are left alone. Meanwhile the Kafka's node
+/// pods are counted twice a second, for [`Drain::most_unavailable`].
 pub async fn drain_busiest_node(env: &TestEnv, ns: &str, cluster: &str, expected: usize) -> Drain {
     use k8s_openapi::api::core::v1::Node;
     use kube::api::{EvictParams, Patch, PatchParams};
@@ -603,12 +601,13 @@ pub async fn drain_busiest_node(env: &TestEnv, ns: &str, cluster: &str, expected
         .max_by_key(|(_, names)| names.len())
         .expect("pods of the cluster");
     let nodes: Api<Node> = Api::all(client.clone());
-    let cordon = |name: String, unschedulable: bool| {
+    let cordon = |unschedulable: bool| {
         let nodes = nodes.clone();
+        let node = node.clone();
         async move {
             nodes
                 .patch(
-                    &name,
+                    &node,
                     &PatchParams::default(),
                     &Patch::Merge(serde_json::json!({"spec": {"unschedulable": unschedulable}})),
                 )
@@ -616,24 +615,6 @@ pub async fn drain_busiest_node(env: &TestEnv, ns: &str, cluster: &str, expected
                 .unwrap();
         }
     };
-    // The environment's standby nodes are cordoned: they take the evicted pods while this
-    // node is drained, and stand by again afterwards.
-    let standby: Vec<String> = nodes
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter(|other| {
-            other.name_any() != node
-                && other
-                    .spec
-                    .as_ref()
-                    .and_then(|spec| spec.unschedulable)
-                    .unwrap_or(false)
-        })
-        .map(ResourceExt::name_any)
-        .collect();
 
     let counting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let counter = tokio::spawn({
@@ -656,10 +637,7 @@ pub async fn drain_busiest_node(env: &TestEnv, ns: &str, cluster: &str, expected
     });
 
     let started = Instant::now();
-    for other in &standby {
-        cordon(other.clone(), false).await;
-    }
-    cordon(node.clone(), true).await;
+    cordon(true).await;
     let mut refused = 0;
     for victim in &victims {
         loop {
@@ -695,10 +673,7 @@ pub async fn drain_busiest_node(env: &TestEnv, ns: &str, cluster: &str, expected
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     let seconds = started.elapsed().as_secs_f64();
-    cordon(node.clone(), false).await;
-    for other in &standby {
-        cordon(other.clone(), true).await;
-    }
+    cordon(false).await;
     counting.store(false, std::sync::atomic::Ordering::SeqCst);
     Drain {
         node,
