@@ -71,11 +71,10 @@ impl TestEnv {
         SHARED.get_or_init(|| start_shared(Nodes::Fake, "shared"))
     }
 
-    /// The environment of this test binary with two real nodes, started on first use: pods
-    /// spread over both, and a drained node's pods have a node to move to.
+    /// The environment of this test binary with one real node, started on first use.
     pub fn shared_real() -> &'static TestEnv {
         static SHARED: OnceLock<TestEnv> = OnceLock::new();
-        SHARED.get_or_init(|| start_shared(Nodes::Real(2), "shared-real"))
+        SHARED.get_or_init(|| start_shared(Nodes::Real(1), "shared-real"))
     }
 
     /// Starts an environment with fake nodes whose logs go to

@@ -103,9 +103,9 @@ impl RealNodes {
         let client = control_plane.client().await?;
         install_cluster_dns(&client, network).await?;
 
-        // Each node's containerd imports every image (seconds per node): the nodes start side
-        // by side, each on a thread of its own.
-        let start_node = |node: usize| -> Result<(ManagedProcess, ManagedProcess), TestEnvError> {
+        let mut containerds = Vec::new();
+        let mut kubelets = Vec::new();
+        for node in 0..network.nodes() {
             let dirs = NodeDirs::create(network, node, control_plane)?;
             let containerd = ManagedProcess::start(
                 &ProcessSpec::new(&format!("containerd-{node}"), &containerd_bin, log_dir)
@@ -151,26 +151,6 @@ impl RealNodes {
                     .env("PATH", tool_path(&containerd_bin)),
                 lifetime,
             )?;
-            Ok((containerd, kubelet))
-        };
-        let started: Vec<Result<(ManagedProcess, ManagedProcess), TestEnvError>> =
-            std::thread::scope(|scope| {
-                let threads: Vec<_> = (0..network.nodes())
-                    .map(|node| scope.spawn(move || start_node(node)))
-                    .collect();
-                threads
-                    .into_iter()
-                    .map(|thread| {
-                        thread
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                    })
-                    .collect()
-            });
-        let mut containerds = Vec::new();
-        let mut kubelets = Vec::new();
-        for node in started {
-            let (containerd, kubelet) = node?;
             containerds.push(containerd);
             kubelets.push(kubelet);
         }
