@@ -71,6 +71,13 @@ impl ClusterClient {
             .map(|output| output.lines().map(str::to_owned).collect())
     }
 
+    /// Reads every record `topic` holds (each partition to the high watermark it had when
+    /// reading began), returning their values: a record stored twice comes back twice.
+    pub fn consume_all(&self, topic: &str) -> Result<Vec<String>, String> {
+        self.run(&["consume-all", "--topic", topic])
+            .map(|output| output.lines().map(str::to_owned).collect())
+    }
+
     /// Like [`Self::consume`], then commits the offsets read for consumer group `group`.
     pub fn consume_in_group(
         &self,
@@ -205,6 +212,9 @@ pub struct SteadyReport {
     pub max_ms: f64,
 }
 
+/// How many lost, duplicated or unexpected values [`SteadyReport::check_read_back`] names.
+const VALUES_REPORTED: usize = 10;
+
 impl SteadyReport {
     /// One line for a failed assertion: counts, the first failures and the range of the
     /// acknowledged records (not every value).
@@ -219,6 +229,54 @@ impl SteadyReport {
             self.p99_ms,
             self.max_ms
         )
+    }
+
+    /// Checks `read` (every value read back from the topic, other producers' records
+    /// included) against the acknowledged records: each acknowledged record read exactly
+    /// once, and no `steady-` record that was not acknowledged. Otherwise says which were
+    /// lost (acknowledged, not read), duplicated (read more than once) and unexpected (read,
+    /// never acknowledged), counted, with the first few named.
+    pub fn check_read_back(&self, read: &[String]) -> Result<(), String> {
+        let mut times_read: std::collections::BTreeMap<&str, usize> = Default::default();
+        for value in read.iter().filter(|value| value.starts_with("steady-")) {
+            *times_read.entry(value).or_default() += 1;
+        }
+        let acked: std::collections::BTreeSet<&str> =
+            self.acked.iter().map(String::as_str).collect();
+        let lost: Vec<&str> = acked
+            .iter()
+            .copied()
+            .filter(|value| !times_read.contains_key(value))
+            .collect();
+        let duplicated: Vec<String> = times_read
+            .iter()
+            .filter(|(_, times)| **times > 1)
+            .map(|(value, times)| format!("{value} ({times} times)"))
+            .collect();
+        let unexpected: Vec<&str> = times_read
+            .keys()
+            .copied()
+            .filter(|value| !acked.contains(value))
+            .collect();
+        if lost.is_empty() && duplicated.is_empty() && unexpected.is_empty() {
+            return Ok(());
+        }
+        let named = |values: Vec<String>| {
+            format!(
+                "{} {:?}",
+                values.len(),
+                values.iter().take(VALUES_REPORTED).collect::<Vec<_>>()
+            )
+        };
+        let owned = |values: Vec<&str>| values.into_iter().map(str::to_owned).collect();
+        Err(format!(
+            "of {} acknowledged records, {} read back: lost {}, duplicated {}, unexpected {}",
+            acked.len(),
+            times_read.len(),
+            named(owned(lost)),
+            named(duplicated),
+            named(owned(unexpected))
+        ))
     }
 }
 
@@ -603,6 +661,53 @@ pub struct PartitionReplicas {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(acked: &[&str]) -> SteadyReport {
+        SteadyReport {
+            acked: acked.iter().map(|value| (*value).to_owned()).collect(),
+            errors: 0,
+            first_failures: Vec::new(),
+            p99_ms: 0.0,
+            max_ms: 0.0,
+        }
+    }
+
+    fn values(read: &[&str]) -> Vec<String> {
+        read.iter().map(|value| (*value).to_owned()).collect()
+    }
+
+    #[test]
+    fn records_read_back_once_each_pass_in_any_order_beside_other_records() {
+        let acked = report(&["steady-0", "steady-1", "steady-2"]);
+        let read = values(&["first-0", "steady-2", "steady-0", "steady-1"]);
+        assert_eq!(acked.check_read_back(&read), Ok(()));
+    }
+
+    #[test]
+    fn lost_duplicated_and_unexpected_records_are_counted_and_named() {
+        let acked = report(&["steady-0", "steady-1", "steady-2"]);
+        let lost = acked
+            .check_read_back(&values(&["steady-0", "steady-2"]))
+            .unwrap_err();
+        assert!(
+            lost.contains("lost 1 [\"steady-1\"], duplicated 0 [], unexpected 0 []"),
+            "{lost}"
+        );
+        let duplicated = acked
+            .check_read_back(&values(&["steady-0", "steady-1", "steady-1", "steady-2"]))
+            .unwrap_err();
+        assert!(
+            duplicated.contains("lost 0 [], duplicated 1 [\"steady-1 (2 times)\"]"),
+            "{duplicated}"
+        );
+        let unexpected = acked
+            .check_read_back(&values(&["steady-0", "steady-1", "steady-2", "steady-3"]))
+            .unwrap_err();
+        assert!(
+            unexpected.contains("unexpected 1 [\"steady-3\"]"),
+            "{unexpected}"
+        );
+    }
 
     fn partition(topic: &str, partition: i32, replicas: &[i32]) -> PartitionReplicas {
         PartitionReplicas {

@@ -4,6 +4,7 @@
 //! ```text
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap my-cluster-kafka-bootstrap.kafka.svc:9092 produce --topic t --count 3
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ...:9093 --ca-file ca.crt consume --topic t --count 3
+//! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... consume-all --topic t
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... describe --topic t
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... produce-steadily --topic t --per-second 20 --stop-file /tmp/stop
 //! ip netns exec <namespace> strimzi-kafka-client --bootstrap ... broker-config --broker 3 --name log.retention.ms
@@ -14,7 +15,9 @@
 //! `produce` fails unless every record is acknowledged by its delivery report; `consume`
 //! prints each value read (every partition from its beginning; with `--group`, the offsets
 //! read are then committed for that consumer group, so that its lag can be seen) and fails
-//! unless `--count` records arrive in time; `describe` prints the topic's partition and
+//! unless `--count` records arrive in time; `consume-all` prints every record the topic holds
+//! (each partition from its beginning to the high watermark it had when reading began, so
+//! that a record stored twice shows twice and none is left out); `describe` prints the topic's partition and
 //! replica counts as `partitions=<n> replicas=<n>`; `produce-steadily` sends records
 //! `steady-<n>` at a steady rate with an idempotent, `acks=all` producer until the stop file
 //! exists, then prints
@@ -86,6 +89,12 @@ enum Action {
         #[arg(long)]
         group: Option<String>,
     },
+    /// Read every record of the topic, each partition to its high watermark, and print
+    /// their values.
+    ConsumeAll {
+        #[arg(long)]
+        topic: String,
+    },
     /// Print the topic's partition and replica counts.
     Describe {
         #[arg(long)]
@@ -140,6 +149,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             count,
             group,
         } => consume(&config, topic, *count, group.as_deref(), timeout),
+        Action::ConsumeAll { topic } => consume_all(&config, topic, timeout),
         Action::Describe { topic } => describe(&config, topic, timeout),
         Action::ProduceSteadily {
             topic,
@@ -244,9 +254,74 @@ fn consume(
     group: Option<&str>,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    // Every partition from its beginning, assigned rather than subscribed: the group (which
-    // librdkafka requires) is never joined, so reading needs no group coordinator (nor the
-    // offsets topic a first group would create) unless offsets are committed for `group`.
+    let started = Instant::now();
+    let (consumer, _) = assigned_consumer(config, topic, group, timeout)?;
+    let mut seen = 0;
+    while seen < count {
+        if started.elapsed() > timeout {
+            bail!("read {seen} of {count} records from {topic} in {timeout:?}");
+        }
+        // Errors and empty polls are transient while the topic's leaders settle.
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(500)) {
+            println!("{}", value_of(&message));
+            seen += 1;
+        }
+    }
+    if group.is_some() {
+        consumer
+            .commit_consumer_state(rdkafka::consumer::CommitMode::Sync)
+            .context("committing the offsets read")?;
+    }
+    Ok(())
+}
+
+fn consume_all(config: &ClientConfig, topic: &str, timeout: Duration) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let (consumer, partitions) = assigned_consumer(config, topic, None, timeout)?;
+    // The offset each partition is read up to: its high watermark now.
+    let mut unread = std::collections::BTreeMap::new();
+    for partition in partitions {
+        let (low, high) = consumer
+            .fetch_watermarks(topic, partition, timeout)
+            .with_context(|| format!("fetching the offsets of {topic}-{partition}"))?;
+        if high > low {
+            unread.insert(partition, high);
+        }
+    }
+    let mut seen = 0;
+    while !unread.is_empty() {
+        if started.elapsed() > timeout {
+            bail!(
+                "read {seen} records from {topic} in {timeout:?}, partitions (and their ends) left: {unread:?}"
+            );
+        }
+        // Errors and empty polls are transient while the topic's leaders settle.
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(500)) {
+            let Some(&end) = unread.get(&message.partition()) else {
+                continue;
+            };
+            if message.offset() < end {
+                println!("{}", value_of(&message));
+                seen += 1;
+            }
+            if message.offset() + 1 >= end {
+                unread.remove(&message.partition());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A consumer of every partition of `topic` from its beginning, and the partitions' ids.
+/// Assigned rather than subscribed: the group (which librdkafka requires) is never joined, so
+/// reading needs no group coordinator (nor the offsets topic a first group would create)
+/// unless offsets are committed for `group`.
+fn assigned_consumer(
+    config: &ClientConfig,
+    topic: &str,
+    group: Option<&str>,
+    timeout: Duration,
+) -> anyhow::Result<(BaseConsumer, Vec<i32>)> {
     let consumer: BaseConsumer = config
         .clone()
         .set(
@@ -259,49 +334,36 @@ fn consume(
         .set("enable.auto.commit", "false")
         .create()
         .context("creating the consumer")?;
-    let started = Instant::now();
     let metadata = consumer
         .fetch_metadata(Some(topic), timeout)
         .with_context(|| format!("fetching the metadata of {topic}"))?;
-    let mut partitions = TopicPartitionList::new();
-    for found in metadata
+    let ids: Vec<i32> = metadata
         .topics()
         .iter()
         .filter(|found| found.name() == topic)
-    {
-        for partition in found.partitions() {
-            partitions
-                .add_partition_offset(topic, partition.id(), Offset::Beginning)
-                .context("listing partitions")?;
-        }
-    }
-    if partitions.count() == 0 {
+        .flat_map(|found| found.partitions().iter().map(|partition| partition.id()))
+        .collect();
+    if ids.is_empty() {
         bail!("no partitions of {topic}");
+    }
+    let mut partitions = TopicPartitionList::new();
+    for id in &ids {
+        partitions
+            .add_partition_offset(topic, *id, Offset::Beginning)
+            .context("listing partitions")?;
     }
     consumer
         .assign(&partitions)
         .with_context(|| format!("assigning the partitions of {topic}"))?;
-    let mut seen = 0;
-    while seen < count {
-        if started.elapsed() > timeout {
-            bail!("read {seen} of {count} records from {topic} in {timeout:?}");
-        }
-        // Errors and empty polls are transient while the topic's leaders settle.
-        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(500)) {
-            let value = message
-                .payload()
-                .map(|payload| String::from_utf8_lossy(payload).into_owned())
-                .unwrap_or_default();
-            println!("{value}");
-            seen += 1;
-        }
-    }
-    if group.is_some() {
-        consumer
-            .commit_consumer_state(rdkafka::consumer::CommitMode::Sync)
-            .context("committing the offsets read")?;
-    }
-    Ok(())
+    Ok((consumer, ids))
+}
+
+/// A record's value as text (empty without one).
+fn value_of(message: &impl Message) -> String {
+    message
+        .payload()
+        .map(|payload| String::from_utf8_lossy(payload).into_owned())
+        .unwrap_or_default()
 }
 
 fn describe(config: &ClientConfig, topic: &str, timeout: Duration) -> anyhow::Result<()> {
