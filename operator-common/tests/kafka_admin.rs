@@ -28,11 +28,11 @@ fn config(listener: &str) -> AdminConfig {
     match listener {
         "scram" => {
             config.security_protocol = SecurityProtocol::SaslPlaintext;
-            config.sasl = Some(SaslConfig {
+            config.sasl = Some(SaslConfig::Password(SaslCredentials {
                 mechanism: SaslMechanism::ScramSha512,
                 username: ADMIN_USER.to_owned(),
                 password: ADMIN_PASSWORD.to_owned(),
-            });
+            }));
         }
         "tls" => {
             let certificate = broker().client_certificate(TLS_ADMIN_USER).unwrap();
@@ -738,9 +738,10 @@ async fn an_unreachable_broker_gives_a_timeout_within_the_bound() {
 #[tokio::test]
 async fn a_wrong_sasl_password_gives_an_authentication_error() {
     let mut config = config("scram");
-    if let Some(sasl) = config.sasl.as_mut() {
-        sasl.password = "not-the-password".into();
-    }
+    let Some(SaslConfig::Password(sasl)) = config.sasl.as_mut() else {
+        panic!("the scram listener's settings have a password");
+    };
+    sasl.password = "not-the-password".into();
     let admin = AdminClient::new(config).unwrap();
     let started = Instant::now();
     let error = admin.describe_cluster().await.unwrap_err();

@@ -14,7 +14,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use strimzi_operator_common::kafka::{
-    AdminConfig, SaslConfig, SaslMechanism, SecurityProtocol, TlsConfig,
+    AdminConfig, SaslConfig, SaslCredentials, SaslMechanism, SecurityProtocol, TlsConfig,
 };
 
 use crate::config::{ConfigError, KAFKA_ADMIN_CLIENT_CONFIGURATION, KafkaConnection};
@@ -54,10 +54,10 @@ pub fn admin_config(
                     .ok_or_else(|| invalid(key, value, SecurityProtocol::EXPECTED))?;
             }
             "sasl.mechanism" => {
-                mechanism = Some(
-                    SaslMechanism::from_name(value)
-                        .ok_or_else(|| invalid(key, value, "SCRAM-SHA-512 or PLAIN"))?,
-                );
+                mechanism =
+                    Some(SaslMechanism::from_name(value).ok_or_else(|| {
+                        invalid(key, value, "SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN")
+                    })?);
             }
             "sasl.jaas.config" => {
                 let field = |name: &str| {
@@ -84,11 +84,11 @@ pub fn admin_config(
         }
     }
     if let Some((username, password)) = credentials {
-        config.sasl = Some(SaslConfig {
+        config.sasl = Some(SaslConfig::Password(SaslCredentials {
             mechanism: mechanism.unwrap_or(SaslMechanism::ScramSha512),
             username,
             password,
-        });
+        }));
     }
     if config.security_protocol.uses_tls() && config.tls.is_none() {
         return Err(invalid(
@@ -228,7 +228,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.security_protocol, SecurityProtocol::SaslPlaintext);
-        let sasl = config.sasl.unwrap();
+        let Some(SaslConfig::Password(sasl)) = config.sasl else {
+            panic!("expected a user name and password, got {:?}", config.sasl);
+        };
         assert_eq!(
             (sasl.username.as_str(), sasl.password.as_str()),
             ("admin", "s3cret")

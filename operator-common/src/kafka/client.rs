@@ -13,7 +13,7 @@ use kafka_protocol::protocol::{Request, StrBytes};
 use tokio::time::Instant;
 
 use super::config::AdminConfig;
-use super::connection::{Connection, Connector};
+use super::connection::{Connection, Connector, SaslLogin};
 use super::error::AdminError;
 use super::model::*;
 use super::tls;
@@ -189,7 +189,7 @@ impl AdminClient {
             (_, false) => None,
         };
         let sasl = match (&config.sasl, config.security_protocol.uses_sasl()) {
-            (Some(sasl), true) => Some(sasl.clone()),
+            (Some(sasl), true) => Some(SaslLogin::new(sasl, config.host_resolution)),
             (None, true) => {
                 return Err(AdminError::InvalidConfig {
                     variable: "STRIMZI_SASL_MECHANISM".to_owned(),

@@ -1,25 +1,30 @@
 //! How the admin client reaches Kafka, read from the environment variables Strimzi's
-//! operators use.
+//! operators use, as Strimzi 1.2's topic operator reads them for its admin client.
 //!
 //! | Variable | Meaning |
 //! |---|---|
 //! | `STRIMZI_KAFKA_BOOTSTRAP_SERVERS` | comma-separated `host:port` list (required) |
-//! | `STRIMZI_SECURITY_PROTOCOL` | `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`; when empty, derived from the two switches below |
+//! | `STRIMZI_SECURITY_PROTOCOL` | `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`; when empty, derived from the two switches below; with `STRIMZI_TLS_ENABLED=true` only `SSL` or `SASL_SSL` |
 //! | `STRIMZI_TLS_ENABLED` | `true`/`false` (default `false`) |
-//! | `STRIMZI_TRUSTSTORE_LOCATION` | PEM file with the CA certificates that sign the brokers' certificates |
-//! | `STRIMZI_KEYSTORE_LOCATION` | PEM file with the client certificate chain and its unencrypted private key (mTLS) |
-//! | `STRIMZI_TRUSTSTORE_PASSWORD`, `STRIMZI_KEYSTORE_PASSWORD` | accepted and unused: PEM files carry no password |
+//! | `STRIMZI_TRUSTSTORE_LOCATION` | the trust store: a PKCS#12 or JKS store (its trusted certificates, e.g. `ca.p12` of the `<cluster>-cluster-ca-cert` Secret) or a PEM file of CA certificates, told apart by content; required with TLS (there is no default trust) |
+//! | `STRIMZI_TRUSTSTORE_PASSWORD` | the trust store's password (e.g. `ca.password`); an error without a location; unset, a PKCS#12 store is opened with the empty password and a JKS store without its integrity check; ignored for PEM |
+//! | `STRIMZI_KEYSTORE_LOCATION` | the key store for mutual TLS: a PKCS#12 or JKS store with one private key and its chain (e.g. a KafkaUser Secret's `user.p12`), or a PEM file with the chain and an unencrypted key |
+//! | `STRIMZI_KEYSTORE_PASSWORD` | the key store's password (e.g. `user.password`); as with Strimzi, a PKCS#12 or JKS key store is used only with it (a warning is logged otherwise); a PEM key store needs none |
 //! | `STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM` | `HTTPS` (default) checks the broker's host name; empty skips that check (the chain is still verified) |
 //! | `STRIMZI_SASL_ENABLED` | `true`/`false` (default `false`) |
-//! | `STRIMZI_SASL_MECHANISM` | `scram-sha-512` or `plain` (case-insensitive) |
-//! | `STRIMZI_SASL_USERNAME`, `STRIMZI_SASL_PASSWORD` | SASL credentials |
+//! | `STRIMZI_SASL_MECHANISM` | `plain`, `scram-sha-256` or `scram-sha-512` (case-insensitive) |
+//! | `STRIMZI_SASL_USERNAME`, `STRIMZI_SASL_PASSWORD` | SASL credentials, both required unless the custom configuration below is given |
+//! | `STRIMZI_SASL_CUSTOM_CONFIG_JSON` | when not blank, replaces the three above: a JSON object (comments allowed) of `sasl.*` properties, not empty; `sasl.mechanism` `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` with the credentials in `sasl.jaas.config`, or `OAUTHBEARER` with Strimzi OAuth's client (`sasl.login.callback.handler.class` `io.strimzi.kafka.oauth.client.JaasClientOauthLoginCallbackHandler`) and its options in `sasl.jaas.config`: a static `oauth.access.token`, or the client-credentials grant (`oauth.token.endpoint.uri`, `oauth.client.id`, `oauth.client.secret`, optional `oauth.scope`, `oauth.audience`, `oauth.ssl.truststore.*` for an https endpoint); see [`super::custom_sasl`] for every option read. Anything else is an error naming it |
 //!
-//! PKCS#12 stores are refused with a message asking for PEM.
+//! Store passwords and wrong or unreadable stores are errors naming the variable; no store is
+//! ever skipped silently.
 
-use std::path::Path;
 use std::time::Duration;
 
+use super::custom_sasl;
 use super::error::AdminError;
+use super::oauth::OAuthBearerConfig;
+use super::stores::StoreFile;
 
 /// The Kafka `security.protocol` of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,12 +65,14 @@ impl SecurityProtocol {
     }
 }
 
-/// A SASL mechanism the client can authenticate with.
+/// A SASL mechanism that authenticates with a user name and password.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SaslMechanism {
     /// `PLAIN`: user name and password in clear (use with TLS).
     Plain,
-    /// `SCRAM-SHA-512`: salted challenge-response.
+    /// `SCRAM-SHA-256`: salted challenge-response with SHA-256.
+    ScramSha256,
+    /// `SCRAM-SHA-512`: salted challenge-response with SHA-512.
     ScramSha512,
 }
 
@@ -74,6 +81,7 @@ impl SaslMechanism {
     pub fn from_name(name: &str) -> Option<Self> {
         match name.to_ascii_uppercase().as_str() {
             "SCRAM-SHA-512" => Some(Self::ScramSha512),
+            "SCRAM-SHA-256" => Some(Self::ScramSha256),
             "PLAIN" => Some(Self::Plain),
             _ => None,
         }
@@ -83,14 +91,24 @@ impl SaslMechanism {
     pub fn name(self) -> &'static str {
         match self {
             Self::Plain => "PLAIN",
+            Self::ScramSha256 => "SCRAM-SHA-256",
             Self::ScramSha512 => "SCRAM-SHA-512",
         }
     }
 }
 
-/// SASL credentials.
+/// How connections authenticate with SASL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaslConfig {
+    /// `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` with a user name and password.
+    Password(SaslCredentials),
+    /// `OAUTHBEARER` with a token from Strimzi OAuth's client options.
+    OAuthBearer(OAuthBearerConfig),
+}
+
+/// A SASL user name and password.
 #[derive(Clone, PartialEq, Eq)]
-pub struct SaslConfig {
+pub struct SaslCredentials {
     /// The mechanism.
     pub mechanism: SaslMechanism,
     /// The user name.
@@ -99,10 +117,10 @@ pub struct SaslConfig {
     pub password: String,
 }
 
-impl std::fmt::Debug for SaslConfig {
+impl std::fmt::Debug for SaslCredentials {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
-            .debug_struct("SaslConfig")
+            .debug_struct("SaslCredentials")
             .field("mechanism", &self.mechanism)
             .field("username", &self.username)
             .finish_non_exhaustive()
@@ -222,59 +240,24 @@ impl AdminConfig {
                 )
             })?,
         };
+        if tls_enabled && !security_protocol.uses_tls() {
+            return Err(invalid(
+                "STRIMZI_SECURITY_PROTOCOL",
+                &protocol,
+                "SSL or SASL_SSL, since STRIMZI_TLS_ENABLED is true",
+            ));
+        }
         let tls = if security_protocol.uses_tls() {
-            let truststore = get("STRIMZI_TRUSTSTORE_LOCATION");
-            let keystore = get("STRIMZI_KEYSTORE_LOCATION");
-            let algorithm = get("STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM");
-            let verify_hostname = match lookup("STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM") {
-                None => true,
-                Some(_) if algorithm.is_empty() => false,
-                Some(_) if algorithm.eq_ignore_ascii_case("HTTPS") => true,
-                Some(_) => {
-                    return Err(invalid(
-                        "STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM",
-                        &algorithm,
-                        "HTTPS or empty",
-                    ));
-                }
-            };
-            Some(TlsConfig {
-                ca_pem: read_pem("STRIMZI_TRUSTSTORE_LOCATION", &truststore)?,
-                client_identity_pem: if keystore.is_empty() {
-                    None
-                } else {
-                    Some(read_pem("STRIMZI_KEYSTORE_LOCATION", &keystore)?)
-                },
-                verify_hostname,
-            })
+            Some(tls_config(&lookup, &get)?)
         } else {
             None
         };
         let sasl = if security_protocol.uses_sasl() {
-            let mechanism = get("STRIMZI_SASL_MECHANISM");
-            let mechanism = SaslMechanism::from_name(&mechanism).ok_or_else(|| {
-                invalid(
-                    "STRIMZI_SASL_MECHANISM",
-                    &mechanism,
-                    "scram-sha-512 or plain",
-                )
-            })?;
-            let username = get("STRIMZI_SASL_USERNAME");
-            if username.is_empty() {
-                return Err(invalid(
-                    "STRIMZI_SASL_USERNAME",
-                    "",
-                    "a non-empty user name",
-                ));
-            }
-            let password = lookup("STRIMZI_SASL_PASSWORD").unwrap_or_default();
-            if password.is_empty() {
-                return Err(invalid("STRIMZI_SASL_PASSWORD", "", "a non-empty password"));
-            }
-            Some(SaslConfig {
-                mechanism,
-                username,
-                password,
+            let custom = lookup(custom_sasl::VARIABLE).unwrap_or_default();
+            Some(if custom.trim().is_empty() {
+                SaslConfig::Password(standard_sasl(&lookup, &get)?)
+            } else {
+                custom_sasl::parse(&custom)?
             })
         } else {
             None
@@ -287,6 +270,101 @@ impl AdminConfig {
             ..Self::plaintext("")
         })
     }
+}
+
+/// The TLS settings: the trust store, the key store when it is used, the host name check.
+fn tls_config(
+    lookup: &impl Fn(&str) -> Option<String>,
+    get: &impl Fn(&str) -> String,
+) -> Result<TlsConfig, AdminError> {
+    let password = |name: &str| lookup(name).filter(|password| !password.is_empty());
+    let truststore = get("STRIMZI_TRUSTSTORE_LOCATION");
+    let truststore_password = password("STRIMZI_TRUSTSTORE_PASSWORD");
+    if truststore.is_empty() && truststore_password.is_some() {
+        return Err(invalid(
+            "STRIMZI_TRUSTSTORE_LOCATION",
+            "",
+            "the path of the trust store, since STRIMZI_TRUSTSTORE_PASSWORD is set",
+        ));
+    }
+    let ca_pem = StoreFile::read(
+        "STRIMZI_TRUSTSTORE_LOCATION",
+        &truststore,
+        "STRIMZI_TRUSTSTORE_PASSWORD",
+    )?
+    .trusted_certificates_pem(truststore_password.as_deref())?;
+    let keystore = get("STRIMZI_KEYSTORE_LOCATION");
+    let client_identity_pem = if keystore.is_empty() {
+        None
+    } else {
+        let store = StoreFile::read(
+            "STRIMZI_KEYSTORE_LOCATION",
+            &keystore,
+            "STRIMZI_KEYSTORE_PASSWORD",
+        )?;
+        match password("STRIMZI_KEYSTORE_PASSWORD") {
+            Some(password) => Some(store.identity_pem(&password)?),
+            None if store.is_pem() => Some(store.identity_pem("")?),
+            None => {
+                tracing::warn!(
+                    keystore,
+                    "STRIMZI_KEYSTORE_LOCATION names a PKCS#12 or JKS store but STRIMZI_KEYSTORE_PASSWORD is not set: \
+                     no client certificate is used, as with Strimzi"
+                );
+                None
+            }
+        }
+    };
+    let algorithm = get("STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM");
+    let verify_hostname = match lookup("STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM") {
+        None => true,
+        Some(_) if algorithm.is_empty() => false,
+        Some(_) if algorithm.eq_ignore_ascii_case("HTTPS") => true,
+        Some(_) => {
+            return Err(invalid(
+                "STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM",
+                &algorithm,
+                "HTTPS or empty",
+            ));
+        }
+    };
+    Ok(TlsConfig {
+        ca_pem,
+        client_identity_pem,
+        verify_hostname,
+    })
+}
+
+/// The standard SASL settings: mechanism, user name and password.
+fn standard_sasl(
+    lookup: &impl Fn(&str) -> Option<String>,
+    get: &impl Fn(&str) -> String,
+) -> Result<SaslCredentials, AdminError> {
+    let mechanism = get("STRIMZI_SASL_MECHANISM");
+    let mechanism = SaslMechanism::from_name(&mechanism).ok_or_else(|| {
+        invalid(
+            "STRIMZI_SASL_MECHANISM",
+            &mechanism,
+            "plain, scram-sha-256 or scram-sha-512 (or STRIMZI_SASL_CUSTOM_CONFIG_JSON for another mechanism)",
+        )
+    })?;
+    let username = get("STRIMZI_SASL_USERNAME");
+    if username.is_empty() {
+        return Err(invalid(
+            "STRIMZI_SASL_USERNAME",
+            "",
+            "a non-empty user name",
+        ));
+    }
+    let password = lookup("STRIMZI_SASL_PASSWORD").unwrap_or_default();
+    if password.is_empty() {
+        return Err(invalid("STRIMZI_SASL_PASSWORD", "", "a non-empty password"));
+    }
+    Ok(SaslCredentials {
+        mechanism,
+        username,
+        password,
+    })
 }
 
 fn split_list(text: &str) -> Vec<String> {
@@ -308,27 +386,6 @@ fn parse_bool(variable: &str, value: &str) -> Result<bool, AdminError> {
         "" | "false" => Ok(false),
         "true" => Ok(true),
         _ => Err(invalid(variable, value, "true or false")),
-    }
-}
-
-fn read_pem(variable: &str, location: &str) -> Result<String, AdminError> {
-    if location.is_empty() {
-        return Err(invalid(variable, location, "the path of a PEM file"));
-    }
-    let bytes = std::fs::read(Path::new(location)).map_err(|error| {
-        invalid(
-            variable,
-            location,
-            &format!("a readable PEM file ({error})"),
-        )
-    })?;
-    match String::from_utf8(bytes) {
-        Ok(text) if text.contains("-----BEGIN ") => Ok(text),
-        _ => Err(invalid(
-            variable,
-            location,
-            "a PEM file (PKCS#12 and JKS stores are not supported)",
-        )),
     }
 }
 
@@ -364,22 +421,73 @@ mod tests {
 
     #[test]
     fn switches_derive_the_protocol_and_sasl_is_read() {
-        let config = from(&[
-            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9092"),
-            ("STRIMZI_SASL_ENABLED", "true"),
-            ("STRIMZI_SASL_MECHANISM", "scram-sha-512"),
-            ("STRIMZI_SASL_USERNAME", "operator"),
-            ("STRIMZI_SASL_PASSWORD", "secret"),
-        ])
-        .unwrap();
-        assert_eq!(config.security_protocol, SecurityProtocol::SaslPlaintext);
-        let sasl = config.sasl.unwrap();
-        assert_eq!(sasl.mechanism, SaslMechanism::ScramSha512);
-        assert!(!format!("{sasl:?}").contains("secret"));
+        for (name, mechanism) in [
+            ("scram-sha-512", SaslMechanism::ScramSha512),
+            ("SCRAM-SHA-256", SaslMechanism::ScramSha256),
+            ("plain", SaslMechanism::Plain),
+        ] {
+            let config = from(&[
+                ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9092"),
+                ("STRIMZI_SASL_ENABLED", "true"),
+                ("STRIMZI_SASL_MECHANISM", name),
+                ("STRIMZI_SASL_USERNAME", "operator"),
+                ("STRIMZI_SASL_PASSWORD", "secret"),
+                ("STRIMZI_SASL_CUSTOM_CONFIG_JSON", "  "),
+            ])
+            .unwrap();
+            assert_eq!(config.security_protocol, SecurityProtocol::SaslPlaintext);
+            let Some(SaslConfig::Password(sasl)) = config.sasl else {
+                panic!("expected credentials, got {:?}", config.sasl);
+            };
+            assert_eq!(sasl.mechanism, mechanism);
+            assert_eq!(sasl.password, "secret");
+            assert!(!format!("{sasl:?}").contains("secret"));
+        }
     }
 
     #[test]
-    fn pem_files_are_read_and_pkcs12_is_refused_naming_the_variable() {
+    fn a_mechanism_other_than_the_three_is_refused_by_name() {
+        let error = from(&[
+            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9092"),
+            ("STRIMZI_SASL_ENABLED", "true"),
+            ("STRIMZI_SASL_MECHANISM", "gssapi"),
+            ("STRIMZI_SASL_USERNAME", "operator"),
+            ("STRIMZI_SASL_PASSWORD", "secret"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("STRIMZI_SASL_MECHANISM=\"gssapi\" is invalid: plain, scram-sha-256 or scram-sha-512"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_custom_sasl_configuration_replaces_the_standard_settings() {
+        let config = from(&[
+            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9092"),
+            ("STRIMZI_SECURITY_PROTOCOL", "SASL_PLAINTEXT"),
+            ("STRIMZI_SASL_ENABLED", "true"),
+            ("STRIMZI_SASL_MECHANISM", "not read"),
+            (
+                "STRIMZI_SASL_CUSTOM_CONFIG_JSON",
+                r#"{"sasl.mechanism": "SCRAM-SHA-256",
+                    "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"u\" password=\"p\";"}"#,
+            ),
+        ])
+        .unwrap();
+        assert_eq!(
+            config.sasl,
+            Some(SaslConfig::Password(SaslCredentials {
+                mechanism: SaslMechanism::ScramSha256,
+                username: "u".to_owned(),
+                password: "p".to_owned(),
+            }))
+        );
+    }
+
+    #[test]
+    fn pem_files_are_read_and_other_files_are_refused_naming_the_variable() {
         let dir = tempfile::tempdir().unwrap();
         let pem = dir.path().join("ca.crt");
         std::fs::write(
@@ -387,24 +495,54 @@ mod tests {
             "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
         )
         .unwrap();
-        let p12 = dir.path().join("ca.p12");
-        std::fs::write(&p12, [0x30u8, 0x82, 0x01]).unwrap();
+        let text = dir.path().join("ca.txt");
+        std::fs::write(&text, "not a store").unwrap();
         let config = from(&[
             ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9093"),
             ("STRIMZI_SECURITY_PROTOCOL", "SSL"),
             ("STRIMZI_TRUSTSTORE_LOCATION", pem.to_str().unwrap()),
+            ("STRIMZI_TRUSTSTORE_PASSWORD", "ignored for PEM"),
         ])
         .unwrap();
         assert!(config.tls.unwrap().verify_hostname);
         let error = from(&[
             ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9093"),
             ("STRIMZI_TLS_ENABLED", "true"),
-            ("STRIMZI_TRUSTSTORE_LOCATION", p12.to_str().unwrap()),
+            ("STRIMZI_TRUSTSTORE_LOCATION", text.to_str().unwrap()),
         ])
         .unwrap_err()
         .to_string();
         assert!(error.starts_with("STRIMZI_TRUSTSTORE_LOCATION="), "{error}");
-        assert!(error.contains("PKCS#12"), "{error}");
+        assert!(error.contains("PEM, PKCS#12 or JKS"), "{error}");
+    }
+
+    #[test]
+    fn tls_settings_that_strimzi_refuses_are_refused() {
+        let error = from(&[
+            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9093"),
+            ("STRIMZI_TLS_ENABLED", "true"),
+            ("STRIMZI_SECURITY_PROTOCOL", "SASL_PLAINTEXT"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "STRIMZI_SECURITY_PROTOCOL=\"SASL_PLAINTEXT\" is invalid: SSL or SASL_SSL"
+            ),
+            "{error}"
+        );
+        let error = from(&[
+            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9093"),
+            ("STRIMZI_TLS_ENABLED", "true"),
+            ("STRIMZI_TRUSTSTORE_PASSWORD", "changeit"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with("STRIMZI_TRUSTSTORE_LOCATION=\"\" is invalid")
+                && error.contains("STRIMZI_TRUSTSTORE_PASSWORD is set"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -18,9 +18,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsConnector;
 
-use super::config::{HostResolution, SaslConfig, SaslMechanism};
+use super::config::{HostResolution, SaslConfig, SaslCredentials, SaslMechanism};
 use super::error::AdminError;
-use super::scram::{ScramClient, plain_message};
+use super::oauth::{self, OAuthTokens};
+use super::scram::{ScramClient, ScramHash, plain_message};
 use super::tls;
 
 /// Largest response frame accepted.
@@ -38,11 +39,39 @@ struct InFlight {
     closed: Option<String>,
 }
 
+/// How connections authenticate, with what the connections of one client share.
+#[derive(Clone, Debug)]
+pub(crate) enum SaslLogin {
+    /// A user name and password.
+    Password(SaslCredentials),
+    /// OAUTHBEARER tokens, held for all connections.
+    OAuthBearer(Arc<OAuthTokens>),
+}
+
+impl SaslLogin {
+    /// The login for `config`, reaching a token endpoint as `host_resolution` allows.
+    pub(crate) fn new(config: &SaslConfig, host_resolution: HostResolution) -> Self {
+        match config {
+            SaslConfig::Password(credentials) => Self::Password(credentials.clone()),
+            SaslConfig::OAuthBearer(oauth) => {
+                Self::OAuthBearer(Arc::new(OAuthTokens::new(oauth.clone(), host_resolution)))
+            }
+        }
+    }
+
+    fn mechanism_name(&self) -> &'static str {
+        match self {
+            Self::Password(credentials) => credentials.mechanism.name(),
+            Self::OAuthBearer(_) => "OAUTHBEARER",
+        }
+    }
+}
+
 /// How to open connections.
 #[derive(Clone)]
 pub(crate) struct Connector {
     pub(crate) tls: Option<TlsConnector>,
-    pub(crate) sasl: Option<SaslConfig>,
+    pub(crate) sasl: Option<SaslLogin>,
     pub(crate) client_id: String,
     pub(crate) timeout: Duration,
     pub(crate) host_resolution: HostResolution,
@@ -264,28 +293,52 @@ impl Connection {
         Ok(())
     }
 
-    async fn authenticate(&self, sasl: &SaslConfig) -> Result<(), AdminError> {
-        let handshake = SaslHandshakeRequest::default()
-            .with_mechanism(StrBytes::from_static_str(sasl.mechanism.name()));
+    async fn authenticate(&self, sasl: &SaslLogin) -> Result<(), AdminError> {
+        let mechanism = sasl.mechanism_name();
+        let handshake =
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism));
         let response = self.send_version(&handshake, 1).await?;
         if response.error_code != 0 {
             let enabled: Vec<&str> = response.mechanisms.iter().map(|m| m.as_str()).collect();
             return Err(AdminError::Authentication(format!(
-                "the broker does not enable {} (enabled: {})",
-                sasl.mechanism.name(),
+                "the broker does not enable {mechanism} (enabled: {})",
                 enabled.join(", ")
             )));
         }
-        match sasl.mechanism {
-            SaslMechanism::Plain => {
-                self.sasl_round(plain_message(&sasl.username, &sasl.password))
-                    .await?;
-            }
-            SaslMechanism::ScramSha512 => {
-                let mut scram = ScramClient::new(&sasl.username, &sasl.password);
+        match sasl {
+            SaslLogin::Password(credentials) => {
+                let hash = match credentials.mechanism {
+                    SaslMechanism::Plain => {
+                        self.sasl_round(plain_message(
+                            &credentials.username,
+                            &credentials.password,
+                        ))
+                        .await?;
+                        return Ok(());
+                    }
+                    SaslMechanism::ScramSha256 => ScramHash::Sha256,
+                    SaslMechanism::ScramSha512 => ScramHash::Sha512,
+                };
+                let mut scram =
+                    ScramClient::new(hash, &credentials.username, &credentials.password);
                 let server_first = self.sasl_round(scram.client_first()).await?;
                 let server_final = self.sasl_round(scram.client_final(&server_first)?).await?;
                 scram.verify_server_final(&server_final)?;
+            }
+            SaslLogin::OAuthBearer(tokens) => {
+                let token = tokens.token().await?;
+                let challenge = self.sasl_round(oauth::client_first_message(&token)).await?;
+                if !challenge.is_empty() {
+                    // The broker refused the token and said why; the exchange ends with our
+                    // acknowledgement, which the broker answers with a failure.
+                    let reason = String::from_utf8_lossy(&challenge).into_owned();
+                    let ended = self.sasl_round(oauth::ERROR_ACKNOWLEDGEMENT.to_vec()).await;
+                    let broker_message = ended.err().map(|error| format!(" ({error})"));
+                    return Err(AdminError::Authentication(format!(
+                        "the broker refused the OAuth token: {reason}{}",
+                        broker_message.unwrap_or_default()
+                    )));
+                }
             }
         }
         Ok(())

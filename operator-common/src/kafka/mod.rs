@@ -3,7 +3,7 @@
 //! sizes in the log directories.
 //!
 //! [`AdminClient`] implements [`KafkaAdmin`]. It keeps one connection per broker (TLS with
-//! rustls and SASL SCRAM-SHA-512 or PLAIN as configured), negotiates the highest API version
+//! rustls and SASL PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER as configured), negotiates the highest API version
 //! both sides support, discovers brokers from metadata, sends each request where Kafka wants
 //! it (any broker, the controller, or one broker for its own configs) and retries retriable
 //! failures with backoff until the operation timeout. Configure it from Strimzi's
@@ -13,15 +13,21 @@ pub mod agent;
 pub mod client;
 pub mod config;
 mod connection;
+pub mod custom_sasl;
 pub mod error;
+mod jks;
 pub mod model;
+pub mod oauth;
 mod operations;
 pub mod scram;
+mod stores;
 pub(crate) mod tls;
 
 pub use client::{AdminClient, KafkaAdmin};
 pub use config::{
-    AdminConfig, HostResolution, SaslConfig, SaslMechanism, SecurityProtocol, TlsConfig,
+    AdminConfig, HostResolution, SaslConfig, SaslCredentials, SaslMechanism, SecurityProtocol,
+    TlsConfig,
 };
 pub use error::AdminError;
 pub use model::*;
+pub use oauth::{ClientCredentialsGrant, OAuthBearerConfig, TokenEndpoint};

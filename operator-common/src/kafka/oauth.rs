@@ -1,0 +1,364 @@
+//! OAUTHBEARER with Strimzi OAuth's client options: where the token comes from (a static
+//! `oauth.access.token`, or the client-credentials grant against `oauth.token.endpoint.uri`),
+//! the token kept and fetched again once 80% of its lifetime has passed (Kafka's default
+//! `sasl.login.refresh.window.factor`), and the client's first message of RFC 7628.
+//!
+//! A token is taken when a connection authenticates; connections already open keep the
+//! session they have (this client does not re-authenticate them, KIP-368): a broker with
+//! `connections.max.reauth.ms` closes them when the session ends, and the next connection
+//! authenticates with a fresh token.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+
+use super::config::{HostResolution, TlsConfig};
+use super::error::AdminError;
+use crate::http_client::{self, Exchange, Method, Request, Server, ServerTls, url_encode};
+
+/// The share of a token's lifetime after which a new one is fetched.
+const REFRESH_WINDOW_FACTOR: f64 = 0.8;
+/// Most bytes of a token endpoint's answer read.
+const MAX_TOKEN_RESPONSE: usize = 1024 * 1024;
+/// Strimzi OAuth's default bound on connecting to the token endpoint, and on reading from it.
+pub const DEFAULT_TOKEN_ENDPOINT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where OAUTHBEARER tokens come from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum OAuthBearerConfig {
+    /// `oauth.access.token`: one token, used as it is and never renewed.
+    StaticToken(String),
+    /// The client-credentials grant against a token endpoint.
+    ClientCredentials(ClientCredentialsGrant),
+}
+
+impl std::fmt::Debug for OAuthBearerConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::StaticToken(_) => formatter.write_str("StaticToken(..)"),
+            Self::ClientCredentials(grant) => formatter
+                .debug_tuple("ClientCredentials")
+                .field(grant)
+                .finish(),
+        }
+    }
+}
+
+/// The OAuth 2.0 client-credentials grant (RFC 6749, section 4.4), as Strimzi OAuth's client
+/// asks for it: a form `POST` with `grant_type=client_credentials` (and `scope`, `audience`
+/// when set), the client's id and secret in a Basic `Authorization` header.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientCredentialsGrant {
+    /// The token endpoint.
+    pub endpoint: TokenEndpoint,
+    /// `oauth.client.id`.
+    pub client_id: String,
+    /// `oauth.client.secret`.
+    pub client_secret: String,
+    /// `oauth.scope`, sent as `scope`.
+    pub scope: Option<String>,
+    /// `oauth.audience`, sent as `audience`.
+    pub audience: Option<String>,
+    /// Bound on one exchange with the endpoint (`oauth.connect.timeout.seconds` plus
+    /// `oauth.read.timeout.seconds`).
+    pub timeout: Duration,
+    /// `oauth.max.token.expiry.seconds`: a token is used at most this long, whatever its own
+    /// lifetime.
+    pub max_token_lifetime: Option<Duration>,
+    /// Whether the token's lifetime may be read from its `exp` claim when the endpoint gives no
+    /// `expires_in` (`oauth.access.token.is.jwt`, default `true`).
+    pub token_is_jwt: bool,
+}
+
+impl std::fmt::Debug for ClientCredentialsGrant {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ClientCredentialsGrant")
+            .field("endpoint", &self.endpoint.uri)
+            .field("client_id", &self.client_id)
+            .field("scope", &self.scope)
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A token endpoint's address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenEndpoint {
+    /// The URI as configured (`oauth.token.endpoint.uri`).
+    pub uri: String,
+    /// Host name or IP address.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// Path of the request.
+    pub path: String,
+    /// For an `https` URI: the CA certificates (`oauth.ssl.truststore.*`) and whether the
+    /// host name is checked (`oauth.ssl.endpoint.identification.algorithm`).
+    pub tls: Option<TlsConfig>,
+}
+
+impl TokenEndpoint {
+    /// Reads an `http` or `https` URI without query or fragment; `None` for anything else.
+    /// `tls` is the trust for an `https` URI.
+    pub fn parse(uri: &str, tls: Option<TlsConfig>) -> Option<Self> {
+        let (rest, default_port, tls) = if let Some(rest) = uri.strip_prefix("https://") {
+            (rest, 443, Some(tls?))
+        } else {
+            (uri.strip_prefix("http://")?, 80, None)
+        };
+        if rest.contains(['?', '#']) {
+            return None;
+        }
+        let (authority, path) = rest.find('/').map_or((rest, "/"), |at| rest.split_at(at));
+        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
+            let (host, after) = bracketed.split_once(']')?;
+            match after.strip_prefix(':') {
+                Some(port) => (host, port.parse().ok()?),
+                None if after.is_empty() => (host, default_port),
+                None => return None,
+            }
+        } else {
+            match authority.rsplit_once(':') {
+                Some((host, port)) => (host, port.parse().ok()?),
+                None => (authority, default_port),
+            }
+        };
+        if host.is_empty() || host.contains('@') {
+            return None;
+        }
+        Some(Self {
+            uri: uri.to_owned(),
+            host: host.to_owned(),
+            port,
+            path: path.to_owned(),
+            tls,
+        })
+    }
+}
+
+/// The token source of one admin client, shared by its connections.
+#[derive(Debug)]
+pub(crate) struct OAuthTokens {
+    config: OAuthBearerConfig,
+    host_resolution: HostResolution,
+    current: tokio::sync::Mutex<Option<HeldToken>>,
+}
+
+#[derive(Debug)]
+struct HeldToken {
+    token: String,
+    /// When to fetch a new one; `None` when its lifetime is unknown.
+    renew_after: Option<Instant>,
+}
+
+impl OAuthTokens {
+    /// A token source for `config`, reaching the token endpoint as `host_resolution` allows.
+    pub(crate) fn new(config: OAuthBearerConfig, host_resolution: HostResolution) -> Self {
+        Self {
+            config,
+            host_resolution,
+            current: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The token to authenticate with: the one held, or a new one when none is held yet or
+    /// the held one is due for renewal.
+    pub(crate) async fn token(&self) -> Result<String, AdminError> {
+        let grant = match &self.config {
+            OAuthBearerConfig::StaticToken(token) => return Ok(token.clone()),
+            OAuthBearerConfig::ClientCredentials(grant) => grant,
+        };
+        let mut current = self.current.lock().await;
+        if let Some(held) = current.as_ref()
+            && held
+                .renew_after
+                .is_none_or(|renew_after| Instant::now() < renew_after)
+        {
+            return Ok(held.token.clone());
+        }
+        let requested_at = Instant::now();
+        let (token, lifetime) = self.fetch(grant).await?;
+        let lifetime = match (lifetime, grant.max_token_lifetime) {
+            (Some(lifetime), Some(max)) => Some(lifetime.min(max)),
+            (lifetime, max) => lifetime.or(max),
+        };
+        *current = Some(HeldToken {
+            token: token.clone(),
+            renew_after: lifetime
+                .map(|lifetime| requested_at + lifetime.mul_f64(REFRESH_WINDOW_FACTOR)),
+        });
+        Ok(token)
+    }
+
+    /// Asks the token endpoint for a token: the token and its lifetime, when known.
+    async fn fetch(
+        &self,
+        grant: &ClientCredentialsGrant,
+    ) -> Result<(String, Option<Duration>), AdminError> {
+        let endpoint = &grant.endpoint;
+        let failed = |message: String| {
+            AdminError::Authentication(format!("OAuth token endpoint {}: {message}", endpoint.uri))
+        };
+        let server = Server {
+            host: endpoint.host.clone(),
+            port: endpoint.port,
+            tls: endpoint.tls.clone().map(|config| ServerTls {
+                config,
+                server_name: endpoint.host.clone(),
+            }),
+            host_resolution: self.host_resolution,
+        };
+        let mut form = vec![("grant_type", "client_credentials")];
+        if let Some(scope) = &grant.scope {
+            form.push(("scope", scope));
+        }
+        if let Some(audience) = &grant.audience {
+            form.push(("audience", audience));
+        }
+        let body = form
+            .iter()
+            .map(|(name, value)| format!("{name}={}", url_encode(value)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let credentials = STANDARD.encode(format!("{}:{}", grant.client_id, grant.client_secret));
+        let mut request = Request::new(Method::Post, &endpoint.path)
+            .header("Authorization", format!("Basic {credentials}"))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json");
+        request.body = Some(body.into_bytes());
+        let bounds = Exchange {
+            timeout: grant.timeout,
+            max_bytes: MAX_TOKEN_RESPONSE,
+        };
+        let response = http_client::send(&server, &request, bounds)
+            .await
+            .map_err(|error| failed(error.to_string()))?;
+        if response.status != 200 {
+            return Err(failed(format!(
+                "answered {} {}",
+                response.status,
+                response.text()
+            )));
+        }
+        let answer: serde_json::Value = serde_json::from_slice(&response.body)
+            .map_err(|error| failed(format!("the answer is not JSON: {error}")))?;
+        let token = answer
+            .get("access_token")
+            .and_then(serde_json::Value::as_str)
+            .filter(|token| !token.is_empty())
+            .ok_or_else(|| failed("the answer has no access_token".to_owned()))?
+            .to_owned();
+        let lifetime = answer
+            .get("expires_in")
+            .and_then(serde_json::Value::as_u64)
+            .map(Duration::from_secs)
+            .or_else(|| grant.token_is_jwt.then(|| jwt_lifetime(&token)).flatten());
+        Ok((token, lifetime))
+    }
+}
+
+/// How long a JWT has left from now, read from its `exp` claim; `None` when the token is not
+/// a JWT with one.
+fn jwt_lifetime(token: &str) -> Option<Duration> {
+    let payload = token.split('.').nth(1)?;
+    let claims: serde_json::Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?)
+            .ok()?;
+    let expires = claims.get("exp")?.as_u64()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs();
+    Some(Duration::from_secs(expires.saturating_sub(now)))
+}
+
+/// The client's first (and only) OAUTHBEARER message (RFC 7628, section 3.1): no
+/// authorization identity, the token as a Bearer `auth` value.
+pub(crate) fn client_first_message(token: &str) -> Vec<u8> {
+    format!("n,,\u{1}auth=Bearer {token}\u{1}\u{1}").into_bytes()
+}
+
+/// The client's answer to a server's error challenge (RFC 7628, section 3.2.3), after which
+/// the server ends the exchange with a failure.
+pub(crate) const ERROR_ACKNOWLEDGEMENT: &[u8] = &[0x01];
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_first_message_carries_the_token_as_rfc_7628_lays_it_out() {
+        assert_eq!(
+            client_first_message("abc.def.ghi"),
+            b"n,,\x01auth=Bearer abc.def.ghi\x01\x01"
+        );
+    }
+
+    #[test]
+    fn token_endpoints_are_read_with_their_ports_and_paths() {
+        let endpoint = TokenEndpoint::parse("http://127.0.0.1:8080/realms/x/token", None).unwrap();
+        assert_eq!(
+            (
+                endpoint.host.as_str(),
+                endpoint.port,
+                endpoint.path.as_str()
+            ),
+            ("127.0.0.1", 8080, "/realms/x/token")
+        );
+        let endpoint = TokenEndpoint::parse("http://[::1]/token", None).unwrap();
+        assert_eq!((endpoint.host.as_str(), endpoint.port), ("::1", 80));
+        let tls = TlsConfig::default();
+        let endpoint = TokenEndpoint::parse("https://sso.example", Some(tls.clone())).unwrap();
+        assert_eq!((endpoint.port, endpoint.path.as_str()), (443, "/"));
+        assert_eq!(endpoint.tls, Some(tls));
+        for bad in [
+            "ftp://sso/token",
+            "http://sso/token?x=1",
+            "http://:80/token",
+            "http://sso:port/token",
+            "http://user@sso/token",
+        ] {
+            assert_eq!(TokenEndpoint::parse(bad, None), None, "{bad}");
+        }
+        assert_eq!(TokenEndpoint::parse("https://sso/token", None), None);
+    }
+
+    #[test]
+    fn a_jwt_lifetime_comes_from_its_exp_claim() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let claims = URL_SAFE_NO_PAD.encode(format!("{{\"sub\":\"a\",\"exp\":{}}}", now + 300));
+        let lifetime = jwt_lifetime(&format!("e30.{claims}.")).unwrap();
+        assert!((Duration::from_secs(298)..=Duration::from_secs(300)).contains(&lifetime));
+        assert_eq!(jwt_lifetime("opaque-token"), None);
+    }
+
+    #[test]
+    fn secrets_stay_out_of_debug_output() {
+        let grant = ClientCredentialsGrant {
+            endpoint: TokenEndpoint::parse("http://sso/token", None).unwrap(),
+            client_id: "operator".to_owned(),
+            client_secret: "very-secret".to_owned(),
+            scope: None,
+            audience: None,
+            timeout: DEFAULT_TOKEN_ENDPOINT_TIMEOUT,
+            max_token_lifetime: None,
+            token_is_jwt: true,
+        };
+        let text = format!(
+            "{:?} {:?}",
+            OAuthBearerConfig::ClientCredentials(grant),
+            OAuthBearerConfig::StaticToken("token-value".to_owned())
+        );
+        assert!(
+            !text.contains("very-secret") && !text.contains("token-value"),
+            "{text}"
+        );
+        assert!(text.contains("operator"), "{text}");
+    }
+}
