@@ -1,6 +1,7 @@
 //! A real Apache Kafka broker for tests: one KRaft node on 127.0.0.1 with a PLAINTEXT, a
-//! SASL_PLAINTEXT (SCRAM-SHA-512) and a TLS listener with client authentication, the
-//! `StandardAuthorizer`, and an `admin` super user created when the storage is formatted.
+//! SASL_PLAINTEXT (SCRAM-SHA-512, SCRAM-SHA-256, and OAUTHBEARER with Kafka's unsecured token
+//! validation) and a TLS listener with client authentication, the `StandardAuthorizer`, and an
+//! `admin` super user created for both SCRAM mechanisms when the storage is formatted.
 //! The configuration is `tests/testenv/kafka/server.properties.template`.
 //!
 //! [`KafkaCluster`] starts a small cluster instead: a few nodes that are each broker and
@@ -103,8 +104,13 @@ impl KafkaBroker {
             .replace("@TLS_TRUSTSTORE_PEM@", &truststore.display().to_string());
         let config = data.path().join("server.properties");
         write(&config, &properties)?;
-        let admin = format!("SCRAM-SHA-512=[name={ADMIN_USER},password={ADMIN_PASSWORD}]");
-        format_storage(libs, &config, log_dir, &["--add-scram".to_owned(), admin])?;
+        let scram_users = ["SCRAM-SHA-512", "SCRAM-SHA-256"].map(|mechanism| {
+            [
+                "--add-scram".to_owned(),
+                format!("{mechanism}=[name={ADMIN_USER},password={ADMIN_PASSWORD}]"),
+            ]
+        });
+        format_storage(libs, &config, log_dir, scram_users.as_flattened())?;
 
         let spec = ProcessSpec::new("kafka", "java", log_dir)
             .args(JVM_FLAGS)

@@ -18,8 +18,8 @@ pub(crate) const MAGIC: [u8; 4] = [0xFE, 0xED, 0xFE, 0xED];
 /// The words mixed into the store's integrity digest.
 const INTEGRITY_WORDS: &[u8] = b"Mighty Aphrodite";
 /// DER of the OID 1.3.6.1.4.1.42.2.17.1.1, Sun's JKS key protection algorithm.
-const KEY_PROTECTOR_OID: [u8; 11] = [
-    0x06, 0x09, 0x2B, 0x06, 0x01, 0x04, 0x01, 0x2A, 0x02, 0x11, 0x01,
+const KEY_PROTECTOR_OID: [u8; 12] = [
+    0x06, 0x0A, 0x2B, 0x06, 0x01, 0x04, 0x01, 0x2A, 0x02, 0x11, 0x01, 0x01,
 ];
 const DIGEST_LENGTH: usize = 20;
 const PRIVATE_KEY_TAG: u32 = 1;

@@ -338,10 +338,36 @@ mod tests {
         assert_eq!(jwt_lifetime("opaque-token"), None);
     }
 
-    #[test]
-    fn secrets_stay_out_of_debug_output() {
-        let grant = ClientCredentialsGrant {
-            endpoint: TokenEndpoint::parse("http://sso/token", None).unwrap(),
+    /// A token endpoint that answers every request with `token-<n>` valid for one second,
+    /// at most `limit` times.
+    async fn one_second_tokens(limit: usize) -> TokenEndpoint {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!("http://{}/token", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            for number in 1..=limit {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                let mut request = Vec::new();
+                while !String::from_utf8_lossy(&request).contains("grant_type=client_credentials") {
+                    let mut chunk = [0u8; 1024];
+                    let read = stream.read(&mut chunk).await.unwrap();
+                    assert!(read > 0, "the request ended before its form body");
+                    request.extend_from_slice(&chunk[..read]);
+                }
+                let body = format!("{{\"access_token\":\"token-{number}\",\"expires_in\":1}}");
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                stream.write_all(answer.as_bytes()).await.unwrap();
+            }
+        });
+        TokenEndpoint::parse(&uri, None).unwrap()
+    }
+
+    fn grant(endpoint: TokenEndpoint) -> ClientCredentialsGrant {
+        ClientCredentialsGrant {
+            endpoint,
             client_id: "operator".to_owned(),
             client_secret: "very-secret".to_owned(),
             scope: None,
@@ -349,7 +375,24 @@ mod tests {
             timeout: DEFAULT_TOKEN_ENDPOINT_TIMEOUT,
             max_token_lifetime: None,
             token_is_jwt: true,
-        };
+        }
+    }
+
+    #[tokio::test]
+    async fn a_token_is_held_and_fetched_again_once_most_of_its_lifetime_has_passed() {
+        let tokens = OAuthTokens::new(
+            OAuthBearerConfig::ClientCredentials(grant(one_second_tokens(2).await)),
+            HostResolution::System,
+        );
+        assert_eq!(tokens.token().await.unwrap(), "token-1");
+        assert_eq!(tokens.token().await.unwrap(), "token-1");
+        tokio::time::sleep(Duration::from_millis(850)).await;
+        assert_eq!(tokens.token().await.unwrap(), "token-2");
+    }
+
+    #[test]
+    fn secrets_stay_out_of_debug_output() {
+        let grant = grant(TokenEndpoint::parse("http://sso/token", None).unwrap());
         let text = format!(
             "{:?} {:?}",
             OAuthBearerConfig::ClientCredentials(grant),
