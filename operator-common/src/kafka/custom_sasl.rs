@@ -398,7 +398,7 @@ fn oauth_config(mut options: BTreeMap<String, String>) -> Result<OAuthBearerConf
             return Err(option_error("oauth.access.token.is.jwt", "true or false"));
         }
     };
-    Ok(OAuthBearerConfig::ClientCredentials(
+    Ok(OAuthBearerConfig::ClientCredentials(Box::new(
         ClientCredentialsGrant {
             endpoint,
             client_id,
@@ -410,7 +410,7 @@ fn oauth_config(mut options: BTreeMap<String, String>) -> Result<OAuthBearerConf
             max_token_lifetime,
             token_is_jwt,
         },
-    ))
+    )))
 }
 
 /// The trust for the token endpoint from the `oauth.ssl.*` options, `None` without

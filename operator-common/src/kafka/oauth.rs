@@ -30,7 +30,7 @@ pub enum OAuthBearerConfig {
     /// `oauth.access.token`: one token, used as it is and never renewed.
     StaticToken(String),
     /// The client-credentials grant against a token endpoint.
-    ClientCredentials(ClientCredentialsGrant),
+    ClientCredentials(Box<ClientCredentialsGrant>),
 }
 
 impl std::fmt::Debug for OAuthBearerConfig {
@@ -381,7 +381,7 @@ mod tests {
     #[tokio::test]
     async fn a_token_is_held_and_fetched_again_once_most_of_its_lifetime_has_passed() {
         let tokens = OAuthTokens::new(
-            OAuthBearerConfig::ClientCredentials(grant(one_second_tokens(2).await)),
+            OAuthBearerConfig::ClientCredentials(Box::new(grant(one_second_tokens(2).await))),
             HostResolution::System,
         );
         assert_eq!(tokens.token().await.unwrap(), "token-1");
@@ -395,7 +395,7 @@ mod tests {
         let grant = grant(TokenEndpoint::parse("http://sso/token", None).unwrap());
         let text = format!(
             "{:?} {:?}",
-            OAuthBearerConfig::ClientCredentials(grant),
+            OAuthBearerConfig::ClientCredentials(Box::new(grant)),
             OAuthBearerConfig::StaticToken("token-value".to_owned())
         );
         assert!(
