@@ -183,7 +183,7 @@ impl AdminClient {
                 return Err(AdminError::InvalidConfig {
                     variable: "STRIMZI_TRUSTSTORE_LOCATION".to_owned(),
                     value: String::new(),
-                    allowed: "a PEM CA bundle when TLS is enabled".to_owned(),
+                    allowed: "a trust store when TLS is enabled".to_owned(),
                 });
             }
             (_, false) => None,

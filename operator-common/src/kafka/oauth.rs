@@ -15,7 +15,9 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 
 use super::config::{HostResolution, TlsConfig};
 use super::error::AdminError;
-use crate::http_client::{self, Exchange, Method, Request, Server, ServerTls, url_encode};
+use crate::http_client::{
+    self, Exchange, HttpError, Method, Request, Server, ServerTls, url_encode,
+};
 
 /// The share of a token's lifetime after which a new one is fetched.
 const REFRESH_WINDOW_FACTOR: f64 = 0.8;
@@ -232,9 +234,27 @@ impl OAuthTokens {
             timeout: grant.timeout,
             max_bytes: MAX_TOKEN_RESPONSE,
         };
+        // An endpoint that cannot be reached, or fails itself, may answer later: the
+        // operation is tried again. A refusal is final.
+        let unavailable = |message: String| AdminError::Connection {
+            address: format!("OAuth token endpoint {}", endpoint.uri),
+            message,
+        };
         let response = http_client::send(&server, &request, bounds)
             .await
-            .map_err(|error| failed(error.to_string()))?;
+            .map_err(|error| match error {
+                HttpError::Connection { .. } | HttpError::Timeout { .. } => {
+                    unavailable(error.to_string())
+                }
+                other => failed(other.to_string()),
+            })?;
+        if response.status >= 500 {
+            return Err(unavailable(format!(
+                "answered {} {}",
+                response.status,
+                response.text()
+            )));
+        }
         if response.status != 200 {
             return Err(failed(format!(
                 "answered {} {}",
@@ -388,6 +408,22 @@ mod tests {
         assert_eq!(tokens.token().await.unwrap(), "token-1");
         tokio::time::sleep(Duration::from_millis(850)).await;
         assert_eq!(tokens.token().await.unwrap(), "token-2");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_token_endpoint_is_a_retriable_connection_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let uri = format!("http://{}/token", listener.local_addr().unwrap());
+        drop(listener);
+        let tokens = OAuthTokens::new(
+            OAuthBearerConfig::ClientCredentials(Box::new(grant(
+                TokenEndpoint::parse(&uri, None).unwrap(),
+            ))),
+            HostResolution::System,
+        );
+        let error = tokens.token().await.unwrap_err();
+        assert!(error.is_retriable(), "{error}");
+        assert!(error.to_string().contains(&uri), "{error}");
     }
 
     #[test]
