@@ -283,6 +283,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::time::Duration;
     use strimzi_operator_common::config::WatchedNamespaces;
+    use strimzi_operator_common::kafka::{OAuthBearerConfig, SaslConfig, SecurityProtocol};
 
     fn read(pairs: &[(&str, &str)]) -> Result<TopicOperatorConfig, ConfigError> {
         let mut variables: BTreeMap<&str, &str> = BTreeMap::from([
@@ -410,6 +411,112 @@ mod tests {
         );
         let plain = read(&[("STRIMZI_CRUISE_CONTROL_ENABLED", "true")]).unwrap();
         assert!(plain.cruise_control.is_some(), "plain HTTP needs no file");
+    }
+
+    /// Runs a tool that makes a store, and panics with its output when it fails.
+    fn make_store(program: &str, args: &[&str]) {
+        let output = std::process::Command::new(program)
+            .args(args)
+            .output()
+            .unwrap_or_else(|error| panic!("{program} must be installed: {error}"));
+        assert!(
+            output.status.success(),
+            "{program} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// The base64 of a PEM text's blocks, without their framing, for comparing certificates.
+    fn pem_body(pem: &str) -> String {
+        pem.lines()
+            .filter(|line| !line.starts_with("-----"))
+            .collect()
+    }
+
+    /// Strimzi 1.2's standalone bundle with the cluster CA's `ca.p12` and a KafkaUser's
+    /// `user.p12` with their passwords, and OAuth through Strimzi OAuth's client.
+    #[test]
+    fn the_standalone_bundles_pkcs12_stores_and_oauth_settings_are_read() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = |name: &str| folder.path().join(name).to_str().unwrap().to_owned();
+        let ca = strimzi_tests::certs::TestCa::new("my-cluster-cluster-ca").unwrap();
+        let user = ca.client("my-topic-operator", None).unwrap();
+        std::fs::write(file("ca.crt"), ca.cert_pem()).unwrap();
+        std::fs::write(file("user.crt"), &user.cert).unwrap();
+        std::fs::write(file("user.key"), &user.key).unwrap();
+        make_store(
+            "keytool",
+            &[
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "ca",
+                "-file",
+                &file("ca.crt"),
+                "-keystore",
+                &file("ca.p12"),
+                "-storetype",
+                "PKCS12",
+                "-storepass",
+                "ca-password",
+            ],
+        );
+        make_store(
+            "openssl",
+            &[
+                "pkcs12",
+                "-export",
+                "-name",
+                "my-topic-operator",
+                "-in",
+                &file("user.crt"),
+                "-inkey",
+                &file("user.key"),
+                "-out",
+                &file("user.p12"),
+                "-passout",
+                "pass:user-password",
+            ],
+        );
+        let oauth = r#"{
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required oauth.token.endpoint.uri=\"http://sso.example:8080/realms/kafka/protocol/openid-connect/token\" oauth.client.id=\"topic-operator\" oauth.client.secret=\"secret\" ;",
+            "sasl.login.callback.handler.class": "io.strimzi.kafka.oauth.client.JaasClientOauthLoginCallbackHandler"
+        }"#;
+        let config = read(&[
+            (
+                "STRIMZI_KAFKA_BOOTSTRAP_SERVERS",
+                "my-cluster-kafka-bootstrap:9093",
+            ),
+            ("STRIMZI_TLS_ENABLED", "true"),
+            ("STRIMZI_SECURITY_PROTOCOL", "SASL_SSL"),
+            ("STRIMZI_TRUSTSTORE_LOCATION", &file("ca.p12")),
+            ("STRIMZI_TRUSTSTORE_PASSWORD", "ca-password"),
+            ("STRIMZI_KEYSTORE_LOCATION", &file("user.p12")),
+            ("STRIMZI_KEYSTORE_PASSWORD", "user-password"),
+            ("STRIMZI_SASL_ENABLED", "true"),
+            ("STRIMZI_SASL_CUSTOM_CONFIG_JSON", oauth),
+        ])
+        .unwrap();
+        let kafka = config.kafka;
+        assert_eq!(kafka.security_protocol, SecurityProtocol::SaslSsl);
+        let tls = kafka.tls.unwrap();
+        assert_eq!(pem_body(&tls.ca_pem), pem_body(&ca.cert_pem()));
+        let identity = tls.client_identity_pem.unwrap();
+        assert!(identity.starts_with(&format!(
+            "-----BEGIN CERTIFICATE-----\n{}",
+            &pem_body(&user.cert)[..64]
+        )));
+        assert!(identity.contains("-----BEGIN PRIVATE KEY-----"));
+        let Some(SaslConfig::OAuthBearer(OAuthBearerConfig::ClientCredentials(grant))) = kafka.sasl
+        else {
+            panic!(
+                "expected the client-credentials grant, got {:?}",
+                kafka.sasl
+            );
+        };
+        assert_eq!(grant.endpoint.host, "sso.example");
+        assert_eq!(grant.client_id, "topic-operator");
     }
 
     #[test]

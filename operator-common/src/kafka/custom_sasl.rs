@@ -37,7 +37,8 @@ const STRIMZI_OAUTH_HANDLER: &str =
     "io.strimzi.kafka.oauth.client.JaasClientOauthLoginCallbackHandler";
 
 /// The Strimzi OAuth client options this client reads from `sasl.jaas.config`. The last four
-/// only name the client's own principal on the client side, and change nothing that is sent.
+/// change nothing that is sent: Strimzi's client uses them only to name its own principal, or
+/// its configuration in logs and metrics (`oauth.config.id`).
 pub const OAUTH_OPTIONS: [&str; 18] = [
     "oauth.access.token",
     "oauth.token.endpoint.uri",
@@ -73,10 +74,10 @@ pub(crate) fn parse(json: &str) -> Result<SaslConfig, AdminError> {
         .remove(JAAS_CONFIG)
         .ok_or_else(|| error(JAAS_CONFIG, "", "required: a JAAS login module line"))?;
     let handler = properties.remove(LOGIN_CALLBACK_HANDLER);
-    if let Some((key, value)) = properties.into_iter().next() {
+    if let Some(key) = properties.into_keys().next() {
         return Err(error(
             &key,
-            &value,
+            HIDDEN,
             &format!(
                 "not supported by this operator's Kafka client (it reads {MECHANISM}, {JAAS_CONFIG} and {LOGIN_CALLBACK_HANDLER})"
             ),
@@ -643,7 +644,7 @@ mod tests {
             ),
             (
                 r#"{"sasl.mechanism": "PLAIN", "sasl.jaas.config": "x required;", "sasl.client.callback.handler.class": "a.B"}"#.to_owned(),
-                "STRIMZI_SASL_CUSTOM_CONFIG_JSON: sasl.client.callback.handler.class=\"a.B\" is invalid: not supported",
+                "STRIMZI_SASL_CUSTOM_CONFIG_JSON: sasl.client.callback.handler.class=\"<hidden>\" is invalid: not supported",
             ),
             (
                 r#"{"sasl.mechanism": "PLAIN", "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required username=a password=b;"}"#.to_owned(),
