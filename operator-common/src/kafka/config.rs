@@ -4,14 +4,14 @@
 //! | Variable | Meaning |
 //! |---|---|
 //! | `STRIMZI_KAFKA_BOOTSTRAP_SERVERS` | comma-separated `host:port` list (required) |
-//! | `STRIMZI_SECURITY_PROTOCOL` | `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`; when empty, derived from the two switches below; with `STRIMZI_TLS_ENABLED=true` only `SSL` or `SASL_SSL` |
+//! | `STRIMZI_SECURITY_PROTOCOL` | `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`; when empty, `SSL` with `STRIMZI_TLS_ENABLED=true`, else `PLAINTEXT` (as in Strimzi, `STRIMZI_SASL_ENABLED` alone does not make it a SASL protocol); with `STRIMZI_TLS_ENABLED=true` only `SSL` or `SASL_SSL` |
 //! | `STRIMZI_TLS_ENABLED` | `true`/`false` (default `false`) |
 //! | `STRIMZI_TRUSTSTORE_LOCATION` | the trust store: a PKCS#12 or JKS store (its trusted certificates, e.g. `ca.p12` of the `<cluster>-cluster-ca-cert` Secret) or a PEM file of CA certificates, told apart by content; required with TLS (there is no default trust) |
 //! | `STRIMZI_TRUSTSTORE_PASSWORD` | the trust store's password (e.g. `ca.password`); an error without a location; unset, a PKCS#12 store is opened with the empty password and a JKS store without its integrity check; ignored for PEM |
 //! | `STRIMZI_KEYSTORE_LOCATION` | the key store for mutual TLS: a PKCS#12 or JKS store with one private key and its chain (e.g. a KafkaUser Secret's `user.p12`), or a PEM file with the chain and an unencrypted key |
 //! | `STRIMZI_KEYSTORE_PASSWORD` | the key store's password (e.g. `user.password`); as with Strimzi, a PKCS#12 or JKS key store is used only with it (a warning is logged otherwise); a PEM key store needs none |
 //! | `STRIMZI_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM` | `HTTPS` (default) checks the broker's host name; empty skips that check (the chain is still verified) |
-//! | `STRIMZI_SASL_ENABLED` | `true`/`false` (default `false`) |
+//! | `STRIMZI_SASL_ENABLED` | `true`/`false` (default `false`): the SASL settings below are read and checked; they are used when the protocol is `SASL_PLAINTEXT` or `SASL_SSL` (read then even when this is `false`), otherwise a warning says they are not |
 //! | `STRIMZI_SASL_MECHANISM` | `plain`, `scram-sha-256` or `scram-sha-512` (case-insensitive) |
 //! | `STRIMZI_SASL_USERNAME`, `STRIMZI_SASL_PASSWORD` | SASL credentials, both required unless the custom configuration below is given |
 //! | `STRIMZI_SASL_CUSTOM_CONFIG_JSON` | when not blank, replaces the three above: a JSON object (comments allowed) of `sasl.*` properties, not empty; `sasl.mechanism` `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` with the credentials in `sasl.jaas.config`, or `OAUTHBEARER` with Strimzi OAuth's client (`sasl.login.callback.handler.class` `io.strimzi.kafka.oauth.client.JaasClientOauthLoginCallbackHandler`) and its options in `sasl.jaas.config`: a static `oauth.access.token`, or the client-credentials grant (`oauth.token.endpoint.uri`, `oauth.client.id`, `oauth.client.secret`, optional `oauth.scope`, `oauth.audience`, `oauth.ssl.truststore.*` for an https endpoint); see [`super::custom_sasl`] for every option read. Anything else is an error naming it |
@@ -226,12 +226,9 @@ impl AdminConfig {
         let sasl_enabled = parse_bool("STRIMZI_SASL_ENABLED", &get("STRIMZI_SASL_ENABLED"))?;
         let protocol = get("STRIMZI_SECURITY_PROTOCOL");
         let security_protocol = match protocol.to_ascii_uppercase().as_str() {
-            "" => match (tls_enabled, sasl_enabled) {
-                (false, false) => SecurityProtocol::Plaintext,
-                (true, false) => SecurityProtocol::Ssl,
-                (false, true) => SecurityProtocol::SaslPlaintext,
-                (true, true) => SecurityProtocol::SaslSsl,
-            },
+            // As Strimzi's: from the TLS switch alone; SASL needs the protocol to say so.
+            "" if tls_enabled => SecurityProtocol::Ssl,
+            "" => SecurityProtocol::Plaintext,
             name => SecurityProtocol::from_name(name).ok_or_else(|| {
                 invalid(
                     "STRIMZI_SECURITY_PROTOCOL",
@@ -252,7 +249,9 @@ impl AdminConfig {
         } else {
             None
         };
-        let sasl = if security_protocol.uses_sasl() {
+        // Read (and refused when wrong) whenever SASL is enabled, as Strimzi does; used only
+        // when the protocol is a SASL one.
+        let sasl = if sasl_enabled || security_protocol.uses_sasl() {
             let custom = lookup(custom_sasl::VARIABLE).unwrap_or_default();
             Some(if custom.trim().is_empty() {
                 SaslConfig::Password(standard_sasl(&lookup, &get)?)
@@ -261,6 +260,16 @@ impl AdminConfig {
             })
         } else {
             None
+        };
+        let sasl = match sasl {
+            Some(_) if !security_protocol.uses_sasl() => {
+                tracing::warn!(
+                    protocol = ?security_protocol,
+                    "STRIMZI_SASL_ENABLED is true but the security protocol is not SASL_PLAINTEXT or SASL_SSL (set STRIMZI_SECURITY_PROTOCOL): the SASL settings are not used, as in Strimzi"
+                );
+                None
+            }
+            sasl => sasl,
         };
         Ok(Self {
             bootstrap_servers: servers,
@@ -420,6 +429,26 @@ mod tests {
     }
 
     #[test]
+    fn without_a_protocol_sasl_is_checked_but_not_used_as_in_strimzi() {
+        let sasl = [
+            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9092"),
+            ("STRIMZI_SASL_ENABLED", "true"),
+            ("STRIMZI_SASL_MECHANISM", "scram-sha-512"),
+        ];
+        // Credentials missing: refused even though they would not be used.
+        let error = from(&sasl).unwrap_err().to_string();
+        assert!(error.contains("STRIMZI_SASL_USERNAME"), "{error}");
+        let mut complete = sasl.to_vec();
+        complete.extend([
+            ("STRIMZI_SASL_USERNAME", "operator"),
+            ("STRIMZI_SASL_PASSWORD", "secret"),
+        ]);
+        let config = from(&complete).unwrap();
+        assert_eq!(config.security_protocol, SecurityProtocol::Plaintext);
+        assert_eq!(config.sasl, None, "SASL used without a SASL protocol");
+    }
+
+    #[test]
     fn switches_derive_the_protocol_and_sasl_is_read() {
         for (name, mechanism) in [
             ("scram-sha-512", SaslMechanism::ScramSha512),
@@ -428,6 +457,7 @@ mod tests {
         ] {
             let config = from(&[
                 ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "a:9092"),
+                ("STRIMZI_SECURITY_PROTOCOL", "sasl_plaintext"),
                 ("STRIMZI_SASL_ENABLED", "true"),
                 ("STRIMZI_SASL_MECHANISM", name),
                 ("STRIMZI_SASL_USERNAME", "operator"),
