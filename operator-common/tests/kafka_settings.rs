@@ -171,6 +171,20 @@ fn key_der(pem: &str) -> Vec<u8> {
 }
 
 /// The TLS settings read with TLS on and `pairs` added.
+/// A folder of the test's own with a new CA's certificate in `ca.crt`: the folder, the CA and
+/// the file.
+fn ca_in_temporary_folder() -> (tempfile::TempDir, TestCa, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new("settings-test-ca").unwrap();
+    let ca_file = write(dir.path(), "ca.crt", &ca.cert_pem());
+    (dir, ca, ca_file)
+}
+
+/// Why the TLS settings of `pairs` are refused.
+fn tls_refusal(pairs: &[(&str, &str)]) -> String {
+    tls_settings(pairs).unwrap_err().to_string()
+}
+
 fn tls_settings(pairs: &[(&str, &str)]) -> Result<TlsConfig, AdminError> {
     let mut all = vec![
         ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9093"),
@@ -182,9 +196,7 @@ fn tls_settings(pairs: &[(&str, &str)]) -> Result<TlsConfig, AdminError> {
 
 #[test]
 fn trust_stores_made_by_keytool_give_their_ca_certificate_and_check_their_password() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("settings-test-ca").unwrap();
-    let ca_file = write(dir.path(), "ca.crt", &ca.cert_pem());
+    let (dir, ca, ca_file) = ca_in_temporary_folder();
     let expected = certificates_der(&ca.cert_pem());
     for storetype in ["PKCS12", "JKS"] {
         let store = keytool_trust_store(dir.path(), storetype, &ca_file, &[]);
@@ -217,9 +229,7 @@ fn trust_stores_made_by_keytool_give_their_ca_certificate_and_check_their_passwo
     let tls = tls_settings(&[("STRIMZI_TRUSTSTORE_LOCATION", path(&jks))]).unwrap();
     assert_eq!(certificates_der(&tls.ca_pem), expected);
     let p12 = keytool_trust_store(dir.path(), "PKCS12", &ca_file, &[]);
-    let message = tls_settings(&[("STRIMZI_TRUSTSTORE_LOCATION", path(&p12))])
-        .unwrap_err()
-        .to_string();
+    let message = tls_refusal(&[("STRIMZI_TRUSTSTORE_LOCATION", path(&p12))]);
     assert!(
         message.contains("set STRIMZI_TRUSTSTORE_PASSWORD"),
         "{message}"
@@ -228,9 +238,7 @@ fn trust_stores_made_by_keytool_give_their_ca_certificate_and_check_their_passwo
 
 #[test]
 fn a_pkcs12_store_without_password_protection_opens_without_a_password() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("settings-test-ca").unwrap();
-    let ca_file = write(dir.path(), "ca.crt", &ca.cert_pem());
+    let (dir, ca, ca_file) = ca_in_temporary_folder();
     // Java's way to write a PKCS#12 store with neither integrity check nor encryption.
     let store = keytool_trust_store(
         dir.path(),
@@ -268,9 +276,7 @@ fn an_openssl_store_with_the_empty_password_trusts_its_key_entry_certificate() {
 
 #[test]
 fn an_openssl_trust_store_without_javas_trust_mark_is_refused_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("settings-test-ca").unwrap();
-    let ca_file = write(dir.path(), "ca.crt", &ca.cert_pem());
+    let (dir, _, ca_file) = ca_in_temporary_folder();
     let store = dir.path().join("openssl-ca.p12");
     run(
         "openssl",
@@ -286,12 +292,10 @@ fn an_openssl_trust_store_without_javas_trust_mark_is_refused_with_the_reason() 
             &format!("pass:{STORE_PASSWORD}"),
         ],
     );
-    let message = tls_settings(&[
+    let message = tls_refusal(&[
         ("STRIMZI_TRUSTSTORE_LOCATION", path(&store)),
         ("STRIMZI_TRUSTSTORE_PASSWORD", STORE_PASSWORD),
-    ])
-    .unwrap_err()
-    .to_string();
+    ]);
     assert!(
         message.contains("marked trusted as Java requires"),
         "{message}"
@@ -300,9 +304,7 @@ fn an_openssl_trust_store_without_javas_trust_mark_is_refused_with_the_reason() 
 
 #[test]
 fn key_stores_from_openssl_and_keytool_give_their_key_and_chain() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("settings-test-ca").unwrap();
-    let ca_file = write(dir.path(), "ca.crt", &ca.cert_pem());
+    let (dir, ca, ca_file) = ca_in_temporary_folder();
     let truststore = keytool_trust_store(dir.path(), "PKCS12", &ca_file, &[]);
     let client = ca.client("alice", None).unwrap();
     let p12 = openssl_key_store(dir.path(), "user", &client, &ca.cert_pem(), STORE_PASSWORD);
@@ -341,16 +343,12 @@ fn key_stores_from_openssl_and_keytool_give_their_key_and_chain() {
 
 #[test]
 fn a_jceks_store_is_refused_by_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = TestCa::new("settings-test-ca").unwrap();
-    let ca_file = write(dir.path(), "ca.crt", &ca.cert_pem());
+    let (dir, _, ca_file) = ca_in_temporary_folder();
     let store = keytool_trust_store(dir.path(), "JCEKS", &ca_file, &[]);
-    let message = tls_settings(&[
+    let message = tls_refusal(&[
         ("STRIMZI_TRUSTSTORE_LOCATION", path(&store)),
         ("STRIMZI_TRUSTSTORE_PASSWORD", STORE_PASSWORD),
-    ])
-    .unwrap_err()
-    .to_string();
+    ]);
     assert!(message.contains("not a JCEKS store"), "{message}");
 }
 
