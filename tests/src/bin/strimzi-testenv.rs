@@ -145,8 +145,11 @@ fn detach(dir: &Path, real_nodes: Option<usize>) -> anyhow::Result<()> {
     let started = Instant::now();
     while !env_file.exists() {
         if let Some(status) = child.try_wait()? {
+            // The reason is in the log's last line; the log may not outlive its folder.
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
             bail!(
-                "the environment stopped with {status}; see {}",
+                "the environment stopped with {status}: {}; see {}",
+                log.lines().last().unwrap_or("no output"),
                 log_path.display()
             );
         }
