@@ -336,8 +336,24 @@ fn key_stores_from_openssl_and_keytool_give_their_key_and_chain() {
                 && message.contains("STRIMZI_KEYSTORE_PASSWORD opens"),
             "{message}"
         );
-        // As with Strimzi, a key store is used only with its password.
+        // As with Strimzi, a key store is used only with its password; the operator logs
+        // that it is not used.
         assert_eq!(with_password(None).unwrap().client_identity_pem, None);
+        let unused = config(&[
+            ("STRIMZI_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9093"),
+            ("STRIMZI_TLS_ENABLED", "true"),
+            ("STRIMZI_TRUSTSTORE_LOCATION", path(&truststore)),
+            ("STRIMZI_TRUSTSTORE_PASSWORD", STORE_PASSWORD),
+            ("STRIMZI_KEYSTORE_LOCATION", path(store)),
+        ])
+        .unwrap()
+        .unused_settings;
+        assert!(
+            unused
+                .iter()
+                .any(|line| line.contains("STRIMZI_KEYSTORE_PASSWORD is not set")),
+            "{unused:?}"
+        );
     }
 }
 

@@ -17,6 +17,9 @@ async fn main() -> std::process::ExitCode {
 async fn run(config: TopicOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    for unused in &config.kafka.unused_settings {
+        tracing::warn!("{unused}");
+    }
     let client = kube::Client::try_default()
         .await
         .context("Kubernetes client")?;

@@ -566,6 +566,7 @@ impl Reconciliation<'_> {
             request_timeout: timeout.min(MAX_ADMIN_REQUEST),
             operation_timeout: timeout.min(MAX_ADMIN_OPERATION),
             host_resolution: self.operator.rolling.host_resolution,
+            unused_settings: Vec::new(),
         })
     }
 
@@ -1079,6 +1080,7 @@ mod tests {
             request_timeout: Duration::from_secs(2),
             operation_timeout: Duration::from_secs(2),
             host_resolution: HostResolution::System,
+            unused_settings: Vec::new(),
         })
         .unwrap();
         let error = describe_all_topics(&admin).await.unwrap_err();

@@ -167,6 +167,11 @@ pub struct AdminConfig {
     pub operation_timeout: Duration,
     /// How the host names of broker addresses are looked up.
     pub host_resolution: HostResolution,
+    /// Settings given but not used, as Strimzi's client would not use them either (a PKCS#12
+    /// or JKS key store without its password, SASL settings without a SASL protocol): one
+    /// line each, for the operator to log as warnings once its logging is set up (the
+    /// settings are read before, since they choose its level and format).
+    pub unused_settings: Vec<String>,
 }
 
 /// How the client turns the host names of broker addresses into IP addresses.
@@ -198,6 +203,7 @@ impl AdminConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             operation_timeout: DEFAULT_OPERATION_TIMEOUT,
             host_resolution: HostResolution::System,
+            unused_settings: Vec::new(),
         }
     }
 
@@ -244,8 +250,9 @@ impl AdminConfig {
                 "SSL or SASL_SSL, since STRIMZI_TLS_ENABLED is true",
             ));
         }
+        let mut unused_settings = Vec::new();
         let tls = if security_protocol.uses_tls() {
-            Some(tls_config(&lookup, &get)?)
+            Some(tls_config(&lookup, &get, &mut unused_settings)?)
         } else {
             None
         };
@@ -263,10 +270,9 @@ impl AdminConfig {
         };
         let sasl = match sasl {
             Some(_) if !security_protocol.uses_sasl() => {
-                tracing::warn!(
-                    protocol = ?security_protocol,
-                    "STRIMZI_SASL_ENABLED is true but the security protocol is not SASL_PLAINTEXT or SASL_SSL (set STRIMZI_SECURITY_PROTOCOL): the SASL settings are not used, as in Strimzi"
-                );
+                unused_settings.push(format!(
+                    "STRIMZI_SASL_ENABLED is true but the security protocol is {security_protocol:?}, not SASL_PLAINTEXT or SASL_SSL (set STRIMZI_SECURITY_PROTOCOL): the SASL settings are not used, as in Strimzi"
+                ));
                 None
             }
             sasl => sasl,
@@ -276,6 +282,7 @@ impl AdminConfig {
             security_protocol,
             tls,
             sasl,
+            unused_settings,
             ..Self::plaintext("")
         })
     }
@@ -285,6 +292,7 @@ impl AdminConfig {
 fn tls_config(
     lookup: &impl Fn(&str) -> Option<String>,
     get: &impl Fn(&str) -> String,
+    unused_settings: &mut Vec<String>,
 ) -> Result<TlsConfig, AdminError> {
     let password = |name: &str| lookup(name).filter(|password| !password.is_empty());
     let truststore = get("STRIMZI_TRUSTSTORE_LOCATION");
@@ -315,11 +323,10 @@ fn tls_config(
             Some(password) => Some(store.identity_pem(&password)?),
             None if store.is_pem() => Some(store.identity_pem("")?),
             None => {
-                tracing::warn!(
-                    keystore,
-                    "STRIMZI_KEYSTORE_LOCATION names a PKCS#12 or JKS store but STRIMZI_KEYSTORE_PASSWORD is not set: \
+                unused_settings.push(format!(
+                    "STRIMZI_KEYSTORE_LOCATION={keystore} names a PKCS#12 or JKS store but STRIMZI_KEYSTORE_PASSWORD is not set: \
                      no client certificate is used, as with Strimzi"
-                );
+                ));
                 None
             }
         }
@@ -446,6 +453,11 @@ mod tests {
         let config = from(&complete).unwrap();
         assert_eq!(config.security_protocol, SecurityProtocol::Plaintext);
         assert_eq!(config.sasl, None, "SASL used without a SASL protocol");
+        assert!(
+            config.unused_settings[0].contains("the SASL settings are not used"),
+            "{:?}",
+            config.unused_settings
+        );
     }
 
     #[test]
