@@ -146,10 +146,12 @@ def cpu_between(samples, start, end):
 
 def summary(out_dir):
     samples = [tuple(float(value) for value in row) for row in read_tsv(os.path.join(out_dir, "cpu.tsv"))]
-    phases, started = [], {}
+    phases, started, failed = [], {}, []
     for event, name, seconds in read_tsv(os.path.join(out_dir, "phases.tsv")):
         if event == "start":
             started[name] = int(seconds)
+        elif event == "fail" and name in started:
+            failed.append((started.pop(name), int(seconds), name))
         elif name in started:
             phases.append((started.pop(name), int(seconds), name))
     print("== figures of this run (seconds since CI started; cores of 2: host busy / of it niced / real nodes' pods)")
@@ -158,6 +160,8 @@ def summary(out_dir):
         cpu = cpu_between(samples, start, end)
         figures = "  ".join(f"{value:5.2f}" for value in cpu) if cpu else "    -      -      -"
         print(f"   {name:<58} {start:>6} {end:>6} {end - start:>6}  {figures}")
+    for start, end, name in failed:
+        print(f"   {name:<58} {start:>6} {end:>6} {end - start:>6}  FAILED")
     for name, start in started.items():
         print(f"   {name:<58} {start:>6}      -  (did not end)")
 

@@ -16,7 +16,7 @@
 #       election off, no RBAC, no global resources, images, optional variables);
 #   (f) Strimzi 1.2's own values.yaml (in $STRIMZI_REFERENCE_DIR/helm, by default
 #       ../shared/strimzi-reference beside the checkout) renders the same operator environment
-#       as our defaults; its every key is one of ours or named in the README as ignored; its
+#       as our defaults; its every key is one of ours or named in docs/differences.md as ignored; its
 #       default* image values move the Kafka, Connect, MirrorMaker 2 and Bridge images as in
 #       Strimzi's chart (the mirror recipe) and leave our operator's image alone; `--set` of
 #       its component image keys and of the keys only Strimzi's chart had renders what
@@ -167,11 +167,11 @@ render strimzi-keys -f "$reference_values" \
 render pdb-max --set podDisruptionBudget.enabled=true --set podDisruptionBudget.minAvailable=null \
     --set podDisruptionBudget.maxUnavailable=1
 
-python3 - "$tmp" "$namespace" "$chart/README.md" >>"$problems" <<'EOF' || problem "the comparison itself failed (python3 error above)"
+python3 - "$tmp" "$namespace" "$root/docs/differences.md" >>"$problems" <<'EOF' || problem "the comparison itself failed (python3 error above)"
 import json
 import sys
 
-tmp, namespace, readme = sys.argv[1], sys.argv[2], sys.argv[3]
+tmp, namespace, differences_page = sys.argv[1], sys.argv[2], sys.argv[3]
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace"}
 
 
@@ -424,7 +424,7 @@ for obj in custom:
 # (f) Strimzi's values file.
 VERSIONS = ("4.2.0", "4.2.1", "4.3.0", "4.3.1")
 OURS = "localhost/strimzi-rs/operator:0.1.0"
-# Keys of Strimzi's values.yaml this chart does not have, each named in the README.
+# Keys of Strimzi's values.yaml this chart does not have, each named in docs/differences.md.
 IGNORED = ("logVolume", "logConfigMap", "logConfiguration", "dashboards", "connectBuildTimeoutMs",
            "kanikoExecutor", "buildah", "mavenBuilder")
 # Values the chart writes into the objects as they are: any key under them is accepted.
@@ -470,8 +470,10 @@ def read_json(path):
 
 
 reference, ours = read_json(f"{tmp}/values-reference.json"), read_json(f"{tmp}/values-ours.json")
-with open(readme) as f:
-    differences = f.read().partition("## Differences from Strimzi's chart")[2]
+with open(differences_page) as f:
+    differences = f.read().partition("## Install and Helm chart")[2].partition("\n## ")[0]
+if not differences:
+    print(f"{differences_page}: no section \"## Install and Helm chart\"")
 where = "Strimzi's values.yaml"
 if not reference or not ours:
     print(f"{where}: the values files were not read")
@@ -482,7 +484,7 @@ for key in IGNORED:
     if has(ours, key):
         print(f"{where}: {key} is ignored but in the chart's values.yaml")
     if f"`{key}`" not in differences:
-        print(f"{where}: {key} is ignored but not named in the README's differences")
+        print(f"{where}: {key} is ignored but not named in docs/differences.md (Install and Helm chart)")
 
 strimzi_values = load("strimzi-values")
 expect(where, "operator environment (compared with our defaults)", env(default, "default values"), env(strimzi_values, where))
