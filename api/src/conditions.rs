@@ -8,6 +8,10 @@ pub const NOT_READY: &str = "NotReady";
 pub const WARNING: &str = "Warning";
 /// Reconciliation is paused by the `strimzi.io/pause-reconciliation` annotation.
 pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
+/// Ours, not Strimzi's: the operator is still bringing the resource in line with its spec
+/// (rolling pods, waiting for them to start); the reason says what it waits for. Present
+/// only while that work goes on, next to `Ready` or `NotReady` as Strimzi reports them.
+pub const RECONCILING: &str = "Reconciling";
 
 /// Condition status: the condition holds.
 pub const STATUS_TRUE: &str = "True";
@@ -49,4 +53,6 @@ pub mod reasons {
     pub const KAFKA_KRAFT_CONTROLLER_NODE_COUNT: &str = "KafkaKRaftControllerNodeCount";
     /// Reconciliation is paused by annotation.
     pub const RECONCILIATION_PAUSED: &str = "ReconciliationPaused";
+    /// `NotReady` reason of a Kafka whose first reconciliation is still deploying it.
+    pub const CREATING: &str = "Creating";
 }

@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, ConfigMapKeySelector, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, ConfigMapKeySelector, Pod, Secret};
 use kube::ResourceExt;
-use kube::api::Api;
+use kube::api::{Api, ListParams};
 use sha2::{Digest, Sha256};
 use strimzi_api::bridge::{KafkaBridge, KafkaBridgeStatus};
 use strimzi_api::labels;
@@ -339,15 +339,27 @@ impl Reconciler for BridgeReconciler {
                 .and_then(|deployment| deployment.status.as_ref())
                 .and_then(|status| status.ready_replicas)
                 .unwrap_or_default();
-            Reconciled::pending(
-                status,
-                "WaitingForPods",
-                &format!(
-                    "Deployment {name} has {ready_replicas} of {} pods ready",
-                    bridge.spec.replicas
-                ),
-                RECHECK_WHILE_STARTING,
-            )
+            let mut message = format!(
+                "Deployment {name} has {ready_replicas} of {} pods ready",
+                bridge.spec.replicas
+            );
+            // A stuck pod (its image cannot be pulled, it keeps crashing) waits for the user.
+            let pods: Api<Pod> = self.runtime.api(Some(&namespace));
+            let listed = pods
+                .list(&ListParams::default().labels(&labels.selector_string()))
+                .await
+                .map_err(|source| BridgeError::Api {
+                    what: format!("Pods of Deployment {namespace}/{name}"),
+                    source,
+                })?;
+            let stuck = crate::pod_set::stuck_pods(&listed.items);
+            let waiting = if stuck.is_empty() {
+                Reconciled::pending
+            } else {
+                message.push_str(&format!("; stuck: {}", stuck.join(", ")));
+                Reconciled::stalled
+            };
+            waiting(status, "WaitingForPods", &message, RECHECK_WHILE_STARTING)
         };
         for warning in &objects.warnings {
             reconciled = reconciled.warn(&warning.reason, &warning.message);

@@ -270,10 +270,105 @@ impl Reconciler for PodSetReconciler {
     }
 }
 
+/// Each of `pods` that is stuck (see [`stuck`]) and not being deleted, as `name (why)`.
+pub fn stuck_pods<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Vec<String> {
+    pods.into_iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .filter_map(|pod| {
+            let why = stuck(pod)?;
+            Some(format!("{} ({why})", pod.name_any()))
+        })
+        .collect()
+}
+
+/// Why `pod` seems stuck, if it does, as Strimzi's roller judges it: unschedulable, or a
+/// container waiting for a reason a restart with another definition may cure.
+pub fn stuck(pod: &Pod) -> Option<String> {
+    const STUCK_WAITING: [&str; 6] = [
+        "CrashLoopBackOff",
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "InvalidImageName",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+    ];
+    let status = pod.status.as_ref()?;
+    let unschedulable = status.conditions.iter().flatten().find(|condition| {
+        condition.type_ == "PodScheduled"
+            && condition.status == "False"
+            && condition.reason.as_deref() == Some("Unschedulable")
+    });
+    if let Some(condition) = unschedulable {
+        return Some(format!(
+            "Unschedulable: {}",
+            condition.message.as_deref().unwrap_or_default()
+        ));
+    }
+    status
+        .init_container_statuses
+        .iter()
+        .flatten()
+        .chain(status.container_statuses.iter().flatten())
+        .filter_map(|container| {
+            container
+                .state
+                .as_ref()?
+                .waiting
+                .as_ref()?
+                .reason
+                .as_deref()
+        })
+        .find(|reason| STUCK_WAITING.contains(reason))
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    fn pod(status: serde_json::Value) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "my-cluster-broker-0"},
+            "status": status,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn unschedulable_and_failing_pods_are_stuck_starting_ones_are_not() {
+        let unschedulable = pod(serde_json::json!({"phase": "Pending", "conditions": [{
+            "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "message": "0/3 nodes are available",
+        }]}));
+        assert_eq!(
+            stuck(&unschedulable).as_deref(),
+            Some("Unschedulable: 0/3 nodes are available")
+        );
+        let pulling = pod(
+            serde_json::json!({"phase": "Pending", "containerStatuses": [{
+                "name": "kafka", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ImagePullBackOff"}},
+            }]}),
+        );
+        assert_eq!(stuck(&pulling).as_deref(), Some("ImagePullBackOff"));
+        let crashing = pod(
+            serde_json::json!({"phase": "Running", "initContainerStatuses": [{
+                "name": "init", "image": "x", "imageID": "", "ready": false, "restartCount": 3,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+            }]}),
+        );
+        assert_eq!(stuck(&crashing).as_deref(), Some("CrashLoopBackOff"));
+        let scheduling = pod(serde_json::json!({"phase": "Pending"}));
+        assert_eq!(stuck(&scheduling), None);
+        let starting = pod(
+            serde_json::json!({"phase": "Pending", "containerStatuses": [{
+                "name": "kafka", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ContainerCreating"}},
+            }]}),
+        );
+        assert_eq!(stuck(&starting), None);
+    }
 
     fn set(pods: serde_json::Value) -> StrimziPodSet {
         serde_json::from_value(serde_json::json!({

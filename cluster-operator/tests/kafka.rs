@@ -16,10 +16,12 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_operator_common::config::OPERATION_TIMEOUT_MS;
 use strimzi_tests::resources::eventually;
 use support::rolls::pod_uids;
 use support::{
-    Operator, apply, cluster, condition, force, names, namespace, not_ready_with, ready, wait_for,
+    Health, HealthLog, Operator, apply, assert_never_degraded, cluster, condition, force,
+    health_of, names, namespace, not_ready_with, ready, reconciling_with, wait_for,
 };
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
@@ -282,14 +284,14 @@ async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
                 Some(missing) => {
                     // The operator goes as far as the environment allows and says why not.
                     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
-                    let not_ready = wait_for(&kafkas, &name, "NotReady", |kafka| {
-                        condition(kafka?, "NotReady").cloned()
+                    let waiting = wait_for(&kafkas, &name, "Reconciling", |kafka| {
+                        condition(kafka?, "Reconciling").cloned()
                     })
                     .await;
                     format!(
                         "not Ready here (needs {missing}): {}: {}",
-                        not_ready.reason.unwrap_or_default(),
-                        not_ready.message.unwrap_or_default()
+                        waiting.reason.unwrap_or_default(),
+                        waiting.message.unwrap_or_default()
                     )
                 }
             };
@@ -306,8 +308,18 @@ async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
 async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     let (client, ns) = namespace("scale").await;
     let operator = Operator::on(&ns);
+    let creating = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "scaled").await;
     apply_all(&client, &ns, &cluster("scaled", 3, 3)).await;
     ready(&client, &ns, "scaled").await;
+    let created = creating.stop();
+    assert_never_degraded("create", &created);
+    assert!(
+        created
+            .iter()
+            .any(|(health, conditions)| *health == Health::Progressing
+                && conditions.contains("NotReady/Creating")),
+        "Strimzi's NotReady Creating while being deployed: {created:?}"
+    );
     assert_eq!(
         pool_node_ids(&client, &ns).await,
         BTreeMap::from([
@@ -317,6 +329,8 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     );
 
     let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
+    // A Ready cluster stays Ready while it grows.
+    let scaling_up = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "scaled").await;
     pools
         .patch(
             "broker",
@@ -339,6 +353,14 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
         (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![0, 1, 2, 10]).then_some(())
     })
     .await;
+    let scaled_up = scaling_up.stop();
+    assert_never_degraded("scale-up", &scaled_up);
+    assert!(
+        scaled_up
+            .iter()
+            .all(|(health, _)| *health == Health::Healthy),
+        "Ready throughout: {scaled_up:?}"
+    );
 
     pools
         .patch(
@@ -366,6 +388,12 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
         "{message}"
     );
     assert!(pods.get_opt("scaled-broker-1").await.unwrap().is_some());
+    // A refused scale-down is a failure the user must act on: Degraded.
+    assert_eq!(
+        health_of("Kafka", &kafkas.get("scaled").await.unwrap()),
+        Health::Degraded
+    );
+    let scaling_down = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "scaled").await;
     kafkas
         .patch(
             "scaled",
@@ -396,6 +424,8 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     )
     .await;
     ready(&client, &ns, "scaled").await;
+    let scaled_down = scaling_down.stop();
+    assert_never_degraded("scale-down", &scaled_down);
     // The removal is reported as a Normal Event about the pod.
     eventually(
         "a Normal Event about the removed pod",
@@ -639,8 +669,11 @@ async fn pause_then_a_spec_change_updates_config_maps_and_the_revision_on_resume
         .unwrap();
     // The new revision rolls the broker, which waits: kwok pods run no broker, so the safety
     // checks cannot run and no ready pod restarts (the restarts are tested on real nodes).
-    let waiting = not_ready_with(&client, &ns, "paused", UNREACHABLE).await;
+    let waiting = reconciling_with(&client, &ns, "paused", UNREACHABLE).await;
     assert!(waiting.contains("paused-broker-0"), "{waiting}");
+    // Paused, it had no `Ready`; working on it again, it progresses.
+    let kafka = kafkas.get("paused").await.unwrap();
+    assert_eq!(health_of("Kafka", &kafka), Health::Progressing);
     assert_eq!(pod_uids(&client, &ns, "paused").await, pods_before);
     let config_after = config_maps
         .get("paused-broker-0")
@@ -789,6 +822,12 @@ async fn pods_not_ready_are_progress_not_failure_and_a_fix_is_picked_up_at_once(
     let message = not_ready.message.unwrap_or_default();
     assert!(message.contains("waiting-broker"), "{message}");
     assert_eq!(not_ready.status.as_deref(), Some("True"));
+    // A pod stuck on its current definition waits for the user: a failure to tools, as a bad
+    // image is (the same stuck-pod rule, tested with a real image pull on real nodes).
+    assert_eq!(
+        health_of("Kafka", &kafkas.get("waiting").await.unwrap()),
+        Health::Degraded
+    );
     // It keeps looking (requeued after a few seconds), and that is no failure. (Counted from
     // here: a Kafka created with its pools may meet an empty pool cache once before.)
     let started_before = reconciliations.started_count();
@@ -814,8 +853,12 @@ async fn pods_not_ready_are_progress_not_failure_and_a_fix_is_picked_up_at_once(
     // The fix: the pool without the impossible affinity. The stuck pods of the old definition
     // are replaced at the next reconciliation, not after the operation timeout (5 minutes).
     let fixed = std::time::Instant::now();
+    let fixing = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "waiting").await;
     apply(&client, &ns, &broker_pool).await;
     let kafka = ready(&client, &ns, "waiting").await;
+    // Replacing the stuck pods is the operator's own work: progress, the Kafka still being
+    // deployed.
+    assert_never_degraded("the fix", &fixing.stop());
     let took = fixed.elapsed();
     println!("Ready {took:?} after the fix");
     assert!(
@@ -1167,8 +1210,9 @@ async fn manual_restarts(client: &Client, ns: &str, pods: &[&str]) -> Vec<usize>
     counts
 }
 
-/// The reason of the `NotReady` condition while a roll waits because the brokers cannot be
-/// reached for its safety checks: kwok pods run no broker.
+/// The reason of the `Reconciling` condition while a roll waits because the brokers cannot be
+/// reached for its safety checks: kwok pods run no broker. Progress until the operation
+/// timeout (a restarting broker is unreachable for a while), as Strimzi's roller retries.
 const UNREACHABLE: &str = "KafkaBrokersUnreachable";
 
 /// A manual rolling update is taken from the pod, or passed from the StrimziPodSet to each of
@@ -1180,7 +1224,8 @@ const UNREACHABLE: &str = "KafkaBrokersUnreachable";
 #[tokio::test]
 async fn a_manual_rolling_update_waits_for_the_safety_checks_of_unreachable_brokers() {
     let (client, ns) = namespace("manual").await;
-    let operator = Operator::on(&ns);
+    // Waiting this long without a change counts as stalled (5 minutes by default).
+    let operator = Operator::on_with(&ns, &[(OPERATION_TIMEOUT_MS, "20000")]);
     apply_all(&client, &ns, &cluster("manual", 1, 2)).await;
     ready(&client, &ns, "manual").await;
     let before = pod_uids(&client, &ns, "manual").await;
@@ -1198,7 +1243,7 @@ async fn a_manual_rolling_update_waits_for_the_safety_checks_of_unreachable_brok
     pods.patch("manual-broker-1", &PatchParams::default(), &annotate)
         .await
         .unwrap();
-    let waiting = not_ready_with(&client, &ns, "manual", UNREACHABLE).await;
+    let waiting = reconciling_with(&client, &ns, "manual", UNREACHABLE).await;
     assert!(
         waiting.contains("manual-broker-1")
             && !waiting.contains("manual-broker-0")
@@ -1227,7 +1272,7 @@ async fn a_manual_rolling_update_waits_for_the_safety_checks_of_unreachable_brok
     assert!(annotated(&pods.get("manual-broker-0").await.unwrap()));
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
     wait_for(&kafkas, "manual", "both brokers waiting", |kafka| {
-        let message = condition(kafka?, "NotReady")?.message.as_deref()?;
+        let message = condition(kafka?, "Reconciling")?.message.as_deref()?;
         (message.contains("manual-broker-0") && message.contains("manual-broker-1")).then_some(())
     })
     .await;
@@ -1251,6 +1296,18 @@ async fn a_manual_rolling_update_waits_for_the_safety_checks_of_unreachable_brok
     assert!(
         warnings.iter().any(|event| event.contains(UNREACHABLE)),
         "{warnings:?}"
+    );
+
+    // Waiting unchanged for the operation timeout, the roll counts as stalled, as Strimzi's
+    // reconciliation fails on its timeout: NotReady with the reason, the generation written.
+    let message = not_ready_with(&client, &ns, "manual", UNREACHABLE).await;
+    assert!(message.contains("manual-broker-1"), "{message}");
+    let kafka = kafkas.get("manual").await.unwrap();
+    assert_eq!(health_of("Kafka", &kafka), Health::Degraded);
+    assert!(condition(&kafka, "Ready").is_none());
+    assert_eq!(
+        kafka.status.as_ref().unwrap().observed_generation,
+        kafka.metadata.generation
     );
     operator.stop().await;
 }
@@ -1277,7 +1334,10 @@ async fn cluster_ca_state(client: &Client, ns: &str, cluster: &str) -> (String, 
 #[tokio::test]
 async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_goes() {
     let (client, ns) = namespace("forced").await;
-    let operator = Operator::on(&ns);
+    // The rolls wait for brokers kwok pods do not run: longer than this test may take under
+    // load before that wait counts as stalled (the operation timeout, tested on its own in
+    // the manual rolling update's test).
+    let operator = Operator::on_with(&ns, &[(OPERATION_TIMEOUT_MS, "3600000")]);
     apply_all(&client, &ns, &cluster("forced", 1, 1)).await;
     ready(&client, &ns, "forced").await;
     assert_eq!(
@@ -1292,6 +1352,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         ),
         ("forced-cluster-ca", "strimzi.io/force-replace", ("2", "1")),
     ] {
+        let renewal = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "forced").await;
         force(&client, &ns, secret, annotation).await;
         eventually(
             &format!("{annotation} carried out"),
@@ -1300,8 +1361,13 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         )
         .await;
         // The pods are to roll for it, which waits (kwok pods run no broker whose safety
-        // could be checked); nothing more happens to the CA.
-        not_ready_with(&client, &ns, "forced", UNREACHABLE).await;
+        // could be checked); nothing more happens to the CA. The cluster stays Ready.
+        reconciling_with(&client, &ns, "forced", UNREACHABLE).await;
+        let renewed = renewal.stop();
+        assert!(
+            renewed.iter().all(|(health, _)| *health == Health::Healthy),
+            "{annotation}: {renewed:?}"
+        );
         let (cert, key, forced) = cluster_ca_state(&client, &ns, "forced").await;
         assert_eq!(
             (cert.as_str(), key.as_str(), forced),
@@ -1315,6 +1381,45 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         (count("CaCertificateRenewed"), count("CaKeyReplaced")),
         (1, 1),
         "{notes:?}"
+    );
+
+    // A spec change that rolls the pods: still Ready, `observedGeneration` the one before
+    // until the roll is done, progress in `Reconciling`.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let before = kafkas.get("forced").await.unwrap();
+    let rolling = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "forced").await;
+    kafkas
+        .patch(
+            "forced",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"kafka": {"template": {"pod": {
+                "metadata": {"labels": {"example.com/rolled": "true"}},
+            }}}}})),
+        )
+        .await
+        .unwrap();
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    wait_for(&sets, "forced-broker", "the new pod definition", |set| {
+        serde_json::to_string(&set?.spec.pods)
+            .ok()?
+            .contains("example.com/rolled")
+            .then_some(())
+    })
+    .await;
+    let waiting = reconciling_with(&client, &ns, "forced", UNREACHABLE).await;
+    assert!(waiting.contains("forced-broker-"), "{waiting}");
+    let rolled = rolling.stop();
+    assert_never_degraded("a roll", &rolled);
+    assert!(
+        rolled.iter().all(|(health, _)| *health == Health::Healthy),
+        "{rolled:?}"
+    );
+    let during = kafkas.get("forced").await.unwrap();
+    assert!(during.metadata.generation > before.metadata.generation);
+    assert_eq!(
+        during.status.as_ref().unwrap().observed_generation,
+        before.status.as_ref().unwrap().observed_generation,
+        "observedGeneration moves when the change is done"
     );
     operator.stop().await;
 }
@@ -1447,7 +1552,7 @@ async fn while_the_spec_is_invalid_the_cluster_ca_and_the_running_nodes_certific
     // The fix is applied, and the pods are to roll for the renewed CA, which waits (kwok
     // pods run no broker whose safety could be checked).
     apply(&client, &ns, &documents[2]).await;
-    not_ready_with(&client, &ns, "renewing", UNREACHABLE).await;
+    reconciling_with(&client, &ns, "renewing", UNREACHABLE).await;
     assert_eq!(pod_uids(&client, &ns, "renewing").await, pods);
     operator.stop().await;
 }
@@ -1679,7 +1784,7 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
     refusal.remove().await;
     // The CA step is through; the pods are to roll for the new key (kwok pods run no broker
     // whose safety could be checked).
-    not_ready_with(&client, &ns, "replacing", UNREACHABLE).await;
+    reconciling_with(&client, &ns, "replacing", UNREACHABLE).await;
 
     // The certificate write refused: the new key is stored, marked as replacing the current
     // certificate, and then completed with that very key. The operator is the binary here,
@@ -1741,7 +1846,7 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
         trusted.contains(&first.0) && trusted.contains(&before.0),
         "both old ones trusted"
     );
-    not_ready_with(&client, &ns, "replacing", UNREACHABLE).await;
+    reconciling_with(&client, &ns, "replacing", UNREACHABLE).await;
     let notes = events(&client, &ns, "Normal", "Kafka", "replacing").await;
     assert_eq!(
         notes

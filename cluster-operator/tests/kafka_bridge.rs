@@ -16,8 +16,8 @@ use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_api::common::Condition;
 use support::{
-    Operator, apply, binding_goes_with_the_resource, condition_of, namespace, wait_binding,
-    wait_client_binding, wait_for, wait_gone,
+    Health, HealthLog, Operator, apply, assert_never_degraded, binding_goes_with_the_resource,
+    condition_of, health_of, namespace, wait_binding, wait_client_binding, wait_for, wait_gone,
 };
 
 async fn patch(bridges: &Api<KafkaBridge>, value: serde_json::Value) {
@@ -319,5 +319,75 @@ async fn a_rack_binds_the_bridge_pods_to_their_nodes_and_unbinds_them_when_remov
     // The rack again, then the KafkaBridge deleted: the cleanup removes the binding.
     binding_goes_with_the_resource::<KafkaBridge>(&client, &ns, &mut bridge, "zoned", &binding)
         .await;
+    operator.stop().await;
+}
+
+/// Read as tools that know Strimzi read it: a new bridge progresses, then is healthy, stays
+/// healthy while its pods are replaced for a spec change (`observedGeneration` the one before
+/// until they are), and is degraded once a pod of its current definition is stuck (here
+/// unschedulable; an image that cannot be pulled is the same rule, on real nodes).
+#[tokio::test]
+async fn a_bridge_progresses_stays_healthy_while_it_rolls_and_is_degraded_while_stuck() {
+    let (client, ns) = namespace("bridge-health").await;
+    let operator = Operator::on(&ns);
+    let bridges: Api<KafkaBridge> = Api::namespaced(client.clone(), &ns);
+    let creating = HealthLog::start::<KafkaBridge>(&client, &ns, "KafkaBridge", "web").await;
+    apply(
+        &client,
+        &ns,
+        &json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaBridge",
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 1,
+                "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+                "http": {"port": 8080},
+            }
+        }),
+    )
+    .await;
+    let created = ready(&bridges, "web").await;
+    assert_never_degraded("create", &creating.stop());
+
+    let rolling = HealthLog::start::<KafkaBridge>(&client, &ns, "KafkaBridge", "web").await;
+    patch(
+        &bridges,
+        json!({"spec": {"template": {"pod": {"metadata": {"labels": {"example.com/rolled": "true"}}}}}}),
+    )
+    .await;
+    let rolled = ready(&bridges, "web").await;
+    assert!(rolled.metadata.generation > created.metadata.generation);
+    let seen = rolling.stop();
+    assert_never_degraded("a roll", &seen);
+    assert!(
+        seen.iter().all(|(health, _)| *health == Health::Healthy),
+        "{seen:?}"
+    );
+
+    patch(
+        &bridges,
+        json!({"spec": {"template": {"pod": {"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "example.com/no-such-node", "operator": "Exists"}]},
+            ]},
+        }}}}}}),
+    )
+    .await;
+    let stuck = wait_for(&bridges, "web", "the bridge degraded by a stuck pod", |bridge| {
+        let bridge = bridge?;
+        (health_of("KafkaBridge", bridge) == Health::Degraded).then(|| bridge.clone())
+    })
+    .await;
+    let not_ready = bridge_condition(&stuck, "NotReady").unwrap();
+    assert_eq!(not_ready.reason.as_deref(), Some("WaitingForPods"));
+    let message = not_ready.message.as_deref().unwrap_or_default();
+    assert!(message.contains("stuck: web-bridge-"), "{message}");
+    assert!(message.contains("Unschedulable"), "{message}");
+    assert_eq!(
+        stuck.status.as_ref().unwrap().observed_generation,
+        stuck.metadata.generation,
+        "a stalled reconciliation ends, as a failed one"
+    );
     operator.stop().await;
 }

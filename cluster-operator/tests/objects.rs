@@ -135,7 +135,7 @@ async fn what_is_no_longer_desired_is_deleted_and_the_init_binding_follows_its_k
     // Without the node port listener and JMX authentication, their objects go. The brokers'
     // new definition waits to roll: kwok pods run no broker whose safety could be checked.
     apply_documents(&client, &ns, &with_kafka("tidy", &[], &json!({}))).await;
-    support::not_ready_with(&client, &ns, "tidy", "KafkaBrokersUnreachable").await;
+    support::reconciling_with(&client, &ns, "tidy", "KafkaBrokersUnreachable").await;
     wait_until(
         &client,
         &ns,

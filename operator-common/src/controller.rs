@@ -2,8 +2,9 @@
 //! namespaces with the custom-resource selector, owned kinds watched by label as metadata
 //! only, shared caches, one reconciliation per resource at a time, a periodic full
 //! reconciliation, exponential backoff with jitter after failures, reconciliations that end
-//! in progress ([`Reconciled::pending`]: `NotReady` with what is awaited, looked at again
-//! after a delay or on a watch event, not a failure), resources that do not
+//! in progress ([`Reconciled::pending`]: a `Reconciling` condition with what is awaited, `Ready`
+//! kept as Strimzi keeps it while it works, looked at again after a delay or on a watch event,
+//! not a failure) or stalled ([`Reconciled::stalled`]: `NotReady`), resources that do not
 //! deserialize reported in their status without breaking the watch, the
 //! `strimzi.io/pause-reconciliation` annotation, an optional finalizer for cleanup on
 //! deletion, status written only when it changed, and reconciliation only while leading.
@@ -34,6 +35,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use strimzi_api::annotations;
 use strimzi_api::common::Condition;
+use strimzi_api::conditions;
 use tracing::Instrument;
 
 use crate::ErrorReason;
@@ -112,11 +114,20 @@ pub trait Reconciler: Send + Sync + 'static {
         status::not_ready(reason, message, now)
     }
 
-    /// The condition reporting a reconciliation still in progress
-    /// ([`Reconciled::pending`]): `NotReady` with the pending reason and message (the
-    /// default, Strimzi's condition for a resource that is not ready).
-    fn pending_condition(&self, reason: &str, message: &str, now: &str) -> Condition {
+    /// The condition reporting a reconciliation that stalled ([`Reconciled::stalled`], or
+    /// progress unchanged for longer than the operation timeout): `NotReady` with the pending
+    /// reason and message (the default, Strimzi's condition for a resource that is not ready).
+    fn stalled_condition(&self, reason: &str, message: &str, now: &str) -> Condition {
         status::not_ready(reason, message, now)
+    }
+
+    /// The condition a resource that has never been ready reports, beside `Reconciling`,
+    /// while its reconciliation makes progress: none (the default: Strimzi writes the status
+    /// of most kinds only at the end of a reconciliation), or what Strimzi writes first for
+    /// the kind (a new Kafka's `NotReady` `Creating`). `previous` is the status before.
+    fn creating_condition(&self, previous: Option<&Self::Status>, now: &str) -> Option<Condition> {
+        let _ = (previous, now);
+        None
     }
 
     /// The status reported, with the failure condition, when reconciling `resource` failed:
@@ -140,20 +151,38 @@ pub trait Reconciler: Send + Sync + 'static {
     }
 }
 
-/// The outcome of a reconciliation that did not fail: done ([`Reconciled::new`]), or still in
+/// The outcome of a reconciliation that did not fail: done ([`Reconciled::new`]), still in
 /// progress ([`Reconciled::pending`]), waiting for something that takes time (pods to become
-/// ready, a load balancer address) without holding the reconciliation open meanwhile.
+/// ready, a load balancer address, a rolling update) without holding the reconciliation open
+/// meanwhile, or stalled ([`Reconciled::stalled`]): waiting for something only a person or
+/// another change can bring (a pod whose image cannot be pulled, another operator claiming
+/// the resource).
 ///
-/// What the controller makes of it:
+/// What the controller makes of it, keeping Strimzi's meaning of `Ready`, `NotReady` and
+/// `observedGeneration`, which tools read (Argo CD's health checks, `kubectl wait
+/// --for=condition=Ready`, alert rules): Strimzi leaves the status as it was while a
+/// reconciliation works (a Ready cluster stays `Ready` while it rolls), writes `NotReady`
+/// `Creating` first for a new Kafka only, and writes `observedGeneration` when a
+/// reconciliation ends, successful or failed. Progress is shown in a condition of its own,
+/// `Reconciling` (status `True`, the pending reason and message), which Strimzi-aware tools do
+/// not misread: not `Warning`, not `NotReady`; it is the condition kstatus (Flux, kpt) reads
+/// as work in progress, and it is there only while that work goes on.
 ///
-/// | | done | pending |
-/// |---|---|---|
-/// | condition | `Ready` | [`Reconciler::pending_condition`]: `NotReady` (status `True`) with the pending reason and message |
-/// | `Warning` conditions, `observedGeneration` | written | written |
-/// | metrics | a successful reconciliation | a successful reconciliation (not a failure) |
-/// | Warning Event | none | none |
-/// | backoff after earlier failures | reset | reset |
-/// | next reconciliation | on a watch event, else after the full reconciliation interval (less up to a fifth, at random, so that resources reconciled together spread out) | on a watch event, else [`Action::requeue`] after `recheck_after` |
+/// | | done | progress, was `Ready` | progress, not `Ready` | stalled, or progress unchanged for the operation timeout |
+/// |---|---|---|---|---|
+/// | conditions | `Ready` | `Ready` (transition time kept), `Reconciling` | [`Reconciler::creating_condition`] (a new Kafka's `NotReady` `Creating`; else none), `Reconciling` | [`Reconciler::stalled_condition`]: `NotReady` with the pending reason and message (and `Reconciling` as it was, when timed out) |
+/// | `Warning` conditions | written | written | written | written |
+/// | `observedGeneration` | the generation | as it was | as it was | the generation |
+/// | metrics | a successful reconciliation | the same | the same | the same |
+/// | Warning Event | none | none | none | none |
+/// | backoff after earlier failures | reset | reset | reset | reset |
+/// | next reconciliation | on a watch event, else after the full reconciliation interval (less up to a fifth, at random, so that resources reconciled together spread out) | on a watch event, else [`Action::requeue`] after `recheck_after` | the same | the same |
+///
+/// Progress is unchanged while its reason and message stay the same (the `Reconciling`
+/// condition keeps its transition time); the operation timeout is
+/// `STRIMZI_OPERATION_TIMEOUT_MS` (5 minutes by default), after which Strimzi's reconciliation
+/// would have failed. A failed reconciliation (an error) is `NotReady` with the error's reason
+/// and writes the generation, as Strimzi does.
 ///
 /// Kinds whose state is the type of their condition (a KafkaRebalance is `ProposalReady`,
 /// `Rebalancing`, ...) report that condition instead ([`Reconciled::in_state`]), and may leave
@@ -164,7 +193,7 @@ pub trait Reconciler: Send + Sync + 'static {
 pub struct Reconciled<S> {
     /// The kind-specific part of the status.
     pub status: S,
-    /// `Warning` conditions to report next to `Ready` (or `NotReady` while pending).
+    /// `Warning` conditions to report next to `Ready` (or the conditions of a pending one).
     pub warnings: Vec<Condition>,
     /// What the reconciliation still waits for; `None` when it is done.
     pub pending: Option<Pending>,
@@ -193,13 +222,16 @@ pub struct ReportedState {
 /// What an unfinished reconciliation waits for, and when to look again.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pending {
-    /// The reason of the `NotReady` condition, e.g. `WaitingForPods`.
+    /// The reason of the `Reconciling` (or `NotReady`) condition, e.g. `WaitingForPods`.
     pub reason: String,
     /// Its message: what is awaited.
     pub message: String,
     /// When to reconcile again at the latest; a watch event of the resource or of what it
     /// watches reconciles it earlier.
     pub recheck_after: Duration,
+    /// Whether it waits for a person rather than for the operator's own work
+    /// ([`Reconciled::stalled`]).
+    pub stalled: bool,
 }
 
 impl<S> Reconciled<S> {
@@ -216,17 +248,38 @@ impl<S> Reconciled<S> {
         }
     }
 
-    /// A reconciliation that did what it could and now waits for something that is not there
-    /// yet (`message` says what; `reason` is a word such as `WaitingForPods`): the resource
-    /// reports `status` with a `NotReady` condition and is reconciled again after
-    /// `recheck_after`, or sooner when a watch event arrives. Progress, not an error: no
-    /// failure is counted, no Warning Event published, and the backoff is reset.
+    /// A reconciliation that did what it could and now waits for something the operator's
+    /// own work brings (`message` says what; `reason` is a word such as `WaitingForPods`): the
+    /// resource reports `status` with a `Reconciling` condition (see the table above) and is
+    /// reconciled again after `recheck_after`, or sooner when a watch event arrives. Progress,
+    /// not an error: no failure is counted, no Warning Event published, and the backoff is
+    /// reset.
     pub fn pending(status: S, reason: &str, message: &str, recheck_after: Duration) -> Self {
+        Self::waiting(status, reason, message, recheck_after, false)
+    }
+
+    /// A reconciliation that waits for something only a person (or another change) can bring:
+    /// a pod whose image cannot be pulled or that keeps crashing, another operator claiming
+    /// the resource, a failed connector. Reported `NotReady` with `reason` and `message` at
+    /// once, `observedGeneration` written; otherwise as [`Self::pending`] (looked at again
+    /// after `recheck_after`, no failure counted, no Warning Event).
+    pub fn stalled(status: S, reason: &str, message: &str, recheck_after: Duration) -> Self {
+        Self::waiting(status, reason, message, recheck_after, true)
+    }
+
+    fn waiting(
+        status: S,
+        reason: &str,
+        message: &str,
+        recheck_after: Duration,
+        stalled: bool,
+    ) -> Self {
         Self {
             pending: Some(Pending {
                 reason: reason.to_owned(),
                 message: message.to_owned(),
                 recheck_after,
+                stalled,
             }),
             ..Self::new(status)
         }
@@ -717,36 +770,149 @@ fn error_policy<R: Reconciler>(
     Action::requeue(delay)
 }
 
-/// The status, conditions and next action of a reconciliation that did not fail: the
-/// reported state and a requeue after its recheck delay (else `periodic`), or `Ready` and a
-/// requeue after `periodic`, or the pending condition (made by `pending_condition` from the
-/// reason, message and `now`) and a requeue after the recheck delay; the warnings after any.
-fn settle<S>(
-    reconciled: Reconciled<S>,
-    now: &str,
+/// What [`settle`] needs besides the outcome of the reconciliation.
+struct Settling<'a, S> {
+    /// The status before the reconciliation.
+    previous: Option<&'a S>,
+    /// The resource's generation.
+    generation: Option<i64>,
+    /// The time of the outcome.
+    now: jiff::Timestamp,
+    /// When to come back when done.
     periodic: Duration,
-    pending_condition: impl FnOnce(&str, &str, &str) -> Condition,
-) -> (S, Vec<Condition>, Action) {
+    /// How long progress may stay unchanged before it counts as stalled.
+    operation_timeout: Duration,
+}
+
+/// The status to write after a reconciliation that did not fail, and what to do next.
+#[derive(Debug)]
+struct Settled<S> {
+    /// The kind-specific part of the status.
+    status: S,
+    /// Its conditions, warnings last.
+    conditions: Vec<Condition>,
+    /// Its `observedGeneration`.
+    observed_generation: Option<i64>,
+    /// When to reconcile again.
+    action: Action,
+}
+
+/// How a pending reconciliation is reported (see the table at [`Reconciled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// Progress on a resource that was `Ready`.
+    ProgressWhileReady,
+    /// Progress on a resource that is not `Ready`.
+    Progress,
+    /// Stalled ([`Reconciled::stalled`]), or progress unchanged past the operation timeout
+    /// (`timed_out`).
+    Stalled {
+        /// Whether it is progress that timed out.
+        timed_out: bool,
+    },
+}
+
+/// How `pending` is reported given the conditions before it, at `now`: progress whose
+/// `Reconciling` condition, same reason and message, has been there for `timeout` or longer
+/// counts as stalled.
+fn standing(
+    pending: &Pending,
+    previous: &[Condition],
+    now: jiff::Timestamp,
+    timeout: Duration,
+) -> Standing {
+    if pending.stalled {
+        return Standing::Stalled { timed_out: false };
+    }
+    let since = status::find_true(previous, conditions::RECONCILING)
+        .filter(|condition| {
+            condition.reason.as_deref() == Some(pending.reason.as_str())
+                && condition.message.as_deref() == Some(pending.message.as_str())
+        })
+        .and_then(|condition| condition.last_transition_time.as_deref())
+        .and_then(|time| time.parse::<jiff::Timestamp>().ok());
+    let timeout = i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX);
+    if since.is_some_and(|since| now.as_second().saturating_sub(since.as_second()) >= timeout) {
+        Standing::Stalled { timed_out: true }
+    } else if status::find_true(previous, conditions::READY).is_some() {
+        Standing::ProgressWhileReady
+    } else {
+        Standing::Progress
+    }
+}
+
+/// The status, conditions, `observedGeneration` and next action of a reconciliation that did
+/// not fail: the reported state and a requeue after its recheck delay (else the periodic
+/// one), or `Ready` and the periodic requeue, or a pending one's conditions (see the table at
+/// [`Reconciled`]; `stalled_condition` and `creating_condition` are the reconciler's) and a
+/// requeue after its recheck delay; the warnings after any.
+fn settle<S: OperatorStatus>(
+    reconciled: Reconciled<S>,
+    settling: &Settling<'_, S>,
+    stalled_condition: impl FnOnce(&str, &str, &str) -> Condition,
+    creating_condition: impl FnOnce(Option<&S>, &str) -> Option<Condition>,
+) -> Settled<S> {
+    let now = status::timestamp(settling.now);
+    let previous_generation = settling
+        .previous
+        .and_then(OperatorStatus::observed_generation);
     let Reconciled {
         status,
         warnings,
         pending,
         state,
+        keep_observed_generation,
         ..
     } = reconciled;
-    let (first, action) = match (state, pending) {
-        (Some(state), _) => (
-            state.condition,
-            Action::requeue(state.recheck_after.unwrap_or(periodic)),
-        ),
-        (None, None) => (status::ready(now), Action::requeue(periodic)),
-        (None, Some(pending)) => (
-            pending_condition(&pending.reason, &pending.message, now),
-            Action::requeue(pending.recheck_after),
-        ),
+    let ended = if keep_observed_generation {
+        previous_generation
+    } else {
+        settling.generation
     };
-    let conditions = std::iter::once(first).chain(warnings).collect();
-    (status, conditions, action)
+    let (first, observed_generation, action) = match (state, pending) {
+        (Some(state), _) => (
+            vec![state.condition],
+            ended,
+            Action::requeue(state.recheck_after.unwrap_or(settling.periodic)),
+        ),
+        (None, None) => (
+            vec![status::ready(&now)],
+            ended,
+            Action::requeue(settling.periodic),
+        ),
+        (None, Some(pending)) => {
+            let previous = settling
+                .previous
+                .map(OperatorStatus::conditions)
+                .unwrap_or_default();
+            let reconciling = status::reconciling(&pending.reason, &pending.message, &now);
+            let standing = standing(&pending, previous, settling.now, settling.operation_timeout);
+            let (first, generation) = match standing {
+                Standing::ProgressWhileReady => {
+                    (vec![status::ready(&now), reconciling], previous_generation)
+                }
+                Standing::Progress => (
+                    creating_condition(settling.previous, &now)
+                        .into_iter()
+                        .chain([reconciling])
+                        .collect(),
+                    previous_generation,
+                ),
+                Standing::Stalled { timed_out } => {
+                    let not_ready = stalled_condition(&pending.reason, &pending.message, &now);
+                    let kept = timed_out.then_some(reconciling);
+                    (std::iter::once(not_ready).chain(kept).collect(), ended)
+                }
+            };
+            (first, generation, Action::requeue(pending.recheck_after))
+        }
+    };
+    Settled {
+        status,
+        conditions: first.into_iter().chain(warnings).collect(),
+        observed_generation,
+        action,
+    }
 }
 
 /// The delay before retry number `attempt` (from 1): doubling from 1 s up to 5 minutes,
@@ -897,21 +1063,31 @@ impl<R: Reconciler> Shared<R> {
             Ok(reconciled) => {
                 let pending = reconciled.pending.clone();
                 let remove_annotations = reconciled.remove_annotations.clone();
-                let generation = if reconciled.keep_observed_generation {
-                    previous.and_then(OperatorStatus::observed_generation)
-                } else {
-                    generation
-                };
                 let periodic = self.periodically(resource.meta());
-                let (kind_status, conditions, action) =
-                    settle(reconciled, &now, periodic, |reason, message, now| {
-                        self.reconciler.pending_condition(reason, message, now)
-                    });
+                let settling = Settling {
+                    previous,
+                    generation,
+                    now: jiff::Timestamp::now(),
+                    periodic,
+                    operation_timeout: self.runtime.config().operation_timeout,
+                };
+                let Settled {
+                    status: kind_status,
+                    conditions,
+                    observed_generation,
+                    action,
+                } = settle(
+                    reconciled,
+                    &settling,
+                    |reason, message, now| self.reconciler.stalled_condition(reason, message, now),
+                    |previous, now| self.reconciler.creating_condition(previous, now),
+                );
                 if action != Action::requeue(periodic) {
                     // A recheck comes first: the periodic timer is dropped.
                     self.take_periodic(resource.meta());
                 }
-                let next = status::with_conditions(kind_status, previous, conditions, generation);
+                let next =
+                    status::with_conditions(kind_status, previous, conditions, observed_generation);
                 let written = self.write_status(resource, previous, &next).await;
                 metrics.finished(written.is_ok(), started.elapsed().as_secs_f64());
                 written?;
@@ -928,6 +1104,7 @@ impl<R: Reconciler> Shared<R> {
                         duration = ?started.elapsed(),
                         reason = pending.reason,
                         message = pending.message,
+                        stalled = pending.stalled,
                         recheck_after = ?pending.recheck_after,
                         "reconciled as far as possible; waiting"
                     ),
@@ -1260,49 +1437,232 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    #[test]
-    fn a_finished_reconciliation_is_ready_and_comes_back_after_the_period() {
-        let reconciled = Reconciled::new(7).warn("W", "careful");
-        assert!(!reconciled.is_pending());
-        let (kind_status, conditions, action) =
-            settle(reconciled, "t", Duration::from_secs(90), |_, _, _| {
-                unreachable!("not pending")
-            });
-        assert_eq!(kind_status, 7);
-        let types: Vec<_> = conditions
+    use strimzi_api::topic::KafkaTopicStatus;
+
+    const PERIODIC: Duration = Duration::from_secs(90);
+    const TIMEOUT: Duration = Duration::from_secs(300);
+
+    fn at(time: &str) -> jiff::Timestamp {
+        time.parse().unwrap()
+    }
+
+    /// A status with `conditions` for generation 1.
+    fn before(conditions: Vec<Condition>) -> KafkaTopicStatus {
+        status::with_conditions(KafkaTopicStatus::default(), None, conditions, Some(1))
+    }
+
+    /// `reconciled` settled at `now` after `previous`, for generation 2, as the controller
+    /// writes it: the stalled condition is `NotReady`, the creating one `Creating` when
+    /// `creates`.
+    fn settled(
+        reconciled: Reconciled<KafkaTopicStatus>,
+        previous: Option<&KafkaTopicStatus>,
+        now: &str,
+        creates: bool,
+    ) -> (KafkaTopicStatus, Action) {
+        let settling = Settling {
+            previous,
+            generation: Some(2),
+            now: at(now),
+            periodic: PERIODIC,
+            operation_timeout: TIMEOUT,
+        };
+        let settled = settle(reconciled, &settling, status::not_ready, |_, now| {
+            creates.then(|| status::creating_kafka(now))
+        });
+        let written = status::with_conditions(
+            settled.status,
+            previous,
+            settled.conditions,
+            settled.observed_generation,
+        );
+        (written, settled.action)
+    }
+
+    /// Each condition as `type/status/reason@time`.
+    fn described(status: &KafkaTopicStatus) -> Vec<String> {
+        status
+            .conditions()
             .iter()
-            .map(|condition| condition.r#type.as_deref().unwrap_or_default())
-            .collect();
-        assert_eq!(types, ["Ready", "Warning"]);
-        assert_eq!(action, Action::requeue(Duration::from_secs(90)));
+            .map(|condition| {
+                format!(
+                    "{}/{}/{}@{}",
+                    condition.r#type.as_deref().unwrap_or_default(),
+                    condition.status.as_deref().unwrap_or_default(),
+                    condition.reason.as_deref().unwrap_or_default(),
+                    condition
+                        .last_transition_time
+                        .as_deref()
+                        .unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    fn rolling(message: &str) -> Reconciled<KafkaTopicStatus> {
+        Reconciled::pending(
+            KafkaTopicStatus::default(),
+            "RollingUpdate",
+            message,
+            Duration::from_secs(5),
+        )
     }
 
     #[test]
-    fn a_pending_reconciliation_is_not_ready_and_looks_again_later() {
-        let reconciled = Reconciled::pending(
-            7,
-            "WaitingForPods",
-            "waiting for 2 pods",
-            Duration::from_secs(5),
-        )
-        .warn("W", "careful")
-        .warn("V", "also");
+    fn a_finished_reconciliation_is_ready_for_its_generation_and_comes_back_after_the_period() {
+        let mut reconciled = Reconciled::new(KafkaTopicStatus::default());
+        reconciled
+            .warnings
+            .push(status::warning("W", "careful", "2026-01-01T00:00:00Z"));
+        assert!(!reconciled.is_pending());
+        let (written, action) = settled(reconciled, None, "2026-01-01T00:00:00Z", true);
+        assert_eq!(
+            described(&written),
+            [
+                "Ready/True/@2026-01-01T00:00:00Z",
+                "Warning/True/W@2026-01-01T00:00:00Z"
+            ]
+        );
+        assert_eq!(written.observed_generation(), Some(2));
+        assert_eq!(action, Action::requeue(PERIODIC));
+    }
+
+    #[test]
+    fn progress_on_a_ready_resource_keeps_ready_and_the_observed_generation() {
+        let previous = before(vec![status::ready("2026-01-01T00:00:00Z")]);
+        let mut reconciled = rolling("restarted pod-0");
+        reconciled
+            .warnings
+            .push(status::warning("W", "careful", "2026-01-01T01:00:00Z"));
         assert!(reconciled.is_pending());
-        let (kind_status, conditions, action) =
-            settle(reconciled, "t", Duration::from_secs(90), status::not_ready);
-        assert_eq!(kind_status, 7);
-        let not_ready = &conditions[0];
-        assert_eq!(not_ready.r#type.as_deref(), Some("NotReady"));
-        assert_eq!(not_ready.status.as_deref(), Some("True"));
-        assert_eq!(not_ready.reason.as_deref(), Some("WaitingForPods"));
-        assert_eq!(not_ready.message.as_deref(), Some("waiting for 2 pods"));
-        assert_eq!(not_ready.last_transition_time.as_deref(), Some("t"));
-        let warnings: Vec<_> = conditions[1..]
-            .iter()
-            .map(|condition| condition.reason.as_deref().unwrap_or_default())
-            .collect();
-        assert_eq!(warnings, ["W", "V"]);
+        let (written, action) = settled(reconciled, Some(&previous), "2026-01-01T01:00:00Z", true);
+        assert_eq!(
+            described(&written),
+            [
+                "Ready/True/@2026-01-01T00:00:00Z",
+                "Reconciling/True/RollingUpdate@2026-01-01T01:00:00Z",
+                "Warning/True/W@2026-01-01T01:00:00Z",
+            ],
+            "no NotReady, and no Creating for a resource that was Ready"
+        );
+        assert_eq!(
+            written.conditions()[1].message.as_deref(),
+            Some("restarted pod-0")
+        );
+        assert_eq!(written.observed_generation(), Some(1), "moves when done");
         assert_eq!(action, Action::requeue(Duration::from_secs(5)));
+        // Done: Ready as before, the generation now, no Reconciling.
+        let (done, _) = settled(
+            Reconciled::new(KafkaTopicStatus::default()),
+            Some(&written),
+            "2026-01-01T01:01:00Z",
+            true,
+        );
+        assert_eq!(described(&done), ["Ready/True/@2026-01-01T00:00:00Z"]);
+        assert_eq!(done.observed_generation(), Some(2));
+    }
+
+    #[test]
+    fn progress_on_a_new_resource_reports_the_kinds_creating_condition_if_any() {
+        let (kafka, _) = settled(rolling("starting"), None, "2026-01-01T00:00:00Z", true);
+        assert_eq!(
+            described(&kafka),
+            [
+                "NotReady/True/Creating@2026-01-01T00:00:00Z",
+                "Reconciling/True/RollingUpdate@2026-01-01T00:00:00Z",
+            ]
+        );
+        assert_eq!(kafka.observed_generation(), None);
+        let (other, _) = settled(rolling("starting"), None, "2026-01-01T00:00:00Z", false);
+        assert_eq!(
+            described(&other),
+            ["Reconciling/True/RollingUpdate@2026-01-01T00:00:00Z"]
+        );
+    }
+
+    #[test]
+    fn stalled_is_not_ready_at_once_and_writes_the_generation() {
+        let previous = before(vec![status::ready("2026-01-01T00:00:00Z")]);
+        let stalled = Reconciled::stalled(
+            KafkaTopicStatus::default(),
+            "WaitingForPods",
+            "pod-0 (ImagePullBackOff)",
+            Duration::from_secs(10),
+        );
+        assert!(stalled.is_pending());
+        let (written, action) = settled(stalled, Some(&previous), "2026-01-01T01:00:00Z", true);
+        assert_eq!(
+            described(&written),
+            ["NotReady/True/WaitingForPods@2026-01-01T01:00:00Z"]
+        );
+        assert_eq!(written.observed_generation(), Some(2));
+        assert_eq!(action, Action::requeue(Duration::from_secs(10)));
+        // Unless the reconciler keeps it (it could not act on the spec).
+        let kept = Reconciled::stalled(KafkaTopicStatus::default(), "C", "m", TIMEOUT)
+            .keep_observed_generation();
+        let (written, _) = settled(kept, Some(&previous), "2026-01-01T01:00:00Z", true);
+        assert_eq!(written.observed_generation(), Some(1));
+    }
+
+    #[test]
+    fn progress_unchanged_for_the_operation_timeout_becomes_not_ready() {
+        let previous = before(vec![status::ready("2026-01-01T00:00:00Z")]);
+        let (first, _) = settled(
+            rolling("step 1"),
+            Some(&previous),
+            "2026-01-01T01:00:00Z",
+            true,
+        );
+        // Just before the timeout: still progress.
+        let (still, _) = settled(
+            rolling("step 1"),
+            Some(&first),
+            "2026-01-01T01:04:59Z",
+            true,
+        );
+        assert_eq!(described(&still), described(&first));
+        // A change of message is progress: the clock starts again.
+        let (next, _) = settled(
+            rolling("step 2"),
+            Some(&first),
+            "2026-01-01T01:05:00Z",
+            true,
+        );
+        assert_eq!(
+            described(&next)[1],
+            "Reconciling/True/RollingUpdate@2026-01-01T01:05:00Z"
+        );
+        assert_eq!(next.observed_generation(), Some(1));
+        // Five minutes without change: NotReady with the pending reason, the generation
+        // written (Strimzi's reconciliation fails on its timeout), Reconciling kept as it was.
+        let (timed_out, _) = settled(rolling("step 2"), Some(&next), "2026-01-01T01:10:00Z", true);
+        assert_eq!(
+            described(&timed_out),
+            [
+                "NotReady/True/RollingUpdate@2026-01-01T01:10:00Z",
+                "Reconciling/True/RollingUpdate@2026-01-01T01:05:00Z",
+            ]
+        );
+        assert_eq!(timed_out.observed_generation(), Some(2));
+        let (stays, _) = settled(
+            rolling("step 2"),
+            Some(&timed_out),
+            "2026-01-01T01:20:00Z",
+            true,
+        );
+        assert_eq!(described(&stays), described(&timed_out));
+        // Progress again on the resource no longer Ready: `Reconciling` (and whatever the
+        // kind's hook says, here nothing).
+        let (resumed, _) = settled(
+            rolling("step 3"),
+            Some(&stays),
+            "2026-01-01T01:21:00Z",
+            false,
+        );
+        assert_eq!(
+            described(&resumed),
+            ["Reconciling/True/RollingUpdate@2026-01-01T01:21:00Z"]
+        );
     }
 
     #[test]
@@ -1314,26 +1674,29 @@ mod tests {
             reason: None,
             message: None,
         };
-        let reconciled = Reconciled::in_state(7, rebalancing.clone(), Some(Duration::from_secs(5)))
-            .warn("W", "careful")
-            .keep_observed_generation()
-            .remove_annotation("strimzi.io/rebalance", "approve");
+        let reconciled = Reconciled::in_state(
+            KafkaTopicStatus::default(),
+            rebalancing.clone(),
+            Some(Duration::from_secs(5)),
+        )
+        .warn("W", "careful")
+        .keep_observed_generation()
+        .remove_annotation("strimzi.io/rebalance", "approve");
         assert!(!reconciled.is_pending());
         assert!(reconciled.keep_observed_generation);
         assert_eq!(
             reconciled.remove_annotations,
             [("strimzi.io/rebalance".to_owned(), "approve".to_owned())]
         );
-        let (_, conditions, action) =
-            settle(reconciled, "t", Duration::from_secs(90), |_, _, _| {
-                unreachable!("not pending")
-            });
-        assert_eq!(conditions[0], rebalancing);
-        assert_eq!(conditions[1].r#type.as_deref(), Some("Warning"));
+        let previous = before(Vec::new());
+        let (written, action) = settled(reconciled, Some(&previous), "2026-01-01T00:00:00Z", true);
+        assert_eq!(written.conditions()[0], rebalancing);
+        assert_eq!(written.conditions()[1].r#type.as_deref(), Some("Warning"));
+        assert_eq!(written.observed_generation(), Some(1));
         assert_eq!(action, Action::requeue(Duration::from_secs(5)));
-        let ready = Reconciled::in_state(7, rebalancing, None);
-        let (_, _, action) = settle(ready, "t", Duration::from_secs(90), status::not_ready);
-        assert_eq!(action, Action::requeue(Duration::from_secs(90)), "periodic");
+        let ready = Reconciled::in_state(KafkaTopicStatus::default(), rebalancing, None);
+        let (_, action) = settled(ready, None, "2026-01-01T00:00:00Z", true);
+        assert_eq!(action, Action::requeue(PERIODIC), "periodic");
         let ignored = Reconciled::<i32>::ignored();
         assert!(ignored.ignored && ignored.state.is_none());
     }

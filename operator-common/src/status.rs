@@ -56,9 +56,12 @@ operator_status!(
 
 /// The current time as a condition timestamp (RFC 3339, seconds, UTC).
 pub fn timestamp_now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    timestamp(jiff::Timestamp::now())
+}
+
+/// `time` as a condition timestamp (RFC 3339, seconds, UTC).
+pub fn timestamp(time: jiff::Timestamp) -> String {
+    time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 fn condition(r#type: &str, reason: Option<&str>, message: Option<&str>, now: &str) -> Condition {
@@ -81,6 +84,29 @@ pub fn ready(now: &str) -> Condition {
 /// `message` what is awaited).
 pub fn not_ready(reason: &str, message: &str, now: &str) -> Condition {
     condition(conditions::NOT_READY, Some(reason), Some(message), now)
+}
+
+/// `Reconciling` (ours, see [`conditions::RECONCILING`]): the reconciliation makes progress
+/// and waits for what `message` says (`reason` such as `RollingUpdate`).
+pub fn reconciling(reason: &str, message: &str, now: &str) -> Condition {
+    condition(conditions::RECONCILING, Some(reason), Some(message), now)
+}
+
+/// `NotReady` with reason `Creating` and Strimzi's message: a new Kafka being deployed.
+pub fn creating_kafka(now: &str) -> Condition {
+    not_ready(
+        conditions::reasons::CREATING,
+        "Kafka cluster is being deployed",
+        now,
+    )
+}
+
+/// The condition of type `type` with status `True` among `conditions`, if any.
+pub fn find_true<'a>(conditions: &'a [Condition], r#type: &str) -> Option<&'a Condition> {
+    conditions.iter().find(|condition| {
+        condition.r#type.as_deref() == Some(r#type)
+            && condition.status.as_deref() == Some(conditions::STATUS_TRUE)
+    })
 }
 
 /// `Ready` with status `False`: the last reconciliation failed, as Strimzi's topic operator
@@ -174,6 +200,21 @@ mod tests {
         assert_eq!(failed.reason.as_deref(), Some("NotSupported"));
         assert_eq!(warning("W", "m", "t").r#type.as_deref(), Some("Warning"));
         assert_eq!(paused("t").r#type.as_deref(), Some("ReconciliationPaused"));
+        let progress = reconciling("RollingUpdate", "rolling", "t");
+        assert_eq!(progress.r#type.as_deref(), Some("Reconciling"));
+        assert_eq!(progress.status.as_deref(), Some("True"));
+        let creating = creating_kafka("t");
+        assert_eq!(
+            (creating.r#type.as_deref(), creating.reason.as_deref()),
+            (Some("NotReady"), Some("Creating"))
+        );
+        assert_eq!(
+            creating.message.as_deref(),
+            Some("Kafka cluster is being deployed")
+        );
+        let listed = [warning("W", "m", "t"), super::ready("t")];
+        assert_eq!(find_true(&listed, "Ready"), Some(&listed[1]));
+        assert_eq!(find_true(&[failed], "Ready"), None, "Ready False");
         let now = timestamp_now();
         assert!(
             now.parse::<jiff::Timestamp>().is_ok() && now.ends_with('Z'),

@@ -7,6 +7,7 @@ pub mod clients;
 pub mod control_plane;
 pub mod environment;
 pub mod error;
+pub mod health;
 pub mod kafka;
 pub mod layout;
 pub mod measure;

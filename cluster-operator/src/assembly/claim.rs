@@ -58,7 +58,7 @@ impl Reconciliation<'_> {
         )
         .await;
         tracing::warn!(kafka = %self.kafka.name_any(), %message, "another cluster operator claims this Kafka");
-        Reconciled::pending(
+        Reconciled::stalled(
             self.kafka.status.clone().unwrap_or_default(),
             CONFLICTING_OPERATOR,
             &message,

@@ -517,6 +517,7 @@ fn check_components_ready(
             not_ready.join(", ")
         ),
         recheck_after: COMPONENTS_RECHECK,
+        stalled: false,
     })
 }
 

@@ -42,10 +42,13 @@
 //! every periodic reconciliation, not only when it changes.
 //!
 //! No step waits: what takes time ends the reconciliation with
-//! [`Reconciled::pending`], which reports `NotReady` with what is awaited and looks again
-//! after a few seconds, or at once when a watched object changes (StrimziPodSet status
+//! [`Reconciled::pending`], which reports a `Reconciling` condition with what is awaited
+//! (`Ready` kept on a cluster that was Ready, `NotReady` `Creating` on a new one) and looks
+//! again after a few seconds, or at once when a watched object changes (StrimziPodSet status
 //! counts, Services getting load balancer addresses, EndpointSlices). So a change the user
-//! makes meanwhile, e.g. a corrected image, is applied by the next reconciliation.
+//! makes meanwhile, e.g. a corrected image, is applied by the next reconciliation. What only
+//! the user can end (a pod stuck on its current definition, an admin client that cannot be
+//! created, another operator's claim) ends with [`Reconciled::stalled`]: `NotReady` at once.
 
 mod auto_rebalance;
 mod ca;
@@ -74,6 +77,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
+use strimzi_api::common::Condition;
 use strimzi_api::kafka::{Kafka, KafkaAutoRebalanceStatus, KafkaStatus};
 use strimzi_api::labels;
 use strimzi_api::node_pool::KafkaNodePool;
@@ -301,12 +305,16 @@ const PODS_RECHECK: Duration = Duration::from_secs(10);
 const ENDPOINTS_RECHECK: Duration = Duration::from_secs(5);
 
 /// What a reconciliation that ends before `Ready` waits for: the reason and message of its
-/// `NotReady` condition, and when to look again ([`Reconciled::pending`]).
+/// `Reconciling` (or `NotReady`) condition, when to look again, and whether it waits for a
+/// person ([`Reconciled::pending`], [`Reconciled::stalled`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Waiting {
     reason: &'static str,
     message: String,
     recheck_after: Duration,
+    /// Whether only a person (or another change) can end the wait: a pod stuck on its current
+    /// definition, a client the operator cannot create.
+    stalled: bool,
 }
 
 /// What is awaited while some listeners have no address yet (e.g. a LoadBalancer Service
@@ -319,48 +327,16 @@ fn waiting_for_addresses(addresses: &ListenerAddresses) -> Option<Waiting> {
             addresses.pending.join(", ")
         ),
         recheck_after: ADDRESSES_RECHECK,
+        stalled: false,
     })
 }
 
-/// Why `pod` seems stuck, if it does, as Strimzi's roller judges it: unschedulable, or a
-/// container waiting for a reason a restart with another definition may cure.
-fn stuck(pod: &Pod) -> Option<String> {
-    const STUCK_WAITING: [&str; 6] = [
-        "CrashLoopBackOff",
-        "ImagePullBackOff",
-        "ErrImagePull",
-        "InvalidImageName",
-        "CreateContainerConfigError",
-        "CreateContainerError",
-    ];
-    let status = pod.status.as_ref()?;
-    let unschedulable = status.conditions.iter().flatten().find(|condition| {
-        condition.type_ == "PodScheduled"
-            && condition.status == "False"
-            && condition.reason.as_deref() == Some("Unschedulable")
-    });
-    if let Some(condition) = unschedulable {
-        return Some(format!(
-            "Unschedulable: {}",
-            condition.message.as_deref().unwrap_or_default()
-        ));
-    }
-    status
-        .init_container_statuses
-        .iter()
-        .flatten()
-        .chain(status.container_statuses.iter().flatten())
-        .filter_map(|container| {
-            container
-                .state
-                .as_ref()?
-                .waiting
-                .as_ref()?
-                .reason
-                .as_deref()
-        })
-        .find(|reason| STUCK_WAITING.contains(reason))
-        .map(str::to_owned)
+/// A stuck pod of the cluster (see [`stuck`]) as the pods step found it.
+struct StuckPod {
+    /// The pod and why it is stuck, e.g. `my-cluster-broker-0 (ImagePullBackOff)`.
+    description: String,
+    /// Whether it was deleted to be recreated as now desired (it ran an older definition).
+    replaced: bool,
 }
 
 impl Reconciler for KafkaAssembly {
@@ -383,11 +359,23 @@ impl Reconciler for KafkaAssembly {
                 &self.runtime.config().selector_string().unwrap_or_default(),
             )
             .set_count(in_namespace.len());
-        let pools = in_namespace
+        let mut pools: Vec<KafkaNodePool> = in_namespace
             .into_iter()
             .filter(|pool| pool.labels().get(labels::CLUSTER) == Some(&kafka.name_any()))
             .map(|pool| (*pool).clone())
             .collect();
+        if pools.is_empty() {
+            // The cache may not have seen the pools of a Kafka created with them yet (applied
+            // together, the Kafka first): asked of the API server before the Kafka is
+            // refused for having none, which a new cluster must not flash.
+            let api: Api<KafkaNodePool> = self.runtime.api(Some(&namespace));
+            let selector = format!("{}={}", labels::CLUSTER, kafka.name_any());
+            pools = api
+                .list(&ListParams::default().labels(&selector))
+                .await
+                .map_err(|source| ReconcileError::api("list KafkaNodePools", &namespace, source))?
+                .items;
+        }
         let key = kafka_key(&kafka);
         self.recorded_auto_rebalance.set(&key, None);
         // On the heap: the chain's state is too large for a worker thread's stack.
@@ -418,6 +406,14 @@ impl Reconciler for KafkaAssembly {
     /// is invalid.
     fn reconciles_invalid_periodically(&self) -> bool {
         true
+    }
+
+    /// A Kafka no reconciliation has finished yet is `NotReady` `Creating` while it is being
+    /// deployed, as Strimzi writes it for a new Kafka.
+    fn creating_condition(&self, previous: Option<&KafkaStatus>, now: &str) -> Option<Condition> {
+        previous
+            .is_none_or(|status| status.operator_last_successful_version.is_none())
+            .then(|| strimzi_operator_common::status::creating_kafka(now))
     }
 
     fn failure_status(&self, kafka: &Kafka, previous: KafkaStatus) -> KafkaStatus {
@@ -715,12 +711,15 @@ impl Reconciliation<'_> {
             not_ready.join(", ")
         );
         if !stuck.is_empty() {
-            message.push_str(&format!("; stuck: {}", stuck.join(", ")));
+            let described: Vec<&str> = stuck.iter().map(|pod| pod.description.as_str()).collect();
+            message.push_str(&format!("; stuck: {}", described.join(", ")));
         }
         Ok(Some(Waiting {
             reason: "WaitingForPods",
             message,
             recheck_after: PODS_RECHECK,
+            // A stuck pod of the current definition waits for the user to change something.
+            stalled: stuck.iter().any(|pod| !pod.replaced),
         }))
     }
 
@@ -734,7 +733,7 @@ impl Reconciliation<'_> {
         &self,
         cluster: &KafkaCluster,
         sets: &[StrimziPodSet],
-    ) -> Result<Vec<String>, ReconcileError> {
+    ) -> Result<Vec<StuckPod>, ReconcileError> {
         let desired = crate::pod_set::described_annotations(sets);
         let pods = self
             .list::<Pod>(&format!("{}={}", labels::CLUSTER, cluster.name))
@@ -748,7 +747,7 @@ impl Reconciliation<'_> {
             if pod.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let why = stuck(pod);
+            let why = crate::pod_set::stuck(pod);
             let standing = match &why {
                 Some(_) => PodStanding::Stuck {
                     outdated: definition_revisions(Some(wanted))
@@ -761,7 +760,10 @@ impl Reconciliation<'_> {
             // the safety checks).
             let (true, Some(why)) = (restarts_without_checks(standing), why.as_ref()) else {
                 if let Some(why) = &why {
-                    described.push(format!("{name} ({why})"));
+                    described.push(StuckPod {
+                        description: format!("{name} ({why})"),
+                        replaced: false,
+                    });
                 }
                 continue;
             };
@@ -779,9 +781,10 @@ impl Reconciliation<'_> {
             tracing::info!(pod = %name, %why, "deleted a stuck pod of an older definition");
             self.restarted(pod, &reason, " and runs an older definition")
                 .await;
-            described.push(format!(
-                "{name} ({why}; deleted, to be recreated as now desired)"
-            ));
+            described.push(StuckPod {
+                description: format!("{name} ({why}; deleted, to be recreated as now desired)"),
+                replaced: true,
+            });
         }
         Ok(described)
     }
@@ -814,6 +817,7 @@ impl Reconciliation<'_> {
             reason: "WaitingForEndpoints",
             message: format!("waiting for a ready endpoint of Service {service}"),
             recheck_after: ENDPOINTS_RECHECK,
+            stalled: false,
         }))
     }
 }
@@ -825,49 +829,6 @@ const CLUSTER_ID_FIELD_MANAGER: &str = "strimzi-cluster-operator-cluster-id";
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-
-    fn pod(status: serde_json::Value) -> Pod {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "my-cluster-broker-0"},
-            "status": status,
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn unschedulable_and_failing_pods_are_stuck_starting_ones_are_not() {
-        let unschedulable = pod(serde_json::json!({"phase": "Pending", "conditions": [{
-            "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-            "message": "0/3 nodes are available",
-        }]}));
-        assert_eq!(
-            stuck(&unschedulable).as_deref(),
-            Some("Unschedulable: 0/3 nodes are available")
-        );
-        let pulling = pod(
-            serde_json::json!({"phase": "Pending", "containerStatuses": [{
-                "name": "kafka", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
-                "state": {"waiting": {"reason": "ImagePullBackOff"}},
-            }]}),
-        );
-        assert_eq!(stuck(&pulling).as_deref(), Some("ImagePullBackOff"));
-        let crashing = pod(
-            serde_json::json!({"phase": "Running", "initContainerStatuses": [{
-                "name": "init", "image": "x", "imageID": "", "ready": false, "restartCount": 3,
-                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
-            }]}),
-        );
-        assert_eq!(stuck(&crashing).as_deref(), Some("CrashLoopBackOff"));
-        let scheduling = pod(serde_json::json!({"phase": "Pending"}));
-        assert_eq!(stuck(&scheduling), None);
-        let starting = pod(
-            serde_json::json!({"phase": "Pending", "containerStatuses": [{
-                "name": "kafka", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
-                "state": {"waiting": {"reason": "ContainerCreating"}},
-            }]}),
-        );
-        assert_eq!(stuck(&starting), None);
-    }
 
     #[test]
     fn listeners_without_addresses_are_awaited_briefly() {

@@ -182,6 +182,7 @@ fn waiting_for_pods(cluster: &KafkaCluster, pods: &BTreeMap<String, Pod>) -> Opt
         reason: "WaitingForPods",
         message: format!("waiting for pod(s) {} to be ready", unready.join(", ")),
         recheck_after: ROLL_RECHECK,
+        stalled: false,
     })
 }
 
@@ -737,6 +738,7 @@ impl Reconciliation<'_> {
                         left.join(", ")
                     ),
                     recheck_after: ROLL_RECHECK,
+                    stalled: false,
                 })
             }
             Some(RollDecision::Blocked(why)) => Ok(match described {
@@ -747,18 +749,21 @@ impl Reconciliation<'_> {
                         reason: unchecked.reason(),
                         message: why,
                         recheck_after: ROLL_RECHECK,
+                        stalled: unchecked.stalls(),
                     }
                 }
                 Ok(_) => Waiting {
                     reason: "RollingUpdateBlocked",
                     message: format!("rolling update of {} waits: {why}", left.join(", ")),
                     recheck_after: ROLL_RECHECK,
+                    stalled: false,
                 },
             }),
             None => Ok(Waiting {
                 reason: "RollingUpdate",
                 message: "rolling update".to_owned(),
                 recheck_after: ROLL_RECHECK,
+                stalled: false,
             }),
         }
     }
@@ -862,6 +867,7 @@ impl Reconciliation<'_> {
                 missing.join(", ")
             ),
             recheck_after: ROLL_RECHECK,
+            stalled: false,
         }))
     }
 

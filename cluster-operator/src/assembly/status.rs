@@ -100,9 +100,15 @@ impl Reconciliation<'_> {
             reason,
             message,
             recheck_after,
+            stalled,
         } = waiting;
+        let waiting = if stalled {
+            Reconciled::stalled
+        } else {
+            Reconciled::pending
+        };
         self.warnings.iter().fold(
-            Reconciled::pending(status, reason, &message, recheck_after),
+            waiting(status, reason, &message, recheck_after),
             |reconciled, (reason, message)| reconciled.warn(reason, message),
         )
     }

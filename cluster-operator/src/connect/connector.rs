@@ -616,7 +616,7 @@ impl Reconciler for ConnectorReconciler {
             ConnectorState::Stopped => "STOPPED",
         };
         let mut reconciled = if failed(&state) {
-            Reconciled::pending(
+            Reconciled::stalled(
                 status,
                 "ConnectorFailed",
                 &format!(

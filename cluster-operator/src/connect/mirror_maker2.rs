@@ -44,7 +44,7 @@ use super::connector::{
     failed, state_change,
 };
 use super::rest::{ConnectApi, RestError};
-use super::{ConnectError, ConnectReconciler, PODS_RECHECK, Workers, plugins};
+use super::{ConnectError, ConnectReconciler, PODS_RECHECK, Workers, plugins, waiting_for_workers};
 use crate::config::ClusterOperatorConfig;
 use crate::model::connect::ConnectCluster;
 use crate::model::mirror_maker2::{
@@ -337,13 +337,8 @@ impl Reconciler for MirrorMaker2Reconciler {
         self.connect.apply_objects(&cluster, &objects).await?;
         let owner = mirror_maker2.object_ref(&());
         let api = match self.connect.run_workers(&owner, &cluster, &objects).await? {
-            Workers::Pending(message) => {
-                return Ok(warn(Reconciled::pending(
-                    status,
-                    "WaitingForPods",
-                    &message,
-                    PODS_RECHECK,
-                )));
+            Workers::Pending { message, stuck } => {
+                return Ok(warn(waiting_for_workers(status, &message, stuck)));
             }
             Workers::Ready(None) => return Ok(warn(Reconciled::new(status))),
             Workers::Ready(Some(api)) => api,
@@ -422,7 +417,7 @@ impl Reconciler for MirrorMaker2Reconciler {
         status.auto_restart_statuses = Some(restarts);
         let (done, annotation_warnings) = self.restarts(&mirror_maker2, &api, &wanted).await?;
         let mut reconciled = if let Some(message) = failure {
-            Reconciled::pending(status, "ConnectorFailed", &message, PODS_RECHECK)
+            Reconciled::stalled(status, "ConnectorFailed", &message, PODS_RECHECK)
         } else if let Some(message) = unsettled {
             Reconciled::pending(status, "WaitingForConnectorState", &message, STATE_RECHECK)
         } else {

@@ -425,9 +425,10 @@ impl ConnectReconciler {
         let desired = crate::pod_set::described_annotations(std::slice::from_ref(&objects.pod_set));
         let pods = self.pods(cluster).await?;
         if self.roll_one(owner, &desired, &pods).await? {
-            return Ok(Workers::Pending(
-                "restarting a Connect worker whose definition changed".to_owned(),
-            ));
+            return Ok(Workers::Pending {
+                message: "restarting a Connect worker whose definition changed".to_owned(),
+                stuck: false,
+            });
         }
         let replicas = usize::try_from(cluster.replicas()).unwrap_or_default();
         let set_status = pod_set.status.clone().unwrap_or_default();
@@ -445,21 +446,33 @@ impl ConnectReconciler {
             .filter(|pod| !desired.contains_key(&pod.name_any()))
             .count();
         if !current || ready_current < replicas || extra > 0 {
-            let message = format!(
+            let mut message = format!(
                 "waiting for the Connect workers to be ready (StrimziPodSet {}: {ready_current} of \
                  {replicas} ready)",
                 cluster.component_name
             );
-            return Ok(Workers::Pending(message));
+            // A worker of the current definition that is stuck waits for the user.
+            let stuck = crate::pod_set::stuck_pods(
+                pods.iter()
+                    .filter(|pod| runs_desired(pod, &desired) == Some(true)),
+            );
+            if !stuck.is_empty() {
+                message.push_str(&format!("; stuck: {}", stuck.join(", ")));
+            }
+            return Ok(Workers::Pending {
+                message,
+                stuck: !stuck.is_empty(),
+            });
         }
         if replicas == 0 {
             return Ok(Workers::Ready(None));
         }
         Ok(match self.rest_api(cluster, &pods) {
             Some(api) => Workers::Ready(Some(api)),
-            None => Workers::Pending(
-                "waiting for a ready Connect worker to ask its REST API".to_owned(),
-            ),
+            None => Workers::Pending {
+                message: "waiting for a ready Connect worker to ask its REST API".to_owned(),
+                stuck: false,
+            },
         })
     }
 
@@ -517,10 +530,27 @@ impl ConnectReconciler {
 
 /// Whether a Connect cluster's workers are ready.
 pub(crate) enum Workers {
-    /// Not yet: what is awaited.
-    Pending(String),
+    /// Not yet.
+    Pending {
+        /// What is awaited.
+        message: String,
+        /// Whether a worker of the current definition is stuck (its image cannot be pulled,
+        /// it keeps crashing, it cannot be scheduled): only the user can end the wait.
+        stuck: bool,
+    },
     /// Ready, with the REST API client unless the cluster has no workers.
     Ready(Option<ConnectApi>),
+}
+
+/// A reconciliation that waits for the workers (`WaitingForPods`, `message` what is awaited):
+/// progress, or stalled when a worker is `stuck`.
+pub(crate) fn waiting_for_workers<S>(status: S, message: &str, stuck: bool) -> Reconciled<S> {
+    let waiting = if stuck {
+        Reconciled::stalled
+    } else {
+        Reconciled::pending
+    };
+    waiting(status, "WaitingForPods", message, PODS_RECHECK)
 }
 
 /// Whether `connect` lets KafkaConnectors manage its connectors.
@@ -590,13 +620,8 @@ impl Reconciler for ConnectReconciler {
             .run_workers(&connect.object_ref(&()), &cluster, &objects)
             .await?
         {
-            Workers::Pending(message) => {
-                return Ok(warn(Reconciled::pending(
-                    status,
-                    "WaitingForPods",
-                    &message,
-                    PODS_RECHECK,
-                )));
+            Workers::Pending { message, stuck } => {
+                return Ok(warn(waiting_for_workers(status, &message, stuck)));
             }
             Workers::Ready(api) => api,
         };

@@ -79,6 +79,15 @@ impl Unchecked {
         }
     }
 
+    /// Whether the wait for it needs a person, so that the Kafka is `NotReady` at once: an
+    /// admin client that cannot be created (its Secret or certificates are unusable). Brokers
+    /// that cannot be reached, or whose TLS authentication fails, are what a routine roll or
+    /// CA key replacement looks like for a while (a broker restarting, a new certificate not
+    /// trusted yet): progress, until the operation timeout as Strimzi's roller retries.
+    pub fn stalls(&self) -> bool {
+        matches!(self, Self::ClientNotCreated(_))
+    }
+
     /// What failed, for messages.
     pub fn describe(&self) -> String {
         match self {

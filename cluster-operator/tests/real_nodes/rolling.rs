@@ -37,7 +37,7 @@ use strimzi_tests::control_plane::ApiServerReplica;
 use strimzi_tests::process::ManagedProcess;
 
 const CLUSTER: &str = "roll";
-/// The reason of the `NotReady` condition and the Warning Event while the operator cannot
+/// The reason of the `Reconciling` condition and the Warning Event while the operator cannot
 /// reach the brokers to check the safety of a restart.
 const UNREACHABLE: &str = "KafkaBrokersUnreachable";
 
@@ -356,7 +356,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         .collect();
     let refused = ConnectionsRefused::new(network, &addresses, &[9090, 9091]);
     let unreachable = async {
-        let message = crate::support::not_ready_with(&client, &ns, CLUSTER, UNREACHABLE).await;
+        let message = crate::support::reconciling_with(&client, &ns, CLUSTER, UNREACHABLE).await;
         // Two more reconciliations while unreachable (they look again every few seconds).
         tokio::time::sleep(Duration::from_secs(15)).await;
         assert_eq!(

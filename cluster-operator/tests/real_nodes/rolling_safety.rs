@@ -195,7 +195,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     let before = pod_uids(&client, &ns, CLUSTER).await;
     set_option(&client, &ns, CLUSTER, "queued.max.requests", json!(600)).await;
     let blocked =
-        crate::support::not_ready_with(&client, &ns, CLUSTER, "RollingUpdateBlocked").await;
+        crate::support::reconciling_with(&client, &ns, CLUSTER, "RollingUpdateBlocked").await;
     assert!(
         blocked.contains(&format!("{GUARDED}-0")) && blocked.contains("min.insync.replicas=2"),
         "{blocked}"

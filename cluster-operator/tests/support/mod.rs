@@ -22,6 +22,7 @@ use strimzi_api::kafka::Kafka;
 use strimzi_cluster_operator::config::ClusterOperatorConfig;
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_tests::environment::TestEnv;
+pub use strimzi_tests::health::Health;
 use strimzi_tests::resources::eventually_ok;
 
 /// How long tests wait for the operator to act: generous, as tests run clusters side by
@@ -576,16 +577,22 @@ pub fn condition_of<'a>(
         .find(|condition| condition.r#type.as_deref() == Some(kind))
 }
 
-/// Waits until the Kafka `name` is `NotReady` with `reason` and returns the condition's
-/// message.
-pub async fn not_ready_with(client: &Client, ns: &str, name: &str, reason: &str) -> String {
+/// Waits until the Kafka `name` has a condition of type `type` with `reason` and returns the
+/// condition's message.
+async fn kafka_condition_with(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    r#type: &str,
+    reason: &str,
+) -> String {
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
     wait_for(
         &kafkas,
         name,
-        &format!("Kafka {ns}/{name} to be NotReady with {reason}"),
+        &format!("Kafka {ns}/{name} to be {type} with {reason}"),
         |kafka| {
-            let condition = condition(kafka?, "NotReady")?;
+            let condition = condition(kafka?, r#type)?;
             (condition.reason.as_deref() == Some(reason))
                 .then(|| condition.message.clone().unwrap_or_default())
         },
@@ -593,7 +600,112 @@ pub async fn not_ready_with(client: &Client, ns: &str, name: &str, reason: &str)
     .await
 }
 
-/// Waits until the Kafka is Ready for its current generation.
+/// Waits until the Kafka `name` is `NotReady` with `reason` and returns the condition's
+/// message.
+pub async fn not_ready_with(client: &Client, ns: &str, name: &str, reason: &str) -> String {
+    kafka_condition_with(client, ns, name, "NotReady", reason).await
+}
+
+/// Waits until the Kafka `name` is `Reconciling` with `reason` (the operator works on it and
+/// waits for what the message says) and returns the condition's message.
+pub async fn reconciling_with(client: &Client, ns: &str, name: &str, reason: &str) -> String {
+    kafka_condition_with(client, ns, name, "Reconciling", reason).await
+}
+
+/// The health tools that know Strimzi read from the status of `object`, a resource of
+/// `kind` (see [`strimzi_tests::health`]).
+pub fn health_of<K: serde::Serialize>(kind: &str, object: &K) -> Health {
+    let document = serde_json::to_value(object).unwrap();
+    strimzi_tests::health::health(kind, &document["status"])
+}
+
+/// The health of a resource of kind `K` at each change of its status seen by a watch, from
+/// its start until [`HealthLog::stop`], each with the status's conditions
+/// (`type/reason` ...) to show what was read.
+pub struct HealthLog {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl HealthLog {
+    /// Watches the resource `name` of kind `K` (`kind`) in `ns`; the state when it starts is
+    /// not recorded, only its changes.
+    pub async fn start<K>(client: &Client, ns: &str, kind: &'static str, name: &str) -> Self
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + Clone
+            + Debug
+            + DeserializeOwned
+            + serde::Serialize
+            + Send
+            + Sync
+            + 'static,
+    {
+        use futures::StreamExt;
+        use kube::runtime::watcher;
+        let api: Api<K> = Api::namespaced(client.clone(), ns);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let (started, running) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut events = std::pin::pin!(watcher(api, config));
+            let mut started = Some(started);
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(watcher::Event::InitDone) => {
+                        if let Some(started) = started.take() {
+                            let _ = started.send(());
+                        }
+                    }
+                    Ok(watcher::Event::Apply(object)) => {
+                        let document = serde_json::to_value(&object).unwrap();
+                        let conditions: Vec<String> = document["status"]["conditions"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|condition| {
+                                format!(
+                                    "{}/{}",
+                                    condition["type"].as_str().unwrap_or_default(),
+                                    condition["reason"].as_str().unwrap_or_default()
+                                )
+                            })
+                            .collect();
+                        let health = strimzi_tests::health::health(kind, &document["status"]);
+                        log.lock().unwrap().push((health, conditions.join(" ")));
+                    }
+                    _ => {}
+                }
+            }
+        });
+        running.await.unwrap();
+        Self { seen, task }
+    }
+
+    /// Stops watching; what was seen, in order.
+    pub fn stop(self) -> Vec<(Health, String)> {
+        self.task.abort();
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// Asserts that `seen` (from a [`HealthLog`] over `phase`) never shows `Degraded` and shows
+/// `Progressing` or `Healthy` while the operator works (`Reconciling`), as Strimzi's status
+/// reads while its operator works as intended.
+pub fn assert_never_degraded(phase: &str, seen: &[(Health, String)]) {
+    assert!(
+        seen.iter().all(|(health, _)| *health != Health::Degraded),
+        "{phase}: Degraded: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|(_, conditions)| conditions.contains("Reconciling/")),
+        "{phase}: no progress shown: {seen:?}"
+    );
+}
+
+/// Waits until the Kafka is Ready for its current generation, with nothing left to do.
 pub async fn ready(client: &Client, ns: &str, name: &str) -> Kafka {
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
     wait_for(
@@ -604,6 +716,7 @@ pub async fn ready(client: &Client, ns: &str, name: &str) -> Kafka {
             let kafka = kafka?;
             let status = kafka.status.as_ref()?;
             (condition(kafka, "Ready").is_some()
+                && condition(kafka, "Reconciling").is_none()
                 && status.observed_generation == kafka.metadata.generation)
                 .then(|| kafka.clone())
         },
