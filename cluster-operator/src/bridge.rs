@@ -9,7 +9,8 @@
 //! topology-label rack, the init ClusterRoleBinding, deleted when no longer wanted; deleting
 //! the KafkaBridge deletes it through [`crate::bindings`]), and reports `Ready` once
 //! the Deployment has all its pods ready in the current definition; until then the bridge is
-//! `NotReady` with reason `WaitingForPods` and is looked at again when the Deployment changes
+//! `Reconciling` with reason `WaitingForPods` (`NotReady` when a pod is stuck: its image
+//! cannot be pulled, it keeps crashing) and is looked at again when the Deployment changes
 //! (its objects are watched) or after a few seconds. Something the spec names that does not
 //! exist makes the bridge `NotReady` with a message naming it, and nothing is applied.
 

@@ -5,7 +5,7 @@
 //! Dockerfile ConfigMap is applied; a KafkaConnector of a KafkaConnect without
 //! `strimzi.io/use-connector-resources` refused; deleting the KafkaConnect removes
 //! everything. A rack adds the init ClusterRoleBinding, removed with the rack and when the
-//! KafkaConnect is deleted.
+//! KafkaConnect is deleted. A stuck worker makes the KafkaConnect `NotReady` at once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -22,8 +22,8 @@ use strimzi_api::connector::KafkaConnector;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::reference::reference_examples_dir;
 use support::{
-    Operator, apply, binding_goes_with_the_resource, condition_of, documents, names, wait_binding,
-    wait_client_binding, wait_for, wait_gone,
+    Health, Operator, apply, binding_goes_with_the_resource, condition_of, documents, health_of,
+    names, wait_binding, wait_client_binding, wait_for, wait_gone,
 };
 
 /// Waits until KafkaConnect `name` is `NotReady` with `reason`; returns the message.
@@ -302,5 +302,41 @@ async fn a_rack_binds_the_workers_to_their_nodes_and_unbinds_them_when_removed()
     // The rack again, then the KafkaConnect deleted: the cleanup removes the binding.
     binding_goes_with_the_resource::<KafkaConnect>(&client, &ns, &mut connect, "racked", &binding)
         .await;
+    operator.stop().await;
+}
+
+/// A worker of the current definition that is stuck (unschedulable here; an image that cannot
+/// be pulled is the same rule, on real nodes) waits for the user: the KafkaConnect is
+/// `NotReady` at once, degraded to tools that know Strimzi, with the generation written.
+#[tokio::test]
+async fn a_stuck_worker_makes_the_connect_cluster_not_ready_at_once() {
+    let (client, ns) = support::namespace("connect-stuck").await;
+    let operator = Operator::on(&ns);
+    let connects: Api<KafkaConnect> = Api::namespaced(client.clone(), &ns);
+    let mut connect = example("kafka-connect.yaml");
+    connect["metadata"]["name"] = json!("stuck");
+    connect["spec"].as_object_mut().unwrap().remove("tls");
+    connect["spec"]["template"] = json!({"pod": {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "example.com/no-such-node", "operator": "Exists"}]},
+        ]},
+    }}}});
+    apply(&client, &ns, &connect).await;
+    let stuck = wait_for(&connects, "stuck", "the stuck worker reported", |connect| {
+        let connect = connect?;
+        let not_ready = condition_of(connect.status.as_ref()?.conditions.as_ref(), "NotReady")?;
+        (not_ready.reason.as_deref() == Some("WaitingForPods")).then(|| connect.clone())
+    })
+    .await;
+    assert_eq!(health_of("KafkaConnect", &stuck), Health::Degraded);
+    let status = stuck.status.as_ref().unwrap();
+    let message = condition_of(status.conditions.as_ref(), "NotReady")
+        .and_then(|condition| condition.message.clone())
+        .unwrap_or_default();
+    assert!(
+        message.contains("stuck: stuck-connect-0 (Unschedulable"),
+        "{message}"
+    );
+    assert_eq!(status.observed_generation, stuck.metadata.generation);
     operator.stop().await;
 }

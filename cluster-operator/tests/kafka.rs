@@ -20,8 +20,9 @@ use strimzi_operator_common::config::OPERATION_TIMEOUT_MS;
 use strimzi_tests::resources::eventually;
 use support::rolls::pod_uids;
 use support::{
-    Health, HealthLog, Operator, apply, assert_never_degraded, cluster, condition, force,
-    health_of, names, namespace, not_ready_with, ready, reconciling_with, wait_for,
+    Health, HealthLog, Operator, apply, assert_never_degraded, assert_progress_shown, cluster,
+    condition, force, health_of, names, namespace, not_ready_with, ready, reconciling_with,
+    wait_for,
 };
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
@@ -282,10 +283,15 @@ async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
                     format!("not Ready here (needs {missing}): its {expected} pods exist")
                 }
                 Some(missing) => {
-                    // The operator goes as far as the environment allows and says why not.
+                    // The operator goes as far as the environment allows and says why not:
+                    // what it waits for (a load balancer address), or what failed (no Route
+                    // API).
                     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
-                    let waiting = wait_for(&kafkas, &name, "Reconciling", |kafka| {
-                        condition(kafka?, "Reconciling").cloned()
+                    let waiting = wait_for(&kafkas, &name, "Reconciling or NotReady", |kafka| {
+                        let kafka = kafka?;
+                        let failed = condition(kafka, "NotReady")
+                            .filter(|failed| failed.reason.as_deref() != Some("Creating"));
+                        condition(kafka, "Reconciling").or(failed).cloned()
                     })
                     .await;
                     format!(
@@ -308,11 +314,12 @@ async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
 async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     let (client, ns) = namespace("scale").await;
     let operator = Operator::on(&ns);
-    let creating = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "scaled").await;
+    let creating = HealthLog::start::<Kafka>(&ns, "Kafka", "scaled").await;
     apply_all(&client, &ns, &cluster("scaled", 3, 3)).await;
     ready(&client, &ns, "scaled").await;
     let created = creating.stop();
     assert_never_degraded("create", &created);
+    assert_progress_shown("create", &created);
     assert!(
         created
             .iter()
@@ -330,7 +337,7 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
 
     let pools: Api<KafkaNodePool> = Api::namespaced(client.clone(), &ns);
     // A Ready cluster stays Ready while it grows.
-    let scaling_up = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "scaled").await;
+    let scaling_up = HealthLog::start::<Kafka>(&ns, "Kafka", "scaled").await;
     pools
         .patch(
             "broker",
@@ -393,7 +400,7 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
         health_of("Kafka", &kafkas.get("scaled").await.unwrap()),
         Health::Degraded
     );
-    let scaling_down = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "scaled").await;
+    let scaling_down = HealthLog::start::<Kafka>(&ns, "Kafka", "scaled").await;
     kafkas
         .patch(
             "scaled",
@@ -853,7 +860,7 @@ async fn pods_not_ready_are_progress_not_failure_and_a_fix_is_picked_up_at_once(
     // The fix: the pool without the impossible affinity. The stuck pods of the old definition
     // are replaced at the next reconciliation, not after the operation timeout (5 minutes).
     let fixed = std::time::Instant::now();
-    let fixing = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "waiting").await;
+    let fixing = HealthLog::start::<Kafka>(&ns, "Kafka", "waiting").await;
     apply(&client, &ns, &broker_pool).await;
     let kafka = ready(&client, &ns, "waiting").await;
     // Replacing the stuck pods is the operator's own work: progress, the Kafka still being
@@ -1352,7 +1359,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         ),
         ("forced-cluster-ca", "strimzi.io/force-replace", ("2", "1")),
     ] {
-        let renewal = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "forced").await;
+        let renewal = HealthLog::start::<Kafka>(&ns, "Kafka", "forced").await;
         force(&client, &ns, secret, annotation).await;
         eventually(
             &format!("{annotation} carried out"),
@@ -1387,7 +1394,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
     // until the roll is done, progress in `Reconciling`.
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
     let before = kafkas.get("forced").await.unwrap();
-    let rolling = HealthLog::start::<Kafka>(&client, &ns, "Kafka", "forced").await;
+    let rolling = HealthLog::start::<Kafka>(&ns, "Kafka", "forced").await;
     kafkas
         .patch(
             "forced",
@@ -1410,6 +1417,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
     assert!(waiting.contains("forced-broker-"), "{waiting}");
     let rolled = rolling.stop();
     assert_never_degraded("a roll", &rolled);
+    assert_progress_shown("a roll", &rolled);
     assert!(
         rolled.iter().all(|(health, _)| *health == Health::Healthy),
         "{rolled:?}"

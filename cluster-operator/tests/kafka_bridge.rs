@@ -16,8 +16,9 @@ use serde_json::json;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_api::common::Condition;
 use support::{
-    Health, HealthLog, Operator, apply, assert_never_degraded, binding_goes_with_the_resource,
-    condition_of, health_of, namespace, wait_binding, wait_client_binding, wait_for, wait_gone,
+    Health, HealthLog, Operator, apply, assert_never_degraded, assert_progress_shown,
+    binding_goes_with_the_resource, condition_of, health_of, namespace, wait_binding,
+    wait_client_binding, wait_for, wait_gone,
 };
 
 async fn patch(bridges: &Api<KafkaBridge>, value: serde_json::Value) {
@@ -331,7 +332,7 @@ async fn a_bridge_progresses_stays_healthy_while_it_rolls_and_is_degraded_while_
     let (client, ns) = namespace("bridge-health").await;
     let operator = Operator::on(&ns);
     let bridges: Api<KafkaBridge> = Api::namespaced(client.clone(), &ns);
-    let creating = HealthLog::start::<KafkaBridge>(&client, &ns, "KafkaBridge", "web").await;
+    let creating = HealthLog::start::<KafkaBridge>(&ns, "KafkaBridge", "web").await;
     apply(
         &client,
         &ns,
@@ -348,9 +349,11 @@ async fn a_bridge_progresses_stays_healthy_while_it_rolls_and_is_degraded_while_
     )
     .await;
     let created = ready(&bridges, "web").await;
-    assert_never_degraded("create", &creating.stop());
+    let created_seen = creating.stop();
+    assert_never_degraded("create", &created_seen);
+    assert_progress_shown("create", &created_seen);
 
-    let rolling = HealthLog::start::<KafkaBridge>(&client, &ns, "KafkaBridge", "web").await;
+    let rolling = HealthLog::start::<KafkaBridge>(&ns, "KafkaBridge", "web").await;
     patch(
         &bridges,
         json!({"spec": {"template": {"pod": {"metadata": {"labels": {"example.com/rolled": "true"}}}}}}),
@@ -374,10 +377,15 @@ async fn a_bridge_progresses_stays_healthy_while_it_rolls_and_is_degraded_while_
         }}}}}}),
     )
     .await;
-    let stuck = wait_for(&bridges, "web", "the bridge degraded by a stuck pod", |bridge| {
-        let bridge = bridge?;
-        (health_of("KafkaBridge", bridge) == Health::Degraded).then(|| bridge.clone())
-    })
+    let stuck = wait_for(
+        &bridges,
+        "web",
+        "the bridge degraded by a stuck pod",
+        |bridge| {
+            let bridge = bridge?;
+            (health_of("KafkaBridge", bridge) == Health::Degraded).then(|| bridge.clone())
+        },
+    )
     .await;
     let not_ready = bridge_condition(&stuck, "NotReady").unwrap();
     assert_eq!(not_ready.reason.as_deref(), Some("WaitingForPods"));

@@ -21,7 +21,9 @@
 //!
 //! A ready node restarts only through the quorum and `min.insync.replicas` checks: when the
 //! brokers cannot be reached or the admin client not created, nothing restarts and the Kafka
-//! is `NotReady` with the reason (a Warning Event too); only a TLS authentication failure
+//! says why (a Warning Event too): `NotReady` at once when the admin client cannot be created,
+//! `Reconciling` while the brokers cannot be reached (a restarting broker cannot be, for a
+//! while) until the operation timeout; only a TLS authentication failure
 //! restarts the next node unchecked ([`crate::rolling::unchecked`]).
 //!
 //! The decisions are the pure ones of [`crate::rolling`]; here the pods are listed, the

@@ -15,7 +15,7 @@
 //! offsets into `spec.listOffsets.toConfigMap` (key `offsets.json`, other keys kept), alters them from
 //! `spec.alterOffsets.fromConfigMap` or resets them, the last two only while the connector is
 //! stopped (a Warning condition `ConnectorOffsets` says why a request was dropped). A failed connector or task is `NotReady` with `ConnectorFailed`, one
-//! still on its way to the state asked for `NotReady` with `WaitingForConnectorState`;
+//! still on its way to the state asked for `Reconciling` with `WaitingForConnectorState`;
 //! a refused configuration (an unknown class, say) is `NotReady` with
 //! `ConnectRestException` and Connect's message. Deleting a KafkaConnector deletes its
 //! connector (through the KafkaConnect's removal of unmanaged connectors).

@@ -7,8 +7,9 @@
 //! longer wants (a trusted certificates or JMX Secret, a NetworkPolicy, a Dockerfile
 //! ConfigMap),
 //! replaces one worker at a time whose definition changed (only while the others are ready),
-//! and reports `NotReady` with `WaitingForPods` until every worker of the current definition
-//! is ready; then it asks the REST API for the connector plugins (`status.connectorPlugins`)
+//! and reports `Reconciling` with `WaitingForPods` until every worker of the current
+//! definition is ready (`NotReady` when one of them is stuck: its image cannot be pulled, it
+//! keeps crashing); then it asks the REST API for the connector plugins (`status.connectorPlugins`)
 //! and, with `strimzi.io/use-connector-resources: "true"`, removes the connectors no
 //! KafkaConnector describes. Owner references make deleting the KafkaConnect delete
 //! everything. With `spec.build` the Dockerfile is applied, but no image is built: that needs

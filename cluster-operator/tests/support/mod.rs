@@ -619,85 +619,119 @@ pub fn health_of<K: serde::Serialize>(kind: &str, object: &K) -> Health {
     strimzi_tests::health::health(kind, &document["status"])
 }
 
-/// The health of a resource of kind `K` at each change of its status seen by a watch, from
-/// its start until [`HealthLog::stop`], each with the status's conditions
-/// (`type/reason` ...) to show what was read.
+/// The health of a resource at each change of its status seen by a watch, from its start
+/// until [`HealthLog::stop`], each with the status's conditions (`type/reason` ...) to show
+/// what was read. The watch runs on a thread and runtime of its own, untyped, so that it
+/// takes nothing of the test's stack.
 pub struct HealthLog {
     seen: std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
-    task: tokio::task::JoinHandle<()>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 impl HealthLog {
     /// Watches the resource `name` of kind `K` (`kind`) in `ns`; the state when it starts is
     /// not recorded, only its changes.
-    pub async fn start<K>(client: &Client, ns: &str, kind: &'static str, name: &str) -> Self
+    pub async fn start<K>(ns: &str, kind: &'static str, name: &str) -> Self
     where
-        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-            + Clone
-            + Debug
-            + DeserializeOwned
-            + serde::Serialize
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<DynamicType = ()>,
     {
-        use futures::StreamExt;
-        use kube::runtime::watcher;
-        let api: Api<K> = Api::namespaced(client.clone(), ns);
+        let resource = ApiResource::erase::<K>(&());
+        let (ns, name) = (ns.to_owned(), name.to_owned());
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let log = seen.clone();
-        let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
         let (started, running) = tokio::sync::oneshot::channel();
-        let task = tokio::spawn(async move {
-            let mut events = std::pin::pin!(watcher(api, config));
-            let mut started = Some(started);
-            while let Some(event) = events.next().await {
-                match event {
-                    Ok(watcher::Event::InitDone) => {
-                        if let Some(started) = started.take() {
-                            let _ = started.send(());
-                        }
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .stack_size(strimzi_cluster_operator::THREAD_STACK_SIZE)
+            .spawn(move || {
+                let tokio = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                tokio.block_on(async move {
+                    let client = env().client().await;
+                    let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource);
+                    let config = kube::runtime::watcher::Config::default()
+                        .fields(&format!("metadata.name={name}"));
+                    let watch = watch_health(api, config, kind, log, started);
+                    tokio::select! {
+                        () = watch => {}
+                        _ = stopped => {}
                     }
-                    Ok(watcher::Event::Apply(object)) => {
-                        let document = serde_json::to_value(&object).unwrap();
-                        let conditions: Vec<String> = document["status"]["conditions"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .map(|condition| {
-                                format!(
-                                    "{}/{}",
-                                    condition["type"].as_str().unwrap_or_default(),
-                                    condition["reason"].as_str().unwrap_or_default()
-                                )
-                            })
-                            .collect();
-                        let health = strimzi_tests::health::health(kind, &document["status"]);
-                        log.lock().unwrap().push((health, conditions.join(" ")));
-                    }
-                    _ => {}
-                }
-            }
-        });
+                });
+            })
+            .unwrap();
         running.await.unwrap();
-        Self { seen, task }
+        Self { seen, stop, thread }
     }
 
     /// Stops watching; what was seen, in order.
     pub fn stop(self) -> Vec<(Health, String)> {
-        self.task.abort();
+        let _ = self.stop.send(());
+        self.thread.join().unwrap();
         self.seen.lock().unwrap().clone()
     }
 }
 
-/// Asserts that `seen` (from a [`HealthLog`] over `phase`) never shows `Degraded` and shows
-/// `Progressing` or `Healthy` while the operator works (`Reconciling`), as Strimzi's status
-/// reads while its operator works as intended.
+/// Records into `log` the health of the object `api` and `config` watch (of `kind`) at each
+/// change of its status after the first listing, which `started` is told about.
+async fn watch_health(
+    api: Api<DynamicObject>,
+    config: kube::runtime::watcher::Config,
+    kind: &str,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
+    started: tokio::sync::oneshot::Sender<()>,
+) {
+    use futures::StreamExt;
+    use kube::runtime::watcher::{Event, watcher};
+    let mut events = std::pin::pin!(watcher(api, config));
+    let mut started = Some(started);
+    // The status last seen: changes of anything else (a user's annotation) are not recorded.
+    let mut last = serde_json::Value::Null;
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(Event::InitApply(object)) => last = object.data["status"].clone(),
+            Ok(Event::InitDone) => {
+                if let Some(started) = started.take() {
+                    let _ = started.send(());
+                }
+            }
+            Ok(Event::Apply(object)) if object.data["status"] != last => {
+                last = object.data["status"].clone();
+                let status = &last;
+                let conditions: Vec<String> = status["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|condition| {
+                        format!(
+                            "{}/{}",
+                            condition["type"].as_str().unwrap_or_default(),
+                            condition["reason"].as_str().unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                let health = strimzi_tests::health::health(kind, status);
+                log.lock().unwrap().push((health, conditions.join(" ")));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Asserts that `seen` (from a [`HealthLog`] over `phase`) never shows `Degraded`: the
+/// operator works as intended, and Strimzi's status would not say otherwise.
 pub fn assert_never_degraded(phase: &str, seen: &[(Health, String)]) {
     assert!(
         seen.iter().all(|(health, _)| *health != Health::Degraded),
         "{phase}: Degraded: {seen:?}"
     );
+}
+
+/// Asserts that `seen` (from a [`HealthLog`] over `phase`) showed the operator's progress in
+/// a `Reconciling` condition at least once.
+pub fn assert_progress_shown(phase: &str, seen: &[(Health, String)]) {
     assert!(
         seen.iter()
             .any(|(_, conditions)| conditions.contains("Reconciling/")),
