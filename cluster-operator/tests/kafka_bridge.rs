@@ -48,6 +48,20 @@ async fn ready(bridges: &Api<KafkaBridge>, name: &str) -> KafkaBridge {
     .await
 }
 
+/// A KafkaBridge `name` of one replica, plain HTTP and a plain bootstrap address.
+fn plain_bridge(name: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaBridge",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
+            "http": {"port": 8080},
+        },
+    })
+}
+
 #[tokio::test]
 async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_deletion() {
     let (client, ns) = namespace("bridge").await;
@@ -268,17 +282,8 @@ async fn a_bridge_gets_its_objects_status_scale_and_pause_and_loses_them_on_dele
 async fn a_rack_binds_the_bridge_pods_to_their_nodes_and_unbinds_them_when_removed() {
     let (client, ns) = namespace("bridge-rack").await;
     let operator = Operator::on(&ns);
-    let mut bridge = json!({
-        "apiVersion": "kafka.strimzi.io/v1",
-        "kind": "KafkaBridge",
-        "metadata": {"name": "zoned"},
-        "spec": {
-            "replicas": 1,
-            "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
-            "http": {"port": 8080},
-            "rack": {"topologyKey": "topology.kubernetes.io/zone"},
-        },
-    });
+    let mut bridge = plain_bridge("zoned");
+    bridge["spec"]["rack"] = json!({"topologyKey": "topology.kubernetes.io/zone"});
     apply(&client, &ns, &bridge).await;
     let binding = format!("strimzi-{ns}-zoned-bridge-init");
     wait_client_binding(&client, &binding, "zoned-bridge").await;
@@ -333,21 +338,7 @@ async fn a_bridge_progresses_stays_healthy_while_it_rolls_and_is_degraded_while_
     let operator = Operator::on(&ns);
     let bridges: Api<KafkaBridge> = Api::namespaced(client.clone(), &ns);
     let creating = HealthLog::start::<KafkaBridge>(&ns, "KafkaBridge", "web").await;
-    apply(
-        &client,
-        &ns,
-        &json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaBridge",
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": 1,
-                "bootstrapServers": "my-cluster-kafka-bootstrap:9092",
-                "http": {"port": 8080},
-            }
-        }),
-    )
-    .await;
+    apply(&client, &ns, &plain_bridge("web")).await;
     let created = ready(&bridges, "web").await;
     let created_seen = creating.stop();
     assert_never_degraded("create", &created_seen);
