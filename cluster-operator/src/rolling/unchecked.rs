@@ -257,6 +257,8 @@ mod tests {
         ] {
             let unchecked = Unchecked::from_describe_error(&error).unwrap_or_else(|| panic!());
             assert_eq!(unchecked.reason(), "KafkaBrokersUnreachable");
+            // A restarting broker is unreachable for a while: progress, not stalled.
+            assert!(!unchecked.stalls());
             let why = blocked(next_step::<Healthy>(cluster(), Err(&unchecked), 1));
             assert!(why.contains("c-pool-1"), "{why}");
             assert!(why.contains(&error.to_string()), "{why}");
@@ -267,6 +269,7 @@ mod tests {
     fn ready_nodes_do_not_restart_when_the_admin_client_cannot_be_created() {
         let unchecked = Unchecked::ClientNotCreated("TLS setup failed: no key".to_owned());
         assert_eq!(unchecked.reason(), "KafkaAdminClientNotCreated");
+        assert!(unchecked.stalls(), "only the user can mend its Secret");
         let why = blocked(next_step::<Healthy>(cluster(), Err(&unchecked), 4));
         assert!(
             why.contains("admin client") && why.contains("no key"),
@@ -286,6 +289,8 @@ mod tests {
         ] {
             let unchecked = Unchecked::from_describe_error(&error).unwrap_or_else(|| panic!());
             assert_eq!(unchecked.reason(), "KafkaTlsAuthenticationFailed");
+            // As during a CA key replacement: progress.
+            assert!(!unchecked.stalls());
             // The active controller is unknown: controllers by node ID, then brokers.
             let reasons = vec![
                 RestartReason::PodHasOldRevision,
