@@ -25,6 +25,25 @@ use support::{
     wait_for,
 };
 
+/// Starts a reconciliation of the Kafka `name` now, by changing an annotation of the Kafka
+/// (as `kubectl annotate --overwrite` would). What these tests annotate to ask for work (a CA
+/// Secret's `strimzi.io/force-renew`, a pod's `strimzi.io/manual-rolling-update`) is read by
+/// the Kafka's next reconciliation, and nothing watched changes with it: as in Strimzi, that
+/// is the periodic one (2 minutes here), unless one is under way anyway.
+async fn reconcile_now(client: &Client, ns: &str, name: &str) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nudge = NEXT.fetch_add(1, Ordering::Relaxed).to_string();
+    Api::<Kafka>::namespaced(client.clone(), ns)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"example.com/nudge": nudge}}})),
+        )
+        .await
+        .unwrap();
+}
+
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {
     for document in documents {
         apply(client, ns, document).await;
@@ -1250,6 +1269,7 @@ async fn a_manual_rolling_update_waits_for_the_safety_checks_of_unreachable_brok
     pods.patch("manual-broker-1", &PatchParams::default(), &annotate)
         .await
         .unwrap();
+    reconcile_now(&client, &ns, "manual").await;
     let waiting = reconciling_with(&client, &ns, "manual", UNREACHABLE).await;
     assert!(
         waiting.contains("manual-broker-1")
@@ -1361,6 +1381,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
     ] {
         let renewal = HealthLog::start::<Kafka>(&ns, "Kafka", "forced").await;
         force(&client, &ns, secret, annotation).await;
+        reconcile_now(&client, &ns, "forced").await;
         eventually(
             &format!("{annotation} carried out"),
             support::WAIT,
@@ -1775,6 +1796,7 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
     let before = cluster_ca_pair(&client, &ns, "replacing").await;
     let refusal = WriteRefusal::new(&client, &ns, "replacing-cluster-ca").await;
     force_replace().await;
+    reconcile_now(&client, &ns, "replacing").await;
     refusal.refused(&ns, "replacing").await;
     assert_eq!(cluster_ca_pair(&client, &ns, "replacing").await, before);
     refusal.lift().await;
@@ -1807,6 +1829,7 @@ async fn a_ca_key_replacement_with_a_refused_write_completes_once_the_write_pass
     );
     let refusal = WriteRefusal::new(&client, &ns, "replacing-cluster-ca-cert").await;
     force_replace().await;
+    reconcile_now(&client, &ns, "replacing").await;
     refusal.refused(&ns, "replacing").await;
     let key = secrets.get("replacing-cluster-ca").await.unwrap();
     assert!(
