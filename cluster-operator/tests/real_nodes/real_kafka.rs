@@ -2,7 +2,8 @@
 //! variables) on the test environment's real node, running Strimzi's Kafka image rebuilt
 //! locally. Clients (rdkafka, inside the nodes' network) produce and consume through the
 //! bootstrap Service on the plain and TLS listeners, the topic operator makes a real topic,
-//! and a deleted broker pod comes back with its data.
+//! a deleted broker pod comes back with its data, and an image that cannot be pulled reads
+//! as a failure (`NotReady`) until it is fixed.
 
 use std::time::{Duration, Instant};
 
@@ -14,11 +15,14 @@ use crate::support::real_nodes::{
 use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, LogParams, PostParams};
+use kube::api::{Api, DeleteParams, LogParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
 use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::health::{Health, health};
 use strimzi_tests::nodes::image_version;
 use strimzi_tests::process::ManagedProcess;
+use strimzi_tests::resources::eventually_ok;
 
 const CLUSTER: &str = "real";
 /// One controller and two brokers with persistent volumes; plain, TLS and mutual-TLS
@@ -222,6 +226,48 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
         logs.contains(&format!("STRIMZI_BROKER_ID={broker_id}")),
         "{logs}"
     );
+
+    // A real failure, as tools that read Strimzi's conditions see it: an image that cannot be
+    // pulled leaves the first node restarted onto it stuck, and the Kafka is `NotReady`
+    // (Argo CD: Degraded) at once, not after a timeout; once the image is fixed the stuck pod
+    // is replaced and the Kafka is Ready again.
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let set_image = |image: Value| {
+        let kafkas = kafkas.clone();
+        async move {
+            kafkas
+                .patch(
+                    CLUSTER,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"kafka": {"image": image}}})),
+                )
+                .await
+                .unwrap();
+        }
+    };
+    set_image(json!("localhost/strimzi-rs/no-such-kafka:0")).await;
+    let failure = eventually_ok("the Kafka to read as failed", POD_WAIT, || async {
+        let kafka = kafkas.get(CLUSTER).await.unwrap();
+        let status = serde_json::to_value(&kafka.status).unwrap_or_default();
+        let not_ready = status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|condition| condition["type"] == "NotReady")
+            .map(|condition| format!("{}: {}", condition["reason"], condition["message"]));
+        match (health("Kafka", &status), not_ready) {
+            (Health::Degraded, Some(not_ready)) => Ok(not_ready),
+            (health, _) => Err(health),
+        }
+    })
+    .await;
+    assert!(
+        failure.contains("ImagePull") || failure.contains("ErrImage"),
+        "{failure}"
+    );
+    set_image(Value::Null).await;
+    ready(&client, &ns, CLUSTER).await;
+    all_pods_ready(&client, &ns, CLUSTER, 3).await;
 }
 
 /// A pod of the Kafka image whose container only sleeps, with Strimzi's readiness probe.

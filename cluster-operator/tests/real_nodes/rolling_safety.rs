@@ -216,6 +216,11 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
         )
         .unwrap();
     let unblocked = watch_roll(&client, &ns, CLUSTER, &before, |_| {}).await;
+    assert_eq!(
+        unblocked.degraded,
+        Vec::<String>::new(),
+        "the Kafka read as failed while the unblocked roll went on"
+    );
     ready(&client, &ns, CLUSTER).await;
 
     // The cluster CA key is replaced under a steady producer.
@@ -233,6 +238,12 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     )
     .await;
     let clients_roll = watch_roll(&client, &ns, CLUSTER, &before, |_| {}).await;
+    // Status as tools read it: a Ready cluster stays Ready while it rolls.
+    assert_eq!(
+        clients_roll.degraded,
+        Vec::<String>::new(),
+        "the Kafka read as failed while the clients CA roll went on"
+    );
     let mut reasons = restarted_in_order_noting(
         &client,
         &ns,

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 
 use super::real_nodes::is_ready;
+use strimzi_tests::health::{Health, health};
 
 /// Up to six JVMs restarting one after the other on two cores.
 pub const ROLL_WAIT: Duration = Duration::from_secs(1500);
@@ -23,6 +24,9 @@ pub struct Roll {
     /// ready yet (a pod whose readiness merely flickers, or a replaced pod that was back and
     /// then crashed, is not the roller's doing).
     pub most_restarting: usize,
+    /// The `NotReady` conditions (reason: message) the Kafka showed while the roll went on,
+    /// each once: what a tool reading Strimzi's conditions (Argo CD) takes for a failure.
+    pub degraded: Vec<String>,
 }
 
 /// Watches until every pod in `before` has been replaced and all are ready again. On every
@@ -37,8 +41,10 @@ pub async fn watch_roll(
 ) -> Roll {
     let started = Instant::now();
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
     let selector = format!("strimzi.io/cluster={cluster}");
     let mut most_restarting = 0;
+    let mut degraded: Vec<String> = Vec::new();
     // Replaced pods seen ready, by name and UID: their restart is over.
     let mut back: BTreeSet<(String, String)> = BTreeSet::new();
     loop {
@@ -77,6 +83,22 @@ pub async fn watch_roll(
             })
             .count();
         most_restarting = most_restarting.max(restarting);
+        if let Ok(kafka) = kafkas.get(cluster).await {
+            let status = serde_json::to_value(&kafka.status).unwrap_or_default();
+            if health("Kafka", &status) == Health::Degraded {
+                let not_ready = status["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|condition| condition["type"] == "NotReady");
+                let seen = not_ready.map_or_else(String::new, |condition| {
+                    format!("{}: {}", condition["reason"], condition["message"])
+                });
+                if !degraded.contains(&seen) {
+                    degraded.push(seen);
+                }
+            }
+        }
         let renewed = live.iter().filter(replaced).count();
         let back_now: BTreeSet<String> = back.iter().map(|(name, _)| name.clone()).collect();
         midway(&back_now);
@@ -84,6 +106,7 @@ pub async fn watch_roll(
             return Roll {
                 seconds: started.elapsed().as_secs_f64(),
                 most_restarting,
+                degraded,
             };
         }
         assert!(
