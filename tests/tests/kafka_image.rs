@@ -67,12 +67,21 @@ fn images_dir() -> PathBuf {
 }
 
 fn kafka_archive_path() -> PathBuf {
+    kafka_archive_path_of(version("KAFKA_VERSION"))
+}
+
+/// The archive of the Kafka image of `kafka_version` (one of `KAFKA_VERSIONS`).
+fn kafka_archive_path_of(kafka_version: &str) -> PathBuf {
     built();
     images_dir().join(format!(
-        "kafka-{}-{}.oci.tar",
-        version("STRIMZI_VERSION"),
-        version("KAFKA_VERSION")
+        "kafka-{}-{kafka_version}.oci.tar",
+        version("STRIMZI_VERSION")
     ))
+}
+
+/// The Kafka versions an image is built for (`KAFKA_VERSIONS`).
+fn kafka_versions() -> Vec<&'static str> {
+    version("KAFKA_VERSIONS").split(',').collect()
 }
 
 fn pause_archive_path() -> PathBuf {
@@ -402,6 +411,91 @@ fn kafka_archive_is_a_valid_oci_image_named_like_strimzis() {
     );
 }
 
+/// Every other Kafka version of `KAFKA_VERSIONS` (the upgrade test's) has its image too, named
+/// as Strimzi names it, with that version's Kafka jars and settings and the same parts
+/// otherwise; a tool whose class moved runs the one that version has.
+#[test]
+fn every_kafka_version_has_its_image() {
+    let versions = kafka_versions();
+    assert!(
+        versions.contains(&version("KAFKA_VERSION")),
+        "KAFKA_VERSIONS {versions:?} lacks KAFKA_VERSION"
+    );
+    assert!(versions.len() >= 2, "KAFKA_VERSIONS {versions:?}");
+    let default = kafka();
+    for kafka_version in versions
+        .into_iter()
+        .filter(|kafka_version| *kafka_version != version("KAFKA_VERSION"))
+    {
+        let image = Archive::open(&kafka_archive_path_of(kafka_version));
+        let name = format!(
+            "quay.io/strimzi/kafka:{}-kafka-{kafka_version}",
+            version("STRIMZI_VERSION")
+        );
+        assert_valid_oci_archive(&image, &name);
+        let env = image.env();
+        assert_eq!(
+            env.get("KAFKA_VERSION").map(String::as_str),
+            Some(kafka_version)
+        );
+        assert_eq!(image.config["config"]["User"], "1001");
+        for jar in [
+            format!("opt/kafka/libs/kafka-clients-{kafka_version}.jar"),
+            format!("opt/kafka/libs/kafka-server-{kafka_version}.jar"),
+            format!("opt/kafka/libs/kafka_2.13-{kafka_version}.jar"),
+        ] {
+            assert!(image.entry(&jar).is_file(), "{name}: {jar}");
+        }
+        assert!(
+            !image.entries.keys().any(|entry| entry
+                .ends_with(&format!("-{}.jar", version("KAFKA_VERSION")))
+                && entry.contains("/kafka")),
+            "{name} holds Kafka {} jars",
+            version("KAFKA_VERSION")
+        );
+        // The same scripts, stand-ins and agent as the default image, at the same paths.
+        for shared in [
+            "opt/kafka/kafka_run.sh",
+            "opt/kafka/kafka_readiness.sh",
+            "opt/kafka/bin/kafka-run-class.sh",
+            "opt/kafka/libs/strimzi-rs-kafka-agent-0.1.0.jar",
+            "opt/cruise-control/strimzi-cruise-control-standin",
+            "opt/kafka-exporter/strimzi-kafka-exporter-standin",
+        ] {
+            let (ours, theirs) = (image.entry(shared), default.entry(shared));
+            assert!(ours.is_file(), "{name}: {shared}");
+            assert_eq!(ours.mode, theirs.mode, "{name}: {shared}");
+        }
+        let wrapper = String::from_utf8_lossy(&image.pipe_layer(&[
+            "-xzO",
+            "-f",
+            "-",
+            "opt/kafka/bin/kafka-dump-log.sh",
+        ]))
+        .into_owned();
+        let class = wrapper
+            .split("kafka-run-class.sh\" ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{name}: kafka-dump-log.sh:\n{wrapper}"));
+        let class_file = format!("{}.class", class.replace('.', "/"));
+        let listing = image.pipe_layer(&[
+            "-xzO",
+            "-f",
+            "-",
+            "--wildcards",
+            "opt/kafka/libs/kafka*.jar",
+        ]);
+        assert!(
+            listing
+                .windows(class_file.len())
+                .any(|window| window == class_file.as_bytes()),
+            "{name}: kafka-dump-log.sh runs {class}, not in its Kafka jars"
+        );
+        println!("figure: {name}: {} entries", image.entries.len());
+    }
+}
+
 #[test]
 fn kafka_image_has_strimzis_runtime_settings() {
     let image = kafka();
@@ -589,8 +683,12 @@ fn second_run_is_a_no_op() {
         !stdout.contains("building"),
         "a warm run rebuilt something:\n{stdout}"
     );
-    // The pause, Kafka and Bridge images.
-    assert_eq!(stdout.matches(": cached").count(), 3, "{stdout}");
+    // The pause image, a Kafka image per version and the Bridge image.
+    assert_eq!(
+        stdout.matches(": cached").count(),
+        2 + kafka_versions().len(),
+        "{stdout}"
+    );
     println!("figure: a warm run of build-images.sh took {elapsed:.1?}");
 }
 
@@ -650,6 +748,8 @@ fn kafka_image_scripts_are_ours() {
             continue;
         };
         let wrapper = read(&format!("bin/{name}"));
+        // `a|b`: a class that moved; this image's Kafka (the newest) has the first.
+        let class = class.split('|').next().unwrap();
         assert!(
             wrapper.contains(&format!("kafka-run-class.sh\" {class} \"$@\"")),
             "bin/{name} does not run {class}:\n{wrapper}"

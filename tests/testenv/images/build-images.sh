@@ -4,7 +4,8 @@
 #
 #   ${STRIMZI_TESTENV_CACHE:-$HOME/.cache/strimzi-testenv}/images/
 #     pause.oci.tar                          registry.k8s.io/pause:<PAUSE_VERSION>
-#     kafka-<strimzi>-<kafka>.oci.tar        quay.io/strimzi/kafka:<strimzi>-kafka-<kafka>
+#     kafka-<strimzi>-<kafka>.oci.tar        quay.io/strimzi/kafka:<strimzi>-kafka-<kafka>, one for
+#                                            each Kafka version of KAFKA_VERSIONS
 #     kafka-bridge-<bridge>.oci.tar          quay.io/strimzi/kafka-bridge:<bridge>
 #     operator.oci.tar                       <OPERATOR_IMAGE_REPOSITORY>:<workspace version>
 #                                            (only with --with-operator)
@@ -16,7 +17,8 @@
 # Every image is made of registry packages and our own code only (CONTRACT.md next to this
 # script says what the images must do; README.md how they differ from Strimzi's):
 #   - pause: Kubernetes' pause.c (from the k8s.io/kubernetes module) compiled statically;
-#   - Kafka: a Debian root filesystem made with debootstrap, Kafka's jars and third-party
+#   - Kafka, one image per version of KAFKA_VERSIONS (they share every part but Kafka's own
+#     jars): a Debian root filesystem made with debootstrap, Kafka's jars and third-party
 #     libraries from Maven Central (kafka-dist-pom.xml, kafka-thirdparty-pom.xml), our start,
 #     probe and launcher scripts and broker-state agent (kafka/), and our contract stand-ins
 #     for Cruise Control and Kafka Exporter (workspace crates standins/cruise-control and
@@ -98,7 +100,20 @@ bridge_standin=strimzi-bridge-standin
 reporter_jar=cruise-control-metrics-reporter-standin-0.1.0.jar
 
 pause_archive=$images/pause.oci.tar
-kafka_archive=$images/kafka-$STRIMZI_VERSION-$KAFKA_VERSION.oci.tar
+# The Kafka images, one per version of KAFKA_VERSIONS (KAFKA_VERSION, the default one, among
+# them), named as Strimzi names its own: the repository of KAFKA_IMAGE, tag
+# <strimzi>-kafka-<version>. The build functions read the version being built from
+# kafka_version and kafka_image (set by kafka_version_is).
+IFS=, read -r -a kafka_versions <<<"$KAFKA_VERSIONS"
+kafka_version=""
+kafka_image=""
+kafka_archive=""
+# kafka_version_is <version>: sets the Kafka version being built, its image and its archive.
+kafka_version_is() {
+    kafka_version=$1
+    kafka_image=${KAFKA_IMAGE%:*}:$STRIMZI_VERSION-kafka-$1
+    kafka_archive=$images/kafka-$STRIMZI_VERSION-$1.oci.tar
+}
 operator_archive=$images/operator.oci.tar
 bridge_archive=$images/kafka-bridge-$BRIDGE_VERSION.oci.tar
 created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
@@ -353,20 +368,24 @@ build_rootfs() {
 
 # Kafka's distribution libs/, resolved from Maven Central (kafka-dist-pom.xml).
 build_kafka_dist() {
-    local jar
+    local jar lacking=$kafka_version substitute
+    # The modules Maven Central lacks at this version come at the substitute KAFKA_SUBSTITUTES names.
+    for substitute in ${KAFKA_SUBSTITUTES//,/ }; do
+        [[ ${substitute%%:*} == "$kafka_version" ]] && lacking=${substitute#*:}
+    done
     cp "$here/kafka-dist-pom.xml" "$work/pom.xml"
     cd "$work"
-    mvn_run -f "$work/pom.xml" "-Dkafka.version=$KAFKA_VERSION" \
+    mvn_run -f "$work/pom.xml" "-Dkafka.version=$kafka_version" "-Dkafka.lacking.version=$lacking" \
         "-Dscala.binary.version=$SCALA_BINARY_VERSION" "-Dlog4j2.version=$LOG4J2_VERSION" \
         "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
         -DincludeScope=runtime "-DoutputDirectory=$work/out/libs"
-    for jar in "kafka_$SCALA_BINARY_VERSION-$KAFKA_VERSION.jar" "kafka-server-$KAFKA_VERSION.jar" \
-        "kafka-clients-$KAFKA_VERSION.jar" "kafka-tools-$KAFKA_VERSION.jar" \
-        "connect-runtime-$KAFKA_VERSION.jar" "kafka-streams-$KAFKA_VERSION.jar" \
+    for jar in "kafka_$SCALA_BINARY_VERSION-$kafka_version.jar" "kafka-server-$kafka_version.jar" \
+        "kafka-clients-$kafka_version.jar" "kafka-tools-$kafka_version.jar" \
+        "connect-runtime-$kafka_version.jar" "kafka-streams-$kafka_version.jar" \
         "log4j-core-$LOG4J2_VERSION.jar" "log4j-slf4j-impl-$LOG4J2_VERSION.jar"; do
         [[ -f $work/out/libs/$jar ]] || { note "missing $jar"; false; }
     done
-    note "kafka libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars"
+    note "kafka libs: $(find "$work/out/libs" -name '*.jar' | wc -l) jars (modules lacking at $kafka_version taken at $lacking)"
     cd "$here"
 }
 
@@ -502,18 +521,25 @@ refuses_to_start() {
 
 # The Kafka image: the root filesystem plus /opt laid out as Strimzi's Kafka Dockerfile does.
 build_kafka_image() {
-    local root=$work/rootfs kafka_home=/opt/kafka java_home script
+    local root=$work/rootfs kafka_home=/opt/kafka java_home script jar
     java_home=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")
     # Hard links: the stage's files are only read, and this copy takes no space.
     cp -al "$stages/rootfs/rootfs" "$root"
     local k=$root$kafka_home
     mkdir -p "$k/libs" "$k/bin" "$k/config" "$k/plugins"
     # Kafka's distribution: libs/ from Maven Central; bin/ our launcher and tool wrappers.
-    cp "$stages/kafka-dist/libs/"*.jar "$k/libs/"
+    cp "$stages/kafka-dist-$kafka_version/libs/"*.jar "$k/libs/"
     install -m 0755 "$kafka_own/bin/kafka-run-class.sh" "$k/bin/"
-    local name class heap
+    local name class heap alternative
+    # The classes in libs/, for the tools whose class moved between Kafka versions.
+    for jar in "$k/libs/"*.jar; do unzip -Z1 "$jar"; done >"$work/classes"
     while read -r name class heap; do
         [[ -n $name && $name != \#* ]] || continue
+        # a|b: the first of these classes that libs/ has.
+        for alternative in ${class//|/ }; do
+            grep -qxF "${alternative//.//}.class" "$work/classes" && class=$alternative && break
+        done
+        [[ $class != *'|'* ]] || { note "$name: none of $class is in libs/"; false; }
         {
             echo '#!/usr/bin/env bash'
             echo "# $name: Kafka's $class through our launcher (tests/testenv/images/kafka/bin/tools.list)."
@@ -526,11 +552,11 @@ build_kafka_image() {
     done <"$kafka_own/bin/tools.list"
     # Licence texts: Kafka's own LICENSE and NOTICE, as its clients jar carries them, and a note
     # of ours at the end of NOTICE.
-    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" LICENSE >"$k/LICENSE"
-    unzip -p "$k/libs/kafka-clients-$KAFKA_VERSION.jar" NOTICE >"$k/NOTICE"
-    [[ -s $k/LICENSE && -s $k/NOTICE ]] || { note "kafka-clients-$KAFKA_VERSION.jar has no LICENSE or NOTICE"; false; }
+    unzip -p "$k/libs/kafka-clients-$kafka_version.jar" LICENSE >"$k/LICENSE"
+    unzip -p "$k/libs/kafka-clients-$kafka_version.jar" NOTICE >"$k/NOTICE"
+    [[ -s $k/LICENSE && -s $k/NOTICE ]] || { note "kafka-clients-$kafka_version.jar has no LICENSE or NOTICE"; false; }
     printf '\n%s\n%s\n%s\n%s\n' \
-        "libs/ holds Apache Kafka $KAFKA_VERSION and the libraries it and this image need, as published" \
+        "libs/ holds Apache Kafka $kafka_version and the libraries it and this image need, as published" \
         'on Maven Central, each under the licence in its own jar. The scripts in this folder and in' \
         "bin/, the broker-state agent and the Cruise Control stand-in's metrics reporter" \
         "(libs/$reporter_jar) are strimzi-rs code." >>"$k/NOTICE"
@@ -609,7 +635,7 @@ wanted += ["io.strimzi.kafka.KubernetesSecretConfigProvider",
            "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager",
            "io.strimzi.rs.agent.BrokerStateAgent",
            "com.linkedin.kafka.cruisecontrol.metricsreporter.CruiseControlMetricsReporter"]
-missing = [c for c in wanted if c.replace(".", "/") + ".class" not in names]
+missing = [c for c in wanted if all(a.replace(".", "/") + ".class" not in names for a in c.split("|"))]
 assert not missing, f"classes not in libs/: {missing}"
 print(f"{len(wanted)} classes found in libs/")
 EOF
@@ -636,7 +662,7 @@ EOF
     "JAVA_HOME=$java_home",
     "LANG=C.UTF-8",
     "KAFKA_HOME=$kafka_home",
-    "KAFKA_VERSION=$KAFKA_VERSION",
+    "KAFKA_VERSION=$kafka_version",
     "STRIMZI_VERSION=$STRIMZI_VERSION",
     "KAFKA_EXPORTER_HOME=/opt/kafka-exporter",
     "JMX_EXPORTER_HOME=/opt/prometheus-jmx-exporter",
@@ -645,14 +671,14 @@ EOF
   "Cmd": ["/bin/bash"],
   "Labels": {
     "name": "kafka",
-    "version": "$STRIMZI_VERSION-$KAFKA_VERSION",
+    "version": "$STRIMZI_VERSION-$kafka_version",
     "release": "$STRIMZI_VERSION",
-    "org.opencontainers.image.description": "Kafka $KAFKA_VERSION image with the layout and contract of Strimzi's, for the strimzi-rs test environment (Debian $DEBIAN_SUITE, $JAVA_PACKAGE, our scripts and agent)",
+    "org.opencontainers.image.description": "Kafka $kafka_version image with the layout and contract of Strimzi's, for the strimzi-rs test environment (Debian $DEBIAN_SUITE, $JAVA_PACKAGE, our scripts and agent)",
     "io.strimzi.rs.stand-ins": "Cruise Control (/opt/cruise-control) and Kafka Exporter (/opt/kafka-exporter) are contract stand-ins written for strimzi-rs, not the real programs: see STAND-IN in each folder"
   }
 }
 EOF
-    pack_image "$root" "$work/config.json" "$KAFKA_IMAGE"
+    pack_image "$root" "$work/config.json" "$kafka_image"
     remove "$root"
 }
 
@@ -800,8 +826,6 @@ pause_inputs="image=$PAUSE_IMAGE kubernetes=$KUBERNETES_VERSION epoch=$IMAGE_EPO
 oci.py=$oci_hash code=$(code_hash build_pause pack_image)"
 rootfs_inputs="suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${rootfs_packages[*]}
 code=$(code_hash build_rootfs in_root)"
-kafka_dist_inputs="kafka=$KAFKA_VERSION scala=$SCALA_BINARY_VERSION log4j2=$LOG4J2_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
-pom=$(sha256sum "$here/kafka-dist-pom.xml" | cut -c1-64) code=$(code_hash build_kafka_dist mvn_run)"
 kafka_agent_inputs="jar=$agent_jar sources=$(tree_hash "$kafka_own" agent/pom.xml agent/src)
 code=$(code_hash build_kafka_agent mvn_package mvn_run)"
 reporter_inputs="jar=$reporter_jar sources=$(tree_hash "$standins/cruise-control" metrics-reporter/pom.xml metrics-reporter/src/main)
@@ -810,26 +834,42 @@ thirdparty_inputs="pom=$(sha256sum "$here/kafka-thirdparty-pom.xml" | cut -c1-64
 code=$(code_hash build_thirdparty_libs mvn_run)"
 jmx_inputs="jmx-exporter=$JMX_EXPORTER_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_jmx_exporter mvn_run)"
 standin_code="code=$(code_hash standin_note refuses_to_start pack_image in_root) oci.py=$oci_hash"
-kafka_inputs="image=$KAFKA_IMAGE strimzi=$STRIMZI_VERSION kafka=$KAFKA_VERSION epoch=$IMAGE_EPOCH
+# kafka_dist_inputs, kafka_inputs: the inputs of kafka_version's libs and image.
+kafka_dist_inputs() {
+    echo "kafka=$kafka_version substitutes=$KAFKA_SUBSTITUTES scala=$SCALA_BINARY_VERSION log4j2=$LOG4J2_VERSION plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION
+pom=$(sha256sum "$here/kafka-dist-pom.xml" | cut -c1-64) code=$(code_hash build_kafka_dist mvn_run)"
+}
+kafka_inputs() {
+    echo "image=$kafka_image strimzi=$STRIMZI_VERSION kafka=$kafka_version epoch=$IMAGE_EPOCH
 rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
-kafka-dist=$(echo "$kafka_dist_inputs" | sha256sum | cut -c1-64)
+kafka-dist=$(kafka_dist_inputs | sha256sum | cut -c1-64)
 kafka-agent=$(echo "$kafka_agent_inputs" | sha256sum | cut -c1-64)
 cc-reporter=$(echo "$reporter_inputs" | sha256sum | cut -c1-64)
 thirdparty-libs=$(echo "$thirdparty_inputs" | sha256sum | cut -c1-64)
 jmx-exporter=$(echo "$jmx_inputs" | sha256sum | cut -c1-64)
-scripts=$(tree_hash "$kafka_own" kafka_run.sh kafka_connect_run.sh kafka_readiness.sh kafka_liveness.sh kafka_common.sh bin)
-stand-ins=$(tree_hash "$stages/binaries/standins" "$cc_standin" "$exporter_standin") $(tree_hash "$standins" cruise-control/scripts kafka-exporter/scripts)
+scripts=$kafka_scripts
+stand-ins=$kafka_standins
 $standin_code code=$(code_hash build_kafka_image)"
+}
+kafka_scripts=$(tree_hash "$kafka_own" kafka_run.sh kafka_connect_run.sh kafka_readiness.sh kafka_liveness.sh kafka_common.sh bin)
+kafka_standins="$(tree_hash "$stages/binaries/standins" "$cc_standin" "$exporter_standin") $(tree_hash "$standins" cruise-control/scripts kafka-exporter/scripts)"
 bridge_image_inputs="image=$BRIDGE_IMAGE epoch=$IMAGE_EPOCH
 rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
 stand-in=$(tree_hash "$stages/binaries/standins" "$bridge_standin") $(tree_hash "$standins" bridge/scripts)
 $standin_code code=$(code_hash build_bridge_image)"
 
 pause_ready=false
-kafka_ready=false
+kafka_ready=true
 bridge_ready=false
 is_current "$pause_archive.inputs" "$pause_inputs" && [[ -f $pause_archive ]] && pause_ready=true
-is_current "$kafka_archive.inputs" "$kafka_inputs" && [[ -f $kafka_archive ]] && kafka_ready=true
+# The default version must be one of those built, under the pinned name.
+kafka_version_is "$KAFKA_VERSION"
+[[ $kafka_image == "$KAFKA_IMAGE" && " ${kafka_versions[*]} " == *" $KAFKA_VERSION "* ]] ||
+    fail "versions.env: KAFKA_VERSIONS ($KAFKA_VERSIONS) must hold KAFKA_VERSION ($KAFKA_VERSION), and KAFKA_IMAGE must be $kafka_image"
+for version in "${kafka_versions[@]}"; do
+    kafka_version_is "$version"
+    is_current "$kafka_archive.inputs" "$(kafka_inputs)" && [[ -f $kafka_archive ]] || kafka_ready=false
+done
 is_current "$bridge_archive.inputs" "$bridge_image_inputs" && [[ -f $bridge_archive ]] && bridge_ready=true
 
 if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || $with_operator; then
@@ -882,19 +922,25 @@ stage() {
     fi
 }
 
-if $kafka_ready; then
-    cached "kafka image $KAFKA_IMAGE"
-else
+# The Kafka images: the parts every version shares are built (or found cached) once, then
+# each version's libs and image.
+for version in "${kafka_versions[@]}"; do
+    kafka_version_is "$version"
+    inputs=$(kafka_inputs)
+    if is_current "$kafka_archive.inputs" "$inputs" && [[ -f $kafka_archive ]]; then
+        cached "kafka image $kafka_image"
+        continue
+    fi
     stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
-    stage kafka-dist "$kafka_dist_inputs" "Kafka $KAFKA_VERSION libs (Maven Central)" "30 seconds" build_kafka_dist
+    stage "kafka-dist-$kafka_version" "$(kafka_dist_inputs)" "Kafka $kafka_version libs (Maven Central)" "30 seconds" build_kafka_dist
     stage kafka-agent "$kafka_agent_inputs" "broker-state agent (Maven, kafka/agent)" "30 seconds" build_kafka_agent
     stage cc-reporter "$reporter_inputs" "Cruise Control stand-in's metrics reporter (Maven, standins/cruise-control/metrics-reporter)" "30 seconds" build_cc_reporter
     stage thirdparty-libs "$thirdparty_inputs" "third-party libs (Maven Central, kafka-thirdparty-pom.xml)" "1.5 minutes" build_thirdparty_libs
     stage jmx-exporter "$jmx_inputs" "Prometheus JMX exporter up to $JMX_EXPORTER_VERSION (Maven Central)" "10 seconds" build_jmx_exporter
-    start kafka "kafka image $KAFKA_IMAGE" "1 minute"
+    start "kafka-$kafka_version" "kafka image $kafka_image" "1 minute"
     build_kafka_image
-    finish_archive "$kafka_archive" "$kafka_inputs" "kafka image"
-fi
+    finish_archive "$kafka_archive" "$inputs" "kafka image"
+done
 
 if $bridge_ready; then
     cached "bridge image $BRIDGE_IMAGE"
@@ -923,7 +969,10 @@ fi
 
 $quiet && exit 0
 echo "pause image: $pause_archive"
-echo "kafka image: $kafka_archive"
+for version in "${kafka_versions[@]}"; do
+    kafka_version_is "$version"
+    echo "kafka image: $kafka_archive"
+done
 echo "bridge image: $bridge_archive"
 if $with_operator; then
     echo "operator image: $operator_archive"
