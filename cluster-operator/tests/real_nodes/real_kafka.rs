@@ -4,18 +4,30 @@
 //! bootstrap Service on the plain and TLS listeners, the topic operator makes a real topic,
 //! a deleted broker pod comes back with its data, and an image that cannot be pulled reads
 //! as a failure (`NotReady`) until it is fixed.
+//!
+//! The cluster starts at the older supported Kafka version (4.2.1, its image built by
+//! build-images.sh beside the default one) and ends with Strimzi's upgrade procedure under a
+//! steady producer: `spec.kafka.version` raised to 4.3.1 rolls every node onto the new image,
+//! each once, in the roller's order (controllers, brokers, the active controller last: here
+//! the brokers, then the only controller), the metadata version kept; `spec.kafka.metadataVersion`
+//! raised to 4.3's default then raises the finalized `metadata.version` without a roll; no
+//! acknowledged record is lost; and going back to 4.2.1, which cannot run that metadata
+//! version, is refused with nothing restarted.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::env;
 use crate::support::real_nodes::{
     POD_WAIT, Startup, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
-    delete_when_done, eventually, is_ready, persistent_cluster, records, sorted, topic_ready,
+    delete_when_done, eventually, is_ready, persistent_cluster, records, sorted,
+    stop_and_check_nothing_lost, topic_ready,
 };
+use crate::support::rolls::{event_notes, pod_uids, restarted_in_order, watch_roll};
 use crate::support::{apply, ready, wait_for};
 use k8s_openapi::api::core::v1::Pod;
-use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, LogParams, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_tests::clients::ClusterClient;
@@ -25,10 +37,28 @@ use strimzi_tests::process::ManagedProcess;
 use strimzi_tests::resources::eventually_ok;
 
 const CLUSTER: &str = "real";
+/// The Kafka version the cluster starts at, and its default metadata version (our version
+/// table, Strimzi's `kafka-versions.yaml`).
+const OLD_VERSION: &str = "4.2.1";
+const OLD_METADATA_VERSION: &str = "4.2-IV1";
+/// The version it is upgraded to, and its default metadata version.
+const NEW_VERSION: &str = "4.3.1";
+const NEW_METADATA_VERSION: &str = "4.3-IV0";
+
+/// The image of Kafka `version`, as build-images.sh names it and the operator's default
+/// `STRIMZI_KAFKA_IMAGES` maps it.
+fn image_of(version: &str) -> String {
+    format!(
+        "quay.io/strimzi/kafka:{}-kafka-{version}",
+        image_version("STRIMZI_VERSION")
+    )
+}
+
 /// One controller and two brokers with persistent volumes; plain, TLS and mutual-TLS
-/// listeners; Strimzi's JVM flags and probes, which this test is about.
+/// listeners; Strimzi's JVM flags and probes, which this test is about. Kafka 4.2.1 at its
+/// metadata version, set explicitly, as Strimzi's upgrade procedure asks.
 fn small_cluster() -> Vec<Value> {
-    persistent_cluster(
+    let mut documents = persistent_cluster(
         CLUSTER,
         (1, 2),
         &json!({
@@ -38,7 +68,14 @@ fn small_cluster() -> Vec<Value> {
         }),
         true,
         Startup::StrimziDefaults,
-    )
+    );
+    for document in &mut documents {
+        if document["kind"] == "Kafka" {
+            document["spec"]["kafka"]["version"] = json!(OLD_VERSION);
+            document["spec"]["kafka"]["metadataVersion"] = json!(OLD_METADATA_VERSION);
+        }
+    }
+    documents
 }
 
 struct Operators {
@@ -47,7 +84,8 @@ struct Operators {
 }
 
 #[tokio::test]
-async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker_pod_deletion() {
+async fn a_kafka_on_real_nodes_serves_clients_makes_topics_survives_a_broker_pod_deletion_and_upgrades()
+ {
     let _room = super::room_for(super::Weight::Light).await;
     let env = env();
     let client = env.client().await;
@@ -69,6 +107,10 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
         apply(&client, &ns, &document).await;
     }
     let kafka = ready(&client, &ns, CLUSTER).await;
+    assert_eq!(
+        kafka.status.as_ref().unwrap().kafka_version.as_deref(),
+        Some(OLD_VERSION)
+    );
     let pods = all_pods_ready(&client, &ns, CLUSTER, 3).await;
     // A figure for the README, not an assertion.
     println!(
@@ -84,7 +126,7 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
             pod.name_any()
         );
         let image = &pod.spec.as_ref().unwrap().containers[0].image;
-        assert_eq!(image.as_deref(), Some(image_version("KAFKA_IMAGE")));
+        assert_eq!(image.as_deref(), Some(image_of(OLD_VERSION).as_str()));
         // Neither probe failed on the way: the liveness probe never restarted Kafka.
         let containers = status.container_statuses.as_ref().unwrap();
         assert_eq!(containers[0].restart_count, 0, "{}", pod.name_any());
@@ -268,6 +310,153 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_and_survives_a_broker
     set_image(Value::Null).await;
     ready(&client, &ns, CLUSTER).await;
     all_pods_ready(&client, &ns, CLUSTER, 3).await;
+
+    // Box::pin: the test's future would outgrow a test thread's stack.
+    Box::pin(upgrade_under_load(&client, &ns, &plain)).await;
+}
+
+/// Strimzi's upgrade procedure on the running cluster, under a steady producer to `orders`
+/// (two replicas, which holds other records already): the Kafka version, then the metadata
+/// version; then a downgrade Kafka refuses.
+async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    let metadata_version = |kafka: &Kafka| {
+        kafka
+            .status
+            .as_ref()
+            .and_then(|status| status.kafka_metadata_version.clone())
+    };
+    let kafka = ready(client, ns, CLUSTER).await;
+    assert_eq!(
+        metadata_version(&kafka).as_deref(),
+        Some(OLD_METADATA_VERSION)
+    );
+    let started = Instant::now();
+    let stop_file = env().log_dir().join(format!("{ns}-upgrade-stop"));
+    let producer = plain.produce_steadily("orders", 20, &stop_file).unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+
+    // The Kafka version: every node rolls once onto the new image.
+    let before = pod_uids(client, ns, CLUSTER).await;
+    kafkas
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"kafka": {"version": NEW_VERSION}}})),
+        )
+        .await
+        .unwrap();
+    let roll = watch_roll(client, ns, CLUSTER, &before, |_| {}).await;
+    let kafka = ready(client, ns, CLUSTER).await;
+    let status = kafka.status.as_ref().unwrap();
+    assert_eq!(status.kafka_version.as_deref(), Some(NEW_VERSION));
+    assert_eq!(
+        metadata_version(&kafka).as_deref(),
+        Some(OLD_METADATA_VERSION),
+        "the metadata version changed with the Kafka version"
+    );
+    let order = restarted_in_order(client, ns, "PodHasOldRevision").await;
+    let unique: BTreeSet<&String> = order.iter().collect();
+    assert_eq!(order.len(), 3, "restart Events: {order:?}");
+    assert_eq!(unique.len(), 3, "a node restarted twice: {order:?}");
+    // The roller's order: controllers, then brokers, the active controller last (here the
+    // only controller is the active one, so the brokers go first).
+    assert!(
+        order[..2]
+            .iter()
+            .all(|name| name.starts_with(&format!("{CLUSTER}-broker-")))
+            && order[2].starts_with(&format!("{CLUSTER}-controller-")),
+        "the brokers, then the (active) controller: {order:?}"
+    );
+    let upgraded = all_pods_ready(client, ns, CLUSTER, 3).await;
+    for pod in &upgraded {
+        let image = &pod.spec.as_ref().unwrap().containers[0].image;
+        assert_eq!(
+            image.as_deref(),
+            Some(image_of(NEW_VERSION).as_str()),
+            "{}",
+            pod.name_any()
+        );
+    }
+    let after_roll = pod_uids(client, ns, CLUSTER).await;
+
+    // The metadata version: raised in place, nothing rolls.
+    let raised = Instant::now();
+    kafkas
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"kafka": {"metadataVersion": NEW_METADATA_VERSION}}})),
+        )
+        .await
+        .unwrap();
+    wait_for(
+        &kafkas,
+        CLUSTER,
+        "the metadata version to be raised",
+        |kafka| (metadata_version(kafka?).as_deref() == Some(NEW_METADATA_VERSION)).then_some(()),
+    )
+    .await;
+    let raised_seconds = raised.elapsed().as_secs_f64();
+    ready(client, ns, CLUSTER).await;
+    let notes = event_notes(client, ns, "MetadataVersionUpdated").await;
+    assert!(
+        notes.iter().any(|note| note.contains(&format!(
+            "from {OLD_METADATA_VERSION} to {NEW_METADATA_VERSION}"
+        ))),
+        "MetadataVersionUpdated Events: {notes:?}"
+    );
+    assert_eq!(
+        pod_uids(client, ns, CLUSTER).await,
+        after_roll,
+        "raising the metadata version restarted pods"
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let report = stop_and_check_nothing_lost(producer, plain, "orders").await;
+    assert!(report.acked.len() > 100, "{}", report.summary());
+
+    // Back to 4.2.1, which cannot run metadata version 4.3-IV0: refused, nothing rolls.
+    kafkas
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"kafka": {"version": OLD_VERSION, "metadataVersion": null}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let refused =
+        crate::support::not_ready_with(client, ns, CLUSTER, "UnsupportedKafkaVersionException")
+            .await;
+    assert!(refused.contains("cannot be lowered"), "{refused}");
+    // A full reconciliation later (the operator's interval is 30 s), still nothing rolled.
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    assert_eq!(
+        pod_uids(client, ns, CLUSTER).await,
+        after_roll,
+        "a refused downgrade restarted pods"
+    );
+    let kafka = kafkas.get(CLUSTER).await.unwrap();
+    assert_eq!(
+        metadata_version(&kafka).as_deref(),
+        Some(NEW_METADATA_VERSION)
+    );
+    for pod in all_pods_ready(client, ns, CLUSTER, 3).await {
+        let image = &pod.spec.as_ref().unwrap().containers[0].image;
+        assert_eq!(image.as_deref(), Some(image_of(NEW_VERSION).as_str()));
+    }
+
+    // Figures for the README, not assertions.
+    println!(
+        "figure: upgrading 1 controller + 2 brokers from Kafka {OLD_VERSION} to {NEW_VERSION} rolled in {:.0}s; metadata version raised in {raised_seconds:.1}s; the whole upgrade step {:.0}s; producer: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms",
+        roll.seconds,
+        started.elapsed().as_secs_f64(),
+        report.acked.len(),
+        report.errors,
+        report.p99_ms,
+        report.max_ms
+    );
 }
 
 /// A pod of the Kafka image whose container only sleeps, with Strimzi's readiness probe.
