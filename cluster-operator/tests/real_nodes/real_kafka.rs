@@ -379,8 +379,16 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
         );
     }
     let after_roll = pod_uids(client, ns, CLUSTER).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    print_node_diagnostics(client, ns).await;
+    let report = stop_and_check_nothing_lost(producer, plain, "orders").await;
+    assert!(report.acked.len() > 100, "{}", report.summary());
 
-    // The metadata version: raised in place, nothing rolls.
+    // The metadata version: raised in place, nothing rolls, under a producer of its own (to a
+    // topic of its own: both producers write `steady-<n>`).
+    let stop_file = env().log_dir().join(format!("{ns}-metadata-stop"));
+    let metadata_producer = plain.produce_steadily("metadata", 20, &stop_file).unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
     let raised = Instant::now();
     kafkas
         .patch(
@@ -411,9 +419,14 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
         after_roll,
         "raising the metadata version restarted pods"
     );
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let report = stop_and_check_nothing_lost(producer, plain, "orders").await;
-    assert!(report.acked.len() > 100, "{}", report.summary());
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    print_node_diagnostics(client, ns).await;
+    let metadata_report = stop_and_check_nothing_lost(metadata_producer, plain, "metadata").await;
+    assert!(
+        metadata_report.acked.len() > 100,
+        "{}",
+        metadata_report.summary()
+    );
 
     // Back to 4.2.1, which cannot run metadata version 4.3-IV0: refused, nothing rolls.
     kafkas
@@ -449,14 +462,46 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
 
     // Figures for the README, not assertions.
     println!(
-        "figure: upgrading 1 controller + 2 brokers from Kafka {OLD_VERSION} to {NEW_VERSION} rolled in {:.0}s; metadata version raised in {raised_seconds:.1}s; the whole upgrade step {:.0}s; producer: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms",
+        "figure: upgrading 1 controller + 2 brokers from Kafka {OLD_VERSION} to {NEW_VERSION} rolled in {:.0}s; metadata version raised in {raised_seconds:.1}s; the whole upgrade step {:.0}s; producer during the roll: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms; during the metadata version raise: {} acknowledged, p99 {:.0} ms",
         roll.seconds,
         started.elapsed().as_secs_f64(),
         report.acked.len(),
         report.errors,
         report.p99_ms,
-        report.max_ms
+        report.max_ms,
+        metadata_report.acked.len(),
+        metadata_report.p99_ms,
     );
+}
+
+/// Prints (captured: shown when the test fails) each Kafka node's container restarts and the
+/// last warnings and errors of its log, to tell what a failed check that follows ran into.
+async fn print_node_diagnostics(client: &Client, ns: &str) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    for (name, _) in pod_uids(client, ns, CLUSTER).await {
+        let restarts: i32 = pods
+            .get(&name)
+            .await
+            .ok()
+            .and_then(|pod| pod.status?.container_statuses)
+            .into_iter()
+            .flatten()
+            .map(|container| container.restart_count)
+            .sum();
+        let logs = pods
+            .logs(&name, &LogParams::default())
+            .await
+            .unwrap_or_default();
+        let worrying: Vec<&str> = logs
+            .lines()
+            .filter(|line| line.contains(" WARN ") || line.contains(" ERROR "))
+            .collect();
+        let last = &worrying[worrying.len().saturating_sub(15)..];
+        println!(
+            "{name}: {restarts} container restarts; last warnings and errors:\n{}",
+            last.join("\n")
+        );
+    }
 }
 
 /// A pod of the Kafka image whose container only sleeps, with Strimzi's readiness probe.
