@@ -315,9 +315,9 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_survives_a_broker_pod
     Box::pin(upgrade_under_load(&client, &ns, &plain)).await;
 }
 
-/// Strimzi's upgrade procedure on the running cluster, under a steady producer to `orders`
-/// (two replicas, which holds other records already): the Kafka version, then the metadata
-/// version; then a downgrade Kafka refuses.
+/// Strimzi's upgrade procedure on the running cluster: the Kafka version under a steady
+/// producer to `orders` (two replicas, which holds other records already), then the metadata
+/// version under a steady producer of its own; then a downgrade Kafka refuses.
 async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
     let metadata_version = |kafka: &Kafka| {
@@ -462,7 +462,7 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
 
     // Figures for the README, not assertions.
     println!(
-        "figure: upgrading 1 controller + 2 brokers from Kafka {OLD_VERSION} to {NEW_VERSION} rolled in {:.0}s; metadata version raised in {raised_seconds:.1}s; the whole upgrade step {:.0}s; producer during the roll: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms; during the metadata version raise: {} acknowledged, p99 {:.0} ms",
+        "figure: upgrading 1 controller + 2 brokers from Kafka {OLD_VERSION} to {NEW_VERSION} rolled in {:.0}s; metadata version raised in {raised_seconds:.1}s; the whole upgrade step {:.0}s; producer during the roll: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms; during the metadata version raise: {} acknowledged, p99 {:.0} ms, max {:.0} ms",
         roll.seconds,
         started.elapsed().as_secs_f64(),
         report.acked.len(),
@@ -471,6 +471,7 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
         report.max_ms,
         metadata_report.acked.len(),
         metadata_report.p99_ms,
+        metadata_report.max_ms,
     );
 }
 
