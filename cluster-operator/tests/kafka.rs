@@ -34,14 +34,8 @@ async fn reconcile_now(client: &Client, ns: &str, name: &str) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let nudge = NEXT.fetch_add(1, Ordering::Relaxed).to_string();
-    Api::<Kafka>::namespaced(client.clone(), ns)
-        .patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {"example.com/nudge": nudge}}})),
-        )
-        .await
-        .unwrap();
+    let nudge = json!({"metadata": {"annotations": {"example.com/nudge": nudge}}});
+    merge_patch::<Kafka>(client, ns, name, nudge).await;
 }
 
 async fn apply_all(client: &Client, ns: &str, documents: &[Value]) {

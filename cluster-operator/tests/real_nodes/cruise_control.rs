@@ -256,14 +256,8 @@ async fn rebalance_in(client: &Client, ns: &str, name: &str, state: &str) -> Kaf
 
 /// Sets `strimzi.io/rebalance` on the KafkaRebalance `name`.
 async fn annotate(client: &Client, ns: &str, name: &str, action: &str) {
-    Api::<KafkaRebalance>::namespaced(client.clone(), ns)
-        .patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"annotations": {"strimzi.io/rebalance": action}}})),
-        )
-        .await
-        .unwrap();
+    let annotation = json!({"metadata": {"annotations": {"strimzi.io/rebalance": action}}});
+    crate::support::merge_patch::<KafkaRebalance>(client, ns, name, annotation).await;
 }
 
 /// The KafkaRebalance part, run once Cruise Control has a load model.

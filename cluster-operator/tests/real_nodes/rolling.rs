@@ -26,7 +26,7 @@ use crate::support::real_nodes::{
 use crate::support::rolls::{
     Roll, event_notes, pod_uids, restarted_in_order, set_option, watch_roll,
 };
-use crate::support::{apply, ready, wait_for};
+use crate::support::{apply, merge_patch, ready, wait_for};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
@@ -109,10 +109,7 @@ async fn roll_under_load(
     let stop_file = env().log_dir().join(format!("{ns}-{topic}-stop"));
     let producer = plain.produce_steadily(topic, 20, &stop_file).unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    Api::<Kafka>::namespaced(client.clone(), ns)
-        .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(&change))
-        .await
-        .unwrap();
+    merge_patch::<Kafka>(client, ns, CLUSTER, change).await;
     held.await;
     let roll = watch_roll(client, ns, CLUSTER, &before, midway).await;
     ready(client, ns, CLUSTER).await;
@@ -397,16 +394,8 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
             .as_deref(),
         Some("4.2-IV1")
     );
-    let metadata_patch =
-        |value: Value| Patch::Merge(json!({"spec": {"kafka": {"metadataVersion": value}}}));
-    kafkas
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &metadata_patch(json!("4.3-IV0")),
-        )
-        .await
-        .unwrap();
+    let raise = json!({"spec": {"kafka": {"metadataVersion": "4.3-IV0"}}});
+    merge_patch::<Kafka>(&client, &ns, CLUSTER, raise).await;
     wait_for(
         &kafkas,
         CLUSTER,
@@ -418,16 +407,13 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     )
     .await;
     let before = pod_uids(&client, &ns, CLUSTER).await;
-    kafkas
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"spec": {"kafka": {"version": "4.2.0", "metadataVersion": null}}}),
-            ),
-        )
-        .await
-        .unwrap();
+    merge_patch::<Kafka>(
+        &client,
+        &ns,
+        CLUSTER,
+        json!({"spec": {"kafka": {"version": "4.2.0", "metadataVersion": null}}}),
+    )
+    .await;
     let refused =
         crate::support::not_ready_with(&client, &ns, CLUSTER, "UnsupportedKafkaVersionException")
             .await;
@@ -437,16 +423,13 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         before,
         "a refused version rolled pods"
     );
-    kafkas
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"spec": {"kafka": {"version": null, "metadataVersion": "4.3-IV0"}}}),
-            ),
-        )
-        .await
-        .unwrap();
+    merge_patch::<Kafka>(
+        &client,
+        &ns,
+        CLUSTER,
+        json!({"spec": {"kafka": {"version": null, "metadataVersion": "4.3-IV0"}}}),
+    )
+    .await;
     ready(&client, &ns, CLUSTER).await;
     drop(operator);
 

@@ -189,6 +189,19 @@ pub async fn apply(client: &Client, namespace: &str, document: &Value) {
     apply_as(client, namespace, document, "test").await;
 }
 
+/// Merge-patches the `K` named `name` in `namespace` with `patch`, as `kubectl patch --type
+/// merge` does (and `kubectl annotate` for an annotation).
+pub async fn merge_patch<K>(client: &Client, namespace: &str, name: &str, patch: Value)
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+    K::DynamicType: Default,
+{
+    Api::<K>::namespaced(client.clone(), namespace)
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap_or_else(|error| panic!("patching {name} with {patch}: {error}"));
+}
+
 /// Server-side applies a document as `field_manager`, taking over conflicting fields (as
 /// `kubectl apply --server-side --force-conflicts` does): namespaced kinds in `namespace`,
 /// the cluster-scoped kinds of the install bundles and admission policies cluster-wide.
