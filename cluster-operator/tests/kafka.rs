@@ -21,8 +21,8 @@ use strimzi_tests::resources::eventually;
 use support::rolls::pod_uids;
 use support::{
     Health, HealthLog, Operator, apply, assert_never_degraded, assert_progress_shown, cluster,
-    condition, force, health_of, names, namespace, not_ready_with, ready, reconciling_with,
-    wait_for,
+    condition, force, health_of, merge_patch, names, namespace, not_ready_with, ready,
+    reconciling_with, wait_for,
 };
 
 /// Starts a reconciliation of the Kafka `name` now, by changing an annotation of the Kafka

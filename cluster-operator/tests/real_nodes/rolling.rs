@@ -28,7 +28,7 @@ use crate::support::rolls::{
 };
 use crate::support::{apply, merge_patch, ready, wait_for};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
