@@ -26,7 +26,7 @@ use crate::support::real_nodes::{
 use crate::support::rolls::{event_notes, pod_uids, restarted_in_order, watch_roll};
 use crate::support::{apply, merge_patch, ready, wait_for};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, DeleteParams, LogParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, LogParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
