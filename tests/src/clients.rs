@@ -215,6 +215,20 @@ pub struct SteadyReport {
 /// How many lost, duplicated or unexpected values [`SteadyReport::check_read_back`] names.
 const VALUES_REPORTED: usize = 10;
 
+/// Whether a read-back may hold an acknowledged record more than once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redelivery {
+    /// Each acknowledged record exactly once: no broker crashed while the producer ran, so
+    /// its idempotent retries cannot write a record twice.
+    Refused,
+    /// A broker was killed while the producer ran. A request in flight to it times out, and
+    /// an idempotent producer that then bumps its epoch (librdkafka does, KIP-360) sends the
+    /// batch again under the new epoch, which the brokers cannot tell from a new batch: the
+    /// records may be written twice (at least once, never lost). Duplicates are counted,
+    /// not failed.
+    AfterCrash,
+}
+
 impl SteadyReport {
     /// One line for a failed assertion: counts, the first failures and the range of the
     /// acknowledged records (not every value).
@@ -232,11 +246,16 @@ impl SteadyReport {
     }
 
     /// Checks `read` (every value read back from the topic, other producers' records
-    /// included) against the acknowledged records: each acknowledged record read exactly
-    /// once, and no `steady-` record that was not acknowledged. Otherwise says which were
-    /// lost (acknowledged, not read), duplicated (read more than once) and unexpected (read,
-    /// never acknowledged), counted, with the first few named.
-    pub fn check_read_back(&self, read: &[String]) -> Result<(), String> {
+    /// included) against the acknowledged records: each acknowledged record read (exactly
+    /// once unless `redelivery` allows more), and no `steady-` record that was not
+    /// acknowledged. Otherwise says which were lost (acknowledged, not read), duplicated
+    /// (read more than once) and unexpected (read, never acknowledged), counted, with the
+    /// first few named. The duplicates allowed, named.
+    pub fn check_read_back(
+        &self,
+        read: &[String],
+        redelivery: Redelivery,
+    ) -> Result<Vec<String>, String> {
         let mut times_read: std::collections::BTreeMap<&str, usize> = Default::default();
         for value in read.iter().filter(|value| value.starts_with("steady-")) {
             *times_read.entry(value).or_default() += 1;
@@ -258,8 +277,10 @@ impl SteadyReport {
             .copied()
             .filter(|value| !acked.contains(value))
             .collect();
-        if lost.is_empty() && duplicated.is_empty() && unexpected.is_empty() {
-            return Ok(());
+        let duplicates_allowed = redelivery == Redelivery::AfterCrash;
+        if lost.is_empty() && unexpected.is_empty() && (duplicated.is_empty() || duplicates_allowed)
+        {
+            return Ok(duplicated);
         }
         let named = |values: Vec<String>| {
             format!(
@@ -680,33 +701,57 @@ mod tests {
     fn records_read_back_once_each_pass_in_any_order_beside_other_records() {
         let acked = report(&["steady-0", "steady-1", "steady-2"]);
         let read = values(&["first-0", "steady-2", "steady-0", "steady-1"]);
-        assert_eq!(acked.check_read_back(&read), Ok(()));
+        assert_eq!(
+            acked.check_read_back(&read, Redelivery::Refused),
+            Ok(Vec::new())
+        );
     }
 
     #[test]
     fn lost_duplicated_and_unexpected_records_are_counted_and_named() {
         let acked = report(&["steady-0", "steady-1", "steady-2"]);
         let lost = acked
-            .check_read_back(&values(&["steady-0", "steady-2"]))
+            .check_read_back(&values(&["steady-0", "steady-2"]), Redelivery::AfterCrash)
             .unwrap_err();
         assert!(
             lost.contains("lost 1 [\"steady-1\"], duplicated 0 [], unexpected 0 []"),
             "{lost}"
         );
         let duplicated = acked
-            .check_read_back(&values(&["steady-0", "steady-1", "steady-1", "steady-2"]))
+            .check_read_back(
+                &values(&["steady-0", "steady-1", "steady-1", "steady-2"]),
+                Redelivery::Refused,
+            )
             .unwrap_err();
         assert!(
             duplicated.contains("lost 0 [], duplicated 1 [\"steady-1 (2 times)\"]"),
             "{duplicated}"
         );
         let unexpected = acked
-            .check_read_back(&values(&["steady-0", "steady-1", "steady-2", "steady-3"]))
+            .check_read_back(
+                &values(&["steady-0", "steady-1", "steady-2", "steady-3"]),
+                Redelivery::AfterCrash,
+            )
             .unwrap_err();
         assert!(
             unexpected.contains("unexpected 1 [\"steady-3\"]"),
             "{unexpected}"
         );
+    }
+
+    #[test]
+    fn duplicates_pass_after_a_crash_and_are_named_but_losses_never_do() {
+        let acked = report(&["steady-0", "steady-1", "steady-2"]);
+        let twice = values(&["steady-0", "steady-1", "steady-1", "steady-2"]);
+        assert_eq!(
+            acked.check_read_back(&twice, Redelivery::AfterCrash),
+            Ok(vec!["steady-1 (2 times)".to_owned()])
+        );
+        let twice_and_lost = values(&["steady-0", "steady-0"]);
+        let refused = acked
+            .check_read_back(&twice_and_lost, Redelivery::AfterCrash)
+            .unwrap_err();
+        assert!(refused.contains("lost 2"), "{refused}");
     }
 
     fn partition(topic: &str, partition: i32, replicas: &[i32]) -> PartitionReplicas {

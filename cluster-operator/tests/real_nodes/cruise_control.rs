@@ -29,7 +29,7 @@ use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::kafka::{Kafka, KafkaAutoRebalanceState};
 use strimzi_api::rebalance::KafkaRebalance;
-use strimzi_tests::clients::{ClusterClient, KafkaTools};
+use strimzi_tests::clients::{ClusterClient, KafkaTools, Redelivery};
 use strimzi_tests::layout::free_port;
 use strimzi_tests::network::NodeNetwork;
 use strimzi_tests::resources::{eventually_ok, eventually_ok_every};
@@ -435,7 +435,7 @@ async fn scaling_rebalances_automatically(client: &Client, ns: &str, kafka: &Kaf
         "the scale-down went without a rebalance: {started:?}"
     );
     assert!(!hosts_replicas(&plain, ADDED_BROKER).unwrap());
-    stop_and_check_nothing_lost(producer, &plain, "spread-0").await;
+    stop_and_check_nothing_lost(producer, &plain, "spread-0", Redelivery::Refused).await;
 }
 
 /// How long a scaling step may take: the new broker's pod, Cruise Control restarted with

@@ -30,7 +30,7 @@ use kube::api::{Api, DeleteParams, LogParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
-use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::clients::{ClusterClient, Redelivery};
 use strimzi_tests::health::{Health, health};
 use strimzi_tests::nodes::image_version;
 use strimzi_tests::process::ManagedProcess;
@@ -380,7 +380,7 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
     let after_roll = pod_uids(client, ns, CLUSTER).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     print_node_diagnostics(client, ns).await;
-    let report = stop_and_check_nothing_lost(producer, plain, "orders").await;
+    let report = stop_and_check_nothing_lost(producer, plain, "orders", Redelivery::Refused).await;
     assert!(report.acked.len() > 100, "{}", report.summary());
 
     // The metadata version: raised in place, nothing rolls, under a producer of its own (to a
@@ -427,7 +427,9 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
     );
     tokio::time::sleep(Duration::from_secs(10)).await;
     print_node_diagnostics(client, ns).await;
-    let metadata_report = stop_and_check_nothing_lost(metadata_producer, plain, "metadata").await;
+    let metadata_report =
+        stop_and_check_nothing_lost(metadata_producer, plain, "metadata", Redelivery::Refused)
+            .await;
     assert!(
         metadata_report.acked.len() > 100,
         "{}",

@@ -32,7 +32,7 @@ use kube::api::Api;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
-use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
+use strimzi_tests::clients::{ClusterClient, KafkaTools, Redelivery, SteadyReport};
 use strimzi_tests::control_plane::ApiServerReplica;
 use strimzi_tests::process::ManagedProcess;
 
@@ -94,13 +94,15 @@ const API_SERVER_OUTAGE: Duration = Duration::from_secs(60);
 
 /// Produces steadily to `topic` (which may hold other records) while the Kafka is
 /// merge-patched with `change`, `held` runs, and the roll the change causes runs (timed from
-/// the end of `held`), then checks that every acknowledged record can be read back exactly
-/// once; the producer's report and the roll.
+/// the end of `held`), then checks that every acknowledged record can be read back (exactly
+/// once unless `redelivery` allows more); the producer's report and the roll.
+#[allow(clippy::too_many_arguments)]
 async fn roll_under_load(
     client: &Client,
     ns: &str,
     plain: &ClusterClient,
     topic: &str,
+    redelivery: Redelivery,
     change: Value,
     held: impl Future<Output = ()>,
     midway: impl FnMut(&BTreeSet<String>),
@@ -114,7 +116,7 @@ async fn roll_under_load(
     let roll = watch_roll(client, ns, CLUSTER, &before, midway).await;
     ready(client, ns, CLUSTER).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let report = stop_and_check_nothing_lost(producer, plain, topic).await;
+    let report = stop_and_check_nothing_lost(producer, plain, topic, redelivery).await;
     assert!(report.acked.len() > 100, "{}", report.summary());
     (report, roll)
 }
@@ -235,6 +237,8 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         &ns,
         &plain,
         "steady",
+        // A broker's JVM is killed in the middle of this roll.
+        Redelivery::AfterCrash,
         json!({"spec": {"kafka": {"config": {"queued.max.requests": 600}}}}),
         async {},
         |back| {
@@ -371,6 +375,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         &ns,
         &plain,
         "parallel",
+        Redelivery::Refused,
         json!({"spec": {"kafka": {"template": {"pod": {"metadata": {
             "annotations": {"example.com/fault": "brokers unreachable"},
         }}}}}}),

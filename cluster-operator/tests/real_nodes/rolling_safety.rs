@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_operator_common::kafka::agent::{self, BrokerState};
 use strimzi_operator_common::kafka::{HostResolution, TlsConfig};
-use strimzi_tests::clients::{ClusterClient, KafkaTools, SteadyReport};
+use strimzi_tests::clients::{ClusterClient, KafkaTools, Redelivery, SteadyReport};
 use strimzi_tests::resources::eventually_ok;
 
 const CLUSTER: &str = "guard";
@@ -421,7 +421,8 @@ async fn replace_cluster_ca_key(
     })
     .await;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let report = stop_and_check_nothing_lost(producer, plain, "replacement").await;
+    let report =
+        stop_and_check_nothing_lost(producer, plain, "replacement", Redelivery::Refused).await;
     Replacement { seconds, report }
 }
 
