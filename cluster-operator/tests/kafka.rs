@@ -330,7 +330,7 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     let creating = HealthLog::start::<Kafka>(&ns, "Kafka", "scaled").await;
     apply_all(&client, &ns, &cluster("scaled", 3, 3)).await;
     ready(&client, &ns, "scaled").await;
-    let created = creating.stop();
+    let created = creating.stop().await;
     assert_never_degraded("create", &created);
     assert_progress_shown("create", &created);
     assert!(
@@ -373,7 +373,7 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
         (pool?.status.as_ref()?.node_ids.as_ref()? == &vec![0, 1, 2, 10]).then_some(())
     })
     .await;
-    let scaled_up = scaling_up.stop();
+    let scaled_up = scaling_up.stop().await;
     assert_never_degraded("scale-up", &scaled_up);
     assert!(
         scaled_up
@@ -444,7 +444,7 @@ async fn pools_scale_up_and_down_following_the_node_id_annotations() {
     )
     .await;
     ready(&client, &ns, "scaled").await;
-    let scaled_down = scaling_down.stop();
+    let scaled_down = scaling_down.stop().await;
     assert_never_degraded("scale-down", &scaled_down);
     // The removal is reported as a Normal Event about the pod.
     eventually(
@@ -878,7 +878,7 @@ async fn pods_not_ready_are_progress_not_failure_and_a_fix_is_picked_up_at_once(
     let kafka = ready(&client, &ns, "waiting").await;
     // Replacing the stuck pods is the operator's own work: progress, the Kafka still being
     // deployed.
-    assert_never_degraded("the fix", &fixing.stop());
+    assert_never_degraded("the fix", &fixing.stop().await);
     let took = fixed.elapsed();
     println!("Ready {took:?} after the fix");
     assert!(
@@ -1385,7 +1385,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
         // The pods are to roll for it, which waits (kwok pods run no broker whose safety
         // could be checked); nothing more happens to the CA. The cluster stays Ready.
         reconciling_with(&client, &ns, "forced", UNREACHABLE).await;
-        let renewed = renewal.stop();
+        let renewed = renewal.stop().await;
         assert!(
             renewed.iter().all(|(health, _)| *health == Health::Healthy),
             "{annotation}: {renewed:?}"
@@ -1430,7 +1430,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
     .await;
     let waiting = reconciling_with(&client, &ns, "forced", UNREACHABLE).await;
     assert!(waiting.contains("forced-broker-"), "{waiting}");
-    let rolled = rolling.stop();
+    let rolled = rolling.stop().await;
     assert_never_degraded("a roll", &rolled);
     assert_progress_shown("a roll", &rolled);
     assert!(

@@ -340,7 +340,7 @@ async fn a_bridge_progresses_stays_healthy_while_it_rolls_and_is_degraded_while_
     apply(&client, &ns, &plain_bridge("web")).await;
     let created = ready(&bridges, "web").await;
     // Progressing first unless kwok made the pod ready before the first look: not asserted.
-    assert_never_degraded("create", &creating.stop());
+    assert_never_degraded("create", &creating.stop().await);
 
     let rolling = HealthLog::start::<KafkaBridge>(&ns, "KafkaBridge", "web").await;
     patch(
@@ -350,7 +350,7 @@ async fn a_bridge_progresses_stays_healthy_while_it_rolls_and_is_degraded_while_
     .await;
     let rolled = ready(&bridges, "web").await;
     assert!(rolled.metadata.generation > created.metadata.generation);
-    let seen = rolling.stop();
+    let seen = rolling.stop().await;
     assert_never_degraded("a roll", &seen);
     assert!(
         seen.iter().all(|(health, _)| *health == Health::Healthy),

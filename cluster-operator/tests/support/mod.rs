@@ -638,6 +638,11 @@ pub fn health_of<K: serde::Serialize>(kind: &str, object: &K) -> Health {
 /// takes nothing of the test's stack.
 pub struct HealthLog {
     seen: std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
+    /// Every status the watch delivered, the first listing's included.
+    statuses: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    /// The watched resource, read once more by [`HealthLog::stop`].
+    api: Api<DynamicObject>,
+    name: String,
     stop: tokio::sync::oneshot::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -650,9 +655,12 @@ impl HealthLog {
         K: Resource<DynamicType = ()>,
     {
         let resource = ApiResource::erase::<K>(&());
+        let api = Api::namespaced_with(env().client().await, ns, &resource);
         let (ns, name) = (ns.to_owned(), name.to_owned());
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let log = seen.clone();
+        let statuses = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = (seen.clone(), statuses.clone());
+        let watched = name.clone();
         let (started, running) = tokio::sync::oneshot::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
@@ -666,7 +674,7 @@ impl HealthLog {
                     let client = env().client().await;
                     let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &resource);
                     let config = kube::runtime::watcher::Config::default()
-                        .fields(&format!("metadata.name={name}"));
+                        .fields(&format!("metadata.name={watched}"));
                     let watch = watch_health(api, config, kind, log, started);
                     tokio::select! {
                         () = watch => {}
@@ -676,11 +684,33 @@ impl HealthLog {
             })
             .unwrap();
         running.await.unwrap();
-        Self { seen, stop, thread }
+        Self {
+            seen,
+            statuses,
+            api,
+            name,
+            stop,
+            thread,
+        }
     }
 
-    /// Stops watching; what was seen, in order.
-    pub fn stop(self) -> Vec<(Health, String)> {
+    /// Stops watching once the watch has delivered the status the resource has now (a test
+    /// that has just read a status with a GET would otherwise stop a watch that lags behind
+    /// it); what was seen, in order.
+    pub async fn stop(self) -> Vec<(Health, String)> {
+        let current = self.api.get(&self.name).await.unwrap().data["status"].clone();
+        let caught_up = eventually_ok(
+            "the health watch to catch up",
+            std::time::Duration::from_secs(30),
+            || async {
+                if self.statuses.lock().unwrap().contains(&current) {
+                    Ok(())
+                } else {
+                    Err(current.clone())
+                }
+            },
+        );
+        caught_up.await;
         let _ = self.stop.send(());
         self.thread.join().unwrap();
         self.seen.lock().unwrap().clone()
@@ -693,7 +723,10 @@ async fn watch_health(
     api: Api<DynamicObject>,
     config: kube::runtime::watcher::Config,
     kind: &str,
-    log: std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
+    (log, statuses): (
+        std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
+        std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    ),
     started: tokio::sync::oneshot::Sender<()>,
 ) {
     use futures::StreamExt;
@@ -704,7 +737,10 @@ async fn watch_health(
     let mut last = serde_json::Value::Null;
     while let Some(event) = events.next().await {
         match event {
-            Ok(Event::InitApply(object)) => last = object.data["status"].clone(),
+            Ok(Event::InitApply(object)) => {
+                last = object.data["status"].clone();
+                statuses.lock().unwrap().push(last.clone());
+            }
             Ok(Event::InitDone) => {
                 if let Some(started) = started.take() {
                     let _ = started.send(());
@@ -712,6 +748,7 @@ async fn watch_health(
             }
             Ok(Event::Apply(object)) if object.data["status"] != last => {
                 last = object.data["status"].clone();
+                statuses.lock().unwrap().push(last.clone());
                 let status = &last;
                 let conditions: Vec<String> = status["conditions"]
                     .as_array()
