@@ -31,6 +31,7 @@
 //!   [`claim`]: which of several operators watching one resource acts on it.
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
 //!   tokio's blocking threads, at most one closure per core at a time.
+//! - [`redact`]: secrets kept out of logs and messages.
 //!
 //! Every error enum implements [`ErrorReason`], whose stable reason is used in conditions,
 //! Events and metric labels.
@@ -114,6 +115,7 @@ pub mod logging;
 pub mod metrics;
 pub mod ownership;
 pub mod parent;
+pub mod redact;
 pub mod runtime;
 pub mod scoped_cache;
 pub mod status;
