@@ -1,5 +1,5 @@
 //! The `strimzi-cluster-operator` binary: reads Strimzi's environment variables (its only
-//! argument is `--version`), serves `/healthy`, `/ready`
+//! argument is `--version`), logs its version and configuration, serves `/healthy`, `/ready`
 //! and `/metrics`, takes part in leader election, and runs the Kafka and StrimziPodSet
 //! controllers in the configured namespaces until SIGTERM.
 
@@ -29,6 +29,7 @@ fn main() -> std::process::ExitCode {
 async fn run(mut config: ClusterOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    strimzi_operator_common::logging::log_start(NAME, &config);
     for ignored in set_ignored_variables(|name| std::env::var_os(name).is_some()) {
         tracing::warn!(
             "{} is set but has no effect here: {}",

@@ -32,7 +32,8 @@
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
 //!   tokio's blocking threads, at most one closure per core at a time.
 //! - [`redact`]: secrets kept out of logs and messages; [`VERSION`]: the version every binary
-//!   states (`--version`, [`runtime::answer_command_line`]).
+//!   states (`--version`, [`runtime::answer_command_line`]; the first log line,
+//!   [`logging::log_start`]).
 //!
 //! Every error enum implements [`ErrorReason`], whose stable reason is used in conditions,
 //! Events and metric labels.
@@ -122,7 +123,7 @@ pub mod scoped_cache;
 pub mod status;
 
 /// The version of this workspace (`[workspace.package]` in its `Cargo.toml`), which every
-/// crate and binary of it shares: what `--version` states.
+/// crate and binary of it shares: what `--version` and the operators' first log line state.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Our operator image as the `Dockerfile` at the workspace root builds it and the install

@@ -1,5 +1,5 @@
 //! The `strimzi-topic-operator` binary: reads Strimzi's environment variables (its only
-//! argument is `--version`), serves `/healthy`, `/ready`
+//! argument is `--version`), logs its version and configuration, serves `/healthy`, `/ready`
 //! and `/metrics`, and runs the KafkaTopic controller until SIGTERM.
 
 use std::sync::Arc;
@@ -24,6 +24,7 @@ async fn run_from_env() -> anyhow::Result<()> {
 async fn run(config: TopicOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    strimzi_operator_common::logging::log_start(strimzi_topic_operator::NAME, &config);
     for unused in &config.kafka.unused_settings {
         tracing::warn!("{unused}");
     }

@@ -444,6 +444,39 @@ mod tests {
     }
 
     #[test]
+    fn the_start_line_shows_the_settings_but_not_the_secrets() {
+        let config = read(&[
+            ("STRIMZI_SECRET_PREFIX", "kafka-"),
+            (
+                "STRIMZI_KAFKA_ADMIN_CLIENT_CONFIGURATION",
+                "security.protocol=SASL_SSL\n\
+                 sasl.mechanism=SCRAM-SHA-512\n\
+                 sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"uo\" password=\"jaas-s3cret\";\n\
+                 ssl.truststore.password=truststore-s3cret\n",
+            ),
+        ])
+        .unwrap();
+        let line = strimzi_operator_common::logging::start_line(crate::NAME, &config);
+        assert!(
+            line.starts_with(&format!(
+                "strimzi-user-operator {}, configuration: UserOperatorConfig {{",
+                strimzi_operator_common::VERSION
+            )),
+            "{line}"
+        );
+        assert!(!line.contains("s3cret"), "{line}");
+        assert!(!line.contains('\n'), "{line}");
+        for shown in [
+            "secret_prefix: \"kafka-\"",
+            "\"security.protocol\": \"SASL_SSL\"",
+            "\"sasl.jaas.config\": <redacted>",
+            "\"ssl.truststore.password\": <redacted>",
+        ] {
+            assert!(line.contains(shown), "{shown}: {line}");
+        }
+    }
+
+    #[test]
     fn bad_values_name_the_variable() {
         for (variable, value) in [
             ("STRIMZI_CA_VALIDITY", "0"),

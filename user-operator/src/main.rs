@@ -1,5 +1,5 @@
 //! The `strimzi-user-operator` binary: reads Strimzi's environment variables (its only
-//! argument is `--version`), reads the Secrets it
+//! argument is `--version`), logs its version and configuration, reads the Secrets it
 //! connects to Kafka with, serves `/healthy`, `/ready` and `/metrics`, and runs the KafkaUser
 //! controller until SIGTERM.
 
@@ -36,6 +36,7 @@ async fn read_secret(client: &kube::Client, namespace: &str, name: &str) -> anyh
 async fn run(config: UserOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    strimzi_operator_common::logging::log_start(strimzi_user_operator::NAME, &config);
     let client = kube::Client::try_default()
         .await
         .context("Kubernetes client")?;
