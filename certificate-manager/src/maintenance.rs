@@ -30,9 +30,19 @@ impl MaintenanceWindowError {
 }
 
 /// Parsed maintenance time windows.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct MaintenanceWindows {
     windows: Vec<Cron>,
+}
+
+impl std::fmt::Debug for MaintenanceWindows {
+    /// The cron expressions as given.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_list()
+            .entries(self.windows.iter().map(Cron::as_str))
+            .finish()
+    }
 }
 
 impl MaintenanceWindows {
@@ -110,6 +120,16 @@ mod tests {
         assert!(windows.contains(datetime!(2026-11-23 14:30 UTC)));
         assert!(!windows.contains(datetime!(2027-11-23 14:30 UTC)));
         assert!(windows.contains(datetime!(2027-11-23 09:30 UTC)));
+    }
+
+    #[test]
+    fn windows_print_as_their_expressions() {
+        let windows =
+            MaintenanceWindows::parse(&["* * 8-10 * * ?", "* * 14-15 * * ? 2026"]).unwrap();
+        assert_eq!(
+            format!("{windows:?}"),
+            r#"["* * 8-10 * * ?", "* * 14-15 * * ? 2026"]"#
+        );
     }
 
     #[test]

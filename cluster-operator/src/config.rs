@@ -630,6 +630,37 @@ mod tests {
     }
 
     #[test]
+    fn the_start_line_shows_the_settings_but_not_the_proxy_credentials() {
+        let config = read(&[
+            ("STRIMZI_NAMESPACE", "kafka"),
+            (OPERATIONS_THREAD_POOL_SIZE, "7"),
+            (
+                "HTTPS_PROXY",
+                "http://proxy-user:pr0xy-s3cret@proxy.example:3128",
+            ),
+            ("NO_PROXY", ".svc,10.0.0.0/8"),
+        ])
+        .unwrap();
+        let line = strimzi_operator_common::logging::start_line(NAME, &config);
+        assert!(
+            line.starts_with(&format!(
+                "strimzi-cluster-operator {}, configuration: ClusterOperatorConfig {{",
+                strimzi_operator_common::VERSION
+            )),
+            "{line}"
+        );
+        assert!(!line.contains("s3cret"), "{line}");
+        assert!(!line.contains('\n'), "{line}");
+        for shown in [
+            "concurrency: 7",
+            "shared_env: [\"HTTPS_PROXY=http://<redacted>@proxy.example:3128\", \"NO_PROXY=.svc,10.0.0.0/8\"]",
+            "1.2.0-kafka-4.3.1",
+        ] {
+            assert!(line.contains(shown), "{shown}: {line}");
+        }
+    }
+
+    #[test]
     fn the_ignored_variables_that_are_set_are_named() {
         let set = [
             "JAVA_OPTS",

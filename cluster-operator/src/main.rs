@@ -1,14 +1,18 @@
-//! The `strimzi-cluster-operator` binary: reads Strimzi's environment variables, serves
-//! `/healthy`, `/ready` and `/metrics`, takes part in leader election, and runs the Kafka and
-//! StrimziPodSet controllers in the configured namespaces until SIGTERM.
+//! The `strimzi-cluster-operator` binary: reads Strimzi's environment variables (its only
+//! argument is `--version`), logs its version and configuration, serves `/healthy`, `/ready`
+//! and `/metrics`, takes part in leader election, and runs the Kafka and StrimziPodSet
+//! controllers in the configured namespaces until SIGTERM.
 
 use anyhow::Context;
 use strimzi_cluster_operator::config::{
     ClusterOperatorConfig, NAME, OPERATOR_NAMES, set_ignored_variables,
 };
-use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
+use strimzi_operator_common::runtime::{OperatorRuntime, answer_command_line, exit_status};
 
 fn main() -> std::process::ExitCode {
+    if let Some(answered) = answer_command_line(NAME) {
+        return answered;
+    }
     let result = ClusterOperatorConfig::from_env()
         .map_err(anyhow::Error::new)
         .and_then(|config| {
@@ -25,6 +29,7 @@ fn main() -> std::process::ExitCode {
 async fn run(mut config: ClusterOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    strimzi_operator_common::logging::log_start(NAME, &config);
     for ignored in set_ignored_variables(|name| std::env::var_os(name).is_some()) {
         tracing::warn!(
             "{} is set but has no effect here: {}",

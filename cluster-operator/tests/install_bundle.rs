@@ -1,7 +1,9 @@
 //! `deploy/install/cluster-operator` against the code it installs: no wildcard rules, CRDs
 //! identical to the generated ones, our image and program, and a Deployment whose every
 //! variable the operator reads and accepts, with the defaults the code has. And Strimzi's own
-//! install files against the variables the operator reads or names as ignored.
+//! install files against the variables the operator reads or names as ignored. And every
+//! other place that states our version (the packages, the Helm chart, the documentation)
+//! against the workspace's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -11,13 +13,13 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::apps::v1::Deployment;
 use strimzi_cluster_operator::config::{ClusterOperatorConfig, IGNORED_VARIABLES};
 use strimzi_cluster_operator::model::nodes::images::{DEFAULT_KAFKA_INIT_IMAGE, KafkaImages};
-use strimzi_operator_common::OPERATOR_IMAGE;
 use strimzi_operator_common::config::WatchedNamespaces;
+use strimzi_operator_common::{OPERATOR_IMAGE, VERSION};
 use strimzi_tests::bundle::{
-    Bundle, PLACEHOLDER_NAMESPACE, checked_bundle, container_environment, read_environment,
-    rule_problems,
+    Bundle, PLACEHOLDER_NAMESPACE, checked_bundle, container_environment, helm_chart_dir,
+    read_environment, rule_problems,
 };
-use strimzi_tests::reference::reference_dir;
+use strimzi_tests::reference::{reference_dir, workspace_root};
 
 #[test]
 fn the_cluster_operator_bundle_matches_the_operator() {
@@ -33,6 +35,8 @@ fn the_cluster_operator_bundle_matches_the_operator() {
         "every CRD"
     );
     assert_eq!(config.model.kafka_init_image, DEFAULT_KAFKA_INIT_IMAGE);
+    assert_eq!(config.model.topic_operator_image, OPERATOR_IMAGE);
+    assert_eq!(config.model.user_operator_image, OPERATOR_IMAGE);
     assert_eq!(config.model.images, KafkaImages::strimzi_defaults());
     assert_eq!(config.model.connect_images, KafkaImages::strimzi_defaults());
     assert_eq!(
@@ -268,4 +272,118 @@ fn every_variable_strimzis_install_files_set_is_honoured_or_named_as_ignored() {
         .filter(|name| asked.contains(**name))
         .collect();
     assert!(both.is_empty(), "read, yet named as ignored: {both:?}");
+}
+
+/// The version is stated once, in the workspace's `Cargo.toml`: every package takes it
+/// (`version.workspace = true`), the code names it through `CARGO_PKG_VERSION` (the image in
+/// the bundles and the CRDs' release annotation, checked above and by the CRD checks), and
+/// the other places that state it must agree: the Helm chart's `version` and `appVersion` (its
+/// operator image tag defaults to `appVersion`) and every image tag of ours
+/// (`.../operator:<version>`) in the documentation and the `Dockerfile`.
+#[test]
+fn every_statement_of_our_version_is_the_workspace_version() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let metadata = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(
+        metadata.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&metadata.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&metadata.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    assert!(packages.len() > 5, "{metadata}");
+    for package in packages {
+        assert_eq!(package["version"], VERSION, "package {}", package["name"]);
+    }
+
+    let chart_dir = helm_chart_dir();
+    let read_yaml = |file: &str| -> serde_yaml_ng::Value {
+        let path = chart_dir.join(file);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        serde_yaml_ng::from_str(&text).unwrap()
+    };
+    let chart = read_yaml("Chart.yaml");
+    assert_eq!(
+        chart["version"].as_str(),
+        Some(VERSION),
+        "Chart.yaml version"
+    );
+    assert_eq!(
+        chart["appVersion"].as_str(),
+        Some(VERSION),
+        "Chart.yaml appVersion"
+    );
+    let default_tag = &read_yaml("values.yaml")["operatorImageDefaults"]["tag"];
+    assert!(
+        [Some(""), Some(VERSION)].contains(&default_tag.as_str()),
+        "values.yaml operatorImageDefaults.tag {default_tag:?}: empty (the appVersion) or {VERSION}"
+    );
+
+    let mut documents = Vec::new();
+    documentation(workspace_root(), &mut documents);
+    assert!(documents.len() > 10, "{documents:?}");
+    let mut disagreeing = Vec::new();
+    for document in &documents {
+        let text = std::fs::read_to_string(document).unwrap();
+        for tag in our_image_tags(&text) {
+            if tag != VERSION {
+                disagreeing.push(format!("{}: operator:{tag}", document.display()));
+            }
+        }
+    }
+    assert!(
+        disagreeing.is_empty(),
+        "our image named with another version than {VERSION}: {disagreeing:#?}"
+    );
+}
+
+/// The Markdown files and `Dockerfile`s under `dir`, leaving out hidden and `target` folders.
+fn documentation(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" {
+                documentation(&path, found);
+            }
+        } else if name.ends_with(".md") || name == "Dockerfile" {
+            found.push(path);
+        }
+    }
+}
+
+/// The version tags our operator image (`<registry>/<repository>/operator:<tag>`) has in
+/// `text`: each `/operator:` followed by a version number, but for Strimzi's own image
+/// (`quay.io/strimzi/operator:<version>`).
+fn our_image_tags(text: &str) -> Vec<&str> {
+    text.match_indices("/operator:")
+        .filter(|(at, _)| !text[..*at].ends_with("/strimzi"))
+        .map(|(at, prefix)| {
+            let tag = &text[at + prefix.len()..];
+            tag[..tag
+                .find(|c: char| !c.is_ascii_digit() && c != '.')
+                .unwrap_or(tag.len())]
+                .trim_end_matches('.')
+        })
+        .filter(|tag| tag.split('.').count() == 3 && tag.split('.').all(|part| !part.is_empty()))
+        .collect()
+}
+
+#[test]
+fn our_image_tags_are_found_in_prose() {
+    let text = "docker build -t localhost/strimzi-rs/operator:0.1.0 . then push \
+                <registry>/<repository>/operator:1.2.3. Not ours: quay.io/strimzi/operator:1.2.0, \
+                quay.io/strimzi/operator:latest";
+    assert_eq!(our_image_tags(text), ["0.1.0", "1.2.3"]);
 }

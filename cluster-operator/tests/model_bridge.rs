@@ -691,7 +691,7 @@ fn no_pod_disruption_budget_when_their_generation_is_off() {
 #[test]
 fn the_operators_proxy_and_fips_variables_reach_the_bridge_containers() {
     let mut config = model_support::default_model_config();
-    config.shared_env = model_support::shared_env();
+    config.shared_env = model_support::shared_env().into();
     let objects = build_with(
         &bridge(json!({
             "replicas": 1, "bootstrapServers": "b:9092",

@@ -969,7 +969,7 @@ fn the_operators_proxy_and_fips_variables_reach_every_component_container() {
         json!({"replicas": 2, "roles": ["controller", "broker"], "storage": {"type": "ephemeral"}}),
     )
     .unwrap();
-    cluster.config.shared_env = model_support::shared_env();
+    cluster.config.shared_env = model_support::shared_env().into();
     let issued = certificates(&cluster);
     let (eo_pod, exporter_pod) = entity_operator_and_exporter_pods(&cluster, &issued);
     let containers: Vec<Container> = [eo_pod, exporter_pod, cruise_control_pod(&cluster, &issued)]

@@ -143,7 +143,7 @@ fn no_pod_disruption_budget_when_their_generation_is_off() {
 fn the_operators_proxy_and_fips_variables_reach_the_worker_containers() {
     let connect = rack_aware_connect();
     let mut config = model_support::default_model_config();
-    config.shared_env = model_support::shared_env();
+    config.shared_env = model_support::shared_env().into();
     let cluster = ConnectCluster::from_kafka_connect(&connect, &config).unwrap();
     let objects = cluster.objects(&inputs(&connect)).unwrap();
     let pods = objects.pod_set.spec.pod_list().unwrap();

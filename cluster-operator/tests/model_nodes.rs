@@ -565,7 +565,7 @@ fn the_operators_proxy_and_fips_variables_reach_the_kafka_containers() {
         vec![pool_json("b", 1, &["broker", "controller"], json!({}))],
     )
     .unwrap();
-    cluster.config.shared_env = model_support::shared_env();
+    cluster.config.shared_env = model_support::shared_env().into();
     let pods = pods_of(&cluster.pod_sets(&PodInputs::default()));
     let spec = pods[0].spec.as_ref().unwrap();
     model_support::assert_shared_env(&spec.containers[0]);

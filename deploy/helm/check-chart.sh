@@ -423,7 +423,10 @@ for obj in custom:
 
 # (f) Strimzi's values file.
 VERSIONS = ("4.2.0", "4.2.1", "4.3.0", "4.3.1")
-OURS = "localhost/strimzi-rs/operator:0.1.0"
+# Our operator image as the bundle names it (its install_bundle test checks it against the
+# workspace version), and its tag.
+OURS = next(o for o in bundle.values() if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
+OURS_TAG = OURS.rpartition(":")[2]
 # Keys of Strimzi's values.yaml this chart does not have, each named in docs/differences.md.
 IGNORED = ("logVolume", "logConfigMap", "logConfiguration", "dashboards", "connectBuildTimeoutMs",
            "kanikoExecutor", "buildah", "mavenBuilder")
@@ -518,9 +521,9 @@ for name, value in {
     "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE": "quay.io/bridges/kafka-bridge:1.1.0",
     "STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE": "exporter.example.com/strimzi/kafka:1.2.0-kafka-4.3.1",
     "STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE": "quay.io/strimzi/kafka:cc",
-    "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE": "to.example.com/strimzi-rs/operator:0.1.0",
+    "STRIMZI_DEFAULT_TOPIC_OPERATOR_IMAGE": f"to.example.com/strimzi-rs/operator:{OURS_TAG}",
     "STRIMZI_DEFAULT_USER_OPERATOR_IMAGE": "localhost/strimzi-rs/operator:uo",
-    "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": "localhost/init/operator:0.1.0",
+    "STRIMZI_DEFAULT_KAFKA_INIT_IMAGE": f"localhost/init/operator:{OURS_TAG}",
     "STRIMZI_IMAGE_PULL_POLICY": "Always",
     "STRIMZI_LOG_LEVEL": "DEBUG",
     "STRIMZI_OPERATOR_NAMESPACE_LABELS": "team=kafka",

@@ -31,6 +31,9 @@
 //!   [`claim`]: which of several operators watching one resource acts on it.
 //! - [`blocking`]: [`blocking::CpuPool`] runs CPU-heavy work such as RSA key generation on
 //!   tokio's blocking threads, at most one closure per core at a time.
+//! - [`redact`]: secrets kept out of logs and messages; [`VERSION`]: the version every binary
+//!   states (`--version`, [`runtime::answer_command_line`]; the first log line,
+//!   [`logging::log_start`]).
 //!
 //! Every error enum implements [`ErrorReason`], whose stable reason is used in conditions,
 //! Events and metric labels.
@@ -114,13 +117,18 @@ pub mod logging;
 pub mod metrics;
 pub mod ownership;
 pub mod parent;
+pub mod redact;
 pub mod runtime;
 pub mod scoped_cache;
 pub mod status;
 
+/// The version of this workspace (`[workspace.package]` in its `Cargo.toml`), which every
+/// crate and binary of it shares: what `--version` and the operators' first log line state.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Our operator image as the `Dockerfile` at the workspace root builds it and the install
-/// bundles name it: the repository users tag it with when they build it themselves, and this
-/// workspace's version. It holds the three operators and the Kafka init program.
+/// bundles name it: the repository users tag it with when they build it themselves, and
+/// [`VERSION`]. It holds the three operators and the Kafka init program.
 pub const OPERATOR_IMAGE: &str =
     concat!("localhost/strimzi-rs/operator:", env!("CARGO_PKG_VERSION"));
 

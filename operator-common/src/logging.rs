@@ -35,6 +35,19 @@ pub fn init(level: LogLevel, format: LogFormat) -> Result<(), LoggingError> {
     result.map_err(|error| LoggingError::Install(error.to_string()))
 }
 
+/// The first line an operator logs: `<name> <version>` ([`crate::VERSION`]) and its
+/// effective configuration, the parsed `config` as `Debug` prints it (one line; the types
+/// that hold secrets print them as [`crate::redact::REDACTED`]).
+pub fn start_line(name: &str, config: &dyn std::fmt::Debug) -> String {
+    format!("{name} {}, configuration: {config:?}", crate::VERSION)
+}
+
+/// Logs [`start_line`] at `INFO`: what an operator does first once [`init`] has installed the
+/// logger.
+pub fn log_start(name: &str, config: &dyn std::fmt::Debug) {
+    tracing::info!("{}", start_line(name, config));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +59,17 @@ mod tests {
         let again = init(LogLevel::Info, LogFormat::Plain).expect_err("a logger is installed");
         assert_eq!(again.reason(), "LoggingError");
         tracing::info!(kind = "KafkaTopic", "logged as JSON");
+    }
+
+    #[test]
+    fn the_start_line_names_the_program_its_version_and_its_configuration() {
+        let line = start_line("strimzi-topic-operator", &LogLevel::Warn);
+        assert_eq!(
+            line,
+            format!(
+                "strimzi-topic-operator {}, configuration: Warn",
+                crate::VERSION
+            )
+        );
     }
 }

@@ -35,6 +35,57 @@ pub fn exit_status<E: std::fmt::Display>(
     }
 }
 
+/// What the command line of one of our binaries asks for. They are configured through
+/// environment variables (Strimzi's), so the only argument they take is `--version`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandLine {
+    /// No argument: the program runs.
+    Run,
+    /// `--version` or `-V`: the program prints its name and version and exits.
+    PrintVersion,
+}
+
+/// An argument our binaries do not take.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown argument {0:?}: the program is configured through environment variables and takes only --version"
+)]
+pub struct UnknownArgument(pub String);
+
+impl CommandLine {
+    /// Reads the arguments after the program's name; the first one that is neither
+    /// `--version` nor `-V` is an [`UnknownArgument`].
+    pub fn parse(
+        arguments: impl IntoIterator<Item = std::ffi::OsString>,
+    ) -> Result<Self, UnknownArgument> {
+        let mut command = Self::Run;
+        for argument in arguments {
+            if argument == "--version" || argument == "-V" {
+                command = Self::PrintVersion;
+            } else {
+                return Err(UnknownArgument(argument.to_string_lossy().into_owned()));
+            }
+        }
+        Ok(command)
+    }
+}
+
+/// Answers the process's command line for the binary `name` before it reads its
+/// environment: for `--version` (or `-V`) prints `<name> <version>` ([`crate::VERSION`]) on
+/// stdout and returns success; for any other argument prints one line naming it on stderr
+/// (as [`exit_status`] does) and returns failure; without arguments returns `None`, and the
+/// program runs.
+pub fn answer_command_line(name: &str) -> Option<std::process::ExitCode> {
+    match CommandLine::parse(std::env::args_os().skip(1)) {
+        Ok(CommandLine::Run) => None,
+        Ok(CommandLine::PrintVersion) => {
+            println!("{name} {}", crate::VERSION);
+            Some(std::process::ExitCode::SUCCESS)
+        }
+        Err(unknown) => Some(exit_status(name, Err(unknown))),
+    }
+}
+
 /// What an operator calls itself towards the API server. From a `&str`, one name for both.
 #[derive(Clone, Copy, Debug)]
 pub struct OperatorNames<'a> {
@@ -342,6 +393,26 @@ mod tests {
     use futures::FutureExt;
 
     use super::*;
+
+    #[test]
+    fn the_command_line_takes_only_the_version_flag() {
+        let parse = |arguments: &[&str]| CommandLine::parse(arguments.iter().map(Into::into));
+        assert_eq!(parse(&[]), Ok(CommandLine::Run));
+        assert_eq!(parse(&["--version"]), Ok(CommandLine::PrintVersion));
+        assert_eq!(parse(&["-V"]), Ok(CommandLine::PrintVersion));
+        for (arguments, unknown) in [
+            (&["--help"][..], "--help"),
+            (&["-v"][..], "-v"),
+            (&["--version", "extra"][..], "extra"),
+            (&["run", "--version"][..], "run"),
+        ] {
+            let error = parse(arguments).unwrap_err();
+            assert_eq!(error, UnknownArgument(unknown.to_owned()));
+            let message = error.to_string();
+            assert!(message.contains(&format!("{unknown:?}")), "{message}");
+            assert!(!message.contains('\n'), "{message}");
+        }
+    }
 
     #[tokio::test]
     async fn an_operator_whose_leader_election_fails_stops_with_an_error() {

@@ -4,6 +4,7 @@
 pub mod bundle;
 pub mod certs;
 pub mod clients;
+pub mod command_line;
 pub mod control_plane;
 pub mod environment;
 pub mod error;

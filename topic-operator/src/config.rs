@@ -413,6 +413,60 @@ mod tests {
         assert!(plain.cruise_control.is_some(), "plain HTTP needs no file");
     }
 
+    #[test]
+    fn the_start_line_shows_the_settings_but_not_the_secrets() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = |name: &str, content: &str| {
+            let path = folder.path().join(name);
+            std::fs::write(&path, content).unwrap();
+            path.display().to_string()
+        };
+        let certificate = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let truststore = file("ca.crt", certificate);
+        let keystore = file(
+            "user.pem",
+            &format!(
+                "{certificate}-----BEGIN PRIVATE KEY-----\nkey-s3cret\n-----END PRIVATE KEY-----\n"
+            ),
+        );
+        let cc_user = file("cc-user", "topic-operator-cc\n");
+        let cc_password = file("cc-password", "cc-s3cret\n");
+        let config = read(&[
+            ("STRIMZI_MAX_BATCH_SIZE", "77"),
+            ("STRIMZI_TLS_ENABLED", "true"),
+            ("STRIMZI_SECURITY_PROTOCOL", "SASL_SSL"),
+            ("STRIMZI_TRUSTSTORE_LOCATION", &truststore),
+            ("STRIMZI_KEYSTORE_LOCATION", &keystore),
+            ("STRIMZI_SASL_ENABLED", "true"),
+            ("STRIMZI_SASL_MECHANISM", "scram-sha-512"),
+            ("STRIMZI_SASL_USERNAME", "topic-operator-user"),
+            ("STRIMZI_SASL_PASSWORD", "sasl-s3cret"),
+            ("STRIMZI_CRUISE_CONTROL_ENABLED", "true"),
+            ("STRIMZI_CRUISE_CONTROL_AUTH_ENABLED", "true"),
+            ("STRIMZI_CRUISE_CONTROL_API_USER_PATH", &cc_user),
+            ("STRIMZI_CRUISE_CONTROL_API_PASS_PATH", &cc_password),
+        ])
+        .unwrap();
+        let line = strimzi_operator_common::logging::start_line(crate::NAME, &config);
+        assert!(
+            line.starts_with(&format!(
+                "strimzi-topic-operator {}, configuration: TopicOperatorConfig {{",
+                strimzi_operator_common::VERSION
+            )),
+            "{line}"
+        );
+        assert!(!line.contains("s3cret"), "{line}");
+        assert!(!line.contains('\n'), "{line}");
+        for shown in [
+            "max_batch_size: 77",
+            "username: \"topic-operator-user\", password: <redacted>",
+            "client_identity_pem: Some(<redacted>)",
+            "user: \"topic-operator-cc\", password: <redacted>",
+        ] {
+            assert!(line.contains(shown), "{shown}: {line}");
+        }
+    }
+
     /// Runs a tool that makes a store, and panics with its output when it fails.
     fn make_store(program: &str, args: &[&str]) {
         let output = std::process::Command::new(program)

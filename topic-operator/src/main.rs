@@ -1,22 +1,30 @@
-//! The `strimzi-topic-operator` binary: reads Strimzi's environment variables, serves
-//! `/healthy`, `/ready` and `/metrics`, and runs the KafkaTopic controller until SIGTERM.
+//! The `strimzi-topic-operator` binary: reads Strimzi's environment variables (its only
+//! argument is `--version`), logs its version and configuration, serves `/healthy`, `/ready`
+//! and `/metrics`, and runs the KafkaTopic controller until SIGTERM.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use strimzi_operator_common::kafka::AdminClient;
-use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
+use strimzi_operator_common::runtime::{OperatorRuntime, answer_command_line, exit_status};
 use strimzi_topic_operator::config::TopicOperatorConfig;
 
+fn main() -> std::process::ExitCode {
+    if let Some(answered) = answer_command_line(strimzi_topic_operator::NAME) {
+        return answered;
+    }
+    exit_status(strimzi_topic_operator::NAME, run_from_env())
+}
+
 #[tokio::main]
-async fn main() -> std::process::ExitCode {
-    let result = async { run(TopicOperatorConfig::from_env()?).await }.await;
-    exit_status(strimzi_topic_operator::NAME, result)
+async fn run_from_env() -> anyhow::Result<()> {
+    run(TopicOperatorConfig::from_env()?).await
 }
 
 async fn run(config: TopicOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    strimzi_operator_common::logging::log_start(strimzi_topic_operator::NAME, &config);
     for unused in &config.kafka.unused_settings {
         tracing::warn!("{unused}");
     }

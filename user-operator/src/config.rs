@@ -13,6 +13,7 @@ use std::time::Duration;
 use strimzi_certificate_manager::maintenance::MaintenanceWindows;
 use strimzi_operator_common::batch::BatchSettings;
 use strimzi_operator_common::config::{self as common, OperatorConfig, WatchedNamespaces};
+use strimzi_operator_common::redact::{REDACTED, RedactedProperties, is_secret_property};
 
 /// Label selector of the KafkaUsers to manage (`key=value,...`).
 pub const LABELS: &str = "STRIMZI_LABELS";
@@ -83,8 +84,9 @@ pub struct CaConfig {
     pub maintenance_windows: MaintenanceWindows,
 }
 
-/// How the operator reaches Kafka, before the Secrets it names are read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How the operator reaches Kafka, before the Secrets it names are read. `Debug` prints the
+/// admin client properties that can hold secrets as `<redacted>`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct KafkaConnection {
     /// `host:port,...`.
     pub bootstrap_servers: String,
@@ -94,6 +96,24 @@ pub struct KafkaConnection {
     pub operator_key_secret: Option<String>,
     /// Extra admin client properties.
     pub admin_properties: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for KafkaConnection {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Self {
+            bootstrap_servers,
+            cluster_ca_cert_secret,
+            operator_key_secret,
+            admin_properties,
+        } = self;
+        formatter
+            .debug_struct("KafkaConnection")
+            .field("bootstrap_servers", bootstrap_servers)
+            .field("cluster_ca_cert_secret", cluster_ca_cert_secret)
+            .field("operator_key_secret", operator_key_secret)
+            .field("admin_properties", &RedactedProperties(admin_properties))
+            .finish()
+    }
 }
 
 /// Everything the user operator is configured with.
@@ -274,7 +294,8 @@ impl UserOperatorConfig {
 }
 
 /// Java properties text (`key=value` or `key: value` per line, `#` and `!` comments) as a
-/// map; a line without a separator is an error naming the variable.
+/// map; a line without a separator is an error naming the variable (and the line, unless its
+/// first word names a secret property).
 fn parse_properties(text: &str) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut properties = BTreeMap::new();
     for line in text.lines().map(str::trim) {
@@ -282,9 +303,14 @@ fn parse_properties(text: &str) -> Result<BTreeMap<String, String>, ConfigError>
             continue;
         }
         let Some(split) = line.find(['=', ':']) else {
+            let key = line.split_whitespace().next().unwrap_or_default();
             return Err(ConfigError::Invalid {
                 variable: KAFKA_ADMIN_CLIENT_CONFIGURATION,
-                value: line.to_owned(),
+                value: if is_secret_property(key) {
+                    REDACTED.to_owned()
+                } else {
+                    line.to_owned()
+                },
                 expected: "Java properties, one key=value per line".to_owned(),
             });
         };
@@ -418,6 +444,39 @@ mod tests {
     }
 
     #[test]
+    fn the_start_line_shows_the_settings_but_not_the_secrets() {
+        let config = read(&[
+            ("STRIMZI_SECRET_PREFIX", "kafka-"),
+            (
+                "STRIMZI_KAFKA_ADMIN_CLIENT_CONFIGURATION",
+                "security.protocol=SASL_SSL\n\
+                 sasl.mechanism=SCRAM-SHA-512\n\
+                 sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"uo\" password=\"jaas-s3cret\";\n\
+                 ssl.truststore.password=truststore-s3cret\n",
+            ),
+        ])
+        .unwrap();
+        let line = strimzi_operator_common::logging::start_line(crate::NAME, &config);
+        assert!(
+            line.starts_with(&format!(
+                "strimzi-user-operator {}, configuration: UserOperatorConfig {{",
+                strimzi_operator_common::VERSION
+            )),
+            "{line}"
+        );
+        assert!(!line.contains("s3cret"), "{line}");
+        assert!(!line.contains('\n'), "{line}");
+        for shown in [
+            "secret_prefix: \"kafka-\"",
+            "\"security.protocol\": \"SASL_SSL\"",
+            "\"sasl.jaas.config\": <redacted>",
+            "\"ssl.truststore.password\": <redacted>",
+        ] {
+            assert!(line.contains(shown), "{shown}: {line}");
+        }
+    }
+
+    #[test]
     fn bad_values_name_the_variable() {
         for (variable, value) in [
             ("STRIMZI_CA_VALIDITY", "0"),
@@ -430,6 +489,16 @@ mod tests {
             let error = read(&[(variable, value)]).unwrap_err().to_string();
             assert!(error.contains(variable), "{variable}: {error}");
         }
+        let error = read(&[(
+            "STRIMZI_KAFKA_ADMIN_CLIENT_CONFIGURATION",
+            "ssl.keystore.password ks-s3cret",
+        )])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("STRIMZI_KAFKA_ADMIN_CLIENT_CONFIGURATION=\"<redacted>\""),
+            "{error}"
+        );
         let error = UserOperatorConfig::from_lookup(|name| {
             (name == "STRIMZI_NAMESPACE").then(|| "users".to_owned())
         })

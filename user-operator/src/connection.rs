@@ -68,7 +68,7 @@ pub fn admin_config(
                 credentials = Some(field("username").zip(field("password")).ok_or_else(|| {
                     invalid(
                         key,
-                        "<redacted>",
+                        strimzi_operator_common::redact::REDACTED,
                         "a JAAS login module line with username=\"...\" and password=\"...\"",
                     )
                 })?);

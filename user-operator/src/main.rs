@@ -1,6 +1,7 @@
-//! The `strimzi-user-operator` binary: reads Strimzi's environment variables, reads the
-//! Secrets it connects to Kafka with, serves `/healthy`, `/ready` and `/metrics`, and runs
-//! the KafkaUser controller until SIGTERM.
+//! The `strimzi-user-operator` binary: reads Strimzi's environment variables (its only
+//! argument is `--version`), logs its version and configuration, reads the Secrets it
+//! connects to Kafka with, serves `/healthy`, `/ready` and `/metrics`, and runs the KafkaUser
+//! controller until SIGTERM.
 
 use std::sync::Arc;
 
@@ -8,13 +9,19 @@ use anyhow::Context;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use strimzi_operator_common::kafka::AdminClient;
-use strimzi_operator_common::runtime::{OperatorRuntime, exit_status};
+use strimzi_operator_common::runtime::{OperatorRuntime, answer_command_line, exit_status};
 use strimzi_user_operator::config::UserOperatorConfig;
 
+fn main() -> std::process::ExitCode {
+    if let Some(answered) = answer_command_line(strimzi_user_operator::NAME) {
+        return answered;
+    }
+    exit_status(strimzi_user_operator::NAME, run_from_env())
+}
+
 #[tokio::main]
-async fn main() -> std::process::ExitCode {
-    let result = async { run(UserOperatorConfig::from_env()?).await }.await;
-    exit_status(strimzi_user_operator::NAME, result)
+async fn run_from_env() -> anyhow::Result<()> {
+    run(UserOperatorConfig::from_env()?).await
 }
 
 /// The Secret `name` of the CA namespace, which must exist.
@@ -29,6 +36,7 @@ async fn read_secret(client: &kube::Client, namespace: &str, name: &str) -> anyh
 async fn run(config: UserOperatorConfig) -> anyhow::Result<()> {
     strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
         .context("logging")?;
+    strimzi_operator_common::logging::log_start(strimzi_user_operator::NAME, &config);
     let client = kube::Client::try_default()
         .await
         .context("Kubernetes client")?;

@@ -1,15 +1,18 @@
 //! The `strimzi-kafka-init` binary: the Kafka pods' init container. Reads `NODE_NAME`,
-//! `RACK_TOPOLOGY_KEY`, `EXTERNAL_ADDRESS` and `INIT_FOLDER`, reads its node with the pod's
-//! service account, writes the rack ID and the node's addresses, and exits (1 with one line
-//! on stderr when it cannot).
+//! `RACK_TOPOLOGY_KEY`, `EXTERNAL_ADDRESS` and `INIT_FOLDER` (its only argument is
+//! `--version`), reads its node with the pod's service account, writes the rack ID and the
+//! node's addresses, and exits (1 with one line on stderr when it cannot).
 
 use anyhow::Context;
 use strimzi_cluster_operator::kafka_init::{KafkaInitConfig, run};
-use strimzi_operator_common::runtime::exit_status;
+use strimzi_operator_common::runtime::{answer_command_line, exit_status};
 
 const NAME: &str = "strimzi-kafka-init";
 
 fn main() -> std::process::ExitCode {
+    if let Some(answered) = answer_command_line(NAME) {
+        return answered;
+    }
     let result = KafkaInitConfig::from_lookup(|name| std::env::var(name).ok())
         .map_err(anyhow::Error::new)
         .and_then(|config| {

@@ -31,13 +31,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::ResourceRequirements;
+use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use strimzi_api::common::JvmOptions;
 use strimzi_api::kafka::{Kafka, KafkaClusterSpec, KafkaClusterTemplate};
 use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolTemplate, ProcessRole};
 use strimzi_api::storage::Storage;
 use strimzi_operator_common::labels::{ComponentLabels, LabelExclusion};
+use strimzi_operator_common::redact::url_credentials;
 
 pub mod bridge;
 pub mod client_security;
@@ -98,7 +99,7 @@ pub struct ModelConfig {
     pub entity_operator_watched_namespace_enabled: bool,
     /// The variables of the operator's own environment that every operand container gets
     /// after its own (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `FIPS_MODE`: those set).
-    pub shared_env: Vec<k8s_openapi::api::core::v1::EnvVar>,
+    pub shared_env: SharedEnv,
     /// `imagePullPolicy` of every container (`STRIMZI_IMAGE_PULL_POLICY`), if set.
     pub image_pull_policy: Option<String>,
     /// Image pull Secrets of every pod (`STRIMZI_IMAGE_PULL_SECRETS`).
@@ -132,6 +133,47 @@ pub struct ModelConfig {
     /// What the operator found out about the cluster when it started (not from the
     /// environment: the default until the binary discovers it).
     pub platform: PlatformFeatures,
+}
+
+/// The variables of [`ModelConfig::shared_env`], used as a slice. `Debug` prints each as
+/// `NAME=value` with the credentials of a proxy URL (`http://user:password@proxy:3128`)
+/// redacted.
+#[derive(Clone, Default, PartialEq)]
+pub struct SharedEnv(pub Vec<EnvVar>);
+
+impl std::ops::Deref for SharedEnv {
+    type Target = [EnvVar];
+
+    fn deref(&self) -> &[EnvVar] {
+        &self.0
+    }
+}
+
+impl From<Vec<EnvVar>> for SharedEnv {
+    fn from(variables: Vec<EnvVar>) -> Self {
+        Self(variables)
+    }
+}
+
+impl FromIterator<EnvVar> for SharedEnv {
+    fn from_iter<I: IntoIterator<Item = EnvVar>>(variables: I) -> Self {
+        Self(variables.into_iter().collect())
+    }
+}
+
+impl std::fmt::Debug for SharedEnv {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_list()
+            .entries(self.0.iter().map(|variable| {
+                format!(
+                    "{}={}",
+                    variable.name,
+                    url_credentials(variable.value.as_deref().unwrap_or_default())
+                )
+            }))
+            .finish()
+    }
 }
 
 /// What the cluster operator learns about the Kubernetes platform once, when it starts, as

@@ -89,7 +89,7 @@ pub fn default_model_config() -> ModelConfig {
         network_policy_generation: true,
         pod_disruption_budget_generation: true,
         entity_operator_watched_namespace_enabled: false,
-        shared_env: Vec::new(),
+        shared_env: Default::default(),
         image_pull_policy: None,
         image_pull_secrets: Vec::new(),
         label_exclusion: LabelExclusion::new(DEFAULT_LABELS_EXCLUSION_PATTERN)

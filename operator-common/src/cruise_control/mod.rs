@@ -55,7 +55,8 @@ impl std::fmt::Debug for Credentials {
         formatter
             .debug_struct("Credentials")
             .field("user", &self.user)
-            .finish_non_exhaustive()
+            .field("password", &crate::redact::Redacted)
+            .finish()
     }
 }
 

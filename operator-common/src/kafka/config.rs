@@ -25,6 +25,7 @@ use super::custom_sasl;
 use super::error::AdminError;
 use super::oauth::OAuthBearerConfig;
 use super::stores::StoreFile;
+use crate::redact::Redacted;
 
 /// The Kafka `security.protocol` of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,7 +124,8 @@ impl std::fmt::Debug for SaslCredentials {
             .debug_struct("SaslCredentials")
             .field("mechanism", &self.mechanism)
             .field("username", &self.username)
-            .finish_non_exhaustive()
+            .field("password", &Redacted)
+            .finish()
     }
 }
 
@@ -142,9 +144,16 @@ impl std::fmt::Debug for TlsConfig {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("TlsConfig")
-            .field("client_certificate", &self.client_identity_pem.is_some())
+            .field(
+                "ca_certificates",
+                &self.ca_pem.matches("-----BEGIN CERTIFICATE-----").count(),
+            )
+            .field(
+                "client_identity_pem",
+                &self.client_identity_pem.as_ref().map(|_| Redacted),
+            )
             .field("verify_hostname", &self.verify_hostname)
-            .finish_non_exhaustive()
+            .finish()
     }
 }
 
@@ -483,8 +492,28 @@ mod tests {
             };
             assert_eq!(sasl.mechanism, mechanism);
             assert_eq!(sasl.password, "secret");
-            assert!(!format!("{sasl:?}").contains("secret"));
+            let shown = format!("{sasl:?}");
+            assert!(
+                !shown.contains("secret") && shown.contains("password: <redacted>"),
+                "{shown}"
+            );
         }
+    }
+
+    #[test]
+    fn tls_material_prints_without_the_private_key() {
+        let certificate = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let tls = TlsConfig {
+            ca_pem: certificate.repeat(2),
+            client_identity_pem: Some(format!(
+                "{certificate}-----BEGIN PRIVATE KEY-----\nKEYMATERIAL\n-----END PRIVATE KEY-----\n"
+            )),
+            verify_hostname: true,
+        };
+        assert_eq!(
+            format!("{tls:?}"),
+            "TlsConfig { ca_certificates: 2, client_identity_pem: Some(<redacted>), verify_hostname: true }"
+        );
     }
 
     #[test]

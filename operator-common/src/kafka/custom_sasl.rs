@@ -21,11 +21,10 @@ use super::oauth::{
     ClientCredentialsGrant, DEFAULT_TOKEN_ENDPOINT_TIMEOUT, OAuthBearerConfig, TokenEndpoint,
 };
 use super::stores::StoreFile;
+use crate::redact::REDACTED;
 
 /// The environment variable.
 pub(crate) const VARIABLE: &str = "STRIMZI_SASL_CUSTOM_CONFIG_JSON";
-/// Shown instead of values that may be secret.
-const HIDDEN: &str = "<hidden>";
 const MECHANISM: &str = "sasl.mechanism";
 const JAAS_CONFIG: &str = "sasl.jaas.config";
 const LOGIN_CALLBACK_HANDLER: &str = "sasl.login.callback.handler.class";
@@ -77,7 +76,7 @@ pub(crate) fn parse(json: &str) -> Result<SaslConfig, AdminError> {
     if let Some(key) = properties.into_keys().next() {
         return Err(error(
             &key,
-            HIDDEN,
+            REDACTED,
             &format!(
                 "not supported by this operator's Kafka client (it reads {MECHANISM}, {JAAS_CONFIG} and {LOGIN_CALLBACK_HANDLER})"
             ),
@@ -147,7 +146,7 @@ pub(crate) fn parse(json: &str) -> Result<SaslConfig, AdminError> {
 fn read_properties(json: &str) -> Result<BTreeMap<String, String>, AdminError> {
     let whole = |allowed: &str| AdminError::InvalidConfig {
         variable: VARIABLE.to_owned(),
-        value: HIDDEN.to_owned(),
+        value: REDACTED.to_owned(),
         allowed: allowed.to_owned(),
     };
     let object: serde_json::Map<String, serde_json::Value> =
@@ -165,12 +164,12 @@ fn read_properties(json: &str) -> Result<BTreeMap<String, String>, AdminError> {
             serde_json::Value::String(text) => text,
             serde_json::Value::Number(number) => number.to_string(),
             serde_json::Value::Bool(flag) => flag.to_string(),
-            _ => return Err(error(&key, HIDDEN, "a string")),
+            _ => return Err(error(&key, REDACTED, "a string")),
         };
         if !key.starts_with("sasl.") {
             return Err(error(
                 &key,
-                HIDDEN,
+                REDACTED,
                 "not a SASL property: every key must start with sasl.",
             ));
         }
@@ -239,7 +238,7 @@ impl JaasLogin {
         let malformed = |what: &str| {
             error(
                 JAAS_CONFIG,
-                HIDDEN,
+                REDACTED,
                 &format!(
                     "one JAAS login module line, `<class> required name=\"value\" ... ;` ({what})"
                 ),
@@ -516,7 +515,7 @@ fn error(key: &str, value: &str, allowed: &str) -> AdminError {
 
 /// An error about one option of `sasl.jaas.config`, whose value is never shown.
 fn option_error(name: &str, allowed: &str) -> AdminError {
-    error(&format!("{JAAS_CONFIG} option {name}"), HIDDEN, allowed)
+    error(&format!("{JAAS_CONFIG} option {name}"), REDACTED, allowed)
 }
 
 #[cfg(test)]
@@ -610,19 +609,19 @@ mod tests {
         let cases = [
             (
                 "{}",
-                "STRIMZI_SASL_CUSTOM_CONFIG_JSON=\"<hidden>\" is invalid: a JSON object with at least one sasl.* property",
+                "STRIMZI_SASL_CUSTOM_CONFIG_JSON=\"<redacted>\" is invalid: a JSON object with at least one sasl.* property",
             ),
             (
                 "[1]",
-                "STRIMZI_SASL_CUSTOM_CONFIG_JSON=\"<hidden>\" is invalid: a JSON object of sasl.* properties",
+                "STRIMZI_SASL_CUSTOM_CONFIG_JSON=\"<redacted>\" is invalid: a JSON object of sasl.* properties",
             ),
             (
                 "{\"sasl.mechanism\": \"PLAIN\",",
-                "STRIMZI_SASL_CUSTOM_CONFIG_JSON=\"<hidden>\" is invalid: a JSON object",
+                "STRIMZI_SASL_CUSTOM_CONFIG_JSON=\"<redacted>\" is invalid: a JSON object",
             ),
             (
                 r#"{"sasl.mechanism": "PLAIN", "security.protocol": "SSL"}"#,
-                "STRIMZI_SASL_CUSTOM_CONFIG_JSON: security.protocol=\"<hidden>\" is invalid: not a SASL property",
+                "STRIMZI_SASL_CUSTOM_CONFIG_JSON: security.protocol=\"<redacted>\" is invalid: not a SASL property",
             ),
         ];
         for (json, expected) in cases {
@@ -644,7 +643,7 @@ mod tests {
             ),
             (
                 r#"{"sasl.mechanism": "PLAIN", "sasl.jaas.config": "x required;", "sasl.client.callback.handler.class": "a.B"}"#.to_owned(),
-                "STRIMZI_SASL_CUSTOM_CONFIG_JSON: sasl.client.callback.handler.class=\"<hidden>\" is invalid: not supported",
+                "STRIMZI_SASL_CUSTOM_CONFIG_JSON: sasl.client.callback.handler.class=\"<redacted>\" is invalid: not supported",
             ),
             (
                 r#"{"sasl.mechanism": "PLAIN", "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required username=a password=b;"}"#.to_owned(),
@@ -652,7 +651,7 @@ mod tests {
             ),
             (
                 r#"{"sasl.mechanism": "PLAIN", "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=a;"}"#.to_owned(),
-                "sasl.jaas.config option password=\"<hidden>\" is invalid: required",
+                "sasl.jaas.config option password=\"<redacted>\" is invalid: required",
             ),
             (
                 r#"{"sasl.mechanism": "PLAIN", "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required username=a password=b"}"#.to_owned(),
@@ -660,15 +659,15 @@ mod tests {
             ),
             (
                 oauth_json(r#"oauth.refresh.token="r" oauth.token.endpoint.uri="http://sso/token""#),
-                "sasl.jaas.config option oauth.refresh.token=\"<hidden>\" is invalid: not supported",
+                "sasl.jaas.config option oauth.refresh.token=\"<redacted>\" is invalid: not supported",
             ),
             (
                 oauth_json(r#"oauth.token.endpoint.uri="https://sso/token" oauth.client.id=a oauth.client.secret=b"#),
-                "sasl.jaas.config option oauth.ssl.truststore.location=\"<hidden>\" is invalid: required for an https token endpoint",
+                "sasl.jaas.config option oauth.ssl.truststore.location=\"<redacted>\" is invalid: required for an https token endpoint",
             ),
             (
                 oauth_json(r#"oauth.token.endpoint.uri="http://sso/token" oauth.client.id=a"#),
-                "sasl.jaas.config option oauth.client.secret=\"<hidden>\" is invalid: required",
+                "sasl.jaas.config option oauth.client.secret=\"<redacted>\" is invalid: required",
             ),
             (
                 serde_json::json!({

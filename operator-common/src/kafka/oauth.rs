@@ -18,6 +18,7 @@ use super::error::AdminError;
 use crate::http_client::{
     self, Exchange, HttpError, Method, Request, Server, ServerTls, url_encode,
 };
+use crate::redact::Redacted;
 
 /// The share of a token's lifetime after which a new one is fetched.
 const REFRESH_WINDOW_FACTOR: f64 = 0.8;
@@ -38,7 +39,10 @@ pub enum OAuthBearerConfig {
 impl std::fmt::Debug for OAuthBearerConfig {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::StaticToken(_) => formatter.write_str("StaticToken(..)"),
+            Self::StaticToken(_) => formatter
+                .debug_tuple("StaticToken")
+                .field(&Redacted)
+                .finish(),
             Self::ClientCredentials(grant) => formatter
                 .debug_tuple("ClientCredentials")
                 .field(grant)
@@ -79,9 +83,13 @@ impl std::fmt::Debug for ClientCredentialsGrant {
             .debug_struct("ClientCredentialsGrant")
             .field("endpoint", &self.endpoint.uri)
             .field("client_id", &self.client_id)
+            .field("client_secret", &Redacted)
             .field("scope", &self.scope)
             .field("audience", &self.audience)
-            .finish_non_exhaustive()
+            .field("timeout", &self.timeout)
+            .field("max_token_lifetime", &self.max_token_lifetime)
+            .field("token_is_jwt", &self.token_is_jwt)
+            .finish()
     }
 }
 
@@ -148,11 +156,20 @@ pub(crate) struct OAuthTokens {
     current: tokio::sync::Mutex<Option<HeldToken>>,
 }
 
-#[derive(Debug)]
 struct HeldToken {
     token: String,
     /// When to fetch a new one; `None` when its lifetime is unknown.
     renew_after: Option<Instant>,
+}
+
+impl std::fmt::Debug for HeldToken {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("HeldToken")
+            .field("token", &Redacted)
+            .field("renew_after", &self.renew_after)
+            .finish()
+    }
 }
 
 impl OAuthTokens {
@@ -439,5 +456,9 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("operator"), "{text}");
+        assert!(
+            text.contains("client_secret: <redacted>") && text.contains("StaticToken(<redacted>)"),
+            "{text}"
+        );
     }
 }

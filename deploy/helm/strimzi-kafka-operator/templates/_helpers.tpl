@@ -31,11 +31,13 @@ Call with (dict "image" .Values.<x>.image "defaults" <map> "suffix" "<suffix or 
 
 {{/*
 The image of one of this operator's own images (image, kafkaInit.image, topicOperator.image,
-userOperator.image): empty parts from operatorImageDefaults. Call with (dict "root" $ "image"
-.Values.<x>.image).
+userOperator.image): empty parts from operatorImageDefaults, whose empty tag is the chart's
+appVersion (the operator's version). Call with (dict "root" $ "image" .Values.<x>.image).
 */}}
 {{- define "strimzi-rs.operatorImage" -}}
-{{- include "strimzi-rs.image" (dict "image" .image "defaults" .root.Values.operatorImageDefaults) -}}
+{{- $defaults := .root.Values.operatorImageDefaults -}}
+{{- $tag := default .root.Chart.AppVersion $defaults.tag -}}
+{{- include "strimzi-rs.image" (dict "image" .image "defaults" (dict "registry" $defaults.registry "repository" $defaults.repository "tag" $tag)) -}}
 {{- end -}}
 
 {{/*
