@@ -46,7 +46,8 @@ pub enum Nodes {
     /// broker runs beside the control plane once a test asks for it ([`TestEnv::kafka`]).
     Fake,
     /// This many real nodes (kubelet, containerd, runc) in a network namespace of the
-    /// environment's own; no local Kafka broker.
+    /// environment's own, which has an address for one more, the standby node, started when
+    /// a test asks for it ([`TestEnv::standby_node`]); no local Kafka broker.
     Real(usize),
 }
 
@@ -94,7 +95,7 @@ impl TestEnv {
         let log_dir = log_dir(name)?;
         let network = match nodes {
             Nodes::Fake => None,
-            Nodes::Real(count) => Some(NodeNetwork::create(count)?),
+            Nodes::Real(count) => Some(NodeNetwork::create(count + 1)?),
         };
         // A runtime of the environment's own runs the provisioner for as long as it lives.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -197,6 +198,19 @@ impl TestEnv {
     /// The real nodes, if the environment has any.
     pub fn real_nodes(&self) -> Option<&RealNodes> {
         self.nodes.as_ref()
+    }
+
+    /// The name of the standby node of an environment with real nodes, started and Ready (see
+    /// [`RealNodes::standby_node`]); an error for an environment with fake nodes.
+    pub async fn standby_node(&self) -> Result<String, TestEnvError> {
+        match (&self.nodes, &self.network) {
+            (Some(nodes), Some(network)) => nodes.standby_node(network, &self.control_plane).await,
+            _ => Err(TestEnvError::Start {
+                component: "standby node".to_owned(),
+                message: "an environment with fake nodes has no standby node".to_owned(),
+                log: self.log_dir.clone(),
+            }),
+        }
     }
 
     /// The control plane.

@@ -65,20 +65,100 @@ pub fn images_dir() -> PathBuf {
 }
 
 /// The running nodes of an environment; every process stops when dropped (the network's
-/// sweep removes what they leave behind).
+/// sweep removes what they leave behind). The network has an address for one node more than
+/// start with it: the standby node, started when a test first asks for it
+/// ([`RealNodes::standby_node`]).
 #[derive(Debug)]
 pub struct RealNodes {
-    // Dropped in this order: cluster services, then kubelets, then containerds.
+    // Dropped in this order: cluster services, then the standby node (its kubelet, then its
+    // containerd), then kubelets, then containerds.
     coredns: ManagedProcess,
     kube_proxy: ManagedProcess,
+    standby: tokio::sync::Mutex<Option<(ManagedProcess, ManagedProcess)>>,
     kubelets: Vec<ManagedProcess>,
     containerds: Vec<ManagedProcess>,
+    node_start: NodeStart,
     started: Duration,
 }
 
+/// What starting a node takes: the binaries, the built images, where logs go and how long
+/// the processes live.
+#[derive(Debug)]
+struct NodeStart {
+    containerd_bin: PathBuf,
+    kubelet_bin: PathBuf,
+    images: Vec<PathBuf>,
+    log_dir: PathBuf,
+    lifetime: Lifetime,
+}
+
+impl NodeStart {
+    /// Starts node `node` of `network`: its containerd, with every built image imported, and
+    /// its kubelet (not waited for). Its containerd and kubelet.
+    fn start(
+        &self,
+        network: &NodeNetwork,
+        node: usize,
+        control_plane: &ControlPlane,
+    ) -> Result<(ManagedProcess, ManagedProcess), TestEnvError> {
+        let begun = Instant::now();
+        let dirs = NodeDirs::create(network, node, control_plane)?;
+        let containerd = ManagedProcess::start(
+            &ProcessSpec::new(
+                &format!("containerd-{node}"),
+                &self.containerd_bin,
+                &self.log_dir,
+            )
+            .launched_by(network.daemon_prefix())
+            .arg(format!("--config={}", dirs.containerd_config.display()))
+            .env("PATH", tool_path(&self.containerd_bin)),
+            self.lifetime,
+        )?;
+        containerd.wait_ready(Duration::from_secs(60), || {
+            ctr(&self.containerd_bin, &dirs.socket, &["version"]).map(|_| ())
+        })?;
+        for image in &self.images {
+            ctr(
+                &self.containerd_bin,
+                &dirs.socket,
+                &[
+                    "-n",
+                    "k8s.io",
+                    "images",
+                    "import",
+                    &image.display().to_string(),
+                ],
+            )
+            .map_err(|message| containerd.not_ready(begun.elapsed(), message))?;
+        }
+        let kubeconfig =
+            control_plane.kubeconfig_for(&format!("system:node:{}", node_name(node)))?;
+        let kubelet = ManagedProcess::start(
+            &ProcessSpec::new(&format!("kubelet-{node}"), &self.kubelet_bin, &self.log_dir)
+                .launched_by(network.daemon_prefix())
+                .args([
+                    format!("--config={}", dirs.kubelet_config.display()),
+                    format!("--kubeconfig={}", kubeconfig.display()),
+                    format!("--hostname-override={}", node_name(node)),
+                    format!("--node-ip={}", network.node_ip(node)),
+                    format!("--root-dir={}", dirs.kubelet_root.display()),
+                    format!(
+                        "--container-runtime-endpoint=unix://{}",
+                        dirs.socket.display()
+                    ),
+                    format!("--node-labels={}", node_labels(node)),
+                ])
+                .env("PATH", tool_path(&self.containerd_bin)),
+            self.lifetime,
+        )?;
+        Ok((containerd, kubelet))
+    }
+}
+
 impl RealNodes {
-    /// Starts one node per address of `network`, imports the built images into each, starts
-    /// kube-proxy and CoreDNS, and waits until every node is Ready.
+    /// Starts one node per address of `network` but the last (the standby node's), imports
+    /// the built images into each, starts kube-proxy and CoreDNS, and waits until every node
+    /// is Ready.
     pub async fn start(
         network: &NodeNetwork,
         control_plane: &ControlPlane,
@@ -89,68 +169,31 @@ impl RealNodes {
         if network.nodes() > MAX_NODES {
             return Err(TestEnvError::Start {
                 component: "real nodes".to_owned(),
-                message: format!("at most {MAX_NODES} real nodes, not {}", network.nodes()),
+                message: format!(
+                    "at most {MAX_NODES} real nodes with the standby one, not {}",
+                    network.nodes()
+                ),
                 log: log_dir.to_path_buf(),
             });
         }
         let kubernetes = |name| binary("kubernetes", "KUBERNETES_VERSION", name);
-        let containerd_bin = binary("containerd", "CONTAINERD_VERSION", "containerd")?;
-        let kubelet_bin = kubernetes("kubelet")?;
+        let node_start = NodeStart {
+            containerd_bin: binary("containerd", "CONTAINERD_VERSION", "containerd")?,
+            kubelet_bin: kubernetes("kubelet")?,
+            images: built_images()?,
+            log_dir: log_dir.to_path_buf(),
+            lifetime,
+        };
         let kube_proxy_bin = kubernetes("kube-proxy")?;
         let coredns_bin = binary("coredns", "COREDNS_VERSION", "coredns")?;
-        let images = built_images()?;
         prepare_host(network)?;
         let client = control_plane.client().await?;
         install_cluster_dns(&client, network).await?;
 
         let mut containerds = Vec::new();
         let mut kubelets = Vec::new();
-        for node in 0..network.nodes() {
-            let dirs = NodeDirs::create(network, node, control_plane)?;
-            let containerd = ManagedProcess::start(
-                &ProcessSpec::new(&format!("containerd-{node}"), &containerd_bin, log_dir)
-                    .launched_by(network.daemon_prefix())
-                    .arg(format!("--config={}", dirs.containerd_config.display()))
-                    .env("PATH", tool_path(&containerd_bin)),
-                lifetime,
-            )?;
-            containerd.wait_ready(Duration::from_secs(60), || {
-                ctr(&containerd_bin, &dirs.socket, &["version"]).map(|_| ())
-            })?;
-            for image in &images {
-                ctr(
-                    &containerd_bin,
-                    &dirs.socket,
-                    &[
-                        "-n",
-                        "k8s.io",
-                        "images",
-                        "import",
-                        &image.display().to_string(),
-                    ],
-                )
-                .map_err(|message| containerd.not_ready(begun.elapsed(), message))?;
-            }
-            let kubeconfig =
-                control_plane.kubeconfig_for(&format!("system:node:{}", node_name(node)))?;
-            let kubelet = ManagedProcess::start(
-                &ProcessSpec::new(&format!("kubelet-{node}"), &kubelet_bin, log_dir)
-                    .launched_by(network.daemon_prefix())
-                    .args([
-                        format!("--config={}", dirs.kubelet_config.display()),
-                        format!("--kubeconfig={}", kubeconfig.display()),
-                        format!("--hostname-override={}", node_name(node)),
-                        format!("--node-ip={}", network.node_ip(node)),
-                        format!("--root-dir={}", dirs.kubelet_root.display()),
-                        format!(
-                            "--container-runtime-endpoint=unix://{}",
-                            dirs.socket.display()
-                        ),
-                        format!("--node-labels={}", node_labels(node)),
-                    ])
-                    .env("PATH", tool_path(&containerd_bin)),
-                lifetime,
-            )?;
+        for node in 0..network.nodes().saturating_sub(1) {
+            let (containerd, kubelet) = node_start.start(network, node, control_plane)?;
             containerds.push(containerd);
             kubelets.push(kubelet);
         }
@@ -187,13 +230,37 @@ impl RealNodes {
         Ok(Self {
             coredns,
             kube_proxy,
+            standby: tokio::sync::Mutex::new(None),
             kubelets,
             containerds,
+            node_start,
             started: begun.elapsed(),
         })
     }
 
-    /// Names of the nodes.
+    /// The standby node's name, started (its images imported) and waited for until Ready the
+    /// first time a test asks; schedulable, as any node registers. Pods go to it only once
+    /// it runs, so the other tests' scenarios run on the nodes they were measured on until a
+    /// test needs a second node (a drain).
+    pub async fn standby_node(
+        &self,
+        network: &NodeNetwork,
+        control_plane: &ControlPlane,
+    ) -> Result<String, TestEnvError> {
+        let node = network.nodes() - 1;
+        let name = node_name(node);
+        let mut standby = self.standby.lock().await;
+        if standby.is_none() {
+            let (containerd, kubelet) = self.node_start.start(network, node, control_plane)?;
+            let client = control_plane.client().await?;
+            let waited = wait_node_ready(&client, &name, &kubelet).await;
+            *standby = Some((kubelet, containerd));
+            waited?;
+        }
+        Ok(name)
+    }
+
+    /// Names of the nodes started with the environment (not the standby node).
     pub fn names(&self) -> Vec<String> {
         (0..self.kubelets.len()).map(node_name).collect()
     }
@@ -242,6 +309,14 @@ impl RealNodes {
         let mut processes = Vec::new();
         for (node, (containerd, kubelet)) in self.containerds.iter().zip(&self.kubelets).enumerate()
         {
+            processes.push((format!("containerd-{node}"), containerd.pid()));
+            processes.push((format!("kubelet-{node}"), kubelet.pid()));
+        }
+        // Unless the standby node is starting right now.
+        if let Ok(standby) = self.standby.try_lock()
+            && let Some((kubelet, containerd)) = standby.as_ref()
+        {
+            let node = self.kubelets.len();
             processes.push((format!("containerd-{node}"), containerd.pid()));
             processes.push((format!("kubelet-{node}"), kubelet.pid()));
         }

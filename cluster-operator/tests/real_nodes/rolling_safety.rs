@@ -8,17 +8,19 @@
 //! only the old CA certificate works until the second roll, a mutual-TLS client trusting
 //! both throughout — and then the old certificate leaves the CA Secret; a clients CA key
 //! replacement rolls every node once, after which users with certificates of the old and
-//! of the new key get in. (A cluster CA renewal, which keeps the key, is tested by
-//! `entity_operator`: it rolls the nodes, reaches the components, and a client trusting the
-//! certificate of before still gets in.)
+//! of the new key get in; and the node running the pods is drained with evictions under a
+//! steady producer: the PodDisruptionBudget lets one pod go at a time, each comes back on the
+//! environment's standby node, and no record is lost. (A cluster CA renewal, which keeps the
+//! key, is tested by `entity_operator`: it rolls the nodes, reaches the components, and a
+//! client trusting the certificate of before still gets in.)
 
 use std::time::{Duration, Instant};
 
 use super::env;
 use crate::support::real_nodes::{
     POD_WAIT, Startup, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
-    delete_when_done, eventually, is_ready, persistent_cluster, scale_brokers, secret_value,
-    stop_and_check_nothing_lost,
+    delete_when_done, drain_busiest_node, eventually, is_ready, persistent_cluster, scale_brokers,
+    secret_value, stop_and_check_nothing_lost,
 };
 use crate::support::rolls::{
     ROLL_WAIT, event_notes, pod_uids, restarted_in_order_noting, set_option, watch_roll,
@@ -275,9 +277,52 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
         .await;
     }
 
+    // The node running most of the cluster's pods is drained under a steady producer: the
+    // PodDisruptionBudget the operator made lets one pod go at a time (the next eviction is
+    // refused until the evicted pod is back), each comes back on the other node with its
+    // volume, the operator restarts nothing else, and no acknowledged record is lost.
+    let stop_file = env.log_dir().join(format!("{ns}-drain-stop"));
+    let producer = plain.produce_steadily("drained", 20, &stop_file).unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let before = pod_uids(&client, &ns, CLUSTER).await;
+    let drain = drain_busiest_node(env, &ns, CLUSTER, before.len()).await;
+    assert!(
+        drain.evicted.len() >= 2,
+        "the cluster's pods run on one node, the other standing by: {drain:?}"
+    );
+    assert!(
+        drain.refused > 0,
+        "no eviction was refused while a pod was away: {drain:?}"
+    );
+    assert_eq!(
+        drain.most_unavailable, 1,
+        "more than one node pod was away at once: {drain:?}"
+    );
+    ready(&client, &ns, CLUSTER).await;
+    let after = pod_uids(&client, &ns, CLUSTER).await;
+    for (pod, uid) in &before {
+        if !drain.evicted.contains(pod) {
+            assert_eq!(
+                after.get(pod),
+                Some(uid),
+                "{pod} restarted during the drain"
+            );
+        }
+    }
+    let drained = stop_and_check_nothing_lost(producer, &plain, "drained").await;
+
     drop(operator);
 
     // Figures for the README, not assertions.
+    println!(
+        "figure: drain of {} of 3 pods (1 controller + 2 brokers) from a node took {:.0}s, {} evictions refused; producer: {} records acknowledged, p99 {:.0} ms, max {:.0} ms",
+        drain.evicted.len(),
+        drain.seconds,
+        drain.refused,
+        drained.acked.len(),
+        drained.p99_ms,
+        drained.max_ms
+    );
     println!(
         "figure: roll of 1 controller + 2 brokers held back by a partition at its minimum finished {:.0}s after the partition was fixed",
         unblocked.seconds

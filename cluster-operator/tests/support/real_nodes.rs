@@ -557,3 +557,150 @@ pub fn kill_jvm_of(pod: &str) {
         .unwrap();
     }
 }
+
+/// What draining a node of a Kafka's node pods did ([`drain_busiest_node`]).
+#[derive(Debug)]
+pub struct Drain {
+    /// The node drained.
+    pub node: String,
+    /// The pods evicted from it, in order.
+    pub evicted: Vec<String>,
+    /// Evictions the API server refused with `429 Too Many Requests`: a PodDisruptionBudget
+    /// allowed no disruption at that moment.
+    pub refused: usize,
+    /// The most node pods of the Kafka unavailable (missing or not Ready) at one time.
+    pub most_unavailable: usize,
+    /// From the cordon until every pod was Ready again.
+    pub seconds: f64,
+}
+
+/// Drains the node that runs most of `cluster`'s `expected` node pods of those pods, as
+/// `kubectl drain` does: starts the environment's standby node (the first time a test asks)
+/// so that the pods have somewhere to go, cordons the node, evicts each pod through the
+/// Eviction API (which honours PodDisruptionBudgets), retrying a refused eviction every
+/// second, then waits until every pod is Ready again (on the standby node: their volumes are
+/// folders of the environment, so they move with them) and uncordons the node; the standby
+/// node is cordoned again afterwards, the moved pods staying on it, so that later tests'
+/// pods go where they went before. Pods of other namespaces on the drained node (the
+/// clusters of tests running beside this one) are left alone. Meanwhile the Kafka's node
+/// pods are counted twice a second, for [`Drain::most_unavailable`].
+pub async fn drain_busiest_node(env: &TestEnv, ns: &str, cluster: &str, expected: usize) -> Drain {
+    use k8s_openapi::api::core::v1::Node;
+    use kube::api::{EvictParams, Patch, PatchParams};
+    let client = env.client().await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    // The client's default retrying of `429 Too Many Requests` would hide each refusal
+    // (and retry it itself): evictions go through a client that returns them.
+    let mut config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(env.control_plane().kubeconfig()).unwrap(),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    config.default_retry = false;
+    let evictions: Api<Pod> = Api::namespaced(Client::try_from(config).unwrap(), ns);
+    let selector = format!("strimzi.io/cluster={cluster},strimzi.io/name={cluster}-kafka");
+    let node_of = |pod: &Pod| pod.spec.as_ref().and_then(|spec| spec.node_name.clone());
+    let listed = pods
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap()
+        .items;
+    let mut by_node: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for pod in &listed {
+        by_node
+            .entry(node_of(pod).expect("a scheduled pod"))
+            .or_default()
+            .push(pod.name_any());
+    }
+    let (node, victims) = by_node
+        .into_iter()
+        .max_by_key(|(_, names)| names.len())
+        .expect("pods of the cluster");
+    let nodes: Api<Node> = Api::all(client.clone());
+    let cordon = |name: String, unschedulable: bool| {
+        let nodes = nodes.clone();
+        async move {
+            nodes
+                .patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(serde_json::json!({"spec": {"unschedulable": unschedulable}})),
+                )
+                .await
+                .unwrap();
+        }
+    };
+    // The standby node takes the evicted pods while this node is drained.
+    let standby = env.standby_node().await.unwrap();
+    assert_ne!(standby, node, "the pods already run on the standby node");
+
+    let counting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let counter = tokio::spawn({
+        let (pods, selector, counting) = (pods.clone(), selector.clone(), counting.clone());
+        async move {
+            let mut most = 0;
+            while counting.load(std::sync::atomic::Ordering::SeqCst) {
+                if let Ok(list) = pods.list(&ListParams::default().labels(&selector)).await {
+                    let ready = list
+                        .items
+                        .iter()
+                        .filter(|pod| pod.metadata.deletion_timestamp.is_none() && is_ready(pod))
+                        .count();
+                    most = most.max(expected.saturating_sub(ready));
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            most
+        }
+    });
+
+    let started = Instant::now();
+    cordon(standby.clone(), false).await;
+    cordon(node.clone(), true).await;
+    let mut refused = 0;
+    for victim in &victims {
+        loop {
+            match evictions.evict(victim, &EvictParams::default()).await {
+                Ok(_) => break,
+                Err(kube::Error::Api(response)) if response.code == 429 => refused += 1,
+                Err(error) => panic!("evicting {victim}: {error}"),
+            }
+            assert!(
+                started.elapsed() < POD_WAIT,
+                "{victim} not evicted in {POD_WAIT:?}: every eviction refused"
+            );
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+    loop {
+        let list = pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .unwrap()
+            .items;
+        let moved = list.len() == expected
+            && list
+                .iter()
+                .all(|pod| is_ready(pod) && node_of(pod).as_deref() != Some(node.as_str()));
+        if moved {
+            break;
+        }
+        assert!(
+            started.elapsed() < POD_WAIT,
+            "the pods evicted from {node} not Ready elsewhere in {POD_WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    cordon(node.clone(), false).await;
+    cordon(standby, true).await;
+    counting.store(false, std::sync::atomic::Ordering::SeqCst);
+    Drain {
+        node,
+        evicted: victims,
+        refused,
+        most_unavailable: counter.await.unwrap(),
+        seconds,
+    }
+}
