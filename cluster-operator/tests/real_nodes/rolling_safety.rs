@@ -309,7 +309,8 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
             );
         }
     }
-    let drained = stop_and_check_nothing_lost(producer, &plain, "drained").await;
+    let drained =
+        stop_and_check_nothing_lost(producer, &plain, "drained", Redelivery::Refused).await;
 
     drop(operator);
 
