@@ -632,14 +632,17 @@ pub fn health_of<K: serde::Serialize>(kind: &str, object: &K) -> Health {
     strimzi_tests::health::health(kind, &document["status"])
 }
 
+/// A list the watch of a [`HealthLog`] appends to and the test reads.
+type Shared<T> = std::sync::Arc<std::sync::Mutex<Vec<T>>>;
+
 /// The health of a resource at each change of its status seen by a watch, from its start
 /// until [`HealthLog::stop`], each with the status's conditions (`type/reason` ...) to show
 /// what was read. The watch runs on a thread and runtime of its own, untyped, so that it
 /// takes nothing of the test's stack.
 pub struct HealthLog {
-    seen: std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
+    seen: Shared<(Health, String)>,
     /// Every status the watch delivered, the first listing's included.
-    statuses: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    statuses: Shared<serde_json::Value>,
     /// The watched resource, read once more by [`HealthLog::stop`].
     api: Api<DynamicObject>,
     name: String,
@@ -723,10 +726,7 @@ async fn watch_health(
     api: Api<DynamicObject>,
     config: kube::runtime::watcher::Config,
     kind: &str,
-    (log, statuses): (
-        std::sync::Arc<std::sync::Mutex<Vec<(Health, String)>>>,
-        std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
-    ),
+    (log, statuses): (Shared<(Health, String)>, Shared<serde_json::Value>),
     started: tokio::sync::oneshot::Sender<()>,
 ) {
     use futures::StreamExt;
