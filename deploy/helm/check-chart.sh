@@ -20,7 +20,10 @@
 #       default* image values move the Kafka, Connect, MirrorMaker 2 and Bridge images as in
 #       Strimzi's chart (the mirror recipe) and leave our operator's image alone; `--set` of
 #       its component image keys and of the keys only Strimzi's chart had renders what
-#       Strimzi's chart renders for them.
+#       Strimzi's chart renders for them;
+#   (g) the chart as deploy/release.sh packs it, with our image moved to another registry
+#       (`--image-repository`), passes `helm lint --strict` and renders, with default values,
+#       the objects of (c) with only our image's references changed.
 #
 # Prints one line per problem and exits 1 if there is any. Needs helm and kubectl (kubectl
 # only turns YAML into JSON, offline: `kubectl label --local`), both built by
@@ -92,11 +95,12 @@ to_json() {
     fi
 }
 
-# render <name> [helm template arguments...]: the chart's objects as JSON in $tmp/<name>.json.
-render() {
-    local name=$1
-    shift
-    if "$helm" template strimzi "$chart" --namespace "$namespace" "$@" >"$tmp/$name.yaml" 2>"$tmp/$name.err"; then
+# render_chart <name> <chart folder or package> [helm template arguments...]: the chart's
+# objects as JSON in $tmp/<name>.json.
+render_chart() {
+    local name=$1 from=$2
+    shift 2
+    if "$helm" template strimzi "$from" --namespace "$namespace" "$@" >"$tmp/$name.yaml" 2>"$tmp/$name.err"; then
         if [[ -s $tmp/$name.yaml ]]; then
             to_json "$tmp/$name.json" -f "$tmp/$name.yaml"
         else
@@ -106,6 +110,11 @@ render() {
         problem "helm template $*: failed: $(tr '\n' ' ' <"$tmp/$name.err")"
         : >"$tmp/$name.json"
     fi
+}
+
+# render <name> [helm template arguments...]: render_chart of deploy/helm's chart.
+render() {
+    render_chart "$1" "$chart" "${@:2}"
 }
 
 bundle_files=()
@@ -167,11 +176,26 @@ render strimzi-keys -f "$reference_values" \
 render pdb-max --set podDisruptionBudget.enabled=true --set podDisruptionBudget.minAvailable=null \
     --set podDisruptionBudget.maxUnavailable=1
 
-python3 - "$tmp" "$namespace" "$root/docs/differences.md" >>"$problems" <<'EOF' || problem "the comparison itself failed (python3 error above)"
+# (g) the packaged chart, with our image in another registry.
+released_repository=registry.example.com/team/strimzi-rs-operator
+if bash "$root/deploy/release.sh" --out "$tmp/release" --without-image \
+    --image-repository "$released_repository" >"$tmp/release.log" 2>&1; then
+    package=$(echo "$tmp"/release/*.tgz)
+    if ! "$helm" lint --strict "$package" >"$tmp/lint-package.log" 2>&1; then
+        problem "helm lint --strict of the packaged chart failed:"
+        sed 's/^/    /' "$tmp/lint-package.log" >>"$problems"
+    fi
+    render_chart packaged "$package"
+else
+    problem "deploy/release.sh failed: $(tr '\n' ' ' <"$tmp/release.log")"
+    : >"$tmp/packaged.json"
+fi
+
+python3 - "$tmp" "$namespace" "$root/docs/differences.md" "$released_repository" >>"$problems" <<'EOF' || problem "the comparison itself failed (python3 error above)"
 import json
 import sys
 
-tmp, namespace, differences_page = sys.argv[1], sys.argv[2], sys.argv[3]
+tmp, namespace, differences_page, released_repository = sys.argv[1:5]
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace"}
 
 
@@ -569,6 +593,16 @@ for name, to, verbs in (("strimzi-admin", ["admin", "edit"], ["create", "delete"
         expect(where, f"{name} verbs on {rule['apiGroups']}", verbs, sorted(rule["verbs"]))
     resources = {r for rule in roles[0]["rules"] for r in rule["resources"]}
     expect(where, f"{name} covers kafkas and strimzipodsets", True, {"kafkas", "strimzipodsets"} <= resources)
+
+# (g) the packaged chart renders what the folder renders, with our image at the released name.
+where = "the chart as deploy/release.sh packs it"
+released = f"{released_repository}:{OURS.rpartition(':')[2]}"
+packaged, folder = load("packaged"), json.dumps(load("default"))
+expect(where, "references to our image in the default rendering", True, OURS in folder)
+differences_found = []
+diff("", json.loads(folder.replace(OURS, released)), packaged, differences_found)
+for line in differences_found:
+    print(f"{where}: {line} (the folder's rendering with {released} as the bundle)")
 EOF
 
 if [[ -s $problems ]]; then

@@ -11,7 +11,7 @@
 # in a temporary directory inside the cache and is moved into place with a single rename,
 # so an interrupted build never looks complete. Build output goes to <cache>/logs/<component>.log.
 #
-# Missing Debian packages that the real nodes, the image build and the tests (promtool)
+# Missing Debian packages that the real nodes, the image build and the tests (promtool, skopeo)
 # need are installed first (as root). `install.sh --packages` installs only those; `install.sh --without-helm` builds
 # everything but helm (CI builds helm later, beside the tests, since only the chart check and
 # the Helm install test need it).
@@ -205,7 +205,8 @@ build_helm() {
 
 # Debian packages the real nodes, the image build and the tests use, as "<file it provides>
 # <package>"; promtool (Prometheus's rule tester, from the `prometheus` package) evaluates
-# Strimzi's alert rules and dashboard queries over our operators' metrics.
+# Strimzi's alert rules and dashboard queries over our operators' metrics; skopeo reads the
+# release's image archive as a docker archive and as an OCI archive (the `release` test).
 debian_packages=(
     "/usr/bin/promtool prometheus"
     "/usr/sbin/runc runc"
@@ -220,6 +221,7 @@ debian_packages=(
     "/usr/sbin/sysctl procps"
     "/usr/bin/openssl openssl"
     "/usr/bin/gcc gcc"
+    "/usr/bin/skopeo skopeo"
 )
 install_debian_packages() {
     local entry file package missing=()

@@ -8,11 +8,16 @@
 #                                            each Kafka version of KAFKA_VERSIONS
 #     kafka-bridge-<bridge>.oci.tar          quay.io/strimzi/kafka-bridge:<bridge>
 #     operator.oci.tar                       <OPERATOR_IMAGE_REPOSITORY>:<workspace version>
-#                                            (only with --with-operator)
+#                                            (only with --with-operator or --operator-only)
 #     <archive>.inputs                       what the archive was built from
 #     stages/<part>/                         intermediate results, reused by later rebuilds
 #
-# Usage: build-images.sh [--with-operator]
+# Usage: build-images.sh [--with-operator | --operator-only]
+#
+# Every archive is an OCI image layout and a docker archive in one tar, as `docker save` writes
+# them (oci.py), so `ctr images import`, `docker load` and `podman load` all read it.
+# --operator-only builds the operator image alone (no stand-ins, no test images; what
+# deploy/release.sh asks for).
 #
 # Every image is made of registry packages and our own code only (CONTRACT.md next to this
 # script says what the images must do; README.md how they differ from Strimzi's):
@@ -26,8 +31,9 @@
 #     metrics reporter built with Maven from standins/cruise-control/metrics-reporter);
 #   - HTTP Bridge: the same Debian root filesystem without Java, with our bridge stand-in
 #     (standins/bridge) and its start script;
-#   - with --with-operator, our operator image from the workspace's Dockerfile: its build
-#     stage's script runs here and its root is packed with the final stage's settings.
+#   - with --with-operator (or --operator-only), our operator image from the workspace's
+#     Dockerfile: its build stage's script runs here and its root is packed with the final
+#     stage's settings.
 # The Rust binaries (the operators and the three stand-ins) come from one cargo invocation,
 # the Dockerfile's build stage script (deploy/docker/build-root.sh, static binaries, of the dev
 # profile unless STRIMZI_TESTENV_OPERATOR_PROFILE says otherwise) with the stand-ins added:
@@ -60,17 +66,20 @@
 set -Eeuo pipefail
 
 with_operator=false
+operator_only=false
 for arg in "$@"; do
     case $arg in
         --with-operator) with_operator=true ;;
+        --operator-only) with_operator=true operator_only=true ;;
         -h | --help)
-            echo "usage: $0 [--with-operator]"
+            echo "usage: $0 [--with-operator | --operator-only]"
             echo "  builds the pause, Kafka and bridge images; --with-operator also packs the operator image"
-            echo "  (the workspace's Dockerfile). See README.md next to this script."
+            echo "  (the workspace's Dockerfile), --operator-only packs that one alone. See README.md next to"
+            echo "  this script."
             exit 0
             ;;
         *)
-            echo "build-images.sh: unknown argument '$arg' (usage: build-images.sh [--with-operator])" >&2
+            echo "build-images.sh: unknown argument '$arg' (usage: build-images.sh [--with-operator | --operator-only])" >&2
             exit 2
             ;;
     esac
@@ -482,14 +491,15 @@ EOF
 #   <stage>/standins/      the stand-ins' binaries, for the Kafka and bridge images
 build_binaries() {
     local stage=$1
-    local -a command
+    local -a command with_standins=()
     mkdir -p "$stage"
     mapfile -t command < <(python3 "$here/oci.py" dockerfile "$repo/Dockerfile" --config-out "$stage/config.json")
     ((${#command[@]} > 0)) || fail "no build command read from $repo/Dockerfile"
+    $operator_only || with_standins=(--also "$cc_standin" --also "$exporter_standin" --also "$bridge_standin"
+        --also-into "$stage/standins")
     cd "$repo"
     log env CARGO_TARGET_DIR="$operator_target" STRIMZI_OPERATOR_PROFILE="$operator_profile" "${command[@]}" \
-        --also "$cc_standin" --also "$exporter_standin" --also "$bridge_standin" \
-        --also-into "$stage/standins" "$stage/root"
+        "${with_standins[@]}" "$stage/root"
     cd "$here"
 }
 
@@ -787,10 +797,7 @@ operator_target=${STRIMZI_OPERATOR_TARGET_DIR:-$cache/operator-target}
 operator_profile=${STRIMZI_TESTENV_OPERATOR_PROFILE:-dev}
 if $with_operator; then
     # The image is tagged with the workspace version ([workspace.package] in Cargo.toml).
-    workspace_version=$(awk '/^\[/ { section = $1 }
-        section == "[workspace.package]" && /^version[[:space:]]*=/ { sub(/^[^"]*"/, ""); sub(/".*/, ""); print; exit }' \
-        "$repo/Cargo.toml")
-    [[ -n $workspace_version ]] || fail "no version in [workspace.package] of $repo/Cargo.toml"
+    workspace_version=$(bash "$repo/deploy/workspace-version.sh") || fail "the workspace version is unknown"
     operator_image=$OPERATOR_IMAGE_REPOSITORY:$workspace_version
 fi
 
@@ -808,7 +815,7 @@ done
 # prints nothing) unless it took a while.
 quiet=false
 [[ ${STRIMZI_TESTENV_QUIET:-} == 1 ]] && quiet=true
-$quiet || echo "Rust binaries (the Dockerfile's build stage and the stand-ins; cargo, profile $operator_profile): compiling what changed (cold: about 5 minutes on 2 cores for dev; seconds when up to date)"
+$quiet || echo "Rust binaries (the Dockerfile's build stage$($operator_only || echo " and the stand-ins"); cargo, profile $operator_profile): compiling what changed (cold: about 5 minutes on 2 cores for dev; seconds when up to date)"
 current_component=binaries
 current_log=$logs/images-binaries.log
 : >"$current_log"
@@ -820,8 +827,54 @@ if ! $quiet || ((took >= 10)); then
     echo "Rust binaries: ready in ${took}s"
 fi
 
-# Inputs of every part: a change to any of them rebuilds that part and what uses it.
+# cached <what>: says a part is already built (not with STRIMZI_TESTENV_QUIET=1, which the test
+# environment sets so that a warm start prints nothing).
+cached() {
+    $quiet || echo "$1: cached"
+}
+
+# image_arch: the machine's architecture as the images name it: deb_arch (Debian's, for
+# debootstrap) and oci_arch (the images' platform).
+image_arch() {
+    need tar "apt-get install -y tar"
+    need gzip "apt-get install -y gzip"
+    need dpkg "this script needs a Debian-based machine (dpkg)"
+    deb_arch=$(dpkg --print-architecture)
+    case $deb_arch in
+        amd64 | arm64) oci_arch=$deb_arch ;;
+        *) fail "unsupported architecture $deb_arch (amd64 and arm64 are supported)" ;;
+    esac
+}
+
+# operator_image_part: packs the operator archive from the binaries' root and settings unless
+# the archive records these inputs already.
+operator_image_part() {
+    local operator_inputs
+    operator_inputs="image=$operator_image epoch=$IMAGE_EPOCH
+root=$(cd "$stages/binaries/root" && find . -printf '%p %m %l\n' | LC_ALL=C sort | sha256sum | cut -c1-64) files=$(cd "$stages/binaries/root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64)
+config=$(sha256sum "$stages/binaries/config.json" | cut -c1-64) oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
+    if is_current "$operator_archive.inputs" "$operator_inputs" && [[ -f $operator_archive ]]; then
+        cached "operator image $operator_image"
+    else
+        [[ $(id -u) -eq 0 ]] || fail "building the operator image needs root (chroot for its smoke test)"
+        need chroot "apt-get install -y coreutils"
+        need timeout "apt-get install -y coreutils"
+        start operator "operator image $operator_image" "10 seconds"
+        build_operator_image
+        finish_archive "$operator_archive" "$operator_inputs" "operator image"
+    fi
+}
+
 oci_hash=$(sha256sum "$here/oci.py" | cut -c1-64)
+# --operator-only: that image, and nothing of the test images is looked at.
+if $operator_only; then
+    image_arch
+    operator_image_part
+    $quiet || echo "operator image: $operator_archive"
+    exit 0
+fi
+
+# Inputs of every part: a change to any of them rebuilds that part and what uses it.
 pause_inputs="image=$PAUSE_IMAGE kubernetes=$KUBERNETES_VERSION epoch=$IMAGE_EPOCH
 oci.py=$oci_hash code=$(code_hash build_pause pack_image)"
 rootfs_inputs="suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${rootfs_packages[*]}
@@ -873,14 +926,7 @@ done
 is_current "$bridge_archive.inputs" "$bridge_image_inputs" && [[ -f $bridge_archive ]] && bridge_ready=true
 
 if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || $with_operator; then
-    need tar "apt-get install -y tar"
-    need gzip "apt-get install -y gzip"
-    need dpkg "this script needs a Debian-based machine (dpkg)"
-    deb_arch=$(dpkg --print-architecture)
-    case $deb_arch in
-        amd64 | arm64) oci_arch=$deb_arch ;;
-        *) fail "unsupported architecture $deb_arch (amd64 and arm64 are supported)" ;;
-    esac
+    image_arch
 fi
 if ! $pause_ready; then
     need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
@@ -896,12 +942,6 @@ if ! $kafka_ready || ! $bridge_ready; then
     need mvn "apt-get install -y maven"
     need javac "apt-get install -y openjdk-17-jdk-headless"
 fi
-
-# cached <what>: says a part is already built (not with STRIMZI_TESTENV_QUIET=1, which the test
-# environment sets so that a warm start prints nothing).
-cached() {
-    $quiet || echo "$1: cached"
-}
 
 if $pause_ready; then
     cached "pause image $PAUSE_IMAGE"
@@ -952,19 +992,7 @@ else
 fi
 
 if $with_operator; then
-    operator_inputs="image=$operator_image epoch=$IMAGE_EPOCH
-root=$(cd "$stages/binaries/root" && find . -printf '%p %m %l\n' | LC_ALL=C sort | sha256sum | cut -c1-64) files=$(cd "$stages/binaries/root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64)
-config=$(sha256sum "$stages/binaries/config.json" | cut -c1-64) oci.py=$oci_hash code=$(code_hash build_operator_image pack_image)"
-    if is_current "$operator_archive.inputs" "$operator_inputs" && [[ -f $operator_archive ]]; then
-        cached "operator image $operator_image"
-    else
-        [[ $(id -u) -eq 0 ]] || fail "building the operator image needs root (chroot for its smoke test)"
-        need chroot "apt-get install -y coreutils"
-        need timeout "apt-get install -y coreutils"
-        start operator "operator image $operator_image" "10 seconds"
-        build_operator_image
-        finish_archive "$operator_archive" "$operator_inputs" "operator image"
-    fi
+    operator_image_part
 fi
 
 $quiet && exit 0

@@ -1,21 +1,34 @@
 #!/usr/bin/env python3
-"""Writes and checks single-layer OCI image archives (an OCI image layout packed in a tar).
+"""Writes and checks single-layer image archives that are an OCI image layout and a docker
+archive at once, as `docker save` (25 and later) writes them.
 
     oci.py pack --layer LAYER.tar.gz --diff-id sha256:HEX --config CONFIG.json \
                 --name REGISTRY/REPO:TAG --arch amd64 --created 2026-01-01T00:00:00Z --out IMAGE.tar
+    oci.py rename IMAGE.tar --name REGISTRY/REPO:TAG --out RENAMED.tar
     oci.py verify IMAGE.tar [--name REGISTRY/REPO:TAG]
     oci.py dockerfile DOCKERFILE --config-out CONFIG.json
 
 `pack` takes a gzip-compressed layer tar and the image's `config` section (Env, User,
-WorkingDir, Entrypoint, Cmd, Labels: the runtime settings) and writes an archive holding
-`oci-layout`, `index.json` (one manifest, annotated with the full image name for containerd
-and the tag for other OCI tools), and the manifest, config and layer blobs under
-`blobs/sha256/`. The archive's own entries are sorted, owned by root and dated `--created`,
-so the same inputs give the same bytes.
+WorkingDir, Entrypoint, Cmd, Labels: the runtime settings) and writes an archive holding the
+manifest, config and layer blobs under `blobs/sha256/` and, pointing at those same blobs, both
+layouts' files:
+  - OCI: `oci-layout` and `index.json` (one manifest, annotated with the full image name for
+    containerd, `ctr images import`, and the tag for other OCI tools);
+  - docker: `manifest.json` (Config, RepoTags, Layers: blob paths) and `repositories` (the
+    legacy name -> tag -> top layer map), for `docker load` and other docker-archive readers.
+The archive's own entries are sorted, owned by root and dated `--created`, so the same inputs
+give the same bytes. Names are written as docker does: fully qualified in the index
+(`docker.io/library/` added to a name without a registry), in the short ("familiar") form in
+`manifest.json` and `repositories`.
+
+`rename` checks an archive as `verify` does and writes a copy under another name: the same
+blobs (so the same image digest), new `index.json`, `manifest.json` and `repositories`, entries
+dated as the original's `index.json`.
 
 `verify` re-reads an archive and checks every digest and size, the layer's diff_id (the
-digest of the uncompressed layer) and the JSON shapes; it prints one summary line or exits
-non-zero with the first problem found.
+digest of the uncompressed layer), the JSON shapes, and that the docker files name the same
+image and blobs as the OCI index; it prints one summary line or exits non-zero with the first
+problem found.
 
 `dockerfile` reads a two-stage Dockerfile of the shape of the workspace's own (a build stage
 that copies the build context and runs one script whose last argument is a folder, then a
@@ -46,6 +59,16 @@ LAYER_MEDIA_TYPE = "application/vnd.oci.image.layer.v1.tar+gzip"
 CHUNK = 1 << 20
 
 
+class Invalid(Exception):
+    """A problem with an input file, reported as one line naming the file."""
+
+
+def expect(condition, message):
+    """Raises Invalid with the message unless the condition holds."""
+    if not condition:
+        raise Invalid(message)
+
+
 def canonical_json(value):
     """Compact JSON with sorted keys: stable bytes for stable digests."""
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -62,44 +85,108 @@ def file_sha256(path):
     return "sha256:" + digest.hexdigest()
 
 
-def split_name(name):
-    """'quay.io/strimzi/kafka:1.2.0' -> tag '1.2.0' (the part after the last ':' that is not
-    inside the registry host)."""
+def repository_and_tag(name):
+    """'quay.io/strimzi/kafka:1.2.0' -> ('quay.io/strimzi/kafka', '1.2.0'): the tag is the part
+    after the last ':' that is not inside the registry host."""
     last_slash = name.rfind("/")
     colon = name.rfind(":")
     if colon <= last_slash:
-        raise SystemExit(f"oci.py: image name {name!r} has no tag")
-    return name[colon + 1:]
+        raise Invalid(f"image name {name!r} has no tag")
+    return name[:colon], name[colon + 1:]
 
 
-def tar_entry(archive, name, data=None, path=None, mtime=0, directory=False):
+def qualified(repository):
+    """A repository as docker and containerd store it: with a registry (docker.io when the first
+    part names none: neither '.' nor ':' in it, and not 'localhost') and, for a repository of
+    one part, docker.io's 'library/'."""
+    first, slash, _ = repository.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        return repository
+    return ("docker.io/" if slash else "docker.io/library/") + repository
+
+
+def familiar(repository):
+    """The short form docker shows and writes into manifest.json and repositories: a qualified
+    repository without 'docker.io/' and, for docker.io's official images, 'library/'."""
+    if not repository.startswith("docker.io/"):
+        return repository
+    rest = repository[len("docker.io/"):]
+    if rest.startswith("library/") and rest.count("/") == 1:
+        return rest[len("library/"):]
+    return rest
+
+
+def qualified_name(name):
+    """'kafka:1' -> 'docker.io/library/kafka:1'; a name with a registry stays as it is."""
+    repository, tag = repository_and_tag(name)
+    return f"{qualified(repository)}:{tag}"
+
+
+def blob_path(digest):
+    """The archive entry of a blob: 'sha256:HEX' -> 'blobs/sha256/HEX'."""
+    expect(digest.startswith("sha256:"), f"unsupported digest {digest}")
+    return "blobs/sha256/" + digest[len("sha256:"):]
+
+
+def tar_entry(archive, name, mtime, stream=None, size=0):
+    """One entry owned by root: a directory without a stream, else a file of `size` bytes."""
     info = tarfile.TarInfo(name)
     info.mtime = mtime
     info.uid = info.gid = 0
     info.uname = info.gname = ""
-    if directory:
+    if stream is None:
         info.type = tarfile.DIRTYPE
         info.mode = 0o755
-        archive.addfile(info)
-        return
-    info.mode = 0o644
-    if path is not None:
-        info.size = os.path.getsize(path)
-        with open(path, "rb") as stream:
-            archive.addfile(info, stream)
     else:
-        info.size = len(data)
-        archive.addfile(info, io.BytesIO(data))
+        info.mode = 0o644
+        info.size = size
+    archive.addfile(info, stream)
+
+
+def write_archive(out, name, blobs, descriptor, manifest, mtime):
+    """Writes an archive naming the image `name`: the blobs ((digest, size, open) triples,
+    `open` giving a readable stream), then the OCI files (`index.json` with the manifest's
+    `descriptor`, `oci-layout`) and the docker files (`manifest.json`, `repositories`) that
+    point at the config and layer blobs of the OCI `manifest`. Entries are sorted and dated
+    `mtime`."""
+    repository, tag = repository_and_tag(qualified_name(name))
+    layer_digests = [layer["digest"] for layer in manifest["layers"]]
+    index = {
+        "schemaVersion": 2,
+        "mediaType": INDEX_MEDIA_TYPE,
+        "manifests": [dict(descriptor, annotations={
+            "io.containerd.image.name": f"{repository}:{tag}",
+            "org.opencontainers.image.ref.name": tag,
+        })],
+    }
+    docker_manifest = [{
+        "Config": blob_path(manifest["config"]["digest"]),
+        "RepoTags": [f"{familiar(repository)}:{tag}"],
+        "Layers": [blob_path(digest) for digest in layer_digests],
+    }]
+    # What docker writes here: the top layer's blob, under the familiar name and the tag.
+    repositories = {familiar(repository): {tag: layer_digests[-1][len("sha256:"):]}}
+    files = {
+        "index.json": canonical_json(index),
+        "manifest.json": canonical_json(docker_manifest),
+        "oci-layout": canonical_json({"imageLayoutVersion": "1.0.0"}),
+        "repositories": canonical_json(repositories),
+    }
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as archive:
+        tar_entry(archive, "blobs", mtime)
+        tar_entry(archive, "blobs/sha256", mtime)
+        for digest, size, open_blob in sorted(blobs, key=lambda blob: blob[0]):
+            with open_blob() as stream:
+                tar_entry(archive, blob_path(digest), mtime, stream, size)
+        for entry, data in sorted(files.items()):
+            tar_entry(archive, entry, mtime, io.BytesIO(data), len(data))
 
 
 def pack(args):
-    tag = split_name(args.name)
     created = args.created
-    mtime = epoch_of(created)
     with open(args.config, encoding="utf-8") as stream:
         runtime_config = json.load(stream)
-    if not args.diff_id.startswith("sha256:") or len(args.diff_id) != 71:
-        raise SystemExit(f"oci.py: bad diff id {args.diff_id!r}")
+    expect(args.diff_id.startswith("sha256:") and len(args.diff_id) == 71, f"bad diff id {args.diff_id!r}")
 
     layer_digest = file_sha256(args.layer)
     layer_size = os.path.getsize(args.layer)
@@ -121,33 +208,34 @@ def pack(args):
     }
     manifest_bytes = canonical_json(manifest)
     manifest_digest = "sha256:" + hashlib.sha256(manifest_bytes).hexdigest()
-    index = {
-        "schemaVersion": 2,
-        "mediaType": INDEX_MEDIA_TYPE,
-        "manifests": [{
-            "mediaType": MANIFEST_MEDIA_TYPE,
-            "digest": manifest_digest,
-            "size": len(manifest_bytes),
-            "platform": {"architecture": args.arch, "os": "linux"},
-            "annotations": {
-                "io.containerd.image.name": args.name,
-                "org.opencontainers.image.ref.name": tag,
-            },
-        }],
+    descriptor = {
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "digest": manifest_digest,
+        "size": len(manifest_bytes),
+        "platform": {"architecture": args.arch, "os": "linux"},
     }
-    blobs = sorted([
-        (config_digest, config_bytes, None),
-        (manifest_digest, manifest_bytes, None),
-        (layer_digest, None, args.layer),
-    ])
-    with tarfile.open(args.out, "w", format=tarfile.PAX_FORMAT) as archive:
-        tar_entry(archive, "blobs", mtime=mtime, directory=True)
-        tar_entry(archive, "blobs/sha256", mtime=mtime, directory=True)
-        for digest, data, path in blobs:
-            tar_entry(archive, "blobs/sha256/" + digest[len("sha256:"):], data=data, path=path, mtime=mtime)
-        tar_entry(archive, "index.json", data=canonical_json(index), mtime=mtime)
-        tar_entry(archive, "oci-layout", data=canonical_json({"imageLayoutVersion": "1.0.0"}), mtime=mtime)
+    blobs = [
+        (config_digest, len(config_bytes), lambda: io.BytesIO(config_bytes)),
+        (manifest_digest, len(manifest_bytes), lambda: io.BytesIO(manifest_bytes)),
+        (layer_digest, layer_size, lambda: open(args.layer, "rb")),
+    ]
+    write_archive(args.out, args.name, blobs, descriptor, manifest, epoch_of(created))
     print(f"{args.name} manifest {manifest_digest} layer {layer_digest} ({layer_size} bytes)")
+
+
+def rename(args):
+    """Copies a checked archive's blobs under a new name; checks the copy too."""
+    check_archive(args.archive, None)
+    with tarfile.open(args.archive, "r:") as source:
+        members = {member.name: member for member in source.getmembers() if member.isfile()}
+        index = json.loads(source.extractfile(members["index.json"]).read())
+        descriptor = {key: value for key, value in index["manifests"][0].items() if key != "annotations"}
+        manifest = json.loads(source.extractfile(members[blob_path(descriptor["digest"])]).read())
+        digests = [descriptor["digest"], manifest["config"]["digest"]] + [layer["digest"] for layer in manifest["layers"]]
+        blobs = [(digest, members[blob_path(digest)].size,
+                  lambda member=members[blob_path(digest)]: source.extractfile(member)) for digest in digests]
+        write_archive(args.out, args.name, blobs, descriptor, manifest, members["index.json"].mtime)
+    print(check_archive(args.out, args.name))
 
 
 def epoch_of(timestamp):
@@ -155,23 +243,8 @@ def epoch_of(timestamp):
     return int((moment - datetime(1970, 1, 1)).total_seconds())
 
 
-class Invalid(Exception):
-    pass
-
-
-def expect(condition, message):
-    if not condition:
-        raise Invalid(message)
-
-
 def verify(args):
-    try:
-        summary = check_archive(args.archive, args.name)
-    except (Invalid, OSError, tarfile.TarError, ValueError, KeyError) as error:
-        print(f"oci.py: {args.archive}: {error}", file=sys.stderr)
-        return 1
-    print(summary)
-    return 0
+    print(check_archive(args.archive, args.name))
 
 
 def check_archive(path, expected_name):
@@ -184,8 +257,7 @@ def check_archive(path, expected_name):
 
         def blob(descriptor, what):
             digest = descriptor["digest"]
-            expect(digest.startswith("sha256:"), f"{what}: unsupported digest {digest}")
-            name = "blobs/sha256/" + digest[len("sha256:"):]
+            name = blob_path(digest)
             expect(name in members, f"{what}: blob {digest} missing")
             expect(members[name].size == descriptor["size"],
                    f"{what}: size {members[name].size} but the descriptor says {descriptor['size']}")
@@ -201,9 +273,12 @@ def check_archive(path, expected_name):
         annotations = descriptor.get("annotations", {})
         name = annotations.get("io.containerd.image.name")
         expect(name, "index.json: no io.containerd.image.name annotation")
-        expect(annotations.get("org.opencontainers.image.ref.name") == split_name(name),
+        repository, tag = repository_and_tag(name)
+        expect(qualified(repository) == repository, f"index.json: image name {name} has no registry")
+        expect(annotations.get("org.opencontainers.image.ref.name") == tag,
                "index.json: org.opencontainers.image.ref.name is not the tag of the image name")
         if expected_name is not None:
+            expected_name = qualified_name(expected_name)
             expect(name == expected_name, f"index.json: image is {name}, expected {expected_name}")
 
         manifest_entry = blob(descriptor, "manifest")
@@ -244,8 +319,21 @@ def check_archive(path, expected_name):
             expect("sha256:" + compressed.hexdigest() == layer["digest"], f"layer {position}: digest mismatch")
             expect("sha256:" + uncompressed.hexdigest() == diff_id, f"layer {position}: diff_id mismatch")
             total += layer["size"]
+
+        # The docker layout: the same image name and the same blobs.
+        docker = json.loads(read("manifest.json"))
+        expect(isinstance(docker, list) and len(docker) == 1, "manifest.json: expected exactly one image")
+        repo_tags = [f"{familiar(repository)}:{tag}"]
+        expect(docker[0].get("RepoTags") == repo_tags,
+               f"manifest.json: RepoTags are {docker[0].get('RepoTags')}, expected {repo_tags}")
+        expect(docker[0].get("Config") == config_entry, "manifest.json: Config is not the OCI manifest's config blob")
+        expect(docker[0].get("Layers") == [blob_path(layer["digest"]) for layer in layers],
+               "manifest.json: Layers are not the OCI manifest's layer blobs")
+        top_layer = layers[-1]["digest"][len("sha256:"):]
+        expect(json.loads(read("repositories")) == {familiar(repository): {tag: top_layer}},
+               f"repositories: expected {familiar(repository)} -> {tag} -> the top layer {top_layer}")
         runtime = config.get("config", {})
-        return (f"{name}: valid, {len(layers)} layer(s), {total} bytes compressed, "
+        return (f"{name}: valid OCI layout and docker archive, {len(layers)} layer(s), {total} bytes compressed, "
                 f"user {runtime.get('User', '')!r}, entrypoint {runtime.get('Entrypoint')}, cmd {runtime.get('Cmd')}")
 
 
@@ -357,7 +445,6 @@ def dockerfile(args):
         json.dump(config, stream, indent=2, sort_keys=True)
     for word in command[:-1]:
         print(word)
-    return 0
 
 
 def main():
@@ -372,6 +459,10 @@ def main():
     packer.add_argument("--created", required=True)
     packer.add_argument("--created-by", default="tests/testenv/images/build-images.sh")
     packer.add_argument("--out", required=True)
+    renamer = commands.add_parser("rename")
+    renamer.add_argument("archive")
+    renamer.add_argument("--name", required=True)
+    renamer.add_argument("--out", required=True)
     checker = commands.add_parser("verify")
     checker.add_argument("archive")
     checker.add_argument("--name")
@@ -379,16 +470,15 @@ def main():
     reader.add_argument("dockerfile")
     reader.add_argument("--config-out", required=True)
     args = parser.parse_args()
-    if args.command == "dockerfile":
-        try:
-            return dockerfile(args)
-        except Invalid as problem:
-            print(f"oci.py: {args.dockerfile}: {problem}", file=sys.stderr)
-            return 1
-    if args.command == "pack":
-        pack(args)
-        return 0
-    return verify(args)
+    command = {"pack": pack, "rename": rename, "verify": verify, "dockerfile": dockerfile}[args.command]
+    # One line naming the file and the first problem found, and exit status 1.
+    try:
+        command(args)
+    except (Invalid, OSError, tarfile.TarError, ValueError, KeyError) as problem:
+        subject = getattr(args, "archive", None) or getattr(args, "dockerfile", None) or args.out
+        print(f"oci.py: {subject}: {problem}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
