@@ -23,8 +23,8 @@
 //!    (unschedulable, image pull failing, crash looping) of an older definition are deleted,
 //!    so that their StrimziPodSet recreates them as now desired.
 //! 8. Roll (module `roll`): with every pod ready, restart the next nodes that must restart
-//!    (outdated definition, manual rolling update) when it is safe, controllers first and the
-//!    active controller last, and end pending (`RollingUpdate`, `RollingUpdateBlocked`,
+//!    (outdated definition, manual rolling update) when it is safe, controllers first (the
+//!    active controller last of them) and then brokers, and end pending (`RollingUpdate`, `RollingUpdateBlocked`,
 //!    `WaitingForNodesToRejoin`); with nothing to restart, apply the dynamically updatable
 //!    options to the running brokers.
 //! 9. Components (module `components`): with nothing left to roll, apply the entity operator

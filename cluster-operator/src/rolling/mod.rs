@@ -35,15 +35,18 @@ pub struct NodeToRoll {
 }
 
 impl NodeToRoll {
-    /// Where the node comes in the rolling order: controllers first, then brokers, the
-    /// active controller last (its restart moves the leadership, once).
+    /// Where the node comes in the rolling order, Strimzi's: the controllers first, the
+    /// active controller last of them (its restart moves the leadership, once), then the
+    /// brokers. Brokers restarted before a controller whose address then changes were seen
+    /// to keep connecting to its old address (Kafka 4.3.1, a cluster with one controller),
+    /// fenced, with every write stalled; restarted after it, they resolve its new one.
     fn rank(&self, active_controller: Option<i32>) -> (u8, i32) {
         let group = if self.controller && Some(self.node_id) == active_controller {
-            2
+            1
         } else if self.controller {
             0
         } else {
-            1
+            2
         };
         (group, self.node_id)
     }
@@ -70,12 +73,12 @@ pub trait AvailabilityCheck {
 
 /// The nodes to restart now, from `nodes` (each needing a restart).
 ///
-/// Controllers go first, one at a time and in node-ID order, each only when the quorum
-/// stays healthy without it (combined nodes also need their partitions to stay available);
-/// a blocked controller holds up everything after it. Then brokers: as many as
-/// `max_parallel_brokers`, taken in node-ID order, skipping those that cannot restart
-/// safely together with the ones already taken. The active controller comes last. Returns
-/// `None` when no node needs a restart.
+/// Controllers go first, one at a time and in node-ID order with the active controller last
+/// of them, each only when the quorum stays healthy without it (combined nodes also need
+/// their partitions to stay available); a blocked controller holds up everything after it.
+/// Then brokers: as many as `max_parallel_brokers`, taken in node-ID order, skipping those
+/// that cannot restart safely together with the ones already taken. Returns `None` when no
+/// node needs a restart.
 pub fn next_restarts(
     mut nodes: Vec<NodeToRoll>,
     active_controller: Option<i32>,
@@ -182,7 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn controllers_first_then_brokers_and_the_active_controller_last() {
+    fn controllers_first_the_active_one_last_of_them_then_brokers() {
         let cluster = || {
             vec![
                 node(3, false, true),
@@ -191,7 +194,7 @@ mod tests {
                 node(1, true, false),
             ]
         };
-        // Controller 0 leads: 1 goes first, then the brokers, then 0.
+        // Controller 0 leads: 1 goes first, then 0, then the brokers.
         assert_eq!(
             restarted(next_restarts(cluster(), Some(0), 1, &free())),
             [1]
@@ -204,15 +207,15 @@ mod tests {
         };
         assert_eq!(
             restarted(next_restarts(without(&[1]), Some(0), 1, &free())),
+            [0]
+        );
+        assert_eq!(
+            restarted(next_restarts(without(&[1, 0]), Some(0), 1, &free())),
             [3]
         );
         assert_eq!(
-            restarted(next_restarts(without(&[1, 3]), Some(0), 1, &free())),
+            restarted(next_restarts(without(&[1, 0, 3]), Some(0), 1, &free())),
             [4]
-        );
-        assert_eq!(
-            restarted(next_restarts(without(&[1, 3, 4]), Some(0), 1, &free())),
-            [0]
         );
         assert_eq!(next_restarts(Vec::new(), Some(0), 1, &free()), None);
     }

@@ -8,8 +8,8 @@
 //! The cluster starts at the older supported Kafka version (4.2.1, its image built by
 //! build-images.sh beside the default one) and ends with Strimzi's upgrade procedure under a
 //! steady producer: `spec.kafka.version` raised to 4.3.1 rolls every node onto the new image,
-//! each once, in the roller's order (controllers, brokers, the active controller last: here
-//! the brokers, then the only controller), the metadata version kept; `spec.kafka.metadataVersion`
+//! each once, in the roller's order (the controllers, the active one last of them, then the
+//! brokers), the metadata version kept; `spec.kafka.metadataVersion`
 //! raised to 4.3's default then raises the finalized `metadata.version` without a roll; no
 //! acknowledged record is lost; and going back to 4.2.1, which cannot run that metadata
 //! version, is refused with nothing restarted.
@@ -358,14 +358,13 @@ async fn upgrade_under_load(client: &Client, ns: &str, plain: &ClusterClient) {
     let unique: BTreeSet<&String> = order.iter().collect();
     assert_eq!(order.len(), 3, "restart Events: {order:?}");
     assert_eq!(unique.len(), 3, "a node restarted twice: {order:?}");
-    // The roller's order: controllers, then brokers, the active controller last (here the
-    // only controller is the active one, so the brokers go first).
+    // The roller's order: the controllers (the active one last of them), then the brokers.
     assert!(
-        order[..2]
-            .iter()
-            .all(|name| name.starts_with(&format!("{CLUSTER}-broker-")))
-            && order[2].starts_with(&format!("{CLUSTER}-controller-")),
-        "the brokers, then the (active) controller: {order:?}"
+        order[0].starts_with(&format!("{CLUSTER}-controller-"))
+            && order[1..]
+                .iter()
+                .all(|name| name.starts_with(&format!("{CLUSTER}-broker-"))),
+        "the controller, then the brokers: {order:?}"
     );
     let upgraded = all_pods_ready(client, ns, CLUSTER, 3).await;
     for pod in &upgraded {
