@@ -210,7 +210,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     };
     assert_eq!(
         brokers_of(pod_uids(&client, &ns, CLUSTER).await),
-        brokers_of(before),
+        brokers_of(before.clone()),
         "a broker restarted while the roll was blocked: {blocked}"
     );
     // Once the partition has no replica on the removed broker, the roll goes on.
