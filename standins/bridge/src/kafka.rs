@@ -150,6 +150,31 @@ impl Producer {
     }
 }
 
+/// Whether a consumer error is one the client recovers from by itself: a lost or refused
+/// connection, a broker, leader or group coordinator not reachable yet. Java's
+/// `KafkaConsumer.poll`, which Strimzi's bridge calls, retries these inside and never reports
+/// them, so a poll that meets one goes on until its timeout, as the bridge's would.
+fn recovers_by_itself(error: &KafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::BrokerTransportFailure
+                | RDKafkaErrorCode::AllBrokersDown
+                | RDKafkaErrorCode::Resolve
+                | RDKafkaErrorCode::OperationTimedOut
+                | RDKafkaErrorCode::RequestTimedOut
+                | RDKafkaErrorCode::NetworkException
+                | RDKafkaErrorCode::BrokerNotAvailable
+                | RDKafkaErrorCode::LeaderNotAvailable
+                | RDKafkaErrorCode::NotLeaderForPartition
+                | RDKafkaErrorCode::WaitingForCoordinator
+                | RDKafkaErrorCode::CoordinatorNotAvailable
+                | RDKafkaErrorCode::CoordinatorLoadInProgress
+                | RDKafkaErrorCode::NotCoordinator
+        )
+    )
+}
+
 /// What a consumer reads from.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum Subscription {
@@ -368,6 +393,12 @@ impl ConsumerInstance {
                     }
                 }
                 Some(Err(KafkaError::PartitionEOF(_))) => {}
+                Some(Err(error)) if recovers_by_itself(&error) => {
+                    eprintln!("bridge-standin: consumer {}: {error} (retried)", self.name);
+                    if !records.is_empty() || Instant::now() >= deadline {
+                        break;
+                    }
+                }
                 Some(Err(error)) => {
                     if records.is_empty() {
                         return Err(error.into());
@@ -422,5 +453,61 @@ impl ConsumerInstance {
 impl Drop for ConsumerInstance {
     fn drop(&mut self) {
         self.consumer.unsubscribe();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_connections_and_missing_coordinators_are_retried_other_errors_reported() {
+        for code in [
+            RDKafkaErrorCode::BrokerTransportFailure,
+            RDKafkaErrorCode::AllBrokersDown,
+            RDKafkaErrorCode::CoordinatorNotAvailable,
+        ] {
+            assert!(recovers_by_itself(&KafkaError::MessageConsumption(code)));
+        }
+        for code in [
+            RDKafkaErrorCode::TopicAuthorizationFailed,
+            RDKafkaErrorCode::GroupAuthorizationFailed,
+            RDKafkaErrorCode::OffsetOutOfRange,
+            RDKafkaErrorCode::UnknownTopicOrPartition,
+        ] {
+            assert!(!recovers_by_itself(&KafkaError::MessageConsumption(code)));
+        }
+    }
+
+    /// A poll while no broker answers (a port nothing listens on) ends at its timeout with no
+    /// records, as the Java consumer's does, instead of answering the connection error.
+    #[test]
+    fn a_poll_while_the_brokers_are_unreachable_ends_empty_at_its_timeout() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let settings = [
+            ("bootstrap.servers".to_owned(), format!("127.0.0.1:{port}")),
+            ("group.id".to_owned(), "unreachable".to_owned()),
+            ("reconnect.backoff.ms".to_owned(), "50".to_owned()),
+        ];
+        let instance = ConsumerInstance::new(
+            "unreachable",
+            "reader",
+            Format::Json,
+            Duration::from_secs(1),
+            &settings,
+            10,
+        )
+        .unwrap();
+        instance
+            .subscribe(Subscription::Topics(vec!["records".to_owned()]))
+            .unwrap();
+        let started = Instant::now();
+        let polled = instance.poll(Duration::from_secs(3));
+        assert_eq!(polled, Ok(Vec::new()));
+        assert!(started.elapsed() >= Duration::from_secs(3));
     }
 }
