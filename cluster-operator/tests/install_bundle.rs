@@ -3,12 +3,15 @@
 //! variable the operator reads and accepts, with the defaults the code has. And Strimzi's own
 //! install files against the variables the operator reads or names as ignored. And every
 //! other place that states our version (the packages, the Helm chart, the documentation)
-//! against the workspace's.
+//! against the workspace's. And the troubleshooting guide against the condition and Event
+//! reasons the operators can set.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use strimzi_cluster_operator::config::{ClusterOperatorConfig, IGNORED_VARIABLES};
@@ -386,4 +389,612 @@ fn our_image_tags_are_found_in_prose() {
                 <registry>/<repository>/operator:1.2.3. Not ours: quay.io/strimzi/operator:1.2.0, \
                 quay.io/strimzi/operator:latest";
     assert_eq!(our_image_tags(text), ["0.1.0", "1.2.3"]);
+}
+
+/// Every reason our operators can write into a status condition (`status.conditions[].reason`)
+/// or give an Event is explained in a table row of `docs/user-guide/troubleshooting.md`, and
+/// every reason a table row there explains is one the code can still set.
+///
+/// The reasons are read from the Rust sources of `api`, `operator-common`,
+/// `certificate-manager` and the three operators, test modules and comments left out, where
+/// they are string literals or `&str` constants in one of these places:
+/// - the body of `fn reason(&self) -> &'static str`, the stable reason of each error type (the
+///   failure condition and its Warning Event), and of `RestartReason::name` (the Events of a
+///   restarted pod);
+/// - a `reason: ...` field (what a Kafka waits for, CA warnings);
+/// - the reason argument of the calls in [`REASON_ARGUMENTS`] (`Reconciled::pending`,
+///   `Reconciled::stalled`, `warn`, `ModelWarning::new`, the condition helpers of
+///   `strimzi_operator_common::status`, the Event helpers);
+/// - the first item of `warnings.push((reason, message))` and `why = Some((reason, message))`
+///   (KafkaRebalance), the second of `(Severity::..., reason, action, note)` (its Events) and of
+///   each pair of a `for (key, reason) in [...]` list (Kafka warnings).
+///
+/// A reason set in another way is not seen: set it in one of these ways, or add the way here.
+#[test]
+fn every_condition_reason_the_operators_can_set_is_explained_in_the_troubleshooting_guide() {
+    let root = workspace_root();
+    let in_code = reasons_in_code(&reason_sources(root));
+    assert!(
+        in_code.len() > 100,
+        "only {} reasons found in the code, the scanner must have missed some: {in_code:#?}",
+        in_code.len()
+    );
+    let page = std::fs::read_to_string(root.join("docs/user-guide/troubleshooting.md")).unwrap();
+    let explained = reasons_in_table_rows(&page);
+    let missing: Vec<String> = in_code
+        .iter()
+        .filter(|(reason, _)| !explained.contains(*reason))
+        .map(|(reason, places)| {
+            let places: Vec<&str> = places.iter().map(String::as_str).collect();
+            format!("{reason} (set at {})", places.join(", "))
+        })
+        .collect();
+    let stale: Vec<&String> = explained
+        .iter()
+        .filter(|reason| !in_code.contains_key(*reason))
+        .collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "docs/user-guide/troubleshooting.md is out of date (one reason per table row, in \
+         backticks in its first cell).\nReasons the code can set that no table row explains: \
+         {missing:#?}\nReasons a table row explains that the code no longer sets: {stale:#?}"
+    );
+}
+
+/// The reason scanner reads code only: what comments, strings and character literals hold is
+/// not taken for code.
+#[test]
+fn the_reason_scanner_reads_code_not_comments_or_strings() {
+    let text = r#"
+/// Reconciled::pending(status, "InDocComment", "m", RECHECK)
+const LATER: &str = "FromConstant";
+fn reason(&self) -> &'static str {
+    match self {
+        Self::A => "FromBody", // "InTrailingComment"
+        Self::B => LATER,
+    }
+}
+fn other() {
+    let quote = '"';
+    let text = "warn(\"InString\", m)";
+    let waiting = Waiting { reason: "FromField", message: m };
+    reconciled.warn(LATER, "message, not a reason");
+    Reconciled::stalled(status, "FromCall", &format!("{x}"), RECHECK);
+    tell(variable, "Action", note);
+    /* alert("InBlockComment", "a", "n") */
+}
+"#;
+    let source = Source {
+        path: "example.rs".to_owned(),
+        code: blank_literals_and_comments(text),
+        text: text.to_owned(),
+    };
+    let found: Vec<String> = reasons_in_code(&[source]).into_keys().collect();
+    assert_eq!(found, ["FromBody", "FromCall", "FromConstant", "FromField"]);
+}
+
+/// The folders whose Rust sources set the reasons: the operators and the crates they use.
+const REASON_SOURCE_DIRS: [&str; 6] = [
+    "api/src",
+    "operator-common/src",
+    "certificate-manager/src",
+    "cluster-operator/src",
+    "topic-operator/src",
+    "user-operator/src",
+];
+
+/// The calls that take a reason, by name, and the position of the reason among their
+/// arguments.
+const REASON_ARGUMENTS: [(&str, usize); 15] = [
+    // `Reconciled::pending` and `Reconciled::stalled`, also as a `waiting` variable.
+    ("pending", 1),
+    ("stalled", 1),
+    ("waiting", 1),
+    // `Warning` conditions.
+    ("warn", 0),
+    ("ModelWarning::new", 0),
+    // strimzi_operator_common::status.
+    ("not_ready", 0),
+    ("reconciling", 0),
+    ("ready_false", 0),
+    ("warning", 0),
+    ("condition", 1),
+    ("failure_condition", 0),
+    // Events.
+    ("tell", 0),
+    ("alert", 0),
+    ("publish", 1),
+    ("publish_logged", 2),
+];
+
+/// What `.to_owned()` and the like turn into a `String`: seen through by [`reason_of`].
+const CONVERSIONS: [&str; 3] = [".to_owned()", ".to_string()", ".into()"];
+
+/// A non-test Rust source: its path from the workspace root, its text up to its test module,
+/// and `code`, the same text with the comments and the contents of string and character
+/// literals blanked out byte for byte, so that code is searched in `code` and a literal read
+/// from `text` at the same place.
+struct Source {
+    path: String,
+    text: String,
+    code: String,
+}
+
+/// The `&str` constants of the sources by name: where each is defined, and its value.
+type Constants = BTreeMap<String, Vec<(String, String)>>;
+
+/// Each reason of the code, with the places (`path:line`) that set it.
+type Reasons = BTreeMap<String, BTreeSet<String>>;
+
+/// The Rust sources of [`REASON_SOURCE_DIRS`], without the files only tests compile.
+fn reason_sources(root: &Path) -> Vec<Source> {
+    let mut paths = Vec::new();
+    for dir in REASON_SOURCE_DIRS {
+        rust_files(&root.join(dir), &mut paths);
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = without_test_module(&std::fs::read_to_string(&path).unwrap());
+            Source {
+                path: path
+                    .strip_prefix(root)
+                    .unwrap_or(path.as_path())
+                    .display()
+                    .to_string(),
+                code: blank_literals_and_comments(&text),
+                text,
+            }
+        })
+        .collect()
+}
+
+/// The `.rs` files under `dir`, but for `tests.rs` and `test_support.rs`, which only tests
+/// compile.
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if name.ends_with(".rs") && name != "tests.rs" && name != "test_support.rs" {
+            found.push(path);
+        }
+    }
+}
+
+/// `text` up to its test module (`#[cfg(test)]` on the line before `mod tests {`), which is
+/// the last item of each of our files that has one.
+fn without_test_module(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|pair| pair[0].trim() == "#[cfg(test)]" && opens_a_module(pair[1]))
+        .unwrap_or(lines.len());
+    lines[..end].join("\n")
+}
+
+/// Whether `line` opens an inline module (`mod tests {`, `pub(crate) mod tests {`).
+fn opens_a_module(line: &str) -> bool {
+    let line = line.trim();
+    let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+    line.starts_with("mod ") && line.ends_with('{')
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn is_ident_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// Whether `name` is the name of a constant: `SCREAMING_SNAKE_CASE`, two characters at least.
+fn is_constant_name(name: &str) -> bool {
+    name.len() > 1
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `text` with its comments and the contents of its string and character literals replaced
+/// by spaces (line ends kept), byte for byte; the quotes stay.
+fn blank_literals_and_comments(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut code = bytes.to_vec();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.starts_with(b"//") {
+            let end = text[at..]
+                .find('\n')
+                .map_or(bytes.len(), |found| at + found);
+            blank(&mut code, at..end);
+            at = end;
+        } else if rest.starts_with(b"/*") {
+            let end = text[at + 2..]
+                .find("*/")
+                .map_or(bytes.len(), |found| at + 2 + found + 2);
+            blank(&mut code, at..end);
+            at = end;
+        } else if bytes[at] == b'"' {
+            let close = string_end(bytes, at + 1);
+            blank(&mut code, at + 1..close);
+            at = close + 1;
+        } else if let Some((content, end)) = raw_string(bytes, at) {
+            blank(&mut code, content);
+            at = end;
+        } else if bytes[at] == b'\'' {
+            match char_literal_end(text, at) {
+                Some(close) => {
+                    blank(&mut code, at + 1..close);
+                    at = close + 1;
+                }
+                // A lifetime or a label.
+                None => at += 1,
+            }
+        } else {
+            at += 1;
+        }
+    }
+    String::from_utf8(code).unwrap()
+}
+
+/// Spaces for the bytes of `range` in `code`, line ends kept.
+fn blank(code: &mut [u8], range: Range<usize>) {
+    let end = range.end.min(code.len());
+    for byte in &mut code[range.start.min(end)..end] {
+        if *byte != b'\n' {
+            *byte = b' ';
+        }
+    }
+}
+
+/// The position of the quote that ends the string literal whose contents start at `from`
+/// (the end of `bytes` when there is none).
+fn string_end(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 2,
+            b'"' => return at,
+            _ => at += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// The contents and the end of the raw string literal (`r"..."`, `r#"..."#`, `br"..."`)
+/// starting at `at`, if one does.
+fn raw_string(bytes: &[u8], at: usize) -> Option<(Range<usize>, usize)> {
+    if bytes[at] != b'r' {
+        return None;
+    }
+    let starts_a_token = at == 0
+        || !is_ident_byte(bytes[at - 1])
+        || (bytes[at - 1] == b'b' && (at == 1 || !is_ident_byte(bytes[at - 2])));
+    if !starts_a_token {
+        return None;
+    }
+    let hashes = bytes[at + 1..]
+        .iter()
+        .take_while(|byte| **byte == b'#')
+        .count();
+    let open = at + 1 + hashes;
+    if bytes.get(open) != Some(&b'"') {
+        return None;
+    }
+    let mut closing = vec![b'"'];
+    closing.extend(std::iter::repeat_n(b'#', hashes));
+    let content = open + 1;
+    let close = bytes[content..]
+        .windows(closing.len())
+        .position(|window| window == closing.as_slice())
+        .map_or(bytes.len(), |found| content + found);
+    Some((content..close, (close + closing.len()).min(bytes.len())))
+}
+
+/// The position of the quote that ends the character literal whose opening quote is at `at`
+/// in `text`; `None` for a lifetime or a label.
+fn char_literal_end(text: &str, at: usize) -> Option<usize> {
+    let rest = &text[at + 1..];
+    if rest.starts_with('\\') {
+        // An escape: `'\''`, `'\\'`, `'\n'`, `'\u{..}'`; the quote after the escaped character.
+        return rest.get(2..)?.find('\'').map(|found| at + 3 + found);
+    }
+    let character = rest.chars().next()?;
+    let close = at + 1 + character.len_utf8();
+    (text.as_bytes().get(close) == Some(&b'\'')).then_some(close)
+}
+
+/// The ranges of the first `last + 1` arguments (or items) of the call, tuple or list whose
+/// opening bracket is at `open` in `code`; fewer when it has fewer.
+fn arguments(code: &str, open: usize, last: usize) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    let mut depth = 0_usize;
+    let mut start = open + 1;
+    for (at, byte) in code.bytes().enumerate().skip(open + 1) {
+        match byte {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth == 0 => {
+                found.push(start..at);
+                break;
+            }
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                found.push(start..at);
+                if found.len() > last {
+                    break;
+                }
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// `range` of `code` without the white space at its ends.
+fn trimmed(code: &str, range: Range<usize>) -> Range<usize> {
+    let text = &code[range.clone()];
+    let start = range.start + (text.len() - text.trim_start().len());
+    start..start + text.trim().len()
+}
+
+/// The position of the closing brace of the block whose opening brace is at `open`.
+fn block_end(code: &str, open: usize) -> usize {
+    let mut depth = 0_usize;
+    for (at, byte) in code.bytes().enumerate().skip(open) {
+        match byte {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// The value of the constant `name` as `path` sees it: its own definition, else the one value
+/// every definition of that name has.
+fn resolve(constants: &Constants, name: &str, path: &str) -> Option<String> {
+    let definitions = constants.get(name)?;
+    if let Some((_, value)) = definitions.iter().find(|(at, _)| at.as_str() == path) {
+        return Some(value.clone());
+    }
+    let values: BTreeSet<&String> = definitions.iter().map(|(_, value)| value).collect();
+    assert_eq!(
+        values.len(),
+        1,
+        "{path}: which constant {name} is meant? {definitions:?}"
+    );
+    values.into_iter().next().cloned()
+}
+
+/// The string literal whose opening quote is at `open` in `source`, if one is.
+fn literal_at(source: &Source, open: usize) -> Option<String> {
+    if source.code.as_bytes().get(open) != Some(&b'"') {
+        return None;
+    }
+    let close = open + 1 + source.code[open + 1..].find('"')?;
+    Some(source.text[open + 1..close].to_owned())
+}
+
+/// The reason the expression at `range` of `source` stands for: a string literal, or a `&str`
+/// constant (by the last segment of its path), seen through `&`, `Some(...)` and
+/// [`CONVERSIONS`]; `None` for anything else (a variable, a call). With `strict`, a constant
+/// that is not a known `&str` constant fails the test.
+fn reason_of(
+    source: &Source,
+    range: Range<usize>,
+    constants: &Constants,
+    strict: bool,
+) -> Option<String> {
+    let code = &source.code;
+    let mut range = trimmed(code, range);
+    loop {
+        let expression = &code[range.clone()];
+        if expression.starts_with('&') {
+            range = trimmed(code, range.start + 1..range.end);
+        } else if expression.starts_with("Some(") && expression.ends_with(')') {
+            range = trimmed(code, range.start + "Some(".len()..range.end - 1);
+        } else if let Some(suffix) = CONVERSIONS
+            .iter()
+            .find(|suffix| expression.ends_with(**suffix))
+        {
+            range = trimmed(code, range.start..range.end - suffix.len());
+        } else {
+            break;
+        }
+    }
+    let expression = &code[range.clone()];
+    if expression.starts_with('"') {
+        let one_literal = expression.len() > 1
+            && expression.ends_with('"')
+            && expression.matches('"').count() == 2;
+        return literal_at(source, range.start).filter(|_| one_literal);
+    }
+    let name = expression.rsplit("::").next().unwrap_or(expression);
+    if !is_constant_name(name) {
+        return None;
+    }
+    let value = resolve(constants, name, &source.path);
+    assert!(
+        value.is_some() || !strict,
+        "{}:{}: {expression} is given as a reason but is no &str constant of the sources",
+        source.path,
+        line_of(source, range.start)
+    );
+    value
+}
+
+/// The line of position `at` of `source`, from 1.
+fn line_of(source: &Source, at: usize) -> usize {
+    source.code[..at].matches('\n').count() + 1
+}
+
+/// The `&str` constants the sources define (`const NAME: &str = "value";`).
+fn str_constants(sources: &[Source]) -> Constants {
+    let mut constants = Constants::new();
+    for source in sources {
+        for (at, keyword) in source.code.match_indices("const ") {
+            if source.code[..at].ends_with(is_ident_char) {
+                continue;
+            }
+            let name_at = at + keyword.len();
+            let rest = &source.code[name_at..];
+            let name = &rest[..rest.find(|c: char| !is_ident_char(c)).unwrap_or(rest.len())];
+            if !is_constant_name(name) {
+                continue;
+            }
+            let after_name = &rest[name.len()..];
+            let Some(typed) = [": &str = ", ": &'static str = "]
+                .into_iter()
+                .find(|typed| after_name.starts_with(*typed))
+            else {
+                continue;
+            };
+            if let Some(value) = literal_at(source, name_at + name.len() + typed.len()) {
+                constants
+                    .entry(name.to_owned())
+                    .or_default()
+                    .push((source.path.clone(), value));
+            }
+        }
+    }
+    constants
+}
+
+/// Every reason the sources set, in the ways listed on
+/// [`every_condition_reason_the_operators_can_set_is_explained_in_the_troubleshooting_guide`].
+fn reasons_in_code(sources: &[Source]) -> Reasons {
+    let constants = str_constants(sources);
+    let mut reasons = Reasons::new();
+    for source in sources {
+        let code = &source.code;
+        let mut found = |reason: String, at: usize| {
+            let place = format!("{}:{}", source.path, line_of(source, at));
+            reasons.entry(reason).or_default().insert(place);
+        };
+
+        // The bodies of the reason functions: their literals, and the constants they name.
+        let mut bodies = vec!["fn reason(&self) -> &'static str {"];
+        if source.path.ends_with("rolling/reasons.rs") {
+            bodies.push("fn name(&self) -> &'static str {");
+        }
+        for signature in bodies {
+            for (at, _) in code.match_indices(signature) {
+                let open = at + signature.len() - 1;
+                let body = open..block_end(code, open);
+                let quotes: Vec<usize> = code[body.clone()]
+                    .match_indices('"')
+                    .map(|(quote, _)| body.start + quote)
+                    .collect();
+                for pair in quotes.chunks(2) {
+                    if let [start, end] = pair {
+                        found(source.text[start + 1..*end].to_owned(), at);
+                    }
+                }
+                for word in code[body.clone()].split(|c: char| !is_ident_char(c)) {
+                    if is_constant_name(word)
+                        && let Some(reason) = resolve(&constants, word, &source.path)
+                    {
+                        found(reason, at);
+                    }
+                }
+            }
+        }
+
+        // `reason: ...` fields.
+        for (at, field) in code.match_indices("reason:") {
+            let after = at + field.len();
+            let before = &code[..at];
+            if before.ends_with(is_ident_char)
+                || before.ends_with('.')
+                || code[after..].starts_with(':')
+            {
+                continue;
+            }
+            let value_end = code[after..]
+                .find(|c: char| matches!(c, ',' | '\n' | '}'))
+                .map_or(code.len(), |end| after + end);
+            if let Some(reason) = reason_of(source, after..value_end, &constants, false) {
+                found(reason, at);
+            }
+        }
+
+        // The reason arguments of calls.
+        for (name, position) in REASON_ARGUMENTS {
+            let call = format!("{name}(");
+            for (at, _) in code.match_indices(&call) {
+                let before = &code[..at];
+                if before.ends_with(is_ident_char) || before.trim_end().ends_with("fn") {
+                    continue;
+                }
+                let open = at + name.len();
+                if let Some(argument) = arguments(code, open, position).get(position)
+                    && let Some(reason) = reason_of(source, argument.clone(), &constants, true)
+                {
+                    found(reason, at);
+                }
+            }
+        }
+
+        // `(Severity::Normal, reason, action, note)`.
+        for (at, _) in code.match_indices("Severity::") {
+            let before = code[..at].trim_end();
+            if before.ends_with('(')
+                && let Some(argument) = arguments(code, before.len() - 1, 1).get(1)
+                && let Some(reason) = reason_of(source, argument.clone(), &constants, true)
+            {
+                found(reason, at);
+            }
+        }
+
+        // `warnings.push((reason, message))`, `why = Some((reason, message))`.
+        for pattern in ["warnings.push((", "why = Some(("] {
+            for (at, _) in code.match_indices(pattern) {
+                let open = at + pattern.len() - 1;
+                if let Some(argument) = arguments(code, open, 0).first()
+                    && let Some(reason) = reason_of(source, argument.clone(), &constants, true)
+                {
+                    found(reason, at);
+                }
+            }
+        }
+
+        // `for (key, reason) in [(key, reason), ...]`.
+        for (at, pattern) in code.match_indices(", reason) in [") {
+            let open = at + pattern.len() - 1;
+            for item in arguments(code, open, usize::MAX) {
+                let item = trimmed(code, item);
+                if code[item.clone()].starts_with('(')
+                    && let Some(argument) = arguments(code, item.start, 1).get(1)
+                    && let Some(reason) = reason_of(source, argument.clone(), &constants, true)
+                {
+                    found(reason, at);
+                }
+            }
+        }
+    }
+    reasons
+}
+
+/// The reason each table row of `page` explains: its first cell, one word in backticks (a
+/// header or separator row has none).
+fn reasons_in_table_rows(page: &str) -> BTreeSet<String> {
+    page.lines()
+        .filter_map(|line| {
+            let cell = line.trim().strip_prefix('|')?.split('|').next()?.trim();
+            let word = cell.strip_prefix('`')?.strip_suffix('`')?;
+            let is_word = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric());
+            is_word.then(|| word.to_owned())
+        })
+        .collect()
 }
