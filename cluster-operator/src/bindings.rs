@@ -34,6 +34,7 @@ use strimzi_api::kafka::Kafka;
 use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
 use strimzi_api::{labels, naming};
 use strimzi_operator_common::apply::ApplyError;
+use strimzi_operator_common::cache::{CacheScope, log_watch_failures};
 use strimzi_operator_common::config::WatchedNamespaces;
 use strimzi_operator_common::runtime::OperatorRuntime;
 
@@ -134,35 +135,47 @@ where
         // another operator manages is not an orphan.
         let deletions = scopes.iter().map(|namespace| {
             let api: Api<PartialObjectMeta<K>> = runtime.api(namespace.as_deref());
-            watcher::watcher(api, watcher::Config::default())
-                .default_backoff()
-                .filter_map(|event| async move {
-                    match event {
-                        Ok(watcher::Event::Delete(resource)) => {
-                            Some(Seen::ResourceDeleted(key(&resource)))
-                        }
-                        _ => None,
-                    }
-                })
-                .boxed()
-        });
-        let api: Api<ClusterRoleBinding> = Api::all(runtime.client().clone());
-        let selector = format!("{}={}", labels::KIND, kind.kind);
-        let bindings = watcher::watcher(api, watcher::Config::default().labels(&selector))
-            .default_backoff()
-            .filter_map(move |event| async move {
+            let scope = CacheScope {
+                namespace: namespace.clone(),
+                selector: None,
+            };
+            log_watch_failures::<K, _, _>(
+                watcher::watcher(api, watcher::Config::default()).default_backoff(),
+                &scope,
+            )
+            .filter_map(|event| async move {
                 match event {
-                    Ok(watcher::Event::Apply(binding) | watcher::Event::InitApply(binding)) => {
-                        let resource = kind.resource_of(&binding)?;
-                        Some(Seen::Binding(binding.name_any(), resource))
-                    }
-                    Ok(watcher::Event::Delete(binding)) => {
-                        Some(Seen::BindingDeleted(binding.name_any()))
+                    Ok(watcher::Event::Delete(resource)) => {
+                        Some(Seen::ResourceDeleted(key(&resource)))
                     }
                     _ => None,
                 }
             })
-            .boxed();
+            .boxed()
+        });
+        let api: Api<ClusterRoleBinding> = Api::all(runtime.client().clone());
+        let selector = format!("{}={}", labels::KIND, kind.kind);
+        let scope = CacheScope {
+            namespace: None,
+            selector: Some(selector.clone()),
+        };
+        let bindings = log_watch_failures::<ClusterRoleBinding, _, _>(
+            watcher::watcher(api, watcher::Config::default().labels(&selector)).default_backoff(),
+            &scope,
+        )
+        .filter_map(move |event| async move {
+            match event {
+                Ok(watcher::Event::Apply(binding) | watcher::Event::InitApply(binding)) => {
+                    let resource = kind.resource_of(&binding)?;
+                    Some(Seen::Binding(binding.name_any(), resource))
+                }
+                Ok(watcher::Event::Delete(binding)) => {
+                    Some(Seen::BindingDeleted(binding.name_any()))
+                }
+                _ => None,
+            }
+        })
+        .boxed();
         let mut events = futures::stream::select_all(deletions.chain([bindings]));
         // The labelled bindings that exist, with their resources.
         let mut existing: BTreeMap<String, ResourceKey> = BTreeMap::new();

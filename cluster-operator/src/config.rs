@@ -176,6 +176,10 @@ pub fn set_ignored_variables(is_set: impl Fn(&str) -> bool) -> Vec<IgnoredVariab
 /// The operator's name: `app.kubernetes.io/managed-by`, the manager of the CRDs it installs
 /// and the name in its exit message.
 pub const NAME: &str = "strimzi-cluster-operator";
+/// The operator's log4j2 file, from the logging ConfigMap `strimzi-cluster-operator` that its
+/// Deployment mounts there, as Strimzi's does (`050-ConfigMap`): its levels apply without a
+/// restart ([`strimzi_operator_common::logging`]).
+pub const LOGGING_FILE: &str = "/opt/strimzi/custom-config/log4j2.properties";
 /// The field manager of everything the operator applies: Strimzi's operator's own, so that
 /// after a switch between the two operators each finds its fields owned by the same manager
 /// instead of conflicting with the other's.

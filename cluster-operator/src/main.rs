@@ -5,7 +5,7 @@
 
 use anyhow::Context;
 use strimzi_cluster_operator::config::{
-    ClusterOperatorConfig, NAME, OPERATOR_NAMES, set_ignored_variables,
+    ClusterOperatorConfig, LOGGING_FILE, NAME, OPERATOR_NAMES, set_ignored_variables,
 };
 use strimzi_operator_common::runtime::{OperatorRuntime, answer_command_line, exit_status};
 
@@ -27,9 +27,8 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(mut config: ClusterOperatorConfig) -> anyhow::Result<()> {
-    strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
+    strimzi_operator_common::logging::start(NAME, &config.operator, LOGGING_FILE, &config)
         .context("logging")?;
-    strimzi_operator_common::logging::log_start(NAME, &config);
     for ignored in set_ignored_variables(|name| std::env::var_os(name).is_some()) {
         tracing::warn!(
             "{} is set but has no effect here: {}",

@@ -1,5 +1,13 @@
-//! The operators installed the way a user installs them, on the real-node test environment:
-//! our image (built from the workspace's `Dockerfile`), `deploy/install/cluster-operator`
+//! The operators installed the way a user installs them, on the real-node test environment.
+//!
+//! First the README's "Install on your cluster" section, every shell block run exactly as
+//! written with `bash`, in order, in a folder of the release's files (`deploy/release.sh` with
+//! the operator image the environment built): the image imported with `ctr` into the node's
+//! containerd, the single-file manifest applied, Strimzi's `kafka-single-node.yaml` Ready, a
+//! KafkaTopic, a record produced and consumed by Kafka's console tools in pods, and the
+//! uninstall, after which no namespace, CRD or ClusterRole of it is left.
+//!
+//! Then our image (built from the workspace's `Dockerfile`), `deploy/install/cluster-operator`
 //! applied with the documented namespace edit into a namespace that enforces the
 //! `restricted` Pod Security Standard, and nothing else: the cluster operator runs as a pod
 //! with exactly the bundle's permissions and turns Strimzi's `kafka-ephemeral.yaml` into a
@@ -13,18 +21,24 @@
 
 mod support;
 
+use std::process::Command;
 use std::time::Instant;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, Service};
+use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ListParams, LogParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_tests::bundle::{Bundle, PLACEHOLDER_NAMESPACE};
 use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::control_plane::binary;
+use strimzi_tests::docs::{run_shell_block, shell_blocks};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::measure::rss_mib;
-use strimzi_tests::reference::reference_examples_dir;
+use strimzi_tests::nodes::images_dir;
+use strimzi_tests::reference::{reference_examples_dir, workspace_root};
 use strimzi_tests::resources::{CustomResources, eventually_ok};
 use support::real_nodes::{
     POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, process_named, records,
@@ -39,7 +53,148 @@ fn env() -> &'static TestEnv {
     support::real_nodes::env_with_operator_image()
 }
 
+/// The README's section that this test runs.
+const README_SECTION: &str = "## Install on your cluster";
+/// What the README's consumer prints.
+const README_RECORD: &str = "Hello from strimzi-rs";
+
+/// Both scenarios in one test, in this order: the README's uninstall deletes the CRDs and the
+/// ClusterRoles, which the bundles' scenario then creates again.
 #[tokio::test]
+async fn a_user_installs_as_the_readme_says_then_from_the_bundles_with_least_privilege() {
+    the_readme_install_section_runs_as_written().await;
+    the_install_bundles_run_our_operators_as_pods_with_least_privilege_under_restricted_pod_security().await;
+}
+
+async fn the_readme_install_section_runs_as_written() {
+    let env = env();
+    let client = env.client().await;
+    let blocks = readme_install_blocks();
+
+    // The release's files, as `deploy/release.sh` writes them, with the operator image that
+    // the environment's nodes run.
+    let release = env.log_dir().join("readme-release");
+    let archive = images_dir().join("operator.oci.tar");
+    let made = Command::new("bash")
+        .arg(workspace_root().join("deploy/release.sh"))
+        .arg("--image-archive")
+        .arg(&archive)
+        .arg("--out")
+        .arg(&release)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "deploy/release.sh: {}{}",
+        String::from_utf8_lossy(&made.stdout),
+        String::from_utf8_lossy(&made.stderr)
+    );
+
+    // A user's shell: kubectl and ctr on the PATH, the cluster in KUBECONFIG, the node's
+    // containerd in CONTAINERD_ADDRESS (one node here; on several, `ctr` runs on each).
+    let kubectl = binary("kubernetes", "KUBERNETES_VERSION", "kubectl").unwrap();
+    let (ctr, sockets) = env.real_nodes().expect("real nodes").ctr();
+    assert_eq!(sockets.len(), 1, "{sockets:?}");
+    let mut path = std::ffi::OsString::new();
+    for dir in [kubectl.parent().unwrap(), ctr.parent().unwrap()] {
+        path.push(dir);
+        path.push(":");
+    }
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let kubeconfig = env.control_plane().kubeconfig();
+    let environment = [
+        ("PATH", path.as_os_str()),
+        ("KUBECONFIG", kubeconfig.as_os_str()),
+        ("CONTAINERD_ADDRESS", sockets[0].as_os_str()),
+    ];
+    let started = Instant::now();
+    let mut printed = Vec::new();
+    for (number, block) in blocks.iter().enumerate() {
+        let run = run_shell_block(block, &release, &environment).unwrap_or_else(|failure| {
+            panic!(
+                "README, {README_SECTION:?}, block {}: {failure}",
+                number + 1
+            )
+        });
+        println!(
+            "figure: README install block {} ran in {:.1}s",
+            number + 1,
+            run.took.as_secs_f64()
+        );
+        printed.push(run.output);
+    }
+    println!(
+        "figure: the README's install section, install to uninstall, in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        printed
+            .iter()
+            .any(|output| output.lines().any(|line| line == README_RECORD)),
+        "no block printed {README_RECORD:?}: {printed:#?}"
+    );
+
+    // Nothing of it is left: the namespace, the CRDs and the ClusterRoles are gone.
+    assert!(
+        Api::<Namespace>::all(client.clone())
+            .get_opt("kafka")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let left: Vec<String> = crds
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .filter(|name| name.ends_with(".strimzi.io"))
+        .collect();
+    assert!(left.is_empty(), "CRDs left after the uninstall: {left:?}");
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    let left: Vec<String> = roles
+        .list(&ListParams::default().labels("app=strimzi"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    assert!(
+        left.is_empty(),
+        "ClusterRoles left after the uninstall: {left:?}"
+    );
+}
+
+/// The shell blocks of the README's install section.
+fn readme_install_blocks() -> Vec<String> {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    shell_blocks(&readme, README_SECTION).unwrap()
+}
+
+/// The README's first Kafka is Strimzi's `kafka-single-node.yaml`, unchanged: the documents
+/// of the first here-document that holds a Kafka equal the example's.
+#[test]
+fn the_readme_installs_strimzis_single_node_example_unchanged() {
+    let blocks = readme_install_blocks();
+    let here_document = blocks
+        .iter()
+        .filter_map(|block| {
+            let (_, rest) = block.split_once("<<'YAML'\n")?;
+            let (body, _) = rest.split_once("\nYAML\n")?;
+            body.contains("\nkind: Kafka\n").then_some(body)
+        })
+        .next()
+        .expect("a here-document with a Kafka in the README's install section");
+    let readme: Vec<Value> = serde_yaml_ng::Deserializer::from_str(here_document)
+        .map(|document| <Value as serde::Deserialize>::deserialize(document).unwrap())
+        .collect();
+    let example = documents(&reference_examples_dir().join("kafka/kafka-single-node.yaml"));
+    assert_eq!(readme, example);
+}
+
 async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_under_restricted_pod_security()
  {
     let env = env();

@@ -998,3 +998,52 @@ fn reasons_in_table_rows(page: &str) -> BTreeSet<String> {
         })
         .collect()
 }
+
+/// The bundle's logging ConfigMap (`050-ConfigMap`) is mounted where the operator reads its
+/// file (`LOGGING_FILE`), and the operator reads it as Strimzi's: the root level from
+/// `STRIMZI_LOG_LEVEL`, looked at again every 30 seconds.
+#[test]
+fn the_bundles_logging_config_map_is_mounted_where_the_operator_reads_it() {
+    use strimzi_cluster_operator::config::LOGGING_FILE;
+    use strimzi_operator_common::config::LogLevel;
+    use strimzi_operator_common::logging::LoggingFile;
+
+    let bundle = Bundle::load("cluster-operator");
+    let config_maps: Vec<_> = bundle.of_kind("ConfigMap").collect();
+    assert_eq!(config_maps.len(), 1, "{config_maps:?}");
+    let name = config_maps[0]["metadata"]["name"].as_str().unwrap();
+    let text = config_maps[0]["data"]["log4j2.properties"]
+        .as_str()
+        .unwrap();
+    let file = LoggingFile::parse(text, |variable| {
+        (variable == "STRIMZI_LOG_LEVEL").then(|| "DEBUG".to_owned())
+    })
+    .unwrap();
+    assert_eq!(file.root, LogLevel::Debug);
+    assert_eq!(
+        file.monitor_interval,
+        Some(std::time::Duration::from_secs(30))
+    );
+
+    let pod = bundle.deployment().spec.unwrap().template.spec.unwrap();
+    let volume = pod
+        .volumes
+        .unwrap_or_default()
+        .into_iter()
+        .find(|volume| {
+            volume
+                .config_map
+                .as_ref()
+                .is_some_and(|source| source.name == name)
+        })
+        .expect("a volume of the logging ConfigMap");
+    let mount = pod.containers[0]
+        .volume_mounts
+        .iter()
+        .flatten()
+        .find(|mount| mount.name == volume.name)
+        .expect("the logging ConfigMap mounted");
+    let (dir, file_name) = LOGGING_FILE.rsplit_once('/').unwrap();
+    assert_eq!(mount.mount_path.trim_end_matches('/'), dir);
+    assert_eq!(file_name, "log4j2.properties");
+}

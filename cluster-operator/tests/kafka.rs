@@ -1017,7 +1017,7 @@ async fn deleting_the_kafka_lets_the_garbage_collector_remove_everything() {
 }
 
 #[tokio::test]
-async fn a_volume_grows_in_place_and_a_smaller_size_is_only_a_warning() {
+async fn a_volume_grows_in_place_a_smaller_size_is_only_a_warning_and_another_type_is_refused() {
     use k8s_openapi::api::core::v1::PersistentVolumeClaim;
     let (client, ns) = namespace("volumes").await;
     let operator = Operator::on(&ns);
@@ -1079,6 +1079,47 @@ async fn a_volume_grows_in_place_and_a_smaller_size_is_only_a_warning() {
             .cloned()
     })
     .await;
+    assert_eq!(request(&claims.get(claim_name).await.unwrap()), "2Gi");
+
+    // Another type: refused with a warning naming it. The pool keeps its storage: its
+    // StrimziPodSet (annotation and pods) and the claim stay as they are, so that the broker
+    // does not restart on an empty volume.
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    let set_before = sets.get("grown-broker").await.unwrap();
+    documents[1]["spec"]["storage"] = json!({"type": "ephemeral"});
+    apply(&client, &ns, &documents[1]).await;
+    let refused = wait_for(
+        &kafkas,
+        "grown",
+        "the storage type change refused",
+        |kafka| {
+            kafka?
+                .status
+                .as_ref()?
+                .conditions
+                .as_ref()?
+                .iter()
+                .find(|condition| {
+                    condition.reason.as_deref() == Some("KafkaStorage")
+                        && condition
+                            .message
+                            .as_deref()
+                            .is_some_and(|message| message.contains("cannot change as desired"))
+                })
+                .cloned()
+        },
+    )
+    .await;
+    assert!(
+        refused.message.as_deref().unwrap_or_default().contains(
+            "KafkaNodePool broker cannot change as desired: the storage type would change from \
+             persistent-claim to ephemeral"
+        ),
+        "{refused:?}"
+    );
+    let set_after = sets.get("grown-broker").await.unwrap();
+    assert_eq!(set_after.annotations(), set_before.annotations());
+    assert_eq!(set_after.spec, set_before.spec, "the pods are as they were");
     assert_eq!(request(&claims.get(claim_name).await.unwrap()), "2Gi");
     operator.stop().await;
 }

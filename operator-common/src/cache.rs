@@ -178,6 +178,7 @@ impl Caches {
             let (store, writer) = reflector::store_shared::<K>(SUBSCRIBER_BUFFER);
             let writer = Arc::new(Mutex::new(Some(writer)));
             let field_manager = self.field_manager.clone();
+            let target = WatchTarget::of::<K>(scope);
             let entry: Entry<K> = Entry {
                 filled: filled(&store),
                 store: store.clone(),
@@ -191,7 +192,7 @@ impl Caches {
                     let synced = readiness.track();
                     match writer {
                         Some(writer) => {
-                            run_reflector(watch(), writer, synced, field_manager).boxed()
+                            run_reflector(watch(), writer, synced, field_manager, target).boxed()
                         }
                         None => futures::future::ready(()).boxed(),
                     }
@@ -239,11 +240,112 @@ where
     }
 }
 
+/// What a cache watches, to name it when its watch fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct WatchTarget {
+    kind: String,
+    /// `<plural>.<group>` (`<plural>` for the core group), as RBAC rules and CRDs name it.
+    resource: String,
+    api_version: String,
+    scope: CacheScope,
+}
+
+impl WatchTarget {
+    fn of<K: Resource>(scope: &CacheScope) -> Self
+    where
+        K::DynamicType: Default,
+    {
+        let types = K::DynamicType::default();
+        let group = K::group(&types);
+        let plural = K::plural(&types);
+        Self {
+            kind: K::kind(&types).into_owned(),
+            resource: if group.is_empty() {
+                plural.into_owned()
+            } else {
+                format!("{plural}.{group}")
+            },
+            api_version: K::api_version(&types).into_owned(),
+            scope: scope.clone(),
+        }
+    }
+
+    /// One line for a failed watch: what was watched, where, the error, and for the two
+    /// failures a user fixes (a missing permission, a missing CRD) what to check. The cache
+    /// retries with backoff either way.
+    fn failure(&self, error: &watcher::Error) -> String {
+        let where_ = match &self.scope.namespace {
+            Some(namespace) => format!("in namespace {namespace}"),
+            None => "in all namespaces".to_owned(),
+        };
+        let selector = match &self.scope.selector {
+            Some(selector) => format!(" with labels {selector}"),
+            None => String::new(),
+        };
+        let watched = format!("{} ({}) {where_}{selector}", self.kind, self.resource);
+        let hint = match status_code(error) {
+            Some(403) => format!(
+                "; the operator's service account lacks permission to list and watch {} {where_}: \
+                 check its (Cluster)RoleBindings (deploy/README.md, Permissions)",
+                self.resource
+            ),
+            Some(404) => format!(
+                "; the API server does not serve {} at {}: check that its \
+                 CustomResourceDefinition is installed and serves that version",
+                self.resource, self.api_version
+            ),
+            _ => String::new(),
+        };
+        format!("watching {watched} failed, retrying with backoff: {error}{hint}")
+    }
+
+    fn warn(&self, error: &watcher::Error) {
+        tracing::warn!(
+            kind = %self.kind,
+            namespace = self.scope.namespace.as_deref().unwrap_or("*"),
+            "{}",
+            self.failure(error)
+        );
+    }
+}
+
+/// Passes on a watch stream of `K` in `scope` (its selector included), logging each failure
+/// as one warning that names what was watched and, for a missing permission or CRD, what to
+/// check.
+pub fn log_watch_failures<K, T, S>(
+    stream: S,
+    scope: &CacheScope,
+) -> impl futures::Stream<Item = Result<T, watcher::Error>> + Send + 'static + use<K, T, S>
+where
+    K: Resource,
+    K::DynamicType: Default,
+    S: futures::Stream<Item = Result<T, watcher::Error>> + Send + 'static,
+{
+    let target = WatchTarget::of::<K>(scope);
+    stream.inspect(move |item| {
+        if let Err(error) = item {
+            target.warn(error);
+        }
+    })
+}
+
+/// The HTTP status the API server answered a failed list or watch with, if it answered.
+fn status_code(error: &watcher::Error) -> Option<u16> {
+    match error {
+        watcher::Error::InitialListFailed(kube::Error::Api(status))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => Some(status.code),
+        watcher::Error::WatchError(status) => Some(status.code),
+        _ => None,
+    }
+}
+
 async fn run_reflector<K>(
     watch: BoxStream<'static, watcher::Result<watcher::Event<K>>>,
     writer: reflector::store::Writer<K>,
     synced: CacheSync,
     field_manager: Arc<str>,
+    target: WatchTarget,
 ) where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
@@ -262,7 +364,7 @@ async fn run_reflector<K>(
                 }
             }
             Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "watch failed; retrying with backoff"),
+            Err(error) => target.warn(&error),
         }
     }
 }
@@ -283,6 +385,73 @@ mod tests {
             watches.fetch_add(1, Ordering::SeqCst);
             futures::stream::iter([Ok(watcher::Event::Init), Ok(watcher::Event::InitDone)]).boxed()
         }
+    }
+
+    fn answered(code: u16, message: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(message, "")
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn a_failed_watch_names_its_kind_namespace_and_the_missing_permission_or_crd() {
+        let scope = CacheScope {
+            namespace: Some("kafka".to_owned()),
+            selector: Some("strimzi.io/kind=Kafka".to_owned()),
+        };
+        let forbidden = WatchTarget::of::<ConfigMap>(&scope).failure(
+            &watcher::Error::InitialListFailed(answered(403, "configmaps is forbidden")),
+        );
+        assert!(
+            forbidden.starts_with(
+                "watching ConfigMap (configmaps) in namespace kafka with labels \
+                 strimzi.io/kind=Kafka failed, retrying with backoff: failed to perform initial \
+                 object list: ApiError: configmaps is forbidden"
+            ) && forbidden.ends_with(
+                "; the operator's service account lacks permission to list and watch configmaps \
+                 in namespace kafka: check its (Cluster)RoleBindings (deploy/README.md, \
+                 Permissions)"
+            ),
+            "{forbidden}"
+        );
+        let everywhere = CacheScope {
+            namespace: None,
+            selector: None,
+        };
+        let missing = WatchTarget::of::<strimzi_api::kafka::Kafka>(&everywhere).failure(
+            &watcher::Error::WatchStartFailed(answered(
+                404,
+                "the server could not find the requested resource",
+            )),
+        );
+        assert!(
+            missing
+                .starts_with("watching Kafka (kafkas.kafka.strimzi.io) in all namespaces failed")
+                && missing.ends_with(
+                    "the API server does not serve kafkas.kafka.strimzi.io at kafka.strimzi.io/v1: \
+                     check that its CustomResourceDefinition is installed and serves that version"
+                ),
+            "{missing}"
+        );
+        let other = WatchTarget::of::<ConfigMap>(&everywhere)
+            .failure(&watcher::Error::WatchFailed(answered(500, "etcd is gone")));
+        assert!(
+            other.contains("etcd is gone")
+                && !other.contains("lacks permission")
+                && !other.contains("does not serve"),
+            "{other}"
+        );
+        assert_eq!(
+            status_code(&watcher::Error::WatchError(
+                kube::core::Status::failure("expired", "Expired")
+                    .with_code(410)
+                    .boxed()
+            )),
+            Some(410)
+        );
+        assert_eq!(status_code(&watcher::Error::NoResourceVersion), None);
     }
 
     #[tokio::test]

@@ -117,6 +117,21 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
+    /// The level log4j names `name` (any case, surrounding blanks ignored), if it names one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name.trim().to_ascii_uppercase().as_str() {
+            "ALL" => Self::All,
+            "TRACE" => Self::Trace,
+            "DEBUG" => Self::Debug,
+            "INFO" => Self::Info,
+            "WARN" => Self::Warn,
+            "ERROR" => Self::Error,
+            "FATAL" => Self::Fatal,
+            "OFF" => Self::Off,
+            _ => return None,
+        })
+    }
+
     /// The `tracing` filter directive of this level.
     pub fn directive(self) -> &'static str {
         match self {
@@ -424,22 +439,12 @@ fn parse_bool(variable: &'static str, value: &str) -> Result<bool, ConfigError> 
 }
 
 fn parse_log_level(value: &str) -> Result<LogLevel, ConfigError> {
-    Ok(match value.trim().to_ascii_uppercase().as_str() {
-        "ALL" => LogLevel::All,
-        "TRACE" => LogLevel::Trace,
-        "DEBUG" => LogLevel::Debug,
-        "INFO" => LogLevel::Info,
-        "WARN" => LogLevel::Warn,
-        "ERROR" => LogLevel::Error,
-        "FATAL" => LogLevel::Fatal,
-        "OFF" => LogLevel::Off,
-        _ => {
-            return Err(ConfigError::invalid(
-                LOG_LEVEL,
-                value,
-                "one of ALL, TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF",
-            ));
-        }
+    LogLevel::from_name(value).ok_or_else(|| {
+        ConfigError::invalid(
+            LOG_LEVEL,
+            value,
+            "one of ALL, TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF",
+        )
     })
 }
 

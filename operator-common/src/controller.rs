@@ -39,7 +39,7 @@ use strimzi_api::conditions;
 use tracing::Instrument;
 
 use crate::ErrorReason;
-use crate::cache::{CacheError, CacheScope, Subscription, WatchedKind};
+use crate::cache::{CacheError, CacheScope, Subscription, WatchedKind, log_watch_failures};
 use crate::config::WatchedNamespaces;
 use crate::events::Severity;
 use crate::runtime::OperatorRuntime;
@@ -628,7 +628,12 @@ fn metadata_watch<Child: WatchedKind>(
 {
     let api: Api<PartialObjectMeta<Child>> = runtime.api(scope.namespace.as_deref());
     let config = watcher::Config::default().labels(selector);
-    watcher(api, config).default_backoff().touched_objects()
+    let watched = CacheScope {
+        namespace: scope.namespace.clone(),
+        selector: Some(selector.to_owned()),
+    };
+    log_watch_failures::<Child, _, _>(watcher(api, config).default_backoff(), &watched)
+        .touched_objects()
 }
 
 /// The fingerprint of each resource's last event, per `namespace/name`.

@@ -86,7 +86,9 @@
 //!         eprintln!("{error}");
 //!         std::process::exit(1)
 //!     });
-//!     strimzi_operator_common::logging::init(config.log_level, config.log_format)?;
+//!     // Logs its version and configuration, and follows its logging ConfigMap's file.
+//!     let logging_file = "/opt/topic-operator/custom-config/log4j2.properties";
+//!     strimzi_operator_common::logging::start("my-operator", &config, logging_file, &config)?;
 //!     let port = config.http_port;
 //!     let client = kube::Client::try_default().await?;
 //!     let runtime = OperatorRuntime::new(client, config, "strimzi-topic-operator")?;

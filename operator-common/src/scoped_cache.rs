@@ -13,7 +13,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::apply::keep_applied_fields;
-use crate::cache::{Filled, WatchedKind, filled};
+use crate::cache::{CacheScope, Filled, WatchedKind, filled, log_watch_failures};
 use futures::{Stream, StreamExt};
 use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
@@ -69,11 +69,14 @@ where
         selector: &str,
     ) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static {
         let (store, writer) = reflector::store();
-        self.add(namespace, store);
+        self.add(namespace.clone(), store);
         let config = watcher::Config::default().labels(selector);
         let field_manager = self.field_manager.clone();
-        watcher(api, config)
-            .default_backoff()
+        let scope = CacheScope {
+            namespace,
+            selector: Some(selector.to_owned()),
+        };
+        log_watch_failures::<K, _, _>(watcher(api, config).default_backoff(), &scope)
             .modify(move |object: &mut K| keep_applied_fields(object.meta_mut(), &field_manager))
             .reflect(writer)
             .touched_objects()

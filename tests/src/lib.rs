@@ -6,6 +6,7 @@ pub mod certs;
 pub mod clients;
 pub mod command_line;
 pub mod control_plane;
+pub mod docs;
 pub mod environment;
 pub mod error;
 pub mod health;

@@ -78,6 +78,8 @@ pub struct RealNodes {
     kubelets: Vec<ManagedProcess>,
     containerds: Vec<ManagedProcess>,
     node_start: NodeStart,
+    /// The containerd socket of each node started with the environment.
+    sockets: Vec<PathBuf>,
     started: Duration,
 }
 
@@ -227,12 +229,16 @@ impl RealNodes {
         for (node, kubelet) in kubelets.iter().enumerate() {
             wait_node_ready(&client, &node_name(node), kubelet).await?;
         }
+        let sockets = (0..containerds.len())
+            .map(|node| containerd_socket(network, node))
+            .collect();
         Ok(Self {
             coredns,
             kube_proxy,
             standby: tokio::sync::Mutex::new(None),
             kubelets,
             containerds,
+            sockets,
             node_start,
             started: begun.elapsed(),
         })
@@ -263,6 +269,16 @@ impl RealNodes {
     /// Names of the nodes started with the environment (not the standby node).
     pub fn names(&self) -> Vec<String> {
         (0..self.kubelets.len()).map(node_name).collect()
+    }
+
+    /// The `ctr` program of the nodes' containerd, and the socket of each node started with
+    /// the environment: with `CONTAINERD_ADDRESS` set to one, `ctr` works on that node as a
+    /// user's `ctr` on a node of theirs does.
+    pub fn ctr(&self) -> (PathBuf, &[PathBuf]) {
+        (
+            self.node_start.containerd_bin.with_file_name("ctr"),
+            &self.sockets,
+        )
     }
 
     /// How long the nodes took from start to Ready.
@@ -327,6 +343,13 @@ impl RealNodes {
 }
 
 /// The folders and files of one node, all below the environment's folder.
+/// Where node `node`'s containerd listens.
+fn containerd_socket(network: &NodeNetwork, node: usize) -> PathBuf {
+    network
+        .dir()
+        .join(format!("node-{node}/containerd/containerd.sock"))
+}
+
 struct NodeDirs {
     containerd_config: PathBuf,
     kubelet_config: PathBuf,
@@ -359,7 +382,7 @@ impl NodeDirs {
             containerd_config: root.join("containerd.toml"),
             kubelet_config: root.join("kubelet.yaml"),
             kubelet_root: root.join("kubelet"),
-            socket: root.join("containerd/containerd.sock"),
+            socket: containerd_socket(network, node),
         };
         write(
             &dirs.containerd_config,

@@ -56,6 +56,9 @@ use crate::replication::{Mover, ReplicationChanger};
 
 /// The operator's name: field manager and Event reporter.
 pub const NAME: &str = "strimzi-topic-operator";
+/// The operator's log4j2 file, where the entity operator's pod mounts its logging ConfigMap
+/// (from `spec.entityOperator.topicOperator.logging`): its levels apply without a restart.
+pub const LOGGING_FILE: &str = "/opt/topic-operator/custom-config/log4j2.properties";
 
 pub use strimzi_operator_common::controller::{ControllerBuilder, StartError};
 

@@ -22,9 +22,13 @@ async fn run_from_env() -> anyhow::Result<()> {
 }
 
 async fn run(config: TopicOperatorConfig) -> anyhow::Result<()> {
-    strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
-        .context("logging")?;
-    strimzi_operator_common::logging::log_start(strimzi_topic_operator::NAME, &config);
+    strimzi_operator_common::logging::start(
+        strimzi_topic_operator::NAME,
+        &config.operator,
+        strimzi_topic_operator::LOGGING_FILE,
+        &config,
+    )
+    .context("logging")?;
     for unused in &config.kafka.unused_settings {
         tracing::warn!("{unused}");
     }

@@ -24,7 +24,7 @@ use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use strimzi_api::user::KafkaUser;
-use strimzi_operator_common::cache::{CacheScope, Filled};
+use strimzi_operator_common::cache::{CacheScope, Filled, log_watch_failures};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::scoped_cache::ScopedCache;
 use tokio::sync::mpsc;
@@ -306,9 +306,11 @@ async fn watch_deletions(
     sender: mpsc::Sender<Deleted>,
 ) {
     let api: Api<PartialObjectMeta<KafkaUser>> = runtime.api(scope.namespace.as_deref());
-    let mut events = watcher(api, scope.watcher_config())
-        .default_backoff()
-        .boxed();
+    let mut events = log_watch_failures::<KafkaUser, _, _>(
+        watcher(api, scope.watcher_config()).default_backoff(),
+        &scope,
+    )
+    .boxed();
     while let Some(event) = events.next().await {
         if let Ok(watcher::Event::Delete(user)) = event {
             let deleted = (

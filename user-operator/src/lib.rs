@@ -48,6 +48,9 @@ use crate::reconciler::{CaSecrets, UserReconciler};
 
 /// The operator's name: field manager and Event reporter.
 pub const NAME: &str = model::OPERATOR_NAME;
+/// The operator's log4j2 file, where the entity operator's pod mounts its logging ConfigMap
+/// (from `spec.entityOperator.userOperator.logging`): its levels apply without a restart.
+pub const LOGGING_FILE: &str = "/opt/user-operator/custom-config/log4j2.properties";
 
 pub use strimzi_operator_common::controller::{ControllerBuilder, StartError};
 

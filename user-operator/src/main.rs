@@ -34,9 +34,13 @@ async fn read_secret(client: &kube::Client, namespace: &str, name: &str) -> anyh
 }
 
 async fn run(config: UserOperatorConfig) -> anyhow::Result<()> {
-    strimzi_operator_common::logging::init(config.operator.log_level, config.operator.log_format)
-        .context("logging")?;
-    strimzi_operator_common::logging::log_start(strimzi_user_operator::NAME, &config);
+    strimzi_operator_common::logging::start(
+        strimzi_user_operator::NAME,
+        &config.operator,
+        strimzi_user_operator::LOGGING_FILE,
+        &config,
+    )
+    .context("logging")?;
     let client = kube::Client::try_default()
         .await
         .context("Kubernetes client")?;

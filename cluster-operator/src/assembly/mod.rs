@@ -5,7 +5,9 @@
 //! 0. Claim (module `claim`): while another cluster operator claims the Kafka too, nothing
 //!    else runs and both report `NotReady` `ConflictingOperator`.
 //! 1. CAs: create or renew the cluster and clients CAs (module `ca`).
-//! 2. Model: validate the resources, assign node IDs, collect warnings.
+//! 2. Model: keep each pool's storage where the desired change is one its volumes cannot
+//!    follow (module `storage`, a `KafkaStorage` warning), validate the resources, assign
+//!    node IDs, collect warnings.
 //! 3. List the objects labelled for the Kafka component, once per kind; apply the listener
 //!    Services/Ingresses/Routes and read their addresses (none yet: the reconciliation ends
 //!    pending, `WaitingForListenerAddresses`).
@@ -98,6 +100,7 @@ use crate::model::nodes::pods::definition_revisions;
 use crate::model::{self, KafkaCluster, ModelError, ModelInput};
 use crate::rolling::unchecked::{PodStanding, restarts_without_checks};
 use strimzi_operator_common::blocking::{BlockingError, CpuPool};
+use strimzi_operator_common::cache::{CacheScope, log_watch_failures};
 use strimzi_operator_common::scoped_cache::ScopedCache;
 
 pub use ca::ClusterCas;
@@ -273,9 +276,15 @@ impl KafkaAssembly {
                 let api: Api<PartialObjectMeta<StrimziPodSet>> =
                     runtime.api(scope.namespace.as_deref());
                 let config = watcher::Config::default().labels(&owned);
-                let pod_sets = watcher::watcher(api, config)
-                    .default_backoff()
-                    .touched_objects();
+                let watched = CacheScope {
+                    namespace: scope.namespace.clone(),
+                    selector: Some(owned.clone()),
+                };
+                let pod_sets = log_watch_failures::<StrimziPodSet, _, _>(
+                    watcher::watcher(api, config).default_backoff(),
+                    &watched,
+                )
+                .touched_objects();
                 let api: Api<KafkaNodePool> = runtime.api(scope.namespace.as_deref());
                 let pools = pools.watch(api, scope.namespace.clone(), labels::CLUSTER);
                 controller
@@ -481,6 +490,7 @@ impl Reconciliation<'_> {
         &mut self,
         cas: &ClusterCas,
     ) -> Result<Reconciled<KafkaStatus>, ReconcileError> {
+        self.keep_unchangeable_storage().await?;
         let warnings_before_model = self.warnings.len();
         let cluster = self.resolve_model().await?;
         let mut live = self.live_objects(&cluster).await?;

@@ -1,6 +1,8 @@
-//! The storage steps: claims are created, grown when their StorageClass allows it, never
-//! shrunk (a `KafkaStorage` warning says so), and the claims of removed nodes whose storage
-//! had `deleteClaim: true` are deleted.
+//! The storage steps: a change of a pool's storage that its volumes cannot follow (of type,
+//! StorageClass or selector) is undone before the model is built, as Strimzi keeps the old
+//! storage; claims are created, grown when their StorageClass allows it, never shrunk (a
+//! `KafkaStorage` warning says each), and the claims of removed nodes whose storage had
+//! `deleteClaim: true` are deleted.
 
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::api::storage::v1::StorageClass;
@@ -10,11 +12,37 @@ use kube::api::{Api, ListParams};
 use strimzi_api::annotations::DELETE_CLAIM;
 use strimzi_api::conditions::reasons::KAFKA_STORAGE;
 
+use strimzi_api::labels;
+use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_api::storage::Storage;
+
 use super::objects::Listed;
 use super::{ReconcileError, Reconciliation};
+use crate::model::ModelError;
 use crate::model::desired::DesiredObjects;
+use crate::model::nodes::pods::STORAGE_ANNOTATION;
+use crate::model::nodes::storage::refused_storage_change;
 
 impl Reconciliation<'_> {
+    /// Undoes each change of a pool's storage that its nodes cannot take
+    /// ([`refused_storage_change`]) before the model is built: the pool keeps the storage its
+    /// StrimziPodSet records, with a `KafkaStorage` warning naming the change, so that nothing
+    /// rolls onto empty or unreachable volumes.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub(super) async fn keep_unchangeable_storage(&mut self) -> Result<(), ReconcileError> {
+        let sets = self
+            .list::<StrimziPodSet>(&format!("{}={}", labels::CLUSTER, self.name))
+            .await?;
+        let (pools, refusals) = keep_current_storage(&self.pools, &sets, &self.name)
+            .map_err(|message| ReconcileError::Model(ModelError::InvalidConfiguration(message)))?;
+        self.pools = pools;
+        for refusal in refusals {
+            self.warn(KAFKA_STORAGE, &refusal);
+        }
+        Ok(())
+    }
+
     /// Creates missing claims and grows or keeps existing ones; their labels and annotations
     /// (`strimzi.io/delete-claim`) follow the model.
     #[tracing::instrument(level = "debug", skip_all)]
@@ -202,9 +230,117 @@ pub fn bytes(quantity: &Quantity) -> Option<f64> {
     Some(number * factor)
 }
 
+/// `pools` with the storage each one's StrimziPodSet (`<cluster>-<pool>`) records in
+/// `strimzi.io/storage` wherever the desired storage is a change that is refused, and a
+/// message per refusal. A pool without a set, or a set without the annotation, has no storage
+/// yet and takes the desired one; an annotation that does not parse is an error, since what
+/// the volumes are cannot then be known.
+pub(super) fn keep_current_storage(
+    pools: &[KafkaNodePool],
+    sets: &[StrimziPodSet],
+    cluster: &str,
+) -> Result<(Vec<KafkaNodePool>, Vec<String>), String> {
+    let mut kept = Vec::with_capacity(pools.len());
+    let mut refusals = Vec::new();
+    for pool in pools {
+        let pool_name = pool.name_any();
+        let set_name = strimzi_api::naming::pool_pod_set(cluster, &pool_name);
+        let recorded = sets
+            .iter()
+            .find(|set| set.name_any() == set_name)
+            .and_then(|set| set.annotations().get(STORAGE_ANNOTATION));
+        let mut pool = pool.clone();
+        if let Some(recorded) = recorded {
+            let current: Storage = serde_json::from_str(recorded).map_err(|error| {
+                format!(
+                    "StrimziPodSet {set_name}: annotation {STORAGE_ANNOTATION} is not a storage \
+                     configuration ({error}), so a change of the storage of KafkaNodePool \
+                     {pool_name} cannot be checked; correct the annotation (it records the \
+                     storage the pool's volumes have)"
+                )
+            })?;
+            if let Some(why) = refused_storage_change(&current, &pool.spec.storage) {
+                refusals.push(format!(
+                    "The storage of KafkaNodePool {pool_name} cannot change as desired: {why}, \
+                     which its nodes' volumes cannot follow without losing or stranding their \
+                     data. The pool keeps its current storage ({recorded}) until its spec \
+                     asks for it again."
+                ));
+                pool.spec.storage = current;
+            }
+        }
+        kept.push(pool);
+    }
+    Ok((kept, refusals))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pool(name: &str, storage: serde_json::Value) -> KafkaNodePool {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
+            "metadata": {"name": name, "labels": {"strimzi.io/cluster": "c"}},
+            "spec": {"replicas": 3, "roles": ["broker"], "storage": storage},
+        }))
+        .unwrap()
+    }
+
+    fn set(name: &str, storage: Option<&str>) -> StrimziPodSet {
+        let mut set: StrimziPodSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "core.strimzi.io/v1", "kind": "StrimziPodSet",
+            "metadata": {"name": name},
+            "spec": {"selector": {}, "pods": []},
+        }))
+        .unwrap();
+        if let Some(storage) = storage {
+            set.annotations_mut()
+                .insert(STORAGE_ANNOTATION.to_owned(), storage.to_owned());
+        }
+        set
+    }
+
+    /// The data of a persistent pool is safe from a change to ephemeral storage: the pool
+    /// keeps its claims, with a warning; an allowed change, a new pool and a pool without
+    /// the annotation pass unchanged; an unreadable annotation refuses.
+    #[test]
+    fn a_refused_storage_change_keeps_the_recorded_storage_with_a_warning() {
+        let persistent = r#"{"type":"persistent-claim","size":"1Gi"}"#;
+        let pools = [
+            pool("brokers", serde_json::json!({"type": "ephemeral"})),
+            pool(
+                "grown",
+                serde_json::json!({"type": "persistent-claim", "size": "2Gi"}),
+            ),
+            pool("new", serde_json::json!({"type": "ephemeral"})),
+            pool("unrecorded", serde_json::json!({"type": "ephemeral"})),
+        ];
+        let sets = [
+            set("c-brokers", Some(persistent)),
+            set("c-grown", Some(persistent)),
+            set("c-unrecorded", None),
+        ];
+        let (kept, refusals) = keep_current_storage(&pools, &sets, "c").unwrap();
+        assert_eq!(
+            serde_json::to_value(&kept[0].spec.storage).unwrap(),
+            serde_json::json!({"type": "persistent-claim", "size": "1Gi"})
+        );
+        for (kept, wanted) in kept.iter().zip(&pools).skip(1) {
+            assert_eq!(kept.spec.storage, wanted.spec.storage);
+        }
+        assert_eq!(refusals.len(), 1, "{refusals:?}");
+        assert!(
+            refusals[0].starts_with(
+                "The storage of KafkaNodePool brokers cannot change as desired: the storage \
+                 type would change from persistent-claim to ephemeral"
+            ),
+            "{}",
+            refusals[0]
+        );
+        let broken = keep_current_storage(&pools[..1], &[set("c-brokers", Some("{"))], "c");
+        assert!(broken.unwrap_err().contains("cannot be checked"));
+    }
 
     #[test]
     fn quantities_compare_across_suffixes() {

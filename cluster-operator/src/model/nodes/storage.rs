@@ -291,11 +291,149 @@ impl KafkaCluster {
     }
 }
 
+/// Why a pool's storage cannot change from `current` (what its StrimziPodSet's
+/// `strimzi.io/storage` records) to `desired`, if it cannot: a change of type (ephemeral,
+/// persistent claim, JBOD; the claims of one are not the other's, so the nodes would start on
+/// empty volumes), of a JBOD volume's type, or of a claim's StorageClass or selector, which a
+/// bound claim cannot take. Sizes are the claims step's (grown when allowed, never shrunk),
+/// and JBOD volumes may be added or removed, as in Strimzi.
+pub fn refused_storage_change(current: &Storage, desired: &Storage) -> Option<String> {
+    match (current, desired) {
+        (Storage::Ephemeral(_), Storage::Ephemeral(_)) => None,
+        (Storage::PersistentClaim(current), Storage::PersistentClaim(desired)) => {
+            refused_claim_change("the volume", current, desired)
+        }
+        (Storage::Jbod(current), Storage::Jbod(desired)) => {
+            let volumes = |jbod: &strimzi_api::storage::JbodStorage| {
+                jbod.volumes
+                    .iter()
+                    .flatten()
+                    .filter_map(|volume| Some((volume.id()?, volume.clone())))
+                    .collect::<BTreeMap<i32, SingleVolumeStorage>>()
+            };
+            let desired = volumes(desired);
+            volumes(current).into_iter().find_map(|(id, current)| {
+                let volume = format!("JBOD volume {id}");
+                match (&current, desired.get(&id)?) {
+                    (
+                        SingleVolumeStorage::PersistentClaim(current),
+                        SingleVolumeStorage::PersistentClaim(desired),
+                    ) => refused_claim_change(&volume, current, desired),
+                    (SingleVolumeStorage::Ephemeral(_), SingleVolumeStorage::Ephemeral(_)) => None,
+                    (current, desired) => Some(format!(
+                        "{volume} would change from {} to {}",
+                        current.type_name(),
+                        desired.type_name()
+                    )),
+                }
+            })
+        }
+        (current, desired) => Some(format!(
+            "the storage type would change from {} to {}",
+            current.type_name(),
+            desired.type_name()
+        )),
+    }
+}
+
+fn refused_claim_change(
+    volume: &str,
+    current: &PersistentClaimStorage,
+    desired: &PersistentClaimStorage,
+) -> Option<String> {
+    if current.class != desired.class {
+        return Some(format!(
+            "the StorageClass of {volume} would change from {} to {}",
+            current.class.as_deref().unwrap_or("the default"),
+            desired.class.as_deref().unwrap_or("the default")
+        ));
+    }
+    (current.selector != desired.selector)
+        .then(|| format!("the selector of {volume}'s claims would change"))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_storage_change_that_would_lose_or_strand_the_data_is_refused() {
+        let claim = storage(json!({"type": "persistent-claim", "size": "1Gi", "class": "fast"}));
+        let jbod = storage(json!({"type": "jbod", "volumes": [
+            {"id": 0, "type": "persistent-claim", "size": "1Gi", "kraftMetadata": "shared"},
+            {"id": 1, "type": "ephemeral"}]}));
+        let ephemeral = storage(json!({"type": "ephemeral"}));
+        // Allowed: growing, deleteClaim, an ephemeral size limit, JBOD volumes added or removed.
+        for (current, desired) in [
+            (
+                &claim,
+                storage(
+                    json!({"type": "persistent-claim", "size": "5Gi", "class": "fast", "deleteClaim": true}),
+                ),
+            ),
+            (
+                &ephemeral,
+                storage(json!({"type": "ephemeral", "sizeLimit": "1Gi"})),
+            ),
+            (
+                &jbod,
+                storage(json!({"type": "jbod", "volumes": [
+                {"id": 0, "type": "persistent-claim", "size": "2Gi", "kraftMetadata": "shared"},
+                {"id": 2, "type": "persistent-claim", "size": "1Gi"}]})),
+            ),
+        ] {
+            assert_eq!(
+                refused_storage_change(current, &desired),
+                None,
+                "{desired:?}"
+            );
+        }
+        // Refused: the type, a JBOD volume's type, the StorageClass, the selector.
+        for (current, desired, why) in [
+            (
+                &claim,
+                ephemeral.clone(),
+                "the storage type would change from persistent-claim to ephemeral",
+            ),
+            (
+                &ephemeral,
+                claim.clone(),
+                "the storage type would change from ephemeral to persistent-claim",
+            ),
+            (
+                &claim,
+                storage(
+                    json!({"type": "jbod", "volumes": [{"id": 0, "type": "persistent-claim", "size": "1Gi", "class": "fast"}]}),
+                ),
+                "the storage type would change from persistent-claim to jbod",
+            ),
+            (
+                &jbod,
+                storage(json!({"type": "jbod", "volumes": [
+                {"id": 0, "type": "ephemeral", "kraftMetadata": "shared"}]})),
+                "JBOD volume 0 would change from persistent-claim to ephemeral",
+            ),
+            (
+                &claim,
+                storage(json!({"type": "persistent-claim", "size": "1Gi"})),
+                "the StorageClass of the volume would change from fast to the default",
+            ),
+            (
+                &claim,
+                storage(
+                    json!({"type": "persistent-claim", "size": "1Gi", "class": "fast", "selector": {"zone": "a"}}),
+                ),
+                "the selector of the volume's claims would change",
+            ),
+        ] {
+            assert_eq!(
+                refused_storage_change(current, &desired).as_deref(),
+                Some(why)
+            );
+        }
+    }
 
     fn storage(value: serde_json::Value) -> Storage {
         serde_json::from_value(value).unwrap()
