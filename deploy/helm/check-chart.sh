@@ -13,7 +13,8 @@
 #       order; watchAnyNamespace turns them into ClusterRoleBindings and STRIMZI_NAMESPACE
 #       into "*";
 #   (e) the switches and the other non-default values render what they should (leader
-#       election off, no RBAC, no global resources, images, optional variables);
+#       election off, no RBAC, no global resources, images, optional variables, the logging
+#       ConfigMap, its volume and file, JSON lines);
 #   (f) Strimzi 1.2's own values.yaml (in $STRIMZI_REFERENCE_DIR/helm, by default
 #       ../shared/strimzi-reference beside the checkout) renders the same operator environment
 #       as our defaults; its every key is one of ours or named in docs/differences.md as ignored; its
@@ -132,6 +133,8 @@ render no-election --set leaderElection.enable=false
 render no-rbac --set rbac.create=false --set serviceAccountCreate=false
 render no-global --set createGlobalResources=false
 render crds --set installCrds=true
+render logging --set logFormat=json --set logConfigMap=my-logging --set logVolume=my-log-volume \
+    --set-string logConfiguration='rootLogger.level = DEBUG'
 render custom \
     --set image.registry=registry.example.com --set image.repository=team --set image.tag=1.2.3 \
     --set image.imagePullPolicy=Always --set 'image.imagePullSecrets=pull-a\,pull-b' \
@@ -381,10 +384,24 @@ election_env = env(election, where)
 expect(where, "STRIMZI_LEADER_ELECTION_ENABLED", "false", election_env.get("STRIMZI_LEADER_ELECTION_ENABLED"))
 expect(where, "other STRIMZI_LEADER_ELECTION_ variables", [],
        [n for n in election_env if n.startswith("STRIMZI_LEADER_ELECTION_") and n != "STRIMZI_LEADER_ELECTION_ENABLED"])
-expect("rbac.create=false serviceAccountCreate=false", "objects", ["Deployment/strimzi-cluster-operator"],
+expect("rbac.create=false serviceAccountCreate=false", "objects",
+       ["ConfigMap/strimzi-cluster-operator", "Deployment/strimzi-cluster-operator"],
        kinds_names(load("no-rbac")))
 expect("createGlobalResources=false", "objects",
        [n for n in full if not n.startswith("Cluster")], kinds_names(load("no-global")))
+
+# The logging values: the ConfigMap and its volume renamed, its file replaced, JSON lines.
+logging = load("logging")
+where = "logging values"
+expect(where, "logging ConfigMap", [{"log4j2.properties": "rootLogger.level = DEBUG\n"}],
+       [o["data"] for o in logging if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "my-logging"])
+pod = next(o for o in logging if o["kind"] == "Deployment")["spec"]["template"]["spec"]
+expect(where, "logging volume", [{"name": "my-log-volume", "configMap": {"name": "my-logging"}}],
+       [v for v in pod.get("volumes", []) if v["name"] == "my-log-volume"])
+expect(where, "logging mount", ["/opt/strimzi/custom-config/"],
+       [m["mountPath"] for m in pod["containers"][0].get("volumeMounts", []) if m["name"] == "my-log-volume"])
+expect(where, "STRIMZI_LOG_FORMAT", "json", env(logging, where).get("STRIMZI_LOG_FORMAT"))
+expect("default values", "STRIMZI_LOG_FORMAT", None, env(default, "default values").get("STRIMZI_LOG_FORMAT"))
 
 crds = load("crds")
 where = "installCrds=true"
