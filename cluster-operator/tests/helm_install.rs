@@ -14,6 +14,7 @@ use kube::api::{Api, ListParams, LogParams};
 use serde_json::json;
 use strimzi_tests::bundle::helm_chart_dir;
 use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::command_line::run_ok;
 use strimzi_tests::control_plane::binary;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::{Provision, provision};
@@ -32,24 +33,19 @@ async fn the_helm_chart_installs_an_operator_that_watches_two_namespaces() {
     let watched = [env.namespace("helm-a").await, env.namespace("helm-b").await];
 
     let helm = binary("helm", "HELM_VERSION", "helm").unwrap();
-    let output = std::process::Command::new(&helm)
-        .args(["install", "strimzi-rs"])
-        .arg(helm_chart_dir())
-        .args(["--namespace", &operator_ns, "--wait", "--timeout", "5m"])
-        .arg("--set")
-        .arg(format!("watchNamespaces={{{},{}}}", watched[0], watched[1]))
-        .arg("--kubeconfig")
-        .arg(env.control_plane().kubeconfig())
-        .env("HELM_CACHE_HOME", env.log_dir().join("helm/cache"))
-        .env("HELM_CONFIG_HOME", env.log_dir().join("helm/config"))
-        .env("HELM_DATA_HOME", env.log_dir().join("helm/data"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "helm install failed: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    run_ok(
+        "helm install",
+        std::process::Command::new(&helm)
+            .args(["install", "strimzi-rs"])
+            .arg(helm_chart_dir())
+            .args(["--namespace", &operator_ns, "--wait", "--timeout", "5m"])
+            .arg("--set")
+            .arg(format!("watchNamespaces={{{},{}}}", watched[0], watched[1]))
+            .arg("--kubeconfig")
+            .arg(env.control_plane().kubeconfig())
+            .env("HELM_CACHE_HOME", env.log_dir().join("helm/cache"))
+            .env("HELM_CONFIG_HOME", env.log_dir().join("helm/config"))
+            .env("HELM_DATA_HOME", env.log_dir().join("helm/data")),
     );
     // `--wait` returned: the operator's pod is Ready.
     let pods: Api<Pod> = Api::namespaced(client.clone(), &operator_ns);

@@ -33,6 +33,7 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_tests::bundle::{Bundle, PLACEHOLDER_NAMESPACE};
 use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::command_line::run_ok;
 use strimzi_tests::control_plane::binary;
 use strimzi_tests::docs::{run_shell_block, shell_blocks};
 use strimzi_tests::environment::TestEnv;
@@ -75,19 +76,14 @@ async fn the_readme_install_section_runs_as_written() {
     // the environment's nodes run.
     let release = env.log_dir().join("readme-release");
     let archive = images_dir().join("operator.oci.tar");
-    let made = Command::new("bash")
-        .arg(workspace_root().join("deploy/release.sh"))
-        .arg("--image-archive")
-        .arg(&archive)
-        .arg("--out")
-        .arg(&release)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "deploy/release.sh: {}{}",
-        String::from_utf8_lossy(&made.stdout),
-        String::from_utf8_lossy(&made.stderr)
+    run_ok(
+        "deploy/release.sh",
+        Command::new("bash")
+            .arg(workspace_root().join("deploy/release.sh"))
+            .arg("--image-archive")
+            .arg(&archive)
+            .arg("--out")
+            .arg(&release),
     );
 
     // A user's shell: kubectl and ctr on the PATH, the cluster in KUBECONFIG, the node's

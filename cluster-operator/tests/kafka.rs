@@ -1069,14 +1069,7 @@ async fn a_volume_grows_in_place_a_smaller_size_is_only_a_warning_and_another_ty
     apply(&client, &ns, &documents[1]).await;
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
     wait_for(&kafkas, "grown", "a KafkaStorage warning", |kafka| {
-        kafka?
-            .status
-            .as_ref()?
-            .conditions
-            .as_ref()?
-            .iter()
-            .find(|condition| condition.reason.as_deref() == Some("KafkaStorage"))
-            .cloned()
+        storage_warning(kafka, "cannot shrink")
     })
     .await;
     assert_eq!(request(&claims.get(claim_name).await.unwrap()), "2Gi");
@@ -1092,22 +1085,7 @@ async fn a_volume_grows_in_place_a_smaller_size_is_only_a_warning_and_another_ty
         &kafkas,
         "grown",
         "the storage type change refused",
-        |kafka| {
-            kafka?
-                .status
-                .as_ref()?
-                .conditions
-                .as_ref()?
-                .iter()
-                .find(|condition| {
-                    condition.reason.as_deref() == Some("KafkaStorage")
-                        && condition
-                            .message
-                            .as_deref()
-                            .is_some_and(|message| message.contains("cannot change as desired"))
-                })
-                .cloned()
-        },
+        |kafka| storage_warning(kafka, "cannot change as desired"),
     )
     .await;
     assert!(
@@ -1122,6 +1100,24 @@ async fn a_volume_grows_in_place_a_smaller_size_is_only_a_warning_and_another_ty
     assert_eq!(set_after.spec, set_before.spec, "the pods are as they were");
     assert_eq!(request(&claims.get(claim_name).await.unwrap()), "2Gi");
     operator.stop().await;
+}
+
+/// The Kafka's `KafkaStorage` warning condition whose message contains `text`.
+fn storage_warning(kafka: Option<&Kafka>, text: &str) -> Option<strimzi_api::common::Condition> {
+    kafka?
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| {
+            condition.reason.as_deref() == Some("KafkaStorage")
+                && condition
+                    .message
+                    .as_deref()
+                    .is_some_and(|message| message.contains(text))
+        })
+        .cloned()
 }
 
 /// The hosts of the listener `name` in the Kafka's `status.listeners`, sorted, and its

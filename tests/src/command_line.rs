@@ -5,6 +5,25 @@
 
 use std::process::{Command, Output};
 
+/// Runs `command` to its end and returns what it printed.
+///
+/// # Panics
+/// When it cannot be started or exits with a failure: the message names `what` and holds its
+/// exit status, standard output and standard error.
+pub fn run_ok(what: &str, command: &mut Command) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+    assert!(
+        output.status.success(),
+        "{what} failed ({}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 /// Runs `program` with `arguments` and an empty environment.
 ///
 /// # Panics
