@@ -922,7 +922,7 @@ fn reasons_in_code(sources: &[Source]) -> Reasons {
                 continue;
             }
             let value_end = code[after..]
-                .find(|c: char| matches!(c, ',' | '\n' | '}'))
+                .find([',', '\n', '}'])
                 .map_or(code.len(), |end| after + end);
             if let Some(reason) = reason_of(source, after..value_end, &constants, false) {
                 found(reason, at);
