@@ -205,17 +205,38 @@ where
 /// Server-side applies a document as `field_manager`, taking over conflicting fields (as
 /// `kubectl apply --server-side --force-conflicts` does): namespaced kinds in `namespace`,
 /// the cluster-scoped kinds of the install bundles and admission policies cluster-wide.
+/// A request that never got an answer (the connection failed, as under a loaded API server)
+/// is sent again, up to [`APPLY_ATTEMPTS`] times in all, as an apply is idempotent; an answer
+/// of the API server, an error status included, is final.
 pub async fn apply_as(client: &Client, namespace: &str, document: &Value, field_manager: &str) {
     let (object, api) = dynamic(client, namespace, document);
     let name = object.metadata.name.clone().unwrap();
-    api.patch(
-        &name,
-        &PatchParams::apply(field_manager).force(),
-        &Patch::Apply(&object),
-    )
-    .await
-    .unwrap_or_else(|error| panic!("applying {} {name}: {error}", kind_of(&object)));
+    let mut attempt = 1;
+    loop {
+        let applied = api
+            .patch(
+                &name,
+                &PatchParams::apply(field_manager).force(),
+                &Patch::Apply(&object),
+            )
+            .await;
+        match applied {
+            Ok(_) => return,
+            Err(error) if attempt < APPLY_ATTEMPTS && !matches!(error, kube::Error::Api(_)) => {
+                eprintln!(
+                    "applying {} {name}, attempt {attempt}: {error}; sending it again",
+                    kind_of(&object)
+                );
+                attempt += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(error) => panic!("applying {} {name}: {error}", kind_of(&object)),
+        }
+    }
 }
+
+/// How often [`apply_as`] sends a request that got no answer.
+const APPLY_ATTEMPTS: u32 = 5;
 
 /// `document` as a dynamic object, and the API of its kind: cluster-wide for the
 /// cluster-scoped kinds of the install bundles and admission policies, else in `namespace`.
