@@ -36,6 +36,7 @@ use strimzi_cluster_operator::model::config::ExternalConfiguration;
 use strimzi_cluster_operator::model::listeners::ListenerAddresses;
 use strimzi_cluster_operator::model::nodes::pods::PodInputs;
 use strimzi_cluster_operator::model::{KafkaCluster, ModelInput, resolve};
+use strimzi_tests::command_line::run_ok;
 use strimzi_tests::layout::cache_dir;
 
 const NAMESPACE: &str = "ns";
@@ -52,14 +53,8 @@ fn workspace_root() -> PathBuf {
 }
 
 fn run(command: &mut Command) -> String {
-    let output = command.stdin(Stdio::null()).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let what = format!("{command:?}");
+    let output = run_ok(&what, command.stdin(Stdio::null()));
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 

@@ -24,6 +24,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::Value;
+use strimzi_tests::command_line::run_ok;
 use strimzi_tests::layout::parse_versions;
 use strimzi_tests::reference::workspace_root;
 
@@ -94,14 +95,8 @@ fn output(command: &mut Command) -> Output {
 
 /// Runs a command that must succeed; its standard output.
 fn run(command: &mut Command) -> String {
-    let result = output(command);
-    assert!(
-        result.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        result.status,
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
-    );
+    let what = format!("{command:?}");
+    let result = run_ok(&what, command.stdin(Stdio::null()));
     String::from_utf8_lossy(&result.stdout).into_owned()
 }
 
