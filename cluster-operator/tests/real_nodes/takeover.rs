@@ -14,14 +14,12 @@
 //! pool afterwards rolls the brokers, and only them, and the records written before the
 //! takeover are still there.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
-use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::json;
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::layout::free_port;
 
@@ -29,7 +27,9 @@ use super::env;
 use crate::support::real_nodes::{
     all_pods_ready, binaries, bootstrap, delete_when_done, eventually, http_get, records, sorted,
 };
-use crate::support::strimzi_recorded::Recorded;
+use crate::support::strimzi_recorded::{
+    Recorded, changed_data, node_pods, restart_events, stored_data,
+};
 use crate::support::{condition, ready};
 
 /// The namespace of Strimzi's recorded run. The nodes' names in it are part of their
@@ -42,55 +42,6 @@ const PERIOD: Duration = Duration::from_secs(10);
 const NODE_SELECTOR: &str = "strimzi.io/cluster=my-cluster,strimzi.io/name=my-cluster-kafka";
 /// Strimzi's recorded run whose cluster is taken over.
 const RECORDED: Recorded = Recorded("kafka-ephemeral");
-
-/// Each Kafka node pod's UID and its container restarts.
-async fn node_pods(client: &Client) -> BTreeMap<String, (String, i32)> {
-    Api::<Pod>::namespaced(client.clone(), NAMESPACE)
-        .list(&ListParams::default().labels(NODE_SELECTOR))
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
-        .map(|pod| {
-            let restarts = pod
-                .status
-                .as_ref()
-                .and_then(|status| status.container_statuses.as_ref())
-                .map(|statuses| statuses.iter().map(|status| status.restart_count).sum())
-                .unwrap_or_default();
-            (pod.name_any(), (pod.uid().unwrap(), restarts))
-        })
-        .collect()
-}
-
-/// The data of every Secret and ConfigMap of the namespace, by kind and name.
-async fn stored_data(client: &Client) -> BTreeMap<String, Value> {
-    let mut data = BTreeMap::new();
-    for secret in Api::<Secret>::namespaced(client.clone(), NAMESPACE)
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-    {
-        data.insert(
-            format!("Secret {}", secret.name_any()),
-            serde_json::to_value(&secret.data).unwrap(),
-        );
-    }
-    for map in Api::<ConfigMap>::namespaced(client.clone(), NAMESPACE)
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-    {
-        data.insert(
-            format!("ConfigMap {}", map.name_any()),
-            serde_json::to_value(&map.data).unwrap(),
-        );
-    }
-    data
-}
 
 /// How many reconciliations of a Kafka our operator (its metrics on `port`) started.
 fn kafka_reconciliations(
@@ -129,8 +80,8 @@ async fn a_cluster_strimzis_operator_made_is_taken_over_without_a_restart() {
         plain.produce("before", 10, "strimzi")
     })
     .await;
-    let pods_before = node_pods(&client).await;
-    let data_before = stored_data(&client).await;
+    let pods_before = node_pods(&client, NAMESPACE, CLUSTER).await;
+    let data_before = stored_data(&client, NAMESPACE).await;
 
     // Our operator takes over.
     let port = free_port().unwrap();
@@ -158,21 +109,17 @@ async fn a_cluster_strimzis_operator_made_is_taken_over_without_a_restart() {
     .await;
 
     assert_eq!(
-        node_pods(&client).await,
+        node_pods(&client, NAMESPACE, CLUSTER).await,
         pods_before,
         "a pod was replaced or restarted"
     );
     assert_eq!(
-        restart_events(&client).await,
+        restart_events(&client, NAMESPACE).await,
         Vec::<String>::new(),
         "the operator restarted pods"
     );
-    let data_after = stored_data(&client).await;
-    let changed: Vec<&String> = data_before
-        .iter()
-        .filter(|(name, data)| data_after.get(*name) != Some(*data))
-        .map(|(name, _)| name)
-        .collect();
+    let data_after = stored_data(&client, NAMESPACE).await;
+    let changed = changed_data(&data_before, &data_after);
     assert!(changed.is_empty(), "changed by the takeover: {changed:?}");
 
     // The status is ours, with none of Strimzi's conditions of before left.
@@ -218,7 +165,7 @@ async fn a_cluster_strimzis_operator_made_is_taken_over_without_a_restart() {
     let brokers: Vec<String> = (0..3).map(|id| format!("{CLUSTER}-broker-{id}")).collect();
     let mut rolled = None;
     for _ in 0..300 {
-        let now = node_pods(&client).await;
+        let now = node_pods(&client, NAMESPACE, CLUSTER).await;
         let replaced = brokers.iter().all(|name| {
             now.get(name)
                 .is_some_and(|(uid, _)| *uid != pods_before[name].0)
@@ -245,19 +192,6 @@ async fn a_cluster_strimzis_operator_made_is_taken_over_without_a_restart() {
     })
     .await;
     assert_eq!(sorted(read), records("strimzi", 10));
-}
-
-/// The notes of the operator's pod restart Events.
-async fn restart_events(client: &Client) -> Vec<String> {
-    Api::<Event>::namespaced(client.clone(), NAMESPACE)
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter(|event| event.action.as_deref() == Some("StrimziInitiatedPodRestart"))
-        .map(|event| event.note.unwrap_or_default())
-        .collect()
 }
 
 /// How many Kafka node pods are Ready.

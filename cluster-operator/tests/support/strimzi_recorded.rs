@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret};
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
@@ -76,20 +77,25 @@ impl Recorded {
             .unwrap()
     }
 
-    /// Creates the namespace of the run, then every recorded object and the pods of the
+    /// Creates the namespace of the run (unless it exists), then every recorded object and the pods of the
     /// StrimziPodSets, as Strimzi's operator and its pod set controller created them: as
     /// its field manager, with the owners' new UIDs, the Kafka's and the pools' status
     /// written back (with the cluster ID, which its status holds after a reconciliation
     /// that got as far as the recording).
     pub async fn recreate(self, client: &Client) {
         let namespace = self.namespace();
-        Api::<Namespace>::all(client.clone())
+        let created = Api::<Namespace>::all(client.clone())
             .create(
                 &PostParams::default(),
                 &serde_json::from_value(json!({"metadata": {"name": namespace}})).unwrap(),
             )
-            .await
-            .unwrap();
+            .await;
+        match created {
+            // Strimzi's operator was installed into it first.
+            Ok(_) => {}
+            Err(kube::Error::Api(response)) if response.code == 409 => {}
+            Err(error) => panic!("creating namespace {namespace}: {error}"),
+        }
         let mut owners = BTreeMap::new();
         let kafka = self.objects("kafka").remove(0);
         let uid = create(client, &namespace, &as_sent(kafka.clone(), &owners)).await;
@@ -222,4 +228,86 @@ async fn write_status(client: &Client, namespace: &str, object: &Value, extra: V
         )
         .await
         .unwrap();
+}
+
+/// Each Kafka node pod of `cluster` in `namespace` (not the entity operator's or other
+/// components'), by name: its UID and its containers' restarts. A pod that was replaced or
+/// restarted shows here as a different UID or a higher count.
+pub async fn node_pods(
+    client: &Client,
+    namespace: &str,
+    cluster: &str,
+) -> BTreeMap<String, (String, i32)> {
+    let selector = format!("strimzi.io/cluster={cluster},strimzi.io/name={cluster}-kafka");
+    Api::<Pod>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .map(|pod| {
+            let restarts = pod
+                .status
+                .as_ref()
+                .and_then(|status| status.container_statuses.as_ref())
+                .map(|statuses| statuses.iter().map(|status| status.restart_count).sum())
+                .unwrap_or_default();
+            (pod.name_any(), (pod.uid().unwrap(), restarts))
+        })
+        .collect()
+}
+
+/// The data of every Secret and ConfigMap of `namespace`, by kind and name.
+pub async fn stored_data(client: &Client, namespace: &str) -> BTreeMap<String, Value> {
+    let mut data = BTreeMap::new();
+    for secret in Api::<Secret>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+    {
+        data.insert(
+            format!("Secret {}", secret.name_any()),
+            serde_json::to_value(&secret.data).unwrap(),
+        );
+    }
+    for map in Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+    {
+        data.insert(
+            format!("ConfigMap {}", map.name_any()),
+            serde_json::to_value(&map.data).unwrap(),
+        );
+    }
+    data
+}
+
+/// The Secrets and ConfigMaps of `before` ([`stored_data`]) whose data is different or gone
+/// in `after`; those only `after` has are new, not changed.
+pub fn changed_data(
+    before: &BTreeMap<String, Value>,
+    after: &BTreeMap<String, Value>,
+) -> Vec<String> {
+    before
+        .iter()
+        .filter(|(name, data)| after.get(*name) != Some(*data))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// The notes of the cluster operator's pod restart Events in `namespace`.
+pub async fn restart_events(client: &Client, namespace: &str) -> Vec<String> {
+    Api::<Event>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|event| event.action.as_deref() == Some("StrimziInitiatedPodRestart"))
+        .map(|event| event.note.unwrap_or_default())
+        .collect()
 }

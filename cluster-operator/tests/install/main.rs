@@ -19,8 +19,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[path = "../support/mod.rs"]
 mod support;
 
+mod migration;
+
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
@@ -35,7 +40,7 @@ use strimzi_tests::bundle::{Bundle, PLACEHOLDER_NAMESPACE};
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::command_line::run_ok;
 use strimzi_tests::control_plane::binary;
-use strimzi_tests::docs::{run_shell_block, shell_blocks};
+use strimzi_tests::docs::{BlockRun, run_shell_block, shell_blocks};
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::measure::rss_mib;
 use strimzi_tests::nodes::images_dir;
@@ -59,59 +64,98 @@ const README_SECTION: &str = "## Install on your cluster";
 /// What the README's consumer prints.
 const README_RECORD: &str = "Hello from strimzi-rs";
 
-/// Both scenarios in one test, in this order: the README's uninstall deletes the CRDs and the
-/// ClusterRoles, which the bundles' scenario then creates again.
+/// The three scenarios in one test, in this order: the migration starts from a cluster with
+/// Strimzi's install only (no CRD of ours) and ends with Strimzi's uninstall; the README's
+/// uninstall deletes the CRDs and the ClusterRoles, which the bundles' scenario then creates
+/// again.
 #[tokio::test]
-async fn a_user_installs_as_the_readme_says_then_from_the_bundles_with_least_privilege() {
-    the_readme_install_section_runs_as_written().await;
+async fn a_user_moves_from_strimzi_and_back_installs_as_the_readme_says_then_from_the_bundles() {
+    let shell = UserShell::new(env());
+    migration::a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page_says(&shell)
+        .await;
+    the_readme_install_section_runs_as_written(&shell).await;
     the_install_bundles_run_our_operators_as_pods_with_least_privilege_under_restricted_pod_security().await;
 }
 
-async fn the_readme_install_section_runs_as_written() {
+/// A user's shell on the environment, in a folder of the release's files (as
+/// `deploy/release.sh` writes them, with the operator image that the environment's nodes run):
+/// kubectl and ctr on the `PATH`, the cluster in `KUBECONFIG`, the node's containerd in
+/// `CONTAINERD_ADDRESS` (one node here; on several, `ctr` runs on each).
+pub struct UserShell {
+    /// The folder the commands run in.
+    pub folder: PathBuf,
+    environment: Vec<(&'static str, OsString)>,
+}
+
+impl UserShell {
+    fn new(env: &TestEnv) -> Self {
+        let folder = env.log_dir().join("release");
+        let archive = images_dir().join("operator.oci.tar");
+        run_ok(
+            "deploy/release.sh",
+            Command::new("bash")
+                .arg(workspace_root().join("deploy/release.sh"))
+                .arg("--image-archive")
+                .arg(&archive)
+                .arg("--out")
+                .arg(&folder),
+        );
+        let kubectl = binary("kubernetes", "KUBERNETES_VERSION", "kubectl").unwrap();
+        let (ctr, sockets) = env.real_nodes().expect("real nodes").ctr();
+        assert_eq!(sockets.len(), 1, "{sockets:?}");
+        let mut path = OsString::new();
+        for dir in [kubectl.parent().unwrap(), ctr.parent().unwrap()] {
+            path.push(dir);
+            path.push(":");
+        }
+        path.push(std::env::var_os("PATH").unwrap_or_default());
+        UserShell {
+            folder,
+            environment: vec![
+                ("PATH", path),
+                (
+                    "KUBECONFIG",
+                    env.control_plane().kubeconfig().as_os_str().to_owned(),
+                ),
+                ("CONTAINERD_ADDRESS", sockets[0].as_os_str().to_owned()),
+            ],
+        }
+    }
+
+    /// This shell with `name` set to `value` too.
+    pub fn with(&self, name: &'static str, value: &str) -> Self {
+        let mut environment = self.environment.clone();
+        environment.push((name, value.into()));
+        UserShell {
+            folder: self.folder.clone(),
+            environment,
+        }
+    }
+
+    /// Runs `block` as [`run_shell_block`] does, failing the test with `what` (where the
+    /// block comes from) and everything the block printed.
+    pub fn run(&self, what: &str, block: &str) -> BlockRun {
+        let environment: Vec<(&str, &OsStr)> = self
+            .environment
+            .iter()
+            .map(|(name, value)| (*name, value.as_os_str()))
+            .collect();
+        run_shell_block(block, &self.folder, &environment)
+            .unwrap_or_else(|failure| panic!("{what}: {failure}"))
+    }
+}
+
+async fn the_readme_install_section_runs_as_written(shell: &UserShell) {
     let env = env();
     let client = env.client().await;
     let blocks = readme_install_blocks();
-
-    // The release's files, as `deploy/release.sh` writes them, with the operator image that
-    // the environment's nodes run.
-    let release = env.log_dir().join("readme-release");
-    let archive = images_dir().join("operator.oci.tar");
-    run_ok(
-        "deploy/release.sh",
-        Command::new("bash")
-            .arg(workspace_root().join("deploy/release.sh"))
-            .arg("--image-archive")
-            .arg(&archive)
-            .arg("--out")
-            .arg(&release),
-    );
-
-    // A user's shell: kubectl and ctr on the PATH, the cluster in KUBECONFIG, the node's
-    // containerd in CONTAINERD_ADDRESS (one node here; on several, `ctr` runs on each).
-    let kubectl = binary("kubernetes", "KUBERNETES_VERSION", "kubectl").unwrap();
-    let (ctr, sockets) = env.real_nodes().expect("real nodes").ctr();
-    assert_eq!(sockets.len(), 1, "{sockets:?}");
-    let mut path = std::ffi::OsString::new();
-    for dir in [kubectl.parent().unwrap(), ctr.parent().unwrap()] {
-        path.push(dir);
-        path.push(":");
-    }
-    path.push(std::env::var_os("PATH").unwrap_or_default());
-    let kubeconfig = env.control_plane().kubeconfig();
-    let environment = [
-        ("PATH", path.as_os_str()),
-        ("KUBECONFIG", kubeconfig.as_os_str()),
-        ("CONTAINERD_ADDRESS", sockets[0].as_os_str()),
-    ];
     let started = Instant::now();
     let mut printed = Vec::new();
     for (number, block) in blocks.iter().enumerate() {
-        let run = run_shell_block(block, &release, &environment).unwrap_or_else(|failure| {
-            panic!(
-                "README, {README_SECTION:?}, block {}: {failure}",
-                number + 1
-            )
-        });
+        let run = shell.run(
+            &format!("README, {README_SECTION:?}, block {}", number + 1),
+            block,
+        );
         println!(
             "figure: README install block {} ran in {:.1}s",
             number + 1,

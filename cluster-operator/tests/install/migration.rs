@@ -1,0 +1,433 @@
+//! Moving a cluster that Strimzi's operator made to ours and back, as
+//! `docs/user-guide/migration.md` says: every block of its two procedures run as written.
+//!
+//! The start is what a Strimzi user has. Strimzi 1.2's `install/cluster-operator` files are
+//! installed as Strimzi's documentation says (the RoleBindings' namespace edited with `sed`,
+//! then `kubectl create -f`), its operator scaled to zero since its image cannot run here.
+//! The cluster is the one Strimzi's operator made for `kafka-ephemeral.yaml` (the recorded
+//! objects, created again as that operator created them), with a KafkaTopic and a SCRAM
+//! KafkaUser (and the user's Secret) as Strimzi's topic and user operators left them, each
+//! edited since, while no operator ran.
+//!
+//! After the switch: no Kafka node pod was replaced or restarted, no Secret or ConfigMap
+//! changed (the user's password is Strimzi's), our operator runs from our image, the Kafka is
+//! Ready with none of Strimzi's conditions left, our topic and user operators have taken the
+//! edits, and the records written before are read back. After the way back: Strimzi's install
+//! objects (CRDs, ClusterRoles, bindings, the ServiceAccount, the ConfigMap, the Deployment)
+//! are as `kubectl create` made them, identity included, and the Kafka still serves clients.
+//! Then Strimzi's uninstall, so that the scenarios after this one start from a cluster with
+//! no operator installed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::docs::shell_blocks;
+use strimzi_tests::reference::{reference_dir, workspace_root};
+use strimzi_tests::resources::eventually_ok;
+
+use super::UserShell;
+use crate::support::real_nodes::{all_pods_ready, binaries, eventually, records, sorted};
+use crate::support::strimzi_recorded::{
+    Recorded, STRIMZI_MANAGER, changed_data, node_pods, restart_events, stored_data,
+};
+use crate::support::{WAIT, condition, documents, dynamic};
+
+/// The page whose blocks this test runs.
+const PAGE: &str = "docs/user-guide/migration.md";
+/// Its procedure from Strimzi's operator to ours.
+const SWITCH: &str = "## Switching to our operator";
+/// Its procedure back.
+const BACK: &str = "## Going back to Strimzi's operator";
+/// Where the page expects Strimzi's install files, in the folder its commands run in.
+const STRIMZI_FILES: &str = "strimzi-1.2.0/install/cluster-operator";
+/// Strimzi's recorded run whose cluster moves.
+const RECORDED: Recorded = Recorded("kafka-ephemeral");
+const CLUSTER: &str = "my-cluster";
+/// The topic written before the switch, and its KafkaTopic.
+const TOPIC: &str = "before";
+/// The SCRAM user Strimzi's user operator made, and its Secret.
+const USER: &str = "strimzi-user";
+/// The password Strimzi's user operator generated (32 letters and digits, as it generates).
+const PASSWORD: &str = "StrimziGeneratedThis0123456789ab";
+
+pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page_says(
+    shell: &UserShell,
+) {
+    let env = super::env();
+    let client = env.client().await;
+    let network = env.network().expect("a real-node environment");
+    let namespace = RECORDED.namespace();
+    let shell = shell.with("NAMESPACE", &namespace);
+    let page = std::fs::read_to_string(workspace_root().join(PAGE)).unwrap();
+    let switch = shell_blocks(&page, SWITCH).unwrap();
+    let back = shell_blocks(&page, BACK).unwrap();
+
+    // A cluster with Strimzi's install only: the CRDs the environment installed (ours) go.
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in strimzi_crds(&crds).await {
+        crds.delete(&crd, &DeleteParams::default()).await.unwrap();
+    }
+    eventually_ok("our CRDs deleted", WAIT, || async {
+        match strimzi_crds(&crds).await.as_slice() {
+            [] => Ok(()),
+            left => Err(format!("{left:?}")),
+        }
+    })
+    .await;
+
+    // Strimzi's install, as its documentation says, into the namespace of its recorded run.
+    let started = Instant::now();
+    let files = shell.folder.join(STRIMZI_FILES);
+    copy_files(&reference_dir().join("install/cluster-operator"), &files);
+    shell.run(
+        "Strimzi's documented install",
+        &format!(
+            "sed -i 's/namespace: .*/namespace: {namespace}/' {STRIMZI_FILES}/*RoleBinding*.yaml\n\
+             kubectl create namespace {namespace}\n\
+             kubectl create -f {STRIMZI_FILES} -n {namespace}\n"
+        ),
+    );
+    let strimzi_install = install_objects(&client, &namespace, &files).await;
+    shell.run(
+        "Strimzi's operator scaled to zero, as its image cannot run here",
+        &format!("kubectl -n {namespace} scale deployment strimzi-cluster-operator --replicas=0\n"),
+    );
+
+    // The cluster Strimzi's operator made, a topic and a user.
+    RECORDED.recreate(&client).await;
+    all_pods_ready(&client, &namespace, CLUSTER, 6).await;
+    let plain = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &format!("{CLUSTER}-kafka-bootstrap.{namespace}.svc:9092"),
+    );
+    eventually("producing to Strimzi's cluster", || {
+        plain.produce(TOPIC, 10, "strimzi")
+    })
+    .await;
+    strimzis_topic_and_user_edited_since(&client, &namespace).await;
+    let pods_before = node_pods(&client, &namespace, CLUSTER).await;
+    let data_before = stored_data(&client, &namespace).await;
+    println!(
+        "figure: Strimzi's install and the cluster it made, with a topic and a user, in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // The switch, as the page says.
+    run_blocks(&shell, SWITCH, &switch);
+    let operator = Api::<Deployment>::namespaced(client.clone(), &namespace)
+        .get("strimzi-cluster-operator")
+        .await
+        .unwrap();
+    let image = operator_image(&operator);
+    assert!(image.contains("strimzi-rs"), "not our operator: {image}");
+    assert_eq!(
+        node_pods(&client, &namespace, CLUSTER).await,
+        pods_before,
+        "the switch replaced or restarted a Kafka node pod"
+    );
+    assert_eq!(
+        restart_events(&client, &namespace).await,
+        Vec::<String>::new(),
+        "the operator restarted pods"
+    );
+    let changed = changed_data(&data_before, &stored_data(&client, &namespace).await);
+    assert!(changed.is_empty(), "changed by the switch: {changed:?}");
+    let kafka = Api::<Kafka>::namespaced(client.clone(), &namespace)
+        .get(CLUSTER)
+        .await
+        .unwrap();
+    assert!(condition(&kafka, "Ready").is_some(), "{:#?}", kafka.status);
+    assert!(
+        condition(&kafka, "NotReady").is_none(),
+        "{:#?}",
+        kafka.status
+    );
+    for kind in ["KafkaTopic", "KafkaUser"] {
+        let name = if kind == "KafkaTopic" { TOPIC } else { USER };
+        eventually_ok(
+            &format!("our operators taking the {kind}'s edit"),
+            WAIT,
+            || {
+                let api = custom(&client, &namespace, kind);
+                async move {
+                    let object = api.get(name).await.map_err(|error| error.to_string())?;
+                    let status = &object.data["status"];
+                    let ready = status["conditions"].as_array().is_some_and(|all| {
+                        all.iter()
+                            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                    });
+                    (ready && status["observedGeneration"] == json!(2))
+                        .then_some(())
+                        .ok_or_else(|| format!("{status}"))
+                }
+            },
+        )
+        .await;
+    }
+    let read = eventually("consuming the records of before", || {
+        plain.consume(TOPIC, 10)
+    })
+    .await;
+    assert_eq!(sorted(read), records("strimzi", 10));
+
+    // The way back, as the page says.
+    run_blocks(&shell, BACK, &back);
+    let now = install_objects(&client, &namespace, &files).await;
+    let differ: Vec<&String> = strimzi_install
+        .iter()
+        .filter(|(name, object)| now.get(*name) != Some(*object))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "not as Strimzi's install made them: {differ:?}\nbefore: {:#?}\nafter: {:#?}",
+        differ
+            .iter()
+            .map(|name| &strimzi_install[*name])
+            .collect::<Vec<_>>(),
+        differ.iter().map(|name| now.get(*name)).collect::<Vec<_>>(),
+    );
+    assert_eq!(
+        node_pods(&client, &namespace, CLUSTER).await,
+        pods_before,
+        "the way back replaced or restarted a Kafka node pod"
+    );
+    eventually("producing after the way back", || {
+        plain.produce("after", 10, "back")
+    })
+    .await;
+    let read = eventually("consuming after the way back", || {
+        plain.consume("after", 10)
+    })
+    .await;
+    assert_eq!(sorted(read), records("back", 10));
+
+    // Strimzi's uninstall: the topic first, while the entity operator (ours until Strimzi's
+    // operator runs again) removes its finalizer, then the install files and the namespace.
+    shell.run(
+        "Strimzi's uninstall",
+        &format!(
+            "kubectl -n {namespace} delete kafkatopic --all --timeout=5m\n\
+             kubectl delete -f {STRIMZI_FILES} -n {namespace} --timeout=5m\n\
+             kubectl delete namespace {namespace} --timeout=5m\n"
+        ),
+    );
+    println!(
+        "figure: the migration, Strimzi's install to its uninstall, in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Runs the page's blocks of `section` in order.
+fn run_blocks(shell: &UserShell, section: &str, blocks: &[String]) {
+    let started = Instant::now();
+    for (number, block) in blocks.iter().enumerate() {
+        let run = shell.run(&format!("{PAGE}, {section:?}, block {}", number + 1), block);
+        println!(
+            "figure: {section:?} block {} ran in {:.1}s",
+            number + 1,
+            run.took.as_secs_f64()
+        );
+    }
+    println!(
+        "figure: {section:?} in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The names of the `*.strimzi.io` CRDs.
+async fn strimzi_crds(crds: &Api<CustomResourceDefinition>) -> Vec<String> {
+    crds.list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .filter(|name| name.ends_with(".strimzi.io"))
+        .collect()
+}
+
+/// Copies the files of the folder `from` into a new folder `to`.
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// Every object of the install files in `dir` as the API server has it now, by kind and
+/// name, without what changes on every write (resource version, generation, field
+/// managers, a Deployment's revision) and without status.
+async fn install_objects(client: &Client, namespace: &str, dir: &Path) -> BTreeMap<String, Value> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    paths.sort();
+    let mut objects = BTreeMap::new();
+    for path in paths {
+        for document in documents(&path) {
+            let (object, api) = dynamic(client, namespace, &document);
+            let name = object.name_any();
+            let mut now = serde_json::to_value(api.get(&name).await.unwrap()).unwrap();
+            now.as_object_mut().unwrap().remove("status");
+            let metadata = now["metadata"].as_object_mut().unwrap();
+            for key in ["resourceVersion", "generation", "managedFields"] {
+                metadata.remove(key);
+            }
+            if let Some(annotations) = metadata
+                .get_mut("annotations")
+                .and_then(Value::as_object_mut)
+            {
+                annotations.remove("deployment.kubernetes.io/revision");
+                if annotations.is_empty() {
+                    metadata.remove("annotations");
+                }
+            }
+            objects.insert(
+                format!("{} {name}", document["kind"].as_str().unwrap()),
+                now,
+            );
+        }
+    }
+    objects
+}
+
+/// The image of an operator Deployment's container.
+fn operator_image(deployment: &Deployment) -> String {
+    deployment
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.template.spec.as_ref())
+        .and_then(|spec| spec.containers[0].image.clone())
+        .unwrap_or_default()
+}
+
+/// The API of one of Strimzi's kinds in `namespace`.
+fn custom(client: &Client, namespace: &str, kind: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "kafka.strimzi.io",
+            "v1",
+            kind,
+        )),
+    )
+}
+
+/// A KafkaTopic for the topic written before and a SCRAM-SHA-512 KafkaUser, with the status,
+/// finalizer and Secret that Strimzi's topic and user operators gave them, then each edited
+/// (generation 2) while no operator ran.
+async fn strimzis_topic_and_user_edited_since(client: &Client, namespace: &str) {
+    let labels = json!({"strimzi.io/cluster": CLUSTER});
+    let ready = json!([{
+        "type": "Ready",
+        "status": "True",
+        "lastTransitionTime": "2026-11-01T10:00:00.000000000Z",
+    }]);
+    let objects = [
+        (
+            "KafkaTopic",
+            TOPIC,
+            json!({"metadata": {"finalizers": ["strimzi.io/topic-operator"]}, "spec": {}}),
+            json!({"conditions": ready, "observedGeneration": 1, "topicName": TOPIC}),
+            json!({"spec": {"config": {"retention.ms": 86_400_000}}}),
+        ),
+        (
+            "KafkaUser",
+            USER,
+            json!({"spec": {"authentication": {"type": "scram-sha-512"}}}),
+            json!({"conditions": ready, "observedGeneration": 1, "username": USER, "secret": USER}),
+            json!({"spec": {"quotas": {"producerByteRate": 1_048_576}}}),
+        ),
+    ];
+    let params = PatchParams::apply(STRIMZI_MANAGER);
+    for (kind, name, mut document, status, edit) in objects {
+        document["apiVersion"] = json!("kafka.strimzi.io/v1");
+        document["kind"] = json!(kind);
+        document["metadata"]["name"] = json!(name);
+        document["metadata"]["labels"] = labels.clone();
+        let api = custom(client, namespace, kind);
+        let created = api
+            .patch(name, &params, &Patch::Apply(&document))
+            .await
+            .unwrap();
+        api.patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .unwrap();
+        if kind == "KafkaUser" {
+            let jaas = format!(
+                "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"{USER}\" password=\"{PASSWORD}\";"
+            );
+            let secret = Secret {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(USER.to_owned()),
+                    labels: Some(
+                        [
+                            ("app.kubernetes.io/instance", USER),
+                            ("app.kubernetes.io/managed-by", "strimzi-user-operator"),
+                            ("app.kubernetes.io/name", "strimzi-user-operator"),
+                            ("app.kubernetes.io/part-of", "strimzi-strimzi-user"),
+                            ("strimzi.io/cluster", CLUSTER),
+                            ("strimzi.io/kind", "KafkaUser"),
+                        ]
+                        .into_iter()
+                        .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                        .collect(),
+                    ),
+                    owner_references: Some(vec![
+                        k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                            api_version: "kafka.strimzi.io/v1".to_owned(),
+                            kind: kind.to_owned(),
+                            name: name.to_owned(),
+                            uid: created.uid().unwrap(),
+                            controller: Some(true),
+                            block_owner_deletion: Some(false),
+                        },
+                    ]),
+                    ..Default::default()
+                },
+                data: Some(
+                    [
+                        ("password", PASSWORD.to_owned()),
+                        ("sasl.jaas.config", jaas),
+                    ]
+                    .into_iter()
+                    .map(|(key, value)| (key.to_owned(), ByteString(value.into_bytes())))
+                    .collect(),
+                ),
+                ..Default::default()
+            };
+            Api::<Secret>::namespaced(client.clone(), namespace)
+                .create(
+                    &kube::api::PostParams {
+                        field_manager: Some(STRIMZI_MANAGER.to_owned()),
+                        ..Default::default()
+                    },
+                    &secret,
+                )
+                .await
+                .unwrap();
+        }
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&edit))
+            .await
+            .unwrap();
+    }
+}
