@@ -1,6 +1,9 @@
 //! The operators installed the way a user installs them, on the real-node test environment.
 //!
-//! First the README's "Install on your cluster" section, every shell block run exactly as
+//! First a cluster that Strimzi's operator made moves to ours and back as the user guide's
+//! migration page says ([`migration`]).
+//!
+//! Then the README's "Install on your cluster" section, every shell block run exactly as
 //! written with `bash`, in order, in a folder of the release's files (`deploy/release.sh` with
 //! the operator image the environment built): the image imported with `ctr` into the node's
 //! containerd, the single-file manifest applied, Strimzi's `kafka-single-node.yaml` Ready, a
