@@ -17,8 +17,8 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
+use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
-use kube::{Client, ResourceExt};
 use serde_json::json;
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::layout::free_port;
