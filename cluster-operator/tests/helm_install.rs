@@ -18,9 +18,7 @@ use strimzi_tests::command_line::run_ok;
 use strimzi_tests::control_plane::binary;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::{Provision, provision};
-use support::real_nodes::{
-    all_pods_ready, binaries, bootstrap, eventually, is_ready, records, sorted,
-};
+use support::real_nodes::{all_pods_ready, binaries, bootstrap, eventually, is_ready, round_trip};
 use support::{apply, ready};
 
 #[tokio::test]
@@ -102,9 +100,7 @@ async fn the_helm_chart_installs_an_operator_that_watches_two_namespaces() {
         network,
         &bootstrap(&kafka, "plain"),
     );
-    eventually("producing", || plain.produce("charted", 3, "charted")).await;
-    let read = eventually("consuming", || plain.consume("charted", 3)).await;
-    assert_eq!(sorted(read), records("charted", 3));
+    round_trip(&plain, "charted", 3, "charted", "the plain listener").await;
 
     let logs = pods
         .logs(&operator[0].name_any(), &LogParams::default())

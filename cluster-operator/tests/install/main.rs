@@ -51,7 +51,7 @@ use strimzi_tests::reference::{reference_examples_dir, workspace_root};
 use strimzi_tests::resources::{CustomResources, eventually_ok};
 use support::real_nodes::{
     POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, process_named, records,
-    sorted,
+    round_trip, sorted,
 };
 use support::{apply, apply_as, documents, ready};
 
@@ -295,12 +295,14 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
     );
     let client_binary = binaries().join("strimzi-kafka-client");
     let plain = ClusterClient::new(&client_binary, network, &bootstrap(&kafka, "plain"));
-    eventually("producing through my-cluster-kafka-bootstrap", || {
-        plain.produce("installed", 5, "installed")
-    })
+    round_trip(
+        &plain,
+        "installed",
+        5,
+        "installed",
+        "my-cluster-kafka-bootstrap",
+    )
     .await;
-    let read = eventually("consuming", || plain.consume("installed", 5)).await;
-    assert_eq!(sorted(read), records("installed", 5));
     // The bridge ran with the bundle's permissions, under restricted Pod Security.
     let bridges = CustomResources::of::<strimzi_api::bridge::KafkaBridge>(&client, &ns);
     ready_or_explain(
@@ -438,15 +440,7 @@ async fn the_install_bundles_run_our_operators_as_pods_with_least_privilege_unde
         network,
         &format!("{}:{node_port}", network.node_ip(0)),
     );
-    eventually("producing through the node port", || {
-        external.produce("outside", 3, "outside")
-    })
-    .await;
-    let read = eventually("consuming through the node port", || {
-        external.consume("outside", 3)
-    })
-    .await;
-    assert_eq!(sorted(read), records("outside", 3));
+    round_trip(&external, "outside", 3, "outside", "the node port").await;
     assert_eq!(
         eventually("reading broker.rack", || external
             .broker_config(0, "broker.rack"))

@@ -36,7 +36,9 @@ use strimzi_tests::reference::{reference_dir, workspace_root};
 use strimzi_tests::resources::eventually_ok;
 
 use super::UserShell;
-use crate::support::real_nodes::{all_pods_ready, binaries, eventually, records, sorted};
+use crate::support::real_nodes::{
+    all_pods_ready, binaries, eventually, records, round_trip, sorted,
+};
 use crate::support::strimzi_recorded::{
     Recorded, STRIMZI_MANAGER, changed_data, node_pods, restart_events, stored_data,
 };
@@ -215,15 +217,14 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         pods_before,
         "the way back replaced or restarted a Kafka node pod"
     );
-    eventually("producing after the way back", || {
-        plain.produce("after", 10, "back")
-    })
+    round_trip(
+        &plain,
+        "after",
+        10,
+        "back",
+        "the plain listener after the way back",
+    )
     .await;
-    let read = eventually("consuming after the way back", || {
-        plain.consume("after", 10)
-    })
-    .await;
-    assert_eq!(sorted(read), records("back", 10));
 
     // Strimzi's uninstall: the topic first, while the entity operator (ours until Strimzi's
     // operator runs again) removes its finalizer, then the install files and the namespace.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use super::env;
 use crate::support::real_nodes::{
     POD_WAIT, Startup, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
-    delete_when_done, eventually, is_ready, persistent_cluster, records, sorted,
+    delete_when_done, eventually, is_ready, persistent_cluster, records, round_trip, sorted,
     stop_and_check_nothing_lost, topic_ready,
 };
 use crate::support::rolls::{event_notes, pod_uids, restarted_in_order, watch_roll};
@@ -163,39 +163,15 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_survives_a_broker_pod
     let plain = ClusterClient::new(&kafka_client, network, &plain_bootstrap);
     let cluster_ca = cluster_ca_file(&client, &ns, CLUSTER).await;
     let tls = ClusterClient::new(&kafka_client, network, &tls_bootstrap).tls(&cluster_ca);
-    eventually("producing on the plain listener", || {
-        plain.produce("plain-records", 5, "plain")
-    })
-    .await;
-    let read = eventually("consuming on the plain listener", || {
-        plain.consume("plain-records", 5)
-    })
-    .await;
-    assert_eq!(sorted(read), records("plain", 5));
-    eventually("producing on the TLS listener", || {
-        tls.produce("tls-records", 3, "tls")
-    })
-    .await;
-    let read = eventually("consuming on the TLS listener", || {
-        tls.consume("tls-records", 3)
-    })
-    .await;
-    assert_eq!(sorted(read), records("tls", 3));
+    round_trip(&plain, "plain-records", 5, "plain", "the plain listener").await;
+    round_trip(&tls, "tls-records", 3, "tls", "the TLS listener").await;
     // Mutual TLS: a certificate of the clients CA is let in, a client without one is not.
     let (cert, key) = client_certificate(&client, &ns, CLUSTER, "mtls-user").await;
     let mtls_bootstrap = bootstrap(&kafka, "mtls");
     let mtls = ClusterClient::new(&kafka_client, network, &mtls_bootstrap)
         .tls(&cluster_ca)
         .certificate(&cert, &key);
-    eventually("producing on the mutual-TLS listener", || {
-        mtls.produce("mtls-records", 2, "mtls")
-    })
-    .await;
-    let read = eventually("consuming on the mutual-TLS listener", || {
-        mtls.consume("mtls-records", 2)
-    })
-    .await;
-    assert_eq!(sorted(read), records("mtls", 2));
+    round_trip(&mtls, "mtls-records", 2, "mtls", "the mutual-TLS listener").await;
     let anonymous = ClusterClient::new(&kafka_client, network, &mtls_bootstrap)
         .tls(&cluster_ca)
         .timeout(10);

@@ -243,6 +243,31 @@ pub fn records(prefix: &str, count: usize) -> Vec<String> {
     sorted((0..count).map(|n| format!("{prefix}-{n}")).collect())
 }
 
+/// Produces `count` records `<prefix>-<n>` to `topic` with `client`, reads them back and
+/// checks that they are those records; `through` names the way in for a failure (a listener,
+/// a Service). Each call is retried as [`eventually`] does.
+pub async fn round_trip(
+    client: &strimzi_tests::clients::ClusterClient,
+    topic: &str,
+    count: usize,
+    prefix: &str,
+    through: &str,
+) {
+    eventually(&format!("producing through {through}"), || {
+        client.produce(topic, count, prefix)
+    })
+    .await;
+    let read = eventually(&format!("consuming through {through}"), || {
+        client.consume(topic, count)
+    })
+    .await;
+    assert_eq!(
+        sorted(read),
+        records(prefix, count),
+        "read through {through}"
+    );
+}
+
 /// Records of several partitions arrive in no fixed order: compare them sorted.
 pub fn sorted(mut values: Vec<String>) -> Vec<String> {
     values.sort();
