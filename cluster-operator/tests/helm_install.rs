@@ -18,7 +18,7 @@ use strimzi_tests::command_line::run_ok;
 use strimzi_tests::control_plane::binary;
 use strimzi_tests::environment::TestEnv;
 use strimzi_tests::layout::{Provision, provision};
-use support::real_nodes::{all_pods_ready, binaries, bootstrap, eventually, is_ready, round_trip};
+use support::real_nodes::{all_pods_ready, binaries, bootstrap, is_ready, round_trip};
 use support::{apply, ready};
 
 #[tokio::test]

@@ -50,8 +50,7 @@ use strimzi_tests::nodes::images_dir;
 use strimzi_tests::reference::{reference_examples_dir, workspace_root};
 use strimzi_tests::resources::{CustomResources, eventually_ok};
 use support::real_nodes::{
-    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, process_named, records,
-    round_trip, sorted,
+    POD_WAIT, all_pods_ready, binaries, bootstrap, eventually, is_ready, process_named, round_trip,
 };
 use support::{apply, apply_as, documents, ready};
 
