@@ -23,6 +23,7 @@ mod bridge;
 mod connect;
 mod cruise_control;
 mod entity_operator;
+mod examples;
 mod mirror_maker2;
 mod real_kafka;
 mod rolling;
