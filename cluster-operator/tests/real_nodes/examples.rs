@@ -14,16 +14,20 @@
 
 use std::time::Instant;
 
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use kube::{Client, ResourceExt};
+
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_api::topic::KafkaTopic;
 use strimzi_api::user::KafkaUser;
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::reference::own_examples_dir;
-use strimzi_tests::resources::CustomResources;
+use strimzi_tests::resources::{CustomResources, eventually_ok};
 
 use super::env;
 use crate::support::real_nodes::{
-    binaries, cluster_ca_file, delete_when_done, eventually, secret_file,
+    POD_WAIT, binaries, cluster_ca_file, delete_when_done, eventually, secret_file,
 };
 use crate::support::{apply, documents, ready};
 
@@ -65,13 +69,22 @@ async fn our_examples_for_applications_reach_ready_as_written() {
     let bridges = CustomResources::of::<KafkaBridge>(&client, &ns);
     let mut waited = 0;
     for (kind, name) in &applied {
-        match kind.as_str() {
-            "KafkaTopic" => topics.wait_ready(name).await,
-            "KafkaUser" => users.wait_ready(name).await,
-            "KafkaBridge" => bridges.wait_ready(name).await,
+        let resources = match kind.as_str() {
+            "KafkaTopic" => &topics,
+            "KafkaUser" => &users,
+            "KafkaBridge" => &bridges,
             "Kafka" | "KafkaNodePool" | "Secret" => continue,
             other => panic!("{other} {name}: an example of a kind this test does not wait for"),
-        }
+        };
+        // Pods start on the one node one after the other: as long as any pod may take.
+        eventually_ok(&format!("{kind} {name} Ready"), POD_WAIT, || async {
+            if resources.is_ready(name).await {
+                Ok(())
+            } else {
+                Err((resources.status(name).await, pod_states(&client, &ns).await))
+            }
+        })
+        .await;
         waited += 1;
     }
     assert!(waited >= 8, "topics, users and a bridge: {applied:?}");
@@ -96,4 +109,40 @@ async fn our_examples_for_applications_reach_ready_as_written() {
         writer.produce("orders", 3, "inventory")
     })
     .await;
+}
+
+/// Each pod of `ns` by name: its phase and its containers' waiting or terminated reasons.
+async fn pod_states(client: &Client, ns: &str) -> Vec<String> {
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .map(|pods| pods.items)
+        .unwrap_or_default()
+        .iter()
+        .map(|pod| {
+            let status = pod.status.clone().unwrap_or_default();
+            let reasons: Vec<String> = status
+                .container_statuses
+                .iter()
+                .flatten()
+                .map(|container| {
+                    let state = container.state.clone().unwrap_or_default();
+                    let why = state
+                        .waiting
+                        .and_then(|waiting| waiting.reason)
+                        .or_else(|| state.terminated.and_then(|terminated| terminated.reason))
+                        .unwrap_or_else(|| format!("ready: {}", container.ready));
+                    format!(
+                        "{}: {why} (restarts {})",
+                        container.name, container.restart_count
+                    )
+                })
+                .collect();
+            format!(
+                "{} {} {reasons:?}",
+                pod.name_any(),
+                status.phase.unwrap_or_default()
+            )
+        })
+        .collect()
 }
