@@ -31,13 +31,44 @@ pub async fn read_secrets(
             .get(name)
             .await
             .map_err(|error| format!("reading Secret {namespace}/{name}: {error}"))?;
-        let mut data = BTreeMap::new();
-        for (key, value) in secret.data.unwrap_or_default() {
-            let text = String::from_utf8(value.0)
-                .map_err(|_| format!("Secret {namespace}/{name}: key {key} is not UTF-8 text"))?;
-            data.insert(key, text);
-        }
+        let data = text_values(secret.data.unwrap_or_default());
         secrets.insert((namespace.clone(), name.clone()), data);
     }
     Ok(secrets)
+}
+
+/// The values of a Secret's `data` that are text, by key. The others (a user Secret's
+/// `user.p12` store, say) are left out: a placeholder naming one finds no such key, which
+/// the resolution reports, while the text keys of the same Secret stay usable.
+fn text_values(data: BTreeMap<String, k8s_openapi::ByteString>) -> BTreeMap<String, String> {
+    data.into_iter()
+        .filter_map(|(key, value)| Some((key, String::from_utf8(value.0).ok()?)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::ByteString;
+
+    #[test]
+    fn a_binary_value_is_left_out_and_the_text_ones_are_kept() {
+        let data = BTreeMap::from([
+            (
+                "user.crt".to_owned(),
+                ByteString(b"-----BEGIN CERTIFICATE-----".to_vec()),
+            ),
+            (
+                "user.p12".to_owned(),
+                ByteString(vec![0x30, 0x82, 0xff, 0xfe]),
+            ),
+        ]);
+        assert_eq!(
+            text_values(data),
+            BTreeMap::from([(
+                "user.crt".to_owned(),
+                "-----BEGIN CERTIFICATE-----".to_owned()
+            )])
+        );
+    }
 }
