@@ -101,7 +101,7 @@ pub fn controller(
         config.clone(),
         kafka.clone(),
         secrets.clone(),
-        CaSecrets { cert, key },
+        CaSecrets::new(cert, key),
         users.iter().map(|(store, _)| store.clone()).collect(),
     );
     let mut secret_selector = runtime.config().custom_resource_selector.clone();

@@ -13,6 +13,7 @@ use strimzi_api::user::{KafkaUser, KafkaUserStatus};
 use strimzi_certificate_manager::leaf::IssueReason;
 use strimzi_operator_common::apply::Applied;
 use strimzi_operator_common::blocking::CpuPool;
+use strimzi_operator_common::cache::{Filled, filled};
 use strimzi_operator_common::controller::{Reconciled, Reconciler};
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::ownership::{self, Claim};
@@ -30,18 +31,35 @@ use crate::model::{self, Credentials, DesiredUser};
 /// The cached clients CA Secrets (certificate and key), each watched by name.
 #[derive(Clone)]
 pub struct CaSecrets {
-    /// The certificate Secret.
-    pub cert: Store<Secret>,
-    /// The key Secret.
-    pub key: Store<Secret>,
+    cert: Store<Secret>,
+    key: Store<Secret>,
+    /// Resolve once the caches are filled: one shared future per store, as every user of a
+    /// first reconciliation waits on them at once (kube-runtime's `wait_until_ready` wakes
+    /// only the last of several waiters).
+    cert_filled: Filled,
+    key_filled: Filled,
 }
 
 impl CaSecrets {
+    /// The caches of the certificate Secret and of the key Secret.
+    pub fn new(cert: Store<Secret>, key: Store<Secret>) -> Self {
+        CaSecrets {
+            cert_filled: filled(&cert),
+            key_filled: filled(&key),
+            cert,
+            key,
+        }
+    }
+
     /// Both Secrets as cached, once both caches are filled.
     async fn read(&self) -> Result<(Option<Arc<Secret>>, Option<Arc<Secret>>), UserError> {
-        let waiting = |_| UserError::Internal("the clients CA cache stopped".to_owned());
-        self.cert.wait_until_ready().await.map_err(waiting)?;
-        self.key.wait_until_ready().await.map_err(waiting)?;
+        let (cert_filled, key_filled) =
+            futures::join!(self.cert_filled.clone(), self.key_filled.clone());
+        if !(cert_filled && key_filled) {
+            return Err(UserError::Internal(
+                "the clients CA cache stopped".to_owned(),
+            ));
+        }
         let first = |store: &Store<Secret>| store.state().into_iter().next();
         Ok((first(&self.cert), first(&self.key)))
     }
@@ -354,6 +372,33 @@ mod tests {
 
     fn condition(r#type: &str, reason: Option<&str>) -> serde_json::Value {
         json!({"type": r#type, "status": "True", "reason": reason})
+    }
+
+    #[tokio::test]
+    async fn every_reconciliation_waiting_for_the_ca_caches_goes_on_once_they_are_filled() {
+        use kube::runtime::{reflector, watcher};
+        let (cert, mut cert_writer) = reflector::store::<Secret>();
+        let (key, mut key_writer) = reflector::store::<Secret>();
+        let ca = CaSecrets::new(cert, key);
+        // As many users' first reconciliations as start together.
+        let waiting: Vec<_> = (0..4)
+            .map(|_| {
+                let ca = ca.clone();
+                tokio::spawn(async move { ca.read().await.map(|_| ()) })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        for writer in [&mut cert_writer, &mut key_writer] {
+            writer.apply_watcher_event(&watcher::Event::Init);
+            writer.apply_watcher_event(&watcher::Event::InitDone);
+        }
+        for read in waiting {
+            tokio::time::timeout(std::time::Duration::from_secs(5), read)
+                .await
+                .expect("a reconciliation still waits for filled caches")
+                .unwrap()
+                .unwrap();
+        }
     }
 
     #[test]
