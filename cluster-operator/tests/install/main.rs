@@ -184,16 +184,7 @@ async fn the_readme_install_section_runs_as_written(shell: &UserShell) {
             .unwrap()
             .is_none()
     );
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let left: Vec<String> = crds
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(ResourceExt::name_any)
-        .filter(|name| name.ends_with(".strimzi.io"))
-        .collect();
+    let left = migration::strimzi_crds(&Api::all(client.clone())).await;
     assert!(left.is_empty(), "CRDs left after the uninstall: {left:?}");
     let roles: Api<ClusterRole> = Api::all(client.clone());
     let left: Vec<String> = roles

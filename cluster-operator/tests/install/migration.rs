@@ -260,7 +260,7 @@ fn run_blocks(shell: &UserShell, section: &str, blocks: &[String]) {
 }
 
 /// The names of the `*.strimzi.io` CRDs.
-async fn strimzi_crds(crds: &Api<CustomResourceDefinition>) -> Vec<String> {
+pub async fn strimzi_crds(crds: &Api<CustomResourceDefinition>) -> Vec<String> {
     crds.list(&ListParams::default())
         .await
         .unwrap()
