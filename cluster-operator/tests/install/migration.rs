@@ -137,14 +137,28 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         .unwrap();
     let image = operator_image(&operator);
     assert!(image.contains("strimzi-rs"), "not our operator: {image}");
-    // What the page tells users to look for in our operator's log.
-    let log = super::pod_logs(&client, &namespace, "name=strimzi-cluster-operator").await;
-    assert!(
-        log.lines().any(|line| line.contains("reconciled")
-            && line.contains("kind=Kafka")
-            && line.contains(&format!("name={CLUSTER}"))),
-        "no `reconciled` line for Kafka {CLUSTER} in our operator's log:\n{log}"
-    );
+    // What the page tells users to look for in our operator's log (written just after the
+    // status that `kubectl wait` saw).
+    let named = format!("name=\"{CLUSTER}\"");
+    eventually_ok(
+        "a `reconciled` line for the Kafka in our operator's log",
+        WAIT,
+        || {
+            let (client, namespace, named) = (&client, &namespace, &named);
+            async move {
+                let log = super::pod_logs(client, namespace, "name=strimzi-cluster-operator").await;
+                log.lines()
+                    .any(|line| {
+                        line.contains("reconciled")
+                            && line.contains("kind=Kafka ")
+                            && line.contains(named)
+                    })
+                    .then_some(())
+                    .ok_or(log)
+            }
+        },
+    )
+    .await;
     assert_eq!(
         node_pods(&client, &namespace, CLUSTER).await,
         pods_before,
