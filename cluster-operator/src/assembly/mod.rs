@@ -82,7 +82,7 @@ use serde::de::DeserializeOwned;
 use strimzi_api::common::Condition;
 use strimzi_api::kafka::{Kafka, KafkaAutoRebalanceStatus, KafkaStatus};
 use strimzi_api::labels;
-use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_api::node_pool::{KafkaNodePool, ProcessRole};
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_certificate_manager::leaf;
@@ -373,10 +373,11 @@ impl Reconciler for KafkaAssembly {
             .filter(|pool| pool.labels().get(labels::CLUSTER) == Some(&kafka.name_any()))
             .map(|pool| (*pool).clone())
             .collect();
-        if pools.is_empty() {
-            // The cache may not have seen the pools of a Kafka created with them yet (applied
-            // together, the Kafka first): asked of the API server before the Kafka is
-            // refused for having none, which a new cluster must not flash.
+        if !has_controllers_and_brokers(&pools) {
+            // The cache may not have seen (all) the pools of a Kafka created with them yet
+            // (applied together, the Kafka first, or its pools' events still on the way):
+            // asked of the API server before the Kafka is refused for lacking nodes of a
+            // role, which a new cluster must not flash.
             let api: Api<KafkaNodePool> = self.runtime.api(Some(&namespace));
             let selector = format!("{}={}", labels::CLUSTER, kafka.name_any());
             pools = api
@@ -835,10 +836,51 @@ impl Reconciliation<'_> {
 /// Field manager of the first write of the cluster ID.
 const CLUSTER_ID_FIELD_MANAGER: &str = "strimzi-cluster-operator-cluster-id";
 
+/// Whether `pools` have nodes of both KRaft roles, as a valid cluster's pools do.
+fn has_controllers_and_brokers(pools: &[KafkaNodePool]) -> bool {
+    [ProcessRole::Controller, ProcessRole::Broker]
+        .into_iter()
+        .all(|role| {
+            pools
+                .iter()
+                .any(|pool| pool.spec.has_role(role) && pool.spec.replicas > 0)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    fn pool(roles: &[&str], replicas: i32) -> KafkaNodePool {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePool",
+            "metadata": {"name": "pool", "labels": {"strimzi.io/cluster": "c"}},
+            "spec": {"replicas": replicas, "roles": roles,
+                     "storage": {"type": "ephemeral"}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn pools_seen_before_all_arrived_are_asked_of_the_api_server() {
+        // Each of these makes the cached view be checked against the API server.
+        assert!(!has_controllers_and_brokers(&[]));
+        assert!(!has_controllers_and_brokers(&[pool(&["controller"], 3)]));
+        assert!(!has_controllers_and_brokers(&[
+            pool(&["controller"], 3),
+            pool(&["broker"], 0)
+        ]));
+        // A complete set is taken from the cache.
+        assert!(has_controllers_and_brokers(&[
+            pool(&["controller"], 3),
+            pool(&["broker"], 3)
+        ]));
+        assert!(has_controllers_and_brokers(&[pool(
+            &["controller", "broker"],
+            1
+        )]));
+    }
 
     #[test]
     fn listeners_without_addresses_are_awaited_briefly() {
