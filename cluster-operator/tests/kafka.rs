@@ -8,6 +8,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
@@ -321,10 +322,10 @@ async fn every_kafka_example_reaches_ready_with_the_expected_objects() {
     // A few at a time: each example waits up to `WAIT` for its own cluster, and twenty
     // clusters' CA keys at once (on the cores the real-node lane also uses) kept the last
     // ones waiting longer than that.
-    let mut outcomes: Vec<String> = futures::StreamExt::collect(
-        futures::StreamExt::buffer_unordered(futures::stream::iter(runs), EXAMPLES_AT_ONCE),
-    )
-    .await;
+    let mut outcomes: Vec<String> = futures::stream::iter(runs)
+        .buffer_unordered(EXAMPLES_AT_ONCE)
+        .collect()
+        .await;
     outcomes.sort();
     for outcome in outcomes {
         println!("{outcome}");

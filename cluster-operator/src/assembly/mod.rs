@@ -840,11 +840,7 @@ const CLUSTER_ID_FIELD_MANAGER: &str = "strimzi-cluster-operator-cluster-id";
 fn has_controllers_and_brokers(pools: &[KafkaNodePool]) -> bool {
     [ProcessRole::Controller, ProcessRole::Broker]
         .into_iter()
-        .all(|role| {
-            pools
-                .iter()
-                .any(|pool| pool.spec.has_role(role) && pool.spec.replicas > 0)
-        })
+        .all(|role| crate::model::nodes::resolve::has_nodes_with(pools, role))
 }
 
 #[cfg(test)]

@@ -30,10 +30,12 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
+use strimzi_api::topic::KafkaTopic;
+use strimzi_api::user::KafkaUser;
 use strimzi_tests::clients::ClusterClient;
 use strimzi_tests::docs::shell_blocks;
 use strimzi_tests::reference::{reference_dir, workspace_root};
-use strimzi_tests::resources::eventually_ok;
+use strimzi_tests::resources::{CustomResources, eventually_ok};
 
 use super::UserShell;
 use crate::support::real_nodes::{
@@ -181,23 +183,18 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         "{:#?}",
         kafka.status
     );
-    for kind in ["KafkaTopic", "KafkaUser"] {
-        let name = if kind == "KafkaTopic" { TOPIC } else { USER };
+    // Ready for their current generation, 2: the edit made while no operator ran.
+    let topics = CustomResources::of::<KafkaTopic>(&client, &namespace);
+    let users = CustomResources::of::<KafkaUser>(&client, &namespace);
+    for (kind, resources, name) in [("KafkaTopic", &topics, TOPIC), ("KafkaUser", &users, USER)] {
         eventually_ok(
             &format!("our operators taking the {kind}'s edit"),
             WAIT,
-            || {
-                let api = custom(&client, &namespace, kind);
-                async move {
-                    let object = api.get(name).await.map_err(|error| error.to_string())?;
-                    let status = &object.data["status"];
-                    let ready = status["conditions"].as_array().is_some_and(|all| {
-                        all.iter()
-                            .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                    });
-                    (ready && status["observedGeneration"] == json!(2))
-                        .then_some(())
-                        .ok_or_else(|| format!("{status}"))
+            || async {
+                if resources.is_ready(name).await {
+                    Ok(())
+                } else {
+                    Err(resources.status(name).await)
                 }
             },
         )

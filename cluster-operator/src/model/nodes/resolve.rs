@@ -86,6 +86,14 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
     })
 }
 
+/// Whether any of `pools` has nodes (at least one replica) with `role`: a KRaft cluster
+/// needs controllers and brokers.
+pub(crate) fn has_nodes_with(pools: &[KafkaNodePool], role: ProcessRole) -> bool {
+    pools
+        .iter()
+        .any(|pool| pool.spec.has_role(role) && pool.spec.replicas > 0)
+}
+
 /// Checks what a KRaft cluster needs from its pools: at least one, each with a role, valid
 /// storage, and nodes with the controller and broker roles.
 fn validate_pools(cluster: &str, pools: &[KafkaNodePool]) -> Result<(), ModelError> {
@@ -104,13 +112,8 @@ fn validate_pools(cluster: &str, pools: &[KafkaNodePool]) -> Result<(), ModelErr
         }
         validate_storage(pool_name, &pool.spec.storage)?;
     }
-    let has_nodes_with = |role: ProcessRole| {
-        pools
-            .iter()
-            .any(|pool| pool.spec.has_role(role) && pool.spec.replicas > 0)
-    };
     for role in [ProcessRole::Controller, ProcessRole::Broker] {
-        if !has_nodes_with(role) {
+        if !has_nodes_with(pools, role) {
             return Err(ModelError::InvalidNodePools(format!(
                 "At least one KafkaNodePool with the {role} role and at least one replica is \
                  required when KRaft mode is enabled"
