@@ -6,15 +6,21 @@
 //! then `kubectl create -f`), its operator scaled to zero since its image cannot run here.
 //! The cluster is the one Strimzi's operator made for `kafka-ephemeral.yaml` (the recorded
 //! objects, created again as that operator created them), with a KafkaTopic and a SCRAM
-//! KafkaUser (and the user's Secret) as Strimzi's topic and user operators left them, each
-//! edited since, while no operator ran.
+//! KafkaUser (and the user's Secret) as Strimzi's topic and user operators left them, and a
+//! KafkaConnect with a KafkaConnector, a KafkaMirrorMaker2, a KafkaBridge and a KafkaRebalance
+//! with the statuses Strimzi's operator writes, each edited since, while no operator ran.
+//! No recording has the pods Strimzi's operator makes for Connect, MirrorMaker 2 or the
+//! bridge, so there are none: ours creates them.
 //!
 //! After the switch: no Kafka node pod was replaced or restarted, no Secret or ConfigMap
 //! changed (the user's password is Strimzi's), our operator runs from our image, the Kafka is
-//! Ready with none of Strimzi's conditions left, our topic and user operators have taken the
-//! edits, and the records written before are read back. After the way back: Strimzi's install
-//! objects (CRDs, ClusterRoles, bindings, the ServiceAccount, the ConfigMap, the Deployment)
-//! are as `kubectl create` made them, identity included, and the Kafka still serves clients.
+//! Ready with none of Strimzi's conditions left, our operators have taken every edit (the
+//! components' pods carry theirs, the rebalance is refused for the same reason as before, for
+//! its new generation), the records written before are read back, and MirrorMaker 2 has
+//! mirrored them. After the way back: Strimzi's install objects (CRDs, ClusterRoles,
+//! bindings, the ServiceAccount, the ConfigMap, the Deployment) are as `kubectl create` made
+//! them, identity included, no component's pod was replaced, and the Kafka still serves
+//! clients.
 //! Then Strimzi's uninstall, so that the scenarios after this one start from a cluster with
 //! no operator installed.
 
@@ -24,12 +30,17 @@ use std::time::Instant;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
+use strimzi_api::bridge::KafkaBridge;
+use strimzi_api::connect::KafkaConnect;
+use strimzi_api::connector::KafkaConnector;
 use strimzi_api::kafka::Kafka;
+use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
+use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_api::topic::KafkaTopic;
 use strimzi_api::user::KafkaUser;
 use strimzi_tests::clients::ClusterClient;
@@ -38,11 +49,12 @@ use strimzi_tests::reference::{reference_dir, workspace_root};
 use strimzi_tests::resources::{CustomResources, eventually_ok};
 
 use super::UserShell;
+use crate::support::fast_start::{fast_start_jvm, http_readiness_probe};
 use crate::support::real_nodes::{
     all_pods_ready, binaries, eventually, records, round_trip, sorted,
 };
 use crate::support::strimzi_recorded::{
-    Recorded, STRIMZI_MANAGER, changed_data, node_pods, restart_events, stored_data,
+    Recorded, STRIMZI_MANAGER, changed_data, node_pods, pods, restart_events, stored_data,
 };
 use crate::support::{WAIT, condition, documents, dynamic};
 
@@ -59,10 +71,25 @@ const RECORDED: Recorded = Recorded("kafka-ephemeral");
 const CLUSTER: &str = "my-cluster";
 /// The topic written before the switch, and its KafkaTopic.
 const TOPIC: &str = "before";
+/// Where the KafkaMirrorMaker2 mirrors [`TOPIC`] to.
+const MIRRORED: &str = "source.before";
 /// The SCRAM user Strimzi's user operator made, and its Secret.
 const USER: &str = "strimzi-user";
 /// The password Strimzi's user operator generated (32 letters and digits, as it generates).
 const PASSWORD: &str = "StrimziGeneratedThis0123456789ab";
+/// The KafkaConnect, managed by KafkaConnectors, and its one KafkaConnector.
+const CONNECT: &str = "my-connect";
+const CONNECTOR: &str = "heartbeats";
+/// The KafkaMirrorMaker2, which mirrors [`TOPIC`] within the cluster (`source.before`).
+const MIRROR_MAKER: &str = "my-mirror-maker-2";
+/// The KafkaBridge.
+const BRIDGE: &str = "my-bridge";
+/// The KafkaRebalance, of a Kafka without Cruise Control.
+const REBALANCE: &str = "my-rebalance";
+/// The pod annotation that the edits made while no operator ran add to each component.
+const EDITED: &str = "migration.strimzi.io/edited";
+/// The kinds of the components whose pods the test follows (Kafka's are [`node_pods`]).
+const COMPONENT_PODS: &str = "strimzi.io/kind in (KafkaConnect,KafkaMirrorMaker2,KafkaBridge)";
 
 pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page_says(
     shell: &UserShell,
@@ -119,7 +146,7 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         plain.produce(TOPIC, 10, "strimzi")
     })
     .await;
-    strimzis_topic_and_user_edited_since(&client, &namespace).await;
+    strimzis_resources_edited_since(&client, &namespace).await;
     let pods_before = node_pods(&client, &namespace, CLUSTER).await;
     let mut data_before = stored_data(&client, &namespace).await;
     // The operator's own logging ConfigMap is an install object, which the switch replaces.
@@ -127,12 +154,13 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         .remove("ConfigMap strimzi-cluster-operator")
         .expect("Strimzi's install has its operator's ConfigMap");
     println!(
-        "figure: Strimzi's install and the cluster it made, with a topic and a user, in {:.1}s",
+        "figure: Strimzi's install and the cluster it made, with a topic, a user, Connect, a connector, MirrorMaker 2, a bridge and a rebalance, in {:.1}s",
         started.elapsed().as_secs_f64()
     );
 
     // The switch, as the page says.
     run_blocks(&shell, SWITCH, &switch);
+    let switched = Instant::now();
     let operator = Api::<Deployment>::namespaced(client.clone(), &namespace)
         .get("strimzi-cluster-operator")
         .await
@@ -184,11 +212,32 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         kafka.status
     );
     // Ready for their current generation, 2: the edit made while no operator ran.
-    let topics = CustomResources::of::<KafkaTopic>(&client, &namespace);
-    let users = CustomResources::of::<KafkaUser>(&client, &namespace);
-    for (kind, resources, name) in [("KafkaTopic", &topics, TOPIC), ("KafkaUser", &users, USER)] {
+    let resources = [
+        (
+            CustomResources::of::<KafkaTopic>(&client, &namespace),
+            TOPIC,
+        ),
+        (CustomResources::of::<KafkaUser>(&client, &namespace), USER),
+        (
+            CustomResources::of::<KafkaConnect>(&client, &namespace),
+            CONNECT,
+        ),
+        (
+            CustomResources::of::<KafkaConnector>(&client, &namespace),
+            CONNECTOR,
+        ),
+        (
+            CustomResources::of::<KafkaMirrorMaker2>(&client, &namespace),
+            MIRROR_MAKER,
+        ),
+        (
+            CustomResources::of::<KafkaBridge>(&client, &namespace),
+            BRIDGE,
+        ),
+    ];
+    for (resources, name) in &resources {
         eventually_ok(
-            &format!("our operators taking the {kind}'s edit"),
+            &format!("our operators taking the edit of {name}"),
             WAIT,
             || async {
                 if resources.is_ready(name).await {
@@ -200,11 +249,50 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         )
         .await;
     }
-    let read = eventually("consuming the records of before", || {
-        plain.consume(TOPIC, 10)
-    })
-    .await;
-    assert_eq!(sorted(read), records("strimzi", 10));
+    println!(
+        "figure: every topic, user, Connect, connector, MirrorMaker 2 and bridge Ready for its edit {:.1}s after the switch's blocks",
+        switched.elapsed().as_secs_f64()
+    );
+    let components = pods(&client, &namespace, COMPONENT_PODS).await;
+    assert_eq!(
+        components.len(),
+        3,
+        "one pod each of Connect, MirrorMaker 2 and the bridge: {components:?}"
+    );
+    let unedited: Vec<String> = Api::<Pod>::namespaced(client.clone(), &namespace)
+        .list(&ListParams::default().labels(COMPONENT_PODS))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|pod| !pod.annotations().contains_key(EDITED))
+        .map(ResourceExt::name_any)
+        .collect();
+    assert!(unedited.is_empty(), "pods without the edit: {unedited:?}");
+    // The same cause as under Strimzi's operator, with the same reason, for the edited spec.
+    let rebalances = CustomResources::of::<KafkaRebalance>(&client, &namespace);
+    rebalances
+        .wait_condition(
+            REBALANCE,
+            "NotReady",
+            "InvalidResourceException",
+            "does not declare spec.cruiseControl",
+        )
+        .await;
+    assert_eq!(
+        rebalances.status(REBALANCE).await["observedGeneration"],
+        json!(2),
+        "{}",
+        rebalances.status(REBALANCE).await
+    );
+    for topic in [TOPIC, MIRRORED] {
+        let read = eventually(
+            &format!("consuming the records of before from {topic}"),
+            || plain.consume(topic, 10),
+        )
+        .await;
+        assert_eq!(sorted(read), records("strimzi", 10), "{topic}");
+    }
 
     // The way back, as the page says.
     run_blocks(&shell, BACK, &back);
@@ -227,6 +315,11 @@ pub async fn a_cluster_strimzis_operator_made_moves_to_ours_and_back_as_the_page
         node_pods(&client, &namespace, CLUSTER).await,
         pods_before,
         "the way back replaced or restarted a Kafka node pod"
+    );
+    assert_eq!(
+        pods(&client, &namespace, COMPONENT_PODS).await,
+        components,
+        "the way back replaced or restarted a component's pod"
     );
     round_trip(
         &plain,
@@ -352,30 +445,163 @@ fn custom(client: &Client, namespace: &str, kind: &str) -> Api<DynamicObject> {
     )
 }
 
-/// A KafkaTopic for the topic written before and a SCRAM-SHA-512 KafkaUser, with the status,
-/// finalizer and Secret that Strimzi's topic and user operators gave them, then each edited
-/// (generation 2) while no operator ran.
-async fn strimzis_topic_and_user_edited_since(client: &Client, namespace: &str) {
-    let labels = json!({"strimzi.io/cluster": CLUSTER});
+/// The other resources of a Strimzi user, with the status (and for the user, the finalizer
+/// and Secret) that Strimzi's operators gave them, then each edited (generation 2) while no
+/// operator ran:
+/// - a KafkaTopic for the topic written before and a SCRAM-SHA-512 KafkaUser;
+/// - a KafkaConnect with a KafkaConnector, a KafkaMirrorMaker2 and a KafkaBridge, each with one
+///   worker, edited with a pod annotation ([`EDITED`]). Their pods are not there: no recording
+///   of what Strimzi's operator makes for them exists, so ours creates them;
+/// - a KafkaRebalance, which Strimzi's operator refused since the Kafka has no Cruise Control.
+async fn strimzis_resources_edited_since(client: &Client, namespace: &str) {
+    let cluster = json!({"strimzi.io/cluster": CLUSTER});
     let ready = json!([{
         "type": "Ready",
         "status": "True",
         "lastTransitionTime": "2026-11-01T10:00:00.000000000Z",
     }]);
+    let ready_status = |extra: Value| {
+        let mut status = json!({"conditions": ready, "observedGeneration": 1});
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            status[key] = value.clone();
+        }
+        status
+    };
+    let selector = |name: &str, kind: &str, component: &str| {
+        format!(
+            "strimzi.io/cluster={name},strimzi.io/name={name}-{component},strimzi.io/kind={kind}"
+        )
+    };
+    let edited_pods = json!({"spec": {"template": {"pod": {"metadata": {"annotations": {
+        EDITED: "while no operator ran",
+    }}}}}});
+    let connect_storage = json!({
+        "config.storage.replication.factor": -1,
+        "offset.storage.replication.factor": -1,
+        "status.storage.replication.factor": -1,
+        "plugin.discovery": "service_load",
+    });
+    let bootstrap = format!("{CLUSTER}-kafka-bootstrap:9092");
     let objects = [
         (
             "KafkaTopic",
             TOPIC,
-            json!({"metadata": {"finalizers": ["strimzi.io/topic-operator"]}, "spec": {}}),
-            json!({"conditions": ready, "observedGeneration": 1, "topicName": TOPIC}),
+            json!({"metadata": {"labels": cluster, "finalizers": ["strimzi.io/topic-operator"]},
+                "spec": {}}),
+            ready_status(json!({"topicName": TOPIC})),
             json!({"spec": {"config": {"retention.ms": 86_400_000}}}),
         ),
         (
             "KafkaUser",
             USER,
-            json!({"spec": {"authentication": {"type": "scram-sha-512"}}}),
-            json!({"conditions": ready, "observedGeneration": 1, "username": USER, "secret": USER}),
+            json!({"metadata": {"labels": cluster},
+                "spec": {"authentication": {"type": "scram-sha-512"}}}),
+            ready_status(json!({"username": USER, "secret": USER})),
             json!({"spec": {"quotas": {"producerByteRate": 1_048_576}}}),
+        ),
+        (
+            "KafkaConnect",
+            CONNECT,
+            json!({
+                "metadata": {"annotations": {"strimzi.io/use-connector-resources": "true"}},
+                "spec": {
+                    "replicas": 1,
+                    "bootstrapServers": bootstrap,
+                    "groupId": "my-connect-cluster",
+                    "configStorageTopic": "my-connect-configs",
+                    "statusStorageTopic": "my-connect-status",
+                    "offsetStorageTopic": "my-connect-offsets",
+                    "jvmOptions": fast_start_jvm("256m", "384m"),
+                    "readinessProbe": http_readiness_probe(),
+                    "config": connect_storage,
+                },
+            }),
+            ready_status(json!({
+                "url": format!("http://{CONNECT}-connect-api.{namespace}.svc:8083"),
+                "replicas": 1,
+                "labelSelector": selector(CONNECT, "KafkaConnect", "connect"),
+            })),
+            edited_pods.clone(),
+        ),
+        (
+            "KafkaConnector",
+            CONNECTOR,
+            json!({
+                "metadata": {"labels": {"strimzi.io/cluster": CONNECT}},
+                "spec": {
+                    "class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+                    "tasksMax": 1,
+                    "config": {
+                        "source.cluster.alias": "source",
+                        "target.cluster.alias": "target",
+                        "target.cluster.bootstrap.servers": bootstrap,
+                        "emit.heartbeats.interval.seconds": 1,
+                    },
+                },
+            }),
+            ready_status(json!({"tasksMax": 1, "topics": ["heartbeats"]})),
+            json!({"spec": {"config": {"emit.heartbeats.interval.seconds": 2}}}),
+        ),
+        (
+            "KafkaMirrorMaker2",
+            MIRROR_MAKER,
+            json!({"spec": {
+                "replicas": 1,
+                "target": {
+                    "alias": "target",
+                    "bootstrapServers": bootstrap,
+                    "groupId": "my-mirror-maker-2",
+                    "configStorageTopic": "my-mirror-maker-2-configs",
+                    "statusStorageTopic": "my-mirror-maker-2-status",
+                    "offsetStorageTopic": "my-mirror-maker-2-offsets",
+                    "config": connect_storage,
+                },
+                "mirrors": [{
+                    "source": {"alias": "source", "bootstrapServers": bootstrap},
+                    "sourceConnector": {"tasksMax": 1, "config": {
+                        "sync.topic.acls.enabled": "false",
+                    }},
+                    "topicsPattern": TOPIC,
+                    "groupsPattern": "none",
+                }],
+                "jvmOptions": fast_start_jvm("256m", "384m"),
+                "readinessProbe": http_readiness_probe(),
+            }}),
+            ready_status(json!({
+                "url": format!("http://{MIRROR_MAKER}-mirrormaker2-api.{namespace}.svc:8083"),
+                "replicas": 1,
+                "labelSelector": selector(MIRROR_MAKER, "KafkaMirrorMaker2", "mirrormaker2"),
+            })),
+            edited_pods.clone(),
+        ),
+        (
+            "KafkaBridge",
+            BRIDGE,
+            json!({"spec": {
+                "replicas": 1,
+                "bootstrapServers": bootstrap,
+                "http": {"port": 8080},
+                "readinessProbe": http_readiness_probe(),
+            }}),
+            ready_status(json!({
+                "url": format!("http://{BRIDGE}-bridge-service.{namespace}.svc:8080"),
+                "replicas": 1,
+                "labelSelector": selector(BRIDGE, "KafkaBridge", "bridge"),
+            })),
+            edited_pods,
+        ),
+        (
+            "KafkaRebalance",
+            REBALANCE,
+            json!({"metadata": {"labels": cluster}, "spec": {}}),
+            json!({"observedGeneration": 1, "conditions": [{
+                "type": "NotReady",
+                "status": "True",
+                "reason": "InvalidResourceException",
+                "message": "Kafka resource lacks 'cruiseControl' declaration : No deployed Cruise Control for doing a rebalance.",
+                "lastTransitionTime": "2026-11-01T10:00:00.000000000Z",
+            }]}),
+            json!({"spec": {"skipHardGoalCheck": true}}),
         ),
     ];
     let params = PatchParams::apply(STRIMZI_MANAGER);
@@ -383,7 +609,6 @@ async fn strimzis_topic_and_user_edited_since(client: &Client, namespace: &str) 
         document["apiVersion"] = json!("kafka.strimzi.io/v1");
         document["kind"] = json!(kind);
         document["metadata"]["name"] = json!(name);
-        document["metadata"]["labels"] = labels.clone();
         let api = custom(client, namespace, kind);
         let created = api
             .patch(name, &params, &Patch::Apply(&document))

@@ -593,12 +593,7 @@ async fn replication_factor_changes_through_cruise_control(
     apply(
         client,
         ns,
-        &json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaTopic",
-            "metadata": {"name": topic, "labels": {"strimzi.io/cluster": CLUSTER}},
-            "spec": {"partitions": 3, "replicas": 1},
-        }),
+        &crate::support::kafka_topic(topic, CLUSTER, 3, 1),
     )
     .await;
     crate::support::real_nodes::topic_ready(client, ns, topic).await;

@@ -6,7 +6,13 @@
 //! and a client with the certificate the user operator issued to `inventory-service` writes to
 //! the topic its ACLs let it write to.
 //!
-//! The other examples need something no conformant cluster has by itself (a load balancer,
+//! The development cluster (`kafka/kafka-ephemeral.yaml`) and the monitored one
+//! (`kafka/kafka-metrics.yaml`) are applied as written too, each in a test of its own: each
+//! reaches `Ready`; the first serves clients, the second's nodes serve the metrics of the
+//! example's rules and its Kafka Exporter counts the brokers.
+//!
+//! `kafka-cruise-control.yaml` and `kafka-jbod.yaml` ask for more than the test machine has
+//! (nodes of 2 and 8 cores, and a `fast-ssd` StorageClass). The other examples need something no conformant cluster has by itself (a load balancer,
 //! an ingress controller, OpenShift routes, a Gateway, a registry to push built images to,
 //! Kafka clusters outside it, an OAuth server, object storage, plugins missing from Strimzi's
 //! image): `kafka.rs` `every_kafka_example_reaches_ready_with_the_expected_objects` applies
@@ -27,9 +33,10 @@ use strimzi_tests::resources::{CustomResources, eventually_ok};
 
 use super::env;
 use crate::support::real_nodes::{
-    POD_WAIT, binaries, cluster_ca_file, delete_when_done, eventually, secret_file,
+    POD_WAIT, binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually,
+    http_get, round_trip, secret_file, topic_ready,
 };
-use crate::support::{apply, documents, ready};
+use crate::support::{apply, documents, kafka_topic, ready};
 
 /// The cluster the examples for applications belong to.
 const CLUSTER: &str = "app-cluster";
@@ -54,15 +61,7 @@ async fn our_examples_for_applications_reach_ready_as_written() {
     let _operator = super::operator_on(&ns);
 
     let started = Instant::now();
-    let mut applied = Vec::new();
-    for file in FILES {
-        for document in documents(&own_examples_dir().join(file)) {
-            apply(&client, &ns, &document).await;
-            let kind = document["kind"].as_str().unwrap().to_owned();
-            let name = document["metadata"]["name"].as_str().unwrap().to_owned();
-            applied.push((kind, name));
-        }
-    }
+    let applied = apply_examples(&client, &ns, &FILES).await;
     ready(&client, &ns, CLUSTER).await;
     let topics = CustomResources::of::<KafkaTopic>(&client, &ns);
     let users = CustomResources::of::<KafkaUser>(&client, &ns);
@@ -109,6 +108,92 @@ async fn our_examples_for_applications_reach_ready_as_written() {
         writer.produce("orders", 3, "inventory")
     })
     .await;
+}
+
+/// `examples/kafka/kafka-ephemeral.yaml` as written: `dev-cluster` reaches `Ready`, and its
+/// plain listener serves clients, on a topic made through its topic operator (the example
+/// turns topic auto-creation off).
+#[tokio::test]
+async fn the_development_cluster_example_reaches_ready_and_serves_clients_as_written() {
+    let _room = super::room_for(super::Weight::Heavy).await;
+    let env = env();
+    let client = env.client().await;
+    let ns = env.namespace("example-dev").await;
+    let _deleted = delete_when_done(env, &[&ns]);
+    let network = env.network().expect("a real-node environment");
+    let _operator = super::operator_on(&ns);
+
+    let started = Instant::now();
+    apply_examples(&client, &ns, &["kafka/kafka-ephemeral.yaml"]).await;
+    let kafka = ready(&client, &ns, "dev-cluster").await;
+    println!(
+        "figure: the development cluster example applied to Ready on a real node in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    apply(&client, &ns, &kafka_topic("checked", "dev-cluster", 3, 3)).await;
+    topic_ready(&client, &ns, "checked").await;
+    let plain = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        network,
+        &bootstrap(&kafka, "plain"),
+    );
+    round_trip(&plain, "checked", 10, "dev", "dev-cluster's plain listener").await;
+}
+
+/// `examples/kafka/kafka-metrics.yaml` as written: `observed-cluster` reaches `Ready` with its
+/// Kafka Exporter; a node's metrics endpoint gives metrics that the example's rules name, and
+/// Kafka Exporter counts the three brokers.
+#[tokio::test]
+async fn the_monitored_cluster_example_reaches_ready_with_its_metrics_as_written() {
+    let _room = super::room_for(super::Weight::Heavy).await;
+    let env = env();
+    let client = env.client().await;
+    let ns = env.namespace("example-observed").await;
+    let _deleted = delete_when_done(env, &[&ns]);
+    let network = env.network().expect("a real-node environment");
+    let _operator = super::operator_on(&ns);
+
+    let started = Instant::now();
+    apply_examples(&client, &ns, &["kafka/kafka-metrics.yaml"]).await;
+    ready(&client, &ns, "observed-cluster").await;
+    println!(
+        "figure: the monitored cluster example applied to Ready on a real node in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let node = Api::<Pod>::namespaced(client.clone(), &ns)
+        .get("observed-cluster-all-in-one-0")
+        .await
+        .unwrap();
+    let exporter = component_pod(&client, &ns, "observed-cluster-kafka-exporter").await;
+    for (pod, metric) in [
+        (&node, "kafka_server_replicamanager_partitioncount "),
+        (&exporter, "kafka_brokers 3"),
+    ] {
+        let address = pod.status.as_ref().unwrap().pod_ip.clone().unwrap();
+        eventually(&format!("{metric} from {}", pod.name_any()), || {
+            let text = http_get(network, &format!("http://{address}:9404/metrics"))?;
+            text.lines()
+                .any(|line| line.starts_with(metric))
+                .then_some(())
+                .ok_or_else(|| format!("not among {} lines", text.lines().count()))
+        })
+        .await;
+    }
+}
+
+/// Applies every document of the example `files` (under `examples/`) to `ns` in order, as
+/// `kubectl apply -f` does; the kind and name of each.
+async fn apply_examples(client: &Client, ns: &str, files: &[&str]) -> Vec<(String, String)> {
+    let mut applied = Vec::new();
+    for file in files {
+        for document in documents(&own_examples_dir().join(file)) {
+            apply(client, ns, &document).await;
+            let kind = document["kind"].as_str().unwrap().to_owned();
+            let name = document["metadata"]["name"].as_str().unwrap().to_owned();
+            applied.push((kind, name));
+        }
+    }
+    applied
 }
 
 /// Each pod of `ns` by name: its phase and its containers' waiting or terminated reasons.

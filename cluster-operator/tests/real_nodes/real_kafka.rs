@@ -24,7 +24,7 @@ use crate::support::real_nodes::{
     stop_and_check_nothing_lost, topic_ready,
 };
 use crate::support::rolls::{event_notes, pod_uids, restarted_in_order, watch_roll};
-use crate::support::{apply, merge_patch, ready, wait_for};
+use crate::support::{apply, kafka_topic, merge_patch, ready, wait_for};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, LogParams, PostParams};
 use kube::{Client, ResourceExt};
@@ -189,17 +189,7 @@ async fn a_kafka_on_real_nodes_serves_clients_makes_topics_survives_a_broker_pod
         CLUSTER,
         &plain_bootstrap,
     ));
-    apply(
-        &client,
-        &ns,
-        &json!({
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaTopic",
-            "metadata": {"name": "orders", "labels": {"strimzi.io/cluster": CLUSTER}},
-            "spec": {"partitions": 3, "replicas": 2},
-        }),
-    )
-    .await;
+    apply(&client, &ns, &kafka_topic("orders", CLUSTER, 3, 2)).await;
     topic_ready(&client, &ns, "orders").await;
     assert_eq!(
         eventually("describing topic orders", || plain.describe("orders")).await,

@@ -1,6 +1,6 @@
 //! What makes a test's Kafka nodes and Java components cheaper to start and sooner seen
 //! Ready, for the real-node tests that are not about Strimzi's defaults (`real_kafka`,
-//! `takeover` and the install programs keep Strimzi's): JVM flags for a short life, and
+//! `takeover` and the install programs keep Strimzi's for Kafka): JVM flags for a short life, and
 //! readiness probes that look more often. Liveness probes keep Strimzi's values: one tighter
 //! than a JVM's start on two loaded cores kills it again and again.
 //!

@@ -533,6 +533,16 @@ pub fn spawn_entity_operator(
     ManagedProcess::start(&spec, Lifetime::Tied).unwrap()
 }
 
+/// A KafkaTopic `name` of `cluster` with `partitions` and `replicas`.
+pub fn kafka_topic(name: &str, cluster: &str, partitions: i32, replicas: i32) -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaTopic",
+        "metadata": {"name": name, "labels": {"strimzi.io/cluster": cluster}},
+        "spec": {"partitions": partitions, "replicas": replicas},
+    })
+}
+
 /// A KafkaUser `name` of `cluster` with `spec`.
 pub fn kafka_user(name: &str, cluster: &str, spec: Value) -> Value {
     json!({

@@ -239,8 +239,18 @@ pub async fn node_pods(
     cluster: &str,
 ) -> BTreeMap<String, (String, i32)> {
     let selector = format!("strimzi.io/cluster={cluster},strimzi.io/name={cluster}-kafka");
+    pods(client, namespace, &selector).await
+}
+
+/// The pods of `namespace` that `selector` (a label selector) selects, as [`node_pods`]
+/// gives them.
+pub async fn pods(
+    client: &Client,
+    namespace: &str,
+    selector: &str,
+) -> BTreeMap<String, (String, i32)> {
     Api::<Pod>::namespaced(client.clone(), namespace)
-        .list(&ListParams::default().labels(&selector))
+        .list(&ListParams::default().labels(selector))
         .await
         .unwrap()
         .items
