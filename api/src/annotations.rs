@@ -64,6 +64,28 @@ pub const REVISION: &str = "strimzi.io/revision";
 pub const RESOURCE_REVISION: &str = "strimzi.io/resource-revision";
 /// On PersistentVolumeClaims: whether to delete the claim when its node is removed.
 pub const DELETE_CLAIM: &str = "strimzi.io/delete-claim";
+/// On Kafka node pods and pod sets, and on Connect and MirrorMaker 2 pods: the Kafka version
+/// they run.
+pub const KAFKA_VERSION: &str = "strimzi.io/kafka-version";
+/// On pods: a digest of the configuration generated for them (a Kafka node's options, a
+/// Connect or bridge configuration); a change rolls them.
+pub const CONFIGURATION_HASH: &str = "strimzi.io/configuration-hash";
+/// On Connect, MirrorMaker 2, bridge and Cruise Control pods: a digest of the Secrets the
+/// configuration uses and of the trusted certificates; a new password or certificate rolls
+/// them.
+pub const AUTH_HASH: &str = "strimzi.io/auth-hash";
+/// On broker pods: the thumbprints of the custom listener certificates they serve.
+pub const CUSTOM_LISTENER_CERT_THUMBPRINTS: &str = "strimzi.io/custom-listener-cert-thumbprints";
+/// On Kafka node pod sets: the storage the pods were built for.
+pub const STORAGE: &str = "strimzi.io/storage";
+/// On Connect pods: the build (a hash of the Dockerfile) whose image they expect.
+pub const CONNECT_BUILD_REVISION: &str = "strimzi.io/connect-build-revision";
+/// On the Cruise Control pod: a digest of its server configuration.
+pub const SERVER_CONFIGURATION_HASH: &str = "strimzi.io/server-configuration-hash";
+/// On the Cruise Control pod: a digest of its broker capacities.
+pub const CAPACITY_CONFIGURATION_HASH: &str = "strimzi.io/capacity-configuration-hash";
+/// On the Cruise Control pod: a digest of its logging configuration.
+pub const LOGGING_HASH: &str = "strimzi.io/logging-hash";
 
 /// Whether an annotation holds the string `true`, as Strimzi reads boolean annotations
 /// (case-insensitive; anything else, or a missing annotation, is `false`).

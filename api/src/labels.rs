@@ -28,6 +28,9 @@ pub const CONTROLLER_NAME: &str = "strimzi.io/controller-name";
 pub const DISCOVERY: &str = "strimzi.io/discovery";
 /// `"true"` on CRDs installed as part of Strimzi.
 pub const CRD_INSTALL: &str = "strimzi.io/crd-install";
+/// On a Kafka node's per-node Service and ConfigMap, and on the pod: the pod's name (a
+/// per-node Service selects its one pod with it).
+pub const POD_NAME: &str = "strimzi.io/pod-name";
 /// Value of [`CONTROLLER`] for pods managed by a StrimziPodSet.
 pub const CONTROLLER_STRIMZI_POD_SET: &str = "strimzipodset";
 

@@ -10,6 +10,7 @@ mod model_support;
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 use serde_json::json;
+use strimzi_api::annotations;
 use strimzi_api::bridge::KafkaBridge;
 use strimzi_cluster_operator::model::bridge::{self, BridgeInputs, BridgeObjects};
 use strimzi_cluster_operator::model::client_security::SecretsData;
@@ -351,9 +352,9 @@ fn the_secrets_digest_rolls_the_pods() {
         .annotations
         .unwrap()
     };
-    assert!(!annotations("").contains_key(bridge::AUTH_HASH_ANNOTATION));
-    assert_eq!(annotations("ab12")[bridge::AUTH_HASH_ANNOTATION], "ab12");
-    assert!(annotations("").contains_key(bridge::CONFIGURATION_HASH_ANNOTATION));
+    assert!(!annotations("").contains_key(annotations::AUTH_HASH));
+    assert_eq!(annotations("ab12")[annotations::AUTH_HASH], "ab12");
+    assert!(annotations("").contains_key(annotations::CONFIGURATION_HASH));
 }
 
 #[test]

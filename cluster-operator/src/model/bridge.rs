@@ -35,6 +35,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
+use strimzi_api::annotations;
 use strimzi_api::bridge::{KafkaBridge, KafkaBridgeSpec};
 use strimzi_api::common::{
     KafkaClientAuthentication, Logging, MetricsConfig, Probe as ProbeOptions, Tracing,
@@ -73,11 +74,6 @@ pub const REST_API_PORT_NAME: &str = "rest-api";
 pub const MANAGEMENT_PORT: i32 = 8081;
 /// Name of the management port.
 pub const MANAGEMENT_PORT_NAME: &str = "management";
-/// Pod annotation with a digest of the generated configuration: a change rolls the pods.
-pub const CONFIGURATION_HASH_ANNOTATION: &str = "strimzi.io/configuration-hash";
-/// Pod annotation with a digest of the Secrets the configuration uses and of the trusted
-/// certificates: a new password or certificate rolls the pods.
-pub const AUTH_HASH_ANNOTATION: &str = "strimzi.io/auth-hash";
 /// Where the start script reads the configuration ConfigMap.
 const CONFIG_MOUNT: &str = "/opt/strimzi/custom-config/";
 const CONFIG_VOLUME: &str = "kafka-bridge-configurations";
@@ -463,8 +459,10 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
         ..ConfigMap::default()
     };
     let pod_template = template.and_then(|template| template.pod.as_ref());
-    let mut pod_annotations =
-        StringMap::from([(CONFIGURATION_HASH_ANNOTATION.to_owned(), configuration_hash)]);
+    let mut pod_annotations = StringMap::from([(
+        annotations::CONFIGURATION_HASH.to_owned(),
+        configuration_hash,
+    )]);
     let bundle = certificate_bundle(
         trusted_certificates(spec),
         inputs.trusted_certificate_secrets,
@@ -483,7 +481,7 @@ pub fn build(inputs: BridgeInputs<'_>) -> Result<BridgeObjects, ModelError> {
         ))
     };
     if !auth_hash.is_empty() {
-        pod_annotations.insert(AUTH_HASH_ANNOTATION.to_owned(), auth_hash);
+        pod_annotations.insert(annotations::AUTH_HASH.to_owned(), auth_hash);
     }
     let trusted_certificates = (!bundle.is_empty()).then(|| Secret {
         metadata: scope.component_meta(&labels, &trusted_certificates_secret(&name), None),

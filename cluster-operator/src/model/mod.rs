@@ -50,6 +50,7 @@ pub mod listeners;
 pub mod meta;
 pub mod mirror_maker2;
 pub mod nodes;
+pub mod quantity;
 pub mod rack;
 pub mod security;
 

@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 
 use strimzi_api::annotations;
 
-use crate::model::nodes::pods::{
-    CONFIGURATION_HASH_ANNOTATION, CUSTOM_CERT_THUMBPRINTS_ANNOTATION, definition_revisions,
-};
+use crate::model::nodes::pods::definition_revisions;
 
 /// One reason to restart a Kafka pod. Its [`RestartReason::name`] is the reason Strimzi gives
 /// the same restart (`PascalCase` in Events and metrics, e.g. `PodHasOldRevision`).
@@ -98,11 +96,11 @@ const EXPLAINED_BY: [(&str, RestartReason); 6] = [
         RestartReason::KafkaCertificatesChanged,
     ),
     (
-        CUSTOM_CERT_THUMBPRINTS_ANNOTATION,
+        annotations::CUSTOM_LISTENER_CERT_THUMBPRINTS,
         RestartReason::CustomListenerCertificateChanged,
     ),
     (
-        CONFIGURATION_HASH_ANNOTATION,
+        annotations::CONFIGURATION_HASH,
         RestartReason::ConfigChangeRequiresRestart,
     ),
 ];
@@ -222,12 +220,12 @@ mod tests {
         let running = [
             (annotations::REVISION, "aaaa"),
             (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
-            (CONFIGURATION_HASH_ANNOTATION, "1111"),
+            (annotations::CONFIGURATION_HASH, "1111"),
         ];
         let desired = [
             (annotations::REVISION, "bbbb"),
             (annotations::CLUSTER_CA_CERT_GENERATION, "1"),
-            (CONFIGURATION_HASH_ANNOTATION, "2222"),
+            (annotations::CONFIGURATION_HASH, "2222"),
         ];
         assert_eq!(
             reasons(&running, &desired),
@@ -239,7 +237,7 @@ mod tests {
         let image_only = [
             (annotations::REVISION, "cccc"),
             (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
-            (CONFIGURATION_HASH_ANNOTATION, "1111"),
+            (annotations::CONFIGURATION_HASH, "1111"),
         ];
         assert_eq!(
             reasons(&running, &image_only),

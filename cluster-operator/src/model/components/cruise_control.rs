@@ -31,6 +31,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use rand::Rng;
 use rand::distr::Alphanumeric;
 use serde_json::{Value, json};
+use strimzi_api::annotations;
 use strimzi_api::common::Probe as ProbeOptions;
 use strimzi_api::kafka::{ApiUsers, BrokerCapacity, BrokerCapacityOverride, CruiseControlSpec};
 use strimzi_api::labels;
@@ -50,6 +51,7 @@ use crate::model::meta::StringMap;
 use crate::model::nodes::pods::{
     HeapSizing, add_shared_and_template_env, container_port, env, jvm_env, mount, template_mounts,
 };
+use crate::model::quantity;
 use crate::model::security::policies::{ingress_rule, peer};
 use crate::model::{KafkaCluster, ModelError, ModelWarning, NodePool};
 
@@ -97,12 +99,6 @@ const METRICS_FILE: &str = "metrics-config.json";
 const CONFIG_MOUNT: &str = "/opt/cruise-control/custom-config/";
 /// Where the container finds the API Secret.
 const API_AUTH_MOUNT: &str = "/opt/cruise-control/api-auth-config/";
-
-/// Annotations of the pod that restart it when its files change.
-const SERVER_CONFIGURATION_HASH: &str = "strimzi.io/server-configuration-hash";
-const CAPACITY_CONFIGURATION_HASH: &str = "strimzi.io/capacity-configuration-hash";
-const LOGGING_HASH: &str = "strimzi.io/logging-hash";
-const AUTH_HASH: &str = "strimzi.io/auth-hash";
 
 /// The goals Cruise Control may use, in Strimzi's priority order.
 pub const GOALS: [&str; 17] = [
@@ -504,36 +500,10 @@ fn parse_cpu_cores(text: &str) -> Option<f64> {
     (cores.is_finite() && cores > 0.0).then_some(cores)
 }
 
-/// Bytes in a Kubernetes quantity (`100Gi`, `500M`, `1000000`).
-fn parse_bytes(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let factor = match unit {
-        "" => 1.0,
-        "k" | "K" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024.0_f64.powi(2),
-        "Gi" => 1024.0_f64.powi(3),
-        "Ti" => 1024.0_f64.powi(4),
-        "Pi" => 1024.0_f64.powi(5),
-        "Ei" => 1024.0_f64.powi(6),
-        _ => return None,
-    };
-    Some(number.parse::<f64>().ok()? * factor)
-}
-
 /// KiB/s in a throughput as `brokerCapacity` writes it (`10000KB/s`, `10MiB/s`).
 fn parse_throughput_kib(text: &str) -> Option<f64> {
     let amount = text.trim().strip_suffix("B/s")?;
-    Some(parse_bytes(amount)? / 1024.0)
+    Some(quantity::value(amount)? / 1024.0)
 }
 
 /// A capacity value as Cruise Control's capacity file takes it: a decimal string.
@@ -558,7 +528,7 @@ fn pool_cpu_cores(pool: &NodePool) -> Option<f64> {
 /// per log directory for JBOD.
 fn disk_capacity(storage: &Storage, node_id: i32) -> Value {
     let size_mib = |size: Option<&String>| {
-        size.and_then(|size| parse_bytes(size))
+        size.and_then(|size| quantity::value(size))
             .map_or(DEFAULT_DISK_MIB, |bytes| bytes / (1024.0 * 1024.0))
     };
     let volume_size = |volume: &SingleVolumeStorage| match volume {
@@ -691,10 +661,16 @@ impl KafkaCluster {
             &[certificate.thumbprint()],
         );
         pod_annotations.extend([
-            (SERVER_CONFIGURATION_HASH.to_owned(), hash_stub(&server)),
-            (CAPACITY_CONFIGURATION_HASH.to_owned(), hash_stub(&capacity)),
-            (LOGGING_HASH.to_owned(), hash_stub(&logging)),
-            (AUTH_HASH.to_owned(), hash_stub(&auth_file)),
+            (
+                annotations::SERVER_CONFIGURATION_HASH.to_owned(),
+                hash_stub(&server),
+            ),
+            (
+                annotations::CAPACITY_CONFIGURATION_HASH.to_owned(),
+                hash_stub(&capacity),
+            ),
+            (annotations::LOGGING_HASH.to_owned(), hash_stub(&logging)),
+            (annotations::AUTH_HASH.to_owned(), hash_stub(&auth_file)),
         ]);
         let mut secrets = vec![
             self.component_certificate_secret(
@@ -1036,7 +1012,6 @@ mod tests {
         assert_eq!(parse_throughput_kib("1MiB/s"), Some(1024.0));
         assert_eq!(parse_throughput_kib("1024KB/s"), Some(1000.0));
         assert_eq!(parse_throughput_kib("fast"), None);
-        assert_eq!(parse_bytes("100Gi"), Some(100.0 * 1024.0 * 1024.0 * 1024.0));
         assert_eq!(capacity_number(100_000.0), "100000.0");
         assert_eq!(capacity_number(9765.625), "9765.625");
     }

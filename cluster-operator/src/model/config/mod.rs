@@ -30,8 +30,6 @@ pub const METRICS_KEY: &str = "metrics-config.json";
 pub const CLUSTER_ID_KEY: &str = "cluster.id";
 /// Key of the KRaft metadata version in the ConfigMap.
 pub const METADATA_VERSION_KEY: &str = "metadata.version";
-/// Label naming the pod a ConfigMap belongs to.
-pub const POD_NAME_LABEL: &str = "strimzi.io/pod-name";
 
 /// Content the caller read from user ConfigMaps the Kafka refers to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -139,7 +137,7 @@ impl KafkaCluster {
             .component_labels()
             .labels(&pool.resource_labels, &self.config.label_exclusion);
         result.insert(labels::POOL_NAME.to_owned(), pool.name.clone());
-        result.insert(POD_NAME_LABEL.to_owned(), node.pod_name.clone());
+        result.insert(labels::POD_NAME.to_owned(), node.pod_name.clone());
         result
     }
 

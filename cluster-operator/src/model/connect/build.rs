@@ -13,6 +13,7 @@
 use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, KeyToPath, Pod, PodSpec, SecretVolumeSource, Volume,
 };
+use strimzi_api::annotations;
 use strimzi_api::connect::{Build, BuildArtifact, BuildOutput};
 
 use super::ConnectCluster;
@@ -21,8 +22,6 @@ use crate::model::nodes::pods::mount;
 
 /// Key of the Dockerfile in its ConfigMap.
 pub const DOCKERFILE_KEY: &str = "Dockerfile";
-/// Annotation of the pods naming the build (a hash of the Dockerfile) they expect.
-pub const BUILD_REVISION_ANNOTATION: &str = "strimzi.io/connect-build-revision";
 /// Strimzi 1.2's Kaniko executor image, which builds and pushes the image.
 pub const KANIKO_EXECUTOR_IMAGE: &str = "quay.io/strimzi/kaniko-executor:1.2.0";
 /// Where Maven artifacts come from when the artifact names no repository.
@@ -230,7 +229,7 @@ pub fn builder_pod(cluster: &ConnectCluster, build: &Build) -> Option<Pod> {
     let mut metadata = cluster.meta(&name, None);
     metadata.annotations = Some(
         [(
-            BUILD_REVISION_ANNOTATION.to_owned(),
+            annotations::CONNECT_BUILD_REVISION.to_owned(),
             build_revision(&dockerfile),
         )]
         .into_iter()

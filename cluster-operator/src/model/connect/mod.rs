@@ -41,6 +41,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
+use strimzi_api::annotations;
 use strimzi_api::common::{
     CertSecretSource, KafkaClientAuthentication, KafkaJmxAuthentication, Logging, MetadataTemplate,
     MetricsConfig, Probe as ProbeOptions,
@@ -61,9 +62,9 @@ use crate::model::meta::{
 };
 use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, KafkaImages, supported_version};
 use crate::model::nodes::pods::{
-    CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, KAFKA_VERSION_ANNOTATION, TMP_VOLUME,
-    add_shared_and_template_env, container_port, convert, env, jmx_env, jvm_env, mount,
-    template_mounts, templated_pod_spec, with_revisions,
+    CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, TMP_VOLUME, add_shared_and_template_env,
+    container_port, convert, env, jmx_env, jvm_env, mount, template_mounts, templated_pod_spec,
+    with_revisions,
 };
 use crate::model::rack;
 use crate::model::security::policies::{
@@ -91,10 +92,6 @@ pub const LOGGING_KEY: &str = "log4j2.properties";
 pub const METRICS_KEY: &str = "metrics-config.json";
 // `strimzi.io/configuration-hash` on the pods: here the worker configuration's hash (logging
 // is re-read by the workers, so it is not part of it).
-pub use crate::model::nodes::pods::CONFIGURATION_HASH_ANNOTATION;
-/// `strimzi.io/auth-hash` on the pods: the hash of the trusted certificates, so that new
-/// certificates restart the workers.
-pub const AUTH_HASH_ANNOTATION: &str = "strimzi.io/auth-hash";
 /// Replicas when `spec.replicas` is unset (the CRD requires it in v1; kept for MM2).
 const DEFAULT_REPLICAS: i32 = 3;
 /// Share of the container memory the start script gives the heap without `-Xmx` (Connect).
@@ -443,15 +440,15 @@ impl ConnectCluster {
             config_data.insert(METRICS_KEY.to_owned(), metrics);
         }
         let mut pod_annotations = StringMap::from([(
-            CONFIGURATION_HASH_ANNOTATION.to_owned(),
+            annotations::CONFIGURATION_HASH.to_owned(),
             hash_stub(&worker_config),
         )]);
         if let Some(hash) = auth_hash {
-            pod_annotations.insert(AUTH_HASH_ANNOTATION.to_owned(), hash);
+            pod_annotations.insert(annotations::AUTH_HASH.to_owned(), hash);
         }
         if let Some(build) = &self.spec.build {
             pod_annotations.insert(
-                build::BUILD_REVISION_ANNOTATION.to_owned(),
+                annotations::CONNECT_BUILD_REVISION.to_owned(),
                 build::build_revision(&build::dockerfile(&self.image, build)),
             );
         }
@@ -801,7 +798,7 @@ impl ConnectCluster {
             .and_then(|template| template.metadata.as_ref());
         let mut metadata = self.meta(&self.component_name, template);
         metadata.annotations = Some(merged([
-            &StringMap::from([(KAFKA_VERSION_ANNOTATION.to_owned(), self.version.clone())]),
+            &StringMap::from([(annotations::KAFKA_VERSION.to_owned(), self.version.clone())]),
             &template_annotations(template),
         ]));
         StrimziPodSet {
@@ -830,7 +827,7 @@ impl ConnectCluster {
         let name = self.pod_name(index);
         let mut pod_labels = self.labels();
         pod_labels.extend([
-            ("strimzi.io/pod-name".to_owned(), name.clone()),
+            (labels::POD_NAME.to_owned(), name.clone()),
             (
                 labels::CONTROLLER.to_owned(),
                 labels::CONTROLLER_STRIMZI_POD_SET.to_owned(),
@@ -841,7 +838,7 @@ impl ConnectCluster {
             ),
         ]);
         let annotations = merged([
-            &StringMap::from([(KAFKA_VERSION_ANNOTATION.to_owned(), self.version.clone())]),
+            &StringMap::from([(annotations::KAFKA_VERSION.to_owned(), self.version.clone())]),
             pod_annotations,
             &template_annotations(pod_metadata),
         ]);

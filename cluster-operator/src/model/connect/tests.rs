@@ -205,9 +205,9 @@ fn pods_run_the_start_script_with_their_configuration() {
         "/opt/kafka/custom-config/".to_owned()
     )));
     let annotations = pod.metadata.annotations.as_ref().unwrap();
-    assert!(annotations.contains_key("strimzi.io/revision"));
-    assert!(annotations.contains_key(CONFIGURATION_HASH_ANNOTATION));
-    assert!(annotations.contains_key(AUTH_HASH_ANNOTATION));
+    assert!(annotations.contains_key(annotations::REVISION));
+    assert!(annotations.contains_key(annotations::CONFIGURATION_HASH));
+    assert!(annotations.contains_key(annotations::AUTH_HASH));
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn a_changed_certificate_or_configuration_changes_the_revision() {
     let cluster = connect(TLS_CONNECT);
     let revision = |objects: &ConnectObjects| {
         serde_json::to_value(&objects.pod_set.spec.pods[0]).unwrap()["metadata"]["annotations"]
-            ["strimzi.io/revision"]
+            [annotations::REVISION]
             .clone()
     };
     let first = revision(&cluster.objects(&ca_inputs()).unwrap());

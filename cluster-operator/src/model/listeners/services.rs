@@ -13,8 +13,6 @@ use crate::model::meta::{
 };
 use crate::model::{KafkaCluster, KafkaNode, NodePool};
 
-/// Label naming the one pod a per-node Service selects.
-pub const POD_NAME_LABEL: &str = "strimzi.io/pod-name";
 /// Port of the KRaft controller listener (`tcp-ctrlplane`).
 pub const CONTROL_PLANE_PORT: i32 = 9090;
 /// Port of the replication listener brokers and Strimzi's tools use (`tcp-replication`).
@@ -307,7 +305,7 @@ impl KafkaCluster {
         for listener in self.listeners_with_own_services() {
             for (pool, node) in self.brokers_by_pool() {
                 let mut selector = self.selector();
-                selector.insert(POD_NAME_LABEL.to_owned(), node.pod_name.clone());
+                selector.insert(labels::POD_NAME.to_owned(), node.pod_name.clone());
                 let broker = listener.broker(node.node_id).unwrap_or_default();
                 services.push(self.listener_service(
                     listener,

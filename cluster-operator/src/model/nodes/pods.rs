@@ -42,15 +42,6 @@ use crate::model::nodes::templates::{PoolTemplate, metadata};
 use crate::model::rack;
 use crate::model::{KafkaCluster, NodePool};
 
-/// `strimzi.io/kafka-version` on pods and pod sets.
-pub const KAFKA_VERSION_ANNOTATION: &str = "strimzi.io/kafka-version";
-/// `strimzi.io/configuration-hash` on pods: a hash of the node's configuration.
-pub const CONFIGURATION_HASH_ANNOTATION: &str = "strimzi.io/configuration-hash";
-/// `strimzi.io/custom-listener-cert-thumbprints` on broker pods.
-pub const CUSTOM_CERT_THUMBPRINTS_ANNOTATION: &str = "strimzi.io/custom-listener-cert-thumbprints";
-/// `strimzi.io/storage` on pod sets: the storage the pods were built for.
-pub const STORAGE_ANNOTATION: &str = "strimzi.io/storage";
-
 /// Name of the Kafka container.
 const KAFKA_CONTAINER: &str = "kafka";
 /// Where the init volume ([`rack::INIT_VOLUME`]) is mounted: the rack and node address files.
@@ -404,11 +395,11 @@ impl KafkaCluster {
         let pod_set_metadata = metadata(template.pod_set.as_ref());
         let annotations = BTreeMap::from([
             (
-                KAFKA_VERSION_ANNOTATION.to_owned(),
+                annotations::KAFKA_VERSION.to_owned(),
                 self.version.version.clone(),
             ),
             (
-                STORAGE_ANNOTATION.to_owned(),
+                annotations::STORAGE.to_owned(),
                 storage_annotation(&pool.storage),
             ),
         ]);
@@ -507,7 +498,7 @@ impl KafkaCluster {
                 labels::CONTROLLER_ROLE.to_owned(),
                 is_controller.to_string(),
             ),
-            ("strimzi.io/pod-name".to_owned(), pod_name.clone()),
+            (labels::POD_NAME.to_owned(), pod_name.clone()),
             (
                 labels::CONTROLLER.to_owned(),
                 labels::CONTROLLER_STRIMZI_POD_SET.to_owned(),
@@ -533,7 +524,7 @@ impl KafkaCluster {
                 inputs.ca_generations.clients_ca_cert.to_string(),
             ),
             (
-                KAFKA_VERSION_ANNOTATION.to_owned(),
+                annotations::KAFKA_VERSION.to_owned(),
                 self.version.version.clone(),
             ),
         ]);
@@ -541,7 +532,7 @@ impl KafkaCluster {
             pod_annotations.insert(annotations::SERVER_CERT_HASH.to_owned(), hash.clone());
         }
         if let Some(hash) = inputs.configuration_hashes.get(&pod_name) {
-            pod_annotations.insert(CONFIGURATION_HASH_ANNOTATION.to_owned(), hash.clone());
+            pod_annotations.insert(annotations::CONFIGURATION_HASH.to_owned(), hash.clone());
         }
         if let Some(thumbprints) = inputs
             .custom_listener_cert_thumbprints
@@ -549,7 +540,7 @@ impl KafkaCluster {
             .filter(|_| is_broker)
         {
             pod_annotations.insert(
-                CUSTOM_CERT_THUMBPRINTS_ANNOTATION.to_owned(),
+                annotations::CUSTOM_LISTENER_CERT_THUMBPRINTS.to_owned(),
                 thumbprints.clone(),
             );
         }
