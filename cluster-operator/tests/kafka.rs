@@ -1480,6 +1480,7 @@ async fn a_forced_ca_renewal_or_key_replacement_happens_once_and_its_annotation_
             .then_some(())
     })
     .await;
+    rolling.wait_for_progress("a roll").await;
     let waiting = reconciling_with(&client, &ns, "forced", UNREACHABLE).await;
     assert!(waiting.contains("forced-broker-"), "{waiting}");
     let rolled = rolling.stop().await;

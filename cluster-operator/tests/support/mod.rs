@@ -728,6 +728,30 @@ impl HealthLog {
         }
     }
 
+    /// Waits until the watch has recorded the operator's progress (a status with a
+    /// `Reconciling` condition) since it started. A test that checks a status with a GET can
+    /// find the one of before still matching (a roll that waits, then another roll that
+    /// waits for the same reason) and stop the watch before the operator has written anything
+    /// for the change it is testing.
+    pub async fn wait_for_progress(&self, phase: &str) {
+        eventually_ok(
+            &format!("{phase}: progress in the watched status"),
+            WAIT,
+            || async {
+                let seen = self.seen.lock().unwrap().clone();
+                if seen
+                    .iter()
+                    .any(|(_, conditions)| conditions.contains("Reconciling/"))
+                {
+                    Ok(())
+                } else {
+                    Err(seen)
+                }
+            },
+        )
+        .await;
+    }
+
     /// Stops watching once the watch has delivered the status the resource has now (a test
     /// that has just read a status with a GET would otherwise stop a watch that lags behind
     /// it); what was seen, in order.
