@@ -12,8 +12,8 @@
 //! example's rules and its Kafka Exporter counts the brokers.
 //!
 //! `kafka-cruise-control.yaml` and `kafka-jbod.yaml` ask for more than the test machine has
-//! (nodes of 2 and 8 cores, and a `fast-ssd` StorageClass). The other examples need something no conformant cluster has by itself (a load balancer,
-//! an ingress controller, OpenShift routes, a Gateway, a registry to push built images to,
+//! (nodes of 2 and 8 cores, and a `fast-ssd` StorageClass). The other examples need
+//! something no conformant cluster has by itself (a load balancer, an ingress controller, OpenShift routes, a Gateway, a registry to push built images to,
 //! Kafka clusters outside it, an OAuth server, object storage, plugins missing from Strimzi's
 //! image): `kafka.rs` `every_kafka_example_reaches_ready_with_the_expected_objects` applies
 //! every Kafka example on the API server with kwok nodes and checks how far each gets.
@@ -25,16 +25,20 @@ use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
 
 use strimzi_api::bridge::KafkaBridge;
+use strimzi_api::kafka::Kafka;
 use strimzi_api::topic::KafkaTopic;
 use strimzi_api::user::KafkaUser;
 use strimzi_tests::clients::ClusterClient;
+use strimzi_tests::network::NodeNetwork;
+use strimzi_tests::process::ManagedProcess;
 use strimzi_tests::reference::own_examples_dir;
 use strimzi_tests::resources::{CustomResources, eventually_ok};
+use tokio::sync::SemaphorePermit;
 
 use super::env;
 use crate::support::real_nodes::{
-    POD_WAIT, binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done, eventually,
-    http_get, round_trip, secret_file, topic_ready,
+    DeletedOnDrop, POD_WAIT, binaries, bootstrap, cluster_ca_file, component_pod, delete_when_done,
+    eventually, http_get, round_trip, secret_file, topic_ready,
 };
 use crate::support::{apply, documents, kafka_topic, ready};
 
@@ -115,27 +119,15 @@ async fn our_examples_for_applications_reach_ready_as_written() {
 /// turns topic auto-creation off).
 #[tokio::test]
 async fn the_development_cluster_example_reaches_ready_and_serves_clients_as_written() {
-    let _room = super::room_for(super::Weight::Heavy).await;
-    let env = env();
-    let client = env.client().await;
-    let ns = env.namespace("example-dev").await;
-    let _deleted = delete_when_done(env, &[&ns]);
-    let network = env.network().expect("a real-node environment");
-    let _operator = super::operator_on(&ns);
-
-    let started = Instant::now();
-    apply_examples(&client, &ns, &["kafka/kafka-ephemeral.yaml"]).await;
-    let kafka = ready(&client, &ns, "dev-cluster").await;
-    println!(
-        "figure: the development cluster example applied to Ready on a real node in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
-    apply(&client, &ns, &kafka_topic("checked", "dev-cluster", 3, 3)).await;
-    topic_ready(&client, &ns, "checked").await;
+    let example =
+        ExampleCluster::ready("example-dev", "kafka/kafka-ephemeral.yaml", "dev-cluster").await;
+    let (client, ns, kafka) = (&example.client, &example.ns, &example.kafka);
+    apply(client, ns, &kafka_topic("checked", "dev-cluster", 3, 3)).await;
+    topic_ready(client, ns, "checked").await;
     let plain = ClusterClient::new(
         &binaries().join("strimzi-kafka-client"),
-        network,
-        &bootstrap(&kafka, "plain"),
+        example.network,
+        &bootstrap(kafka, "plain"),
     );
     round_trip(&plain, "checked", 10, "dev", "dev-cluster's plain listener").await;
 }
@@ -145,39 +137,73 @@ async fn the_development_cluster_example_reaches_ready_and_serves_clients_as_wri
 /// Kafka Exporter counts the three brokers.
 #[tokio::test]
 async fn the_monitored_cluster_example_reaches_ready_with_its_metrics_as_written() {
-    let _room = super::room_for(super::Weight::Heavy).await;
-    let env = env();
-    let client = env.client().await;
-    let ns = env.namespace("example-observed").await;
-    let _deleted = delete_when_done(env, &[&ns]);
-    let network = env.network().expect("a real-node environment");
-    let _operator = super::operator_on(&ns);
-
-    let started = Instant::now();
-    apply_examples(&client, &ns, &["kafka/kafka-metrics.yaml"]).await;
-    ready(&client, &ns, "observed-cluster").await;
-    println!(
-        "figure: the monitored cluster example applied to Ready on a real node in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
-    let node = Api::<Pod>::namespaced(client.clone(), &ns)
+    let example = ExampleCluster::ready(
+        "example-observed",
+        "kafka/kafka-metrics.yaml",
+        "observed-cluster",
+    )
+    .await;
+    let (client, ns) = (&example.client, &example.ns);
+    let node = Api::<Pod>::namespaced(client.clone(), ns)
         .get("observed-cluster-all-in-one-0")
         .await
         .unwrap();
-    let exporter = component_pod(&client, &ns, "observed-cluster-kafka-exporter").await;
+    let exporter = component_pod(client, ns, "observed-cluster-kafka-exporter").await;
     for (pod, metric) in [
         (&node, "kafka_server_replicamanager_partitioncount "),
         (&exporter, "kafka_brokers 3"),
     ] {
         let address = pod.status.as_ref().unwrap().pod_ip.clone().unwrap();
         eventually(&format!("{metric} from {}", pod.name_any()), || {
-            let text = http_get(network, &format!("http://{address}:9404/metrics"))?;
+            let text = http_get(example.network, &format!("http://{address}:9404/metrics"))?;
             text.lines()
                 .any(|line| line.starts_with(metric))
                 .then_some(())
                 .ok_or_else(|| format!("not among {} lines", text.lines().count()))
         })
         .await;
+    }
+}
+
+/// A cluster example applied as written, in a namespace of its own with an operator of its
+/// own, and `Ready`; the namespace is deleted and the operator stopped when it is dropped.
+struct ExampleCluster {
+    client: Client,
+    ns: String,
+    network: &'static NodeNetwork,
+    kafka: Kafka,
+    _room: SemaphorePermit<'static>,
+    _deleted: DeletedOnDrop,
+    _operator: ManagedProcess,
+}
+
+impl ExampleCluster {
+    /// Applies the example `file` in a new namespace named after `prefix` and waits until its
+    /// Kafka `cluster` is `Ready`, printing how long that took.
+    async fn ready(prefix: &str, file: &str, cluster: &str) -> Self {
+        let room = super::room_for(super::Weight::Heavy).await;
+        let env = env();
+        let client = env.client().await;
+        let ns = env.namespace(prefix).await;
+        let deleted = delete_when_done(env, &[&ns]);
+        let network = env.network().expect("a real-node environment");
+        let operator = super::operator_on(&ns);
+        let started = Instant::now();
+        apply_examples(&client, &ns, &[file]).await;
+        let kafka = ready(&client, &ns, cluster).await;
+        println!(
+            "figure: {file} ({cluster}) applied to Ready on a real node in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        ExampleCluster {
+            client,
+            ns,
+            network,
+            kafka,
+            _room: room,
+            _deleted: deleted,
+            _operator: operator,
+        }
     }
 }
 
