@@ -147,6 +147,11 @@ async fn run(
             standin.update_execution(|execution| execution.in_progress = ongoing.len());
             tokio::time::sleep(standin.settings.progress_check_interval).await;
         }
+        // As Cruise Control's executor, a movement is done when the metadata shows it: the
+        // brokers learn the new replicas shortly after the controller ends the reassignment.
+        while !metadata_shows(admin, &batch).await? {
+            tokio::time::sleep(standin.settings.progress_check_interval).await;
+        }
         let copied: u64 = batch.iter().map(Movement::data_to_move).sum();
         standin.update_execution(|execution| {
             execution.finished += batch.len();
@@ -155,6 +160,32 @@ async fn run(
         });
     }
     Ok(())
+}
+
+/// Whether the brokers' metadata has the new replicas of every movement of `batch`.
+async fn metadata_shows(admin: &dyn KafkaAdmin, batch: &[Movement]) -> Result<bool, AdminError> {
+    let topics: Vec<String> = batch
+        .iter()
+        .map(|movement| movement.topic.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let described = admin.describe_topics(&topics).await?;
+    Ok(batch.iter().all(|movement| {
+        described
+            .get(&movement.topic)
+            .and_then(|topic| topic.as_ref().ok())
+            .and_then(|topic| {
+                topic
+                    .partitions
+                    .iter()
+                    .find(|p| p.partition == movement.partition)
+            })
+            .is_some_and(|partition| {
+                partition.replicas.iter().collect::<BTreeSet<_>>()
+                    == movement.new_replicas.iter().collect::<BTreeSet<_>>()
+            })
+    }))
 }
 
 /// Sets (`Some(rate)`) or removes (`None`) the replication throttle of the brokers and

@@ -398,13 +398,20 @@ async fn three_brokers_really_move_replicas() {
     let (task, moves) = propose(&client, &remove, false).await;
     assert!(moves > 0);
     completed(&client, &task).await;
-    assert_eq!(replicas_on(3).await, 0);
+    // The brokers' metadata follows the controller's shortly after the reassignment ends.
+    eventually("no replica on broker 3", 60, async || {
+        (replicas_on(3).await == 0).then_some(())
+    })
+    .await;
 
     // Scale-up: broker 3 gets its share back.
     let (task, moves) = propose(&client, &scope(ProposalScope::AddBrokers(vec![3])), false).await;
     assert!(moves > 0);
     completed(&client, &task).await;
-    assert!(replicas_on(3).await >= 1);
+    eventually("a replica on broker 3", 60, async || {
+        (replicas_on(3).await >= 1).then_some(())
+    })
+    .await;
 
     // Replication factor 1 -> 2: each partition on two distinct brokers.
     let answer = client
@@ -419,11 +426,19 @@ async fn three_brokers_really_move_replicas() {
         panic!("{answer:?}");
     };
     completed(&client, &task).await;
-    let topics = admin.describe_topics(&["moving".to_owned()]).await.unwrap();
-    for partition in &topics["moving"].as_ref().unwrap().partitions {
-        let distinct: BTreeSet<i32> = partition.replicas.iter().copied().collect();
-        assert_eq!(distinct.len(), 2, "{partition:?}");
-    }
+    let distinct_replicas = async || -> Vec<usize> {
+        let topics = admin.describe_topics(&["moving".to_owned()]).await.unwrap();
+        let topic = topics["moving"].as_ref().unwrap();
+        topic
+            .partitions
+            .iter()
+            .map(|p| p.replicas.iter().collect::<BTreeSet<_>>().len())
+            .collect()
+    };
+    eventually("two replicas of each partition", 60, async || {
+        (distinct_replicas().await == vec![2; 6]).then_some(())
+    })
+    .await;
     // Balanced by replica counts afterwards: a full rebalance has at most a little to do.
     let full = scope(ProposalScope::Full {
         rebalance_disk: false,
