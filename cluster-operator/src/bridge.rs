@@ -30,6 +30,7 @@ use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_operator_common::sync::{Listed, ObjectSync};
 
 use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::config::ClusterOperatorConfig;
@@ -273,13 +274,31 @@ impl Reconciler for BridgeReconciler {
         &self,
         bridge: Arc<KafkaBridge>,
     ) -> Result<Reconciled<KafkaBridgeStatus>, BridgeError> {
-        let objects = self.desired(&bridge).await?;
-        let applier = self.runtime.applier();
-        applier.apply(&objects.service_account, None).await?;
+        let BridgeObjects {
+            service_account,
+            role,
+            role_binding,
+            trusted_certificates,
+            config_map,
+            deployment,
+            service,
+            pod_disruption_budget,
+            init_cluster_role_binding,
+            warnings,
+        } = self.desired(&bridge).await?;
         let namespace = bridge.namespace().unwrap_or_default();
-        match &objects.init_cluster_role_binding {
+        let labels = model::component_labels(&bridge, &self.config);
+        let listed_secrets: Listed<Secret> = Listed::list(
+            self.runtime.client(),
+            [namespace.as_str()],
+            &labels.selector_string(),
+        )
+        .await?;
+        let mut sync = ObjectSync::new(self.runtime.applier());
+        sync.apply_read([&service_account]).await?;
+        match &init_cluster_role_binding {
             Some(binding) => {
-                applier.apply_cluster_scoped(binding).await?;
+                self.runtime.applier().apply_cluster_scoped(binding).await?;
             }
             None => {
                 if delete_init_binding(
@@ -294,27 +313,16 @@ impl Reconciler for BridgeReconciler {
                 }
             }
         }
-        applier.apply(&objects.role, None).await?;
-        applier.apply(&objects.role_binding, None).await?;
-        let labels = model::component_labels(&bridge, &self.config);
-        match &objects.trusted_certificates {
-            Some(secret) => {
-                applier.apply(secret, None).await?;
-            }
-            None => {
-                applier
-                    .delete_unwanted::<Secret>(&namespace, &labels.selector_string(), &[])
-                    .await?;
-            }
-        }
-        applier.apply(&objects.config_map, None).await?;
-        applier.apply(&objects.deployment, None).await?;
-        applier.apply(&objects.service, None).await?;
-        if let Some(budget) = &objects.pod_disruption_budget {
-            applier.apply(budget, None).await?;
-        }
+        sync.apply_read([&role]).await?;
+        sync.apply_read([&role_binding]).await?;
+        sync.apply(&trusted_certificates, &listed_secrets).await?;
+        sync.prune(&listed_secrets, &trusted_certificates).await?;
+        sync.apply_read([&config_map]).await?;
+        sync.apply_read([&deployment]).await?;
+        sync.apply_read([&service]).await?;
+        sync.apply_read(&pod_disruption_budget).await?;
 
-        let name = objects.deployment.name_any();
+        let name = deployment.name_any();
         let api: Api<Deployment> = self.runtime.api(Some(&namespace));
         let deployment = api
             .get_opt(&name)
@@ -362,7 +370,7 @@ impl Reconciler for BridgeReconciler {
             };
             waiting(status, "WaitingForPods", &message, RECHECK_WHILE_STARTING)
         };
-        for warning in &objects.warnings {
+        for warning in &warnings {
             reconciled = reconciled.warn(&warning.reason, &warning.message);
         }
         Ok(reconciled)

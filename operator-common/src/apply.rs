@@ -1,7 +1,7 @@
 //! Writing to the API server the way every operator does: server-side apply with the
 //! operator's field manager and force, no write when the object already has the desired
-//! state, status through the status subresource, and deletion of owned objects that the
-//! desired state no longer has. Every write is counted in
+//! state, status through the status subresource, and deletion (the cleanup pass of
+//! [`crate::sync`]). Every write is counted in
 //! `strimzi_operator_api_writes_total`.
 //!
 //! What is applied is what is desired: a write is skipped only when the live object has every
@@ -17,9 +17,9 @@
 use std::fmt::Debug;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -291,40 +291,6 @@ impl Applier {
         .map_err(|source| api_error("status", &kind, &namespace, &name, source))?;
         self.metrics.count_write(&kind, "status");
         Ok(())
-    }
-
-    /// Deletes the objects of kind `K` in `namespace` that match `selector` (a label
-    /// selector such as a component's labels) and whose names are not in `keep`. Returns the
-    /// names deleted.
-    pub async fn delete_unwanted<K>(
-        &self,
-        namespace: &str,
-        selector: &str,
-        keep: &[String],
-    ) -> Result<Vec<String>, ApplyError>
-    where
-        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-            + DeserializeOwned
-            + Clone
-            + Debug,
-    {
-        let kind = K::kind(&()).into_owned();
-        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
-        let existing = api
-            .list_metadata(&ListParams::default().labels(selector))
-            .await
-            .map_err(|source| api_error("list", &kind, namespace, "", source))?;
-        let mut deleted = Vec::new();
-        for object in existing {
-            let name = object.name_any();
-            if keep.contains(&name) || object.metadata.deletion_timestamp.is_some() {
-                continue;
-            }
-            if self.delete(&api, &name).await? {
-                deleted.push(name);
-            }
-        }
-        Ok(deleted)
     }
 }
 

@@ -123,6 +123,7 @@ pub mod redact;
 pub mod runtime;
 pub mod scoped_cache;
 pub mod status;
+pub mod sync;
 
 /// The version of this workspace (`[workspace.package]` in its `Cargo.toml`), which every
 /// crate and binary of it shares: what `--version` and the operators' first log line state.

@@ -1,7 +1,8 @@
 //! The apply helpers against the real API server: server-side apply skipped when nothing
 //! would change, fields no longer desired removed by the next apply (also inside associative
 //! lists, with the API server's defaults causing no writes), other managers' fields kept,
-//! every write counted, and owned objects no longer wanted deleted by label.
+//! every write counted, and owned objects no longer wanted deleted by label
+//! ([`strimzi_operator_common::sync`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,6 +18,7 @@ use serde_json::json;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_operator_common::apply::{Applied, Applier};
 use strimzi_operator_common::metrics::Metrics;
+use strimzi_operator_common::sync::{Listed, ObjectSync, SyncedObject};
 
 fn config_map(namespace: &str, name: &str, value: &str) -> ConfigMap {
     ConfigMap {
@@ -66,22 +68,40 @@ async fn applies_only_changes_and_deletes_what_is_no_longer_wanted() {
     assert_eq!(maps.get("first").await.unwrap().data.unwrap()["key"], "2");
     assert_eq!(metrics.writes("ConfigMap", "apply"), 2);
 
-    applier
-        .apply(&config_map(&namespace, "second", "1"), None)
-        .await
-        .unwrap();
-    applier
-        .apply(&config_map(&namespace, "third", "1"), None)
-        .await
-        .unwrap();
-    let deleted = applier
-        .delete_unwanted::<ConfigMap>(&namespace, "strimzi.io/cluster=c", &["first".to_owned()])
-        .await
-        .unwrap();
-    assert_eq!(deleted, ["second", "third"]);
+    // The sync: what the selector lists and is not desired goes; what another owner
+    // labels, whatever its name, is never listed and so never deleted.
+    for name in ["second", "third"] {
+        applier
+            .apply(&config_map(&namespace, name, "1"), None)
+            .await
+            .unwrap();
+    }
+    let mut foreign = config_map(&namespace, "fourth", "1");
+    foreign.metadata.labels = Some(BTreeMap::from([(
+        "strimzi.io/cluster".to_owned(),
+        "other".to_owned(),
+    )]));
+    applier.apply(&foreign, None).await.unwrap();
+    let listed: Listed<ConfigMap> =
+        Listed::list(&client, [namespace.as_str()], "strimzi.io/cluster=c")
+            .await
+            .unwrap();
+    let desired = [
+        config_map(&namespace, "first", "2"),
+        config_map(&namespace, "fifth", "1"),
+    ];
+    let mut sync = ObjectSync::new(&applier);
+    sync.apply(&desired, &listed).await.unwrap();
+    sync.prune(&listed, &desired).await.unwrap();
+    let report = sync.finish();
+    let names = |objects: &[SyncedObject]| -> Vec<String> {
+        objects.iter().map(|object| object.name.clone()).collect()
+    };
+    assert_eq!(names(&report.written), ["fifth"], "first was unchanged");
+    assert_eq!(names(&report.deleted), ["second", "third"]);
     assert_eq!(metrics.writes("ConfigMap", "delete"), 2);
     let left: Vec<String> = maps
-        .list(&ListParams::default().labels("strimzi.io/cluster=c"))
+        .list(&ListParams::default())
         .await
         .unwrap()
         .items
@@ -89,7 +109,7 @@ async fn applies_only_changes_and_deletes_what_is_no_longer_wanted() {
         .filter(|map| map.metadata.deletion_timestamp.is_none())
         .map(ResourceExt::name_any)
         .collect();
-    assert_eq!(left, ["first"]);
+    assert_eq!(left, ["fifth", "first", "fourth"]);
 }
 
 /// Applies `desired` (a document of kind `K`) with `applier`, comparing with the live object

@@ -18,11 +18,10 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use kube::api::{Api, ListParams};
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
 use strimzi_api::labels;
 use strimzi_certificate_manager::leaf::IssuedCertificate;
-use strimzi_operator_common::apply::{Applicable, Applied};
+use strimzi_operator_common::sync::{Listed, ObjectSync, SyncReport};
 
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
 use crate::model::components::cruise_control::{self, CruiseControlInputs, CruiseControlObjects};
@@ -59,109 +58,99 @@ fn owned_selector(cluster: &str) -> String {
     )
 }
 
-/// The owned objects of one kind, by namespace and name, as listed in this reconciliation.
-struct Owned<K> {
-    objects: BTreeMap<(String, String), K>,
+/// What this step owns now, one field per kind, each listed once in this reconciliation.
+struct ListedComponents {
+    deployments: Listed<Deployment>,
+    services: Listed<Service>,
+    service_accounts: Listed<ServiceAccount>,
+    secrets: Listed<Secret>,
+    config_maps: Listed<ConfigMap>,
+    network_policies: Listed<NetworkPolicy>,
+    roles: Listed<Role>,
+    role_bindings: Listed<RoleBinding>,
 }
 
-impl<K: Resource> Owned<K> {
-    fn get(&self, object: &K) -> Option<&K> {
-        let key = (object.namespace().unwrap_or_default(), object.name_any());
-        self.objects.get(&key)
-    }
-}
-
-/// What this step owns now, of every kind.
-struct OwnedObjects {
-    deployments: Owned<Deployment>,
-    services: Owned<Service>,
-    service_accounts: Owned<ServiceAccount>,
-    secrets: Owned<Secret>,
-    config_maps: Owned<ConfigMap>,
-    network_policies: Owned<NetworkPolicy>,
-    roles: Owned<Role>,
-    role_bindings: Owned<RoleBinding>,
-}
-
-/// The desired objects of every component, by kind.
+/// The desired objects of every component.
 struct DesiredComponents {
     entity_operator: Option<EntityOperatorObjects>,
     kafka_exporter: Option<KafkaExporterObjects>,
     cruise_control: Option<CruiseControlObjects>,
 }
 
+/// The step's desired set: the desired objects of every component, one field per kind the
+/// step owns (the fields of [`ListedComponents`]).
+#[derive(Default)]
+struct ComponentKinds<'a> {
+    deployments: Vec<&'a Deployment>,
+    services: Vec<&'a Service>,
+    service_accounts: Vec<&'a ServiceAccount>,
+    secrets: Vec<&'a Secret>,
+    config_maps: Vec<&'a ConfigMap>,
+    network_policies: Vec<&'a NetworkPolicy>,
+    roles: Vec<&'a Role>,
+    role_bindings: Vec<&'a RoleBinding>,
+}
+
 impl DesiredComponents {
-    fn deployments(&self) -> Vec<&Deployment> {
-        let mut all: Vec<&Deployment> = Vec::new();
-        all.extend(self.entity_operator.iter().map(|eo| &eo.deployment));
-        all.extend(self.kafka_exporter.iter().map(|ke| &ke.deployment));
-        all.extend(self.cruise_control.iter().map(|cc| &cc.deployment));
-        all
+    /// The desired objects by kind; each component's objects are destructured whole, so an
+    /// object added to a component and not sorted here fails to compile.
+    fn by_kind(&self) -> ComponentKinds<'_> {
+        let mut kinds = ComponentKinds::default();
+        if let Some(EntityOperatorObjects {
+            service_account,
+            roles,
+            role_bindings,
+            network_policy,
+            config_maps,
+            secrets,
+            deployment,
+        }) = &self.entity_operator
+        {
+            kinds.service_accounts.push(service_account);
+            kinds.roles.extend(roles);
+            kinds.role_bindings.extend(role_bindings);
+            kinds.network_policies.extend(network_policy);
+            kinds.config_maps.extend(config_maps);
+            kinds.secrets.extend(secrets);
+            kinds.deployments.push(deployment);
+        }
+        if let Some(KafkaExporterObjects {
+            service_account,
+            secret,
+            deployment,
+        }) = &self.kafka_exporter
+        {
+            kinds.service_accounts.push(service_account);
+            kinds.secrets.push(secret);
+            kinds.deployments.push(deployment);
+        }
+        if let Some(CruiseControlObjects {
+            service_account,
+            service,
+            config_map,
+            secrets,
+            network_policy,
+            deployment,
+        }) = &self.cruise_control
+        {
+            kinds.service_accounts.push(service_account);
+            kinds.services.push(service);
+            kinds.config_maps.push(config_map);
+            kinds.secrets.extend(secrets);
+            kinds.network_policies.extend(network_policy);
+            kinds.deployments.push(deployment);
+        }
+        kinds
     }
+}
 
-    fn services(&self) -> Vec<&Service> {
-        self.cruise_control.iter().map(|cc| &cc.service).collect()
-    }
-
-    fn service_accounts(&self) -> Vec<&ServiceAccount> {
-        let mut all: Vec<&ServiceAccount> = Vec::new();
-        all.extend(self.entity_operator.iter().map(|eo| &eo.service_account));
-        all.extend(self.kafka_exporter.iter().map(|ke| &ke.service_account));
-        all.extend(self.cruise_control.iter().map(|cc| &cc.service_account));
-        all
-    }
-
-    fn secrets(&self) -> Vec<&Secret> {
-        let mut all: Vec<&Secret> = self
-            .entity_operator
-            .iter()
-            .flat_map(|eo| &eo.secrets)
-            .collect();
-        all.extend(self.kafka_exporter.iter().map(|ke| &ke.secret));
-        all.extend(self.cruise_control.iter().flat_map(|cc| &cc.secrets));
-        all
-    }
-
-    fn config_maps(&self) -> Vec<&ConfigMap> {
-        let mut all: Vec<&ConfigMap> = self
-            .entity_operator
-            .iter()
-            .flat_map(|eo| &eo.config_maps)
-            .collect();
-        all.extend(self.cruise_control.iter().map(|cc| &cc.config_map));
-        all
-    }
-
-    fn network_policies(&self) -> Vec<&NetworkPolicy> {
-        let mut all: Vec<&NetworkPolicy> = self
-            .entity_operator
-            .iter()
-            .flat_map(|eo| &eo.network_policy)
-            .collect();
-        all.extend(self.cruise_control.iter().flat_map(|cc| &cc.network_policy));
-        all
-    }
-
-    fn roles(&self) -> Vec<&Role> {
-        self.entity_operator
-            .iter()
-            .flat_map(|eo| &eo.roles)
-            .collect()
-    }
-
-    fn role_bindings(&self) -> Vec<&RoleBinding> {
-        self.entity_operator
-            .iter()
-            .flat_map(|eo| &eo.role_bindings)
-            .collect()
-    }
-
+impl ComponentKinds<'_> {
     /// Every namespace the desired Roles and RoleBindings are in.
     fn namespaces(&self) -> BTreeSet<String> {
-        let roles = self.roles().into_iter().filter_map(|role| role.namespace());
+        let roles = self.roles.iter().filter_map(|role| role.namespace());
         let bindings = self
-            .role_bindings()
-            .into_iter()
+            .role_bindings
+            .iter()
             .filter_map(|binding| binding.namespace());
         roles.chain(bindings).collect()
     }
@@ -176,10 +165,9 @@ struct CruiseControlConfiguration {
 
 /// The namespaces the entity operator's containers watch (their `STRIMZI_NAMESPACE`), as its
 /// listed Deployment says: where its Roles and RoleBindings may have to be deleted.
-fn watched_namespaces(deployments: &Owned<Deployment>) -> BTreeSet<String> {
+fn watched_namespaces(deployments: &Listed<Deployment>) -> BTreeSet<String> {
     deployments
-        .objects
-        .values()
+        .iter()
         .filter_map(|deployment| deployment.spec.as_ref()?.template.spec.as_ref())
         .flat_map(|pod| &pod.containers)
         .flat_map(|container| container.env.iter().flatten())
@@ -189,47 +177,29 @@ fn watched_namespaces(deployments: &Owned<Deployment>) -> BTreeSet<String> {
 }
 
 impl Reconciliation<'_> {
-    /// Lists the owned objects of kind `K` in each of `namespaces`.
-    async fn owned<K: Applicable>(
-        &self,
-        namespaces: &BTreeSet<String>,
-        selector: &str,
-    ) -> Result<Owned<K>, ReconcileError> {
-        let mut objects = BTreeMap::new();
-        for namespace in namespaces {
-            let api: Api<K> = Api::namespaced(self.client(), namespace);
-            let listed = api
-                .list(&ListParams::default().labels(selector))
-                .await
-                .map_err(|source| ReconcileError::api("list", &K::kind(&()), source))?;
-            for object in listed.items {
-                objects.insert((namespace.clone(), object.name_any()), object);
-            }
-        }
-        Ok(Owned { objects })
-    }
-
     /// Lists what this step owns: every kind in the Kafka's namespace, Roles and RoleBindings
     /// also in the namespaces the entity operator watched and will watch.
-    async fn owned_objects(
+    async fn listed_components(
         &self,
         cluster: &KafkaCluster,
         desired_namespaces: &BTreeSet<String>,
-    ) -> Result<OwnedObjects, ReconcileError> {
+    ) -> Result<ListedComponents, ReconcileError> {
         let selector = owned_selector(&cluster.name);
-        let own = BTreeSet::from([cluster.namespace.clone()]);
-        let deployments = self.owned(&own, &selector).await?;
+        let client = self.client();
+        let own = [cluster.namespace.as_str()];
+        let deployments = Listed::list(&client, own, &selector).await?;
         let mut rbac_namespaces = watched_namespaces(&deployments);
         rbac_namespaces.extend(desired_namespaces.iter().cloned());
         rbac_namespaces.insert(cluster.namespace.clone());
-        Ok(OwnedObjects {
-            services: self.owned(&own, &selector).await?,
-            service_accounts: self.owned(&own, &selector).await?,
-            secrets: self.owned(&own, &selector).await?,
-            config_maps: self.owned(&own, &selector).await?,
-            network_policies: self.owned(&own, &selector).await?,
-            roles: self.owned(&rbac_namespaces, &selector).await?,
-            role_bindings: self.owned(&rbac_namespaces, &selector).await?,
+        let rbac = rbac_namespaces.iter().map(String::as_str);
+        Ok(ListedComponents {
+            services: Listed::list(&client, own, &selector).await?,
+            service_accounts: Listed::list(&client, own, &selector).await?,
+            secrets: Listed::list(&client, own, &selector).await?,
+            config_maps: Listed::list(&client, own, &selector).await?,
+            network_policies: Listed::list(&client, own, &selector).await?,
+            roles: Listed::list(&client, rbac.clone(), &selector).await?,
+            role_bindings: Listed::list(&client, rbac, &selector).await?,
             deployments,
         })
     }
@@ -241,20 +211,19 @@ impl Reconciliation<'_> {
         &self,
         cluster: &KafkaCluster,
         cas: &ClusterCas,
-        secrets: &Owned<Secret>,
+        secrets: &Listed<Secret>,
     ) -> Result<BTreeMap<String, IssuedCertificate>, ReconcileError> {
         let generation = cas.cluster.authority.cert_generation().to_string();
         let current: BTreeMap<String, Secret> = secrets
-            .objects
             .iter()
-            .filter(|((namespace, _), secret)| {
-                *namespace == cluster.namespace
+            .filter(|secret| {
+                secret.namespace().as_ref() == Some(&cluster.namespace)
                     && secret
                         .annotations()
                         .get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)
                         == Some(&generation)
             })
-            .map(|((_, name), secret)| (name.clone(), secret.clone()))
+            .map(|secret| (secret.name_any(), secret.clone()))
             .collect();
         let trust_pending = self
             .cluster_ca_trust_pending(&cluster.component_labels().selector_string(), cas)
@@ -345,10 +314,11 @@ impl Reconciliation<'_> {
             kafka_exporter: None,
             cruise_control: None,
         }
+        .by_kind()
         .namespaces();
-        let owned = self.owned_objects(cluster, &namespaces).await?;
+        let listed = self.listed_components(cluster, &namespaces).await?;
         let certificates = self
-            .component_certificates(cluster, cas, &owned.secrets)
+            .component_certificates(cluster, cas, &listed.secrets)
             .await?;
         let authority = &cas.cluster.authority;
         let (topic_secret, _) = entity_operator::topic_operator_certificate(&cluster.name);
@@ -356,12 +326,7 @@ impl Reconciliation<'_> {
         let (exporter_secret, _) = kafka_exporter::certificate(&cluster.name);
         let (cruise_control_secret, _) = cruise_control::certificate(cluster);
         let cruise_control_config = self.cruise_control_configuration(cluster).await?;
-        let listed_secret = |name: String| {
-            owned
-                .secrets
-                .objects
-                .get(&(cluster.namespace.clone(), name))
-        };
+        let listed_secret = |name: String| listed.secrets.get(&cluster.namespace, &name);
         // A refused entity operator is removed like one no longer asked for, and the
         // refusal reported once everything else is done, as Strimzi does.
         let (entity_operator, refusal) = match cluster.entity_operator(&EntityOperatorInputs {
@@ -394,120 +359,89 @@ impl Reconciliation<'_> {
                 metrics: cruise_control_config.metrics.as_deref(),
             }),
         };
-        let written = self.apply_components(&desired, &owned).await?;
-        self.delete_undesired_components(&desired, &owned).await?;
+        let kinds = desired.by_kind();
+        let report = self.sync_components(&kinds, &listed).await?;
         if let Some(refusal) = refusal {
             return Err(refusal.into());
         }
         Ok(check_components_ready(
-            &desired,
-            &owned.deployments,
-            written,
+            &kinds.deployments,
+            &listed.deployments,
+            report.wrote::<Deployment>(),
         ))
     }
 
-    /// Applies `objects`, each compared with its listed copy; whether any was written.
-    async fn apply_owned<K: Applicable>(
+    /// Applies every desired object of the components, the Deployments last, then deletes
+    /// the listed objects that are not desired: those of a component no longer asked for,
+    /// and Roles and RoleBindings in namespaces no longer watched.
+    async fn sync_components(
         &self,
-        objects: &[&K],
-        owned: &Owned<K>,
-    ) -> Result<bool, ReconcileError> {
-        let mut written = false;
-        for object in objects {
-            let applied = self
-                .operator
-                .runtime
-                .applier()
-                .apply_cached(*object, owned.get(object))
-                .await?;
-            written |= applied == Applied::Written;
-        }
-        Ok(written)
-    }
-
-    /// Applies every desired object of both components, the Deployments last; whether a
-    /// Deployment was written (its listed status is then out of date).
-    async fn apply_components(
-        &self,
-        desired: &DesiredComponents,
-        owned: &OwnedObjects,
-    ) -> Result<bool, ReconcileError> {
-        self.apply_owned(&desired.service_accounts(), &owned.service_accounts)
+        desired: &ComponentKinds<'_>,
+        listed: &ListedComponents,
+    ) -> Result<SyncReport, ReconcileError> {
+        let ComponentKinds {
+            deployments,
+            services,
+            service_accounts,
+            secrets,
+            config_maps,
+            network_policies,
+            roles,
+            role_bindings,
+        } = desired;
+        let ListedComponents {
+            deployments: listed_deployments,
+            services: listed_services,
+            service_accounts: listed_service_accounts,
+            secrets: listed_secrets,
+            config_maps: listed_config_maps,
+            network_policies: listed_network_policies,
+            roles: listed_roles,
+            role_bindings: listed_role_bindings,
+        } = listed;
+        let mut sync = ObjectSync::new(self.operator.runtime.applier());
+        sync.apply(service_accounts.iter().copied(), listed_service_accounts)
             .await?;
-        self.apply_owned(&desired.services(), &owned.services)
+        sync.apply(services.iter().copied(), listed_services)
             .await?;
-        self.apply_owned(&desired.roles(), &owned.roles).await?;
-        self.apply_owned(&desired.role_bindings(), &owned.role_bindings)
+        sync.apply(roles.iter().copied(), listed_roles).await?;
+        sync.apply(role_bindings.iter().copied(), listed_role_bindings)
             .await?;
-        self.apply_owned(&desired.network_policies(), &owned.network_policies)
+        sync.apply(network_policies.iter().copied(), listed_network_policies)
             .await?;
-        self.apply_owned(&desired.config_maps(), &owned.config_maps)
+        sync.apply(config_maps.iter().copied(), listed_config_maps)
             .await?;
-        self.apply_owned(&desired.secrets(), &owned.secrets).await?;
-        self.apply_owned(&desired.deployments(), &owned.deployments)
-            .await
-    }
-
-    /// Deletes the listed objects that are not desired: those of a component no longer asked
-    /// for, and Roles and RoleBindings in namespaces no longer watched.
-    async fn delete_undesired_components(
-        &self,
-        desired: &DesiredComponents,
-        owned: &OwnedObjects,
-    ) -> Result<(), ReconcileError> {
-        self.delete_unlisted_owned(&owned.deployments, &desired.deployments())
+        sync.apply(secrets.iter().copied(), listed_secrets).await?;
+        sync.apply(deployments.iter().copied(), listed_deployments)
             .await?;
-        self.delete_unlisted_owned(&owned.service_accounts, &desired.service_accounts())
+        sync.prune(listed_deployments, deployments.iter().copied())
             .await?;
-        self.delete_unlisted_owned(&owned.services, &desired.services())
+        sync.prune(listed_service_accounts, service_accounts.iter().copied())
             .await?;
-        self.delete_unlisted_owned(&owned.secrets, &desired.secrets())
+        sync.prune(listed_services, services.iter().copied())
             .await?;
-        self.delete_unlisted_owned(&owned.config_maps, &desired.config_maps())
+        sync.prune(listed_secrets, secrets.iter().copied()).await?;
+        sync.prune(listed_config_maps, config_maps.iter().copied())
             .await?;
-        self.delete_unlisted_owned(&owned.network_policies, &desired.network_policies())
+        sync.prune(listed_network_policies, network_policies.iter().copied())
             .await?;
-        self.delete_unlisted_owned(&owned.roles, &desired.roles())
+        sync.prune(listed_roles, roles.iter().copied()).await?;
+        sync.prune(listed_role_bindings, role_bindings.iter().copied())
             .await?;
-        self.delete_unlisted_owned(&owned.role_bindings, &desired.role_bindings())
-            .await
-    }
-
-    async fn delete_unlisted_owned<K: Applicable>(
-        &self,
-        owned: &Owned<K>,
-        desired: &[&K],
-    ) -> Result<(), ReconcileError> {
-        let keep: BTreeSet<(String, String)> = desired
-            .iter()
-            .map(|object| (object.namespace().unwrap_or_default(), object.name_any()))
-            .collect();
-        for ((namespace, name), object) in &owned.objects {
-            if keep.contains(&(namespace.clone(), name.clone()))
-                || object.meta().deletion_timestamp.is_some()
-            {
-                continue;
-            }
-            let api: Api<K> = Api::namespaced(self.client(), namespace);
-            if self.operator.runtime.applier().delete(&api, name).await? {
-                tracing::info!(kind = %K::kind(&()), namespace, name, "deleted an object of a component no longer desired");
-            }
-        }
-        Ok(())
+        Ok(sync.finish())
     }
 }
 
 /// Whether every desired Deployment has rolled out and its pod is ready, from the listed
 /// Deployments; if not, or if a Deployment was just written, what is awaited.
 fn check_components_ready(
-    desired: &DesiredComponents,
-    listed: &Owned<Deployment>,
+    desired: &[&Deployment],
+    listed: &Listed<Deployment>,
     written: bool,
 ) -> Option<Waiting> {
     let not_ready: Vec<String> = desired
-        .deployments()
-        .into_iter()
-        .filter(|wanted| written || !listed.get(wanted).is_some_and(deployment_ready))
+        .iter()
+        .filter(|wanted| written || !listed.copy_of(wanted).is_some_and(deployment_ready))
         .map(|wanted| wanted.name_any())
         .collect();
     (!not_ready.is_empty()).then(|| Waiting {

@@ -12,39 +12,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::{labels, naming};
-use strimzi_operator_common::apply::{Applicable, Applied};
+use strimzi_operator_common::apply::Applicable;
+use strimzi_operator_common::sync::{Listed, ObjectSync};
 
 use super::{ClusterCas, ReconcileError, Reconciliation};
 use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::model::KafkaCluster;
 use crate::model::config::ExternalConfiguration;
 use crate::model::desired::{self, BuildInputs, CertificateRequest, DesiredObjects};
-use crate::model::listeners::{ListenerAddresses, ObservedListeners};
-
-/// The objects of one kind labelled for the Kafka component, by name, as listed once in this
-/// reconciliation.
-pub(super) struct Listed<K> {
-    objects: BTreeMap<String, K>,
-}
-
-impl<K: Applicable> Listed<K> {
-    /// The listed object named `name`.
-    pub(super) fn get(&self, name: &str) -> Option<&K> {
-        self.objects.get(name)
-    }
-
-    /// The listed objects by name.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (&String, &K)> {
-        self.objects.iter()
-    }
-
-    fn values(&self) -> Vec<K> {
-        self.objects.values().cloned().collect()
-    }
-}
+use crate::model::listeners::{ListenerAddresses, ListenerObjects, ObservedListeners};
 
 /// What the cluster has now of each kind the cleanup pass looks after.
 pub(super) struct LiveObjects {
@@ -76,7 +55,7 @@ impl LiveObjects {
     pub(super) fn broker_node_ids(&self) -> BTreeSet<i32> {
         self.pod_sets
             .iter()
-            .flat_map(|(_, set)| &set.spec.pods)
+            .flat_map(|set| &set.spec.pods)
             .filter_map(|pod| {
                 let metadata = pod.0.get("metadata")?;
                 let is_broker =
@@ -96,13 +75,7 @@ impl Reconciliation<'_> {
         cluster: &KafkaCluster,
     ) -> Result<Listed<K>, ReconcileError> {
         let selector = cluster.component_labels().selector_string();
-        let objects = self
-            .list::<K>(&selector)
-            .await?
-            .into_iter()
-            .map(|object| (object.name_any(), object))
-            .collect();
-        Ok(Listed { objects })
+        Ok(Listed::list(&self.client(), [self.namespace.as_str()], &selector).await?)
     }
 
     /// Lists every kind the objects step compares with and cleans up.
@@ -138,27 +111,6 @@ impl Reconciliation<'_> {
             .collect())
     }
 
-    /// Applies each object, compared with its listed copy (absent from the list: created).
-    /// Whether anything was written.
-    async fn apply_listed<K: Applicable>(
-        &self,
-        objects: &[K],
-        listed: &Listed<K>,
-    ) -> Result<bool, ReconcileError> {
-        let mut written = false;
-        for object in objects {
-            let current = listed.get(&object.name_any());
-            let applied = self
-                .operator
-                .runtime
-                .applier()
-                .apply_cached(object, current)
-                .await?;
-            written |= applied == Applied::Written;
-        }
-        Ok(written)
-    }
-
     /// Applies the listener Services, Ingresses, Routes and TLSRoutes and reads back what
     /// Kubernetes assigned to them (load balancer addresses, node ports, route hosts).
     #[tracing::instrument(level = "debug", skip_all)]
@@ -168,13 +120,14 @@ impl Reconciliation<'_> {
         live: &mut LiveObjects,
     ) -> Result<ObservedListeners, ReconcileError> {
         let objects = cluster.listener_objects();
-        if self.apply_listed(&objects.services, &live.services).await? {
+        let mut sync = ObjectSync::new(self.operator.runtime.applier());
+        sync.apply(&objects.services, &live.services).await?;
+        sync.apply(&objects.ingresses, &live.ingresses).await?;
+        // What Kubernetes assigns to them is read from the objects as written.
+        if sync.report().wrote::<Service>() {
             live.services = self.listed(cluster).await?;
         }
-        if self
-            .apply_listed(&objects.ingresses, &live.ingresses)
-            .await?
-        {
+        if sync.report().wrote::<Ingress>() {
             live.ingresses = self.listed(cluster).await?;
         }
         if !objects.routes.is_empty() && !cluster.config.platform.openshift {
@@ -185,8 +138,8 @@ impl Reconciliation<'_> {
             routes.push(self.apply_dynamic(route).await?);
         }
         Ok(ObservedListeners {
-            services: live.services.values(),
-            ingresses: live.ingresses.values(),
+            services: live.services.iter().cloned().collect(),
+            ingresses: live.ingresses.iter().cloned().collect(),
             routes,
         })
     }
@@ -209,7 +162,12 @@ impl Reconciliation<'_> {
         }
         let custom = cluster.custom_listener_certificates(&custom_secrets)?;
         let external = self.external_configuration(cluster).await?;
-        let requests = desired::certificate_requests(cluster, addresses, &live.secrets.objects);
+        let secrets: BTreeMap<String, Secret> = live
+            .secrets
+            .iter()
+            .map(|secret| (secret.name_any(), secret.clone()))
+            .collect();
+        let requests = desired::certificate_requests(cluster, addresses, &secrets);
         let operator_request =
             desired::cluster_operator_certificate_request(cluster, &live.operator_secret);
         let trust_pending = self
@@ -230,7 +188,7 @@ impl Reconciliation<'_> {
             node_certificates: &issued,
             cluster_operator_certificate: &operator_certificate,
             external: &external,
-            jmx_secret: live.secrets.get(&jmx_name),
+            jmx_secret: live.secrets.get(&cluster.namespace, &jmx_name),
             custom_certificates: &custom,
         };
         Ok(desired::build(cluster, &inputs)?)
@@ -260,42 +218,55 @@ impl Reconciliation<'_> {
     }
 
     /// Applies the desired objects in Strimzi's order (the listener objects were applied
-    /// before their addresses were read).
+    /// before their addresses were read, [`Self::apply_listeners`]).
     #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn apply_desired(
         &mut self,
         desired: &DesiredObjects,
         live: &LiveObjects,
     ) -> Result<(), ReconcileError> {
+        let DesiredObjects {
+            trust_bundle,
+            cluster_operator_certificate,
+            network_policy,
+            claims,
+            service_account,
+            init_cluster_role_binding,
+            role,
+            role_binding,
+            listeners: _,
+            node_certificates,
+            config_maps,
+            jmx_secret,
+            pod_disruption_budget,
+            pod_sets,
+            addresses: _,
+            custom_certificates: _,
+            warnings: _,
+        } = desired;
         let applier = self.operator.runtime.applier().clone();
-        applier.apply(&desired.trust_bundle, None).await?;
-        let operator_secret = &desired.cluster_operator_certificate;
+        let mut sync = ObjectSync::new(&applier);
+        sync.apply_read([trust_bundle]).await?;
+        let operator_secret = live
+            .operator_secret
+            .get(&cluster_operator_certificate.name_any());
         applier
-            .apply_cached(
-                operator_secret,
-                live.operator_secret.get(&operator_secret.name_any()),
-            )
+            .apply_cached(cluster_operator_certificate, operator_secret)
             .await?;
-        let policies: Vec<NetworkPolicy> = desired.network_policy.iter().cloned().collect();
-        self.apply_listed(&policies, &live.network_policies).await?;
-        self.apply_claims(&desired.claims, &live.claims).await?;
-        applier.apply(&desired.service_account, None).await?;
-        if let Some(binding) = &desired.init_cluster_role_binding {
+        sync.apply(network_policy, &live.network_policies).await?;
+        self.apply_claims(claims, &live.claims).await?;
+        sync.apply_read([service_account]).await?;
+        if let Some(binding) = init_cluster_role_binding {
             applier.apply_cluster_scoped(binding).await?;
         }
-        applier.apply(&desired.role, None).await?;
-        applier.apply(&desired.role_binding, None).await?;
-        self.apply_listed(&desired.node_certificates, &live.secrets)
+        sync.apply_read([role]).await?;
+        sync.apply_read([role_binding]).await?;
+        sync.apply(node_certificates, &live.secrets).await?;
+        sync.apply(config_maps, &live.config_maps).await?;
+        sync.apply(jmx_secret, &live.secrets).await?;
+        sync.apply(pod_disruption_budget, &live.disruption_budgets)
             .await?;
-        self.apply_listed(&desired.config_maps, &live.config_maps)
-            .await?;
-        let jmx: Vec<Secret> = desired.jmx_secret.iter().cloned().collect();
-        self.apply_listed(&jmx, &live.secrets).await?;
-        let budgets: Vec<PodDisruptionBudget> =
-            desired.pod_disruption_budget.iter().cloned().collect();
-        self.apply_listed(&budgets, &live.disruption_budgets)
-            .await?;
-        self.apply_listed(&desired.pod_sets, &live.pod_sets).await?;
+        sync.apply(pod_sets, &live.pod_sets).await?;
         Ok(())
     }
 
@@ -313,32 +284,51 @@ impl Reconciliation<'_> {
         desired: &DesiredObjects,
         live: &LiveObjects,
     ) -> Result<(), ReconcileError> {
-        let secrets: Vec<&Secret> = desired
-            .node_certificates
-            .iter()
-            .chain(&desired.jmx_secret)
-            .collect();
-        self.delete_unlisted(&live.services, &names(&desired.listeners.services))
+        let DesiredObjects {
+            // Read by name and never deleted: the trust bundle and the operator's certificate
+            // are the cluster's, not a node's; the ServiceAccount, Role and RoleBinding go
+            // with the Kafka.
+            trust_bundle: _,
+            cluster_operator_certificate: _,
+            service_account: _,
+            role: _,
+            role_binding: _,
+            // Deleted only with `deleteClaim`.
+            claims: _,
+            network_policy,
+            init_cluster_role_binding,
+            listeners,
+            node_certificates,
+            config_maps,
+            jmx_secret,
+            pod_disruption_budget,
+            pod_sets,
+            addresses: _,
+            custom_certificates: _,
+            warnings: _,
+        } = desired;
+        let ListenerObjects {
+            services,
+            ingresses,
+            // Their kinds are optional APIs, deleted with the Kafka.
+            routes: _,
+            tls_routes: _,
+        } = listeners;
+        let mut sync = ObjectSync::new(self.operator.runtime.applier());
+        sync.prune(&live.services, services).await?;
+        sync.prune(&live.ingresses, ingresses).await?;
+        sync.prune(&live.secrets, node_certificates.iter().chain(jmx_secret))
             .await?;
-        self.delete_unlisted(&live.ingresses, &names(&desired.listeners.ingresses))
-            .await?;
-        self.delete_unlisted(&live.secrets, &names(secrets)).await?;
-        self.delete_unlisted(&live.config_maps, &names(&desired.config_maps))
-            .await?;
-        self.delete_unlisted(&live.network_policies, &names(&desired.network_policy))
-            .await?;
+        sync.prune(&live.config_maps, config_maps).await?;
+        sync.prune(&live.network_policies, network_policy).await?;
         // Without PodDisruptionBudget generation, existing ones are left alone, as Strimzi
         // leaves them.
-        if desired.pod_disruption_budget.is_some() {
-            self.delete_unlisted(
-                &live.disruption_budgets,
-                &names(&desired.pod_disruption_budget),
-            )
-            .await?;
+        if pod_disruption_budget.is_some() {
+            sync.prune(&live.disruption_budgets, pod_disruption_budget)
+                .await?;
         }
-        self.delete_unlisted(&live.pod_sets, &names(&desired.pod_sets))
-            .await?;
-        if desired.init_cluster_role_binding.is_none() {
+        sync.prune(&live.pod_sets, pod_sets).await?;
+        if init_cluster_role_binding.is_none() {
             let runtime = &self.operator.runtime;
             if delete_init_binding(
                 runtime,
@@ -349,24 +339,6 @@ impl Reconciliation<'_> {
             .await?
             {
                 tracing::info!("deleted the init ClusterRoleBinding no longer needed");
-            }
-        }
-        Ok(())
-    }
-
-    /// Deletes the listed objects whose names are not in `keep` (nor already being deleted).
-    async fn delete_unlisted<K: Applicable>(
-        &self,
-        listed: &Listed<K>,
-        keep: &[String],
-    ) -> Result<(), ReconcileError> {
-        let api = self.api::<K>();
-        for (name, object) in listed.iter() {
-            if keep.contains(name) || object.meta().deletion_timestamp.is_some() {
-                continue;
-            }
-            if self.operator.runtime.applier().delete(&api, name).await? {
-                tracing::info!(kind = %K::kind(&()), name, "deleted an object no longer desired");
             }
         }
         Ok(())
@@ -410,12 +382,4 @@ impl Reconciliation<'_> {
             .and_then(|config_map| config_map.data)
             .and_then(|mut data| data.remove(&selector.key)))
     }
-}
-
-/// The names of `objects`.
-fn names<'a, K: Resource + 'a>(objects: impl IntoIterator<Item = &'a K>) -> Vec<String> {
-    objects
-        .into_iter()
-        .filter_map(|object| object.meta().name.clone())
-        .collect()
 }

@@ -11,13 +11,12 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use strimzi_api::annotations::{self, DELETE_CLAIM};
 use strimzi_api::conditions::reasons::KAFKA_STORAGE;
-
 use strimzi_api::labels;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::storage::Storage;
+use strimzi_operator_common::sync::Listed;
 
-use super::objects::Listed;
 use super::{ReconcileError, Reconciliation};
 use crate::model::ModelError;
 use crate::model::desired::DesiredObjects;
@@ -53,7 +52,7 @@ impl Reconciliation<'_> {
     ) -> Result<(), ReconcileError> {
         for desired in desired_claims {
             let name = desired.name_any();
-            let Some(current) = listed.get(&name) else {
+            let Some(current) = listed.copy_of(desired) else {
                 self.operator.runtime.applier().apply(desired, None).await?;
                 continue;
             };
@@ -154,7 +153,8 @@ impl Reconciliation<'_> {
     ) -> Result<(), ReconcileError> {
         let wanted: Vec<String> = desired.claims.iter().map(ResourceExt::name_any).collect();
         let api: Api<PersistentVolumeClaim> = self.api();
-        for (name, claim) in listed.iter() {
+        for claim in listed.iter() {
+            let name = &claim.name_any();
             let delete = claim
                 .annotations()
                 .get(DELETE_CLAIM)

@@ -45,6 +45,7 @@ use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::kafka::HostResolution;
 use strimzi_operator_common::labels::selector_string;
 use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_operator_common::sync::{Listed, ObjectSync};
 
 use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::config::ClusterOperatorConfig;
@@ -253,13 +254,40 @@ impl ConnectReconciler {
         cluster: &ConnectCluster,
         objects: &ConnectObjects,
     ) -> Result<(), ConnectError> {
-        let applier = self.runtime.applier();
-        applier.apply(&objects.service_account, None).await?;
-        applier.apply(&objects.role, None).await?;
-        applier.apply(&objects.role_binding, None).await?;
-        match &objects.init_cluster_role_binding {
+        let ConnectObjects {
+            service_account,
+            role,
+            role_binding,
+            trusted_certificates,
+            config_map,
+            jmx_secret,
+            dockerfile,
+            api_service,
+            headless_service,
+            network_policy,
+            pod_disruption_budget,
+            // Applied once the workers may change ([`Self::run_workers`]).
+            pod_set: _,
+            init_cluster_role_binding,
+            warnings: _,
+        } = objects;
+        let selector = selector_string(&cluster.selector());
+        let client = self.runtime.client();
+        let namespace = [cluster.namespace.as_str()];
+        let listed_secrets: Listed<Secret> = Listed::list(client, namespace, &selector).await?;
+        let listed_config_maps: Listed<ConfigMap> =
+            Listed::list(client, namespace, &selector).await?;
+        let listed_policies: Listed<NetworkPolicy> =
+            Listed::list(client, namespace, &selector).await?;
+        let secrets = || trusted_certificates.iter().chain(jmx_secret);
+        let config_maps = || std::iter::once(config_map).chain(dockerfile);
+        let mut sync = ObjectSync::new(self.runtime.applier());
+        sync.apply_read([service_account]).await?;
+        sync.apply_read([role]).await?;
+        sync.apply_read([role_binding]).await?;
+        match init_cluster_role_binding {
             Some(binding) => {
-                applier.apply_cluster_scoped(binding).await?;
+                self.runtime.applier().apply_cluster_scoped(binding).await?;
             }
             None => {
                 let kind = if cluster.kind == KafkaMirrorMaker2::kind(&()) {
@@ -274,70 +302,14 @@ impl ConnectReconciler {
                 }
             }
         }
-        for secret in [&objects.trusted_certificates, &objects.jmx_secret]
-            .into_iter()
-            .flatten()
-        {
-            applier.apply(secret, None).await?;
-        }
-        applier.apply(&objects.config_map, None).await?;
-        if let Some(dockerfile) = &objects.dockerfile {
-            applier.apply(dockerfile, None).await?;
-        }
-        applier.apply(&objects.api_service, None).await?;
-        applier.apply(&objects.headless_service, None).await?;
-        if let Some(policy) = &objects.network_policy {
-            applier.apply(policy, None).await?;
-        }
-        if let Some(budget) = &objects.pod_disruption_budget {
-            applier.apply(budget, None).await?;
-        }
-        let selector = selector_string(&cluster.selector());
-        let namespace = &cluster.namespace;
-        let names = |objects: Vec<Option<&String>>| -> Vec<String> {
-            objects.into_iter().flatten().cloned().collect()
-        };
-        applier
-            .delete_unwanted::<Secret>(
-                namespace,
-                &selector,
-                &names(vec![
-                    objects
-                        .trusted_certificates
-                        .as_ref()
-                        .and_then(|secret| secret.metadata.name.as_ref()),
-                    objects
-                        .jmx_secret
-                        .as_ref()
-                        .and_then(|secret| secret.metadata.name.as_ref()),
-                ]),
-            )
-            .await?;
-        applier
-            .delete_unwanted::<ConfigMap>(
-                namespace,
-                &selector,
-                &names(vec![
-                    objects.config_map.metadata.name.as_ref(),
-                    objects
-                        .dockerfile
-                        .as_ref()
-                        .and_then(|map| map.metadata.name.as_ref()),
-                ]),
-            )
-            .await?;
-        applier
-            .delete_unwanted::<NetworkPolicy>(
-                namespace,
-                &selector,
-                &names(vec![
-                    objects
-                        .network_policy
-                        .as_ref()
-                        .and_then(|policy| policy.metadata.name.as_ref()),
-                ]),
-            )
-            .await?;
+        sync.apply(secrets(), &listed_secrets).await?;
+        sync.apply(config_maps(), &listed_config_maps).await?;
+        sync.apply_read([api_service, headless_service]).await?;
+        sync.apply(network_policy, &listed_policies).await?;
+        sync.apply_read(pod_disruption_budget).await?;
+        sync.prune(&listed_secrets, secrets()).await?;
+        sync.prune(&listed_config_maps, config_maps()).await?;
+        sync.prune(&listed_policies, network_policy).await?;
         Ok(())
     }
 

@@ -25,6 +25,7 @@ use strimzi_operator_common::config::OperatorConfig;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 use strimzi_operator_common::runtime::OperatorRuntime;
+use strimzi_operator_common::sync::{Listed, ObjectSync};
 
 /// The test controller's view of a KafkaTopic.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -134,9 +135,11 @@ impl Reconciler for TestReconciler {
 
     async fn cleanup(&self, topic: Arc<TestTopic>) -> Result<(), TestError> {
         let selector = format!("{CHILD_SELECTOR},strimzi.io/name={}", topic.name_any());
-        self.runtime
-            .applier()
-            .delete_unwanted::<ConfigMap>(&topic.namespace().unwrap_or_default(), &selector, &[])
+        let namespace = topic.namespace().unwrap_or_default();
+        let children: Listed<ConfigMap> =
+            Listed::list(self.runtime.client(), [namespace.as_str()], &selector).await?;
+        ObjectSync::new(self.runtime.applier())
+            .prune(&children, [])
             .await?;
         self.journal.lock().unwrap().cleaned.push(topic.name_any());
         Ok(())
