@@ -11,9 +11,11 @@
 
 pub mod coverage;
 mod embedded;
+mod error;
 pub mod files;
 mod kinds;
 pub mod rules;
 mod structural;
 
-pub use kinds::{CrdError, GeneratedCrd, RELEASE, RELEASE_ANNOTATION, custom_resource_definitions};
+pub use error::CrdError;
+pub use kinds::{GeneratedCrd, RELEASE, RELEASE_ANNOTATION, custom_resource_definitions};

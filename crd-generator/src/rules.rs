@@ -16,7 +16,7 @@
 
 use serde_json::{Value, json};
 
-use crate::kinds::CrdError;
+use crate::error::CrdError;
 
 /// One CEL rule attached to the schema node at `path`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

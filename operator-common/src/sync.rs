@@ -6,7 +6,7 @@
 //!
 //! A controller keeps its desired objects in a struct with one field per kind (its *desired
 //! set*) and consumes it by destructuring without `..`, so that a kind added to the set and
-//! forgotten by the apply or the cleanup fails to compile. `docs/development/controller-shape.md`
+//! forgotten by the apply or the cleanup fails to compile. `docs/controller-shape.md`
 //! shows the whole shape.
 //!
 //! Only what the selector lists can be deleted: an object the controller did not label as its

@@ -11,7 +11,10 @@ use strimzi_operator_common::kafka::{
     AlterConfigOp, ConfigEntry, ConfigSource, NewTopic, PartitionDescription,
 };
 
-use crate::replicas::{FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_REPLICAS};
+/// The topic config listing the replicas whose leaders are throttled while they send.
+pub const LEADER_THROTTLED_REPLICAS: &str = "leader.replication.throttled.replicas";
+/// The topic config listing the replicas whose followers are throttled while they fetch.
+pub const FOLLOWER_THROTTLED_REPLICAS: &str = "follower.replication.throttled.replicas";
 
 /// Which topic configs the operator may change in Kafka (`STRIMZI_ALTERABLE_TOPIC_CONFIG`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -10,10 +10,6 @@ use strimzi_operator_common::kafka::PartitionDescription;
 
 use crate::model::Unsupported;
 
-/// The topic config listing the replicas whose leaders are throttled while they send.
-pub const LEADER_THROTTLED_REPLICAS: &str = "leader.replication.throttled.replicas";
-/// The topic config listing the replicas whose followers are throttled while they fetch.
-pub const FOLLOWER_THROTTLED_REPLICAS: &str = "follower.replication.throttled.replicas";
 /// The broker config bounding the rate of throttled leader replicas, bytes per second.
 pub const LEADER_THROTTLED_RATE: &str = "leader.replication.throttled.rate";
 /// The broker config bounding the rate of throttled follower replicas, bytes per second.
@@ -132,8 +128,8 @@ fn leader_first(partition: &PartitionDescription) -> Vec<i32> {
 }
 
 /// The throttled replicas of a topic while its partitions move, as the topic configs
-/// [`LEADER_THROTTLED_REPLICAS`] and [`FOLLOWER_THROTTLED_REPLICAS`] take them
-/// (`partition:broker,...`).
+/// [`crate::model::LEADER_THROTTLED_REPLICAS`] and
+/// [`crate::model::FOLLOWER_THROTTLED_REPLICAS`] take them (`partition:broker,...`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Throttle {
     /// The replicas that send data: the current replicas of each moving partition.

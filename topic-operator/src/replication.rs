@@ -19,10 +19,9 @@ use strimzi_operator_common::kafka::{AlterConfigOp, ConfigResource};
 
 use crate::error::TopicError;
 use crate::kafka::TopicKafka;
-use crate::model::ActualTopic;
+use crate::model::{ActualTopic, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_REPLICAS};
 use crate::replicas::{
-    self, CruiseControlAnswer, CruiseControlStep, FOLLOWER_THROTTLED_RATE,
-    FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS,
+    self, CruiseControlAnswer, CruiseControlStep, FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE,
     ReassignmentState, Throttle,
 };
 

@@ -40,7 +40,7 @@ const COMPONENTS_RECHECK: Duration = Duration::from_secs(10);
 fn owned_types() -> [&'static str; 5] {
     [
         entity_operator::COMPONENT_TYPE,
-        entity_operator::TOPIC_OPERATOR_TYPE,
+        components::TOPIC_OPERATOR_TYPE,
         entity_operator::USER_OPERATOR_TYPE,
         kafka_exporter::COMPONENT_TYPE,
         cruise_control::COMPONENT_TYPE,

@@ -774,7 +774,7 @@ impl KafkaCluster {
             let to_labels = component_labels(
                 self,
                 naming::entity_operator_deployment(&self.name),
-                super::entity_operator::TOPIC_OPERATOR_TYPE,
+                super::TOPIC_OPERATOR_TYPE,
             );
             self.opaque_secret(
                 &to_labels,

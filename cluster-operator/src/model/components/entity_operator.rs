@@ -28,8 +28,8 @@ use strimzi_operator_common::labels::ComponentLabels;
 
 use super::cruise_control::{self, ApiSecurity};
 use super::{
-    DeploymentParts, certificate_annotations, component_labels, config_map_volume, http_probe,
-    log4j2_properties, secret_volume, tmp_volume,
+    DeploymentParts, TOPIC_OPERATOR_TYPE, certificate_annotations, component_labels,
+    config_map_volume, http_probe, log4j2_properties, secret_volume, tmp_volume,
 };
 use crate::model::listeners::services::REPLICATION_PORT;
 use crate::model::nodes::pods::{
@@ -40,8 +40,8 @@ use crate::model::{KafkaCluster, ModelError};
 
 /// The component type of the entity operator's objects.
 pub(crate) const COMPONENT_TYPE: &str = "entity-operator";
-/// The component types of the topic and user operators' own objects.
-pub(crate) const TOPIC_OPERATOR_TYPE: &str = "entity-topic-operator";
+/// The component type of the user operator's own objects (the topic operator's is
+/// [`TOPIC_OPERATOR_TYPE`]).
 pub(crate) const USER_OPERATOR_TYPE: &str = "entity-user-operator";
 /// Data key prefix of both operators' certificates (`entity-operator.crt`, `.key`).
 const CERTIFICATE_KEY_PREFIX: &str = "entity-operator";

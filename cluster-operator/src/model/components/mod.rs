@@ -38,6 +38,10 @@ use super::nodes::pods::{convert, empty_dir, templated_pod_spec};
 use super::nodes::templates::metadata;
 use super::{KafkaCluster, ModelConfig, ModelError};
 
+/// The component type of the topic operator's own objects (its Cruise Control API user's
+/// Secret among them).
+pub(crate) const TOPIC_OPERATOR_TYPE: &str = "entity-topic-operator";
+
 /// Default size of a component's memory-backed `/tmp`.
 const TMP_DEFAULT_SIZE: &str = "5Mi";
 
