@@ -89,8 +89,9 @@ fn reconciler(
     )
 }
 
-/// A KafkaTopic `name` of [`NAMESPACE`] with `spec`, created at second `created` of the
-/// test day, with `metadata` and `status` merged in.
+/// A KafkaTopic `name` of [`NAMESPACE`] with `spec`, created `created` seconds past a fixed
+/// minute (of two KafkaTopics naming one topic, the older manages it), with `metadata` and
+/// `status` merged in.
 fn kafka_topic(
     name: &str,
     created: u32,
@@ -418,8 +419,10 @@ async fn cleanup_time_on_a_silent_kafka(
     }
 }
 
+/// Named to sort second: libtest starts tests in name order, so this one (15 s) starts at
+/// once, beside the first, which waits for the broker's start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_terminating_or_gone_namespace_gives_up_on_a_silent_kafka_after_the_grace() {
+async fn a_cleanup_in_a_terminating_or_gone_namespace_gives_up_on_a_silent_kafka_after_the_grace() {
     let (address, listener) = silent_kafka().await;
     let kafka = topic_kafka(&address);
     let not_found = status_body(404, "NotFound", "namespaces \"decisions\" not found");
