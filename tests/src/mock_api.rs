@@ -103,6 +103,7 @@ impl Scenario {
     pub fn start(self) -> Verifier {
         let state = Arc::new(Mutex::new(State {
             remaining: self.calls,
+            answering: false,
             failures: Vec::new(),
         }));
         let progress = Arc::new(Notify::new());
@@ -184,10 +185,9 @@ pub struct Verifier {
 }
 
 impl Verifier {
-    /// Waits until every expected call has come (up to the scenario's wait) or a request went
-    /// wrong, then panics
-    /// with what went wrong: a request not expected (its method and URI), a call still
-    /// awaited, or a failed body check.
+    /// Waits until every expected call has come and been answered (up to the scenario's
+    /// wait) or a request went wrong, then panics with what went wrong, if anything: a
+    /// request not expected (its method and URI), a call not made, or a failed body check.
     pub async fn finish(mut self) {
         self.finished = true;
         let deadline = tokio::time::Instant::now() + self.wait;
@@ -195,7 +195,7 @@ impl Verifier {
             let progressed = self.progress.notified();
             {
                 let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-                if !state.failures.is_empty() || state.remaining.is_empty() {
+                if !state.failures.is_empty() || (state.remaining.is_empty() && !state.answering) {
                     break;
                 }
             }
@@ -233,6 +233,8 @@ impl Drop for Verifier {
 struct State {
     /// The calls still expected, next first.
     remaining: VecDeque<ExpectedCall>,
+    /// Whether an expected call taken from `remaining` is being checked and answered.
+    answering: bool,
     /// What went wrong, as reported at the end.
     failures: Vec<String>,
 }
@@ -289,6 +291,7 @@ async fn answer(mut handle: MockHandle, state: Arc<Mutex<State>>, progress: Arc<
                 .front()
                 .is_some_and(|call| call.matches(&parts.method, &parts.uri));
             if next_matches {
+                state.answering = true;
                 state.remaining.pop_front()
             } else {
                 let failure = match state.remaining.front() {
@@ -327,6 +330,10 @@ async fn answer(mut handle: MockHandle, state: Arc<Mutex<State>>, progress: Arc<
             ),
         };
         respond.send_response(response);
+        state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .answering = false;
         progress.notify_waiters();
     }
 }
