@@ -13,6 +13,7 @@ pub mod health;
 pub mod kafka;
 pub mod layout;
 pub mod measure;
+pub mod mock_api;
 pub mod network;
 pub mod nodes;
 pub mod process;
