@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, ConfigMapKeySelector, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMapKeySelector, Pod, Secret};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use sha2::{Digest, Sha256};
@@ -29,6 +29,7 @@ use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
+use strimzi_operator_common::referenced::{self, Missing};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::sync::{Listed, ObjectSync};
 
@@ -37,6 +38,7 @@ use crate::config::ClusterOperatorConfig;
 use crate::model::bridge::{self as model, BridgeInputs, BridgeObjects};
 use crate::model::client_security::SecretsData;
 use crate::model::{ModelConfig, ModelError};
+use crate::readiness::deployment_ready;
 
 /// How soon a bridge whose pods are not ready yet is looked at again, unless its Deployment
 /// changes first.
@@ -134,25 +136,22 @@ impl BridgeReconciler {
         selector: &ConfigMapKeySelector,
         field: &'static str,
     ) -> Result<String, BridgeError> {
-        let api: Api<ConfigMap> = self.runtime.api(Some(namespace));
-        let missing = |problem: String| BridgeError::ConfigMapMissing {
+        let value = referenced::config_map_value(
+            self.runtime.client(),
+            namespace,
+            &selector.name,
+            &selector.key,
+        )
+        .await?;
+        value.map_err(|missing| BridgeError::ConfigMapMissing {
             field,
             name: selector.name.clone(),
-            problem,
+            problem: match missing {
+                Missing::Object => "does not exist".to_owned(),
+                Missing::Key => format!("has no key {}", selector.key),
+            },
             namespace: namespace.to_owned(),
-        };
-        let config_map = api
-            .get_opt(&selector.name)
-            .await
-            .map_err(|source| BridgeError::Api {
-                what: format!("ConfigMap {}/{}", namespace, selector.name),
-                source,
-            })?
-            .ok_or_else(|| missing("does not exist".to_owned()))?;
-        config_map
-            .data
-            .and_then(|mut data| data.remove(&selector.key))
-            .ok_or_else(|| missing(format!("has no key {}", selector.key)))
+        })
     }
 
     /// Checks that every Secret value the configuration reads exists, and returns a digest
@@ -250,19 +249,6 @@ impl BridgeReconciler {
             trusted_certificate_secrets: &trusted,
         })?)
     }
-}
-
-/// Whether the Deployment runs all its replicas, ready, in its current definition.
-fn deployment_ready(deployment: &Deployment, replicas: i32) -> bool {
-    let Some(status) = &deployment.status else {
-        return false;
-    };
-    let observed = status.observed_generation.unwrap_or_default()
-        >= deployment.metadata.generation.unwrap_or_default();
-    observed
-        && status.updated_replicas.unwrap_or_default() >= replicas
-        && status.ready_replicas.unwrap_or_default() >= replicas
-        && status.replicas.unwrap_or_default() == replicas
 }
 
 impl Reconciler for BridgeReconciler {
@@ -374,40 +360,5 @@ impl Reconciler for BridgeReconciler {
             reconciled = reconciled.warn(&warning.reason, &warning.message);
         }
         Ok(reconciled)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use k8s_openapi::api::apps::v1::DeploymentStatus;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-    fn deployment(generation: i64, observed: i64, replicas: i32, ready: i32) -> Deployment {
-        Deployment {
-            metadata: ObjectMeta {
-                generation: Some(generation),
-                ..ObjectMeta::default()
-            },
-            status: Some(DeploymentStatus {
-                observed_generation: Some(observed),
-                replicas: Some(replicas),
-                updated_replicas: Some(replicas),
-                ready_replicas: Some(ready),
-                ..DeploymentStatus::default()
-            }),
-            ..Deployment::default()
-        }
-    }
-
-    #[test]
-    fn ready_only_with_every_pod_ready_in_the_current_generation() {
-        assert!(deployment_ready(&deployment(2, 2, 2, 2), 2));
-        assert!(!deployment_ready(&deployment(2, 2, 2, 1), 2));
-        assert!(!deployment_ready(&deployment(3, 2, 2, 2), 2));
-        // Scaling down: an extra old pod still runs.
-        assert!(!deployment_ready(&deployment(2, 2, 3, 3), 2));
-        assert!(deployment_ready(&deployment(1, 1, 0, 0), 0));
-        assert!(!deployment_ready(&Deployment::default(), 1));
     }
 }

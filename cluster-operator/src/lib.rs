@@ -19,6 +19,7 @@ pub mod kafka_init;
 pub mod model;
 pub mod platform;
 pub mod pod_set;
+pub mod readiness;
 pub mod rebalance;
 pub mod rolling;
 

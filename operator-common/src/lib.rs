@@ -120,6 +120,7 @@ pub mod metrics;
 pub mod ownership;
 pub mod parent;
 pub mod redact;
+pub mod referenced;
 pub mod runtime;
 pub mod scoped_cache;
 pub mod status;

@@ -31,6 +31,7 @@ use crate::model::components::entity_operator::{
 use crate::model::components::kafka_exporter::{self, KafkaExporterObjects};
 use crate::model::components::{self, ComponentCertificateRequest};
 use crate::model::{KafkaCluster, ModelError};
+use crate::readiness::{deployment_ready, wanted_replicas};
 
 /// How soon a Kafka whose components are not ready yet is looked at again; a change of their
 /// Deployments reconciles it sooner.
@@ -441,7 +442,12 @@ fn check_components_ready(
 ) -> Option<Waiting> {
     let not_ready: Vec<String> = desired
         .iter()
-        .filter(|wanted| written || !listed.copy_of(wanted).is_some_and(deployment_ready))
+        .filter(|wanted| {
+            written
+                || !listed
+                    .copy_of(wanted)
+                    .is_some_and(|live| deployment_ready(live, wanted_replicas(live)))
+        })
         .map(|wanted| wanted.name_any())
         .collect();
     (!not_ready.is_empty()).then(|| Waiting {
@@ -455,58 +461,10 @@ fn check_components_ready(
     })
 }
 
-/// Whether a Deployment's controller has seen its latest spec, every replica runs it and is
-/// ready, and no pod of an older definition is still terminating (it may still answer: a
-/// Cruise Control of the old configuration refused the first rebalance after a scale-up).
-fn deployment_ready(deployment: &Deployment) -> bool {
-    let wanted = deployment
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.replicas)
-        .unwrap_or(1);
-    deployment.status.as_ref().is_some_and(|status| {
-        status.observed_generation >= deployment.metadata.generation
-            && status.updated_replicas.unwrap_or(0) == wanted
-            && status.ready_replicas.unwrap_or(0) == wanted
-            && status.replicas.unwrap_or(0) == wanted
-            && status.terminating_replicas.unwrap_or(0) == 0
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn deployment(generation: i64, status: serde_json::Value) -> Deployment {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "c-entity-operator", "generation": generation},
-            "spec": {"replicas": 1, "selector": {}, "template": {}},
-            "status": status,
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn a_deployment_is_ready_once_its_new_pod_is() {
-        let rolled = serde_json::json!({
-            "observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
-        });
-        assert!(deployment_ready(&deployment(2, rolled.clone())));
-        assert!(!deployment_ready(&deployment(3, rolled)));
-        let rolling = serde_json::json!({
-            "observedGeneration": 2, "replicas": 2, "updatedReplicas": 1, "readyReplicas": 1,
-        });
-        assert!(!deployment_ready(&deployment(2, rolling)));
-        let starting =
-            serde_json::json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1});
-        assert!(!deployment_ready(&deployment(2, starting)));
-        let old_pod_terminating = serde_json::json!({
-            "observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
-            "terminatingReplicas": 1,
-        });
-        assert!(!deployment_ready(&deployment(2, old_pod_terminating)));
-    }
 
     #[test]
     fn the_cleanup_selector_names_every_component_type() {

@@ -16,6 +16,7 @@ use kube::ResourceExt;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::{labels, naming};
 use strimzi_operator_common::apply::Applicable;
+use strimzi_operator_common::referenced;
 use strimzi_operator_common::sync::{Listed, ObjectSync};
 
 use super::{ClusterCas, ReconcileError, Reconciliation};
@@ -373,13 +374,13 @@ impl Reconciliation<'_> {
         else {
             return Ok(None);
         };
-        let config_map = self
-            .api::<ConfigMap>()
-            .get_opt(&selector.name)
-            .await
-            .map_err(|source| ReconcileError::api("get ConfigMap", &selector.name, source))?;
-        Ok(config_map
-            .and_then(|config_map| config_map.data)
-            .and_then(|mut data| data.remove(&selector.key)))
+        let value = referenced::config_map_value(
+            &self.client(),
+            &self.namespace,
+            &selector.name,
+            &selector.key,
+        )
+        .await?;
+        Ok(value.ok())
     }
 }

@@ -44,6 +44,7 @@ use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconci
 use strimzi_operator_common::events::Severity;
 use strimzi_operator_common::kafka::HostResolution;
 use strimzi_operator_common::labels::selector_string;
+use strimzi_operator_common::referenced;
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::sync::{Listed, ObjectSync};
 
@@ -70,12 +71,12 @@ pub enum ConnectError {
     #[error(transparent)]
     Apply(#[from] ApplyError),
     /// The API server could not be asked.
-    #[error("{what}: {message}")]
+    #[error("{what}: {source}")]
     Api {
         /// What was attempted.
         what: String,
         /// The client error.
-        message: String,
+        source: Box<kube::Error>,
     },
     /// The REST API refused or failed a call.
     #[error(transparent)]
@@ -93,10 +94,10 @@ pub enum ConnectError {
 }
 
 impl ConnectError {
-    fn api(what: String, error: &kube::Error) -> Self {
+    fn api(what: String, source: kube::Error) -> Self {
         Self::Api {
             what,
-            message: error.to_string(),
+            source: Box::new(source),
         }
     }
 }
@@ -178,16 +179,9 @@ impl ConnectReconciler {
         name: &str,
         key: &str,
     ) -> Result<Option<String>, ConnectError> {
-        let map = self
-            .api::<ConfigMap>(namespace)
-            .get_opt(name)
-            .await
-            .map_err(|error| {
-                ConnectError::api(format!("get ConfigMap {namespace}/{name}"), &error)
-            })?;
-        Ok(map
-            .and_then(|map| map.data)
-            .and_then(|data| data.get(key).cloned()))
+        let value =
+            referenced::config_map_value(self.runtime.client(), namespace, name, key).await?;
+        Ok(value.ok())
     }
 
     /// What the model needs from the user's Secrets and ConfigMaps.
@@ -211,7 +205,7 @@ impl ConnectReconciler {
                 .map_err(|error| {
                     ConnectError::api(
                         format!("get Secret {namespace}/{}", source.secret_name),
-                        &error,
+                        error,
                     )
                 })?;
             if let Some(secret) = secret {
@@ -227,7 +221,7 @@ impl ConnectReconciler {
                     .get_opt(&name)
                     .await
                     .map_err(|error| {
-                        ConnectError::api(format!("get Secret {namespace}/{name}"), &error)
+                        ConnectError::api(format!("get Secret {namespace}/{name}"), error)
                     })?;
         }
         if let Some((name, key)) = external_logging_reference(cluster.spec.logging.as_ref()) {
@@ -320,7 +314,7 @@ impl ConnectReconciler {
             .list(&ListParams::default().labels(&selector))
             .await
             .map(|list| list.items)
-            .map_err(|error| ConnectError::api(format!("list Pods {}", cluster.namespace), &error))
+            .map_err(|error| ConnectError::api(format!("list Pods {}", cluster.namespace), error))
     }
 
     /// Deletes one worker whose definition is outdated, if every other worker is ready, so
@@ -356,7 +350,7 @@ impl ConnectReconciler {
             Err(error) => {
                 return Err(ConnectError::api(
                     format!("delete Pod {namespace}/{name}"),
-                    &error,
+                    error,
                 ));
             }
         }
@@ -392,7 +386,7 @@ impl ConnectReconciler {
             .map_err(|error| {
                 ConnectError::api(
                     format!("get StrimziPodSet {namespace}/{}", cluster.component_name),
-                    &error,
+                    error,
                 )
             })?;
         let desired = crate::pod_set::described_annotations(std::slice::from_ref(&objects.pod_set));
@@ -472,9 +466,7 @@ impl ConnectReconciler {
             .api::<KafkaConnector>(&namespace)
             .list_metadata(&ListParams::default().labels(&selector))
             .await
-            .map_err(|error| {
-                ConnectError::api(format!("list KafkaConnectors {namespace}"), &error)
-            })?
+            .map_err(|error| ConnectError::api(format!("list KafkaConnectors {namespace}"), error))?
             .items
             .into_iter()
             .map(|connector| connector.name_any())
