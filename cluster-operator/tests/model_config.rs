@@ -12,6 +12,7 @@ use serde_json::Value;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_cluster_operator::model::config::ExternalConfiguration;
+use strimzi_cluster_operator::model::config::options::UserOptions;
 use strimzi_cluster_operator::model::listeners::{AdvertisedAddress, ListenerAddresses};
 use strimzi_cluster_operator::model::{KafkaCluster, KafkaVersion, NodePool};
 use strimzi_tests::reference;
@@ -50,6 +51,7 @@ fn cluster(kafka: &Kafka, pools: &[KafkaNodePool]) -> KafkaCluster {
         owner: None,
         resource_labels: kafka.metadata.labels.clone().unwrap_or_default(),
         spec: kafka.spec.kafka.clone(),
+        user_options: UserOptions::of(&kafka.spec.kafka),
         kafka: kafka.clone(),
         cluster_id: "CLUSTER-ID".to_owned(),
         version: KafkaVersion {
@@ -262,6 +264,7 @@ fn hashes_follow_listeners_addresses_and_plugin_options() {
     let config = known.spec.config.get_or_insert_with(Default::default);
     config.insert("log.retention.ms".to_owned(), Value::from(1000));
     config.insert("num.partitions".to_owned(), Value::from(7));
+    known.user_options = UserOptions::of(&known.spec);
     assert_eq!(
         changed(known.configuration_hashes(&addresses)),
         BTreeSet::new()
@@ -271,6 +274,7 @@ fn hashes_follow_listeners_addresses_and_plugin_options() {
     let mut plugin = cluster.clone();
     let config = plugin.spec.config.get_or_insert_with(Default::default);
     config.insert("my.plugin.option".to_owned(), Value::from("on"));
+    plugin.user_options = UserOptions::of(&plugin.spec);
     assert_eq!(changed(plugin.configuration_hashes(&addresses)), every_node);
 
     // The user's listeners are, on the brokers.
@@ -321,6 +325,7 @@ proptest! {
         for (index, key) in keys.iter().enumerate() {
             config.insert(key.clone(), Value::from(format!("forbidden-value-{index}")));
         }
+        cluster.user_options = UserOptions::of(&cluster.spec);
         let warnings = cluster.configuration_warnings();
         for node in cluster.nodes().collect::<Vec<_>>() {
             let server_config = cluster.server_config(&node, &ListenerAddresses::default());

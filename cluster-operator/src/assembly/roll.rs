@@ -307,8 +307,13 @@ pub(super) async fn describe_all_topics(
 
 /// An integer option of the user's configuration, if set and valid.
 fn user_option(cluster: &KafkaCluster, key: &str) -> Option<i64> {
-    let (options, _) = cluster.user_options();
-    options.get(key)?.trim().parse().ok()
+    cluster
+        .user_options
+        .properties
+        .get(key)?
+        .trim()
+        .parse()
+        .ok()
 }
 
 impl Reconciliation<'_> {

@@ -40,6 +40,8 @@ use strimzi_api::storage::Storage;
 use strimzi_operator_common::labels::{ComponentLabels, LabelExclusion};
 use strimzi_operator_common::redact::url_credentials;
 
+use self::config::options::UserOptions;
+
 pub mod bridge;
 pub mod client_security;
 pub mod components;
@@ -392,6 +394,8 @@ pub struct KafkaCluster {
     pub resource_labels: BTreeMap<String, String>,
     /// `spec.kafka` of the Kafka resource.
     pub spec: KafkaClusterSpec,
+    /// `spec.kafka.config` as the nodes get it, resolved once.
+    pub user_options: UserOptions,
     /// The whole Kafka resource, for settings outside `spec.kafka` (CAs, maintenance, ...).
     pub kafka: Kafka,
     /// The cluster ID.

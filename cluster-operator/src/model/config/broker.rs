@@ -597,7 +597,7 @@ impl KafkaCluster {
     }
 
     fn write_user_configuration(&self, out: &mut ConfigWriter, node: &KafkaNode) {
-        let (mut config, _) = self.user_options();
+        let mut config = self.user_options.properties.clone();
 
         // Controllers only get the environment and Secret providers.
         let providers = if node.is_broker() {

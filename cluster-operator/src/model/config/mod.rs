@@ -144,7 +144,7 @@ impl KafkaCluster {
     /// Warnings about `spec.kafka.config`: dropped forbidden options and options that do
     /// nothing in KRaft clusters. (Replication settings are checked by [`super::resolve`].)
     pub fn configuration_warnings(&self) -> Vec<ModelWarning> {
-        let (_, mut warnings) = self.user_options();
+        let mut warnings = self.user_options.warnings.clone();
         for listener in &self.spec.listeners {
             let Some(KafkaListenerAuthentication::Custom(custom)) = &listener.authentication else {
                 continue;

@@ -2,7 +2,7 @@
 //! it adds, and how the options are written in Java properties format.
 
 use serde_json::Value;
-use strimzi_api::kafka::QuotasPlugin;
+use strimzi_api::kafka::{KafkaClusterSpec, QuotasPlugin};
 
 use crate::model::{KafkaCluster, ModelError, ModelWarning};
 
@@ -319,13 +319,46 @@ const QUOTA_CALLBACK_OPTION: &str = "client.quota.callback.class";
 pub const RESERVED_PROVIDER_ALIASES: &[&str] =
     &["strimzienv", "strimzisecrets", "strimzifile", "strimzidir"];
 
+/// `spec.kafka.config` as it reaches `server.config`, with the warnings about dropped
+/// options; resolved once per reconciliation ([`KafkaCluster::user_options`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserOptions {
+    /// The options kept.
+    pub properties: Properties,
+    /// Forbidden options dropped, and a quota callback class that conflicts with `quotas`.
+    pub warnings: Vec<ModelWarning>,
+}
+
+impl UserOptions {
+    /// The user's options of `spec` as they reach `server.config`.
+    pub fn of(spec: &KafkaClusterSpec) -> Self {
+        let (mut config, mut warnings) = user_configuration(spec.config.as_ref());
+        if let Some(quotas) = &spec.quotas
+            && config.remove(QUOTA_CALLBACK_OPTION).is_some()
+        {
+            let plugin = match quotas {
+                QuotasPlugin::Kafka(_) => "kafka",
+                QuotasPlugin::Strimzi(_) => "strimzi",
+            };
+            warnings.push(ModelWarning::new(
+            "QuotasPluginConflict",
+            format!("Quotas plugin class cannot be configured in .spec.kafka.config, when .spec.kafka.quotas contains configuration of `{plugin}` plugin. The plugin from .spec.kafka.quotas will be used"),
+        ));
+        }
+        Self {
+            properties: config,
+            warnings,
+        }
+    }
+}
+
 impl KafkaCluster {
     /// Checks the parts of the configuration that cannot be turned into a valid
     /// `server.config`: user config providers that reuse the operator's aliases, replication
     /// settings above the broker count, conflicting quota limits, and Cruise Control with
     /// fewer than two brokers.
     pub fn validate_configuration(&self) -> Result<(), ModelError> {
-        let (config, _) = self.user_options();
+        let config = &self.user_options.properties;
         let reserved = config.get("config.providers").and_then(|aliases| {
             aliases
                 .split(',')
@@ -380,30 +413,11 @@ impl KafkaCluster {
         Ok(())
     }
 
-    /// The user's options as they reach `server.config`, with the warnings about dropped ones:
-    /// forbidden options, and a quota callback class that conflicts with `quotas`.
-    pub(crate) fn user_options(&self) -> (Properties, Vec<ModelWarning>) {
-        let (mut config, mut warnings) = user_configuration(self.spec.config.as_ref());
-        if let Some(quotas) = &self.spec.quotas
-            && config.remove(QUOTA_CALLBACK_OPTION).is_some()
-        {
-            let plugin = match quotas {
-                QuotasPlugin::Kafka(_) => "kafka",
-                QuotasPlugin::Strimzi(_) => "strimzi",
-            };
-            warnings.push(ModelWarning::new(
-                "QuotasPluginConflict",
-                format!("Quotas plugin class cannot be configured in .spec.kafka.config, when .spec.kafka.quotas contains configuration of `{plugin}` plugin. The plugin from .spec.kafka.quotas will be used"),
-            ));
-        }
-        (config, warnings)
-    }
-
     /// The user options Kafka can change while running, which the operator applies to the
     /// running cluster.
     pub fn dynamic_configuration(&self) -> Vec<(String, String)> {
-        let (config, _) = self.user_options();
-        config
+        self.user_options
+            .properties
             .entries()
             .iter()
             .filter(|(key, _)| is_dynamic_option(key))

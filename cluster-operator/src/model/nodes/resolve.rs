@@ -4,6 +4,7 @@ use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolStatus, ProcessRole};
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
 use strimzi_operator_common::labels::{owner_reference, selector_string};
 
+use crate::model::config::options::UserOptions;
 use crate::model::nodes::images::resolve_version;
 use crate::model::nodes::node_ids::assign_node_ids;
 use crate::model::nodes::storage::validate_storage;
@@ -68,6 +69,7 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
         owner: owner_reference(kafka),
         resource_labels: kafka.metadata.labels.clone().unwrap_or_default(),
         spec: kafka.spec.kafka.clone(),
+        user_options: UserOptions::of(&kafka.spec.kafka),
         kafka: kafka.clone(),
         cluster_id: input.cluster_id.to_owned(),
         version,
