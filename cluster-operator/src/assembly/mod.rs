@@ -56,6 +56,8 @@ mod auto_rebalance;
 mod ca;
 mod claim;
 mod components;
+#[cfg(test)]
+mod decisions;
 mod objects;
 mod renewal;
 mod roll;
@@ -237,25 +239,8 @@ impl KafkaAssembly {
         config: ClusterOperatorConfig,
     ) -> Result<BoxFuture<'static, ()>, crate::StartError> {
         let concurrency = config.concurrency;
-        let pools = ScopedCache::new(runtime.applier().field_manager());
-        let rolling = RollingState::new(
-            runtime.metrics(),
-            config.kafka_host_resolution,
-            config.max_parallel_broker_restarts,
-        )?;
-        let claims = Claims::new(
-            runtime.client().clone(),
-            config.claim_identity(),
-            ClaimTiming::for_interval(config.operator.full_reconciliation_interval),
-        );
-        let reconciler = Self {
-            runtime: runtime.clone(),
-            config: Arc::new(config),
-            pools: pools.clone(),
-            rolling,
-            recorded_auto_rebalance: auto_rebalance::RecordedAutoRebalance::default(),
-            claims,
-        };
+        let reconciler = Self::new(runtime, config)?;
+        let pools = reconciler.pools.clone();
         let owned = format!("{}=Kafka", labels::KIND);
         // Mapped by their cluster label, not by owner: per-node Services and ConfigMaps
         // belong to their KafkaNodePool, and must wake the Kafka all the same.
@@ -293,6 +278,32 @@ impl KafkaAssembly {
             })
             .build()
             .map_err(Into::into)
+    }
+
+    /// The reconciler on `runtime`, its node pool cache still empty (the controller fills
+    /// it).
+    fn new(
+        runtime: &OperatorRuntime,
+        config: ClusterOperatorConfig,
+    ) -> Result<Self, crate::StartError> {
+        let rolling = RollingState::new(
+            runtime.metrics(),
+            config.kafka_host_resolution,
+            config.max_parallel_broker_restarts,
+        )?;
+        let claims = Claims::new(
+            runtime.client().clone(),
+            config.claim_identity(),
+            ClaimTiming::for_interval(config.operator.full_reconciliation_interval),
+        );
+        Ok(Self {
+            runtime: runtime.clone(),
+            config: Arc::new(config),
+            pools: ScopedCache::new(runtime.applier().field_manager()),
+            rolling,
+            recorded_auto_rebalance: auto_rebalance::RecordedAutoRebalance::default(),
+            claims,
+        })
     }
 }
 

@@ -17,6 +17,8 @@
 //! `ConnectBuildUnsupported` and no worker runs.
 
 pub mod connector;
+#[cfg(test)]
+mod decisions;
 pub mod mirror_maker2;
 pub mod rest;
 
