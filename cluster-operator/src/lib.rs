@@ -2,19 +2,19 @@
 //! clusters.
 //!
 //! - [`model`] is pure: custom resources in, desired Kubernetes objects out.
-//! - [`assembly`] is the Kafka reconciler, a chain of named steps that applies the model.
+//! - [`kafka`] is the Kafka reconciler, a chain of named steps that applies the model.
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
 //! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
 //! - [`bridge`] is the KafkaBridge controller, which runs HTTP Bridges.
 //! - [`connect`] holds the KafkaConnect, KafkaConnector and KafkaMirrorMaker2 controllers.
 //! - [`config`] reads the operator's environment, [`platform`] what the API server serves.
 
-pub mod assembly;
 pub mod bindings;
 pub mod bridge;
 pub mod config;
 pub mod connect;
 pub mod crds;
+pub mod kafka;
 pub mod kafka_init;
 pub mod model;
 pub mod platform;
@@ -53,7 +53,7 @@ pub fn controllers(
     config: &config::ClusterOperatorConfig,
 ) -> Result<Vec<BoxFuture<'static, ()>>, StartError> {
     let mut tasks = vec![
-        assembly::KafkaAssembly::controller(runtime, config.clone())?,
+        kafka::KafkaAssembly::controller(runtime, config.clone())?,
         pod_set::PodSetReconciler::controller(runtime, config.concurrency)?,
         rebalance::RebalanceReconciler::controller(runtime, config)?,
         bridge::BridgeReconciler::controller(runtime, config)?,

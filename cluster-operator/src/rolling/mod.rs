@@ -3,7 +3,7 @@
 //! restarting it now keeps the cluster available ([`safety`]), and which pods to restart next
 //! ([`next_restarts`]).
 //!
-//! The assembly restarts what [`next_restarts`] chooses by deleting the pods (their
+//! The Kafka reconciler restarts what [`next_restarts`] chooses by deleting the pods (their
 //! StrimziPodSet recreates them as now desired), then waits for them to be ready and back in
 //! the cluster before asking again. Nothing is remembered between reconciliations: a pod
 //! once restarted runs the desired definition and configuration, so an operator restarted

@@ -312,7 +312,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
             ("STRIMZI_MAX_PARALLEL_BROKER_RESTARTS", "3"),
             (
                 "RUST_LOG",
-                "info,strimzi_cluster_operator::assembly::roll=debug",
+                "info,strimzi_cluster_operator::kafka::roll=debug",
             ),
         ],
     ));
