@@ -18,33 +18,21 @@ use std::path::{Path, PathBuf};
 
 /// The cycles the workspace has, by crate folder, each as its sorted module paths; issue 39
 /// removes them.
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[
-    (
-        "cluster-operator",
-        &[
-            "model::components",
-            "model::desired",
-            "model::listeners::services",
-            "model::listeners::settings",
-            "model::meta",
-            "model::nodes::pods",
-            "model::nodes::storage",
-            "model::rack",
-            "model::security::certificates",
-            "model::security::policies",
-        ],
-    ),
-    (
-        "operator-common",
-        &[
-            "http_client",
-            "kafka::config",
-            "kafka::custom_sasl",
-            "kafka::oauth",
-            "kafka::tls",
-        ],
-    ),
-];
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[(
+    "cluster-operator",
+    &[
+        "model::components",
+        "model::desired",
+        "model::listeners::services",
+        "model::listeners::settings",
+        "model::meta",
+        "model::nodes::pods",
+        "model::nodes::storage",
+        "model::rack",
+        "model::security::certificates",
+        "model::security::policies",
+    ],
+)];
 
 /// A module: its path in the crate (`["model", "meta"]`; empty for the crate root).
 type ModulePath = Vec<String>;

@@ -15,11 +15,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::config::{SaslConfig, SaslCredentials, SaslMechanism, TlsConfig};
-use super::error::AdminError;
-use super::oauth::{
-    ClientCredentialsGrant, DEFAULT_TOKEN_ENDPOINT_TIMEOUT, OAuthBearerConfig, TokenEndpoint,
+use super::config::{
+    ClientCredentialsGrant, OAuthBearerConfig, SaslConfig, SaslCredentials, SaslMechanism,
+    TlsConfig, TokenEndpoint,
 };
+use super::error::AdminError;
+use super::oauth::DEFAULT_TOKEN_ENDPOINT_TIMEOUT;
 use super::stores::StoreFile;
 use crate::redact::REDACTED;
 

@@ -14,6 +14,7 @@ pub mod client;
 pub mod config;
 mod connection;
 pub mod custom_sasl;
+mod env;
 pub mod error;
 mod jks;
 pub mod model;
@@ -25,9 +26,8 @@ pub(crate) mod tls;
 
 pub use client::{AdminClient, KafkaAdmin};
 pub use config::{
-    AdminConfig, HostResolution, SaslConfig, SaslCredentials, SaslMechanism, SecurityProtocol,
-    TlsConfig,
+    AdminConfig, ClientCredentialsGrant, HostResolution, OAuthBearerConfig, SaslConfig,
+    SaslCredentials, SaslMechanism, SecurityProtocol, TlsConfig, TokenEndpoint,
 };
 pub use error::AdminError;
 pub use model::*;
-pub use oauth::{ClientCredentialsGrant, OAuthBearerConfig, TokenEndpoint};

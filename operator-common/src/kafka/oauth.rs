@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 
-use super::config::{HostResolution, TlsConfig};
+use super::config::{ClientCredentialsGrant, HostResolution, OAuthBearerConfig};
 use super::error::AdminError;
 use crate::http_client::{
     self, Exchange, HttpError, Method, Request, Server, ServerTls, url_encode,
@@ -26,127 +26,6 @@ const REFRESH_WINDOW_FACTOR: f64 = 0.8;
 const MAX_TOKEN_RESPONSE: usize = 1024 * 1024;
 /// Strimzi OAuth's default bound on connecting to the token endpoint, and on reading from it.
 pub const DEFAULT_TOKEN_ENDPOINT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Where OAUTHBEARER tokens come from.
-#[derive(Clone, PartialEq, Eq)]
-pub enum OAuthBearerConfig {
-    /// `oauth.access.token`: one token, used as it is and never renewed.
-    StaticToken(String),
-    /// The client-credentials grant against a token endpoint.
-    ClientCredentials(Box<ClientCredentialsGrant>),
-}
-
-impl std::fmt::Debug for OAuthBearerConfig {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::StaticToken(_) => formatter
-                .debug_tuple("StaticToken")
-                .field(&Redacted)
-                .finish(),
-            Self::ClientCredentials(grant) => formatter
-                .debug_tuple("ClientCredentials")
-                .field(grant)
-                .finish(),
-        }
-    }
-}
-
-/// The OAuth 2.0 client-credentials grant (RFC 6749, section 4.4), as Strimzi OAuth's client
-/// asks for it: a form `POST` with `grant_type=client_credentials` (and `scope`, `audience`
-/// when set), the client's id and secret in a Basic `Authorization` header.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ClientCredentialsGrant {
-    /// The token endpoint.
-    pub endpoint: TokenEndpoint,
-    /// `oauth.client.id`.
-    pub client_id: String,
-    /// `oauth.client.secret`.
-    pub client_secret: String,
-    /// `oauth.scope`, sent as `scope`.
-    pub scope: Option<String>,
-    /// `oauth.audience`, sent as `audience`.
-    pub audience: Option<String>,
-    /// Bound on one exchange with the endpoint (`oauth.connect.timeout.seconds` plus
-    /// `oauth.read.timeout.seconds`).
-    pub timeout: Duration,
-    /// `oauth.max.token.expiry.seconds`: a token is used at most this long, whatever its own
-    /// lifetime.
-    pub max_token_lifetime: Option<Duration>,
-    /// Whether the token's lifetime may be read from its `exp` claim when the endpoint gives no
-    /// `expires_in` (`oauth.access.token.is.jwt`, default `true`).
-    pub token_is_jwt: bool,
-}
-
-impl std::fmt::Debug for ClientCredentialsGrant {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("ClientCredentialsGrant")
-            .field("endpoint", &self.endpoint.uri)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &Redacted)
-            .field("scope", &self.scope)
-            .field("audience", &self.audience)
-            .field("timeout", &self.timeout)
-            .field("max_token_lifetime", &self.max_token_lifetime)
-            .field("token_is_jwt", &self.token_is_jwt)
-            .finish()
-    }
-}
-
-/// A token endpoint's address.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TokenEndpoint {
-    /// The URI as configured (`oauth.token.endpoint.uri`).
-    pub uri: String,
-    /// Host name or IP address.
-    pub host: String,
-    /// Port.
-    pub port: u16,
-    /// Path of the request.
-    pub path: String,
-    /// For an `https` URI: the CA certificates (`oauth.ssl.truststore.*`) and whether the
-    /// host name is checked (`oauth.ssl.endpoint.identification.algorithm`).
-    pub tls: Option<TlsConfig>,
-}
-
-impl TokenEndpoint {
-    /// Reads an `http` or `https` URI without query or fragment; `None` for anything else.
-    /// `tls` is the trust for an `https` URI.
-    pub fn parse(uri: &str, tls: Option<TlsConfig>) -> Option<Self> {
-        let (rest, default_port, tls) = if let Some(rest) = uri.strip_prefix("https://") {
-            (rest, 443, Some(tls?))
-        } else {
-            (uri.strip_prefix("http://")?, 80, None)
-        };
-        if rest.contains(['?', '#']) {
-            return None;
-        }
-        let (authority, path) = rest.find('/').map_or((rest, "/"), |at| rest.split_at(at));
-        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-            let (host, after) = bracketed.split_once(']')?;
-            match after.strip_prefix(':') {
-                Some(port) => (host, port.parse().ok()?),
-                None if after.is_empty() => (host, default_port),
-                None => return None,
-            }
-        } else {
-            match authority.rsplit_once(':') {
-                Some((host, port)) => (host, port.parse().ok()?),
-                None => (authority, default_port),
-            }
-        };
-        if host.is_empty() || host.contains('@') {
-            return None;
-        }
-        Some(Self {
-            uri: uri.to_owned(),
-            host: host.to_owned(),
-            port,
-            path: path.to_owned(),
-            tls,
-        })
-    }
-}
 
 /// The token source of one admin client, shared by its connections.
 #[derive(Debug)]
@@ -325,6 +204,7 @@ pub(crate) const ERROR_ACKNOWLEDGEMENT: &[u8] = &[0x01];
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::kafka::config::{TlsConfig, TokenEndpoint};
 
     #[test]
     fn the_first_message_carries_the_token_as_rfc_7628_lays_it_out() {
