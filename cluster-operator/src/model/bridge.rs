@@ -49,16 +49,19 @@ use super::client_security::{
     secret_reader_rbac,
 };
 use super::components::{
-    DeploymentParts, ObjectScope, cluster_ip_service_spec, config_map_volume, http_probe,
-    log4j2_properties, secret_volume, service_port, tmp_volume,
+    DeploymentParts, cluster_ip_service_spec, config_map_volume, http_probe, log4j2_properties,
+    secret_volume, service_port, tmp_volume,
 };
 use super::config::hash_stub;
-use super::meta::{StringMap, template_annotations, template_labels, with_additional_labels};
-use super::nodes::pods::{
-    HeapSizing, add_shared_and_template_env, container_port, env, jvm_env, mount, template_mounts,
+use super::meta::{
+    ObjectScope, StringMap, template_annotations, template_labels, with_additional_labels,
 };
+use super::nodes::pods::{HeapSizing, jvm_env};
 use super::rack;
 use super::{ModelConfig, ModelError, ModelWarning};
+use crate::model::containers::{
+    add_shared_and_template_env, container_port, env, mount, template_mounts,
+};
 
 /// The image of Strimzi 1.2's HTTP Bridge, the default of `STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE`.
 pub const DEFAULT_BRIDGE_IMAGE: &str = "quay.io/strimzi/kafka-bridge:1.1.0";

@@ -341,7 +341,7 @@ pub fn secret_reader_rbac(
         RoleBinding {
             metadata: binding,
             role_ref: RoleRef {
-                api_group: crate::model::security::policies::RBAC_API_GROUP.to_owned(),
+                api_group: crate::model::meta::RBAC_API_GROUP.to_owned(),
                 kind: "Role".to_owned(),
                 name: role_name,
             },

@@ -1,14 +1,19 @@
 //! Metadata shared by the objects of the listeners and policies: how template and listener
 //! labels and annotations combine with Strimzi's own labels, and the labels of a pool's
-//! objects.
+//! objects; the scope of an object (namespace, owner, propagating labels); the RBAC API
+//! group the Roles and bindings name.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use strimzi_api::common::{MetadataTemplate, ResourceTemplate};
 use strimzi_api::labels;
+use strimzi_operator_common::labels::ComponentLabels;
 
-use super::{KafkaCluster, NodePool};
+use super::{KafkaCluster, ModelConfig, NodePool};
+
+/// The API group of Roles, ClusterRoles and their bindings.
+pub(crate) const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
 
 /// A label or annotation map.
 pub type StringMap = BTreeMap<String, String>;
@@ -101,7 +106,7 @@ impl KafkaCluster {
         labels: StringMap,
         annotations: StringMap,
     ) -> ObjectMeta {
-        super::components::ObjectScope {
+        ObjectScope {
             owner,
             ..self.scope()
         }
@@ -207,5 +212,56 @@ mod tests {
         let first = map(&[("a", "1"), ("b", "1")]);
         let second = map(&[("b", "2")]);
         assert_eq!(merged([&first, &second]), map(&[("a", "1"), ("b", "2")]));
+    }
+}
+
+/// Where a component's objects live and whose they are: the namespace, the owner, the user
+/// labels that propagate, and the operator's settings. The Kafka's components and a
+/// KafkaBridge build their objects through it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ObjectScope<'a> {
+    /// Namespace of every object.
+    pub namespace: &'a str,
+    /// Controller owner reference set on every object.
+    pub owner: Option<&'a OwnerReference>,
+    /// Labels of the owning custom resource, some of which propagate.
+    pub resource_labels: &'a StringMap,
+    /// Operator-wide settings.
+    pub config: &'a ModelConfig,
+}
+
+impl ObjectScope<'_> {
+    /// Metadata of an object: its name, namespace, owner, labels and annotations.
+    pub(crate) fn object_meta(
+        &self,
+        name: &str,
+        labels: StringMap,
+        annotations: StringMap,
+    ) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some(self.namespace.to_owned()),
+            labels: non_empty(labels),
+            annotations: non_empty(annotations),
+            owner_references: self.owner.map(|owner| vec![owner.clone()]),
+            ..ObjectMeta::default()
+        }
+    }
+
+    /// Every label of a component's object: the propagating user labels, then Strimzi's.
+    pub(crate) fn labels(&self, labels: &ComponentLabels) -> StringMap {
+        labels.labels(self.resource_labels, &self.config.label_exclusion)
+    }
+}
+
+impl KafkaCluster {
+    /// The scope of the Kafka's own objects: its namespace, owned by the Kafka.
+    pub(crate) fn scope(&self) -> ObjectScope<'_> {
+        ObjectScope {
+            namespace: &self.namespace,
+            owner: self.owner.as_ref(),
+            resource_labels: &self.resource_labels,
+            config: &self.config,
+        }
     }
 }

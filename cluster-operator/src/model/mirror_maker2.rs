@@ -27,7 +27,7 @@ use strimzi_operator_common::labels::owner_reference;
 
 use crate::model::client_security::{ClientSecurity, ClientSecurityError, TrustedCertificates};
 use crate::model::connect::{ClusterTrust, ConnectCluster, TrustLayout};
-use crate::model::nodes::pods::env;
+use crate::model::containers::env;
 use crate::model::{ModelConfig, ModelError};
 
 /// Value of the `strimzi.io/kind`-adjacent component type label (`app.kubernetes.io/name`).

@@ -20,10 +20,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::common::{ContainerTemplate, Rack, RackType};
 
 use crate::model::ModelConfig;
-use crate::model::nodes::pods::{
+use crate::model::containers::{
     add_shared_and_template_env, empty_dir, env, mount, template_mounts,
 };
-use crate::model::security::policies::RBAC_API_GROUP;
+use crate::model::meta::RBAC_API_GROUP;
 
 /// Name of the init container.
 pub const INIT_CONTAINER: &str = "kafka-init";

@@ -46,11 +46,12 @@ use super::{
 };
 use crate::model::config::hash_stub;
 use crate::model::config::options::{FORBIDDEN_OPTION_REASON, Properties, config_value};
+use crate::model::containers::{
+    add_shared_and_template_env, container_port, env, mount, template_mounts,
+};
 use crate::model::listeners::services::REPLICATION_PORT;
 use crate::model::meta::StringMap;
-use crate::model::nodes::pods::{
-    HeapSizing, add_shared_and_template_env, container_port, env, jvm_env, mount, template_mounts,
-};
+use crate::model::nodes::pods::{HeapSizing, jvm_env};
 use crate::model::quantity;
 use crate::model::security::policies::{ingress_rule, peer};
 use crate::model::{KafkaCluster, ModelError, ModelWarning, NodePool};

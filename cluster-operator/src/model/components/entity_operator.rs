@@ -31,11 +31,12 @@ use super::{
     DeploymentParts, TOPIC_OPERATOR_TYPE, certificate_annotations, component_labels,
     config_map_volume, http_probe, log4j2_properties, secret_volume, tmp_volume,
 };
-use crate::model::listeners::services::REPLICATION_PORT;
-use crate::model::nodes::pods::{
+use crate::model::containers::{
     add_shared_and_template_env, container_port, env, mount, template_mounts,
 };
-use crate::model::security::policies::{RBAC_API_GROUP, ingress_rule};
+use crate::model::listeners::services::REPLICATION_PORT;
+use crate::model::meta::RBAC_API_GROUP;
+use crate::model::security::policies::ingress_rule;
 use crate::model::{KafkaCluster, ModelError};
 
 /// The component type of the entity operator's objects.

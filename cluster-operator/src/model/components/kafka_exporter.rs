@@ -16,10 +16,10 @@ use super::{
     DeploymentParts, certificate_annotations, component_labels, http_probe, secret_volume,
     tmp_volume,
 };
-use crate::model::listeners::services::REPLICATION_PORT;
-use crate::model::nodes::pods::{
+use crate::model::containers::{
     add_shared_and_template_env, container_port, env, mount, template_mounts,
 };
+use crate::model::listeners::services::REPLICATION_PORT;
 use crate::model::security::policies::trust_bundle_secret;
 use crate::model::{KafkaCluster, ModelError};
 

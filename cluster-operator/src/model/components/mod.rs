@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret,
     SecretVolumeSource, ServiceAccount, ServicePort, ServiceSpec, Volume,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use strimzi_api::annotations;
 use strimzi_api::common::{
@@ -32,11 +32,11 @@ use strimzi_operator_common::labels::ComponentLabels;
 
 use super::desired::CertificateRequest;
 use super::meta::{
-    StringMap, merged, non_empty, template_annotations, template_labels, with_additional_labels,
+    ObjectScope, StringMap, merged, template_annotations, template_labels, with_additional_labels,
 };
-use super::nodes::pods::{convert, empty_dir, templated_pod_spec};
 use super::nodes::templates::metadata;
-use super::{KafkaCluster, ModelConfig, ModelError};
+use super::{KafkaCluster, ModelError};
+use crate::model::containers::{convert, empty_dir, templated_pod_spec};
 
 /// The component type of the topic operator's own objects (its Cruise Control API user's
 /// Secret among them).
@@ -138,44 +138,7 @@ pub(crate) struct DeploymentParts<'a> {
     pub volumes: Vec<Volume>,
 }
 
-/// Where a component's objects live and whose they are: the namespace, the owner, the user
-/// labels that propagate, and the operator's settings. The Kafka's components and a
-/// KafkaBridge build their objects through it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ObjectScope<'a> {
-    /// Namespace of every object.
-    pub namespace: &'a str,
-    /// Controller owner reference set on every object.
-    pub owner: Option<&'a OwnerReference>,
-    /// Labels of the owning custom resource, some of which propagate.
-    pub resource_labels: &'a StringMap,
-    /// Operator-wide settings.
-    pub config: &'a ModelConfig,
-}
-
 impl ObjectScope<'_> {
-    /// Metadata of an object: its name, namespace, owner, labels and annotations.
-    pub(crate) fn object_meta(
-        &self,
-        name: &str,
-        labels: StringMap,
-        annotations: StringMap,
-    ) -> ObjectMeta {
-        ObjectMeta {
-            name: Some(name.to_owned()),
-            namespace: Some(self.namespace.to_owned()),
-            labels: non_empty(labels),
-            annotations: non_empty(annotations),
-            owner_references: self.owner.map(|owner| vec![owner.clone()]),
-            ..ObjectMeta::default()
-        }
-    }
-
-    /// Every label of a component's object: the propagating user labels, then Strimzi's.
-    pub(crate) fn labels(&self, labels: &ComponentLabels) -> StringMap {
-        labels.labels(self.resource_labels, &self.config.label_exclusion)
-    }
-
     /// Metadata of a component's object: its labels plus the template's, and the template's
     /// annotations.
     pub(crate) fn component_meta(
@@ -280,16 +243,6 @@ impl ObjectScope<'_> {
 }
 
 impl KafkaCluster {
-    /// The scope of the Kafka's own objects: its namespace, owned by the Kafka.
-    pub(crate) fn scope(&self) -> ObjectScope<'_> {
-        ObjectScope {
-            namespace: &self.namespace,
-            owner: self.owner.as_ref(),
-            resource_labels: &self.resource_labels,
-            config: &self.config,
-        }
-    }
-
     /// The ServiceAccount of a component, named as the component.
     pub(crate) fn component_service_account(
         &self,

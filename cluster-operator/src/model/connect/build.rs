@@ -18,7 +18,7 @@ use strimzi_api::connect::{Build, BuildArtifact, BuildOutput};
 
 use super::ConnectCluster;
 use crate::model::config::hash_stub;
-use crate::model::nodes::pods::mount;
+use crate::model::containers::mount;
 
 /// Key of the Dockerfile in its ConfigMap.
 pub const DOCKERFILE_KEY: &str = "Dockerfile";

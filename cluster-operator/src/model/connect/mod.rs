@@ -57,14 +57,16 @@ use crate::model::components::{
 };
 use crate::model::config::hash_stub;
 use crate::model::config::options::Properties;
+use crate::model::containers::{
+    add_shared_and_template_env, container_port, convert, env, mount, template_mounts,
+    templated_pod_spec,
+};
 use crate::model::meta::{
     StringMap, merged, non_empty, template_annotations, template_labels, with_additional_labels,
 };
 use crate::model::nodes::images::{DEFAULT_KAFKA_VERSION, KafkaImages, supported_version};
 use crate::model::nodes::pods::{
-    CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, TMP_VOLUME, add_shared_and_template_env,
-    container_port, convert, env, jmx_env, jvm_env, mount, template_mounts, templated_pod_spec,
-    with_revisions,
+    CONFIG_MOUNT_PATH, CONFIG_VOLUME, HeapSizing, TMP_VOLUME, jmx_env, jvm_env, with_revisions,
 };
 use crate::model::rack;
 use crate::model::security::policies::{

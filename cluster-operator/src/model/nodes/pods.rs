@@ -11,13 +11,11 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     Affinity, ConfigMapProjection, ConfigMapVolumeSource, Container, ContainerPort,
-    DownwardAPIProjection, DownwardAPIVolumeFile, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    ExecAction, KeyToPath, LocalObjectReference, ObjectFieldSelector,
-    PersistentVolumeClaimVolumeSource, Pod, PodSecurityContext, PodSpec, Probe,
-    ProjectedVolumeSource, ResourceRequirements, SecretKeySelector, ServiceAccountTokenProjection,
-    Volume, VolumeMount, VolumeProjection,
+    DownwardAPIProjection, DownwardAPIVolumeFile, EnvVar, EnvVarSource, ExecAction, KeyToPath,
+    LocalObjectReference, ObjectFieldSelector, PersistentVolumeClaimVolumeSource, Pod,
+    PodSecurityContext, PodSpec, Probe, ProjectedVolumeSource, ResourceRequirements,
+    SecretKeySelector, ServiceAccountTokenProjection, Volume, VolumeMount, VolumeProjection,
 };
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::ObjectMeta;
 use strimzi_api::annotations;
@@ -32,6 +30,10 @@ use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
 use strimzi_api::storage::SingleVolumeStorage;
 
 use crate::model::config::hash_stub;
+use crate::model::containers::{
+    add_shared_and_template_env, container_port, convert, empty_dir, env, mount, template_mounts,
+    templated_pod_spec,
+};
 use crate::model::listeners::services::{
     CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
 };
@@ -158,74 +160,6 @@ pub fn definition_revisions(
         get(annotations::RESOURCE_REVISION),
     )
 }
-/// The parts of a pod's spec its `template.pod` decides (affinity, tolerations, grace period,
-/// security context, scheduling and DNS options), with Kubernetes' defaults where the
-/// template is silent; the caller adds its containers, volumes and identity.
-pub(crate) fn templated_pod_spec(pod: Option<&strimzi_api::common::PodTemplate>) -> PodSpec {
-    PodSpec {
-        affinity: pod.and_then(|pod| pod.affinity.clone()),
-        tolerations: pod.and_then(|pod| pod.tolerations.clone()),
-        topology_spread_constraints: pod.and_then(|pod| pod.topology_spread_constraints.clone()),
-        termination_grace_period_seconds: Some(
-            pod.and_then(|pod| pod.termination_grace_period_seconds)
-                .map_or(30, i64::from),
-        ),
-        security_context: pod.and_then(|pod| pod.security_context.clone()),
-        priority_class_name: pod.and_then(|pod| pod.priority_class_name.clone()),
-        scheduler_name: Some(
-            pod.and_then(|pod| pod.scheduler_name.clone())
-                .unwrap_or_else(|| "default-scheduler".to_owned()),
-        ),
-        host_aliases: pod.and_then(|pod| pod.host_aliases.clone()),
-        dns_policy: pod
-            .and_then(|pod| pod.dns_policy)
-            .and_then(|policy| convert(&policy)),
-        dns_config: pod.and_then(|pod| pod.dns_config.clone()),
-        enable_service_links: pod.and_then(|pod| pod.enable_service_links),
-        host_users: pod.and_then(|pod| pod.host_users),
-        ..PodSpec::default()
-    }
-}
-
-/// A TCP container port.
-pub(crate) fn container_port(name: &str, port: i32) -> ContainerPort {
-    ContainerPort {
-        name: Some(name.to_owned()),
-        container_port: port,
-        protocol: Some("TCP".to_owned()),
-        ..ContainerPort::default()
-    }
-}
-
-/// An environment variable with a literal value.
-pub(crate) fn env(name: &str, value: impl Into<String>) -> EnvVar {
-    EnvVar {
-        name: name.to_owned(),
-        value: Some(value.into()),
-        value_from: None,
-    }
-}
-
-/// A volume mount.
-pub(crate) fn mount(name: &str, path: &str) -> VolumeMount {
-    VolumeMount {
-        name: name.to_owned(),
-        mount_path: path.to_owned(),
-        ..VolumeMount::default()
-    }
-}
-
-/// An `emptyDir` volume.
-pub(crate) fn empty_dir(name: &str, size_limit: Option<String>, medium: Option<&str>) -> Volume {
-    Volume {
-        name: name.to_owned(),
-        empty_dir: Some(EmptyDirVolumeSource {
-            medium: medium.map(str::to_owned),
-            size_limit: size_limit.map(Quantity),
-        }),
-        ..Volume::default()
-    }
-}
 
 /// The projected service account token volume, as Kubernetes itself would mount it.
 fn service_account_volume() -> Volume {
@@ -298,13 +232,6 @@ fn probe(script: &str, options: Option<&ProbeOptions>) -> Probe {
     }
 }
 
-/// Converts between two types that share a JSON shape (template types to Kubernetes types).
-pub(crate) fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Option<U> {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|value| serde_json::from_value(value).ok())
-}
-
 /// A templated volume of node `node_id`: `{nodeId}` and `{nodePodName}` in the Secret or
 /// ConfigMap name, their item keys and paths, and the claim name are replaced.
 fn templated_volume(volume: &TemplatedVolume, node_id: i32, pod_name: &str) -> Option<Volume> {
@@ -334,50 +261,6 @@ fn templated_volume(volume: &TemplatedVolume, node_id: i32, pod_name: &str) -> O
         fill(&mut claim.claim_name);
     }
     convert(&volume)
-}
-
-/// Completes a container's variables as Strimzi does: the operator's shared variables
-/// ([`crate::model::ModelConfig::shared_env`]), then the template's whose names are not
-/// taken yet (so a template cannot replace a shared one).
-pub(crate) fn add_shared_and_template_env(
-    vars: &mut Vec<EnvVar>,
-    shared: &[EnvVar],
-    template: Option<&ContainerTemplate>,
-) {
-    vars.extend(shared.iter().cloned());
-    add_template_env(vars, template);
-}
-
-/// Appends the template's environment variables whose names are not taken yet.
-fn add_template_env(vars: &mut Vec<EnvVar>, template: Option<&ContainerTemplate>) {
-    for var in template.and_then(|t| t.env.as_ref()).into_iter().flatten() {
-        let Some(name) = var.name.clone() else {
-            continue;
-        };
-        if vars.iter().any(|existing| existing.name == name) {
-            continue;
-        }
-        if let Some(value) = &var.value {
-            vars.push(env(&name, value.clone()));
-        } else if let Some(source) = &var.value_from {
-            vars.push(EnvVar {
-                name,
-                value: None,
-                value_from: Some(EnvVarSource {
-                    secret_key_ref: source.secret_key_ref.clone(),
-                    config_map_key_ref: source.config_map_key_ref.clone(),
-                    ..EnvVarSource::default()
-                }),
-            });
-        }
-    }
-}
-
-/// The template's extra volume mounts.
-pub(crate) fn template_mounts(template: Option<&ContainerTemplate>) -> Vec<VolumeMount> {
-    template
-        .and_then(|t| t.volume_mounts.clone())
-        .unwrap_or_default()
 }
 
 impl KafkaCluster {

@@ -25,12 +25,10 @@ use crate::model::listeners::services::{
     CONTROL_PLANE_PORT, JMX_PORT, KAFKA_AGENT_PORT, METRICS_PORT, REPLICATION_PORT,
 };
 use crate::model::meta::{
-    StringMap, java_hash_set_order, template_annotations, template_labels, with_additional_labels,
+    RBAC_API_GROUP, StringMap, java_hash_set_order, template_annotations, template_labels,
+    with_additional_labels,
 };
 use crate::model::{KafkaCluster, ModelConfig};
-
-/// API group of Roles, ClusterRoles and their bindings.
-pub(crate) const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
 
 /// The Secret with the CA certificates the Kafka nodes trust (`<cluster>-trustbundle`).
 pub fn trust_bundle_secret(cluster: &str) -> String {
