@@ -11,6 +11,10 @@ use serde_json::json;
 use strimzi_operator_common::kafka::{AlterConfigOp, ConfigResource, KafkaAdmin};
 use support::*;
 
+/// How long a namespace may take to go: Kubernetes' namespace controller deletes its content
+/// first, which took over a minute in a CI run of 2026-11-30 on a saturated machine.
+const NAMESPACE_DELETION: std::time::Duration = std::time::Duration::from_secs(240);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creates_updates_reverts_drift_and_deletes_a_topic() {
     let (client, ns) = namespace("to-lifecycle").await;
@@ -315,7 +319,7 @@ async fn finalizers_turned_off_are_removed_and_nothing_stays_terminating() {
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(client.clone());
     namespaces.delete(&ns, &Default::default()).await.unwrap();
-    eventually("namespace gone", WAIT, || async {
+    eventually("namespace gone", NAMESPACE_DELETION, || async {
         namespaces.get_opt(&ns).await.unwrap().is_none()
     })
     .await;
@@ -572,7 +576,7 @@ async fn a_namespace_is_deleted_even_when_kafka_is_unreachable() {
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(client.clone());
     namespaces.delete(&ns, &Default::default()).await.unwrap();
-    eventually("namespace gone", WAIT, || async {
+    eventually("namespace gone", NAMESPACE_DELETION, || async {
         namespaces.get_opt(&ns).await.unwrap().is_none()
     })
     .await;

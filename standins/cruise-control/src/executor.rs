@@ -162,7 +162,8 @@ async fn run(
     Ok(())
 }
 
-/// Whether the brokers' metadata has the new replicas of every movement of `batch`.
+/// Whether the brokers' metadata has the new replicas of every movement of `batch`; a
+/// partition no longer there (its topic deleted meanwhile) has nothing left to move.
 async fn metadata_shows(admin: &dyn KafkaAdmin, batch: &[Movement]) -> Result<bool, AdminError> {
     let topics: Vec<String> = batch
         .iter()
@@ -181,7 +182,7 @@ async fn metadata_shows(admin: &dyn KafkaAdmin, batch: &[Movement]) -> Result<bo
                     .iter()
                     .find(|p| p.partition == movement.partition)
             })
-            .is_some_and(|partition| {
+            .is_none_or(|partition| {
                 partition.replicas.iter().collect::<BTreeSet<_>>()
                     == movement.new_replicas.iter().collect::<BTreeSet<_>>()
             })
