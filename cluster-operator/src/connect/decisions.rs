@@ -180,6 +180,18 @@ trait ConnectRequests: Sized {
         binding.metadata.name = Some(name);
         self.reads_absent(&binding)
     }
+    /// How a cluster none of whose objects exist yet starts: the pruned kinds listed (none
+    /// there), the ServiceAccount, Role and RoleBinding created, the init ClusterRoleBinding
+    /// read (none there).
+    fn starts_a_new_cluster(self, cluster: &ConnectCluster, objects: &ConnectObjects) -> Self {
+        self.lists::<Secret>(cluster, vec![])
+            .lists::<ConfigMap>(cluster, vec![])
+            .lists::<NetworkPolicy>(cluster, vec![])
+            .creates(&objects.service_account)
+            .creates(&objects.role)
+            .creates(&objects.role_binding)
+            .reads_no_init_binding()
+    }
 }
 
 impl ConnectRequests for Scenario {
@@ -274,13 +286,7 @@ async fn a_new_cluster_lists_each_pruned_kind_once_and_creates_every_object_in_o
     let budget = objects.pod_disruption_budget.as_ref().unwrap();
     let (client, scenario) = Scenario::new();
     let scenario = scenario
-        .lists::<Secret>(&cluster, vec![])
-        .lists::<ConfigMap>(&cluster, vec![])
-        .lists::<NetworkPolicy>(&cluster, vec![])
-        .creates(&objects.service_account)
-        .creates(&objects.role)
-        .creates(&objects.role_binding)
-        .reads_no_init_binding()
+        .starts_a_new_cluster(&cluster, &objects)
         // Listed as absent: created without a read.
         .applies(jmx_secret)
         .applies(&objects.config_map)
@@ -372,13 +378,7 @@ async fn a_build_is_refused_after_its_dockerfile_is_applied_and_no_worker_is_wri
     let dockerfile = objects.dockerfile.as_ref().unwrap();
     let (client, scenario) = Scenario::new();
     let verifier = scenario
-        .lists::<Secret>(&cluster, vec![])
-        .lists::<ConfigMap>(&cluster, vec![])
-        .lists::<NetworkPolicy>(&cluster, vec![])
-        .creates(&objects.service_account)
-        .creates(&objects.role)
-        .creates(&objects.role_binding)
-        .reads_no_init_binding()
+        .starts_a_new_cluster(&cluster, &objects)
         .applies(&objects.config_map)
         .applies(dockerfile)
         .creates(&objects.api_service)
