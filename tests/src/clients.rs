@@ -132,6 +132,11 @@ impl ClusterClient {
         stop_file: &Path,
     ) -> Result<SteadyProducer, String> {
         let _ = std::fs::remove_file(stop_file);
+        let mut log_file = stop_file.as_os_str().to_owned();
+        log_file.push("-producer.log");
+        let log_file = PathBuf::from(log_file);
+        let log = std::fs::File::create(&log_file)
+            .map_err(|error| format!("creating {}: {error}", log_file.display()))?;
         let child = self
             .command()
             .args(["produce-steadily", "--topic", topic, "--per-second"])
@@ -139,12 +144,15 @@ impl ClusterClient {
             .arg("--stop-file")
             .arg(stop_file)
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
+            // A file, not a pipe: librdkafka's log would fill a pipe nobody reads until the
+            // end, and the producer would block on it.
+            .stderr(log)
             .spawn()
             .map_err(|error| format!("running {}: {error}", self.binary.display()))?;
         Ok(SteadyProducer {
             child,
             stop_file: stop_file.to_path_buf(),
+            log_file,
         })
     }
 
@@ -195,6 +203,8 @@ const FAILURES_REPORTED: usize = 5;
 pub struct SteadyProducer {
     child: std::process::Child,
     stop_file: PathBuf,
+    /// The producer's stderr: its failures and librdkafka's log.
+    log_file: PathBuf,
 }
 
 /// What a steady producer saw.
@@ -210,6 +220,10 @@ pub struct SteadyReport {
     pub p99_ms: f64,
     /// Longest time from send to acknowledgement, ms.
     pub max_ms: f64,
+    /// The file with the producer's stderr (librdkafka's log, timed).
+    pub log_file: PathBuf,
+    /// The last warnings and errors librdkafka logged.
+    pub last_warnings: Vec<String>,
 }
 
 /// How many lost, duplicated or unexpected values [`SteadyReport::check_read_back`] names.
@@ -234,14 +248,16 @@ impl SteadyReport {
     /// acknowledged records (not every value).
     pub fn summary(&self) -> String {
         format!(
-            "{} acknowledged ({} to {}), {} failed, first failures: {:?}; p99 {:.0} ms, max {:.0} ms",
+            "{} acknowledged ({} to {}), {} failed, first failures: {:?}; p99 {:.0} ms, max {:.0} ms; librdkafka's last warnings {:?} (its whole log: {})",
             self.acked.len(),
             self.acked.first().map_or("-", String::as_str),
             self.acked.last().map_or("-", String::as_str),
             self.errors,
             self.first_failures,
             self.p99_ms,
-            self.max_ms
+            self.max_ms,
+            self.last_warnings,
+            self.log_file.display()
         )
     }
 
@@ -311,25 +327,52 @@ impl SteadyProducer {
             .wait_with_output()
             .map_err(|error| format!("waiting for the producer: {error}"))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = std::fs::read_to_string(&self.log_file)
+            .map_err(|error| format!("reading {}: {error}", self.log_file.display()))?;
         if !output.status.success() {
-            return Err(String::from_utf8_lossy(&output.stderr).trim().to_owned());
+            let last: Vec<&str> = stderr.lines().rev().take(FAILURES_REPORTED).collect();
+            return Err(format!(
+                "the producer failed (its log: {}): {last:?}",
+                self.log_file.display()
+            ));
         }
         let mut lines = stdout.lines();
         let summary = lines.next().unwrap_or_default();
-        let first_failures = String::from_utf8_lossy(&output.stderr)
+        let first_failures = stderr
             .lines()
             .filter_map(|line| line.strip_prefix("delivery failed: "))
             .take(FAILURES_REPORTED)
             .map(str::to_owned)
             .collect();
+        let mut last_warnings: Vec<String> = stderr
+            .lines()
+            .filter(|line| is_librdkafka_warning(line))
+            .rev()
+            .take(FAILURES_REPORTED)
+            .map(str::to_owned)
+            .collect();
+        last_warnings.reverse();
         Ok(SteadyReport {
             errors: parsed(summary, "errors")?,
             first_failures,
             p99_ms: parsed(summary, "p99_ms")?,
             max_ms: parsed(summary, "max_ms")?,
             acked: lines.map(str::to_owned).collect(),
+            log_file: self.log_file,
+            last_warnings,
         })
     }
+}
+
+/// Whether a line of the client's stderr is a librdkafka log line of level warning or worse
+/// (`librdkafka <seconds>s <level> <facility>: <message>`).
+fn is_librdkafka_warning(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    words.next() == Some("librdkafka")
+        && matches!(
+            words.nth(1),
+            Some("Warning" | "Error" | "Critical" | "Alert" | "Emerg")
+        )
 }
 
 /// A line of the client's `assignments`.
@@ -690,11 +733,27 @@ mod tests {
             first_failures: Vec::new(),
             p99_ms: 0.0,
             max_ms: 0.0,
+            log_file: PathBuf::new(),
+            last_warnings: Vec::new(),
         }
     }
 
     fn values(read: &[&str]) -> Vec<String> {
         read.iter().map(|value| (*value).to_owned()).collect()
+    }
+
+    #[test]
+    fn only_librdkafka_warnings_and_worse_are_reported() {
+        assert!(is_librdkafka_warning(
+            "librdkafka 12.500s Warning FAIL: cc-broker-4:9091/4: Connect failed"
+        ));
+        assert!(is_librdkafka_warning(
+            "librdkafka 1.0s Error ERROR: all brokers down"
+        ));
+        assert!(!is_librdkafka_warning(
+            "librdkafka 1.0s Debug BROKER: connected"
+        ));
+        assert!(!is_librdkafka_warning("delivery failed: steady-1: Warning"));
     }
 
     #[test]

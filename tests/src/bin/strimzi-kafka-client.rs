@@ -20,7 +20,8 @@
 //! that a record stored twice shows twice and none is left out); `describe` prints the topic's partition and
 //! replica counts as `partitions=<n> replicas=<n>`; `produce-steadily` sends records
 //! `steady-<n>` at a steady rate with an idempotent, `acks=all` producer until the stop file
-//! exists, then prints
+//! exists (a record fails after `--delivery-timeout`, 120 s as in Java's producer; librdkafka's
+//! log goes to stderr), then prints
 //! `acked=<n> errors=<n> p99_ms=<ms> max_ms=<ms>` and the value of every acknowledged
 //! record, one per line; `broker-config` prints the value of one option as the broker
 //! describes it; `assignments` prints every partition of every topic (internal ones too) as
@@ -108,6 +109,10 @@ enum Action {
         per_second: u32,
         #[arg(long)]
         stop_file: PathBuf,
+        /// How long a record may wait for its acknowledgement before it fails, in seconds:
+        /// the Java producer's default `delivery.timeout.ms`.
+        #[arg(long, default_value_t = 120)]
+        delivery_timeout: u64,
     },
     /// Print the value of the option `name` of broker `broker`.
     BrokerConfig {
@@ -155,7 +160,14 @@ fn run(args: Args) -> anyhow::Result<()> {
             topic,
             per_second,
             stop_file,
-        } => produce_steadily(&config, topic, *per_second, stop_file, timeout),
+            delivery_timeout,
+        } => produce_steadily(
+            &config,
+            topic,
+            *per_second,
+            stop_file,
+            Duration::from_secs(*delivery_timeout),
+        ),
         Action::BrokerConfig { broker, name } => broker_config(&config, *broker, name, timeout),
         Action::Assignments => assignments(&config, timeout),
         Action::GroupOffsets { group } => group_offsets(&config, group, timeout),
@@ -213,7 +225,7 @@ fn produce(
         .clone()
         .set("acks", "all")
         .set("message.timeout.ms", timeout.as_millis().to_string())
-        .create_with_context(Recording::default())
+        .create_with_context(Recording::new())
         .context("creating the producer")?;
     for index in 0..count {
         let value = format!("{prefix}-{index}");
@@ -482,13 +494,31 @@ struct Deliveries {
     latencies_ms: Vec<f64>,
 }
 
-/// A producer context that records every delivery, with its latency.
-#[derive(Default)]
+/// A producer context that records every delivery, with its latency, and writes librdkafka's
+/// log to stderr with the seconds since the start (a stall can then be matched with the
+/// brokers' and the operator's logs).
 struct Recording {
     deliveries: std::sync::Mutex<Deliveries>,
+    started: Instant,
 }
 
-impl rdkafka::ClientContext for Recording {}
+impl Recording {
+    fn new() -> Self {
+        Self {
+            deliveries: std::sync::Mutex::default(),
+            started: Instant::now(),
+        }
+    }
+}
+
+impl rdkafka::ClientContext for Recording {
+    fn log(&self, level: rdkafka::config::RDKafkaLogLevel, facility: &str, message: &str) {
+        eprintln!(
+            "librdkafka {:.3}s {level:?} {facility}: {message}",
+            self.started.elapsed().as_secs_f64()
+        );
+    }
+}
 
 impl rdkafka::producer::ProducerContext for Recording {
     type DeliveryOpaque = Box<(String, Instant)>;
@@ -520,14 +550,20 @@ fn produce_steadily(
     topic: &str,
     per_second: u32,
     stop_file: &std::path::Path,
-    timeout: Duration,
+    delivery_timeout: Duration,
 ) -> anyhow::Result<()> {
     let producer: BaseProducer<Recording> = config
         .clone()
         .set("acks", "all")
         .set("enable.idempotence", "true")
-        .set("message.timeout.ms", timeout.as_millis().to_string())
-        .create_with_context(Recording::default())
+        .set(
+            "message.timeout.ms",
+            delivery_timeout.as_millis().to_string(),
+        )
+        // Connections, metadata and the idempotence state in the log: what a stall waited on.
+        .set("debug", "broker,topic,metadata,eos")
+        .set_log_level(rdkafka::config::RDKafkaLogLevel::Debug)
+        .create_with_context(Recording::new())
         .context("creating the producer")?;
     let interval = Duration::from_secs(1) / per_second.max(1);
     let mut next = Instant::now();
@@ -551,8 +587,9 @@ fn produce_steadily(
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         producer.poll(Duration::ZERO);
     }
+    // Every record is acknowledged or failed by its delivery timeout.
     producer
-        .flush(timeout)
+        .flush(delivery_timeout + Duration::from_secs(10))
         .with_context(|| format!("delivering the records sent to {topic}"))?;
     let deliveries = producer
         .context()
