@@ -581,11 +581,13 @@ fn produce_steadily(
             .with_context(|| format!("queueing {value}"))?;
         index += 1;
         next += interval;
-        // Sleep, then serve the delivery reports that came meanwhile. Polling with the time
-        // left as timeout spun a core (and one of librdkafka's broker threads) for the whole
-        // run; a report served up to one interval late only shifts the latency figures.
+        // Sleep, then serve the delivery reports and log lines that came meanwhile. Polling
+        // with the time left as timeout spun a core (and one of librdkafka's broker threads)
+        // for the whole run; a report served up to one interval late only shifts the latency
+        // figures. A poll with no time serves one event, so the log lines (events too) would
+        // queue up behind it: a millisecond serves what is there.
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        producer.poll(Duration::ZERO);
+        producer.poll(Duration::from_millis(1));
     }
     // Every record is acknowledged or failed by its delivery timeout.
     producer
