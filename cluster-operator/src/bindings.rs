@@ -33,6 +33,7 @@ use strimzi_api::connect::KafkaConnect;
 use strimzi_api::kafka::Kafka;
 use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
 use strimzi_api::{labels, naming};
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::{CacheScope, log_watch_failures};
 use strimzi_operator_common::config::WatchedNamespaces;
@@ -295,13 +296,7 @@ pub async fn delete_init_binding(
     let existing = api
         .get_metadata_opt(&binding)
         .await
-        .map_err(|source| ApplyError::Api {
-            verb: "get",
-            kind: "ClusterRoleBinding".to_owned(),
-            namespace: String::new(),
-            name: binding.clone(),
-            source: Box::new(source),
-        })?;
+        .map_err(|source| ApiCallError::of::<ClusterRoleBinding>("get", "", &binding, source))?;
     let ours = existing.is_some_and(|existing| {
         existing.labels().get(labels::CLUSTER).map(String::as_str) == Some(name)
             && existing.labels().get(labels::KIND).map(String::as_str) == Some(kind.kind)

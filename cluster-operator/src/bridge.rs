@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 use strimzi_api::bridge::{KafkaBridge, KafkaBridgeStatus};
 use strimzi_api::labels;
 use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
@@ -78,14 +79,8 @@ pub enum BridgeError {
     #[error(transparent)]
     Apply(#[from] ApplyError),
     /// The API server could not be asked.
-    #[error("reading {what}: {source}")]
-    Api {
-        /// What was read.
-        what: String,
-        /// The client error.
-        #[source]
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
 }
 
 impl ErrorReason for BridgeError {
@@ -96,7 +91,7 @@ impl ErrorReason for BridgeError {
                 "InvalidConfigurationException"
             }
             Self::Apply(error) => error.reason(),
-            Self::Api { .. } => "KubernetesApiError",
+            Self::Api(_) => "KubernetesApiError",
         }
     }
 
@@ -177,10 +172,7 @@ impl BridgeReconciler {
             let secret = api
                 .get_opt(&key.secret)
                 .await
-                .map_err(|source| BridgeError::Api {
-                    what: format!("Secret {}/{}", namespace, key.secret),
-                    source,
-                })?
+                .map_err(|source| ApiCallError::of::<Secret>("get", namespace, &key.secret, source))?
                 .ok_or_else(|| missing("does not exist".to_owned()))?;
             let value = secret
                 .data
@@ -227,10 +219,7 @@ impl BridgeReconciler {
             let secret = api
                 .get_opt(&name)
                 .await
-                .map_err(|source| BridgeError::Api {
-                    what: format!("Secret {namespace}/{name}"),
-                    source,
-                })?
+                .map_err(|source| ApiCallError::of::<Secret>("get", &namespace, &name, source))?
                 .ok_or_else(|| BridgeError::SecretMissing {
                     field: "spec.tls.trustedCertificates",
                     name: name.clone(),
@@ -313,10 +302,7 @@ impl Reconciler for BridgeReconciler {
         let deployment = api
             .get_opt(&name)
             .await
-            .map_err(|source| BridgeError::Api {
-                what: format!("Deployment {namespace}/{name}"),
-                source,
-            })?;
+            .map_err(|source| ApiCallError::of::<Deployment>("get", &namespace, &name, source))?;
         let status = KafkaBridgeStatus {
             url: Some(model::url(&bridge)),
             replicas: Some(bridge.spec.replicas),
@@ -343,9 +329,8 @@ impl Reconciler for BridgeReconciler {
             let listed = pods
                 .list(&ListParams::default().labels(&labels.selector_string()))
                 .await
-                .map_err(|source| BridgeError::Api {
-                    what: format!("Pods of Deployment {namespace}/{name}"),
-                    source,
+                .map_err(|source| {
+                    ApiCallError::new("list", format!("Pods of Deployment {namespace}/{name}"), source)
                 })?;
             let stuck = crate::pod_set::stuck_pods(&listed.items);
             let waiting = if stuck.is_empty() {

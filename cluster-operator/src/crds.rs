@@ -13,6 +13,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_crd_generator::{CrdError, RELEASE, RELEASE_ANNOTATION, custom_resource_definitions};
 use thiserror::Error;
 
@@ -23,16 +24,8 @@ pub enum CrdInstallError {
     #[error("generating the CRDs: {0}")]
     Generate(#[from] CrdError),
     /// A CRD could not be read or applied.
-    #[error("{action} CRD {name}: {source}")]
-    Api {
-        /// What was being done.
-        action: &'static str,
-        /// The CRD's name.
-        name: String,
-        /// The API error.
-        #[source]
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
 }
 
 impl CrdInstallError {
@@ -40,7 +33,7 @@ impl CrdInstallError {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::Generate(_) => "CrdGenerationFailed",
-            Self::Api { .. } => "CrdInstallFailed",
+            Self::Api(_) => "CrdInstallFailed",
         }
     }
 }
@@ -101,12 +94,8 @@ pub async fn install(
     for generated in custom_resource_definitions()? {
         let name = generated.crd.name_any();
         let failed = |action| {
-            let name = name.clone();
-            move |source| CrdInstallError::Api {
-                action,
-                name,
-                source,
-            }
+            let object = format!("CRD {name}");
+            move |source| CrdInstallError::Api(ApiCallError::new(action, object, source))
         };
         let existing = api.get_opt(&name).await.map_err(failed("reading"))?;
         let action = decide(existing.as_ref(), RELEASE);

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::{Node, NodeAddress};
 use kube::{Api, Client};
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_api::kafka::listener::NodeAddressType;
 use thiserror::Error;
 
@@ -31,14 +32,8 @@ pub enum KafkaInitError {
     )]
     MissingVariable(&'static str),
     /// The node could not be read.
-    #[error("reading node {node}: {source}")]
-    ReadNode {
-        /// The node's name.
-        node: String,
-        /// The API error.
-        #[source]
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    ReadNode(#[from] ApiCallError),
     /// The node lacks the rack label.
     #[error("node {node} has no label {key} to take the rack ID from")]
     MissingRackLabel {
@@ -66,7 +61,7 @@ impl KafkaInitError {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::MissingVariable(_) => "MissingVariable",
-            Self::ReadNode { .. } => "NodeUnreadable",
+            Self::ReadNode(_) => "NodeUnreadable",
             Self::MissingRackLabel { .. } => "MissingRackLabel",
             Self::NoAddress(_) => "NoNodeAddress",
             Self::Write { .. } => "WriteFailed",
@@ -197,10 +192,7 @@ pub async fn run(client: Client, config: &KafkaInitConfig) -> Result<Vec<PathBuf
     let node = Api::<Node>::all(client)
         .get(&config.node_name)
         .await
-        .map_err(|source| KafkaInitError::ReadNode {
-            node: config.node_name.clone(),
-            source,
-        })?;
+        .map_err(|source| ApiCallError::new("reading", format!("node {}", config.node_name), source))?;
     let mut written = Vec::new();
     for (name, content) in files(config, &node)? {
         written.push(write(&config.init_folder, name, &content)?);

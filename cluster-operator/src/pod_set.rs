@@ -14,6 +14,7 @@ use strimzi_api::annotations::REVISION;
 use strimzi_api::labels::{CONTROLLER, CONTROLLER_NAME, CONTROLLER_STRIMZI_POD_SET};
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetStatus};
 use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::labels::owner_reference;
 use strimzi_operator_common::runtime::OperatorRuntime;
@@ -36,18 +37,9 @@ pub enum PodSetError {
         /// What is wrong.
         message: String,
     },
-    /// The API server refused a request.
-    #[error("{verb} Pod {namespace}/{name}: {source}")]
-    Api {
-        /// `create` or `delete`.
-        verb: &'static str,
-        /// Namespace of the pod.
-        namespace: String,
-        /// Name of the pod.
-        name: String,
-        /// The client error.
-        source: Box<kube::Error>,
-    },
+    /// The API server refused a request (`create` or `delete` a Pod).
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
     /// The StrimziPodSet has no namespace or UID (not read from the API server).
     #[error("the StrimziPodSet has no namespace or UID")]
     Incomplete,
@@ -57,7 +49,7 @@ impl ErrorReason for PodSetError {
     fn reason(&self) -> &'static str {
         match self {
             Self::InvalidPod { .. } => "InvalidPod",
-            Self::Api { .. } => "KubernetesApiError",
+            Self::Api(_) => "KubernetesApiError",
             Self::Incomplete => "InvalidResource",
         }
     }
@@ -140,12 +132,7 @@ impl PodSetReconciler {
 }
 
 fn api_error(verb: &'static str, namespace: &str, name: &str, source: kube::Error) -> PodSetError {
-    PodSetError::Api {
-        verb,
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-        source: Box::new(source),
-    }
+    ApiCallError::of::<Pod>(verb, namespace, name, source).into()
 }
 
 /// The pods `set` lists, with its namespace, the controller labels and the owner reference.

@@ -24,25 +24,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::api_error::{ApiCallError, object_name};
 use crate::metrics::Metrics;
 
 /// A write to the API server failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
-    /// The API server refused the request or could not be reached.
-    #[error("{verb} {kind} {namespace}/{name}: {source}")]
-    Api {
-        /// What was attempted: `get`, `apply`, `status`, `list` or `delete`.
-        verb: &'static str,
-        /// Kind of the object.
-        kind: String,
-        /// Namespace of the object.
-        namespace: String,
-        /// Name of the object (empty for a list).
-        name: String,
-        /// The client error.
-        source: Box<kube::Error>,
-    },
+    /// The API server refused the request or could not be reached (`get`, `apply`,
+    /// `status`, `list` or `delete`).
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
     /// The desired object could not be turned into JSON, or has no name or namespace.
     #[error("invalid desired {kind}: {message}")]
     Invalid {
@@ -56,7 +47,7 @@ pub enum ApplyError {
 impl crate::ErrorReason for ApplyError {
     fn reason(&self) -> &'static str {
         match self {
-            Self::Api { .. } => "KubernetesApiError",
+            Self::Api(_) => "KubernetesApiError",
             Self::Invalid { .. } => "InvalidObject",
         }
     }
@@ -318,13 +309,11 @@ fn api_error(
     name: &str,
     source: kube::Error,
 ) -> ApplyError {
-    ApplyError::Api {
+    ApplyError::Api(ApiCallError::new(
         verb,
-        kind: kind.to_owned(),
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-        source: Box::new(source),
-    }
+        object_name(kind, namespace, name),
+        source,
+    ))
 }
 
 /// The `managedFields` entries of what `field_manager` last server-side applied to the object

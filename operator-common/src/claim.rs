@@ -29,6 +29,8 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use kube::{Client, Resource, ResourceExt};
 use tokio::time::Instant;
 
+use crate::api_error::ApiCallError;
+
 /// The annotation of a claim Lease naming the operator that contends for the claim.
 pub const CONTENDER_ANNOTATION: &str = "strimzi-rs/contender";
 
@@ -38,18 +40,8 @@ pub const CONTENDER_RENEW_TIME_ANNOTATION: &str = "strimzi-rs/contender-renew-ti
 
 /// Reading or writing a claim Lease failed.
 #[derive(Debug, thiserror::Error)]
-#[error("{verb} claim Lease {namespace}/{name}: {source}")]
-pub struct ClaimError {
-    /// What was attempted: `get`, `create` or `replace`.
-    pub verb: &'static str,
-    /// Namespace of the Lease.
-    pub namespace: String,
-    /// Name of the Lease.
-    pub name: String,
-    /// The client error.
-    #[source]
-    pub source: Box<kube::Error>,
-}
+#[error(transparent)]
+pub struct ClaimError(#[from] pub ApiCallError);
 
 impl crate::ErrorReason for ClaimError {
     fn reason(&self) -> &'static str {
@@ -292,13 +284,8 @@ impl Claims {
         let namespace = owner.namespace().unwrap_or_default();
         let api: Api<Lease> = Api::namespaced(self.client.clone(), &namespace);
         let error = |verb| {
-            let (namespace, name) = (namespace.clone(), name.to_owned());
-            move |source| ClaimError {
-                verb,
-                namespace,
-                name,
-                source: Box::new(source),
-            }
+            let object = format!("claim Lease {namespace}/{name}");
+            move |source| ClaimError(ApiCallError::new(verb, object, source))
         };
         let lease = api.get_opt(name).await.map_err(error("get"))?;
         let key = format!("{namespace}/{name}");

@@ -12,22 +12,19 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 
+use crate::api_error::{ApiCallError, object_name};
+
 /// Publishing an Event failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
     /// The API server refused the Event or could not be reached.
-    #[error("publishing Event {reason} for {kind} {namespace}/{name}: {source}")]
+    #[error("publishing Event {reason}: {source}")]
     Publish {
         /// Reason of the Event.
         reason: String,
-        /// Kind of the object the Event is about.
-        kind: String,
-        /// Namespace of the object.
-        namespace: String,
-        /// Name of the object.
-        name: String,
-        /// The client error.
-        source: kube::Error,
+        /// The request that failed, naming the object the Event is about.
+        #[source]
+        source: ApiCallError,
     },
 }
 
@@ -156,10 +153,18 @@ impl EventPublisher {
         let events: Api<K8sEvent> = Api::namespaced(self.client.clone(), namespace);
         let failed = |source| EventError::Publish {
             reason: reason.to_owned(),
-            kind: regarding.kind.clone().unwrap_or_default(),
-            namespace: namespace.to_owned(),
-            name: regarding.name.clone().unwrap_or_default(),
-            source,
+            source: ApiCallError::new(
+                "write",
+                format!(
+                    "Event for {}",
+                    object_name(
+                        regarding.kind.as_deref().unwrap_or_default(),
+                        namespace,
+                        regarding.name.as_deref().unwrap_or_default()
+                    )
+                ),
+                source,
+            ),
         };
         let event = match repeated {
             Some(mut event) => {

@@ -21,21 +21,15 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::api_error::ApiCallError;
 use crate::config::LeaderElectionConfig;
 
 /// Reading or writing the Lease failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LeaderElectionError {
     /// The API server refused or could not be reached.
-    #[error("Lease {namespace}/{name}: {source}")]
-    Api {
-        /// Namespace of the Lease.
-        namespace: String,
-        /// Name of the Lease.
-        name: String,
-        /// The client error.
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
     /// The election task ended while the operator ran (it panicked): the replica can no
     /// longer renew the Lease and must stop acting.
     #[error("leader election ended while the operator was running: {reason}")]
@@ -216,19 +210,22 @@ impl Elector {
         }
     }
 
-    fn error(&self, source: kube::Error) -> LeaderElectionError {
-        LeaderElectionError::Api {
-            namespace: self.config.lease_namespace.clone(),
-            name: self.config.lease_name.clone(),
+    /// The error of `verb` on the Lease.
+    fn error(&self, verb: &'static str, source: kube::Error) -> LeaderElectionError {
+        ApiCallError::of::<Lease>(
+            verb,
+            &self.config.lease_namespace,
+            &self.config.lease_name,
             source,
-        }
+        )
+        .into()
     }
 
     async fn read(&self) -> Result<Option<Lease>, LeaderElectionError> {
         self.api
             .get_opt(&self.config.lease_name)
             .await
-            .map_err(|error| self.error(error))
+            .map_err(|error| self.error("get", error))
     }
 
     fn lease_seconds(&self) -> i32 {
@@ -300,7 +297,7 @@ impl Elector {
                 Ok(true)
             }
             Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
-            Err(error) => Err(self.error(error)),
+            Err(error) => Err(self.error("write", error)),
         }
     }
 
@@ -321,7 +318,7 @@ impl Elector {
             .replace(&self.config.lease_name, &PostParams::default(), &lease)
             .await
             .map(|_| ())
-            .map_err(|error| self.error(error))
+            .map_err(|error| self.error("release", error))
     }
 }
 

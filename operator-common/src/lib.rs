@@ -100,6 +100,7 @@
 //! }
 //! ```
 
+pub mod api_error;
 pub mod api_reads;
 pub mod apply;
 pub mod batch;

@@ -10,6 +10,8 @@ use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use strimzi_api::labels;
 
+use crate::api_error::ApiCallError;
+
 /// Why the parent a `strimzi.io/cluster` label names could not be found.
 #[derive(Debug, thiserror::Error)]
 pub enum ParentError {
@@ -17,13 +19,8 @@ pub enum ParentError {
     #[error("the strimzi.io/cluster label is missing")]
     LabelMissing,
     /// The API server could not be asked for the parent.
-    #[error("get {name}: {source}")]
-    Api {
-        /// The parent's name.
-        name: String,
-        /// The client error.
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
     /// No parent of that name exists in the namespace.
     #[error("{name} does not exist")]
     NotFound {
@@ -39,7 +36,7 @@ pub async fn labelled_parent<Parent, Child>(
     child: &Child,
 ) -> Result<Parent, ParentError>
 where
-    Parent: Resource + Clone + DeserializeOwned + Debug,
+    Parent: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
     Child: Resource,
 {
     let name = child
@@ -48,9 +45,9 @@ where
         .ok_or(ParentError::LabelMissing)?;
     api.get_opt(name)
         .await
-        .map_err(|source| ParentError::Api {
-            name: name.clone(),
-            source,
+        .map_err(|source| {
+            let namespace = child.meta().namespace.as_deref().unwrap_or_default();
+            ApiCallError::of::<Parent>("get", namespace, name, source)
         })?
         .ok_or_else(|| ParentError::NotFound { name: name.clone() })
 }

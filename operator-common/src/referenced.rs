@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client};
 
+use crate::api_error::ApiCallError;
 use crate::apply::ApplyError;
 
 /// Why a referenced value could not be found.
@@ -23,13 +24,10 @@ pub async fn config_map_value(
     key: &str,
 ) -> Result<Result<String, Missing>, ApplyError> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let config_map = api.get_opt(name).await.map_err(|source| ApplyError::Api {
-        verb: "get",
-        kind: "ConfigMap".to_owned(),
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-        source: Box::new(source),
-    })?;
+    let config_map = api
+        .get_opt(name)
+        .await
+        .map_err(|source| ApiCallError::of::<ConfigMap>("get", namespace, name, source))?;
     Ok(match config_map {
         None => Err(Missing::Object),
         Some(config_map) => config_map

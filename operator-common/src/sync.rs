@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource, ResourceExt};
 
+use crate::api_error::ApiCallError;
 use crate::apply::{Applicable, Applied, Applier, ApplyError};
 
 /// The live objects of one kind a controller owns, listed once in this reconciliation by
@@ -48,13 +49,7 @@ impl<K: Applicable> Listed<K> {
             let listed = api
                 .list(&ListParams::default().labels(selector))
                 .await
-                .map_err(|source| ApplyError::Api {
-                    verb: "list",
-                    kind: K::kind(&()).into_owned(),
-                    namespace: namespace.to_owned(),
-                    name: String::new(),
-                    source: Box::new(source),
-                })?;
+                .map_err(|source| ApiCallError::of::<K>("list", namespace, "", source))?;
             for object in listed.items {
                 objects.insert((namespace.to_owned(), object.name_any()), object);
             }

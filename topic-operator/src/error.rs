@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use kafka_protocol::error::ResponseError;
 use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::kafka::AdminError;
 
 /// A reconciliation of a KafkaTopic failed.
@@ -23,7 +24,7 @@ pub enum TopicError {
     AlreadyExists(AdminError),
     /// Kubernetes refused a request or could not be reached.
     #[error(transparent)]
-    Kubernetes(Arc<kube::Error>),
+    Kubernetes(Arc<ApiCallError>),
     /// The operator is stopping.
     #[error("{0}")]
     Internal(String),

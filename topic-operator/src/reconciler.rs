@@ -13,6 +13,7 @@ use kube::{Api, Client, ResourceExt};
 use strimzi_api::annotations;
 use strimzi_api::common::Condition;
 use strimzi_api::topic::{KafkaTopic, KafkaTopicStatus};
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::controller::{Reconciled, Reconciler};
 use strimzi_operator_common::ownership::{self, Claim};
 use strimzi_operator_common::status;
@@ -85,10 +86,12 @@ impl TopicReconciler {
     /// Whether the namespace of `resource` is being deleted.
     async fn namespace_terminating(&self, resource: &KafkaTopic) -> Result<bool, TopicError> {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let namespace = namespaces
-            .get_opt(&resource.namespace().unwrap_or_default())
-            .await
-            .map_err(|error| TopicError::Kubernetes(Arc::new(error)))?;
+        let name = resource.namespace().unwrap_or_default();
+        let namespace = namespaces.get_opt(&name).await.map_err(|error| {
+            TopicError::Kubernetes(Arc::new(ApiCallError::of::<Namespace>(
+                "get", "", &name, error,
+            )))
+        })?;
         Ok(namespace.is_none_or(|namespace| namespace.metadata.deletion_timestamp.is_some()))
     }
 }

@@ -24,6 +24,7 @@ use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use strimzi_api::user::KafkaUser;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::cache::{CacheScope, Filled, log_watch_failures};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::scoped_cache::ScopedCache;
@@ -279,7 +280,10 @@ pub(crate) async fn delete_user_secret(
             Ok(())
         }
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(UserError::kubernetes("deleting a user's Secret", error)),
+        Err(error) => Err(UserError::kubernetes(
+            "deleting a user's Secret",
+            ApiCallError::of::<Secret>("delete", namespace, name, error),
+        )),
     }
 }
 

@@ -7,8 +7,10 @@ use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::batch::BatcherStopped;
 use strimzi_operator_common::kafka::AdminError;
 
-/// An error of the Kubernetes client or of the applier, shared between the reconciliations
-/// that see it.
+/// A failed call to the API server ([`ApiCallError`], or the applier's error holding one),
+/// shared between the reconciliations that see it.
+///
+/// [`ApiCallError`]: strimzi_operator_common::api_error::ApiCallError
 pub type KubernetesError = Arc<dyn std::error::Error + Send + Sync>;
 
 /// Reason of a KafkaUser whose name another namespace's KafkaUser owns.

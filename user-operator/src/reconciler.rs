@@ -11,6 +11,7 @@ use kube::runtime::reflector::Store;
 use kube::{Resource, ResourceExt};
 use strimzi_api::user::{KafkaUser, KafkaUserStatus};
 use strimzi_certificate_manager::leaf::IssueReason;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::apply::Applied;
 use strimzi_operator_common::blocking::CpuPool;
 use strimzi_operator_common::cache::{Filled, filled};
@@ -164,7 +165,15 @@ impl UserReconciler {
                         let api: Api<Secret> =
                             Api::namespaced(self.runtime.client().clone(), &desired.namespace);
                         api.get_opt(secret_name).await.map_err(|error| {
-                            UserError::kubernetes("reading the Secret with the password", error)
+                            UserError::kubernetes(
+                                "reading the Secret with the password",
+                                ApiCallError::of::<Secret>(
+                                    "get",
+                                    &desired.namespace,
+                                    secret_name,
+                                    error,
+                                ),
+                            )
                         })?
                     }
                     None => None,

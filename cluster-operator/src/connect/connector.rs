@@ -39,6 +39,8 @@ use strimzi_api::connector::{
 use strimzi_api::schema::FreeFormMap;
 use strimzi_api::{annotations, conditions, labels, naming};
 use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::api_error::ApiCallError;
+use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::events::Severity;
@@ -88,13 +90,11 @@ pub enum ConnectorError {
     #[error("spec.class is required: the connector class to run")]
     ClassMissing,
     /// The API server could not be asked.
-    #[error("{what}: {message}")]
-    Api {
-        /// What was attempted.
-        what: String,
-        /// The client error.
-        message: String,
-    },
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
+    /// An object could not be applied.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
     /// The REST API refused or failed a call.
     #[error(transparent)]
     Rest(#[from] RestError),
@@ -106,7 +106,8 @@ impl ErrorReason for ConnectorError {
             Self::ClusterLabelMissing | Self::ClassMissing => "InvalidResourceException",
             Self::ConnectNotFound { .. } => "NoSuchResourceException",
             Self::ConnectorResourcesNotUsed => "InvalidResourceException",
-            Self::Api { .. } => "KubernetesApiError",
+            Self::Api(_) => "KubernetesApiError",
+            Self::Apply(error) => error.reason(),
             Self::Rest(error) => error.reason(),
         }
     }
@@ -234,10 +235,7 @@ impl ConnectorReconciler {
             .await
             .map_err(|error| match error {
                 ParentError::LabelMissing => ConnectorError::ClusterLabelMissing,
-                ParentError::Api { name, source } => ConnectorError::Api {
-                    what: format!("get KafkaConnect {namespace}/{name}"),
-                    message: source.to_string(),
-                },
+                ParentError::Api(error) => ConnectorError::Api(error),
                 ParentError::NotFound { name } => ConnectorError::ConnectNotFound {
                     connect: name,
                     namespace: namespace.to_owned(),
@@ -255,10 +253,7 @@ impl ConnectorReconciler {
                 let selector = format!("{}={}", labels::NAME, naming::connect_component(&name));
                 api.list(&ListParams::default().labels(&selector))
                     .await
-                    .map_err(|error| ConnectorError::Api {
-                        what: format!("list Pods {namespace}"),
-                        message: error.to_string(),
-                    })?
+                    .map_err(|error| ApiCallError::of::<Pod>("list", &namespace, "", error))?
                     .items
             }
         };
@@ -422,10 +417,7 @@ impl OffsetsRequest<'_> {
                 config_maps
                     .get_opt(&map)
                     .await
-                    .map_err(|error| ConnectorError::Api {
-                        what: format!("get ConfigMap {map}"),
-                        message: error.to_string(),
-                    })
+                    .map_err(|error| ApiCallError::new("get", format!("ConfigMap {map}"), error))
             }
         };
         match action.trim() {
@@ -463,10 +455,7 @@ impl OffsetsRequest<'_> {
                     .applier()
                     .apply(&desired, existing.as_ref())
                     .await
-                    .map_err(|error| ConnectorError::Api {
-                        what: "apply the listed offsets".to_owned(),
-                        message: error.to_string(),
-                    })?;
+                    .map_err(ConnectorError::Apply)?;
                 Ok(OffsetsOutcome::Done)
             }
             "alter" => {

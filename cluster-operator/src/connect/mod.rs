@@ -40,6 +40,7 @@ use strimzi_api::labels;
 use strimzi_api::mirror_maker2::KafkaMirrorMaker2;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
@@ -73,13 +74,8 @@ pub enum ConnectError {
     #[error(transparent)]
     Apply(#[from] ApplyError),
     /// The API server could not be asked.
-    #[error("{what}: {source}")]
-    Api {
-        /// What was attempted.
-        what: String,
-        /// The client error.
-        source: Box<kube::Error>,
-    },
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
     /// The REST API refused or failed a call.
     #[error(transparent)]
     Rest(#[from] RestError),
@@ -95,21 +91,12 @@ pub enum ConnectError {
     },
 }
 
-impl ConnectError {
-    fn api(what: String, source: kube::Error) -> Self {
-        Self::Api {
-            what,
-            source: Box::new(source),
-        }
-    }
-}
-
 impl ErrorReason for ConnectError {
     fn reason(&self) -> &'static str {
         match self {
             Self::Model(error) => error.reason(),
             Self::Apply(error) => error.reason(),
-            Self::Api { .. } => "KubernetesApiError",
+            Self::Api(_) => "KubernetesApiError",
             Self::Rest(error) => error.reason(),
             Self::BuildUnsupported { .. } => "ConnectBuildUnsupported",
         }
@@ -205,10 +192,7 @@ impl ConnectReconciler {
                 .get_opt(&source.secret_name)
                 .await
                 .map_err(|error| {
-                    ConnectError::api(
-                        format!("get Secret {namespace}/{}", source.secret_name),
-                        error,
-                    )
+                    ApiCallError::of::<Secret>("get", namespace, &source.secret_name, error)
                 })?;
             if let Some(secret) = secret {
                 inputs
@@ -222,9 +206,7 @@ impl ConnectReconciler {
                 self.api::<Secret>(namespace)
                     .get_opt(&name)
                     .await
-                    .map_err(|error| {
-                        ConnectError::api(format!("get Secret {namespace}/{name}"), error)
-                    })?;
+                    .map_err(|error| ApiCallError::of::<Secret>("get", namespace, &name, error))?;
         }
         if let Some((name, key)) = external_logging_reference(cluster.spec.logging.as_ref()) {
             inputs.external_logging = self.config_map_value(namespace, &name, &key).await?;
@@ -316,7 +298,7 @@ impl ConnectReconciler {
             .list(&ListParams::default().labels(&selector))
             .await
             .map(|list| list.items)
-            .map_err(|error| ConnectError::api(format!("list Pods {}", cluster.namespace), error))
+            .map_err(|error| ApiCallError::of::<Pod>("list", &cluster.namespace, "", error).into())
     }
 
     /// Deletes one worker whose definition is outdated, if every other worker is ready, so
@@ -350,10 +332,7 @@ impl ConnectReconciler {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(false),
             Err(error) => {
-                return Err(ConnectError::api(
-                    format!("delete Pod {namespace}/{name}"),
-                    error,
-                ));
+                return Err(ApiCallError::of::<Pod>("delete", &namespace, &name, error).into());
             }
         }
         self.runtime.metrics().count_write("Pod", "delete");
@@ -386,10 +365,7 @@ impl ConnectReconciler {
             .get(&cluster.component_name)
             .await
             .map_err(|error| {
-                ConnectError::api(
-                    format!("get StrimziPodSet {namespace}/{}", cluster.component_name),
-                    error,
-                )
+                ApiCallError::of::<StrimziPodSet>("get", &namespace, &cluster.component_name, error)
             })?;
         let desired = crate::pod_set::described_annotations(std::slice::from_ref(&objects.pod_set));
         let pods = self.pods(cluster).await?;
@@ -468,7 +444,7 @@ impl ConnectReconciler {
             .api::<KafkaConnector>(&namespace)
             .list_metadata(&ListParams::default().labels(&selector))
             .await
-            .map_err(|error| ConnectError::api(format!("list KafkaConnectors {namespace}"), error))?
+            .map_err(|error| ApiCallError::of::<KafkaConnector>("list", &namespace, "", error))?
             .items
             .into_iter()
             .map(|connector| connector.name_any())

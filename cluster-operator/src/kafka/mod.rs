@@ -89,6 +89,7 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_certificate_manager::leaf;
 use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::apply::ApplyError;
 use strimzi_operator_common::claim::{ClaimError, ClaimTiming, Claims, Verdict};
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
@@ -139,15 +140,8 @@ pub enum ReconcileError {
     #[error("Kafka admin request failed: {0}")]
     Kafka(#[from] strimzi_operator_common::kafka::AdminError),
     /// Reading from the API server failed.
-    #[error("{what} {name}: {source}")]
-    Api {
-        /// What was attempted.
-        what: &'static str,
-        /// The object or kind concerned.
-        name: String,
-        /// The client error.
-        source: Box<kube::Error>,
-    },
+    #[error(transparent)]
+    Api(#[from] ApiCallError),
     /// The operator stopped before certificate work it had queued could start.
     #[error("the operator is stopping")]
     Stopping,
@@ -179,12 +173,9 @@ where
 }
 
 impl ReconcileError {
+    /// `what` (`get Secret`, `delete Pod`, ...) on `name` failed with `source`.
     fn api(what: &'static str, name: &str, source: kube::Error) -> Self {
-        Self::Api {
-            what,
-            name: name.to_owned(),
-            source: Box::new(source),
-        }
+        ApiCallError::new(what, name, source).into()
     }
 }
 
@@ -200,7 +191,7 @@ impl ErrorReason for ReconcileError {
             Self::Claim(error) => error.reason(),
             Self::Kafka(error) => error.reason(),
             Self::ScaleDownBlocked(_) => "InvalidResourceException",
-            Self::Api { .. } => "KubernetesApiError",
+            Self::Api(_) => "KubernetesApiError",
             Self::Stopping => "OperatorStopping",
             Self::RouteApiUnavailable => "RouteApiUnavailable",
         }

@@ -36,6 +36,7 @@ use strimzi_api::kafka::Kafka;
 use strimzi_api::rebalance::{KafkaRebalance, KafkaRebalanceStatus};
 use strimzi_api::{annotations, conditions, naming};
 use strimzi_operator_common::ErrorReason;
+use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::cache::CacheError;
 use strimzi_operator_common::controller::{ControllerBuilder, Reconciled, Reconciler};
 use strimzi_operator_common::cruise_control::{
@@ -95,14 +96,10 @@ pub enum RebalanceError {
     /// Cruise Control reports the rebalance's task as failed.
     #[error("Cruise Control task {0} completed with an error (its log says why)")]
     TaskFailed(String),
-    /// The API server could not be asked.
-    #[error("{what}: {message}")]
-    Api {
-        /// What was attempted.
-        what: String,
-        /// The client error.
-        message: String,
-    },
+    /// The API server could not be asked (shared: a rebalance's decisions are cloned and
+    /// compared).
+    #[error(transparent)]
+    Api(Arc<ApiCallError>),
     /// An answer that does not fit the call made (a bug).
     #[error("an answer that does not fit the call made: {0}")]
     UnexpectedAnswer(String),
@@ -115,7 +112,7 @@ impl RebalanceError {
         match self {
             Self::KafkaNotReady
             | Self::CruiseControlUnavailable(_)
-            | Self::Api { .. }
+            | Self::Api(_)
             | Self::UnexpectedAnswer(_) => true,
             Self::CruiseControl(error) => error.is_transient(),
             Self::ClusterLabelMissing
@@ -125,12 +122,11 @@ impl RebalanceError {
             | Self::TaskFailed(_) => false,
         }
     }
+}
 
-    fn api(what: String, error: &kube::Error) -> Self {
-        Self::Api {
-            what,
-            message: error.to_string(),
-        }
+impl From<ApiCallError> for RebalanceError {
+    fn from(error: ApiCallError) -> Self {
+        Self::Api(Arc::new(error))
     }
 }
 
@@ -146,7 +142,7 @@ impl ErrorReason for RebalanceError {
             Self::KafkaNotReady => "KafkaNotReady",
             Self::CruiseControlUnavailable(_) => "CruiseControlUnavailable",
             Self::CruiseControl(error) => error.reason(),
-            Self::Api { .. } => "KubernetesApiError",
+            Self::Api(_) => "KubernetesApiError",
             Self::UnexpectedAnswer(_) => "UnexpectedAnswer",
         }
     }
@@ -188,9 +184,7 @@ impl RebalanceReconciler {
             .await
             .map_err(|error| match error {
                 ParentError::LabelMissing => RebalanceError::ClusterLabelMissing,
-                ParentError::Api { name, source } => {
-                    RebalanceError::api(format!("get Kafka {namespace}/{name}"), &source)
-                }
+                ParentError::Api(error) => RebalanceError::from(error),
                 ParentError::NotFound { name } => RebalanceError::KafkaNotFound {
                     cluster: name,
                     namespace: namespace.to_owned(),
@@ -251,7 +245,7 @@ impl RebalanceReconciler {
                     .list(&ListParams::default().labels(&selector))
                     .await
                     .map_err(|error| {
-                        RebalanceError::api(format!("list pods {selector}"), &error)
+                        ApiCallError::new("list", format!("Pods {selector} in {namespace}"), error)
                     })?;
                 connection::ready_pod_address(&pods.items).ok_or_else(|| {
                     RebalanceError::CruiseControlUnavailable(format!(
@@ -276,7 +270,7 @@ impl RebalanceReconciler {
         let api: Api<Secret> = self.runtime.api(Some(namespace));
         api.get_opt(name)
             .await
-            .map_err(|error| RebalanceError::api(format!("get Secret {namespace}/{name}"), &error))?
+            .map_err(|error| ApiCallError::of::<Secret>("get", namespace, name, error))?
             .ok_or_else(|| {
                 RebalanceError::CruiseControlUnavailable(format!("Secret {name} does not exist"))
             })
@@ -343,10 +337,7 @@ impl RebalanceReconciler {
         let existing = match api.get_opt(&name).await {
             Ok(existing) => existing,
             Err(error) => {
-                warn(RebalanceError::api(
-                    format!("get ConfigMap {namespace}/{name}"),
-                    &error,
-                ));
+                warn(ApiCallError::of::<ConfigMap>("get", &namespace, &name, error).into());
                 return rebalance
                     .status
                     .as_ref()
