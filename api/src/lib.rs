@@ -41,6 +41,7 @@ pub mod user;
 
 pub mod annotations;
 pub mod conditions;
+pub mod finalizers;
 pub mod labels;
 pub mod naming;
 pub mod resource;

@@ -172,7 +172,9 @@ impl BridgeReconciler {
             let secret = api
                 .get_opt(&key.secret)
                 .await
-                .map_err(|source| ApiCallError::of::<Secret>("get", namespace, &key.secret, source))?
+                .map_err(|source| {
+                    ApiCallError::of::<Secret>("get", namespace, &key.secret, source)
+                })?
                 .ok_or_else(|| missing("does not exist".to_owned()))?;
             let value = secret
                 .data
@@ -330,7 +332,11 @@ impl Reconciler for BridgeReconciler {
                 .list(&ListParams::default().labels(&labels.selector_string()))
                 .await
                 .map_err(|source| {
-                    ApiCallError::new("list", format!("Pods of Deployment {namespace}/{name}"), source)
+                    ApiCallError::new(
+                        "list",
+                        format!("Pods of Deployment {namespace}/{name}"),
+                        source,
+                    )
                 })?;
             let stuck = crate::pod_set::stuck_pods(&listed.items);
             let waiting = if stuck.is_empty() {

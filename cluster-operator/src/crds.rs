@@ -13,8 +13,8 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
-use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_crd_generator::{CrdError, RELEASE, RELEASE_ANNOTATION, custom_resource_definitions};
+use strimzi_operator_common::api_error::ApiCallError;
 use thiserror::Error;
 
 /// Why the CRDs could not be installed; [`CrdInstallError::reason`] names each kind.

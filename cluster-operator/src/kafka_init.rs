@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::{Node, NodeAddress};
 use kube::{Api, Client};
-use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_api::kafka::listener::NodeAddressType;
+use strimzi_operator_common::api_error::ApiCallError;
 use thiserror::Error;
 
 /// Folder the files go to (`INIT_FOLDER`), unless set otherwise.
@@ -192,7 +192,9 @@ pub async fn run(client: Client, config: &KafkaInitConfig) -> Result<Vec<PathBuf
     let node = Api::<Node>::all(client)
         .get(&config.node_name)
         .await
-        .map_err(|source| ApiCallError::new("reading", format!("node {}", config.node_name), source))?;
+        .map_err(|source| {
+            ApiCallError::new("reading", format!("node {}", config.node_name), source)
+        })?;
     let mut written = Vec::new();
     for (name, content) in files(config, &node)? {
         written.push(write(&config.init_folder, name, &content)?);

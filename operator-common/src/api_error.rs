@@ -90,7 +90,10 @@ mod tests {
     #[test]
     fn it_names_the_verb_and_the_object_and_keeps_the_source() {
         let error = ApiCallError::of::<Pod>("delete", "ns", "p", not_found());
-        assert!(error.to_string().starts_with("delete Pod ns/p: "), "{error}");
+        assert!(
+            error.to_string().starts_with("delete Pod ns/p: "),
+            "{error}"
+        );
         assert_eq!(error.status_code(), Some(404));
         let source = std::error::Error::source(&error).expect("the client's error as source");
         assert!(source.to_string().contains("not found"), "{source}");
@@ -99,6 +102,9 @@ mod tests {
     #[test]
     fn a_cluster_scoped_object_has_no_namespace() {
         let error = ApiCallError::of::<Namespace>("get", "", "kafka", not_found());
-        assert!(error.to_string().starts_with("get Namespace kafka: "), "{error}");
+        assert!(
+            error.to_string().starts_with("get Namespace kafka: "),
+            "{error}"
+        );
     }
 }

@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::core::DeserializeGuard;
 use kube::runtime::reflector::Store;
 use kube::{Api, Client, ResourceExt};
-use strimzi_api::annotations;
 use strimzi_api::common::Condition;
 use strimzi_api::topic::{KafkaTopic, KafkaTopicStatus};
+use strimzi_api::{annotations, finalizers};
 use strimzi_operator_common::api_error::ApiCallError;
 use strimzi_operator_common::controller::{Reconciled, Reconciler};
 use strimzi_operator_common::ownership::{self, Claim};
@@ -23,8 +23,6 @@ use crate::kafka::TopicKafka;
 use crate::model::{self, AlterableConfigs, DesiredTopic};
 use crate::replication::{self, ReplicationChanger};
 
-/// The finalizer that makes deleting a KafkaTopic delete its topic.
-pub const FINALIZER: &str = "strimzi.io/topic-operator";
 /// Reason of the warning about configs that may not be altered.
 pub const INVALID_CONFIG: &str = "InvalidConfig";
 /// How soon a topic whose replication factor is changing is looked at again.
@@ -225,11 +223,11 @@ impl Reconciler for TopicReconciler {
     }
 
     fn finalizer(&self) -> Option<&'static str> {
-        self.use_finalizers.then_some(FINALIZER)
+        self.use_finalizers.then_some(finalizers::TOPIC_OPERATOR)
     }
 
     fn retired_finalizer(&self) -> Option<&'static str> {
-        (!self.use_finalizers).then_some(FINALIZER)
+        (!self.use_finalizers).then_some(finalizers::TOPIC_OPERATOR)
     }
 
     async fn cleanup(&self, resource: Arc<KafkaTopic>) -> Result<(), TopicError> {

@@ -202,11 +202,11 @@ impl ConnectReconciler {
         }
         if cluster.spec.jmx_options.is_some() {
             let name = jmx_secret_name(&cluster.component_name);
-            inputs.jmx_secret =
-                self.api::<Secret>(namespace)
-                    .get_opt(&name)
-                    .await
-                    .map_err(|error| ApiCallError::of::<Secret>("get", namespace, &name, error))?;
+            inputs.jmx_secret = self
+                .api::<Secret>(namespace)
+                .get_opt(&name)
+                .await
+                .map_err(|error| ApiCallError::of::<Secret>("get", namespace, &name, error))?;
         }
         if let Some((name, key)) = external_logging_reference(cluster.spec.logging.as_ref()) {
             inputs.external_logging = self.config_map_value(namespace, &name, &key).await?;

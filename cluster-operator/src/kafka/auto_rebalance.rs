@@ -12,17 +12,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use kube::api::{Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
-use strimzi_api::annotations;
 use strimzi_api::kafka::{KafkaAutoRebalanceMode, KafkaAutoRebalanceStatus, KafkaStatus};
 use strimzi_api::node_pool::KafkaNodePool;
 use strimzi_api::rebalance::KafkaRebalance;
+use strimzi_api::{annotations, finalizers};
 use strimzi_api::{labels, naming};
 use strimzi_operator_common::status;
 
 use super::{ReconcileError, Reconciliation};
 use crate::model::KafkaCluster;
 use crate::rebalance::auto::{self, Action, Plan, Running, ScalingBrokers};
-use crate::rebalance::{AUTO_REBALANCING_FINALIZER, auto_rebalance};
+use crate::rebalance::auto_rebalance;
 
 /// Reason of the warning about a missing auto-rebalance template.
 const TEMPLATE_MISSING: &str = "AutoRebalanceTemplateNotFound";
@@ -284,7 +284,7 @@ impl Reconciliation<'_> {
                     let finalizers: Vec<String> = rebalance
                         .finalizers()
                         .iter()
-                        .filter(|finalizer| *finalizer != AUTO_REBALANCING_FINALIZER)
+                        .filter(|finalizer| *finalizer != finalizers::AUTO_REBALANCING)
                         .cloned()
                         .collect();
                     if finalizers.len() != rebalance.finalizers().len() {

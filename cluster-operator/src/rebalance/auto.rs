@@ -28,18 +28,14 @@ use strimzi_api::kafka::{
     KafkaAutoRebalanceStatusBrokers,
 };
 use strimzi_api::rebalance::{KafkaRebalance, KafkaRebalanceMode, KafkaRebalanceSpec};
-use strimzi_api::{annotations, labels, naming};
+use strimzi_api::{annotations, finalizers, labels, naming};
 
 use super::state::State;
-
-/// The finalizer on an automatic rebalance: the Kafka reconciler removes it once it no longer
-/// follows the rebalance, so that the rebalance is not lost while it still matters.
-pub const AUTO_REBALANCING_FINALIZER: &str = "strimzi.io/auto-rebalancing";
 
 /// The KafkaRebalance that moves replicas onto the added brokers, or off the brokers to be
 /// removed, of Kafka `cluster` in `namespace`: named `<cluster>-auto-rebalancing-<mode>`,
 /// labelled for the cluster, approved automatically, with the finalizer
-/// [`AUTO_REBALANCING_FINALIZER`], and the spec of `template` (the KafkaRebalance the
+/// [`finalizers::AUTO_REBALANCING`], and the spec of `template` (the KafkaRebalance the
 /// auto-rebalance configuration names, if any) with the mode and `brokers` set.
 pub fn auto_rebalance(
     namespace: &str,
@@ -71,7 +67,7 @@ pub fn auto_rebalance(
                 annotations::REBALANCE_AUTO_APPROVAL.to_owned(),
                 "true".to_owned(),
             )])),
-            finalizers: Some(vec![AUTO_REBALANCING_FINALIZER.to_owned()]),
+            finalizers: Some(vec![finalizers::AUTO_REBALANCING.to_owned()]),
             ..ObjectMeta::default()
         },
         spec,
@@ -433,7 +429,7 @@ mod tests {
         ));
         assert_eq!(
             rebalance.metadata.finalizers,
-            Some(vec![AUTO_REBALANCING_FINALIZER.to_owned()])
+            Some(vec![finalizers::AUTO_REBALANCING.to_owned()])
         );
         assert_eq!(rebalance.spec.mode, Some(KafkaRebalanceMode::AddBrokers));
         assert_eq!(rebalance.spec.brokers, Some(vec![3, 4]));

@@ -49,7 +49,7 @@ use strimzi_operator_common::parent::{ParentError, labelled_parent};
 use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_operator_common::status;
 
-pub use auto::{AUTO_REBALANCING_FINALIZER, auto_rebalance, is_template, state_of};
+pub use auto::{auto_rebalance, is_template, state_of};
 pub use state::State;
 
 use crate::config::ClusterOperatorConfig;

@@ -292,13 +292,11 @@ fn a_kafka_that_cannot_be_read_now_blocks_calls_only() {
     let timed_out = kube::core::Status::failure("timed out", "Timeout")
         .with_code(504)
         .boxed();
-    let api = RebalanceError::from(
-        strimzi_operator_common::api_error::ApiCallError::new(
-            "get",
-            "Kafka ns/c",
-            kube::Error::Api(timed_out),
-        ),
-    );
+    let api = RebalanceError::from(strimzi_operator_common::api_error::ApiCallError::new(
+        "get",
+        "Kafka ns/c",
+        kube::Error::Api(timed_out),
+    ));
     let mut steady = input(State::ProposalReady, Some("t-1"), Request::None);
     steady.cluster = Err(api.clone());
     let (_, decision) = drive(&steady, &[]);
