@@ -5,7 +5,12 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
-use strimzi_api::labels;
+
+use crate::labels;
+
+/// Strimzi's default `STRIMZI_LABELS_EXCLUSION_PATTERN`: every `app.kubernetes.io/` label
+/// except `part-of`.
+pub const DEFAULT_LABELS_EXCLUSION_PATTERN: &str = "^app.kubernetes.io/(?!part-of).*";
 
 /// User labels that are not copied from a custom resource to the objects created for it:
 /// `strimzi.io/` labels always, and those matching the configured pattern
@@ -168,7 +173,6 @@ pub fn is_label_value(value: &str) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::config::DEFAULT_LABELS_EXCLUSION_PATTERN;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::ObjectMeta;
 
