@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::error::AdminError;
+use crate::error::AdminError;
 
 /// Result of one resource in a batch operation.
 pub type ItemResult<T> = Result<T, AdminError>;
@@ -110,7 +110,8 @@ pub enum ConfigResourceType {
 }
 
 impl ConfigResourceType {
-    pub(crate) fn code(self) -> i8 {
+    /// The type's code in Kafka's protocol.
+    pub fn code(self) -> i8 {
         match self {
             Self::Topic => 2,
             Self::Broker => 4,
@@ -173,7 +174,8 @@ pub enum ConfigSource {
 }
 
 impl ConfigSource {
-    pub(crate) fn from_code(code: i8) -> Self {
+    /// The source of Kafka's protocol code `code`.
+    pub fn from_code(code: i8) -> Self {
         match code {
             1 => Self::DynamicTopic,
             2 => Self::DynamicBroker,
@@ -456,14 +458,16 @@ pub enum ScramMechanism {
 }
 
 impl ScramMechanism {
-    pub(crate) fn code(self) -> i8 {
+    /// The mechanism's code in Kafka's protocol.
+    pub fn code(self) -> i8 {
         match self {
             Self::ScramSha256 => 1,
             Self::ScramSha512 => 2,
         }
     }
 
-    pub(crate) fn from_code(code: i8) -> Result<Self, AdminError> {
+    /// The mechanism of Kafka's protocol code `code`.
+    pub fn from_code(code: i8) -> Result<Self, AdminError> {
         match code {
             1 => Ok(Self::ScramSha256),
             2 => Ok(Self::ScramSha512),

@@ -29,8 +29,8 @@ pub enum AdminError {
         /// What failed.
         message: String,
     },
-    /// The address names a host while host names are not looked up
-    /// ([`super::HostResolution::IpAddressesOnly`]); trying again cannot help.
+    /// The address names a host while host names are not looked up (the admin client's
+    /// `HostResolution::IpAddressesOnly`); trying again cannot help.
     #[error("connection to {address} not attempted: host names are not looked up here")]
     HostNameNotLookedUp {
         /// `host:port` of the broker.
