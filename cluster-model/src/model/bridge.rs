@@ -42,7 +42,7 @@ use strimzi_api::common::{
 };
 use strimzi_api::labels as strimzi_labels;
 use strimzi_api::naming;
-use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
+use strimzi_api::selectors::{ComponentLabels, owner_reference};
 
 use super::client_security::{
     ClientSecurity, SecretsData, TrustedCertificates, certificate_bundle, option_value,

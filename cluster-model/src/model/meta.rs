@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use strimzi_api::common::{MetadataTemplate, ResourceTemplate};
 use strimzi_api::labels;
-use strimzi_operator_common::labels::ComponentLabels;
+use strimzi_api::selectors::ComponentLabels;
 
 use super::{KafkaCluster, ModelConfig, NodePool};
 

@@ -41,9 +41,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use strimzi_api::common::JvmOptions;
 use strimzi_api::kafka::{Kafka, KafkaClusterSpec, KafkaClusterTemplate};
 use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolTemplate, ProcessRole};
+use strimzi_api::redact::url_credentials;
+use strimzi_api::selectors::{ComponentLabels, LabelExclusion};
 use strimzi_api::storage::Storage;
-use strimzi_operator_common::labels::{ComponentLabels, LabelExclusion};
-use strimzi_operator_common::redact::url_credentials;
 
 use self::config::options::UserOptions;
 

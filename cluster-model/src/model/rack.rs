@@ -3,12 +3,13 @@
 //!
 //! With a `topology-label` rack (the default type), the pod gets an init container
 //! (`kafka-init`, the operator image's `/opt/strimzi/bin/kafka_init_run.sh`, that is
-//! [`crate::kafka_init`]) that reads the label `RACK_TOPOLOGY_KEY` of the node named by
-//! `NODE_NAME` and writes it to `rack.id` in the memory-backed `rack-volume`; the main
-//! container reads that file through the directory config provider. Reading the node needs a
-//! cluster-scoped ClusterRoleBinding of the pods' ServiceAccount, and the pods must run on
-//! nodes that have the label (a required node affinity). With an `environment-variable`
-//! rack, the clients read the rack from the named variable and none of this is needed.
+//! `strimzi_cluster_operator::kafka_init`) that reads the label `RACK_TOPOLOGY_KEY` of the
+//! node named by `NODE_NAME` and writes it to `rack.id` in the memory-backed `rack-volume`;
+//! the main container reads that file through the directory config provider. Reading the
+//! node needs a cluster-scoped ClusterRoleBinding of the pods' ServiceAccount, and the pods
+//! must run on nodes that have the label (a required node affinity). With an
+//! `environment-variable` rack, the clients read the rack from the named variable and none of
+//! this is needed.
 
 use k8s_openapi::api::core::v1::{
     Affinity, Container, EnvVar, EnvVarSource, NodeAffinity, NodeSelector, NodeSelectorRequirement,

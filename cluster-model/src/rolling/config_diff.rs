@@ -11,7 +11,7 @@
 //! where a restart would change what Kafka describes: a difference that survives a restart
 //! would restart the node again and again, so whatever cannot be judged is left alone.
 
-use strimzi_operator_common::kafka::{ConfigEntry, ConfigSource};
+use strimzi_kafka_model::{ConfigEntry, ConfigSource};
 
 use crate::model::config::hash::is_kafka_broker_option;
 use crate::model::config::options::{Properties, is_dynamic_option};

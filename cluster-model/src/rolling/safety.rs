@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use strimzi_operator_common::kafka::{QuorumInfo, TopicDescription};
+use strimzi_kafka_model::{QuorumInfo, TopicDescription};
 
 /// Kafka's default of `controller.quorum.fetch.timeout.ms`.
 pub const DEFAULT_QUORUM_FETCH_TIMEOUT_MS: i64 = 2000;
@@ -100,7 +100,7 @@ pub fn availability_blockers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use strimzi_operator_common::kafka::{PartitionDescription, QuorumReplica};
+    use strimzi_kafka_model::{PartitionDescription, QuorumReplica};
 
     fn quorum(leader: i32, caught_up: &[(i32, i64)]) -> QuorumInfo {
         QuorumInfo {

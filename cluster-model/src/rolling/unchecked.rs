@@ -11,7 +11,7 @@
 //! where Strimzi's fallback restarts the nodes it visits when its admin client cannot even be
 //! created.
 
-use strimzi_operator_common::kafka::AdminError;
+use strimzi_kafka_model::AdminError;
 
 use super::{AvailabilityCheck, NodeToRoll, RestartReason, RollDecision, next_restarts};
 

@@ -1,13 +1,21 @@
+//! The Connect model's tests, with the settings of an operator configured from its
+//! environment.
+
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use strimzi_api::annotations;
 use strimzi_api::connect::KafkaConnect;
 
-use super::*;
 use crate::config::ClusterOperatorConfig;
+use crate::model::ModelConfig;
 use crate::model::client_security::matches_pattern;
+use crate::model::connect::*;
+use crate::model::meta::StringMap;
 
 fn config() -> ModelConfig {
     ClusterOperatorConfig::from_lookup(|name| match name {

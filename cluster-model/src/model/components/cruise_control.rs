@@ -36,9 +36,9 @@ use strimzi_api::common::Probe as ProbeOptions;
 use strimzi_api::kafka::{ApiUsers, BrokerCapacity, BrokerCapacityOverride, CruiseControlSpec};
 use strimzi_api::labels;
 use strimzi_api::naming;
+use strimzi_api::selectors::ComponentLabels;
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
 use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec, LeafStorage, LeafUsage};
-use strimzi_operator_common::labels::ComponentLabels;
 
 use super::{
     DeploymentParts, certificate_annotations, component_labels, log4j2_properties, secret_volume,
@@ -57,7 +57,7 @@ use crate::model::security::policies::{ingress_rule, peer};
 use crate::model::{KafkaCluster, ModelError, ModelWarning, NodePool};
 
 /// The component type of Cruise Control's objects.
-pub(crate) const COMPONENT_TYPE: &str = "cruise-control";
+pub const COMPONENT_TYPE: &str = "cruise-control";
 /// Port of the REST API.
 pub const REST_API_PORT: i32 = 9090;
 const REST_API_PORT_NAME: &str = "rest-api";
@@ -187,7 +187,7 @@ const DEFAULT_DISK_MIB: f64 = 100_000.0;
 /// The Secret name and certificate spec of Cruise Control: a server certificate (also used
 /// as its client certificate towards the brokers) for its Service's names and `localhost`,
 /// where its own health check connects.
-pub(crate) fn certificate(cluster: &KafkaCluster) -> (String, LeafSpec) {
+pub fn certificate(cluster: &KafkaCluster) -> (String, LeafSpec) {
     let service = naming::cruise_control(&cluster.name);
     let namespace = &cluster.namespace;
     let dns_names = BTreeSet::from([

@@ -23,8 +23,8 @@ use strimzi_api::kafka::{
     KafkaAuthorization,
 };
 use strimzi_api::naming;
+use strimzi_api::selectors::ComponentLabels;
 use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec};
-use strimzi_operator_common::labels::ComponentLabels;
 
 use super::cruise_control::{self, ApiSecurity};
 use super::{
@@ -40,10 +40,10 @@ use crate::model::security::policies::ingress_rule;
 use crate::model::{KafkaCluster, ModelError};
 
 /// The component type of the entity operator's objects.
-pub(crate) const COMPONENT_TYPE: &str = "entity-operator";
+pub const COMPONENT_TYPE: &str = "entity-operator";
 /// The component type of the user operator's own objects (the topic operator's is
 /// [`TOPIC_OPERATOR_TYPE`]).
-pub(crate) const USER_OPERATOR_TYPE: &str = "entity-user-operator";
+pub const USER_OPERATOR_TYPE: &str = "entity-user-operator";
 /// Data key prefix of both operators' certificates (`entity-operator.crt`, `.key`).
 const CERTIFICATE_KEY_PREFIX: &str = "entity-operator";
 /// The topic operator's container and health port.
@@ -65,7 +65,7 @@ const LOG_LEVELS: [&str; 8] = [
 ];
 
 /// The Secret name and certificate spec of the topic operator (`CN=<cluster>-entity-topic-operator`).
-pub(crate) fn topic_operator_certificate(cluster: &str) -> (String, LeafSpec) {
+pub fn topic_operator_certificate(cluster: &str) -> (String, LeafSpec) {
     (
         naming::entity_topic_operator_secret(cluster),
         LeafSpec::component(
@@ -76,7 +76,7 @@ pub(crate) fn topic_operator_certificate(cluster: &str) -> (String, LeafSpec) {
 }
 
 /// The Secret name and certificate spec of the user operator (`CN=<cluster>-entity-user-operator`).
-pub(crate) fn user_operator_certificate(cluster: &str) -> (String, LeafSpec) {
+pub fn user_operator_certificate(cluster: &str) -> (String, LeafSpec) {
     (
         naming::entity_user_operator_secret(cluster),
         LeafSpec::component(

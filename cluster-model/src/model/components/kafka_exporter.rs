@@ -24,7 +24,7 @@ use crate::model::security::policies::trust_bundle_secret;
 use crate::model::{KafkaCluster, ModelError};
 
 /// The component type of Kafka Exporter's objects.
-pub(crate) const COMPONENT_TYPE: &str = "kafka-exporter";
+pub const COMPONENT_TYPE: &str = "kafka-exporter";
 /// Port and port name of the metrics endpoint.
 pub const METRICS_PORT: i32 = 9404;
 const METRICS_PORT_NAME: &str = "tcp-prometheus";
@@ -32,7 +32,7 @@ const METRICS_PORT_NAME: &str = "tcp-prometheus";
 const LOG_LEVELS: [(&str, &str); 3] = [("info", "0"), ("debug", "1"), ("trace", "2")];
 
 /// The Secret name and certificate spec of Kafka Exporter (`CN=<cluster>-kafka-exporter`).
-pub(crate) fn certificate(cluster: &str) -> (String, LeafSpec) {
+pub fn certificate(cluster: &str) -> (String, LeafSpec) {
     let name = naming::kafka_exporter(cluster);
     (
         format!("{name}-certs"),

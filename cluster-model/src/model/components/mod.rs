@@ -27,8 +27,8 @@ use strimzi_api::common::{
     DeploymentStrategy as StrategyOption, DeploymentTemplate, InternalServiceTemplate, Logging,
     PodTemplate, Probe as ProbeOptions, ResourceTemplate,
 };
+use strimzi_api::selectors::ComponentLabels;
 use strimzi_certificate_manager::leaf::ExistingLeaf;
-use strimzi_operator_common::labels::ComponentLabels;
 
 use super::desired::CertificateRequest;
 use super::meta::{
@@ -40,7 +40,7 @@ use crate::model::containers::{convert, empty_dir, templated_pod_spec};
 
 /// The component type of the topic operator's own objects (its Cruise Control API user's
 /// Secret among them).
-pub(crate) const TOPIC_OPERATOR_TYPE: &str = "entity-topic-operator";
+pub const TOPIC_OPERATOR_TYPE: &str = "entity-topic-operator";
 
 /// Default size of a component's memory-backed `/tmp`.
 const TMP_DEFAULT_SIZE: &str = "5Mi";

@@ -49,7 +49,7 @@ use strimzi_api::common::{
 use strimzi_api::connect::{KafkaConnect, KafkaConnectSpec, MountedArtifact};
 use strimzi_api::labels;
 use strimzi_api::pod_set::{StrimziPodSet, StrimziPodSetSpec, pod_to_entry};
-use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
+use strimzi_api::selectors::{ComponentLabels, owner_reference};
 
 use crate::model::client_security::{certificate_bundle, secret_reader_rbac};
 use crate::model::components::{
@@ -1076,6 +1076,3 @@ pub fn external_logging_reference(logging: Option<&Logging>) -> Option<(String, 
         _ => None,
     }
 }
-
-#[cfg(test)]
-mod tests;

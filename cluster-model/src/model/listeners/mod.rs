@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Node, Service};
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::api::DynamicObject;
+use kube::core::DynamicObject;
 use strimzi_api::kafka::{
     GenericKafkaListener, KafkaListenerType, ListenerAddress, ListenerStatus, NodeAddressType,
 };

@@ -7,7 +7,7 @@ use k8s_openapi::api::networking::v1::{
     IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::{Value, json};
 use strimzi_api::common::{MetadataTemplate, ResourceTemplate};
 use strimzi_api::kafka::{GenericKafkaListener, KafkaListenerType};

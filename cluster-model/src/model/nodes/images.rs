@@ -93,8 +93,8 @@ pub const DEFAULT_KAFKA_VERSION: &str = "4.3.1";
 pub const STRIMZI_VERSION: &str = "1.2.0";
 
 /// The default image of the init container (`STRIMZI_DEFAULT_KAFKA_INIT_IMAGE`): ours, whose
-/// `/opt/strimzi/bin/kafka_init_run.sh` is [`crate::kafka_init`]'s program.
-pub const DEFAULT_KAFKA_INIT_IMAGE: &str = strimzi_operator_common::OPERATOR_IMAGE;
+/// `/opt/strimzi/bin/kafka_init_run.sh` is `strimzi_cluster_operator::kafka_init`'s program.
+pub const DEFAULT_KAFKA_INIT_IMAGE: &str = strimzi_api::OPERATOR_IMAGE;
 
 /// The supported version `version`, if it is one.
 pub fn supported_version(version: &str) -> Option<SupportedVersion> {

@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::{
     SecretKeySelector, ServiceAccountTokenProjection, Volume, VolumeMount, VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::api::ObjectMeta;
+use kube::core::ObjectMeta;
 use strimzi_api::annotations;
 use strimzi_api::common::{
     ContainerTemplate, JvmOptions, KafkaJmxAuthentication, KafkaJmxOptions, MetricsConfig,

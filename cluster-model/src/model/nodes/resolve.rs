@@ -1,8 +1,8 @@
 //! Resolving a Kafka and its node pools into a [`KafkaCluster`].
 
 use strimzi_api::node_pool::{KafkaNodePool, KafkaNodePoolStatus, ProcessRole};
+use strimzi_api::selectors::{owner_reference, selector_string};
 use strimzi_api::storage::{SingleVolumeStorage, Storage};
-use strimzi_operator_common::labels::{owner_reference, selector_string};
 
 use crate::model::config::options::UserOptions;
 use crate::model::nodes::images::resolve_version;
@@ -90,7 +90,7 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
 
 /// Whether any of `pools` has nodes (at least one replica) with `role`: a KRaft cluster
 /// needs controllers and brokers.
-pub(crate) fn has_nodes_with(pools: &[KafkaNodePool], role: ProcessRole) -> bool {
+pub fn has_nodes_with(pools: &[KafkaNodePool], role: ProcessRole) -> bool {
     pools
         .iter()
         .any(|pool| pool.spec.has_role(role) && pool.spec.replicas > 0)

@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::api::ObjectMeta;
+use kube::core::ObjectMeta;
 use strimzi_api::annotations::DELETE_CLAIM;
 use strimzi_api::storage::{PersistentClaimStorage, SingleVolumeStorage, Storage};
 

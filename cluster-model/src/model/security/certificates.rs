@@ -6,9 +6,9 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use strimzi_api::annotations;
+use strimzi_api::selectors::ComponentLabels;
 use strimzi_certificate_manager::certificate::ParsedCertificate;
 use strimzi_certificate_manager::leaf::{IssuedCertificate, LeafSpec, LeafStorage, NodeLocation};
-use strimzi_operator_common::labels::ComponentLabels;
 
 use crate::model::listeners::ListenerAddresses;
 use crate::model::meta::StringMap;
