@@ -14,6 +14,9 @@
 //! - [`labels`], [`annotations`], [`conditions`] and [`naming`] hold the names Strimzi users and
 //!   tools rely on: label and annotation keys, condition types and reasons, and the names of
 //!   the objects an operator creates, such as `<cluster>-kafka-bootstrap`.
+//! - [`selectors`] builds the labels and owner references of the objects an operator creates
+//!   (and the selectors that find them); [`redact`] keeps secrets out of what is printed. Both
+//!   are shared by the operators and their pure model.
 //!
 //! # Example
 //!
@@ -44,7 +47,19 @@ pub mod conditions;
 pub mod finalizers;
 pub mod labels;
 pub mod naming;
+pub mod redact;
 pub mod resource;
+pub mod selectors;
+
+/// The version of this workspace (`[workspace.package]` in its `Cargo.toml`), which every
+/// crate and binary of it shares: what `--version` and the operators' first log line state.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Our operator image as the `Dockerfile` at the workspace root builds it and the install
+/// bundles name it: the repository users tag it with when they build it themselves, and
+/// [`VERSION`]. It holds the three operators and the Kafka init program.
+pub const OPERATOR_IMAGE: &str =
+    concat!("localhost/strimzi-rs/operator:", env!("CARGO_PKG_VERSION"));
 
 #[cfg(test)]
 mod test_support;

@@ -1,7 +1,9 @@
 //! The Strimzi cluster operator: turns `Kafka` and `KafkaNodePool` resources into running
 //! clusters.
 //!
-//! - [`model`] is pure: custom resources in, desired Kubernetes objects out.
+//! - [`model`] is pure: custom resources in, desired Kubernetes objects out; [`rolling`]
+//!   decides which pods to restart. Both are the crate `strimzi-cluster-model`, re-exported
+//!   here, which has no Kubernetes client and no async runtime.
 //! - [`kafka`] is the Kafka reconciler, a chain of named steps that applies the model.
 //! - [`pod_set`] is the StrimziPodSet controller, which keeps the pods a set lists.
 //! - [`rebalance`] is the KafkaRebalance controller, which drives Cruise Control.
@@ -16,12 +18,15 @@ pub mod connect;
 pub mod crds;
 pub mod kafka;
 pub mod kafka_init;
-pub mod model;
 pub mod platform;
 pub mod pod_set;
 pub mod readiness;
 pub mod rebalance;
-pub mod rolling;
+
+pub use strimzi_cluster_model::{model, rolling};
+
+#[cfg(test)]
+mod model_tests;
 
 use futures::future::BoxFuture;
 use strimzi_operator_common::cache::CacheError;

@@ -41,7 +41,7 @@ pub const LEADER_ELECTION_RETRY_PERIOD_MS: &str = "STRIMZI_LEADER_ELECTION_RETRY
 
 /// Strimzi's default [`LABELS_EXCLUSION_PATTERN`]: every `app.kubernetes.io/` label except
 /// `part-of`.
-pub const DEFAULT_LABELS_EXCLUSION_PATTERN: &str = "^app.kubernetes.io/(?!part-of).*";
+pub use strimzi_api::selectors::DEFAULT_LABELS_EXCLUSION_PATTERN;
 /// Default of [`OperatorConfig::shutdown_grace`].
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// Default [`HTTP_PORT`].

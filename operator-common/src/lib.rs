@@ -114,28 +114,25 @@ pub mod events;
 pub mod http;
 pub mod http_client;
 pub mod kafka;
-pub mod labels;
+/// Strimzi's labels, user labels and owner references (in `strimzi-api`, which the pure
+/// cluster model uses too).
+pub use strimzi_api::selectors as labels;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
 pub mod ownership;
 pub mod parent;
-pub mod redact;
+/// Secrets kept out of what the operators print (in `strimzi-api`).
+pub use strimzi_api::redact;
 pub mod referenced;
 pub mod runtime;
 pub mod scoped_cache;
 pub mod status;
 pub mod sync;
 
-/// The version of this workspace (`[workspace.package]` in its `Cargo.toml`), which every
-/// crate and binary of it shares: what `--version` and the operators' first log line state.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// Our operator image as the `Dockerfile` at the workspace root builds it and the install
-/// bundles name it: the repository users tag it with when they build it themselves, and
-/// [`VERSION`]. It holds the three operators and the Kafka init program.
-pub const OPERATOR_IMAGE: &str =
-    concat!("localhost/strimzi-rs/operator:", env!("CARGO_PKG_VERSION"));
+/// The workspace's version and our operator image's name (in `strimzi-api`, which the pure
+/// cluster model uses too).
+pub use strimzi_api::{OPERATOR_IMAGE, VERSION};
 
 /// An error with a stable CamelCase reason, used as the `reason` of `NotReady` conditions
 /// and Events and as a metric label. Every error enum of the operators implements it.

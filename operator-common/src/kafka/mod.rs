@@ -15,9 +15,11 @@ pub mod config;
 mod connection;
 pub mod custom_sasl;
 mod env;
-pub mod error;
+/// The admin client's errors (in `strimzi-kafka-model`, which the pure cluster model uses too).
+pub use strimzi_kafka_model::error;
 mod jks;
-pub mod model;
+/// The data the admin operations take and return (in `strimzi-kafka-model`).
+pub use strimzi_kafka_model::model;
 pub mod oauth;
 mod operations;
 pub mod scram;

@@ -1,0 +1,14 @@
+//! The cluster operator's pure parts, in a crate of their own so that the compiler keeps them
+//! pure: [`model`] turns custom resources, and what was read for them, into the desired
+//! Kubernetes objects, and [`rolling`] decides which pods to restart and when.
+//!
+//! Nothing here talks to the API server or to Kafka, and nothing can: the crate depends on no
+//! Kubernetes client and no async runtime (no `kube` client or runtime, no `tokio`, no
+//! `strimzi-operator-common`), only on the types of `strimzi-api`, `k8s-openapi`, `kube-core`
+//! and `strimzi-kafka-model`, and on `strimzi-certificate-manager`. What the model needs from
+//! the outside world comes in as plain values; the reconcilers of `strimzi-cluster-operator`
+//! read it, apply what comes out and re-export both modules at their old paths
+//! (`strimzi_cluster_operator::model`, `strimzi_cluster_operator::rolling`).
+
+pub mod model;
+pub mod rolling;
