@@ -395,8 +395,9 @@ fn our_image_tags_are_found_in_prose() {
 /// or give an Event is explained in a table row of `docs/user-guide/troubleshooting.md`, and
 /// every reason a table row there explains is one the code can still set.
 ///
-/// The reasons are read from the Rust sources of `api`, `operator-common`,
-/// `certificate-manager` and the three operators, test modules and comments left out, where
+/// The reasons are read from the Rust sources of `api`, `kafka-model`, `operator-common`,
+/// `certificate-manager`, `cluster-model` and the three operators, test modules and comments
+/// left out, where
 /// they are string literals or `&str` constants in one of these places:
 /// - the body of `fn reason(&self) -> &'static str`, the stable reason of each error type (the
 ///   failure condition and its Warning Event), and of `RestartReason::name` (the Events of a
@@ -474,10 +475,12 @@ fn other() {
 }
 
 /// The folders whose Rust sources set the reasons: the operators and the crates they use.
-const REASON_SOURCE_DIRS: [&str; 6] = [
+const REASON_SOURCE_DIRS: [&str; 8] = [
     "api/src",
+    "kafka-model/src",
     "operator-common/src",
     "certificate-manager/src",
+    "cluster-model/src",
     "cluster-operator/src",
     "topic-operator/src",
     "user-operator/src",
