@@ -298,7 +298,21 @@ pub async fn wait_for<K, T>(
 where
     K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
 {
-    eventually_ok(what, WAIT, || async {
+    wait_for_within(api, name, what, WAIT, check).await
+}
+
+/// [`wait_for`], up to `timeout`.
+pub async fn wait_for_within<K, T>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    timeout: Duration,
+    check: impl Fn(Option<&K>) -> Option<T>,
+) -> T
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned,
+{
+    eventually_ok(what, timeout, || async {
         let object = api.get_opt(name).await.unwrap();
         check(object.as_ref()).ok_or_else(|| {
             // What a failure shows: the object without its bulky field-ownership records.
@@ -846,11 +860,17 @@ pub fn assert_progress_shown(phase: &str, seen: &[(Health, String)]) {
 
 /// Waits until the Kafka is Ready for its current generation, with nothing left to do.
 pub async fn ready(client: &Client, ns: &str, name: &str) -> Kafka {
+    ready_within(client, ns, name, WAIT).await
+}
+
+/// [`ready`], up to `timeout`.
+pub async fn ready_within(client: &Client, ns: &str, name: &str, timeout: Duration) -> Kafka {
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
-    wait_for(
+    wait_for_within(
         &kafkas,
         name,
         &format!("Kafka {ns}/{name} to be Ready"),
+        timeout,
         |kafka| {
             let kafka = kafka?;
             let status = kafka.status.as_ref()?;
