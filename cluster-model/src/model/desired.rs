@@ -201,6 +201,9 @@ pub struct DesiredObjects {
     pub node_certificates: Vec<Secret>,
     /// The per-node ConfigMaps.
     pub config_maps: Vec<ConfigMap>,
+    /// Each node's `server.config`, by pod name: what its ConfigMap holds, as plain data for
+    /// the roller, which compares it with the options the node runs (not an object).
+    pub server_configs: BTreeMap<String, String>,
     /// `<cluster>-kafka-jmx`, when JMX uses password authentication.
     pub jmx_secret: Option<Secret>,
     /// `<cluster>-kafka`, unless PodDisruptionBudgets are not generated.
@@ -295,7 +298,8 @@ pub fn build(
     }
     let (node_certificates, server_cert_hashes) = node_certificates(cluster, inputs)?;
     cluster.validate_external_configuration(inputs.external)?;
-    let config_maps = cluster.config_maps(&addresses, inputs.external);
+    let server_configs = cluster.server_configs(&addresses);
+    let config_maps = cluster.config_maps_of(&server_configs, inputs.external);
     let pod_inputs = PodInputs {
         ca_generations: CaGenerations {
             cluster_ca_cert: inputs.cluster_ca.cert_generation(),
@@ -325,6 +329,7 @@ pub fn build(
         listeners,
         node_certificates,
         config_maps,
+        server_configs,
         jmx_secret: cluster.jmx_secret(inputs.jmx_secret),
         pod_disruption_budget: cluster.pod_disruption_budget(),
         pod_sets: cluster.pod_sets(&pod_inputs),

@@ -238,6 +238,8 @@ impl Reconciliation<'_> {
             listeners: _,
             node_certificates,
             config_maps,
+            // Plain data, not objects: each ConfigMap holds its node's.
+            server_configs: _,
             jmx_secret,
             pod_disruption_budget,
             pod_sets,
@@ -301,6 +303,8 @@ impl Reconciliation<'_> {
             listeners,
             node_certificates,
             config_maps,
+            // Plain data, not objects: each ConfigMap holds its node's.
+            server_configs: _,
             jmx_secret,
             pod_disruption_budget,
             pod_sets,

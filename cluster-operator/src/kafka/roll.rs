@@ -51,7 +51,6 @@ use strimzi_operator_common::kafka::{
 use strimzi_operator_common::metrics::{Metrics, MetricsError};
 
 use super::{ClusterCas, ReconcileError, Reconciliation, Waiting};
-use crate::model::config::SERVER_CONFIG_KEY;
 use crate::model::desired::DesiredObjects;
 use crate::model::listeners::services::{CONTROL_PLANE_PORT, REPLICATION_PORT};
 use crate::model::{KafkaCluster, KafkaNode};
@@ -350,10 +349,10 @@ impl Reconciliation<'_> {
                 .await?;
         }
         let dynamic = cluster.dynamic_configuration();
-        let server_configs = desired_server_configs(desired);
+        let server_configs = &desired.server_configs;
         let key = self.rolling_key();
         let state = &self.operator.rolling;
-        let fingerprint = super::settings::settings_fingerprint(cluster, &dynamic, &server_configs);
+        let fingerprint = super::settings::settings_fingerprint(cluster, &dynamic, server_configs);
         let confirmed = state
             .confirmed()
             .get(&key)
@@ -373,7 +372,7 @@ impl Reconciliation<'_> {
         }
         let admin = admin?;
         let static_checked = match self
-            .static_configuration_check(cluster, &admin, identity, cas, &server_configs)
+            .static_configuration_check(cluster, &admin, identity, cas, server_configs)
             .await
         {
             Ok(StaticCheck::Current) => true,
@@ -922,18 +921,6 @@ impl Reconciliation<'_> {
                 .unwrap_or(DEFAULT_QUORUM_FETCH_TIMEOUT_MS),
         }))
     }
-}
-
-/// The desired `server.config` of each node, by pod name.
-fn desired_server_configs(desired: &DesiredObjects) -> BTreeMap<String, String> {
-    desired
-        .config_maps
-        .iter()
-        .filter_map(|config_map| {
-            let server_config = config_map.data.as_ref()?.get(SERVER_CONFIG_KEY)?;
-            Some((config_map.metadata.name.clone()?, server_config.clone()))
-        })
-        .collect()
 }
 
 /// `name: running -> desired` of each change, for the log.

@@ -63,10 +63,30 @@ pub fn hash_stub(text: &str) -> String {
 }
 
 impl KafkaCluster {
+    /// Each node's `server.config`, by pod name.
+    pub fn server_configs(&self, addresses: &ListenerAddresses) -> BTreeMap<String, String> {
+        self.nodes()
+            .map(|node| {
+                let config = self.server_config(&node, addresses);
+                (node.pod_name, config)
+            })
+            .collect()
+    }
+
     /// One ConfigMap per node, named after its pod.
     pub fn config_maps(
         &self,
         addresses: &ListenerAddresses,
+        external: &ExternalConfiguration,
+    ) -> Vec<ConfigMap> {
+        self.config_maps_of(&self.server_configs(addresses), external)
+    }
+
+    /// [`KafkaCluster::config_maps`], with each node's `server.config` as
+    /// [`KafkaCluster::server_configs`] gave it.
+    pub fn config_maps_of(
+        &self,
+        server_configs: &BTreeMap<String, String>,
         external: &ExternalConfiguration,
     ) -> Vec<ConfigMap> {
         let logging = self
@@ -89,10 +109,9 @@ impl KafkaCluster {
                     data.insert(METRICS_KEY.to_owned(), metrics.clone());
                 }
                 data.insert(LOGGING_KEY.to_owned(), logging.clone());
-                data.insert(
-                    SERVER_CONFIG_KEY.to_owned(),
-                    self.server_config(&node, addresses),
-                );
+                if let Some(server_config) = server_configs.get(&node.pod_name) {
+                    data.insert(SERVER_CONFIG_KEY.to_owned(), server_config.clone());
+                }
                 data.insert(CLUSTER_ID_KEY.to_owned(), self.cluster_id.clone());
                 data.insert(
                     METADATA_VERSION_KEY.to_owned(),
