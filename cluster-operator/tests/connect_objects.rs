@@ -1,11 +1,14 @@
 //! KafkaConnect on the API server with kwok nodes (no worker really runs): Strimzi's
-//! `kafka-connect.yaml` refused while its trusted certificate Secret is missing, then its
-//! objects with Strimzi's names, labels and owner, its pods listed by the StrimziPodSet, the
-//! status fields, a second worker through the scale subresource; `kafka-connect-build.yaml` refused with `ConnectBuildUnsupported` after its
-//! Dockerfile ConfigMap is applied; a KafkaConnector of a KafkaConnect without
+//! `kafka-connect.yaml` with its objects under Strimzi's names, labels and owner, its pods
+//! listed by the StrimziPodSet, the status fields, a second worker through the scale
+//! subresource; a KafkaConnector of a KafkaConnect without
 //! `strimzi.io/use-connector-resources` refused; deleting the KafkaConnect removes
 //! everything. A rack adds the init ClusterRoleBinding, removed with the rack and when the
 //! KafkaConnect is deleted. A stuck worker makes the KafkaConnect `NotReady` at once.
+//!
+//! Refusals that are decisions only (a missing trusted certificate Secret; `spec.build`
+//! refused with `ConnectBuildUnsupported` after its Dockerfile ConfigMap is applied) are
+//! tested against a mock API in `src/connect/decisions.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -26,21 +29,6 @@ use support::{
     names, wait_binding, wait_client_binding, wait_for, wait_gone,
 };
 
-/// Waits until KafkaConnect `name` is `NotReady` with `reason`; returns the message.
-async fn connect_refused(api: &Api<KafkaConnect>, name: &str, reason: &str) -> String {
-    wait_for(
-        api,
-        name,
-        &format!("{name} NotReady with {reason}"),
-        |connect| {
-            let refusal = condition_of(connect?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
-            (refusal.reason.as_deref() == Some(reason))
-                .then(|| refusal.message.clone().unwrap_or_default())
-        },
-    )
-    .await
-}
-
 fn example(file: &str) -> Value {
     documents(&reference_examples_dir().join("connect").join(file))
         .into_iter()
@@ -54,21 +42,7 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
     let operator = Operator::on(&ns);
     let connects: Api<KafkaConnect> = Api::namespaced(client.clone(), &ns);
 
-    // The trusted certificate Secret is missing: refused, naming it.
-    apply(&client, &ns, &example("kafka-connect.yaml")).await;
-    let message = connect_refused(
-        &connects,
-        "my-connect-cluster",
-        "InvalidConfigurationException",
-    )
-    .await;
-    assert!(message.contains("my-cluster-cluster-ca-cert"), "{message}");
-    assert!(
-        names::<StrimziPodSet>(&client, &ns, "strimzi.io/kind=KafkaConnect")
-            .await
-            .is_empty()
-    );
-
+    // The trusted certificate Secret it names, then the example.
     apply(
         &client,
         &ns,
@@ -79,6 +53,7 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
         }),
     )
     .await;
+    apply(&client, &ns, &example("kafka-connect.yaml")).await;
     let pod_sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
     wait_for(
         &pod_sets,
@@ -198,23 +173,6 @@ async fn strimzis_connect_examples_make_strimzis_objects() {
         },
     )
     .await;
-
-    // spec.build: the Dockerfile is applied, no worker runs.
-    let mut built = example("kafka-connect-build.yaml");
-    built["metadata"]["name"] = json!("built");
-    apply(&client, &ns, &built).await;
-    let message = connect_refused(&connects, "built", "ConnectBuildUnsupported").await;
-    assert!(message.contains("built-connect-dockerfile"), "{message}");
-    let dockerfile = Api::<ConfigMap>::namespaced(client.clone(), &ns)
-        .get("built-connect-dockerfile")
-        .await
-        .unwrap();
-    assert!(dockerfile.data.unwrap()["Dockerfile"].contains("connect-file-4.3.1.jar"));
-    assert!(
-        names::<StrimziPodSet>(&client, &ns, "strimzi.io/cluster=built")
-            .await
-            .is_empty()
-    );
 
     // Deleting the KafkaConnect removes what it made.
     connects

@@ -198,6 +198,17 @@ proptest! {
             return Err(TestCaseError::fail("resolve failed"));
         };
         let pod_sets = cluster.pod_sets(&PodInputs::default());
+        // The roller finds a set's pods in the model: the same names the set runs.
+        for set in &pod_sets {
+            let set_name = set.metadata.name.clone().unwrap();
+            let from_model: Vec<String> = cluster.pods_of_pod_set(&set_name).collect();
+            let in_set: Vec<String> = pods_of(std::slice::from_ref(set))
+                .into_iter()
+                .map(|pod| pod.metadata.name.unwrap())
+                .collect();
+            prop_assert_eq!(from_model, in_set);
+        }
+        prop_assert_eq!(cluster.pods_of_pod_set("not-a-set").count(), 0);
         for pod in pods_of(&pod_sets) {
             let name = pod.metadata.name.clone().unwrap();
             prop_assert!(name.len() <= 63, "pod name {name} too long for a hostname");

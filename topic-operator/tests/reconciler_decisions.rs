@@ -1,8 +1,10 @@
 //! The KafkaTopic reconciler's decisions against a real Kafka broker and a mock Kubernetes
 //! API (`strimzi_tests::mock_api`): each test calls `reconcile` or `cleanup` directly and
 //! states every Kubernetes request the decision makes, in order, with its answer; a request
-//! not stated fails the test. The same behaviours through the real API server and the whole
-//! controller are in `topics.rs`.
+//! not stated fails the test. A managed topic's creation and deletion are also tested through
+//! the real API server and the whole controller in `topics.rs`; the refusals (a changed
+//! `spec.topicName`, a second KafkaTopic for one topic) and an unmanaged topic are tested here
+//! only.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,6 +16,7 @@ use kube::core::DeserializeGuard;
 use kube::runtime::{reflector, watcher};
 use serde_json::{Value, json};
 use strimzi_api::topic::{KafkaTopic, KafkaTopicStatus};
+use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::batch::BatchSettings;
 use strimzi_operator_common::controller::Reconciler;
 use strimzi_operator_common::kafka::{AdminClient, AdminConfig, KafkaAdmin};
@@ -258,7 +261,9 @@ async fn a_changed_topic_name_is_refused_and_its_deletion_waits_unless_the_names
         json!({"topicName": "decisions.before", "topicId": "id-before"}),
     ));
 
-    match refusal(&reconciler, (*renamed).clone()).await {
+    let refused = refusal(&reconciler, (*renamed).clone()).await;
+    assert_eq!(refused.reason(), "NotSupported");
+    match refused {
         TopicError::NotSupported(message) => {
             assert_eq!(message, renamed_message("decisions.before"));
         }
@@ -313,7 +318,9 @@ async fn a_second_kafka_topic_naming_a_managed_topic_gets_a_resource_conflict() 
     let reconciler = reconciler(&kafka, client, &[&ready_first, &second]);
     let before = kafka.requests().total();
 
-    match refusal(&reconciler, (*second).clone()).await {
+    let conflict = refusal(&reconciler, (*second).clone()).await;
+    assert_eq!(conflict.reason(), "ResourceConflict");
+    match conflict {
         TopicError::ResourceConflict(message) => assert_eq!(
             message,
             "Managed by Ref{namespace='decisions', name='first'}"
@@ -326,6 +333,10 @@ async fn a_second_kafka_topic_naming_a_managed_topic_gets_a_resource_conflict() 
     assert_eq!(visible_topic_id(&kafka, "decisions.shared").await, id);
     let described = kafka.describe("decisions.shared").await.unwrap().unwrap();
     assert_eq!(described.partitions, 2, "the winner's partitions");
+    // The winner stays as it was: reconciled again, the same topic, no warning.
+    let winner = reconciler.reconcile(Arc::new(ready_first)).await.unwrap();
+    assert_eq!(winner.status.topic_id.as_deref(), Some(id.as_str()));
+    assert!(winner.warnings.is_empty() && winner.pending.is_none());
     verifier.finish().await;
 }
 

@@ -1,5 +1,8 @@
 //! The topic operator against the real API server and the real Kafka broker: each behaviour
-//! driven through KafkaTopic resources and checked in Kafka with the admin client.
+//! driven through KafkaTopic resources and checked in Kafka with the admin client. Decisions
+//! that need neither (a changed `spec.topicName` refused, a second KafkaTopic for one topic
+//! in conflict, an unmanaged topic left alone) are tested against a mock API in
+//! `reconciler_decisions.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -145,72 +148,6 @@ async fn broker_defaults_apply_when_partitions_and_replicas_are_unset() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_older_of_two_topics_for_one_kafka_topic_wins() {
-    let (client, ns) = namespace("to-conflict").await;
-    let topics = topics(&client, &ns);
-    let operator = Operator::on(&client, &ns, &[]);
-    let admin = admin();
-    let topic = format!("{ns}.shared");
-    topics
-        .create(kafka_topic(
-            "first",
-            json!({"topicName": topic, "partitions": 2}),
-        ))
-        .await;
-    topics.wait_ready("first").await;
-    topics
-        .create(kafka_topic(
-            "second",
-            json!({"topicName": topic, "partitions": 5}),
-        ))
-        .await;
-    let conflict = topics
-        .wait_not_ready("second", "ResourceConflict", "Managed by")
-        .await;
-    assert_eq!(
-        conflict["message"],
-        format!("Managed by Ref{{namespace='{ns}', name='first'}}")
-    );
-    wait_partitions(&admin, &topic, 2).await;
-    // Deleting the loser leaves the topic to the winner.
-    topics.delete("second").await;
-    eventually("second gone", WAIT, || async {
-        !topics.exists("second").await
-    })
-    .await;
-    wait_partitions(&admin, &topic, 2).await;
-    assert!(topics.is_ready("first").await);
-    operator.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_changed_topic_name_is_not_supported() {
-    let (client, ns) = namespace("to-rename").await;
-    let topics = topics(&client, &ns);
-    let operator = Operator::on(&client, &ns, &[]);
-    let admin = admin();
-    let topic = format!("{ns}.before");
-    topics
-        .create(kafka_topic("renamed", json!({"topicName": topic})))
-        .await;
-    topics.wait_ready("renamed").await;
-    let other = format!("{ns}.after");
-    topics
-        .patch("renamed", json!({"spec": {"topicName": other}}))
-        .await;
-    let refused = topics
-        .wait_not_ready("renamed", "NotSupported", "topicName")
-        .await;
-    assert!(
-        refused["message"].as_str().unwrap().contains("topicName"),
-        "{refused}"
-    );
-    assert!(partitions(&admin, &other).await.is_none());
-    wait_partitions(&admin, &topic, 1).await;
-    operator.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_renamed_topic_deletes_neither_topic_until_the_name_is_reverted() {
     let (client, ns) = namespace("to-renamed-delete").await;
     let topics = topics(&client, &ns);
@@ -327,39 +264,6 @@ async fn finalizers_turned_off_are_removed_and_nothing_stays_terminating() {
     // Without finalizers the operator deletes no topic: the test removes its own.
     let leftovers = ["kept", "deleted"].map(|name| format!("{ns}.{name}"));
     admin.delete_topics(&leftovers).await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unmanaged_topic_stays_when_its_resource_is_deleted() {
-    let (client, ns) = namespace("to-unmanaged").await;
-    let topics = topics(&client, &ns);
-    let operator = Operator::on(&client, &ns, &[]);
-    let admin = admin();
-    let topic = format!("{ns}.kept");
-    topics
-        .create(kafka_topic(
-            "kept",
-            json!({"topicName": topic, "partitions": 1}),
-        ))
-        .await;
-    topics.wait_ready("kept").await;
-    wait_partitions(&admin, &topic, 1).await;
-    topics
-        .patch(
-            "kept",
-            json!({"metadata": {"annotations": {"strimzi.io/managed": "false"}}, "spec": {"partitions": 3}}),
-        )
-        .await;
-    topics.wait_ready("kept").await;
-    assert_eq!(
-        partitions(&admin, &topic).await,
-        Some(1),
-        "unmanaged: no change"
-    );
-    topics.delete("kept").await;
-    eventually("kept gone", WAIT, || async { !topics.exists("kept").await }).await;
-    assert_eq!(partitions(&admin, &topic).await, Some(1), "the topic stays");
-    operator.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

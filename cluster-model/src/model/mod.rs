@@ -481,6 +481,16 @@ impl KafkaCluster {
         })
     }
 
+    /// The pods of this cluster's StrimziPodSet named `pod_set` (none when no pool of the
+    /// cluster has that set), as the model runs them.
+    pub fn pods_of_pod_set<'a>(&'a self, pod_set: &'a str) -> impl Iterator<Item = String> + 'a {
+        self.nodes()
+            .filter(move |node| {
+                strimzi_api::naming::pool_pod_set(&self.name, &node.pool) == pod_set
+            })
+            .map(|node| node.pod_name)
+    }
+
     /// The nodes with the broker role.
     pub fn brokers(&self) -> impl Iterator<Item = KafkaNode> + '_ {
         self.nodes().filter(KafkaNode::is_broker)

@@ -1,10 +1,10 @@
 //! The KafkaConnect reconciler's decisions against a mock Kubernetes API
 //! (`strimzi_tests::mock_api`): each test calls `apply_objects` or `reconcile` directly and
 //! states every Kubernetes request the decision makes, in order, with its answer; a request
-//! not stated fails the test. The same behaviours through the real API server and the whole
-//! controller are in `tests/connect_objects.rs` (the objects of Strimzi's examples, the
-//! missing trusted certificate Secret, `ConnectBuildUnsupported`) and
-//! `operator-common/tests/apply.rs` (the cleanup pass).
+//! not stated fails the test. The refusals here (a missing trusted certificate Secret,
+//! `ConnectBuildUnsupported`) are tested here only; the objects of Strimzi's examples through
+//! the real API server and the whole controller are in `tests/connect_objects.rs`, and the
+//! cleanup pass in `operator-common/tests/apply.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -391,6 +391,12 @@ async fn a_build_is_refused_after_its_dockerfile_is_applied_and_no_worker_is_wri
     verifier.finish().await;
     assert_eq!(error.reason(), "ConnectBuildUnsupported");
     assert!(error.is_permanent());
+    // The Dockerfile applied adds the plugin's artifact.
+    let dockerfile_text = &dockerfile.data.as_ref().unwrap()["Dockerfile"];
+    assert!(
+        dockerfile_text.contains("connect-file-4.3.1.jar"),
+        "{dockerfile_text}"
+    );
     assert!(
         error
             .to_string()

@@ -452,41 +452,29 @@ impl Reconciliation<'_> {
             ) {
                 continue;
             }
-            let pods = set
-                .spec
-                .pods
-                .iter()
-                .filter_map(|pod| pod.0.get("metadata")?.get("name")?.as_str());
-            for pod in pods {
+            let set_name = set.name_any();
+            for pod in cluster.pods_of_pod_set(&set_name) {
                 match self
                     .api::<Pod>()
-                    .patch(pod, &PatchParams::default(), &Patch::Merge(&annotate))
+                    .patch(&pod, &PatchParams::default(), &Patch::Merge(&annotate))
                     .await
                 {
                     Ok(_) => self.operator.runtime.metrics().count_write("Pod", "patch"),
                     Err(kube::Error::Api(response)) if response.code == 404 => {}
-                    Err(source) => return Err(ReconcileError::api("annotate Pod", pod, source)),
+                    Err(source) => return Err(ReconcileError::api("annotate Pod", &pod, source)),
                 }
             }
             self.api::<StrimziPodSet>()
-                .patch(
-                    &set.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&clear),
-                )
+                .patch(&set_name, &PatchParams::default(), &Patch::Merge(&clear))
                 .await
                 .map_err(|source| {
-                    ReconcileError::api(
-                        "clear the manual rolling update of",
-                        &set.name_any(),
-                        source,
-                    )
+                    ReconcileError::api("clear the manual rolling update of", &set_name, source)
                 })?;
             self.operator
                 .runtime
                 .metrics()
                 .count_write("StrimziPodSet", "patch");
-            tracing::info!(cluster = %cluster.name, pod_set = %set.name_any(), "manual rolling update of a StrimziPodSet passed to its pods");
+            tracing::info!(cluster = %cluster.name, pod_set = %set_name, "manual rolling update of a StrimziPodSet passed to its pods");
         }
         Ok(())
     }
