@@ -10,6 +10,11 @@
 //!   (`generateCertificateAuthority: false`) without its Secrets, is refused before any object
 //!   is written (no new key made). The CA step's own decision is tested without Kubernetes in
 //!   `certificate-manager/tests/ca_lifecycle.rs`; no API-server test covers it.
+//! - A spec that cannot become a cluster (no node pools, brokers without controllers, a
+//!   config provider alias the operator reserves) is refused for good, with its reason and
+//!   message, once the CAs are made; nothing else is written. Through the API server and
+//!   the whole controller (not retried with backoff, the fix picked up):
+//!   `tests/kafka.rs`, `invalid_specs_end_not_ready_with_a_reason`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -24,6 +29,7 @@ use serde_json::{Value, json};
 use strimzi_api::kafka::{Kafka, KafkaStatus};
 use strimzi_api::naming;
 use strimzi_api::node_pool::KafkaNodePool;
+use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_certificate_manager::authority::CaKind;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::claim::CONTENDER_ANNOTATION;
@@ -32,7 +38,8 @@ use strimzi_operator_common::runtime::OperatorRuntime;
 use strimzi_tests::mock_api::{Scenario, status_body};
 
 use super::{KafkaAssembly, ReconcileError};
-use crate::config::{ClusterOperatorConfig, OPERATOR_NAMES};
+use crate::config::{ClusterOperatorConfig, FIELD_MANAGER, OPERATOR_NAMES};
+use crate::model::kafka_component_labels;
 
 /// The namespace of the Kafka.
 const NAMESPACE: &str = "team-a";
@@ -102,6 +109,11 @@ fn claim(holder: &str) -> Value {
 /// the (empty) cache, so they are listed (none), and its claim Lease is read, answered with
 /// `lease`.
 fn pools_and_claim(scenario: Scenario, lease: Value) -> Scenario {
+    listed_pools_and_claim(scenario, vec![], lease)
+}
+
+/// [`pools_and_claim`] with the node pools `pools` listed.
+fn listed_pools_and_claim(scenario: Scenario, pools: Vec<Value>, lease: Value) -> Scenario {
     let lease_path = path::<Lease>(&naming::cluster_operator_claim_lease(NAME));
     scenario
         .expect(
@@ -114,7 +126,7 @@ fn pools_and_claim(scenario: Scenario, lease: Value) -> Scenario {
         .respond_json(
             200,
             json!({"apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePoolList",
-                   "metadata": {}, "items": []}),
+                   "metadata": {}, "items": pools}),
         )
         .expect(Method::GET, &lease_path)
         .respond_json(200, lease)
@@ -243,5 +255,152 @@ async fn a_user_managed_ca_without_its_secrets_is_refused_before_any_write() {
     assert!(
         message.contains("generateCertificateAuthority is false"),
         "{message}"
+    );
+}
+
+/// The answer of the API server to a read of the Secret `name`, which does not exist.
+fn absent_secret(name: &str) -> Value {
+    status_body(404, "NotFound", &format!("secrets \"{name}\" not found"))
+}
+
+/// The CA step of a new cluster: for the cluster CA, then the clients CA, both Secrets are
+/// read (absent); then the key Secret and the certificate Secret are each read again and
+/// applied with the cluster's label, the key first.
+fn creates_the_cas(mut scenario: Scenario) -> Scenario {
+    for kind in [CaKind::Cluster, CaKind::Clients] {
+        let cert = kind.cert_secret_name(NAME);
+        let key = kind.key_secret_name(NAME);
+        for name in [&cert, &key] {
+            scenario = scenario
+                .expect(Method::GET, &path::<Secret>(name))
+                .respond_json(404, absent_secret(name));
+        }
+        for (name, data_key) in [(&key, "ca.key"), (&cert, "ca.crt")] {
+            let written = name.clone();
+            scenario = scenario
+                .expect(Method::GET, &path::<Secret>(name))
+                .respond_json(404, absent_secret(name))
+                .expect(
+                    Method::PATCH,
+                    &format!(
+                        "{}?fieldManager={FIELD_MANAGER}&force=true",
+                        path::<Secret>(name)
+                    ),
+                )
+                .inspect_body(move |secret| {
+                    assert_eq!(secret["metadata"]["name"], written.as_str());
+                    assert_eq!(secret["metadata"]["labels"]["strimzi.io/cluster"], NAME);
+                    assert!(secret["data"][data_key].is_string(), "{secret}");
+                })
+                .respond_json(
+                    200,
+                    json!({"apiVersion": "v1", "kind": "Secret",
+                           "metadata": {"name": name, "namespace": NAMESPACE}}),
+                );
+        }
+    }
+    scenario
+}
+
+/// The list of the StrimziPodSets selected by `selector`, answered with none.
+fn lists_no_pod_sets(scenario: Scenario, selector: &str) -> Scenario {
+    let encoded = selector
+        .replace('/', "%2F")
+        .replace('=', "%3D")
+        .replace(',', "%2C");
+    scenario
+        .expect(
+            Method::GET,
+            &format!(
+                "{}?labelSelector={encoded}",
+                StrimziPodSet::url_path(&(), Some(NAMESPACE))
+            ),
+        )
+        .respond_json(
+            200,
+            json!({"apiVersion": "core.strimzi.io/v1", "kind": "StrimziPodSetList",
+                   "metadata": {}, "items": []}),
+        )
+}
+
+/// The refusal of a Kafka whose spec (with its node pools `pools`) cannot become a cluster,
+/// reconciled for the first time by the operator that holds its claim: its CAs are made as
+/// for any new cluster, its pod sets are read for their storage (none), the spec is refused,
+/// and the pod sets of running nodes are looked for (none) to renew their certificates.
+/// Nothing else is read or written.
+async fn refused_spec(kafka: Kafka, pools: Vec<Value>) -> ReconcileError {
+    let (client, scenario) = Scenario::new();
+    let (reconciler, identity) = reconciler(client);
+    let running_nodes = kafka_component_labels(NAME, &operator_config().model).selector_string();
+    let scenario = creates_the_cas(listed_pools_and_claim(scenario, pools, claim(&identity)));
+    let scenario = lists_no_pod_sets(scenario, &format!("strimzi.io/cluster={NAME}"));
+    let verifier = lists_no_pod_sets(scenario, &running_nodes).start();
+    let error = refusal(&reconciler, kafka).await;
+    verifier.finish().await;
+    // Not retried with backoff: only a change of the spec (or the periodic reconciliation)
+    // looks again.
+    assert!(error.is_permanent(), "{error}");
+    error
+}
+
+/// Kafka [`NAME`] with `config` as `spec.kafka.config`, and a cluster ID from before.
+fn kafka_with_config(config: Value) -> Kafka {
+    let mut kafka = kafka(json!({}));
+    kafka.spec.kafka.config = serde_json::from_value(config).unwrap();
+    kafka.status = Some(KafkaStatus {
+        cluster_id: Some("cluster-id-from-before".to_owned()),
+        ..KafkaStatus::default()
+    });
+    kafka
+}
+
+/// Node pool `name` of [`NAME`] with `roles` and one replica on ephemeral storage.
+fn node_pool(name: &str, roles: &[&str]) -> Value {
+    json!({
+        "apiVersion": "kafka.strimzi.io/v1",
+        "kind": "KafkaNodePool",
+        "metadata": {"name": name, "namespace": NAMESPACE, "uid": format!("uid-{name}"),
+                     "labels": {"strimzi.io/cluster": NAME}},
+        "spec": {"replicas": 1, "roles": roles, "storage": {"type": "ephemeral"}},
+    })
+}
+
+#[tokio::test]
+async fn a_kafka_without_node_pools_is_refused_for_good_once_its_cas_are_made() {
+    let error = refused_spec(kafka_with_config(json!({})), vec![]).await;
+    assert_eq!(error.reason(), "InvalidKafkaNodePools");
+    assert_eq!(
+        error.to_string(),
+        "No KafkaNodePools found for Kafka cluster my-cluster: at least one KafkaNodePool labelled strimzi.io/cluster=my-cluster is required"
+    );
+}
+
+#[tokio::test]
+async fn a_kafka_of_brokers_without_controllers_is_refused_for_good_once_its_cas_are_made() {
+    let error = refused_spec(
+        kafka_with_config(json!({})),
+        vec![node_pool("brokers", &["broker"])],
+    )
+    .await;
+    assert_eq!(error.reason(), "InvalidKafkaNodePools");
+    assert!(error.to_string().contains("controller role"), "{error}");
+}
+
+#[tokio::test]
+async fn a_config_provider_alias_of_the_operator_is_refused_for_good_once_its_cas_are_made() {
+    let error = refused_spec(
+        kafka_with_config(json!({"config.providers": "strimzienv"})),
+        vec![
+            node_pool("controllers", &["controller"]),
+            node_pool("brokers", &["broker"]),
+        ],
+    )
+    .await;
+    assert_eq!(error.reason(), "InvalidConfigurationException");
+    assert!(
+        error
+            .to_string()
+            .contains("config.provider strimzienv not permitted"),
+        "{error}"
     );
 }
