@@ -91,6 +91,28 @@ impl Scenario {
         }
     }
 
+    /// Expects a list of the objects of kind `K` in `namespace` selected by the label
+    /// `selector` (as written, `a=b,c=d`) next, answered with `items`.
+    pub fn lists<K: kube::Resource<DynamicType = ()>>(
+        self,
+        namespace: &str,
+        selector: &str,
+        items: Vec<Value>,
+    ) -> Self {
+        // As sent: percent-encoded.
+        let encoded = selector
+            .replace('/', "%2F")
+            .replace('=', "%3D")
+            .replace(',', "%2C");
+        let path = K::url_path(&(), Some(namespace));
+        self.expect(Method::GET, &format!("{path}?labelSelector={encoded}"))
+            .respond_json(
+                200,
+                json!({"apiVersion": K::api_version(&()), "kind": format!("{}List", K::kind(&())),
+                       "metadata": {"resourceVersion": "1"}, "items": items}),
+            )
+    }
+
     /// Waits up to `wait` in [`Verifier::finish`] for the expected calls (default
     /// [`DEFAULT_WAIT`]).
     pub fn within(mut self, wait: Duration) -> Self {

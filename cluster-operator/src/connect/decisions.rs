@@ -155,7 +155,7 @@ fn path_of<K: Resource<DynamicType = ()>>(object: &K) -> String {
 /// The Kubernetes requests of the KafkaConnect reconciler, for [`Scenario`].
 trait ConnectRequests: Sized {
     /// Lists the objects of kind `K` by the selector of `cluster`, answered with `items`.
-    fn lists<K: Resource<DynamicType = ()>>(
+    fn lists_for<K: Resource<DynamicType = ()>>(
         self,
         cluster: &ConnectCluster,
         items: Vec<Value>,
@@ -184,9 +184,9 @@ trait ConnectRequests: Sized {
     /// there), the ServiceAccount, Role and RoleBinding created, the init ClusterRoleBinding
     /// read (none there).
     fn starts_a_new_cluster(self, cluster: &ConnectCluster, objects: &ConnectObjects) -> Self {
-        self.lists::<Secret>(cluster, vec![])
-            .lists::<ConfigMap>(cluster, vec![])
-            .lists::<NetworkPolicy>(cluster, vec![])
+        self.lists_for::<Secret>(cluster, vec![])
+            .lists_for::<ConfigMap>(cluster, vec![])
+            .lists_for::<NetworkPolicy>(cluster, vec![])
             .creates(&objects.service_account)
             .creates(&objects.role)
             .creates(&objects.role_binding)
@@ -195,23 +195,17 @@ trait ConnectRequests: Sized {
 }
 
 impl ConnectRequests for Scenario {
-    fn lists<K: Resource<DynamicType = ()>>(
+    fn lists_for<K: Resource<DynamicType = ()>>(
         self,
         cluster: &ConnectCluster,
         items: Vec<Value>,
     ) -> Self {
-        // As sent: percent-encoded.
-        let selector = selector_string(&cluster.selector())
-            .replace('/', "%2F")
-            .replace('=', "%3D")
-            .replace(',', "%2C");
-        let path = K::url_path(&(), Some(NAMESPACE));
-        self.expect(Method::GET, &format!("{path}?labelSelector={selector}"))
-            .respond_json(
-                200,
-                json!({"apiVersion": K::api_version(&()), "kind": format!("{}List", K::kind(&())),
-                       "metadata": {"resourceVersion": "1"}, "items": items}),
-            )
+        Scenario::lists::<K>(
+            self,
+            NAMESPACE,
+            &selector_string(&cluster.selector()),
+            items,
+        )
     }
 
     fn reads_absent<K: Resource<DynamicType = ()>>(self, object: &K) -> Self {
@@ -317,15 +311,15 @@ async fn objects_no_longer_desired_are_deleted_and_those_being_deleted_are_left(
     let budget = objects.pod_disruption_budget.as_ref().unwrap();
     let (client, scenario) = Scenario::new();
     let scenario = scenario
-        .lists::<Secret>(&cluster, vec![as_last_applied(old_jmx_secret)])
-        .lists::<ConfigMap>(
+        .lists_for::<Secret>(&cluster, vec![as_last_applied(old_jmx_secret)])
+        .lists_for::<ConfigMap>(
             &cluster,
             vec![
                 as_last_applied(&objects.config_map),
                 being_deleted(before.dockerfile.as_ref().unwrap()),
             ],
         )
-        .lists::<NetworkPolicy>(&cluster, vec![as_last_applied(old_policy)])
+        .lists_for::<NetworkPolicy>(&cluster, vec![as_last_applied(old_policy)])
         .reads_unchanged(&objects.service_account)
         .reads_unchanged(&objects.role)
         .reads_unchanged(&objects.role_binding)
@@ -356,9 +350,9 @@ async fn objects_as_last_applied_are_not_written_and_a_dropped_key_is_removed() 
         .insert("dropped".to_owned(), k8s_openapi::ByteString(b"x".to_vec()));
     let (client, scenario) = Scenario::new();
     let scenario = scenario
-        .lists::<Secret>(&cluster, vec![as_last_applied(&with_dropped_key)])
-        .lists::<ConfigMap>(&cluster, vec![as_last_applied(&objects.config_map)])
-        .lists::<NetworkPolicy>(&cluster, vec![as_last_applied(network_policy)])
+        .lists_for::<Secret>(&cluster, vec![as_last_applied(&with_dropped_key)])
+        .lists_for::<ConfigMap>(&cluster, vec![as_last_applied(&objects.config_map)])
+        .lists_for::<NetworkPolicy>(&cluster, vec![as_last_applied(network_policy)])
         .reads_unchanged(&objects.service_account)
         .reads_unchanged(&objects.role)
         .reads_unchanged(&objects.role_binding)

@@ -116,18 +116,7 @@ fn pools_and_claim(scenario: Scenario, lease: Value) -> Scenario {
 fn listed_pools_and_claim(scenario: Scenario, pools: Vec<Value>, lease: Value) -> Scenario {
     let lease_path = path::<Lease>(&naming::cluster_operator_claim_lease(NAME));
     scenario
-        .expect(
-            Method::GET,
-            &format!(
-                "{}?labelSelector=strimzi.io%2Fcluster%3D{NAME}",
-                KafkaNodePool::url_path(&(), Some(NAMESPACE))
-            ),
-        )
-        .respond_json(
-            200,
-            json!({"apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaNodePoolList",
-                   "metadata": {}, "items": pools}),
-        )
+        .lists::<KafkaNodePool>(NAMESPACE, &format!("strimzi.io/cluster={NAME}"), pools)
         .expect(Method::GET, &lease_path)
         .respond_json(200, lease)
 }
@@ -302,27 +291,6 @@ fn creates_the_cas(mut scenario: Scenario) -> Scenario {
     scenario
 }
 
-/// The list of the StrimziPodSets selected by `selector`, answered with none.
-fn lists_no_pod_sets(scenario: Scenario, selector: &str) -> Scenario {
-    let encoded = selector
-        .replace('/', "%2F")
-        .replace('=', "%3D")
-        .replace(',', "%2C");
-    scenario
-        .expect(
-            Method::GET,
-            &format!(
-                "{}?labelSelector={encoded}",
-                StrimziPodSet::url_path(&(), Some(NAMESPACE))
-            ),
-        )
-        .respond_json(
-            200,
-            json!({"apiVersion": "core.strimzi.io/v1", "kind": "StrimziPodSetList",
-                   "metadata": {}, "items": []}),
-        )
-}
-
 /// The refusal of a Kafka whose spec (with its node pools `pools`) cannot become a cluster,
 /// reconciled for the first time by the operator that holds its claim: its CAs are made as
 /// for any new cluster, its pod sets are read for their storage (none), the spec is refused,
@@ -332,9 +300,10 @@ async fn refused_spec(kafka: Kafka, pools: Vec<Value>) -> ReconcileError {
     let (client, scenario) = Scenario::new();
     let (reconciler, identity) = reconciler(client);
     let running_nodes = kafka_component_labels(NAME, &operator_config().model).selector_string();
-    let scenario = creates_the_cas(listed_pools_and_claim(scenario, pools, claim(&identity)));
-    let scenario = lists_no_pod_sets(scenario, &format!("strimzi.io/cluster={NAME}"));
-    let verifier = lists_no_pod_sets(scenario, &running_nodes).start();
+    let verifier = creates_the_cas(listed_pools_and_claim(scenario, pools, claim(&identity)))
+        .lists::<StrimziPodSet>(NAMESPACE, &format!("strimzi.io/cluster={NAME}"), vec![])
+        .lists::<StrimziPodSet>(NAMESPACE, &running_nodes, vec![])
+        .start();
     let error = refusal(&reconciler, kafka).await;
     verifier.finish().await;
     // Not retried with backoff: only a change of the spec (or the periodic reconciliation)
