@@ -209,6 +209,14 @@ proptest! {
             prop_assert_eq!(from_model, in_set);
         }
         prop_assert_eq!(cluster.pods_of_pod_set("not-a-set").count(), 0);
+        // The roller compares running pods with the model's pods: the ones the sets hold.
+        let pods = cluster.pods(&PodInputs::default());
+        let in_sets = pods_of(&pod_sets);
+        prop_assert_eq!(in_sets.len(), pods.len());
+        for pod in &in_sets {
+            let name = pod.metadata.name.clone().unwrap();
+            prop_assert_eq!(pods.get(&name).map(|pod| &pod.metadata.annotations), Some(&pod.metadata.annotations));
+        }
         for pod in pods_of(&pod_sets) {
             let name = pod.metadata.name.clone().unwrap();
             prop_assert!(name.len() <= 63, "pod name {name} too long for a hostname");

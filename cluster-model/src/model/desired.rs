@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
@@ -210,6 +210,9 @@ pub struct DesiredObjects {
     pub pod_disruption_budget: Option<PodDisruptionBudget>,
     /// One StrimziPodSet per pool.
     pub pod_sets: Vec<StrimziPodSet>,
+    /// Each node's pod, by name: what its StrimziPodSet holds, as plain data for the roller,
+    /// which compares it with the running pod (not an object of its own).
+    pub pods: BTreeMap<String, Pod>,
     /// The listener addresses the objects were built with (for the Kafka status).
     pub addresses: ListenerAddresses,
     /// The custom certificate (PEM) of each listener that has one, by listener name (for
@@ -310,6 +313,7 @@ pub fn build(
         configuration_hashes: cluster.configuration_hashes(&addresses),
         custom_listener_cert_thumbprints: inputs.custom_certificates.thumbprints_annotation(),
     };
+    let pods = cluster.pods(&pod_inputs);
     Ok(DesiredObjects {
         trust_bundle: cluster.trust_bundle_secret(
             &inputs.cluster_ca.trusted_pem_bundle(),
@@ -332,7 +336,8 @@ pub fn build(
         server_configs,
         jmx_secret: cluster.jmx_secret(inputs.jmx_secret),
         pod_disruption_budget: cluster.pod_disruption_budget(),
-        pod_sets: cluster.pod_sets(&pod_inputs),
+        pod_sets: cluster.pod_sets_of(&pods),
+        pods,
         addresses,
         custom_certificates: inputs.custom_certificates.certificates.clone(),
         warnings: cluster.all_warnings(),

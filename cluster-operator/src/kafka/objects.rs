@@ -240,6 +240,8 @@ impl Reconciliation<'_> {
             config_maps,
             // Plain data, not objects: each ConfigMap holds its node's.
             server_configs: _,
+            // Plain data, not objects: each StrimziPodSet holds its pool's.
+            pods: _,
             jmx_secret,
             pod_disruption_budget,
             pod_sets,
@@ -305,6 +307,8 @@ impl Reconciliation<'_> {
             config_maps,
             // Plain data, not objects: each ConfigMap holds its node's.
             server_configs: _,
+            // Plain data, not objects: each StrimziPodSet holds its pool's.
+            pods: _,
             jmx_secret,
             pod_disruption_budget,
             pod_sets,

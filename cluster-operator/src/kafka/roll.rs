@@ -244,15 +244,14 @@ fn nodes_to_roll(
     desired: &DesiredObjects,
     pods: &BTreeMap<String, Pod>,
 ) -> Vec<NodeToRoll> {
-    let wanted = crate::pod_set::described_annotations(&desired.pod_sets);
     cluster
         .nodes()
         .filter_map(|node| {
             let pod = pods.get(&node.pod_name)?;
-            let desired = wanted.get(&node.pod_name)?;
+            let desired = desired.pods.get(&node.pod_name)?;
             let reasons = restart_reasons(PodRevisions {
                 running: pod_annotations(pod),
-                desired,
+                desired: pod_annotations(desired),
             });
             (!reasons.is_empty()).then(|| NodeToRoll {
                 controller: node.is_controller(),

@@ -266,14 +266,35 @@ fn templated_volume(volume: &TemplatedVolume, node_id: i32, pod_name: &str) -> O
 impl KafkaCluster {
     /// One StrimziPodSet per pool, holding every pod of the pool.
     pub fn pod_sets(&self, inputs: &PodInputs) -> Vec<StrimziPodSet> {
+        self.pod_sets_of(&self.pods(inputs))
+    }
+
+    /// The pod of every node of every pool, by name.
+    pub fn pods(&self, inputs: &PodInputs) -> BTreeMap<String, Pod> {
         self.pools
             .iter()
-            .map(|pool| self.pod_set(pool, inputs))
+            .flat_map(|pool| {
+                let template = self.pool_template(pool);
+                pool.node_ids
+                    .iter()
+                    .map(|&node_id| self.pod(pool, &template, node_id, inputs))
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|pod| Some((pod.metadata.name.clone()?, pod)))
             .collect()
     }
 
-    /// The StrimziPodSet of `pool`.
-    fn pod_set(&self, pool: &NodePool, inputs: &PodInputs) -> StrimziPodSet {
+    /// One StrimziPodSet per pool, holding the pool's pods of `pods` (made by
+    /// [`Self::pods`]).
+    pub fn pod_sets_of(&self, pods: &BTreeMap<String, Pod>) -> Vec<StrimziPodSet> {
+        self.pools
+            .iter()
+            .map(|pool| self.pod_set(pool, pods))
+            .collect()
+    }
+
+    /// The StrimziPodSet of `pool`, with its pods of `pods`.
+    fn pod_set(&self, pool: &NodePool, pods: &BTreeMap<String, Pod>) -> StrimziPodSet {
         let template = self.pool_template(pool);
         let pod_set_metadata = metadata(template.pod_set.as_ref());
         let annotations = BTreeMap::from([
@@ -289,7 +310,10 @@ impl KafkaCluster {
         let pods = pool
             .node_ids
             .iter()
-            .filter_map(|&node_id| pod_to_entry(&self.pod(pool, &template, node_id, inputs)).ok())
+            .filter_map(|&node_id| {
+                let name = strimzi_api::naming::kafka_pod(&self.name, &pool.name, node_id);
+                pod_to_entry(pods.get(&name)?).ok()
+            })
             .collect();
         StrimziPodSet {
             metadata: ObjectMeta {
