@@ -195,20 +195,18 @@ async fn refused_for_missing_ca_secrets(
 ) -> ReconcileError {
     let (client, scenario) = Scenario::new();
     let (reconciler, identity) = reconciler(client);
-    let absent =
-        |name: &str| status_body(404, "NotFound", &format!("secrets \"{name}\" not found"));
     let cert_name = CaKind::Cluster.cert_secret_name(NAME);
     let key_name = CaKind::Cluster.key_secret_name(NAME);
     let cert_answer = match certificate {
         Some(secret) => (200, secret),
-        None => (404, absent(&cert_name)),
+        None => (404, absent_secret(&cert_name)),
     };
     // Held by this operator with no contender: it acts, and writes nothing to the Lease.
     let verifier = pools_and_claim(scenario, claim(&identity))
         .expect(Method::GET, &path::<Secret>(&cert_name))
         .respond_json(cert_answer.0, cert_answer.1)
         .expect(Method::GET, &path::<Secret>(&key_name))
-        .respond_json(404, absent(&key_name))
+        .respond_json(404, absent_secret(&key_name))
         .start();
     let error = refusal(&reconciler, kafka(cluster_ca)).await;
     verifier.finish().await;

@@ -275,12 +275,11 @@ impl KafkaCluster {
             .iter()
             .flat_map(|pool| {
                 let template = self.pool_template(pool);
-                pool.node_ids
-                    .iter()
-                    .map(|&node_id| self.pod(pool, &template, node_id, inputs))
-                    .collect::<Vec<_>>()
+                pool.node_ids.iter().map(move |&node_id| {
+                    let name = strimzi_api::naming::kafka_pod(&self.name, &pool.name, node_id);
+                    (name, self.pod(pool, &template, node_id, inputs))
+                })
             })
-            .filter_map(|pod| Some((pod.metadata.name.clone()?, pod)))
             .collect()
     }
 
