@@ -56,6 +56,10 @@ pub const CRUISE_CONTROL_IMAGE: &str = "STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE";
 pub const KAFKA_BRIDGE_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE";
 /// The pod security provider: `baseline` (default) or `restricted`, or Strimzi's class names.
 pub const POD_SECURITY_PROVIDER_CLASS: &str = "STRIMZI_POD_SECURITY_PROVIDER_CLASS";
+/// Whether running Kafka nodes load renewed certificates without a restart where Kafka allows
+/// it (`true`, the default), or restart for every certificate change as Strimzi's operator
+/// does (`false`).
+pub const RELOAD_CERTIFICATES: &str = "STRIMZI_RELOAD_CERTIFICATES";
 /// Whether CA and user Secrets carry PKCS#12 stores (`true` by default).
 pub const PKCS12_KEYSTORE_GENERATION: &str =
     strimzi_certificate_manager::PKCS12_KEYSTORE_GENERATION_ENV;
@@ -204,6 +208,9 @@ pub struct ClusterOperatorConfig {
     pub model: ModelConfig,
     /// Whether CA Secrets carry PKCS#12 stores.
     pub pkcs12: bool,
+    /// Whether nodes reload renewed certificates instead of restarting
+    /// ([`RELOAD_CERTIFICATES`]).
+    pub reload_certificates: bool,
     /// How many Kafkas, and separately how many StrimziPodSets, are reconciled at once at
     /// most: the concurrency of each controller.
     pub concurrency: u16,
@@ -327,6 +334,7 @@ impl ClusterOperatorConfig {
         };
         Ok(Self {
             pkcs12: parse_bool(PKCS12_KEYSTORE_GENERATION, get(PKCS12_KEYSTORE_GENERATION))?,
+            reload_certificates: flag(RELOAD_CERTIFICATES, get(RELOAD_CERTIFICATES), true)?,
             concurrency: parse_concurrency(get(OPERATIONS_THREAD_POOL_SIZE))?,
             max_parallel_broker_restarts: positive(
                 MAX_PARALLEL_BROKER_RESTARTS,
@@ -469,6 +477,7 @@ mod tests {
         assert!(config.model.operator_namespace_labels.is_none());
         assert_eq!(config.model.managed_by, NAME);
         assert!(config.pkcs12);
+        assert!(config.reload_certificates, "reload unless told otherwise");
         assert_eq!(config.concurrency, 10);
         assert!(!config.model.images.by_version.is_empty());
         assert!(!config.install_crds);
@@ -566,8 +575,10 @@ mod tests {
             (IMAGE_PULL_SECRETS, "registry-a,registry-b"),
             (OPERATIONS_THREAD_POOL_SIZE, " 4 "),
             (INSTALL_CRDS, "true"),
+            (RELOAD_CERTIFICATES, "false"),
         ])
         .unwrap();
+        assert!(!config.reload_certificates);
         assert_eq!(config.concurrency, 4);
         assert!(config.install_crds);
         assert_eq!(
@@ -700,6 +711,7 @@ mod tests {
             (OPERATIONS_THREAD_POOL_SIZE, "-1"),
             (OPERATIONS_THREAD_POOL_SIZE, "ten"),
             (OPERATIONS_THREAD_POOL_SIZE, "65536"),
+            (RELOAD_CERTIFICATES, "sometimes"),
         ] {
             let error = read(&[("STRIMZI_NAMESPACE", "kafka"), (variable, value)]).unwrap_err();
             let error = error.to_string();

@@ -866,6 +866,36 @@ async fn a_broker_certificate_from_another_ca_is_refused() {
 }
 
 #[tokio::test]
+async fn a_handshake_reads_the_certificate_a_listener_serves() {
+    let tls = &broker().listener("tls").unwrap().bootstrap;
+    let served = admin("tls").served_certificate(tls).await.unwrap();
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+    let expected = CertificateDer::from_pem_slice(broker().server_cert_pem().as_bytes()).unwrap();
+    assert_eq!(served, expected.as_ref());
+    // Whoever signed it: a client trusting another CA reads it too.
+    let mut other_trust = config("tls");
+    if let Some(tls) = other_trust.tls.as_mut() {
+        tls.ca_pem = strimzi_tests::certs::TestCa::new("another-ca")
+            .unwrap()
+            .cert_pem();
+    }
+    let served = AdminClient::new(other_trust)
+        .unwrap()
+        .served_certificate(tls)
+        .await
+        .unwrap();
+    assert_eq!(served, expected.as_ref());
+    // Without TLS settings there is nothing to read with, and the plaintext listener fails
+    // the handshake.
+    let plain = &broker().listener("plain").unwrap().bootstrap;
+    let error = admin("plain").served_certificate(plain).await.unwrap_err();
+    assert_eq!(error.reason(), "KafkaTlsError", "{error}");
+    let error = admin("tls").served_certificate(plain).await.unwrap_err();
+    assert_eq!(error.reason(), "KafkaTlsError", "{error}");
+}
+
+#[tokio::test]
 async fn replica_sizes_come_from_the_brokers_log_directories() {
     use rdkafka::producer::{FutureProducer, FutureRecord};
     let admin = admin("plain");

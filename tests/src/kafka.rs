@@ -61,6 +61,7 @@ pub struct Listener {
 pub struct KafkaBroker {
     process: ManagedProcess,
     ca: TestCa,
+    server_cert_pem: String,
     ca_file: PathBuf,
     ca_key_file: PathBuf,
     listeners: [Listener; 3],
@@ -126,6 +127,7 @@ impl KafkaBroker {
         let bootstrap = |port: u16| format!("127.0.0.1:{port}");
         Ok(Self {
             process,
+            server_cert_pem: server.cert,
             ca_file: truststore,
             ca_key_file,
             ca,
@@ -180,6 +182,11 @@ impl KafkaBroker {
     /// The CA that signed the broker's certificate and signs client certificates, PEM.
     pub fn ca_pem(&self) -> String {
         self.ca.cert_pem()
+    }
+
+    /// The certificate the broker's TLS listener presents, PEM.
+    pub fn server_cert_pem(&self) -> &str {
+        &self.server_cert_pem
     }
 
     /// The private key of that CA, PEM: with [`Self::ca_pem`] it can serve as a clients CA

@@ -12,6 +12,7 @@
 
 pub mod config_diff;
 pub mod reasons;
+pub mod reload;
 pub mod safety;
 pub mod unchecked;
 
@@ -35,6 +36,14 @@ pub struct NodeToRoll {
 }
 
 impl NodeToRoll {
+    /// Each of its reasons as a sentence ([`RestartReason::explanation`]), for Events and logs.
+    pub fn explanations(&self) -> Vec<String> {
+        self.reasons
+            .iter()
+            .map(RestartReason::explanation)
+            .collect()
+    }
+
     /// Where the node comes in the rolling order, Strimzi's: the controllers first, the
     /// active controller last of them (its restart moves the leadership, once), then the
     /// brokers. Brokers restarted before a controller whose address then changes were seen

@@ -21,6 +21,10 @@ pub enum RestartReason {
     KafkaCertificatesChanged,
     /// A user-provided listener certificate changed.
     CustomListenerCertificateChanged,
+    /// The node reloaded its certificates without a restart, and the certificate its KRaft
+    /// quorum client started with, which a reload does not replace, expires on the given
+    /// date (or its date cannot be read): see [`super::reload`].
+    StartupCertificateExpiring(String),
     /// A configuration option that Kafka cannot change while running changed.
     ConfigChangeRequiresRestart,
     /// Anything else of the pod definition changed (image, resources, template...).
@@ -43,7 +47,9 @@ impl RestartReason {
         match self {
             Self::ClusterCaCertChanged | Self::ClientsCaCertChanged => "CaCertHasOldGeneration",
             Self::ClusterCaKeyChanged => "ClusterCaCertKeyReplaced",
-            Self::KafkaCertificatesChanged => "KafkaCertificatesChanged",
+            Self::KafkaCertificatesChanged | Self::StartupCertificateExpiring(_) => {
+                "KafkaCertificatesChanged"
+            }
             Self::CustomListenerCertificateChanged => "CustomListenerCaCertChange",
             Self::ConfigChangeRequiresRestart => "ConfigChangeRequiresRestart",
             Self::PodHasOldRevision => "PodHasOldRevision",
@@ -63,6 +69,9 @@ impl RestartReason {
             Self::CustomListenerCertificateChanged => {
                 "a user-provided listener certificate changed".to_owned()
             }
+            Self::StartupCertificateExpiring(date) => format!(
+                "the certificate it started with, which its KRaft quorum client still presents after a reload, expires on {date}"
+            ),
             Self::ConfigChangeRequiresRestart => {
                 "a configuration option Kafka cannot change while running changed".to_owned()
             }
@@ -191,6 +200,7 @@ mod tests {
             RestartReason::ClientsCaCertChanged,
             RestartReason::KafkaCertificatesChanged,
             RestartReason::CustomListenerCertificateChanged,
+            RestartReason::StartupCertificateExpiring("2027-01-01".to_owned()),
             RestartReason::ConfigChangeRequiresRestart,
             RestartReason::PodHasOldRevision,
             RestartReason::ManualRollingUpdate,

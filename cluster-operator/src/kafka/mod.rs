@@ -59,6 +59,7 @@ mod components;
 #[cfg(test)]
 mod decisions;
 mod objects;
+mod reload;
 mod renewal;
 mod roll;
 mod scale_down;

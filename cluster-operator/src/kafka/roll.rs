@@ -55,6 +55,7 @@ use crate::model::desired::DesiredObjects;
 use crate::model::listeners::services::{CONTROL_PLANE_PORT, REPLICATION_PORT};
 use crate::model::{KafkaCluster, KafkaNode};
 use crate::rolling::config_diff::{NodeConfiguration, StaticChange, static_changes};
+use crate::rolling::reload::startup_certificate_expiring;
 use crate::rolling::safety::{
     DEFAULT_QUORUM_FETCH_TIMEOUT_MS, availability_blockers, quorum_blocker,
 };
@@ -238,21 +239,31 @@ fn operator_tls(identity: &Secret, cas: &ClusterCas) -> TlsConfig {
     }
 }
 
-/// The cluster's nodes whose pods must restart, with why.
+/// The cluster's nodes whose pods must restart, with why: those that do not run as desired,
+/// and those that reloaded certificates and must restart before the certificate they started
+/// with expires (at `cas.now`, with the cluster CA's renewal period and maintenance windows).
 fn nodes_to_roll(
     cluster: &KafkaCluster,
     desired: &DesiredObjects,
     pods: &BTreeMap<String, Pod>,
+    cas: &ClusterCas,
 ) -> Vec<NodeToRoll> {
+    let renewal_days = cas.cluster.authority.settings().renewal_days;
     cluster
         .nodes()
         .filter_map(|node| {
             let pod = pods.get(&node.pod_name)?;
             let desired = desired.pods.get(&node.pod_name)?;
-            let reasons = restart_reasons(PodRevisions {
+            let mut reasons = restart_reasons(PodRevisions {
                 running: pod_annotations(pod),
                 desired: pod_annotations(desired),
             });
+            reasons.extend(startup_certificate_expiring(
+                pod_annotations(pod),
+                cas.now,
+                renewal_days,
+                cas.window_open,
+            ));
             (!reasons.is_empty()).then(|| NodeToRoll {
                 controller: node.is_controller(),
                 broker: node.is_broker(),
@@ -342,7 +353,10 @@ impl Reconciliation<'_> {
             }
             return Ok(Some(waiting));
         }
-        let nodes = nodes_to_roll(cluster, desired, &pods);
+        let nodes = nodes_to_roll(cluster, desired, &pods, cas);
+        let (nodes, restart_notes) = self
+            .reload_certificates(cluster, desired, cas, &pods, nodes)
+            .await?;
         if nodes.is_empty() {
             self.drop_old_cluster_ca_certificates(cas, pods.values())
                 .await?;
@@ -365,7 +379,7 @@ impl Reconciliation<'_> {
         let admin = self.admin_client(cluster, identity, cas);
         if !nodes.is_empty() {
             return self
-                .restart_next(cluster, admin.as_ref(), nodes, &pods, &BTreeMap::new())
+                .restart_next(cluster, admin.as_ref(), nodes, &pods, &restart_notes)
                 .await
                 .map(Some);
         }
@@ -544,7 +558,7 @@ impl Reconciliation<'_> {
 
     /// An admin client bootstrapping from `address` alone, as the operator's own identity
     /// (see [`Self::admin_client`]).
-    fn node_admin_client(
+    pub(super) fn node_admin_client(
         &self,
         address: String,
         identity: &Secret,
@@ -792,11 +806,7 @@ impl Reconciliation<'_> {
             Err(source) => return Err(ReconcileError::api("delete Pod", &node.pod, source)),
         }
         self.operator.runtime.metrics().count_write("Pod", "delete");
-        let why: Vec<String> = node
-            .reasons
-            .iter()
-            .map(RestartReason::explanation)
-            .collect();
+        let why = node.explanations();
         tracing::info!(pod = %node.pod, node_id = node.node_id, reasons = %why.join("; "), "restarting a Kafka node{more}");
         for reason in &node.reasons {
             self.restarted(pod, reason, more).await;

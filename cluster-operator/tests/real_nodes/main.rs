@@ -50,12 +50,20 @@ enum Weight {
 /// Our cluster operator binary watching `namespace` alone, with its metrics on a free port,
 /// stopped when dropped.
 fn operator_on(namespace: &str) -> strimzi_tests::process::ManagedProcess {
+    operator_with(namespace, &[])
+}
+
+/// A cluster operator for `namespace` with the `extra` environment variables.
+fn operator_with(
+    namespace: &str,
+    extra: &[(&str, &str)],
+) -> strimzi_tests::process::ManagedProcess {
     support::spawn_cluster_operator(
         env(),
         support::real_nodes::binaries(),
         namespace,
         strimzi_tests::layout::free_port().unwrap(),
-        &[],
+        extra,
     )
 }
 

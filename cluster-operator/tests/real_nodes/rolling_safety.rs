@@ -4,15 +4,21 @@
 //! and unregistered; a broker removed anyway (the check skipped) leaves a partition at its
 //! `min.insync.replicas`, and then its in-sync brokers are not restarted and the status
 //! says why, until the partition has no replica on the removed broker any more; a cluster
-//! CA key replacement rolls every node twice under a steady producer — a client trusting
-//! only the old CA certificate works until the second roll, a mutual-TLS client trusting
-//! both throughout — and then the old certificate leaves the CA Secret; a clients CA key
-//! replacement rolls every node once, after which users with certificates of the old and
-//! of the new key get in; and the node running the pods is drained with evictions under a
-//! steady producer: the PodDisruptionBudget lets one pod go at a time, each comes back on the
-//! environment's standby node, and no record is lost. (A cluster CA renewal, which keeps the
-//! key, is tested by `entity_operator`: it rolls the nodes, reaches the components, and a
-//! client trusting the certificate of before still gets in.)
+//! CA key replacement rolls every node twice under a steady producer (the nodes' KRaft quorum
+//! clients trust a new key only once restarted) — a client trusting only the old CA
+//! certificate works until the second roll, a mutual-TLS client trusting both throughout —
+//! and then the old certificate leaves the CA Secret; a clients CA key replacement rolls
+//! every node once (trust stores alone are not reloaded: no handshake can check them), after
+//! which users with certificates of the old and of the new key get in; a cluster CA renewal
+//! (same key) under a steady producer makes every node reload, each TLS listener then serves
+//! its renewed certificate, each pod records the expiry of the certificate it started with,
+//! and the cluster stays healthy when its controller restarts; a reloaded broker whose
+//! recorded date comes near restarts, alone; a user's new listener certificate is reloaded by
+//! the brokers, and one Kafka refuses (a name fewer) restarts them, the refusal in their
+//! Events; the same renewal with reloads turned off rolls every node (the figures compare
+//! both); and the node running the pods is drained
+//! with evictions under a steady producer: the PodDisruptionBudget lets one pod go at a time,
+//! each comes back on the environment's standby node, and no record is lost.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -20,20 +26,27 @@ use std::time::{Duration, Instant};
 use super::env;
 use crate::support::real_nodes::{
     POD_WAIT, Startup, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
-    delete_when_done, drain_busiest_node, eventually, is_ready, persistent_cluster, scale_brokers,
-    secret_value, stop_and_check_nothing_lost,
+    delete_when_done, drain_busiest_node, eventually, in_node_network, is_ready, openssl,
+    operator_tls, persistent_cluster, scale_brokers, secret_value, served_certificate,
+    stop_and_check_nothing_lost, stored_certificate,
 };
 use crate::support::rolls::{
-    ROLL_WAIT, event_notes, pod_uids, restarted_in_order_noting, set_option, watch_roll,
+    ROLL_WAIT, Roll, event_notes, pod_uids, reloads, restarted_in_order_noting, set_option,
+    wait_for_reloads, watch_roll,
 };
 use crate::support::{apply, force, ready, wait_for};
+use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
+use strimzi_certificate_manager::certificate::ParsedCertificate;
+use strimzi_cluster_operator::rolling::reload::{
+    STARTUP_CERTIFICATE_NOT_AFTER, startup_certificate_not_after,
+};
+use strimzi_operator_common::kafka::HostResolution;
 use strimzi_operator_common::kafka::agent::{self, BrokerState};
-use strimzi_operator_common::kafka::{HostResolution, TlsConfig};
 use strimzi_tests::clients::{ClusterClient, KafkaTools, Redelivery, SteadyReport};
 use strimzi_tests::resources::eventually_ok;
 
@@ -45,7 +58,7 @@ const GUARDED: &str = "guarded";
 /// mutual-TLS listener. Topics get two replicas and `min.insync.replicas=1` unless created
 /// otherwise (the cluster shrinks to two brokers).
 fn cluster() -> Vec<Value> {
-    persistent_cluster(
+    let mut documents = persistent_cluster(
         CLUSTER,
         (1, 4),
         &json!({
@@ -57,7 +70,93 @@ fn cluster() -> Vec<Value> {
         }),
         true,
         Startup::Fast,
-    )
+    );
+    for document in &mut documents {
+        if document["kind"] == "Kafka" {
+            document["spec"]["kafka"]["listeners"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({
+                    "name": "custom", "port": CUSTOM_PORT, "type": "internal", "tls": true,
+                    "configuration": {"brokerCertChainAndKey": {
+                        "secretName": CUSTOM_SECRET, "certificate": "tls.crt", "key": "tls.key",
+                    }},
+                }));
+        }
+    }
+    documents
+}
+
+/// The Secret of the user-provided certificate of the `custom` listener.
+const CUSTOM_SECRET: &str = "custom-listener";
+/// The port of the `custom` listener.
+const CUSTOM_PORT: u16 = 9095;
+
+/// Writes a self-signed certificate (subject `CN=guard-custom`) for the `custom` listener of
+/// the cluster in `ns` into its Secret, named for the bootstrap's and the brokers' addresses
+/// (with their `cluster.local` forms unless `fewer_names`), and returns its file.
+async fn write_custom_certificate(
+    client: &Client,
+    ns: &str,
+    label: &str,
+    fewer_names: bool,
+) -> std::path::PathBuf {
+    let dir = env().log_dir();
+    let (cert, key) = (
+        dir.join(format!("{ns}-custom-{label}.crt")),
+        dir.join(format!("{ns}-custom-{label}.key")),
+    );
+    let mut names = vec![
+        format!("DNS:*.{ns}.svc"),
+        format!("DNS:*.{CLUSTER}-kafka-brokers.{ns}.svc"),
+    ];
+    if !fewer_names {
+        names.push(format!(
+            "DNS:*.{CLUSTER}-kafka-brokers.{ns}.svc.cluster.local"
+        ));
+    }
+    let subject = format!("/CN={CLUSTER}-custom");
+    let names = format!("subjectAltName={}", names.join(","));
+    openssl(&[
+        "req".as_ref(),
+        "-x509".as_ref(),
+        "-newkey".as_ref(),
+        "rsa:2048".as_ref(),
+        "-nodes".as_ref(),
+        "-days".as_ref(),
+        "30".as_ref(),
+        "-subj".as_ref(),
+        subject.as_ref(),
+        "-addext".as_ref(),
+        names.as_ref(),
+        "-keyout".as_ref(),
+        key.as_os_str(),
+        "-out".as_ref(),
+        cert.as_os_str(),
+    ] as &[&std::ffi::OsStr]);
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some(CUSTOM_SECRET.to_owned()),
+            ..Default::default()
+        },
+        type_: Some("kubernetes.io/tls".to_owned()),
+        data: Some(BTreeMap::from([
+            (
+                "tls.crt".to_owned(),
+                ByteString(std::fs::read(&cert).unwrap()),
+            ),
+            (
+                "tls.key".to_owned(),
+                ByteString(std::fs::read(&key).unwrap()),
+            ),
+        ])),
+        ..Default::default()
+    };
+    let mut document = serde_json::to_value(secret).unwrap();
+    document["apiVersion"] = json!("v1");
+    document["kind"] = json!("Secret");
+    apply(client, ns, &document).await;
+    cert
 }
 
 /// The pod of broker `id`.
@@ -93,8 +192,27 @@ async fn wait_until_removed_and_unregistered(client: &Client, ns: &str, id: i32)
     .await;
 }
 
-#[tokio::test]
-async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_cas_are_renewed() {
+#[test]
+fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_cas_are_renewed() {
+    // A thread of its own with a larger stack: polling this long test's futures (unoptimized)
+    // outgrew a test thread's 2 MiB.
+    std::thread::Builder::new()
+        .name("rolling_safety".to_owned())
+        .stack_size(32 << 20)
+        .spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(Box::pin(removals_rolls_and_certificates()));
+        })
+        .unwrap()
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+}
+
+/// The body of the test above.
+async fn removals_rolls_and_certificates() {
     let _room = super::room_for(super::Weight::Heavy).await;
     let env = env();
     let client = env.client().await;
@@ -102,6 +220,7 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     let _deleted = delete_when_done(env, &[&ns]);
     let network = env.network().expect("a real-node environment");
     let operator = super::operator_on(&ns);
+    write_custom_certificate(&client, &ns, "first", false).await;
     for document in cluster() {
         apply(&client, &ns, &document).await;
     }
@@ -232,56 +351,53 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     ready(&client, &ns, CLUSTER).await;
 
     // The cluster CA key is replaced under a steady producer.
-    let replacement = replace_cluster_ca_key(&client, &ns, &plain, &kafka).await;
+    // Box::pin here and below: the test's future would outgrow a test thread's stack.
+    let replacement = Box::pin(replace_cluster_ca_key(&client, &ns, &plain, &kafka)).await;
 
-    // The clients CA key is replaced: every node restarts once, trusting both clients CA
-    // certificates, so users with certificates of either key get in.
-    let old_user = client_certificate(&client, &ns, CLUSTER, "old-key-user").await;
+    // The clients CA key is replaced: only trust stores change, which no handshake can
+    // check, so every node restarts once, trusting both clients CA certificates, and users
+    // with certificates of either key get in.
+    let clients_roll = Box::pin(replace_clients_ca_key(&client, &ns, &kafka)).await;
+
+    // The cluster CA certificate is renewed (same key) under a steady producer: every node
+    // reloads; then the same renewal with reloads turned off rolls every node (the figures).
+    let started_with =
+        stored_certificate_expiries(&client, &ns, &pod_uids(&client, &ns, CLUSTER).await).await;
+    let reloaded = Box::pin(renew_cluster_ca_by_reload(&client, &ns, &plain)).await;
+    let mut still_started_with = started_with.clone();
+    still_started_with.retain(|pod, _| pod.contains("-broker-"));
+    assert_eq!(
+        startup_certificate_expiries(&client, &ns).await,
+        still_started_with,
+        "the brokers keep the expiry of the certificate they started with; the restarted controller has none"
+    );
+
+    // A broker that reloaded restarts before the certificate it started with expires (its
+    // KRaft quorum client still presents it).
+    Box::pin(expiring_startup_certificate_restarts(
+        &client,
+        &ns,
+        &broker_pod(first),
+    ))
+    .await;
+
+    // The user replaces the custom listener's certificate: with the same names, the brokers
+    // reload it; with a name fewer, Kafka refuses the reload and the brokers restart instead,
+    // Kafka's refusal in their Events.
+    let custom_reload = Box::pin(replace_custom_certificate(&client, &ns, &kafka)).await;
+    drop(operator);
+    let operator = super::operator_with(&ns, &[("STRIMZI_RELOAD_CERTIFICATES", "false")]);
     let before = pod_uids(&client, &ns, CLUSTER).await;
     force(
         &client,
         &ns,
-        &format!("{CLUSTER}-clients-ca"),
-        "strimzi.io/force-replace",
+        &format!("{CLUSTER}-cluster-ca-cert"),
+        "strimzi.io/force-renew",
     )
     .await;
-    let clients_roll = watch_roll(&client, &ns, CLUSTER, &before, |_| {}).await;
-    // Status as tools read it: a Ready cluster stays Ready while it rolls.
-    assert_eq!(
-        clients_roll.degraded,
-        Vec::<String>::new(),
-        "the Kafka read as failed while the clients CA roll went on"
-    );
-    let mut reasons = restarted_in_order_noting(
-        &client,
-        &ns,
-        "CaCertHasOldGeneration",
-        "the clients CA certificate changed",
-    )
-    .await;
-    reasons.sort();
-    assert_eq!(
-        reasons,
-        before.keys().cloned().collect::<Vec<_>>(),
-        "one restart per pod for the clients CA"
-    );
+    let renewal_roll = Box::pin(watch_roll(&client, &ns, CLUSTER, &before, |_| {})).await;
     ready(&client, &ns, CLUSTER).await;
-    let new_user = client_certificate(&client, &ns, CLUSTER, "new-key-user").await;
-    let trust = ca_bundle(&client, &ns).await;
-    for (user, (cert, key)) in [("old", &old_user), ("new", &new_user)] {
-        let mtls = ClusterClient::new(
-            &binaries().join("strimzi-kafka-client"),
-            network,
-            &bootstrap(&kafka, "mtls"),
-        )
-        .tls(&trust)
-        .certificate(cert, key);
-        eventually(
-            &format!("a user with a certificate of the {user} clients CA key"),
-            || mtls.produce("clients-ca", 1, user),
-        )
-        .await;
-    }
+    Box::pin(assert_served_certificates_are_stored(&client, &ns)).await;
 
     // The node running most of the cluster's pods is drained under a steady producer: the
     // PodDisruptionBudget the operator made lets one pod go at a time (the next eviction is
@@ -337,6 +453,20 @@ async fn brokers_are_removed_once_empty_a_roll_waits_for_in_sync_replicas_and_ca
     println!(
         "figure: clients CA key replacement (one roll of 1 controller + 2 brokers) took {:.0}s",
         clients_roll.seconds
+    );
+    println!(
+        "figure: custom listener certificate replaced (a reload of 2 brokers, 0 restarts) took {:.0}s",
+        custom_reload.as_secs_f64()
+    );
+    println!(
+        "figure: cluster CA renewal, 1 controller + 2 brokers: by reload {:.0}s to every listener serving the new certificate, 0 restarts (producer: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms); by a roll (STRIMZI_RELOAD_CERTIFICATES=false) {:.0}s, {} restarts",
+        reloaded.seconds,
+        reloaded.report.acked.len(),
+        reloaded.report.errors,
+        reloaded.report.p99_ms,
+        reloaded.report.max_ms,
+        renewal_roll.seconds,
+        before.len()
     );
     println!(
         "figure: cluster CA key replacement (two rolls of 1 controller + 2 brokers) took {:.0}s; producer: {} records acknowledged, {} errors, p99 {:.0} ms, max {:.0} ms",
@@ -478,6 +608,332 @@ async fn replace_cluster_ca_key(
     Replacement { seconds, report }
 }
 
+/// Replaces the clients CA key: every node restarts once (only its trust stores change, which
+/// a reload cannot show), trusting both clients CA certificates, and users with certificates
+/// of either key get in. How the roll went.
+async fn replace_clients_ca_key(client: &Client, ns: &str, kafka: &Kafka) -> Roll {
+    let network = env().network().unwrap();
+    let old_user = client_certificate(client, ns, CLUSTER, "old-key-user").await;
+    let before = pod_uids(client, ns, CLUSTER).await;
+    force(
+        client,
+        ns,
+        &format!("{CLUSTER}-clients-ca"),
+        "strimzi.io/force-replace",
+    )
+    .await;
+    let roll = watch_roll(client, ns, CLUSTER, &before, |_| {}).await;
+    // Status as tools read it: a Ready cluster stays Ready while it rolls.
+    assert_eq!(
+        roll.degraded,
+        Vec::<String>::new(),
+        "the Kafka read as failed while the clients CA roll went on"
+    );
+    let mut restarted = restarted_in_order_noting(
+        client,
+        ns,
+        "CaCertHasOldGeneration",
+        "only its trust stores change",
+    )
+    .await;
+    restarted.sort();
+    assert_eq!(
+        restarted,
+        before.keys().cloned().collect::<Vec<_>>(),
+        "one restart per pod for the clients CA, each saying why it was no reload"
+    );
+    ready(client, ns, CLUSTER).await;
+    let new_user = client_certificate(client, ns, CLUSTER, "new-key-user").await;
+    let trust = ca_bundle(client, ns).await;
+    for (user, (cert, key)) in [("old", &old_user), ("new", &new_user)] {
+        let mtls = ClusterClient::new(
+            &binaries().join("strimzi-kafka-client"),
+            network,
+            &bootstrap(kafka, "mtls"),
+        )
+        .tls(&trust)
+        .certificate(cert, key);
+        eventually(
+            &format!("a user with a certificate of the {user} clients CA key"),
+            || mtls.produce("clients-ca", 1, user),
+        )
+        .await;
+    }
+    roll
+}
+
+/// Sets the recorded expiry of the certificate broker pod `expiring` started with to an hour
+/// from now: the operator restarts it (and nothing else), the reason naming the quorum client.
+async fn expiring_startup_certificate_restarts(client: &Client, ns: &str, expiring: &str) {
+    let before = pod_uids(client, ns, CLUSTER).await;
+    let in_an_hour =
+        startup_certificate_not_after(time::OffsetDateTime::now_utc() + time::Duration::hours(1));
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .patch(
+            expiring,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {
+                STARTUP_CERTIFICATE_NOT_AFTER: in_an_hour,
+            }}})),
+        )
+        .await
+        .unwrap();
+    eventually_ok("the expiring broker restarted", ROLL_WAIT, || async {
+        let restarted =
+            restarted_in_order_noting(client, ns, "KafkaCertificatesChanged", "KRaft quorum").await;
+        let uids = pod_uids(client, ns, CLUSTER).await;
+        let replaced = uids
+            .get(expiring)
+            .is_some_and(|uid| Some(uid) != before.get(expiring));
+        if restarted.iter().any(|pod| pod == expiring) && replaced && all_ready(client, ns).await {
+            Ok(())
+        } else {
+            Err((restarted, uids))
+        }
+    })
+    .await;
+    ready(client, ns, CLUSTER).await;
+    let after = pod_uids(client, ns, CLUSTER).await;
+    for (pod, uid) in &before {
+        if *pod != expiring {
+            assert_eq!(after.get(pod), Some(uid), "{pod} restarted too");
+        }
+    }
+}
+
+/// Replaces the `custom` listener's certificate twice: first with one of the same names, which
+/// every broker reloads without a restart and then serves (a client trusting only the new
+/// certificate gets in); then with one that leaves a name out, which Kafka refuses to reload,
+/// so every broker restarts, the refusal at the end of its restart Event, and then serves it.
+/// How long the reload took.
+async fn replace_custom_certificate(client: &Client, ns: &str, kafka: &Kafka) -> Duration {
+    let brokers: BTreeMap<String, String> = pod_uids(client, ns, CLUSTER)
+        .await
+        .into_iter()
+        .filter(|(pod, _)| pod.contains("-broker-"))
+        .collect();
+    let reloaded_before = reloads(client, ns).await;
+    let second = write_custom_certificate(client, ns, "second", false).await;
+    let took = wait_for_reloads(client, ns, &brokers, &reloaded_before).await;
+    ready(client, ns, CLUSTER).await;
+    let uids = pod_uids(client, ns, CLUSTER).await;
+    for (pod, uid) in &brokers {
+        assert_eq!(
+            uids.get(pod),
+            Some(uid),
+            "{pod} restarted for a reloadable certificate"
+        );
+    }
+    let copy = format!("custom-{CUSTOM_PORT}.crt");
+    let check_served = || async {
+        for pod in Api::<Pod>::namespaced(client.clone(), ns)
+            .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|pod| pod.name_any().contains("-broker-"))
+        {
+            let served = served_certificate(client, ns, CLUSTER, &pod, CUSTOM_PORT).await;
+            let stored = stored_certificate(client, ns, &pod.name_any(), &copy).await;
+            assert!(
+                served == stored,
+                "{}:{CUSTOM_PORT} serves another certificate than the user's",
+                pod.name_any()
+            );
+        }
+    };
+    check_served().await;
+    let custom = ClusterClient::new(
+        &binaries().join("strimzi-kafka-client"),
+        env().network().unwrap(),
+        &bootstrap(kafka, "custom"),
+    )
+    .tls(&second);
+    eventually("a client trusting only the new custom certificate", || {
+        custom.produce("custom-trust", 1, "second")
+    })
+    .await;
+
+    write_custom_certificate(client, ns, "third", true).await;
+    eventually_ok(
+        "the brokers restarted for a refused reload",
+        ROLL_WAIT,
+        || async {
+            let mut restarted = Vec::new();
+            for reason in ["CustomListenerCaCertChange", "KafkaCertificatesChanged"] {
+                restarted.extend(
+                    restarted_in_order_noting(client, ns, reason, "could not be reloaded").await,
+                );
+            }
+            let uids = pod_uids(client, ns, CLUSTER).await;
+            let all_replaced = brokers.iter().all(|(pod, uid)| {
+                restarted.contains(pod) && uids.get(pod).is_some_and(|now| now != uid)
+            });
+            if all_replaced && all_ready(client, ns).await {
+                Ok(())
+            } else {
+                Err((restarted, uids))
+            }
+        },
+    )
+    .await;
+    ready(client, ns, CLUSTER).await;
+    check_served().await;
+    took
+}
+
+/// Renews the cluster CA certificate (same key, `strimzi.io/force-renew`) under a steady
+/// producer: every node reloads its certificates without a restart and each of its TLS
+/// listeners serves the certificate of its renewed Secret, and no record is lost; then the
+/// controller restarts, so that the brokers' KRaft quorum clients connect again with the
+/// certificates they started with (KAFKA-20025), and the cluster is Ready and takes records.
+async fn renew_cluster_ca_by_reload(
+    client: &Client,
+    ns: &str,
+    plain: &ClusterClient,
+) -> Replacement {
+    let before = pod_uids(client, ns, CLUSTER).await;
+    let reloaded_before = reloads(client, ns).await;
+    let stop_file = env().log_dir().join(format!("{ns}-renewal-stop"));
+    let producer = plain.produce_steadily("renewal", 20, &stop_file).unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    force(
+        client,
+        ns,
+        &format!("{CLUSTER}-cluster-ca-cert"),
+        "strimzi.io/force-renew",
+    )
+    .await;
+    let took = wait_for_reloads(client, ns, &before, &reloaded_before).await;
+    ready(client, ns, CLUSTER).await;
+    assert_eq!(
+        pod_uids(client, ns, CLUSTER).await,
+        before,
+        "a pod restarted for the cluster CA renewal"
+    );
+    let generation = Api::<Secret>::namespaced(client.clone(), ns)
+        .get(&format!("{CLUSTER}-cluster-ca-cert"))
+        .await
+        .unwrap()
+        .annotations()
+        .get("strimzi.io/ca-cert-generation")
+        .cloned();
+    for pod in Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
+        .await
+        .unwrap()
+    {
+        assert_eq!(
+            pod.annotations()
+                .get("strimzi.io/cluster-ca-cert-generation"),
+            generation.as_ref(),
+            "{} does not run as trusting the renewed CA certificate",
+            pod.name_any()
+        );
+    }
+    assert_served_certificates_are_stored(client, ns).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let report = stop_and_check_nothing_lost(producer, plain, "renewal", Redelivery::Refused).await;
+    // The brokers' quorum clients connect again to the restarted controller.
+    let controller = before
+        .keys()
+        .find(|pod| pod.contains("-controller-"))
+        .expect("a controller pod")
+        .clone();
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .delete(&controller, &Default::default())
+        .await
+        .unwrap();
+    eventually_ok(
+        "the controller back and the cluster Ready",
+        POD_WAIT,
+        || async {
+            let now = pod_uids(client, ns, CLUSTER).await;
+            let back = now
+                .get(&controller)
+                .is_some_and(|uid| Some(uid) != before.get(&controller));
+            if back && all_ready(client, ns).await {
+                Ok(())
+            } else {
+                Err(now)
+            }
+        },
+    )
+    .await;
+    ready(client, ns, CLUSTER).await;
+    eventually("producing after the controller restart", || {
+        plain.produce("renewal-after", 5, "after")
+    })
+    .await;
+    Replacement {
+        seconds: took.as_secs_f64(),
+        report,
+    }
+}
+
+/// The expiry each pod of `pods` would record as that of the certificate it started with:
+/// the expiry of the certificate its Secret holds now, as a pod annotation.
+async fn stored_certificate_expiries(
+    client: &Client,
+    ns: &str,
+    pods: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut expiries = BTreeMap::new();
+    for pod in pods.keys() {
+        let pem = secret_value(client, ns, pod, &format!("{pod}.crt")).await;
+        let certificate = ParsedCertificate::from_pem(&pem).unwrap();
+        expiries.insert(
+            pod.clone(),
+            startup_certificate_not_after(certificate.not_after()),
+        );
+    }
+    expiries
+}
+
+/// The expiry of the certificate each pod of the cluster started with, as the operator
+/// recorded it when the pod first reloaded (pods without it left out).
+async fn startup_certificate_expiries(client: &Client, ns: &str) -> BTreeMap<String, String> {
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|pod| {
+            let date = pod
+                .annotations()
+                .get(STARTUP_CERTIFICATE_NOT_AFTER)?
+                .clone();
+            Some((pod.name_any(), date))
+        })
+        .collect()
+}
+
+/// Checks that every TLS listener of every pod of the cluster (the controllers' 9090, the
+/// brokers' 9091, 9093 and 9094) serves the certificate of the pod's Secret.
+async fn assert_served_certificates_are_stored(client: &Client, ns: &str) {
+    for pod in Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
+        .await
+        .unwrap()
+    {
+        let ports: &[u16] = if pod.name_any().contains("-controller-") {
+            &[9090]
+        } else {
+            &[9091, 9093, 9094]
+        };
+        for port in ports {
+            let served = served_certificate(client, ns, CLUSTER, &pod, *port).await;
+            let name = pod.name_any();
+            let stored = stored_certificate(client, ns, &name, &format!("{name}.crt")).await;
+            assert!(
+                served == stored,
+                "{}:{port} serves another certificate than its Secret's",
+                pod.name_any()
+            );
+        }
+    }
+}
+
 /// Every certificate of the cluster CA's certificate Secret, current and old, in one PEM
 /// file: what a client that keeps its trust up to date reads.
 async fn ca_bundle(client: &Client, ns: &str) -> std::path::PathBuf {
@@ -511,38 +967,18 @@ async fn all_ready(client: &Client, ns: &str) -> bool {
 /// What the kafka-agent of broker pod `pod` answers the operator's certificate, asked from
 /// inside the nodes' network as the operator does.
 async fn agent_broker_state(client: &Client, ns: &str, pod: &Pod) -> BrokerState {
-    let secret = |name: String, key: &'static str| async move {
-        String::from_utf8(secret_value(client, ns, &name, key).await).unwrap()
-    };
-    let operator_certs = format!("{CLUSTER}-cluster-operator-certs");
-    let tls = TlsConfig {
-        ca_pem: secret(format!("{CLUSTER}-cluster-ca-cert"), "ca.crt").await,
-        client_identity_pem: Some(format!(
-            "{}{}",
-            secret(operator_certs.clone(), "cluster-operator.crt").await,
-            secret(operator_certs, "cluster-operator.key").await
-        )),
-        verify_hostname: true,
-    };
+    let tls = operator_tls(client, ns, CLUSTER).await;
     // By IP address: the test's thread in the nodes' network has the machine's resolver.
     let ip = pod.status.as_ref().unwrap().pod_ip.clone().unwrap();
     let server_name = format!("{}.{CLUSTER}-kafka-brokers.{ns}.svc", pod.name_any());
-    env()
-        .network()
-        .unwrap()
-        .enter(|| {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap()
-                .block_on(agent::broker_state(
-                    &tls,
-                    &ip,
-                    &server_name,
-                    HostResolution::IpAddressesOnly,
-                    Duration::from_secs(10),
-                ))
-        })
-        .unwrap()
-        .unwrap_or_else(|error| panic!("{}: {error}", pod.name_any()))
+    in_node_network(|| {
+        agent::broker_state(
+            &tls,
+            &ip,
+            &server_name,
+            HostResolution::IpAddressesOnly,
+            Duration::from_secs(10),
+        )
+    })
+    .unwrap_or_else(|error| panic!("{}: {error}", pod.name_any()))
 }

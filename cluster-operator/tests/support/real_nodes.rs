@@ -178,17 +178,7 @@ pub async fn client_certificate(
         dir.join(format!("{ns}-{user}.csr")),
         dir.join(format!("{ns}-{user}.crt")),
     );
-    let run = |args: &[&std::ffi::OsStr]| {
-        let output = std::process::Command::new("openssl")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "openssl: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
+    let run = |args: &[&std::ffi::OsStr]| openssl(args);
     let subject = format!("/CN={user}");
     run(&[
         "req".as_ref(),
@@ -750,4 +740,105 @@ pub async fn drain_busiest_node(env: &TestEnv, ns: &str, cluster: &str, expected
         most_unavailable: counter.await.unwrap(),
         seconds,
     }
+}
+
+/// The TLS settings of the cluster operator's own identity for `cluster` (its certificate
+/// Secret), trusting the cluster CA: how the operator connects to the nodes.
+pub async fn operator_tls(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+) -> strimzi_operator_common::kafka::TlsConfig {
+    let text = |name: String, key: &'static str| async move {
+        String::from_utf8(secret_value(client, ns, &name, key).await).unwrap()
+    };
+    let operator_certs = format!("{cluster}-cluster-operator-certs");
+    strimzi_operator_common::kafka::TlsConfig {
+        ca_pem: text(format!("{cluster}-cluster-ca-cert"), "ca.crt").await,
+        client_identity_pem: Some(format!(
+            "{}{}",
+            text(operator_certs.clone(), "cluster-operator.crt").await,
+            text(operator_certs, "cluster-operator.key").await
+        )),
+        verify_hostname: true,
+    }
+}
+
+/// The DER of the certificate that `key` of the Secret named after `pod` holds (the first of
+/// its chain): `<pod>.crt` is what its listeners serve, `<listener>-<port>.crt` the copy of a
+/// user-provided listener certificate.
+pub async fn stored_certificate(client: &Client, ns: &str, pod: &str, key: &str) -> Vec<u8> {
+    let pem = secret_value(client, ns, pod, key).await;
+    strimzi_certificate_manager::certificate::ParsedCertificate::from_pem(&pem)
+        .unwrap()
+        .der()
+        .to_vec()
+}
+
+/// The DER of the certificate that the listener on `port` of `pod` (of `cluster`) serves, read
+/// with a TLS handshake from inside the nodes' network as the operator's identity, whoever
+/// signed it.
+pub async fn served_certificate(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    pod: &Pod,
+    port: u16,
+) -> Vec<u8> {
+    use strimzi_operator_common::kafka::{
+        AdminClient, AdminConfig, HostResolution, SecurityProtocol,
+    };
+    let tls = operator_tls(client, ns, cluster).await;
+    let name = pod.name_any();
+    // By IP address: the test's thread in the nodes' network has the machine's resolver.
+    let ip = pod.status.as_ref().unwrap().pod_ip.clone().unwrap();
+    let address = format!("{ip}:{port}");
+    let config = AdminConfig {
+        bootstrap_servers: vec![address.clone()],
+        security_protocol: SecurityProtocol::Ssl,
+        tls: Some(tls),
+        sasl: None,
+        client_id: "served-certificate".to_owned(),
+        request_timeout: Duration::from_secs(20),
+        operation_timeout: Duration::from_secs(20),
+        host_resolution: HostResolution::IpAddressesOnly,
+        unused_settings: Vec::new(),
+    };
+    // The client connects from the thread that entered the nodes' network.
+    in_node_network(|| async { AdminClient::new(config)?.served_certificate(&address).await })
+        .unwrap_or_else(|error| panic!("{name}:{port}: {error}"))
+}
+
+/// Runs the future `make` returns to its end on a thread of its own inside the nodes'
+/// network, as the operator reaches the pods (by IP address: that thread has the machine's
+/// resolver).
+pub fn in_node_network<T, F>(make: impl FnOnce() -> F + Send) -> T
+where
+    T: Send,
+    F: std::future::Future<Output = T>,
+{
+    TestEnv::shared_real()
+        .network()
+        .unwrap()
+        .enter(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(make())
+        })
+        .unwrap()
+}
+
+/// Runs `openssl` with `args`, and fails the test with its error output if it fails.
+pub fn openssl<S: AsRef<std::ffi::OsStr>>(args: &[S]) {
+    let output = std::process::Command::new("openssl")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "openssl: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

@@ -188,3 +188,51 @@ pub async fn event_notes(client: &Client, ns: &str, reason: &str) -> Vec<String>
         .filter_map(|event| event.note)
         .collect()
 }
+
+/// How many times the operator has reloaded each pod's certificates without a restart (its
+/// `CertificatesReloaded` Events, repeats counted in their series), by pod.
+pub async fn reloads(client: &Client, ns: &str) -> BTreeMap<String, i32> {
+    let mut counts = BTreeMap::new();
+    for event in Api::<Event>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+    {
+        if event.action.as_deref() != Some("StrimziInitiatedCertificateReload") {
+            continue;
+        }
+        let Some(pod) = event.regarding.and_then(|regarding| regarding.name) else {
+            continue;
+        };
+        let times = event.series.map_or(1, |series| series.count);
+        *counts.entry(pod).or_default() += times;
+    }
+    counts
+}
+
+/// Waits until the operator has reloaded the certificates of every pod of `pods` once more
+/// than `before` counted ([`reloads`]); the time that took.
+pub async fn wait_for_reloads(
+    client: &Client,
+    ns: &str,
+    pods: &BTreeMap<String, String>,
+    before: &BTreeMap<String, i32>,
+) -> Duration {
+    let started = Instant::now();
+    loop {
+        let now = reloads(client, ns).await;
+        let pending: Vec<&String> = pods
+            .keys()
+            .filter(|pod| now.get(*pod).unwrap_or(&0) <= before.get(*pod).unwrap_or(&0))
+            .collect();
+        if pending.is_empty() {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < ROLL_WAIT,
+            "no certificate reload of {pending:?} in {ROLL_WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

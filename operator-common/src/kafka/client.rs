@@ -226,6 +226,23 @@ impl AdminClient {
         &self.inner.config
     }
 
+    /// The DER of the certificate that the listener at `address` (`host:port`) presents in
+    /// a TLS handshake, whoever signed it, for comparing with the one it should serve; the
+    /// handshake presents this client's certificate, and no Kafka request is sent. An error
+    /// when this client has no TLS settings.
+    pub async fn served_certificate(&self, address: &str) -> Result<Vec<u8>, AdminError> {
+        let Some(config) = &self.inner.config.tls else {
+            return Err(AdminError::Tls(format!(
+                "no TLS settings to read the certificate of {address} with"
+            )));
+        };
+        let inspecting = tls::inspecting_connector(config)?;
+        self.inner
+            .connector
+            .served_certificate(&inspecting, address)
+            .await
+    }
+
     /// Sends `request` once to `target`.
     pub(crate) async fn send<R: Request>(
         &self,

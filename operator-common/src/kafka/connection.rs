@@ -117,32 +117,10 @@ impl Connector {
     }
 
     async fn connect_unbounded(&self, address: &str) -> Result<Arc<Connection>, AdminError> {
-        let failed = |error: std::io::Error| AdminError::Connection {
-            address: address.to_owned(),
-            message: error.to_string(),
-        };
-        let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        if self.host_resolution == HostResolution::IpAddressesOnly
-            && host.parse::<std::net::IpAddr>().is_err()
-        {
-            return Err(AdminError::HostNameNotLookedUp {
-                address: address.to_owned(),
-            });
-        }
-        let tcp = TcpStream::connect(address).await.map_err(failed)?;
-        tcp.set_nodelay(true).map_err(failed)?;
+        let (tcp, host) = self.tcp(address).await?;
         let stream: Box<dyn Stream> = match &self.tls {
             None => Box::new(tcp),
-            Some(connector) => {
-                let tls = connector
-                    .connect(tls::server_name(host)?, tcp)
-                    .await
-                    .map_err(|error| {
-                        AdminError::Tls(format!("handshake with {address}: {error}"))
-                    })?;
-                Box::new(tls)
-            }
+            Some(connector) => Box::new(handshake(connector, address, host, tcp).await?),
         };
         let (reader, writer) = tokio::io::split(stream);
         let in_flight = Arc::new(Mutex::new(InFlight {
@@ -166,6 +144,67 @@ impl Connector {
         }
         Ok(connection)
     }
+}
+
+impl Connector {
+    /// A TCP connection to `address` (`host:port`), and its host.
+    async fn tcp<'a>(&self, address: &'a str) -> Result<(TcpStream, &'a str), AdminError> {
+        let failed = |error: std::io::Error| AdminError::Connection {
+            address: address.to_owned(),
+            message: error.to_string(),
+        };
+        let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if self.host_resolution == HostResolution::IpAddressesOnly
+            && host.parse::<std::net::IpAddr>().is_err()
+        {
+            return Err(AdminError::HostNameNotLookedUp {
+                address: address.to_owned(),
+            });
+        }
+        let tcp = TcpStream::connect(address).await.map_err(failed)?;
+        tcp.set_nodelay(true).map_err(failed)?;
+        Ok((tcp, host))
+    }
+
+    /// The DER of the certificate the listener at `address` presents first in a TLS
+    /// handshake (its own) through `inspecting`, a connector that accepts any certificate,
+    /// within the timeout; no Kafka request is sent.
+    pub(crate) async fn served_certificate(
+        &self,
+        inspecting: &TlsConnector,
+        address: &str,
+    ) -> Result<Vec<u8>, AdminError> {
+        let handshake = async {
+            let (tcp, host) = self.tcp(address).await?;
+            let tls = handshake(inspecting, address, host, tcp).await?;
+            tls.get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .map(|certificate| certificate.as_ref().to_vec())
+                .ok_or_else(|| AdminError::Tls(format!("{address} presented no certificate")))
+        };
+        tokio::time::timeout(self.timeout, handshake)
+            .await
+            .map_err(|_| AdminError::Timeout {
+                operation: format!("a TLS handshake with {address}"),
+                after: self.timeout,
+            })?
+    }
+}
+
+/// The TLS handshake with `host` over `tcp`, a connection to `address`.
+async fn handshake(
+    connector: &TlsConnector,
+    address: &str,
+    host: &str,
+    tcp: TcpStream,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, AdminError> {
+    connector
+        .connect(tls::server_name(host)?, tcp)
+        .await
+        .map_err(|error| AdminError::Tls(format!("handshake with {address}: {error}")))
 }
 
 impl Connection {

@@ -226,36 +226,10 @@ impl KafkaAdmin for AdminClient {
     ) -> Result<BTreeMap<ConfigResource, ItemResult<()>>, AdminError> {
         let mut results = BTreeMap::new();
         for (key, group) in by_target(changes.keys()) {
-            let target = key.target();
-            let request = IncrementalAlterConfigsRequest::default()
-                .with_validate_only(validate_only)
-                .with_resources(
-                    group
-                        .iter()
-                        .map(|resource| {
-                            incremental_alter_configs_request::AlterConfigsResource::default()
-                                .with_resource_type(resource.resource_type.code())
-                                .with_resource_name(text(&resource.name))
-                                .with_configs(
-                                    changes
-                                        .get(*resource)
-                                        .into_iter()
-                                        .flatten()
-                                        .map(alterable_config)
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
-                );
-            let response = self
-                .call("alter configs", target, &request, |_| Ok(()))
-                .await?;
-            for (resource, result) in group.into_iter().zip(response.responses) {
-                results.insert(
-                    resource.clone(),
-                    item(result.error_code, result.error_message.as_ref()),
-                );
-            }
+            results.extend(
+                self.incremental_alter_configs_at(key.target(), &group, changes, validate_only)
+                    .await?,
+            );
         }
         Ok(results)
     }
@@ -879,6 +853,70 @@ impl AdminClient {
                     "node {node_id} did not describe its configuration"
                 )))
             })
+    }
+
+    /// Sets `ops` on node `node_id` (its broker resource), for a client made for that node
+    /// alone: the request goes over the bootstrap connection, as
+    /// [`Self::describe_own_configs`] does, so a KRaft controller takes it on its controller
+    /// listener.
+    pub async fn alter_own_configs(
+        &self,
+        node_id: i32,
+        ops: Vec<AlterConfigOp>,
+    ) -> Result<(), AdminError> {
+        let resource = ConfigResource::broker(node_id);
+        let changes = BTreeMap::from([(resource.clone(), ops)]);
+        self.incremental_alter_configs_at(Target::Any, &[&resource], &changes, false)
+            .await?
+            .remove(&resource)
+            .unwrap_or_else(|| {
+                Err(AdminError::Protocol(format!(
+                    "node {node_id} did not answer the change of its configuration"
+                )))
+            })
+    }
+
+    /// Applies the `changes` of `resources` through `target` in one request.
+    async fn incremental_alter_configs_at(
+        &self,
+        target: Target,
+        resources: &[&ConfigResource],
+        changes: &BTreeMap<ConfigResource, Vec<AlterConfigOp>>,
+        validate_only: bool,
+    ) -> Result<BTreeMap<ConfigResource, ItemResult<()>>, AdminError> {
+        let request = IncrementalAlterConfigsRequest::default()
+            .with_validate_only(validate_only)
+            .with_resources(
+                resources
+                    .iter()
+                    .map(|resource| {
+                        incremental_alter_configs_request::AlterConfigsResource::default()
+                            .with_resource_type(resource.resource_type.code())
+                            .with_resource_name(text(&resource.name))
+                            .with_configs(
+                                changes
+                                    .get(*resource)
+                                    .into_iter()
+                                    .flatten()
+                                    .map(alterable_config)
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            );
+        let response = self
+            .call("alter configs", target, &request, |_| Ok(()))
+            .await?;
+        Ok(resources
+            .iter()
+            .zip(response.responses)
+            .map(|(resource, result)| {
+                (
+                    (*resource).clone(),
+                    item(result.error_code, result.error_message.as_ref()),
+                )
+            })
+            .collect())
     }
 
     /// The configs of `resources`, asked of `target` in one request.

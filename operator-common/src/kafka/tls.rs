@@ -17,6 +17,21 @@ use super::error::AdminError;
 
 /// A connector for `config`.
 pub(crate) fn connector(config: &TlsConfig) -> Result<TlsConnector, AdminError> {
+    let relaxed = (!config.verify_hostname).then_some(Relaxed::AnyHostName);
+    build_connector(config, relaxed)
+}
+
+/// A connector for `config` that accepts whatever certificate the server presents, for
+/// reading that certificate and comparing it with an expected one (no data is sent on its
+/// connections); it still presents the client certificate of `config`.
+pub(crate) fn inspecting_connector(config: &TlsConfig) -> Result<TlsConnector, AdminError> {
+    build_connector(config, Some(Relaxed::AnyCertificate))
+}
+
+fn build_connector(
+    config: &TlsConfig,
+    relaxed: Option<Relaxed>,
+) -> Result<TlsConnector, AdminError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = RootCertStore::empty();
     for certificate in certificates(&config.ca_pem, "CA bundle")? {
@@ -27,10 +42,9 @@ pub(crate) fn connector(config: &TlsConfig) -> Result<TlsConnector, AdminError> 
     let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .map_err(|error| AdminError::Tls(error.to_string()))?;
-    let verifier: Arc<dyn ServerCertVerifier> = if config.verify_hostname {
-        verifier
-    } else {
-        Arc::new(AnyHostName(verifier))
+    let verifier: Arc<dyn ServerCertVerifier> = match relaxed {
+        None => verifier,
+        Some(relaxed) => Arc::new(RelaxedVerifier { verifier, relaxed }),
     };
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -70,12 +84,24 @@ fn certificates(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>>, A
     Ok(certificates)
 }
 
-/// Verifies the chain like `WebPkiServerVerifier` but accepts any host name (Kafka's empty
-/// `ssl.endpoint.identification.algorithm`).
-#[derive(Debug)]
-struct AnyHostName(Arc<WebPkiServerVerifier>);
+/// What a [`RelaxedVerifier`] accepts that `WebPkiServerVerifier` refuses.
+#[derive(Clone, Copy, Debug)]
+enum Relaxed {
+    /// Any host name (Kafka's empty `ssl.endpoint.identification.algorithm`); the chain is
+    /// verified.
+    AnyHostName,
+    /// Any certificate: nothing of it is verified but the handshake's signatures.
+    AnyCertificate,
+}
 
-impl ServerCertVerifier for AnyHostName {
+/// Verifies like `WebPkiServerVerifier`, except what `relaxed` accepts.
+#[derive(Debug)]
+struct RelaxedVerifier {
+    verifier: Arc<WebPkiServerVerifier>,
+    relaxed: Relaxed,
+}
+
+impl ServerCertVerifier for RelaxedVerifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -84,10 +110,16 @@ impl ServerCertVerifier for AnyHostName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        if let Relaxed::AnyCertificate = self.relaxed {
+            return Ok(ServerCertVerified::assertion());
+        }
+        match self.verifier.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -101,7 +133,7 @@ impl ServerCertVerifier for AnyHostName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        self.verifier.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -110,10 +142,10 @@ impl ServerCertVerifier for AnyHostName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        self.verifier.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.verifier.supported_verify_schemes()
     }
 }
