@@ -18,7 +18,7 @@ pub mod unchecked;
 
 use std::collections::BTreeSet;
 
-pub use reasons::{PodRevisions, RestartReason, restart_reasons};
+pub use reasons::{PodRevisions, RESTART_REASON_NAMES, RestartReason, restart_reasons};
 
 /// A node whose pod must be restarted.
 #[derive(Clone, Debug, PartialEq, Eq)]

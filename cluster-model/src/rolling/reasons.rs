@@ -38,6 +38,20 @@ pub enum RestartReason {
     PodUnresponsive,
 }
 
+/// Every name [`RestartReason::name`] gives: the label values of the restart metric, listed
+/// from the start so that each reason's series exists before its first restart.
+pub const RESTART_REASON_NAMES: [&str; 9] = [
+    "CaCertHasOldGeneration",
+    "ClusterCaCertKeyReplaced",
+    "KafkaCertificatesChanged",
+    "CustomListenerCaCertChange",
+    "ConfigChangeRequiresRestart",
+    "PodHasOldRevision",
+    "ManualRollingUpdate",
+    "PodStuck",
+    "PodUnresponsive",
+];
+
 impl RestartReason {
     /// The stable, CamelCase name used as Event reason and metric label: Strimzi's restart
     /// reason for the same cause. Strimzi names a pod that runs an older cluster or clients
@@ -214,6 +228,12 @@ mod tests {
                 reason.name()
             );
         }
+        let names: std::collections::BTreeSet<&str> = all.iter().map(RestartReason::name).collect();
+        assert_eq!(
+            names,
+            RESTART_REASON_NAMES.into_iter().collect(),
+            "RESTART_REASON_NAMES lists every name, and only those"
+        );
         let explanations: std::collections::BTreeSet<String> =
             all.iter().map(RestartReason::explanation).collect();
         assert_eq!(explanations.len(), all.len(), "two causes explained alike");

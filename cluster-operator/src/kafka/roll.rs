@@ -61,7 +61,8 @@ use crate::rolling::safety::{
 };
 use crate::rolling::unchecked::{Unchecked, next_step};
 use crate::rolling::{
-    AvailabilityCheck, NodeToRoll, PodRevisions, RestartReason, RollDecision, restart_reasons,
+    AvailabilityCheck, NodeToRoll, PodRevisions, RESTART_REASON_NAMES, RestartReason, RollDecision,
+    restart_reasons,
 };
 
 /// Longest bound on one admin operation with its retries, whatever
@@ -109,6 +110,11 @@ impl RollingState {
             &["reason"],
         )?;
         metrics.register(Box::new(restarts.clone()))?;
+        // Each reason's series from the start, at 0: dashboards and alerts find the metric
+        // before the first restart (with certificate reloads, renewals restart nothing).
+        for reason in RESTART_REASON_NAMES {
+            restarts.with_label_values(&[reason]);
+        }
         Ok(Self {
             restarts,
             confirmed_settings: Arc::default(),

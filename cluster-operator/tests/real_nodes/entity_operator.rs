@@ -6,7 +6,7 @@
 //! reaches the broker with the identity the operator gives it and reports a topic and a
 //! consumer group without members; the Grafana
 //! dashboard's every metric is served by a running operator; bad input is refused with a
-//! condition and nothing restarted; a cluster CA renewal rolls the nodes and reaches the
+//! condition and nothing restarted; a cluster CA renewal is reloaded by the nodes and reaches the
 //! components' certificates, and a client trusting the CA certificate of before (the
 //! mutual-TLS user's) still gets in; removing each section removes its objects and nothing
 //! else.
@@ -375,8 +375,8 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     ready(&client, &ns, CLUSTER).await;
     assert_eq!(node_pod_uids(&client, &ns).await, nodes_before);
 
-    // A cluster CA renewal rolls the nodes and reaches the components' certificates; the
-    // entity operator keeps working with its new certificate.
+    // A cluster CA renewal (the nodes reload their certificates) reaches the components'
+    // certificates; the entity operator restarts and keeps working with its new certificate.
     let eo_secret = format!("{CLUSTER}-entity-topic-operator-certs");
     let old_certificate =
         crate::support::real_nodes::secret_value(&client, &ns, &eo_secret, "entity-operator.crt")
@@ -414,7 +414,8 @@ async fn the_entity_operator_and_kafka_exporter_run_next_to_the_brokers() {
     topic_ready(&client, &topics_ns, "after-renewal").await;
 
     // Every metric the Grafana dashboard queries is served by a running operator: the cluster
-    // operator (which rolled pods for the renewal) or the entity operator's two.
+    // operator (its restart counter lists each reason from the start) or the entity
+    // operator's two.
     let eo_ip = renewed_pod.status.as_ref().unwrap().pod_ip.clone().unwrap();
     let mut scraped = String::new();
     for url in [
