@@ -896,6 +896,35 @@ async fn a_handshake_reads_the_certificate_a_listener_serves() {
 }
 
 #[tokio::test]
+async fn a_listener_with_client_authentication_accepts_only_certificates_it_trusts() {
+    let tls = &broker().listener("tls").unwrap().bootstrap;
+    admin("tls").client_certificate_accepted(tls).await.unwrap();
+    // A certificate of another CA is refused, whatever the client trusts.
+    let other_ca = strimzi_tests::certs::TestCa::new("another-ca").unwrap();
+    let stranger = other_ca.client("stranger", None).unwrap();
+    let mut config = config("tls");
+    if let Some(tls) = config.tls.as_mut() {
+        tls.ca_pem = other_ca.cert_pem();
+        tls.client_identity_pem = Some(format!("{}{}", stranger.cert, stranger.key));
+    }
+    let error = AdminClient::new(config)
+        .unwrap()
+        .client_certificate_accepted(tls)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error.reason(), "KafkaTlsError" | "KafkaConnectionError"),
+        "{error}"
+    );
+    let plain = &broker().listener("plain").unwrap().bootstrap;
+    let error = admin("plain")
+        .client_certificate_accepted(plain)
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason(), "KafkaTlsError", "{error}");
+}
+
+#[tokio::test]
 async fn replica_sizes_come_from_the_brokers_log_directories() {
     use rdkafka::producer::{FutureProducer, FutureRecord};
     let admin = admin("plain");

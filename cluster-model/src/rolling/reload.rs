@@ -27,6 +27,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::RestartReason;
 use crate::model::nodes::pods::{pod_revision, resource_revision};
+use crate::model::security::certificates::CLIENTS_CA_TRUST_KEY;
 
 /// The pod annotations that change only with the certificates a node serves or trusts: the
 /// cluster and clients CA certificate generations, the node's server certificate hash and the
@@ -163,6 +164,78 @@ pub fn reload_visible(served_before: &[Vec<u8>], expected: &[ReloadedListener]) 
         .any(|(served, listener)| *served != listener.certificate)
 }
 
+/// A listener whose trust store a reload must be seen to have loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrustingListener {
+    /// The listener's name in `server.config` (`tls-9093`, ...).
+    pub name: String,
+    /// Its port, the end of its name.
+    pub port: u16,
+}
+
+/// The listeners of `options` (see [`reload_options`]) whose trust store holds the clients CA
+/// certificates (the trust bundle's [`CLIENTS_CA_TRUST_KEY`]): those with `tls`
+/// authentication, where users present certificates the clients CA signed.
+pub fn clients_ca_listeners(options: &[(String, String)]) -> Result<Vec<TrustingListener>, String> {
+    let reference_end = format!(":{CLIENTS_CA_TRUST_KEY}}}");
+    options
+        .iter()
+        .filter(|(_, value)| value.ends_with(&reference_end))
+        .filter_map(|(key, _)| {
+            key.strip_prefix("listener.name.")?
+                .strip_suffix(".ssl.truststore.certificates")
+        })
+        .map(|listener| {
+            Ok(TrustingListener {
+                name: listener.to_owned(),
+                port: listener_port(listener)?,
+            })
+        })
+        .collect()
+}
+
+/// Why a node restarts rather than reloads when a reload would change no certificate it
+/// serves and its trust of the cluster CA changes: no handshake of the operator can show that
+/// a node trusts a cluster CA certificate with the key it already trusts.
+pub const CLUSTER_CA_TRUST_ONLY: &str = "only its trust of the cluster CA changes, which a handshake cannot check, so it restarts to load it";
+
+/// Which listeners of a node must, once it has reloaded, accept a client certificate the
+/// current clients CA signed, given the running pod's annotations (`running`), its desired
+/// pod, its reload `options` and whether the reload changes a certificate it serves
+/// (`visible`, see [`reload_visible`]): those trusting the clients CA
+/// ([`clients_ca_listeners`]) when the clients CA certificate generation changes, else none.
+/// That check is what shows a reload of trust stores alone; a node that uses no clients CA
+/// has nothing to show. An error says why the node restarts instead: nothing it serves and
+/// nothing a client certificate can show would change ([`CLUSTER_CA_TRUST_ONLY`]).
+pub fn trust_checks(
+    running: &BTreeMap<String, String>,
+    desired: &Pod,
+    options: &[(String, String)],
+    visible: bool,
+) -> Result<Vec<TrustingListener>, String> {
+    let desired_annotations = desired.metadata.annotations.as_ref();
+    let changed = |key: &str| {
+        running.get(key) != desired_annotations.and_then(|annotations| annotations.get(key))
+    };
+    let clients_ca_changed = changed(annotations::CLIENTS_CA_CERT_GENERATION);
+    if !visible && (!clients_ca_changed || changed(annotations::CLUSTER_CA_CERT_GENERATION)) {
+        return Err(CLUSTER_CA_TRUST_ONLY.to_owned());
+    }
+    if clients_ca_changed {
+        clients_ca_listeners(options)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+/// The port at the end of `listener`'s name (`tls-9093`).
+fn listener_port(listener: &str) -> Result<u16, String> {
+    listener
+        .rsplit_once('-')
+        .and_then(|(_, port)| port.parse().ok())
+        .ok_or_else(|| format!("listener {listener} has no port in its name"))
+}
+
 /// Whether a reload may stand in for a restart while the cluster CA trusts
 /// `trusted_cluster_ca_certificates`: only while it trusts one. It keeps the certificates of an
 /// older key only while that key is replaced (or a user-managed CA carries several): then a
@@ -202,10 +275,7 @@ pub fn expected_certificates(
             Some((listener, value))
         })
         .map(|(listener, reference)| {
-            let port = listener
-                .rsplit_once('-')
-                .and_then(|(_, port)| port.parse().ok())
-                .ok_or_else(|| format!("listener {listener} has no port in its name"))?;
+            let port = listener_port(listener)?;
             let pem = secret_value(reference, secrets)?;
             let certificate = ParsedCertificate::from_pem(pem)
                 .map_err(|error| format!("{reference}: {error}"))?
@@ -427,6 +497,81 @@ cruise.control.metrics.reporter.ssl.keystore.key=${strimzisecrets:ns/c-0:c-0.key
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_clients_ca_change_is_checked_on_the_listeners_that_trust_it() {
+        let options = reload_options(
+            "listeners=REPLICATION-9091://0.0.0.0:9091,TLS-9093://0.0.0.0:9093,MTLS-9094://0.0.0.0:9094\n\
+             listener.name.replication-9091.ssl.truststore.certificates=${strimzisecrets:ns/c-trustbundle:cluster-ca.crt}\n\
+             listener.name.tls-9093.ssl.keystore.certificate.chain=${strimzisecrets:ns/c-0:c-0.crt}\n\
+             listener.name.mtls-9094.ssl.client.auth=required\n\
+             listener.name.mtls-9094.ssl.truststore.certificates=${strimzisecrets:ns/c-trustbundle:clients-ca.crt}\n",
+        );
+        let mtls = vec![TrustingListener {
+            name: "mtls-9094".to_owned(),
+            port: 9094,
+        }];
+        assert_eq!(clients_ca_listeners(&options).unwrap(), mtls);
+        let before = pod(
+            &[
+                (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
+                (annotations::CLIENTS_CA_CERT_GENERATION, "0"),
+            ],
+            "kafka:4.3.1",
+        );
+        let clients_ca = pod(
+            &[
+                (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
+                (annotations::CLIENTS_CA_CERT_GENERATION, "1"),
+            ],
+            "kafka:4.3.1",
+        );
+        // Trust stores alone: the listeners trusting the clients CA show it.
+        assert_eq!(
+            trust_checks(&running(&before), &clients_ca, &options, false).unwrap(),
+            mtls
+        );
+        // A node without such a listener has nothing to load.
+        let no_mtls = reload_options(
+            "listeners=REPLICATION-9091://0.0.0.0:9091\n\
+             listener.name.replication-9091.ssl.truststore.certificates=${strimzisecrets:ns/c-trustbundle:cluster-ca.crt}\n",
+        );
+        assert_eq!(
+            trust_checks(&running(&before), &clients_ca, &no_mtls, false).unwrap(),
+            Vec::new()
+        );
+        // New certificates served: they show the reload; the clients CA is checked as well
+        // when it changed too.
+        let renewed = pod(
+            &[
+                (annotations::CLUSTER_CA_CERT_GENERATION, "1"),
+                (annotations::CLIENTS_CA_CERT_GENERATION, "0"),
+            ],
+            "kafka:4.3.1",
+        );
+        assert_eq!(
+            trust_checks(&running(&before), &renewed, &options, true).unwrap(),
+            Vec::new()
+        );
+        let both = pod(
+            &[
+                (annotations::CLUSTER_CA_CERT_GENERATION, "1"),
+                (annotations::CLIENTS_CA_CERT_GENERATION, "1"),
+            ],
+            "kafka:4.3.1",
+        );
+        assert_eq!(
+            trust_checks(&running(&before), &both, &options, true).unwrap(),
+            mtls
+        );
+        // The cluster CA's trust alone, or with the clients CA's, cannot be shown: a restart.
+        for desired in [&renewed, &both] {
+            assert_eq!(
+                trust_checks(&running(&before), desired, &options, false).unwrap_err(),
+                CLUSTER_CA_TRUST_ONLY
+            );
+        }
     }
 
     #[test]

@@ -18,7 +18,12 @@ use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
 use strimzi_operator_common::metrics::CertificateType;
 use time::OffsetDateTime;
 
-use strimzi_certificate_manager::leaf::{IssueContext, IssuedCertificate};
+use strimzi_certificate_manager::leaf::{
+    self, IssueContext, IssueReason, IssuedCertificate, LeafSpec,
+};
+
+/// The user name of the certificate [`ClusterCas::trust_check_identity`] issues.
+const TRUST_CHECK_USER: &str = "strimzi-cluster-operator-trust-check";
 
 use super::{ReconcileError, Reconciliation, off_the_async_workers};
 use crate::model::desired::{self, CertificateRequest};
@@ -30,8 +35,9 @@ pub struct ClusterCas {
     /// The cluster CA, which signs the nodes' certificates (shared with the blocking thread
     /// that issues them).
     pub cluster: Arc<ReconciledCa>,
-    /// The clients CA, which signs the users' certificates.
-    pub clients: ReconciledCa,
+    /// The clients CA, which signs the users' certificates (shared with the blocking thread
+    /// that issues the certificate of a trust check).
+    pub clients: Arc<ReconciledCa>,
     /// Whether a maintenance time window is open now.
     pub window_open: bool,
     /// When the step ran.
@@ -57,6 +63,31 @@ impl ClusterCas {
                 trust_pending,
             };
             desired::issue_certificate(&authority.authority, &request, &context)
+        })
+        .await
+    }
+
+    /// A client certificate (`CN=strimzi-cluster-operator-trust-check`) and its key, PEM,
+    /// signed by the current clients CA, issued on a blocking thread of the CPU pool: what a
+    /// user with a certificate of the current clients CA presents, for checking that a node
+    /// accepts it after loading its trust stores. Never stored.
+    pub(super) async fn trust_check_identity(&self) -> Result<String, ReconcileError> {
+        let authority = self.clients.clone();
+        let (now, window_open) = (self.now, self.window_open);
+        off_the_async_workers(move || {
+            let context = IssueContext {
+                now,
+                window_open,
+                ca_action: &authority.action,
+                trust_pending: false,
+            };
+            leaf::issue(
+                &authority.authority,
+                &LeafSpec::user(TRUST_CHECK_USER),
+                IssueReason::Missing,
+                &context,
+            )
+            .map(|issued| format!("{}{}", issued.certificate.to_pem(), issued.key_pem))
         })
         .await
     }
@@ -121,7 +152,7 @@ impl Reconciliation<'_> {
         self.report_ca_expiry(&clients, CertificateType::ClientsCa);
         Ok(ClusterCas {
             cluster: Arc::new(cluster),
-            clients,
+            clients: Arc::new(clients),
             window_open,
             now,
         })

@@ -20,26 +20,22 @@ use kube::Resource;
 use kube::api::{Patch, PatchParams};
 use strimzi_certificate_manager::certificate::ParsedCertificate;
 use strimzi_operator_common::events::Severity;
-use strimzi_operator_common::kafka::AlterConfigOp;
+use strimzi_operator_common::kafka::{AdminClient, AdminError, AlterConfigOp, TlsConfig};
 
+use super::roll::operator_tls;
 use super::{ClusterCas, ReconcileError, Reconciliation};
 use crate::model::KafkaCluster;
 use crate::model::desired::DesiredObjects;
 use crate::model::listeners::services::{CONTROL_PLANE_PORT, REPLICATION_PORT};
 use crate::rolling::reload::{
-    ReloadedListener, STARTUP_CERTIFICATE_NOT_AFTER, annotations_after_reload,
+    ReloadedListener, STARTUP_CERTIFICATE_NOT_AFTER, TrustingListener, annotations_after_reload,
     expected_certificates, only_certificates_changed, reload_allowed, reload_options,
-    reload_visible, startup_certificate_not_after,
+    reload_visible, startup_certificate_not_after, trust_checks,
 };
 use crate::rolling::{NodeToRoll, RestartReason};
 
 /// The Event reason of a node that loaded new certificates without a restart.
 const CERTIFICATES_RELOADED: &str = "CertificatesReloaded";
-
-/// Why a node whose listeners would serve the certificates they serve already restarts: a
-/// change of trust stores alone cannot be checked in a handshake.
-const TRUST_ONLY: &str =
-    "only its trust stores change, which a handshake cannot check, so it restarts to load them";
 
 /// The index in `expected` of the listener on `port`, the node's own.
 fn own_listener_index(expected: &[ReloadedListener], port: i32) -> Option<usize> {
@@ -53,9 +49,48 @@ const APPLIED_WITHIN: Duration = Duration::from_secs(30);
 /// How often a listener is looked at meanwhile.
 const LOOK_AGAIN_AFTER: Duration = Duration::from_millis(250);
 
+/// A node the rolling step would restart, asked to reload instead.
+struct Reloading<'a> {
+    node: &'a NodeToRoll,
+    /// Its pod's annotations.
+    running: &'a BTreeMap<String, String>,
+    /// The pod its StrimziPodSet describes.
+    desired_pod: &'a Pod,
+}
+
+/// Runs `look` until it finds what it looks for (`Ok(Ok(()))`), every [`LOOK_AGAIN_AFTER`]
+/// until `deadline`: an error of `look` itself (`Err`) ends it at once, and what was seen
+/// last (`Ok(Err(seen))`) is the error at the deadline, naming `listener`.
+async fn look_until<F, Fut>(
+    deadline: tokio::time::Instant,
+    listener: &str,
+    look: F,
+) -> Result<(), String>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Result<(), String>, AdminError>>,
+{
+    loop {
+        let seen = look()
+            .await
+            .map_err(|error| format!("listener {listener}: {error}"))?;
+        match seen {
+            Ok(()) => return Ok(()),
+            Err(seen) if tokio::time::Instant::now() >= deadline => {
+                return Err(format!(
+                    "listener {listener}: {seen} {}s after the call",
+                    APPLIED_WITHIN.as_secs()
+                ));
+            }
+            Err(_) => tokio::time::sleep(LOOK_AGAIN_AFTER).await,
+        }
+    }
+}
+
 /// What a node reloaded.
 struct Reloaded {
-    /// The listeners that serve the new certificate.
+    /// The listeners seen to have loaded the new certificates: each serves its Secret's
+    /// certificate and, where the clients CA changed, accepts a user of it.
     listeners: Vec<String>,
     /// The expiry of the certificate the node started with, read on its first reload.
     startup_not_after: Option<String>,
@@ -96,6 +131,8 @@ impl Reconciliation<'_> {
         let key_kept = reload_allowed(cas.cluster.authority.trusted_certificates().len());
         let mut still_to_restart = Vec::new();
         let mut restart_notes = BTreeMap::new();
+        // Issued when a trust store change is first to be checked, for every node after.
+        let mut trust_check_identity = None;
         for node in nodes {
             let (Some(pod), Some(desired_pod)) = (pods.get(&node.pod), desired.pods.get(&node.pod))
             else {
@@ -114,9 +151,13 @@ impl Reconciliation<'_> {
                 still_to_restart.push(node);
                 continue;
             }
-            let first_reload = !running.contains_key(STARTUP_CERTIFICATE_NOT_AFTER);
+            let reloading = Reloading {
+                node: &node,
+                running: &running,
+                desired_pod,
+            };
             match self
-                .reload_node(cluster, desired, cas, &node, first_reload)
+                .reload_node(cluster, desired, cas, &reloading, &mut trust_check_identity)
                 .await
             {
                 Ok(reloaded) => {
@@ -137,18 +178,21 @@ impl Reconciliation<'_> {
         Ok((still_to_restart, restart_notes))
     }
 
-    /// Asks `node` to load its certificates again and checks that each reloaded listener
-    /// serves the certificate of the node's Secret; what was reloaded, or why not. On the
-    /// `first_reload` since the node started, the expiry of the certificate it serves before
-    /// the reload (the one it started with) is read first.
+    /// Asks a node to load its certificates again and checks that each reloaded listener
+    /// serves the certificate of the node's Secret and, when its trust of the clients CA
+    /// changes, that each listener trusting the clients CA accepts a client certificate of the
+    /// current clients CA (`trust_check_identity`, issued on first use); what was reloaded, or
+    /// why not. On the first reload since the node started, the expiry of the certificate it
+    /// serves before the reload (the one it started with) is read first.
     async fn reload_node(
         &self,
         cluster: &KafkaCluster,
         desired: &DesiredObjects,
         cas: &ClusterCas,
-        node: &NodeToRoll,
-        first_reload: bool,
+        reloading: &Reloading<'_>,
+        trust_check_identity: &mut Option<String>,
     ) -> Result<Reloaded, String> {
+        let node = reloading.node;
         let server_config = desired
             .server_configs
             .get(&node.pod)
@@ -168,7 +212,7 @@ impl Reconciliation<'_> {
         };
         let identity = &desired.cluster_operator_certificate;
         let admin = self
-            .node_admin_client(format!("{host}:{port}"), identity, cas)
+            .node_admin_client(format!("{host}:{port}"), operator_tls(identity, cas))
             .map_err(|error| error.to_string())?;
         let mut served_before = Vec::new();
         for listener in &expected {
@@ -179,9 +223,15 @@ impl Reconciliation<'_> {
                 .map_err(|error| format!("listener {}: {error}", listener.name))?;
             served_before.push(served);
         }
-        if !reload_visible(&served_before, &expected) {
-            return Err(TRUST_ONLY.to_owned());
-        }
+        let trusting = trust_checks(
+            reloading.running,
+            reloading.desired_pod,
+            &options,
+            reload_visible(&served_before, &expected),
+        )?;
+        let first_reload = !reloading
+            .running
+            .contains_key(STARTUP_CERTIFICATE_NOT_AFTER);
         let startup_not_after = match (first_reload, own_listener_index(&expected, port)) {
             (false, _) => None,
             (true, Some(index)) => {
@@ -201,34 +251,74 @@ impl Reconciliation<'_> {
             .map_err(|error| error.to_string())?;
         // The node applies the change once it replays the metadata record the call wrote, a
         // moment after the call returns: each listener is looked at until it serves the new
-        // certificate, for a bounded time.
+        // certificate and accepts a client of the current clients CA, for a bounded time.
         let deadline = tokio::time::Instant::now() + APPLIED_WITHIN;
         let mut listeners = Vec::new();
         for listener in expected {
             let address = format!("{host}:{}", listener.port);
-            loop {
-                let served = admin
-                    .served_certificate(&address)
-                    .await
-                    .map_err(|error| format!("listener {}: {error}", listener.name))?;
-                if served == listener.certificate {
-                    break;
-                }
-                if tokio::time::Instant::now() >= deadline {
-                    return Err(format!(
-                        "listener {} still served another certificate than its Secret's {}s after the call",
-                        listener.name,
-                        APPLIED_WITHIN.as_secs()
-                    ));
-                }
-                tokio::time::sleep(LOOK_AGAIN_AFTER).await;
-            }
+            let wanted = &listener.certificate;
+            look_until(deadline, &listener.name, || async {
+                let served = admin.served_certificate(&address).await?;
+                Ok((served == *wanted)
+                    .then_some(())
+                    .ok_or_else(|| "it served another certificate than its Secret's".to_owned()))
+            })
+            .await?;
             listeners.push(listener.name);
+        }
+        if !trusting.is_empty() {
+            let checker = self
+                .trust_checker(format!("{host}:{port}"), cas, trust_check_identity)
+                .await?;
+            for TrustingListener { name, port } in trusting {
+                let address = format!("{host}:{port}");
+                look_until(deadline, &name, || async {
+                    Ok(checker
+                        .client_certificate_accepted(&address)
+                        .await
+                        .map_err(|refused| {
+                            format!(
+                                "it refused a client certificate of the current clients CA: {refused}"
+                            )
+                        }))
+                })
+                .await?;
+                if !listeners.contains(&name) {
+                    listeners.push(name);
+                }
+            }
         }
         Ok(Reloaded {
             listeners,
             startup_not_after,
         })
+    }
+
+    /// A client of the node at `address` presenting a certificate of the current clients CA
+    /// (`identity`, issued here on first use).
+    async fn trust_checker(
+        &self,
+        address: String,
+        cas: &ClusterCas,
+        identity: &mut Option<String>,
+    ) -> Result<AdminClient, String> {
+        let pem = match identity {
+            Some(pem) => pem.clone(),
+            None => {
+                let pem = cas
+                    .trust_check_identity()
+                    .await
+                    .map_err(|error| format!("a client certificate to check with: {error}"))?;
+                identity.insert(pem).clone()
+            }
+        };
+        let tls = TlsConfig {
+            ca_pem: cas.cluster.authority.trusted_pem_bundle(),
+            client_identity_pem: Some(pem),
+            verify_hostname: false,
+        };
+        self.node_admin_client(address, tls)
+            .map_err(|error| error.to_string())
     }
 
     /// Sets the certificate annotations and the revision of the reloaded `pod` to those of
@@ -271,7 +361,7 @@ impl Reconciliation<'_> {
                 CERTIFICATES_RELOADED,
                 "StrimziInitiatedCertificateReload",
                 &format!(
-                    "Certificates reloaded without a restart, because {}; listeners {} serve the new certificate",
+                    "Certificates reloaded without a restart, because {}; checked on listeners {}",
                     why.join(" and "),
                     listeners.join(", ")
                 ),

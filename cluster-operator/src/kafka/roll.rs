@@ -225,7 +225,7 @@ fn describe_recovery(pod: &str, state: &BrokerState) -> String {
 /// The TLS settings the operator uses towards its brokers and their agents: the cluster
 /// CA's trusted certificates, and its own certificate of `identity` (the
 /// `<cluster>-cluster-operator-certs` Secret).
-fn operator_tls(identity: &Secret, cas: &ClusterCas) -> TlsConfig {
+pub(super) fn operator_tls(identity: &Secret, cas: &ClusterCas) -> TlsConfig {
     let pem = |key: &str| {
         identity
             .data
@@ -559,22 +559,21 @@ impl Reconciliation<'_> {
             strimzi_api::naming::bootstrap_service(&cluster.name),
             cluster.namespace
         );
-        Ok(self.node_admin_client(bootstrap, identity, cas)?)
+        Ok(self.node_admin_client(bootstrap, operator_tls(identity, cas))?)
     }
 
-    /// An admin client bootstrapping from `address` alone, as the operator's own identity
-    /// (see [`Self::admin_client`]).
+    /// An admin client bootstrapping from `address` alone, with `tls` (the operator's own
+    /// identity is [`operator_tls`]).
     pub(super) fn node_admin_client(
         &self,
         address: String,
-        identity: &Secret,
-        cas: &ClusterCas,
+        tls: TlsConfig,
     ) -> Result<AdminClient, AdminError> {
         let timeout = self.operator.config.operator.operation_timeout;
         AdminClient::new(AdminConfig {
             bootstrap_servers: vec![address],
             security_protocol: SecurityProtocol::Ssl,
-            tls: Some(operator_tls(identity, cas)),
+            tls: Some(tls),
             sasl: None,
             client_id: crate::config::NAME.to_owned(),
             request_timeout: timeout.min(MAX_ADMIN_REQUEST),
@@ -665,7 +664,7 @@ impl Reconciliation<'_> {
                 "{}:{CONTROL_PLANE_PORT}",
                 cluster.pod_dns_name(&node.pod_name)
             );
-            let entries = match self.node_admin_client(address, identity, cas) {
+            let entries = match self.node_admin_client(address, operator_tls(identity, cas)) {
                 Ok(client) => client.describe_own_configs(node.node_id).await,
                 Err(error) => Err(error),
             };

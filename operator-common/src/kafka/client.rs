@@ -243,6 +243,23 @@ impl AdminClient {
             .await
     }
 
+    /// Whether the listener at `address` (`host:port`) accepts this client's certificate: a
+    /// connection presenting it (whatever certificate the listener presents) on which the
+    /// listener answers an ApiVersions request; an error says why not. An error when this
+    /// client has no TLS settings.
+    pub async fn client_certificate_accepted(&self, address: &str) -> Result<(), AdminError> {
+        let Some(config) = &self.inner.config.tls else {
+            return Err(AdminError::Tls(format!(
+                "no TLS settings to present a certificate to {address} with"
+            )));
+        };
+        let inspecting = tls::inspecting_connector(config)?;
+        self.inner
+            .connector
+            .client_certificate_accepted(&inspecting, address)
+            .await
+    }
+
     /// Sends `request` once to `target`.
     pub(crate) async fn send<R: Request>(
         &self,

@@ -167,6 +167,23 @@ impl Connector {
         Ok((tcp, host))
     }
 
+    /// Whether the listener at `address` accepts the client certificate `inspecting` (a
+    /// connector that accepts any server certificate) presents: it must answer an ApiVersions
+    /// request on the connection, within the timeout. A refused certificate fails the
+    /// handshake (TLS 1.2) or closes the connection before the answer (TLS 1.3).
+    pub(crate) async fn client_certificate_accepted(
+        &self,
+        inspecting: &TlsConnector,
+        address: &str,
+    ) -> Result<(), AdminError> {
+        let presenting = Self {
+            tls: Some(inspecting.clone()),
+            sasl: None,
+            ..self.clone()
+        };
+        presenting.connect(address).await.map(drop)
+    }
+
     /// The DER of the certificate the listener at `address` presents first in a TLS
     /// handshake (its own) through `inspecting`, a connector that accepts any certificate,
     /// within the timeout; no Kafka request is sent.

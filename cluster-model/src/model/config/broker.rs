@@ -15,6 +15,7 @@ use strimzi_api::storage::{SingleVolumeStorage, Storage};
 
 use crate::model::config::options::{self, Properties};
 use crate::model::listeners::ListenerAddresses;
+use crate::model::security::certificates::CLIENTS_CA_TRUST_KEY;
 use crate::model::{KafkaCluster, KafkaNode};
 
 /// Name of the KRaft controller listener.
@@ -312,7 +313,7 @@ impl KafkaCluster {
                 out.line(&format!("{prefix}.ssl.client.auth"), "required");
                 out.line(
                     &format!("{prefix}.ssl.truststore.certificates"),
-                    self.trust_bundle_placeholder("clients-ca.crt"),
+                    self.trust_bundle_placeholder(CLIENTS_CA_TRUST_KEY),
                 );
                 out.line(&format!("{prefix}.ssl.truststore.type"), "PEM");
                 out.blank();

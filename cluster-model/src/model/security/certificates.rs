@@ -18,6 +18,10 @@ use crate::model::{KafkaCluster, KafkaNode, ModelError};
 /// Common name and data key prefix of the operator's own client certificate.
 const CLUSTER_OPERATOR: &str = "cluster-operator";
 
+/// The data key of the trust bundle Secret ([`KafkaCluster::trust_bundle_secret`]) with the
+/// clients CA certificates, which the listeners with `tls` authentication trust.
+pub const CLIENTS_CA_TRUST_KEY: &str = "clients-ca.crt";
+
 /// The request of the operator's own client certificate: `CN=cluster-operator`,
 /// `O=io.strimzi`, stored under `cluster-operator.crt` and `.key` only, as Strimzi's.
 pub fn cluster_operator_certificate_spec() -> LeafSpec {
@@ -243,7 +247,7 @@ impl KafkaCluster {
                     ByteString(cluster_ca_pem.trim_end().as_bytes().to_vec()),
                 ),
                 (
-                    "clients-ca.crt".to_owned(),
+                    CLIENTS_CA_TRUST_KEY.to_owned(),
                     ByteString(clients_ca_pem.trim_end().as_bytes().to_vec()),
                 ),
             ]),
