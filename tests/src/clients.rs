@@ -547,7 +547,9 @@ impl KafkaTools {
     /// the reassignment; when one of them times out, the same plan is executed again, with
     /// `--additional` in case the timed-out call had started it: a plan submitted twice asks
     /// for the same replicas twice, which Kafka takes as one reassignment (or none, when it is
-    /// done). Any other failure, or a timeout on the last attempt, is returned. The wait then
+    /// done). A plan naming a broker that is not live (fenced while its controller restarts)
+    /// is executed again for up to 2 minutes. Any other failure, or a timeout on the last
+    /// attempt, is returned. The wait then
     /// checks the replicas themselves, so a reassignment towards other brokers fails it.
     pub fn remove_replicas_of(
         &self,
@@ -565,7 +567,9 @@ impl KafkaTools {
             .map_err(|error| format!("writing {}: {error}", plan_file.display()))?;
         let plan_path = plan_file.to_string_lossy();
         let tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
-        for attempt in 1..=EXECUTE_ATTEMPTS {
+        let brokers_deadline = Instant::now() + UNKNOWN_BROKERS_WAIT;
+        let mut attempt = 1;
+        loop {
             let mut args = vec!["--reassignment-json-file", &plan_path, "--execute"];
             if attempt > 1 {
                 args.push("--additional");
@@ -574,6 +578,15 @@ impl KafkaTools {
                 Ok(_) => break,
                 Err(error) if attempt < EXECUTE_ATTEMPTS && is_client_timeout(&error) => {
                     eprintln!("reassignment attempt {attempt} timed out, executing again: {error}");
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_secs(5));
+                }
+                // A broker of the plan is not in the cluster's metadata yet (fenced while
+                // its controller restarts): nothing was started, so the same call again.
+                Err(error) if is_unknown_broker(&error) && Instant::now() < brokers_deadline => {
+                    eprintln!(
+                        "reassignment attempt {attempt} named a broker not back yet, waiting: {error}"
+                    );
                     std::thread::sleep(Duration::from_secs(5));
                 }
                 Err(error) => return Err(format!("attempt {attempt}: {error}")),
@@ -596,6 +609,15 @@ impl KafkaTools {
         }
     }
 }
+
+/// Whether Kafka's reassignment tool refused a plan because a broker it names is not among
+/// the cluster's live brokers.
+fn is_unknown_broker(error: &str) -> bool {
+    error.contains("Unknown broker id")
+}
+
+/// How long a reassignment waits for the brokers of its plan to be live.
+const UNKNOWN_BROKERS_WAIT: Duration = Duration::from_secs(120);
 
 /// Whether a Kafka tool failed because its admin client timed out (reaching a broker, or
 /// waiting for an answer), rather than because Kafka refused what it asked.
