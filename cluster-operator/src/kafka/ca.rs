@@ -11,7 +11,7 @@ use kube::{Resource, ResourceExt};
 use strimzi_api::annotations;
 use strimzi_api::kafka::Kafka;
 use strimzi_certificate_manager::authority::{
-    self, CaAction, CaKind, CaSettings, ForceAnnotationsDone, ReconciledCa,
+    self, CaAction, CaKind, CaSettings, CertificateAuthority, ForceAnnotationsDone, ReconciledCa,
 };
 use strimzi_certificate_manager::maintenance::MaintenanceWindows;
 use strimzi_operator_common::labels::{ComponentLabels, owner_reference};
@@ -46,14 +46,32 @@ pub struct ClusterCas {
 
 impl ClusterCas {
     /// Issues or reuses the certificate of `request` with the cluster CA, on a blocking
-    /// thread of the CPU pool (a new RSA key takes about half a second); by the request's
-    /// name. `trust_pending`: whether some node does not trust a new CA key yet.
+    /// thread of the CPU pool; by the request's name. `trust_pending`: whether some node does not trust a new CA key yet.
     pub(super) async fn issue(
         &self,
         request: CertificateRequest,
         trust_pending: bool,
     ) -> Result<(String, IssuedCertificate), ReconcileError> {
-        let authority = self.cluster.clone();
+        self.signing(
+            self.cluster.clone(),
+            trust_pending,
+            move |authority, context| desired::issue_certificate(authority, &request, context),
+        )
+        .await
+    }
+
+    /// Runs `sign` with the CA of `authority` and the context of this step, on a blocking
+    /// thread of the CPU pool (a new RSA key takes about half a second).
+    async fn signing<T, E>(
+        &self,
+        authority: Arc<ReconciledCa>,
+        trust_pending: bool,
+        sign: impl FnOnce(&CertificateAuthority, &IssueContext<'_>) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, ReconcileError>
+    where
+        T: Send + 'static,
+        E: Into<ReconcileError> + Send + 'static,
+    {
         let (now, window_open) = (self.now, self.window_open);
         off_the_async_workers(move || {
             let context = IssueContext {
@@ -62,7 +80,7 @@ impl ClusterCas {
                 ca_action: &authority.action,
                 trust_pending,
             };
-            desired::issue_certificate(&authority.authority, &request, &context)
+            sign(&authority.authority, &context)
         })
         .await
     }
@@ -72,20 +90,12 @@ impl ClusterCas {
     /// user with a certificate of the current clients CA presents, for checking that a node
     /// accepts it after loading its trust stores. Never stored.
     pub(super) async fn trust_check_identity(&self) -> Result<String, ReconcileError> {
-        let authority = self.clients.clone();
-        let (now, window_open) = (self.now, self.window_open);
-        off_the_async_workers(move || {
-            let context = IssueContext {
-                now,
-                window_open,
-                ca_action: &authority.action,
-                trust_pending: false,
-            };
+        self.signing(self.clients.clone(), false, |authority, context| {
             leaf::issue(
-                &authority.authority,
+                authority,
                 &LeafSpec::user(TRUST_CHECK_USER),
                 IssueReason::Missing,
-                &context,
+                context,
             )
             .map(|issued| format!("{}{}", issued.certificate.to_pem(), issued.key_pem))
         })

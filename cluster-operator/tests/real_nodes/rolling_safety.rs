@@ -631,26 +631,7 @@ async fn replace_clients_ca_key(client: &Client, ns: &str, kafka: &Kafka) -> Dur
         before,
         "a pod restarted for the clients CA key replacement"
     );
-    let generation = Api::<Secret>::namespaced(client.clone(), ns)
-        .get(&format!("{CLUSTER}-clients-ca-cert"))
-        .await
-        .unwrap()
-        .annotations()
-        .get("strimzi.io/ca-cert-generation")
-        .cloned();
-    for pod in Api::<Pod>::namespaced(client.clone(), ns)
-        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
-        .await
-        .unwrap()
-    {
-        assert_eq!(
-            pod.annotations()
-                .get("strimzi.io/clients-ca-cert-generation"),
-            generation.as_ref(),
-            "{} does not run as trusting the new clients CA certificate",
-            pod.name_any()
-        );
-    }
+    assert_pods_trust_current(client, ns, "clients-ca").await;
     let checked = event_notes(client, ns, "CertificatesReloaded").await;
     assert!(
         checked.iter().any(|note| note.contains("mtls-")),
@@ -673,6 +654,32 @@ async fn replace_clients_ca_key(client: &Client, ns: &str, kafka: &Kafka) -> Dur
         .await;
     }
     took
+}
+
+/// Checks that every pod of the cluster in `ns` runs as trusting the current certificate of
+/// CA `ca` (`cluster-ca`, `clients-ca`): its `strimzi.io/<ca>-cert-generation` annotation is
+/// the generation of the CA's certificate Secret.
+async fn assert_pods_trust_current(client: &Client, ns: &str, ca: &str) {
+    let generation = Api::<Secret>::namespaced(client.clone(), ns)
+        .get(&format!("{CLUSTER}-{ca}-cert"))
+        .await
+        .unwrap()
+        .annotations()
+        .get("strimzi.io/ca-cert-generation")
+        .cloned();
+    for pod in Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
+        .await
+        .unwrap()
+    {
+        assert_eq!(
+            pod.annotations()
+                .get(&format!("strimzi.io/{ca}-cert-generation")),
+            generation.as_ref(),
+            "{} does not run as trusting the current {ca} certificate",
+            pod.name_any()
+        );
+    }
 }
 
 /// Sets the recorded expiry of the certificate broker pod `expiring` started with to an hour
@@ -824,26 +831,7 @@ async fn renew_cluster_ca_by_reload(
         before,
         "a pod restarted for the cluster CA renewal"
     );
-    let generation = Api::<Secret>::namespaced(client.clone(), ns)
-        .get(&format!("{CLUSTER}-cluster-ca-cert"))
-        .await
-        .unwrap()
-        .annotations()
-        .get("strimzi.io/ca-cert-generation")
-        .cloned();
-    for pod in Api::<Pod>::namespaced(client.clone(), ns)
-        .list(&ListParams::default().labels(&format!("strimzi.io/cluster={CLUSTER}")))
-        .await
-        .unwrap()
-    {
-        assert_eq!(
-            pod.annotations()
-                .get("strimzi.io/cluster-ca-cert-generation"),
-            generation.as_ref(),
-            "{} does not run as trusting the renewed CA certificate",
-            pod.name_any()
-        );
-    }
+    assert_pods_trust_current(client, ns, "cluster-ca").await;
     assert_served_certificates_are_stored(client, ns).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     let report = stop_and_check_nothing_lost(producer, plain, "renewal", Redelivery::Refused).await;

@@ -231,12 +231,7 @@ impl AdminClient {
     /// handshake presents this client's certificate, and no Kafka request is sent. An error
     /// when this client has no TLS settings.
     pub async fn served_certificate(&self, address: &str) -> Result<Vec<u8>, AdminError> {
-        let Some(config) = &self.inner.config.tls else {
-            return Err(AdminError::Tls(format!(
-                "no TLS settings to read the certificate of {address} with"
-            )));
-        };
-        let inspecting = tls::inspecting_connector(config)?;
+        let inspecting = self.inspecting_connector(address)?;
         self.inner
             .connector
             .served_certificate(&inspecting, address)
@@ -248,16 +243,25 @@ impl AdminClient {
     /// listener answers an ApiVersions request; an error says why not. An error when this
     /// client has no TLS settings.
     pub async fn client_certificate_accepted(&self, address: &str) -> Result<(), AdminError> {
-        let Some(config) = &self.inner.config.tls else {
-            return Err(AdminError::Tls(format!(
-                "no TLS settings to present a certificate to {address} with"
-            )));
-        };
-        let inspecting = tls::inspecting_connector(config)?;
+        let inspecting = self.inspecting_connector(address)?;
         self.inner
             .connector
             .client_certificate_accepted(&inspecting, address)
             .await
+    }
+
+    /// A connector with this client's TLS settings that accepts any server certificate, for
+    /// a look at the listener at `address`; an error when this client has no TLS settings.
+    fn inspecting_connector(
+        &self,
+        address: &str,
+    ) -> Result<tokio_rustls::TlsConnector, AdminError> {
+        let Some(config) = &self.inner.config.tls else {
+            return Err(AdminError::Tls(format!(
+                "no TLS settings to connect to {address} with"
+            )));
+        };
+        tls::inspecting_connector(config)
     }
 
     /// Sends `request` once to `target`.
