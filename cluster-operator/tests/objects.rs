@@ -17,9 +17,9 @@ use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::pod_set::StrimziPodSet;
-use strimzi_tests::resources::{WAIT, eventually_ok};
+use strimzi_tests::resources::eventually_ok;
 use support::strimzi_recorded::{OBJECT_KINDS, Recorded, STRIMZI_MANAGER};
-use support::{Operator, apply, binding_exists, cluster, names, namespace, ready};
+use support::{Operator, WAIT, apply, binding_exists, cluster, names, namespace, ready};
 
 /// The documents of `cluster(name, 1, 1)` with the Kafka's listeners extended by `extra` and
 /// its spec merged with `kafka_spec`.
