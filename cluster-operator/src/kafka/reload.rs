@@ -89,9 +89,11 @@ where
 
 /// What a node reloaded.
 struct Reloaded {
-    /// The listeners seen to have loaded the new certificates: each serves its Secret's
-    /// certificate and, where the clients CA changed, accepts a user of it.
+    /// The listeners seen to serve their Secret's certificate.
     listeners: Vec<String>,
+    /// The listeners seen to accept a client certificate of the current clients CA, when
+    /// the clients CA changed.
+    trusting: Vec<String>,
     /// The expiry of the certificate the node started with, read on its first reload.
     startup_not_after: Option<String>,
 }
@@ -161,9 +163,9 @@ impl Reconciliation<'_> {
                 .await
             {
                 Ok(reloaded) => {
-                    self.mark_reloaded(pod, desired_pod, reloaded.startup_not_after)
+                    self.mark_reloaded(pod, desired_pod, reloaded.startup_not_after.clone())
                         .await?;
-                    self.reloaded(pod, &node, &reloaded.listeners).await;
+                    self.reloaded(pod, &node, &reloaded).await;
                 }
                 Err(why) => {
                     tracing::warn!(pod = %node.pod, %why, "the certificates could not be reloaded: the node restarts instead");
@@ -266,6 +268,7 @@ impl Reconciliation<'_> {
             .await?;
             listeners.push(listener.name);
         }
+        let mut accepted = Vec::new();
         if !trusting.is_empty() {
             let checker = self
                 .trust_checker(format!("{host}:{port}"), cas, trust_check_identity)
@@ -283,13 +286,12 @@ impl Reconciliation<'_> {
                         }))
                 })
                 .await?;
-                if !listeners.contains(&name) {
-                    listeners.push(name);
-                }
+                accepted.push(name);
             }
         }
         Ok(Reloaded {
             listeners,
+            trusting: accepted,
             startup_not_after,
         })
     }
@@ -347,10 +349,20 @@ impl Reconciliation<'_> {
         Ok(())
     }
 
-    /// Says in a Normal Event on `pod` that `node` loaded its new certificates on
-    /// `listeners` without a restart.
-    async fn reloaded(&self, pod: &Pod, node: &NodeToRoll, listeners: &[String]) {
+    /// Says in a Normal Event on `pod` that `node` loaded its new certificates without a
+    /// restart, and on which listeners that was seen.
+    async fn reloaded(&self, pod: &Pod, node: &NodeToRoll, reloaded: &Reloaded) {
         let why = node.explanations();
+        let mut checked = format!(
+            "listeners {} serve their certificates",
+            reloaded.listeners.join(", ")
+        );
+        if !reloaded.trusting.is_empty() {
+            checked.push_str(&format!(
+                ", and {} accept a client certificate of the current clients CA",
+                reloaded.trusting.join(", ")
+            ));
+        }
         tracing::info!(pod = %node.pod, node_id = node.node_id, reasons = %why.join("; "), "reloaded the certificates of a Kafka node without a restart");
         self.operator
             .runtime
@@ -361,9 +373,8 @@ impl Reconciliation<'_> {
                 CERTIFICATES_RELOADED,
                 "StrimziInitiatedCertificateReload",
                 &format!(
-                    "Certificates reloaded without a restart, because {}; checked on listeners {}",
+                    "Certificates reloaded without a restart, because {}; {checked}",
                     why.join(" and "),
-                    listeners.join(", ")
                 ),
             )
             .await;
