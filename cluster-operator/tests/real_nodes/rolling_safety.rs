@@ -32,13 +32,12 @@ use crate::support::real_nodes::{
     stop_and_check_nothing_lost, stored_certificate,
 };
 use crate::support::rolls::{
-    ROLL_WAIT, event_notes, pod_uids, reloads, restarted_in_order_noting, set_option,
-    wait_for_reloads, watch_roll,
+    ROLL_WAIT, event_notes, pod_uids, reloaded_noting, reloads, restarted_in_order_noting,
+    set_option, wait_for_reloads, watch_roll,
 };
 use crate::support::{apply, force, ready, wait_for};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Pod, Secret};
-use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -635,20 +634,12 @@ async fn replace_clients_ca_key(client: &Client, ns: &str, kafka: &Kafka) -> Dur
     assert_pods_trust_current(client, ns, "clients-ca").await;
     // Each broker's reload was seen on its mutual-TLS listener, which accepted a client
     // certificate of the new key; the controller trusts the clients CA nowhere.
-    let checked: std::collections::BTreeSet<String> = Api::<Event>::namespaced(client.clone(), ns)
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter(|event| {
-            event.reason.as_deref() == Some("CertificatesReloaded")
-                && event.note.as_deref().is_some_and(|note| {
-                    note.contains("mtls-9094 accept a client certificate of the current clients CA")
-                })
-        })
-        .filter_map(|event| event.regarding?.name)
-        .collect();
+    let checked = reloaded_noting(
+        client,
+        ns,
+        "mtls-9094 accept a client certificate of the current clients CA",
+    )
+    .await;
     let brokers: std::collections::BTreeSet<String> = before
         .keys()
         .filter(|pod| pod.contains("-broker-"))

@@ -157,22 +157,48 @@ pub async fn restarted_in_order_noting(
     reason: &str,
     note: &str,
 ) -> Vec<String> {
-    let mut events: Vec<Event> = Api::<Event>::namespaced(client.clone(), ns)
+    let mut events = events_noting(client, ns, "StrimziInitiatedPodRestart", reason, note).await;
+    events.sort_by_key(|event| event.event_time.as_ref().map(|time| time.0));
+    events
+        .iter()
+        .filter_map(|event| event.regarding.as_ref()?.name.clone())
+        .collect()
+}
+
+/// The pods whose certificates the operator reloaded with a note that contains `note`.
+pub async fn reloaded_noting(client: &Client, ns: &str, note: &str) -> BTreeSet<String> {
+    events_noting(
+        client,
+        ns,
+        "StrimziInitiatedCertificateReload",
+        "CertificatesReloaded",
+        note,
+    )
+    .await
+    .into_iter()
+    .filter_map(|event| event.regarding?.name)
+    .collect()
+}
+
+/// The Events in `ns` with `action` and `reason` whose note contains `note`.
+async fn events_noting(
+    client: &Client,
+    ns: &str,
+    action: &str,
+    reason: &str,
+    note: &str,
+) -> Vec<Event> {
+    Api::<Event>::namespaced(client.clone(), ns)
         .list(&ListParams::default())
         .await
         .unwrap()
         .items
         .into_iter()
         .filter(|event| {
-            event.action.as_deref() == Some("StrimziInitiatedPodRestart")
+            event.action.as_deref() == Some(action)
                 && event.reason.as_deref() == Some(reason)
                 && event.note.as_deref().unwrap_or_default().contains(note)
         })
-        .collect();
-    events.sort_by_key(|event| event.event_time.as_ref().map(|time| time.0));
-    events
-        .iter()
-        .filter_map(|event| event.regarding.as_ref()?.name.clone())
         .collect()
 }
 
