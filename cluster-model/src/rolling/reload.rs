@@ -47,10 +47,9 @@ pub const CERTIFICATE_ANNOTATIONS: [&str; 4] = [
 /// the running pod's `strimzi.io/revision`, and the containers' resources are the same. False
 /// when no certificate annotation differs.
 pub fn only_certificates_changed(running: &BTreeMap<String, String>, desired: &Pod) -> bool {
-    let desired_annotations = desired.metadata.annotations.as_ref();
-    let certificates_differ = CERTIFICATE_ANNOTATIONS.iter().any(|key| {
-        running.get(*key) != desired_annotations.and_then(|annotations| annotations.get(*key))
-    });
+    let certificates_differ = CERTIFICATE_ANNOTATIONS
+        .iter()
+        .any(|key| annotation_changed(running, desired, key));
     if !certificates_differ {
         return false;
     }
@@ -107,12 +106,10 @@ pub fn startup_certificate_expiring(
 /// its StrimziPodSet describes: each certificate annotation as desired (`None`: removed) and
 /// the desired `strimzi.io/revision`.
 pub fn annotations_after_reload(desired: &Pod) -> BTreeMap<String, Option<String>> {
-    let desired_annotations = desired.metadata.annotations.as_ref();
-    let get = |key: &str| desired_annotations.and_then(|annotations| annotations.get(key).cloned());
     CERTIFICATE_ANNOTATIONS
         .iter()
         .chain(&[annotations::REVISION])
-        .map(|key| ((*key).to_owned(), get(key)))
+        .map(|key| ((*key).to_owned(), desired_annotation(desired, key).cloned()))
         .collect()
 }
 
@@ -213,10 +210,7 @@ pub fn trust_checks(
     options: &[(String, String)],
     visible: bool,
 ) -> Result<Vec<TrustingListener>, String> {
-    let desired_annotations = desired.metadata.annotations.as_ref();
-    let changed = |key: &str| {
-        running.get(key) != desired_annotations.and_then(|annotations| annotations.get(key))
-    };
+    let changed = |key| annotation_changed(running, desired, key);
     let clients_ca_changed = changed(annotations::CLIENTS_CA_CERT_GENERATION);
     if !visible && (!clients_ca_changed || changed(annotations::CLUSTER_CA_CERT_GENERATION)) {
         return Err(CLUSTER_CA_TRUST_ONLY.to_owned());
@@ -226,6 +220,17 @@ pub fn trust_checks(
     } else {
         Ok(Vec::new())
     }
+}
+
+/// The value of annotation `key` of the `desired` pod.
+fn desired_annotation<'a>(desired: &'a Pod, key: &str) -> Option<&'a String> {
+    desired.metadata.annotations.as_ref()?.get(key)
+}
+
+/// Whether annotation `key` of the running pod (its annotations, `running`) differs from the
+/// `desired` pod's.
+fn annotation_changed(running: &BTreeMap<String, String>, desired: &Pod, key: &str) -> bool {
+    running.get(key) != desired_annotation(desired, key)
 }
 
 /// The port at the end of `listener`'s name (`tls-9093`).
@@ -513,20 +518,18 @@ cruise.control.metrics.reporter.ssl.keystore.key=${strimzisecrets:ns/c-0:c-0.key
             port: 9094,
         }];
         assert_eq!(clients_ca_listeners(&options).unwrap(), mtls);
-        let before = pod(
-            &[
-                (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
-                (annotations::CLIENTS_CA_CERT_GENERATION, "0"),
-            ],
-            "kafka:4.3.1",
-        );
-        let clients_ca = pod(
-            &[
-                (annotations::CLUSTER_CA_CERT_GENERATION, "0"),
-                (annotations::CLIENTS_CA_CERT_GENERATION, "1"),
-            ],
-            "kafka:4.3.1",
-        );
+        // A pod running with these cluster and clients CA certificate generations.
+        let trusting = |cluster: &str, clients: &str| {
+            pod(
+                &[
+                    (annotations::CLUSTER_CA_CERT_GENERATION, cluster),
+                    (annotations::CLIENTS_CA_CERT_GENERATION, clients),
+                ],
+                "kafka:4.3.1",
+            )
+        };
+        let before = trusting("0", "0");
+        let clients_ca = trusting("0", "1");
         // Trust stores alone: the listeners trusting the clients CA show it.
         assert_eq!(
             trust_checks(&running(&before), &clients_ca, &options, false).unwrap(),
@@ -543,24 +546,12 @@ cruise.control.metrics.reporter.ssl.keystore.key=${strimzisecrets:ns/c-0:c-0.key
         );
         // New certificates served: they show the reload; the clients CA is checked as well
         // when it changed too.
-        let renewed = pod(
-            &[
-                (annotations::CLUSTER_CA_CERT_GENERATION, "1"),
-                (annotations::CLIENTS_CA_CERT_GENERATION, "0"),
-            ],
-            "kafka:4.3.1",
-        );
+        let renewed = trusting("1", "0");
         assert_eq!(
             trust_checks(&running(&before), &renewed, &options, true).unwrap(),
             Vec::new()
         );
-        let both = pod(
-            &[
-                (annotations::CLUSTER_CA_CERT_GENERATION, "1"),
-                (annotations::CLIENTS_CA_CERT_GENERATION, "1"),
-            ],
-            "kafka:4.3.1",
-        );
+        let both = trusting("1", "1");
         assert_eq!(
             trust_checks(&running(&before), &both, &options, true).unwrap(),
             mtls

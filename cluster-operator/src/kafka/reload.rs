@@ -163,7 +163,7 @@ impl Reconciliation<'_> {
                 .await
             {
                 Ok(reloaded) => {
-                    self.mark_reloaded(pod, desired_pod, reloaded.startup_not_after.clone())
+                    self.mark_reloaded(pod, desired_pod, reloaded.startup_not_after.as_deref())
                         .await?;
                     self.reloaded(pod, &node, &reloaded).await;
                 }
@@ -330,12 +330,15 @@ impl Reconciliation<'_> {
         &self,
         pod: &Pod,
         desired_pod: &Pod,
-        startup_not_after: Option<String>,
+        startup_not_after: Option<&str>,
     ) -> Result<(), ReconcileError> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let mut annotations = annotations_after_reload(desired_pod);
         if let Some(not_after) = startup_not_after {
-            annotations.insert(STARTUP_CERTIFICATE_NOT_AFTER.to_owned(), Some(not_after));
+            annotations.insert(
+                STARTUP_CERTIFICATE_NOT_AFTER.to_owned(),
+                Some(not_after.to_owned()),
+            );
         }
         let patch = serde_json::json!({"metadata": {
             "uid": pod.metadata.uid,
