@@ -1,0 +1,223 @@
+//! The command line, and running one command.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::connection::{Cluster, Target};
+use crate::error::PluginError;
+
+/// `kubectl strimzi`: see what a change to a Kafka cluster would restart, and why, before you
+/// apply it; read its status and certificates; pause, resume, roll and rebalance it; collect a
+/// support bundle.
+#[derive(Debug, Parser)]
+#[command(name = "kubectl-strimzi", bin_name = "kubectl strimzi", version)]
+pub struct Cli {
+    /// The kubeconfig file (else KUBECONFIG, else ~/.kube/config, else in-cluster).
+    #[arg(long, global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (else its current context).
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// The namespace of the Kafka cluster (else the context's).
+    #[arg(short, long, global = true)]
+    pub namespace: Option<String>,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How a command prints its result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Lines for people.
+    #[default]
+    Text,
+    /// One JSON document, for scripts and CI pipelines.
+    Json,
+}
+
+/// Where the cluster operator runs: its settings (images, DNS domain, feature flags) shape
+/// the objects it builds.
+#[derive(Clone, Debug, Args)]
+pub struct OperatorLocation {
+    /// The namespace of the cluster operator's Deployment (else the Kafka's namespace, then
+    /// every namespace).
+    #[arg(long)]
+    pub operator_namespace: Option<String>,
+    /// The name of the cluster operator's Deployment.
+    #[arg(long, default_value = "strimzi-cluster-operator")]
+    pub operator_deployment: String,
+}
+
+/// What `roll` restarts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RollTarget {
+    /// One pod of a Kafka cluster (by pod name).
+    Pod,
+    /// Every pod of a node pool (by KafkaNodePool name).
+    Pool,
+    /// Every pod of a Kafka cluster (by Kafka name).
+    Cluster,
+}
+
+/// What `rebalance` asks of a KafkaRebalance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RebalanceAction {
+    /// Carry out the proposal (`strimzi.io/rebalance=approve`).
+    Approve,
+    /// Ask for a new proposal (`strimzi.io/rebalance=refresh`).
+    Refresh,
+    /// Stop the rebalance in progress (`strimzi.io/rebalance=stop`).
+    Stop,
+}
+
+/// Which CA `certs --renew` renews.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CaChoice {
+    /// The cluster CA, which signs the nodes' certificates.
+    ClusterCa,
+    /// The clients CA, which signs the users' certificates.
+    ClientsCa,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// What applying a changed Kafka (or its node pools) would do: the objects that change,
+    /// the pods that restart in the order the operator restarts them and why, the changes
+    /// applied without a restart, and what would be refused. Reads only; needs get/list on
+    /// the cluster's objects, Secrets included (their data is never printed).
+    Plan {
+        /// A YAML file with the changed Kafka and/or KafkaNodePools (several documents;
+        /// `-` reads standard input).
+        #[arg(short = 'f', long = "filename", conflicts_with = "kafka")]
+        file: Option<PathBuf>,
+        /// The Kafka to change with `--set` (its live spec otherwise unchanged).
+        #[arg(required_unless_present = "file")]
+        kafka: Option<String>,
+        /// `path=value` changes to the Kafka, e.g. `spec.kafka.config.num.io.threads=16`
+        /// (the value is read as YAML; under `config` the rest of the path is one key).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// How to print the plan.
+        #[arg(short, long, value_enum, default_value_t)]
+        output: Output,
+        /// Where the cluster operator runs.
+        #[command(flatten)]
+        operator: OperatorLocation,
+    },
+    /// A Kafka cluster's nodes by pool and role, versions, readiness, conditions, CA and
+    /// node certificate expiry, pending restarts and rebalances.
+    Status {
+        /// The Kafka.
+        kafka: String,
+        /// How to print it.
+        #[arg(short, long, value_enum, default_value_t)]
+        output: Output,
+    },
+    /// Pause the reconciliation of a Kafka (`strimzi.io/pause-reconciliation=true`).
+    Pause {
+        /// The Kafka.
+        kafka: String,
+    },
+    /// Resume the reconciliation of a paused Kafka.
+    Resume {
+        /// The Kafka.
+        kafka: String,
+    },
+    /// Restart pods with Strimzi's manual rolling update (`strimzi.io/manual-rolling-update`):
+    /// the operator restarts them safely, one after the other.
+    Roll {
+        /// What to restart.
+        #[arg(value_enum)]
+        target: RollTarget,
+        /// Its name (a pod, a KafkaNodePool or a Kafka).
+        name: String,
+    },
+    /// Approve, refresh or stop a KafkaRebalance.
+    Rebalance {
+        /// What to ask.
+        #[arg(value_enum)]
+        action: RebalanceAction,
+        /// The KafkaRebalance.
+        name: String,
+    },
+    /// When the CA and node certificates of a Kafka cluster expire; `--renew` asks the
+    /// operator to renew a CA (`strimzi.io/force-renew`).
+    Certs {
+        /// The Kafka.
+        kafka: String,
+        /// Renew this CA's certificate at the next reconciliation.
+        #[arg(long, value_enum)]
+        renew: Option<CaChoice>,
+        /// How to print the table.
+        #[arg(short, long, value_enum, default_value_t)]
+        output: Output,
+    },
+    /// Collect a Kafka cluster's resources, status, Events and operator logs into a tar file.
+    /// Secrets are listed by name and keys only: their data is never included.
+    SupportBundle {
+        /// The Kafka.
+        kafka: String,
+        /// The tar file to write.
+        #[arg(long = "output-file", default_value = "strimzi-support-bundle.tar")]
+        output_file: PathBuf,
+        /// Where the cluster operator runs.
+        #[command(flatten)]
+        operator: OperatorLocation,
+    },
+}
+
+impl Cli {
+    /// Where to connect.
+    pub fn target(&self) -> Target {
+        Target {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
+
+    /// Runs the command; what it prints on success.
+    pub async fn run(self) -> Result<String, PluginError> {
+        let cluster = Cluster::connect(&self.target()).await?;
+        match self.command {
+            Command::Plan {
+                file,
+                kafka,
+                set,
+                output,
+                operator,
+            } => {
+                let request = crate::plan::PlanRequest {
+                    file,
+                    kafka,
+                    set,
+                    operator,
+                };
+                let plan = crate::plan::plan(&cluster, &request).await?;
+                Ok(crate::plan::render(&plan, output))
+            }
+            Command::Status { kafka, output } => {
+                crate::status::status(&cluster, &kafka, output).await
+            }
+            Command::Pause { kafka } => crate::annotate::pause(&cluster, &kafka, true).await,
+            Command::Resume { kafka } => crate::annotate::pause(&cluster, &kafka, false).await,
+            Command::Roll { target, name } => crate::annotate::roll(&cluster, target, &name).await,
+            Command::Rebalance { action, name } => {
+                crate::annotate::rebalance(&cluster, action, &name).await
+            }
+            Command::Certs {
+                kafka,
+                renew,
+                output,
+            } => crate::certs::certs(&cluster, &kafka, renew, output).await,
+            Command::SupportBundle {
+                kafka,
+                output_file,
+                operator,
+            } => crate::bundle::support_bundle(&cluster, &kafka, &output_file, &operator).await,
+        }
+    }
+}
