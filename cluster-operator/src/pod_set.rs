@@ -183,9 +183,7 @@ pub fn is_ready(pod: &Pod) -> bool {
 }
 
 /// The annotations of the pods `sets` describe, by pod name.
-pub(crate) fn described_annotations(
-    sets: &[StrimziPodSet],
-) -> BTreeMap<String, BTreeMap<String, String>> {
+pub fn described_annotations(sets: &[StrimziPodSet]) -> BTreeMap<String, BTreeMap<String, String>> {
     sets.iter()
         .flat_map(|set| &set.spec.pods)
         .filter_map(|pod| {

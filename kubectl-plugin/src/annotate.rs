@@ -10,7 +10,11 @@ pub async fn pause(cluster: &Cluster, kafka: &str, paused: bool) -> Result<Strin
 }
 
 /// Sets `strimzi.io/manual-rolling-update=true` on what `target` and `name` say.
-pub async fn roll(cluster: &Cluster, target: RollTarget, name: &str) -> Result<String, PluginError> {
+pub async fn roll(
+    cluster: &Cluster,
+    target: RollTarget,
+    name: &str,
+) -> Result<String, PluginError> {
     todo!()
 }
 

@@ -179,10 +179,10 @@ impl Cli {
         }
     }
 
-    /// Runs the command; what it prints on success.
-    pub async fn run(self) -> Result<String, PluginError> {
+    /// Runs the command: what it prints, and its exit status.
+    pub async fn run(self) -> Result<Printed, PluginError> {
         let cluster = Cluster::connect(&self.target()).await?;
-        match self.command {
+        let text = match self.command {
             Command::Plan {
                 file,
                 kafka,
@@ -197,7 +197,11 @@ impl Cli {
                     operator,
                 };
                 let plan = crate::plan::plan(&cluster, &request).await?;
-                Ok(crate::plan::render(&plan, output))
+                return Ok(Printed {
+                    text: crate::plan::render(&plan, output),
+                    // A pipeline's check fails on a change the operator would refuse.
+                    exit_code: if plan.refused.is_some() { REFUSED } else { 0 },
+                });
             }
             Command::Status { kafka, output } => {
                 crate::status::status(&cluster, &kafka, output).await
@@ -218,6 +222,19 @@ impl Cli {
                 output_file,
                 operator,
             } => crate::bundle::support_bundle(&cluster, &kafka, &output_file, &operator).await,
-        }
+        }?;
+        Ok(Printed { text, exit_code: 0 })
     }
+}
+
+/// The exit status of `plan` when the operator would refuse the change.
+pub const REFUSED: u8 = 4;
+
+/// What a command prints on standard output, and the binary's exit status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Printed {
+    /// The output.
+    pub text: String,
+    /// The exit status: 0, or [`REFUSED`].
+    pub exit_code: u8,
 }

@@ -92,11 +92,13 @@ impl Cluster {
             + Clone
             + std::fmt::Debug,
     {
-        self.get_opt(name).await?.ok_or_else(|| PluginError::NotFound {
-            kind: K::kind(&()).into_owned(),
-            name: name.to_owned(),
-            namespace: self.namespace.clone(),
-        })
+        self.get_opt(name)
+            .await?
+            .ok_or_else(|| PluginError::NotFound {
+                kind: K::kind(&()).into_owned(),
+                name: name.to_owned(),
+                namespace: self.namespace.clone(),
+            })
     }
 
     /// `K` `name`, if it exists.
@@ -148,13 +150,11 @@ impl Cluster {
             .await
         {
             Ok(_) => Ok(()),
-            Err(kube::Error::Api(response)) if response.code == 404 => {
-                Err(PluginError::NotFound {
-                    kind: K::kind(&()).into_owned(),
-                    name: name.to_owned(),
-                    namespace: self.namespace.clone(),
-                })
-            }
+            Err(kube::Error::Api(response)) if response.code == 404 => Err(PluginError::NotFound {
+                kind: K::kind(&()).into_owned(),
+                name: name.to_owned(),
+                namespace: self.namespace.clone(),
+            }),
             Err(source) => Err(self.failed::<K>("patch", source)),
         }
     }

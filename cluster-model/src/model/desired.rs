@@ -125,6 +125,25 @@ pub fn issue_certificates(
         .collect()
 }
 
+/// Whether some of `pods` (the Kafka pods) still runs with an older cluster CA certificate
+/// generation while `cluster_ca` keeps older certificates trusted (its key was replaced): the
+/// nodes' and the operator's certificates then stay signed by the old key until every node
+/// has restarted trusting the new certificate (`IssueContext::trust_pending`).
+pub fn cluster_ca_trust_pending<'a>(
+    cluster_ca: &CertificateAuthority,
+    pods: impl IntoIterator<Item = &'a Pod>,
+) -> bool {
+    if cluster_ca.trusted_certificates().len() < 2 {
+        return false;
+    }
+    let generation = cluster_ca.cert_generation().to_string();
+    pods.into_iter().any(|pod| {
+        pod.metadata.annotations.as_ref().and_then(|annotations| {
+            annotations.get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)
+        }) != Some(&generation)
+    })
+}
+
 /// What [`build`] needs besides the resolved cluster.
 #[derive(Clone, Debug)]
 pub struct BuildInputs<'a> {

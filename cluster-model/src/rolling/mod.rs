@@ -16,8 +16,12 @@ pub mod reload;
 pub mod safety;
 pub mod unchecked;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::api::core::v1::Pod;
+use time::OffsetDateTime;
+
+use crate::model::KafkaCluster;
 pub use reasons::{PodRevisions, RESTART_REASON_NAMES, RestartReason, restart_reasons};
 
 /// A node whose pod must be restarted.
@@ -61,6 +65,69 @@ impl NodeToRoll {
     }
 }
 
+/// What the roller must know, besides the pods, to tell why a node restarts: the cluster CA's
+/// renewal period and whether a maintenance time window is open, at `now`.
+#[derive(Clone, Copy, Debug)]
+pub struct RollClock {
+    /// When the decision is made.
+    pub now: OffsetDateTime,
+    /// The cluster CA's `renewalDays`.
+    pub renewal_days: u32,
+    /// Whether a maintenance time window is open at `now`.
+    pub window_open: bool,
+}
+
+/// The nodes of `cluster` whose pods must restart, with why: those whose running pod (among
+/// `running`, by name) differs from the pod its StrimziPodSet describes (among `desired`, by
+/// name; [`restart_reasons`]), and those that reloaded certificates and must restart before
+/// the certificate they started with expires ([`reload::startup_certificate_expiring`]). A
+/// node without a running or desired pod is left out (it is being created or removed). The
+/// rolling step and `kubectl strimzi plan` both decide with this.
+pub fn nodes_to_roll(
+    cluster: &KafkaCluster,
+    desired: &BTreeMap<String, Pod>,
+    running: &BTreeMap<String, Pod>,
+    clock: RollClock,
+) -> Vec<NodeToRoll> {
+    let empty = BTreeMap::new();
+    let annotations = |pod: &Pod| pod.metadata.annotations.as_ref().unwrap_or(&empty).clone();
+    cluster
+        .nodes()
+        .filter_map(|node| {
+            let running = annotations(running.get(&node.pod_name)?);
+            let desired = annotations(desired.get(&node.pod_name)?);
+            let mut reasons = restart_reasons(PodRevisions {
+                running: &running,
+                desired: &desired,
+            });
+            reasons.extend(reload::startup_certificate_expiring(
+                &running,
+                clock.now,
+                clock.renewal_days,
+                clock.window_open,
+            ));
+            (!reasons.is_empty()).then(|| NodeToRoll {
+                controller: node.is_controller(),
+                broker: node.is_broker(),
+                pod: node.pod_name,
+                node_id: node.node_id,
+                reasons,
+            })
+        })
+        .collect()
+}
+
+/// `nodes` in the order the roller restarts them when nothing blocks and one broker restarts
+/// at a time: the controllers by node ID, the active controller (when known) last of them,
+/// then the brokers by node ID.
+pub fn rolling_order(
+    mut nodes: Vec<NodeToRoll>,
+    active_controller: Option<i32>,
+) -> Vec<NodeToRoll> {
+    nodes.sort_by_key(|node| node.rank(active_controller));
+    nodes
+}
+
 /// What the roller does now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RollDecision {
@@ -89,12 +156,12 @@ pub trait AvailabilityCheck {
 /// that cannot restart safely together with the ones already taken. Returns `None` when no
 /// node needs a restart.
 pub fn next_restarts(
-    mut nodes: Vec<NodeToRoll>,
+    nodes: Vec<NodeToRoll>,
     active_controller: Option<i32>,
     max_parallel_brokers: usize,
     check: &impl AvailabilityCheck,
 ) -> Option<RollDecision> {
-    nodes.sort_by_key(|node| node.rank(active_controller));
+    let nodes = rolling_order(nodes, active_controller);
     let first = nodes.first()?;
     if first.controller {
         let blocker = check.controller_blocker(first.node_id).or_else(|| {

@@ -25,7 +25,7 @@ use strimzi_certificate_manager::certificate::ParsedCertificate;
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
-use super::RestartReason;
+use super::{NodeToRoll, RestartReason};
 use crate::model::nodes::pods::{pod_revision, resource_revision};
 use crate::model::security::certificates::CLIENTS_CA_TRUST_KEY;
 
@@ -63,6 +63,54 @@ pub fn only_certificates_changed(running: &BTreeMap<String, String>, desired: &P
     }
     running.get(annotations::REVISION) == Some(&pod_revision(&as_running))
         && running.get(annotations::RESOURCE_REVISION) == Some(&resource_revision(desired))
+}
+
+/// Whether `reason` is one a reload of the node's certificates can satisfy.
+pub fn reloadable_reason(reason: &RestartReason) -> bool {
+    matches!(
+        reason,
+        RestartReason::ClusterCaCertChanged
+            | RestartReason::ClientsCaCertChanged
+            | RestartReason::KafkaCertificatesChanged
+            | RestartReason::CustomListenerCertificateChanged
+    )
+}
+
+/// What the rolling step tries for a node it would restart, before asking the node anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReloadOutlook {
+    /// A reload: every reason is a certificate one and only certificate annotations differ.
+    /// The node still restarts when the reload fails or cannot be verified.
+    Reload,
+    /// A restart, which no reload can stand in for (other reasons, or another difference of
+    /// the pod).
+    Restart,
+    /// A restart, though only certificates changed, because the cluster CA key is being
+    /// replaced ([`reload_allowed`]): the end of the node's restart Event.
+    RestartWhileKeyReplaced(&'static str),
+}
+
+/// The end of the restart Event of a node that restarts, not reloads, while the cluster CA
+/// key is replaced.
+pub const NEW_KEY_NEEDS_RESTART: &str = " (a restart, not a reload, while the cluster CA key is replaced: a node's KRaft quorum client keeps the trust and the certificate it started with)";
+
+/// Whether `node`, which must restart, may reload its certificates instead, given its running
+/// pod's annotations (`running`), the pod its StrimziPodSet describes (`desired`) and how
+/// many certificates the cluster CA trusts. The rolling step (unless
+/// `STRIMZI_RELOAD_CERTIFICATES` is `false`) and `kubectl strimzi plan` both decide with this.
+pub fn reload_outlook(
+    node: &NodeToRoll,
+    running: &BTreeMap<String, String>,
+    desired: &Pod,
+    trusted_cluster_ca_certificates: usize,
+) -> ReloadOutlook {
+    if !node.reasons.iter().all(reloadable_reason) || !only_certificates_changed(running, desired) {
+        ReloadOutlook::Restart
+    } else if !reload_allowed(trusted_cluster_ca_certificates) {
+        ReloadOutlook::RestartWhileKeyReplaced(NEW_KEY_NEEDS_RESTART)
+    } else {
+        ReloadOutlook::Reload
+    }
 }
 
 /// The pod annotation (ours) with the expiry date (RFC 3339) of the certificate a node

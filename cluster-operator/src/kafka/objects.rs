@@ -196,10 +196,9 @@ impl Reconciliation<'_> {
     }
 
     /// Whether some Kafka pod still runs with an older cluster CA certificate generation
-    /// while the CA keeps older certificates trusted (its key was replaced): the nodes' and
-    /// the operator's certificates then stay signed by the old key until every node has
-    /// restarted trusting the new certificate. Lists the pods (by `selector`, the Kafka
-    /// component's) only in that case.
+    /// while the CA keeps older certificates trusted ([`desired::cluster_ca_trust_pending`]).
+    /// Lists the pods (by `selector`, the Kafka component's) only when the CA keeps older
+    /// certificates.
     pub(super) async fn cluster_ca_trust_pending(
         &self,
         selector: &str,
@@ -209,13 +208,8 @@ impl Reconciliation<'_> {
         if authority.trusted_certificates().len() < 2 {
             return Ok(false);
         }
-        let generation = authority.cert_generation().to_string();
         let pods = self.list::<Pod>(selector).await?;
-        Ok(pods.iter().any(|pod| {
-            pod.annotations()
-                .get(strimzi_api::annotations::CLUSTER_CA_CERT_GENERATION)
-                != Some(&generation)
-        }))
+        Ok(desired::cluster_ca_trust_pending(authority, &pods))
     }
 
     /// Applies the desired objects in Strimzi's order (the listener objects were applied

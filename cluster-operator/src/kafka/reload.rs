@@ -27,12 +27,12 @@ use super::{ClusterCas, ReconcileError, Reconciliation};
 use crate::model::KafkaCluster;
 use crate::model::desired::DesiredObjects;
 use crate::model::listeners::services::{CONTROL_PLANE_PORT, REPLICATION_PORT};
+use crate::rolling::NodeToRoll;
 use crate::rolling::reload::{
-    ReloadedListener, STARTUP_CERTIFICATE_NOT_AFTER, TrustingListener, annotations_after_reload,
-    expected_certificates, only_certificates_changed, reload_allowed, reload_options,
+    ReloadOutlook, ReloadedListener, STARTUP_CERTIFICATE_NOT_AFTER, TrustingListener,
+    annotations_after_reload, expected_certificates, reload_options, reload_outlook,
     reload_visible, startup_certificate_not_after, trust_checks,
 };
-use crate::rolling::{NodeToRoll, RestartReason};
 
 /// The Event reason of a node that loaded new certificates without a restart.
 const CERTIFICATES_RELOADED: &str = "CertificatesReloaded";
@@ -98,21 +98,6 @@ struct Reloaded {
     startup_not_after: Option<String>,
 }
 
-/// The end of the restart Event of a node that restarts, not reloads, while the cluster CA
-/// key is replaced.
-const NEW_KEY_NEEDS_RESTART: &str = " (a restart, not a reload, while the cluster CA key is replaced: a node's KRaft quorum client keeps the trust and the certificate it started with)";
-
-/// Whether `reason` is one a reload can satisfy.
-fn reloadable_reason(reason: &RestartReason) -> bool {
-    matches!(
-        reason,
-        RestartReason::ClusterCaCertChanged
-            | RestartReason::ClientsCaCertChanged
-            | RestartReason::KafkaCertificatesChanged
-            | RestartReason::CustomListenerCertificateChanged
-    )
-}
-
 impl Reconciliation<'_> {
     /// Lets each of `nodes` (those the rolling step would restart) whose pod differs from
     /// its desired pod in certificates only load them without a restart, one node after the
@@ -130,7 +115,7 @@ impl Reconciliation<'_> {
         if !self.operator.config.reload_certificates {
             return Ok((nodes, BTreeMap::new()));
         }
-        let key_kept = reload_allowed(cas.cluster.authority.trusted_certificates().len());
+        let trusted = cas.cluster.authority.trusted_certificates().len();
         let mut still_to_restart = Vec::new();
         let mut restart_notes = BTreeMap::new();
         // Issued when a trust store change is first to be checked, for every node after.
@@ -142,16 +127,17 @@ impl Reconciliation<'_> {
                 continue;
             };
             let running = pod.metadata.annotations.clone().unwrap_or_default();
-            let reloadable = node.reasons.iter().all(reloadable_reason)
-                && only_certificates_changed(&running, desired_pod);
-            if !reloadable {
-                still_to_restart.push(node);
-                continue;
-            }
-            if !key_kept {
-                restart_notes.insert(node.pod.clone(), NEW_KEY_NEEDS_RESTART.to_owned());
-                still_to_restart.push(node);
-                continue;
+            match reload_outlook(&node, &running, desired_pod, trusted) {
+                ReloadOutlook::Reload => {}
+                ReloadOutlook::Restart => {
+                    still_to_restart.push(node);
+                    continue;
+                }
+                ReloadOutlook::RestartWhileKeyReplaced(note) => {
+                    restart_notes.insert(node.pod.clone(), note.to_owned());
+                    still_to_restart.push(node);
+                    continue;
+                }
             }
             let reloading = Reloading {
                 node: &node,

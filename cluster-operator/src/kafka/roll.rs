@@ -55,14 +55,12 @@ use crate::model::desired::DesiredObjects;
 use crate::model::listeners::services::{CONTROL_PLANE_PORT, REPLICATION_PORT};
 use crate::model::{KafkaCluster, KafkaNode};
 use crate::rolling::config_diff::{NodeConfiguration, StaticChange, static_changes};
-use crate::rolling::reload::startup_certificate_expiring;
 use crate::rolling::safety::{
     DEFAULT_QUORUM_FETCH_TIMEOUT_MS, availability_blockers, quorum_blocker,
 };
 use crate::rolling::unchecked::{Unchecked, next_step};
 use crate::rolling::{
-    AvailabilityCheck, NodeToRoll, PodRevisions, RESTART_REASON_NAMES, RestartReason, RollDecision,
-    restart_reasons,
+    self, AvailabilityCheck, NodeToRoll, RESTART_REASON_NAMES, RestartReason, RollDecision,
 };
 
 /// Longest bound on one admin operation with its retries, whatever
@@ -168,12 +166,6 @@ impl AvailabilityCheck for ClusterState {
     }
 }
 
-/// Annotations of a pod as a map (empty when none).
-fn pod_annotations(pod: &Pod) -> &BTreeMap<String, String> {
-    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
-    pod.metadata.annotations.as_ref().unwrap_or(&EMPTY)
-}
-
 /// What is awaited while a pod of the cluster is missing, being deleted or not ready (the
 /// StrimziPodSets' counts may not show a restart yet): nothing restarts meanwhile.
 fn waiting_for_pods(cluster: &KafkaCluster, pods: &BTreeMap<String, Pod>) -> Option<Waiting> {
@@ -245,40 +237,20 @@ pub(super) fn operator_tls(identity: &Secret, cas: &ClusterCas) -> TlsConfig {
     }
 }
 
-/// The cluster's nodes whose pods must restart, with why: those that do not run as desired,
-/// and those that reloaded certificates and must restart before the certificate they started
-/// with expires (at `cas.now`, with the cluster CA's renewal period and maintenance windows).
+/// The cluster's nodes whose pods must restart, with why ([`rolling::nodes_to_roll`]), at
+/// `cas.now` with the cluster CA's renewal period and maintenance windows.
 fn nodes_to_roll(
     cluster: &KafkaCluster,
     desired: &DesiredObjects,
     pods: &BTreeMap<String, Pod>,
     cas: &ClusterCas,
 ) -> Vec<NodeToRoll> {
-    let renewal_days = cas.cluster.authority.settings().renewal_days;
-    cluster
-        .nodes()
-        .filter_map(|node| {
-            let pod = pods.get(&node.pod_name)?;
-            let desired = desired.pods.get(&node.pod_name)?;
-            let mut reasons = restart_reasons(PodRevisions {
-                running: pod_annotations(pod),
-                desired: pod_annotations(desired),
-            });
-            reasons.extend(startup_certificate_expiring(
-                pod_annotations(pod),
-                cas.now,
-                renewal_days,
-                cas.window_open,
-            ));
-            (!reasons.is_empty()).then(|| NodeToRoll {
-                controller: node.is_controller(),
-                broker: node.is_broker(),
-                pod: node.pod_name,
-                node_id: node.node_id,
-                reasons,
-            })
-        })
-        .collect()
+    let clock = rolling::RollClock {
+        now: cas.now,
+        renewal_days: cas.cluster.authority.settings().renewal_days,
+        window_open: cas.window_open,
+    };
+    rolling::nodes_to_roll(cluster, &desired.pods, pods, clock)
 }
 
 /// Logs (at debug level) why each broker that waits did not join the brokers restarting

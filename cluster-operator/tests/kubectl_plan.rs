@@ -1,0 +1,263 @@
+//! `kubectl strimzi plan` against a cluster the operator made Ready (API server, kwok nodes):
+//! the binary a user runs, with the admin's kubeconfig. An unchanged Kafka plans nothing (the
+//! plan builds exactly the objects the operator applied); a template label, a static option,
+//! a dynamic option and a pool scaled are planned as the operator's model and roller decide,
+//! and for the template label the pods the plan restarts are the ones whose pods the operator
+//! then describes anew; an invalid change is refused with the operator's reason.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_cluster_model::model::nodes::pods::definition_revisions;
+
+/// Runs `kubectl-strimzi` with the admin kubeconfig in `namespace`; its exit code and output.
+fn kubectl_strimzi(namespace: &str, args: &[&str]) -> (i32, String, String) {
+    static BINARIES: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = BINARIES.get_or_init(support::build_operator_binaries);
+    let kubeconfig = support::env().control_plane().kubeconfig().to_path_buf();
+    let output = Command::new(dir.join("kubectl-strimzi"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["-n", namespace])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    println!("$ kubectl strimzi {}\n{stdout}{stderr}", args.join(" "));
+    (output.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+/// The plan of `args` as JSON, which must succeed.
+fn plan(namespace: &str, args: &[&str]) -> Value {
+    let mut all = vec!["plan", "--output", "json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = kubectl_strimzi(namespace, &all);
+    assert_eq!(code, 0, "plan failed: {stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+/// The pods a plan restarts, in its order, each with its reasons.
+fn restarts(plan: &Value) -> Vec<(String, Vec<String>)> {
+    plan["restarts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|restart| {
+            let reasons = restart["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|reason| reason["reason"].as_str().unwrap().to_owned())
+                .collect();
+            (restart["pod"].as_str().unwrap().to_owned(), reasons)
+        })
+        .collect()
+}
+
+/// The changed objects of a plan as `action kind name`.
+fn objects(plan: &Value) -> Vec<String> {
+    plan["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|object| {
+            format!(
+                "{} {} {}",
+                object["action"].as_str().unwrap(),
+                object["kind"].as_str().unwrap(),
+                object["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// A stand-in for the cluster operator's Deployment, whose environment `plan` reads: the one
+/// the in-process operator of these tests runs with ([`support::config_for`]).
+async fn operator_deployment(client: &Client, namespace: &str) {
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "strimzi-cluster-operator"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"name": "strimzi-cluster-operator"}},
+            "template": {
+                "metadata": {"labels": {"name": "strimzi-cluster-operator"}},
+                "spec": {"containers": [{
+                    "name": "strimzi-cluster-operator",
+                    "image": "strimzi-rs/operator:test",
+                    "env": [
+                        {"name": "STRIMZI_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                        {"name": "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "value": "120000"},
+                        {"name": "STRIMZI_KAFKA_HOST_RESOLUTION", "value": "ip-addresses-only"},
+                    ],
+                }]},
+            },
+        },
+    });
+    support::apply(client, namespace, &deployment).await;
+}
+
+/// The pods whose running `strimzi.io/revision` is not the one their StrimziPodSet now
+/// describes.
+async fn outdated_pods(client: &Client, namespace: &str) -> Vec<String> {
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), namespace);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let described = strimzi_cluster_operator::pod_set::described_annotations(
+        &sets.list(&ListParams::default()).await.unwrap().items,
+    );
+    let mut outdated: Vec<String> = pods
+        .list(&ListParams::default().labels("strimzi.io/kind=Kafka"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|pod| {
+            described.get(&pod.name_any()).is_some_and(|wanted| {
+                definition_revisions(Some(wanted))
+                    != definition_revisions(pod.metadata.annotations.as_ref())
+            })
+        })
+        .map(ResourceExt::name_any)
+        .collect();
+    outdated.sort();
+    outdated
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_predicts_what_the_operator_does() {
+    let (client, ns) = support::namespace("plan").await;
+    let _operator = support::Operator::on(&ns);
+    operator_deployment(&client, &ns).await;
+    for document in support::cluster("c", 1, 2) {
+        support::apply(&client, &ns, &document).await;
+    }
+    support::ready(&client, &ns, "c").await;
+
+    // Nothing changed: nothing planned.
+    let unchanged = plan(&ns, &["c"]);
+    assert_eq!(unchanged["refused"], Value::Null, "{unchanged:#}");
+    assert_eq!(objects(&unchanged), Vec::<String>::new(), "{unchanged:#}");
+    assert_eq!(restarts(&unchanged), Vec::new());
+    assert_eq!(unchanged["liveChanges"], json!([]));
+    assert_eq!(unchanged["reloads"], json!([]));
+
+    // A dynamic option: set on the running brokers, nothing restarts.
+    let dynamic = plan(
+        &ns,
+        &["c", "--set", "spec.kafka.config.log.retention.ms=3600000"],
+    );
+    assert_eq!(restarts(&dynamic), Vec::new(), "{dynamic:#}");
+    assert_eq!(
+        dynamic["liveChanges"],
+        json!([{"option": "log.retention.ms", "from": null, "to": "3600000"}])
+    );
+
+    // A static option: the brokers restart, one after the other.
+    let static_option = plan(
+        &ns,
+        &[
+            "c",
+            "--set",
+            "spec.kafka.config.auto.create.topics.enable=false",
+        ],
+    );
+    assert_eq!(
+        restarts(&static_option),
+        [
+            (
+                "c-broker-1".to_owned(),
+                vec!["ConfigChangeRequiresRestart".to_owned()]
+            ),
+            (
+                "c-broker-2".to_owned(),
+                vec!["ConfigChangeRequiresRestart".to_owned()]
+            ),
+        ],
+        "{static_option:#}"
+    );
+    assert_eq!(static_option["liveChanges"], json!([]));
+
+    // A pool scaled: a node, its objects, no restart.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        serde_yaml_ng::to_string(&support::node_pool("c", "broker", 3, &["broker"])).unwrap(),
+    )
+    .unwrap();
+    let scaled = plan(&ns, &["-f", file.path().to_str().unwrap()]);
+    assert_eq!(scaled["nodesAdded"], json!(["c-broker-3"]), "{scaled:#}");
+    assert_eq!(restarts(&scaled), Vec::new(), "{scaled:#}");
+    assert!(
+        objects(&scaled).contains(&"create ConfigMap c-broker-3".to_owned()),
+        "{scaled:#}"
+    );
+
+    // An invalid change: refused with the operator's reason, exit code 4.
+    let (code, stdout, _) =
+        kubectl_strimzi(&ns, &["plan", "c", "--set", "spec.kafka.version=3.0.0"]);
+    assert_eq!(code, 4, "{stdout}");
+    assert!(stdout.contains("Refused"), "{stdout}");
+
+    // A template label: every pod restarts, controllers first; once applied, the pods the
+    // operator describes anew are exactly those.
+    let labelled = plan(
+        &ns,
+        &[
+            "c",
+            "--set",
+            "spec.kafka.template.pod.metadata.labels.team=blue",
+        ],
+    );
+    let planned = restarts(&labelled);
+    assert_eq!(
+        planned,
+        ["c-controller-0", "c-broker-1", "c-broker-2"]
+            .map(|pod| (pod.to_owned(), vec!["PodHasOldRevision".to_owned()])),
+        "{labelled:#}"
+    );
+    let (code, text, _) = kubectl_strimzi(
+        &ns,
+        &[
+            "plan",
+            "c",
+            "--set",
+            "spec.kafka.template.pod.metadata.labels.team=blue",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("Restarts (in this order):\n  1. c-controller-0 (node 0, controller)"),
+        "{text}"
+    );
+    support::merge_patch::<strimzi_api::kafka::Kafka>(
+        &client,
+        &ns,
+        "c",
+        json!({"spec": {"kafka": {"template": {"pod": {"metadata": {"labels": {"team": "blue"}}}}}}}),
+    )
+    .await;
+    let mut planned_pods: Vec<String> = planned.into_iter().map(|(pod, _)| pod).collect();
+    planned_pods.sort();
+    let deadline = std::time::Instant::now() + support::WAIT;
+    loop {
+        let outdated = outdated_pods(&client, &ns).await;
+        if outdated == planned_pods {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the operator's outdated pods {outdated:?}, planned {planned_pods:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}

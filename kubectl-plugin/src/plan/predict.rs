@@ -1,0 +1,425 @@
+//! The plan itself, free of I/O: the operator's own model and rolling decisions run on what
+//! was read from the cluster, and the outcome compared with what runs.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Pod;
+use serde::Serialize;
+use serde_json::Value;
+use strimzi_cluster_model::model::KafkaCluster;
+use strimzi_cluster_model::model::config::options::Properties;
+use strimzi_cluster_model::model::desired::DesiredObjects;
+use strimzi_cluster_model::rolling::config_diff::{NodeConfiguration, static_changes};
+use strimzi_cluster_model::rolling::reload::{ReloadOutlook, reload_outlook};
+use strimzi_cluster_model::rolling::{self, NodeToRoll, RestartReason, RollClock};
+use strimzi_kafka_model::{ConfigEntry, ConfigSource};
+
+/// What applying the change would do.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    /// The Kafka's namespace.
+    pub namespace: String,
+    /// The Kafka.
+    pub kafka: String,
+    /// Why the operator would refuse the change (the `NotReady` condition it would report);
+    /// nothing else is planned then.
+    pub refused: Option<Note>,
+    /// The warnings the operator would report (its `Warning` conditions).
+    pub warnings: Vec<Note>,
+    /// What the CA step would do (renewals, key replacements).
+    pub certificate_authorities: Vec<String>,
+    /// The objects that would be created, changed or deleted.
+    pub objects: Vec<ObjectChange>,
+    /// Pods of new nodes, created.
+    pub nodes_added: Vec<String>,
+    /// Pods of removed nodes, deleted (the operator first checks that their brokers hold no
+    /// partition replicas).
+    pub nodes_removed: Vec<String>,
+    /// The pods that would restart, in the order the operator restarts them.
+    pub restarts: Vec<PlannedRestart>,
+    /// The pods that would load new certificates without a restart.
+    pub reloads: Vec<PlannedRestart>,
+    /// The options the operator would set on the running brokers, without a restart.
+    pub live_changes: Vec<LiveChange>,
+    /// What the plan cannot know offline.
+    pub unknown: Vec<String>,
+}
+
+/// A reason and a message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Note {
+    /// The stable reason (as in conditions and Events).
+    pub reason: String,
+    /// What it means.
+    pub message: String,
+}
+
+/// An object that would change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObjectChange {
+    /// `create`, `update` or `delete`.
+    pub action: &'static str,
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// For an update, the fields that change (`spec.pods[0].metadata.annotations`, or a
+    /// ConfigMap's changed lines); Secret data is named by key only, never shown.
+    pub changes: Vec<String>,
+}
+
+/// A pod that would restart (or reload).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedRestart {
+    /// The pod.
+    pub pod: String,
+    /// Its node ID.
+    pub node_id: i32,
+    /// `controller`, `broker` or `controller,broker`.
+    pub roles: String,
+    /// Why, as the operator's Events say it: the reason (`PodHasOldRevision`) and the
+    /// sentence.
+    pub reasons: Vec<Note>,
+}
+
+/// An option set on the running brokers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LiveChange {
+    /// The option.
+    pub option: String,
+    /// Its value now (`None`: unset).
+    pub from: Option<String>,
+    /// Its value then (`None`: removed).
+    pub to: Option<String>,
+}
+
+/// What the plan compares the desired objects with.
+#[derive(Clone, Debug, Default)]
+pub struct Running {
+    /// The cluster's pods by name.
+    pub pods: BTreeMap<String, Pod>,
+    /// Each node's `server.config` as its ConfigMap holds it now, by pod name.
+    pub server_configs: BTreeMap<String, String>,
+    /// The objects as the API server has them, by kind and name.
+    pub objects: BTreeMap<(String, String), Value>,
+    /// The kinds listed completely (by the component's labels), whose objects that are not
+    /// desired would be deleted.
+    pub pruned_kinds: BTreeSet<String>,
+    /// Objects that could not be read, by kind and name, with why.
+    pub unreadable: BTreeMap<(String, String), String>,
+}
+
+/// The options of `kafka.spec.kafka.config` the operator applies to running brokers.
+pub fn dynamic_options(cluster: &KafkaCluster) -> BTreeMap<String, String> {
+    cluster.dynamic_configuration().into_iter().collect()
+}
+
+/// The changes of the options set on running brokers, from `before` to `after`.
+pub fn live_changes(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> Vec<LiveChange> {
+    before
+        .keys()
+        .chain(after.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|key| before.get(*key) != after.get(*key))
+        .map(|key| LiveChange {
+            option: key.clone(),
+            from: before.get(key).cloned(),
+            to: after.get(key).cloned(),
+        })
+        .collect()
+}
+
+/// The reason of one restart cause, as an Event gives it.
+fn note_of(reason: &RestartReason) -> Note {
+    Note {
+        reason: reason.name().to_owned(),
+        message: reason.explanation(),
+    }
+}
+
+/// `node` as planned, with `extra` at the end of its reasons.
+fn planned(node: &NodeToRoll, extra: Option<Note>) -> PlannedRestart {
+    let roles = match (node.controller, node.broker) {
+        (true, true) => "controller,broker",
+        (true, false) => "controller",
+        _ => "broker",
+    };
+    PlannedRestart {
+        pod: node.pod.clone(),
+        node_id: node.node_id,
+        roles: roles.to_owned(),
+        reasons: node.reasons.iter().map(note_of).chain(extra).collect(),
+    }
+}
+
+/// The static options of `server_config` as a node describes the options of its
+/// configuration file.
+fn described_from_file(server_config: &str) -> Vec<ConfigEntry> {
+    Properties::parse(server_config)
+        .entries()
+        .iter()
+        .map(|(name, value)| ConfigEntry {
+            name: name.clone(),
+            value: Some(value.clone()),
+            source: ConfigSource::StaticBroker,
+            read_only: true,
+            sensitive: false,
+        })
+        .collect()
+}
+
+/// The restarts and reloads the rolling step would carry out once the desired objects are
+/// applied: the nodes whose pods differ from their desired pods ([`rolling::nodes_to_roll`]),
+/// those of them that reload certificates instead ([`reload_outlook`], when
+/// `reload_certificates`), then the nodes whose static options differ
+/// ([`static_changes`], comparing with the options their ConfigMap holds now: the ones they
+/// run once the last roll is done). In the operator's order; the active controller is not
+/// known offline, so controllers come in node-ID order.
+pub fn restarts(
+    cluster: &KafkaCluster,
+    desired: &DesiredObjects,
+    running: &Running,
+    clock: RollClock,
+    trusted_cluster_ca_certificates: usize,
+    reload_certificates: bool,
+) -> (Vec<PlannedRestart>, Vec<PlannedRestart>) {
+    let nodes = rolling::nodes_to_roll(cluster, &desired.pods, &running.pods, clock);
+    let mut restarting = Vec::new();
+    let mut reloads = Vec::new();
+    for node in nodes {
+        let (Some(pod), Some(desired_pod)) =
+            (running.pods.get(&node.pod), desired.pods.get(&node.pod))
+        else {
+            continue;
+        };
+        let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+        let outlook = reload_outlook(
+            &node,
+            &annotations,
+            desired_pod,
+            trusted_cluster_ca_certificates,
+        );
+        match outlook {
+            ReloadOutlook::Reload if reload_certificates => reloads.push(planned(&node, None)),
+            ReloadOutlook::RestartWhileKeyReplaced(note) if reload_certificates => {
+                let extra = Note {
+                    reason: "ClusterCaKeyReplacement".to_owned(),
+                    message: note
+                        .trim_start_matches(" (")
+                        .trim_end_matches(')')
+                        .to_owned(),
+                };
+                restarting.push((node, Some(extra)));
+            }
+            _ => restarting.push((node, None)),
+        }
+    }
+    for node in cluster.nodes() {
+        let (Some(now), Some(then)) = (
+            running.server_configs.get(&node.pod_name),
+            desired.server_configs.get(&node.pod_name),
+        ) else {
+            continue;
+        };
+        let described = described_from_file(now);
+        let changes = static_changes(&NodeConfiguration {
+            node_id: node.node_id,
+            controller: node.is_controller(),
+            kafka_version: &cluster.version.version,
+            desired: then,
+            described: &described,
+        });
+        if changes.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = changes.iter().map(|change| change.name.as_str()).collect();
+        let note = Note {
+            reason: RestartReason::ConfigChangeRequiresRestart.name().to_owned(),
+            message: format!(
+                "{}: {}",
+                RestartReason::ConfigChangeRequiresRestart.explanation(),
+                names.join(", ")
+            ),
+        };
+        if let Some((_, extra)) = restarting
+            .iter_mut()
+            .find(|(restarting, _)| restarting.pod == node.pod_name)
+        {
+            // Its restart takes the new options along.
+            extra.get_or_insert(note);
+            continue;
+        }
+        reloads.retain(|reload| reload.pod != node.pod_name);
+        restarting.push((
+            NodeToRoll {
+                pod: node.pod_name.clone(),
+                node_id: node.node_id,
+                controller: node.is_controller(),
+                broker: node.is_broker(),
+                reasons: Vec::new(),
+            },
+            Some(note),
+        ));
+    }
+    let extras: BTreeMap<String, Note> = restarting
+        .iter()
+        .filter_map(|(node, extra)| Some((node.pod.clone(), extra.clone()?)))
+        .collect();
+    let ordered =
+        rolling::rolling_order(restarting.into_iter().map(|(node, _)| node).collect(), None);
+    let restarts = ordered
+        .iter()
+        .map(|node| planned(node, extras.get(&node.pod).cloned()))
+        .collect();
+    (restarts, reloads)
+}
+
+/// How many changed fields of one object are listed; the rest are counted.
+const LISTED_FIELDS: usize = 12;
+
+/// The objects that applying `desired` would create, change or delete, compared with
+/// `running` (server-side apply of whole objects: a field the operator does not set is not a
+/// difference).
+pub fn object_changes(
+    desired: &DesiredObjects,
+    running: &Running,
+) -> (Vec<ObjectChange>, Vec<String>) {
+    let mut changes = Vec::new();
+    let mut unknown = Vec::new();
+    let mut desired_names: BTreeSet<(String, String)> = BTreeSet::new();
+    for manifest in desired.manifests() {
+        let kind = manifest
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let name = manifest
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let key = (kind.clone(), name.clone());
+        desired_names.insert(key.clone());
+        if let Some(why) = running.unreadable.get(&key) {
+            unknown.push(format!("whether {kind} {name} changes: {why}"));
+            continue;
+        }
+        let Some(live) = running.objects.get(&key) else {
+            changes.push(ObjectChange {
+                action: "create",
+                kind,
+                name,
+                changes: Vec::new(),
+            });
+            continue;
+        };
+        let mut fields = Vec::new();
+        differences(&manifest, live, "", &kind, &mut fields);
+        if fields.len() > LISTED_FIELDS {
+            let more = fields.len() - LISTED_FIELDS;
+            fields.truncate(LISTED_FIELDS);
+            fields.push(format!("... and {more} more"));
+        }
+        if !fields.is_empty() {
+            changes.push(ObjectChange {
+                action: "update",
+                kind,
+                name,
+                changes: fields,
+            });
+        }
+    }
+    for (kind, name) in running.objects.keys() {
+        if running.pruned_kinds.contains(kind)
+            && !desired_names.contains(&(kind.clone(), name.clone()))
+        {
+            changes.push(ObjectChange {
+                action: "delete",
+                kind: kind.clone(),
+                name: name.clone(),
+                changes: Vec::new(),
+            });
+        }
+    }
+    (changes, unknown)
+}
+
+/// Appends to `out` the fields of `desired` (at `path`, of an object of `kind`) whose value
+/// `live` does not have: a ConfigMap's text values as their changed lines, a Secret's data by
+/// key only.
+fn differences(desired: &Value, live: &Value, path: &str, kind: &str, out: &mut Vec<String>) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match (desired, live) {
+        (Value::Null, _) => {}
+        (Value::Object(wanted), Value::Object(have)) => {
+            for (key, value) in wanted {
+                if kind == "Secret" && path == "data" {
+                    if have.get(key) != Some(value) {
+                        out.push(format!("data.{key} (value not shown)"));
+                    }
+                    continue;
+                }
+                differences(
+                    value,
+                    have.get(key).unwrap_or(&Value::Null),
+                    &join(key),
+                    kind,
+                    out,
+                );
+            }
+        }
+        (Value::Array(wanted), Value::Array(have)) if wanted.len() == have.len() => {
+            for (index, (value, had)) in wanted.iter().zip(have).enumerate() {
+                differences(value, had, &format!("{path}[{index}]"), kind, out);
+            }
+        }
+        (Value::String(wanted), Value::String(have))
+            if kind == "ConfigMap" && path.starts_with("data.") && wanted != have =>
+        {
+            out.push(format!("{path}:"));
+            out.extend(changed_lines(have, wanted));
+        }
+        (wanted, have) if !same_scalar(wanted, have) => out.push(path.to_owned()),
+        _ => {}
+    }
+}
+
+/// Whether two values are equal, a number and its text counting as equal (the API server
+/// keeps some numbers as strings).
+fn same_scalar(wanted: &Value, have: &Value) -> bool {
+    let text = |value: &Value| match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        _ => None,
+    };
+    wanted == have || (text(wanted).is_some() && text(wanted) == text(have))
+}
+
+/// The lines of `after` not in `before` (`+ line`) and of `before` not in `after`
+/// (`- line`), in the texts' order.
+fn changed_lines(before: &str, after: &str) -> Vec<String> {
+    similar::TextDiff::from_lines(before, after)
+        .iter_all_changes()
+        .filter_map(|change| {
+            let sign = match change.tag() {
+                similar::ChangeTag::Delete => "-",
+                similar::ChangeTag::Insert => "+",
+                similar::ChangeTag::Equal => return None,
+            };
+            Some(format!("  {sign} {}", change.value().trim_end()))
+        })
+        .collect()
+}
