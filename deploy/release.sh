@@ -14,9 +14,16 @@
 #   strimzi-rs-operator-image-V.tar   the operator image: an OCI image layout and a docker archive
 #                                     in one tar, as `docker save` writes them (docker load,
 #                                     podman load, kind load image-archive, ctr images import)
+#   kubectl-strimzi-V-linux-ARCH.tar.gz
+#                                     the kubectl plugin: its binary, its man page
+#                                     (kubectl-strimzi.1) and the LICENSE (ARCH: the machine's,
+#                                     amd64 or arm64)
+#   strimzi-krew-V.yaml               the plugin's krew manifest (deploy/krew/strimzi.yaml) with the
+#                                     archive's address and digest
 #   SHA256SUMS                        the digest of every file above (`sha256sum -c SHA256SUMS`)
 #
 # Usage: release.sh [--out DIR] [--image-repository REPO] [--image-archive FILE | --without-image]
+#                   [--plugin-binary FILE] [--download-url URL]
 #
 #   --out DIR                 where to write (default target/release-artifacts/V); an existing
 #                             folder is replaced only if it is empty or an earlier release folder
@@ -31,6 +38,12 @@
 #                             localhost/strimzi-rs/operator:V), instead of building it, for example
 #                             ~/.cache/strimzi-testenv/images/operator.oci.tar
 #   --without-image           no image archive (the manifests and chart only)
+#   --plugin-binary FILE      the kubectl-strimzi binary to pack, instead of building it with
+#                             `cargo build --release` (a static or glibc binary of this machine's
+#                             architecture)
+#   --download-url URL        where the release's files are downloaded from, for the krew
+#                             manifest (default: the workspace's repository URL followed by
+#                             /releases/download/vV)
 #
 # Without --image-archive or --without-image the image is built as the Dockerfile builds it
 # (static binaries of the release profile), with tests/testenv/images/build-images.sh
@@ -44,7 +57,7 @@
 # give the same bytes. Prints one line per artifact; any problem is one line and a non-zero exit.
 set -euo pipefail
 
-usage="usage: release.sh [--out DIR] [--image-repository REPO] [--image-archive FILE | --without-image]"
+usage="usage: release.sh [--out DIR] [--image-repository REPO] [--image-archive FILE | --without-image] [--plugin-binary FILE] [--download-url URL]"
 fail() {
     echo "release.sh: $*" >&2
     exit 1
@@ -59,14 +72,18 @@ out=""
 repository=$default_repository
 image_archive=""
 with_image=true
+plugin_binary=""
+download_url=""
 while (($#)); do
     case $1 in
-        --out | --image-repository | --image-archive)
+        --out | --image-repository | --image-archive | --plugin-binary | --download-url)
             (($# > 1)) || { echo "release.sh: $1 needs a value ($usage)" >&2; exit 2; }
             case $1 in
                 --out) out=$2 ;;
                 --image-repository) repository=$2 ;;
                 --image-archive) image_archive=$2 ;;
+                --plugin-binary) plugin_binary=$2 ;;
+                --download-url) download_url=$2 ;;
             esac
             shift 2
             ;;
@@ -200,6 +217,42 @@ if $with_image; then
         fail "--image-archive $image_archive is not the operator image $old_image as build-images.sh packs it (above)"
     python3 "$oci" rename "$image_archive" --name "$new_image" --out "$staging/strimzi-rs-operator-image-$version.tar" >/dev/null
 fi
+
+# The kubectl plugin: its archive (binary, man page, LICENSE; entries dated as the chart's) and
+# its krew manifest.
+case $(uname -m) in
+    x86_64) plugin_arch=amd64 ;;
+    aarch64 | arm64) plugin_arch=arm64 ;;
+    *) fail "kubectl plugin: no krew architecture name for $(uname -m)" ;;
+esac
+if [[ -z $plugin_binary ]]; then
+    echo "kubectl-strimzi: building with cargo build --release (cold: minutes)"
+    cargo build --quiet --release --locked --manifest-path "$workspace/Cargo.toml" -p strimzi-kubectl-plugin --bin kubectl-strimzi ||
+        fail "building kubectl-strimzi failed (above)"
+    plugin_binary=$(cargo metadata --format-version 1 --no-deps --manifest-path "$workspace/Cargo.toml" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/kubectl-strimzi
+fi
+[[ -x $plugin_binary ]] || fail "--plugin-binary $plugin_binary: no such executable"
+plugin_version=$("$plugin_binary" --version 2>/dev/null | awk '{print $2}')
+[[ $plugin_version == "$version" ]] ||
+    fail "--plugin-binary $plugin_binary is version '${plugin_version}', not $version"
+plugin_dir=$staging/plugin
+mkdir -p "$plugin_dir"
+install -m 0755 "$plugin_binary" "$plugin_dir/kubectl-strimzi"
+"$plugin_binary" man >"$plugin_dir/kubectl-strimzi.1" || fail "kubectl-strimzi man failed"
+install -m 0644 "$workspace/LICENSE" "$plugin_dir/LICENSE"
+chmod 0644 "$plugin_dir/kubectl-strimzi.1"
+plugin_archive=kubectl-strimzi-$version-linux-$plugin_arch.tar.gz
+tar --create --directory="$plugin_dir" --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
+    --mtime="@$epoch" kubectl-strimzi kubectl-strimzi.1 LICENSE | gzip -n -9 >"$staging/$plugin_archive"
+rm -rf "$plugin_dir"
+homepage=$(sed -n 's/^repository = "\(.*\)"$/\1/p' "$workspace/Cargo.toml" | head -1)
+[[ -n $homepage ]] || fail "Cargo.toml: no repository URL in [workspace.package]"
+download_url=${download_url:-$homepage/releases/download/v$version}
+plugin_sha=$(sha256sum "$staging/$plugin_archive" | cut -d' ' -f1)
+sed -e "s#vVERSION#v$version#" -e "s#HOMEPAGE#$homepage#" -e "s#ARCH#$plugin_arch#" \
+    -e "s#URI#${download_url%/}/$plugin_archive#" -e "s#SHA256#$plugin_sha#" -e "/^#/d" \
+    "$workspace/deploy/krew/strimzi.yaml" >"$staging/strimzi-krew-$version.yaml"
 
 (cd "$staging" && LC_ALL=C sha256sum -- * >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
 rm -rf "$out"

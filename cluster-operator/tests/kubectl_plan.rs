@@ -133,6 +133,31 @@ async fn outdated_pods(client: &Client, namespace: &str) -> Vec<String> {
     outdated
 }
 
+/// The Kafka pods in the order the roller restarts them: controllers, then brokers, each by
+/// node ID.
+async fn rolling_order(client: &Client, namespace: &str) -> Vec<String> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let mut ranked: Vec<(bool, i32, String)> = pods
+        .list(&ListParams::default().labels("strimzi.io/kind=Kafka"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|pod| {
+            let name = pod.name_any();
+            let controller = pod
+                .labels()
+                .get("strimzi.io/controller-role")
+                .map(String::as_str)
+                == Some("true");
+            let id = name.rsplit('-').next().unwrap().parse().unwrap();
+            (!controller, id, name)
+        })
+        .collect();
+    ranked.sort();
+    ranked.into_iter().map(|(_, _, name)| name).collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_predicts_what_the_operator_does() {
     let (client, ns) = support::namespace("plan").await;
@@ -142,6 +167,13 @@ async fn plan_predicts_what_the_operator_does() {
         support::apply(&client, &ns, &document).await;
     }
     support::ready(&client, &ns, "c").await;
+    // In the roller's order: the controller, then the brokers by node ID.
+    let pods = rolling_order(&client, &ns).await;
+    let with_reason = |reason: &str| -> Vec<(String, Vec<String>)> {
+        pods.iter()
+            .map(|pod| (pod.clone(), vec![reason.to_owned()]))
+            .collect()
+    };
 
     // Nothing changed: nothing planned.
     let unchanged = plan(&ns, &["c"]);
@@ -195,12 +227,11 @@ async fn plan_predicts_what_the_operator_does() {
     )
     .unwrap();
     let scaled = plan(&ns, &["-f", file.path().to_str().unwrap()]);
-    assert_eq!(scaled["nodesAdded"], json!(["c-broker-3"]), "{scaled:#}");
+    let added = scaled["nodesAdded"].as_array().unwrap().clone();
+    assert_eq!(added.len(), 1, "{scaled:#}");
     assert_eq!(restarts(&scaled), Vec::new(), "{scaled:#}");
-    assert!(
-        objects(&scaled).contains(&"create ConfigMap c-broker-3".to_owned()),
-        "{scaled:#}"
-    );
+    let config_map = format!("create ConfigMap {}", added[0].as_str().unwrap());
+    assert!(objects(&scaled).contains(&config_map), "{scaled:#}");
 
     // An invalid change: refused with the operator's reason, exit code 4.
     let (code, stdout, _) =
@@ -219,12 +250,7 @@ async fn plan_predicts_what_the_operator_does() {
         ],
     );
     let planned = restarts(&labelled);
-    assert_eq!(
-        planned,
-        ["c-controller-0", "c-broker-1", "c-broker-2"]
-            .map(|pod| (pod.to_owned(), vec!["PodHasOldRevision".to_owned()])),
-        "{labelled:#}"
-    );
+    assert_eq!(planned, with_reason("PodHasOldRevision"), "{labelled:#}");
     let (code, text, _) = kubectl_strimzi(
         &ns,
         &[

@@ -11,7 +11,12 @@ use crate::error::PluginError;
 /// apply it; read its status and certificates; pause, resume, roll and rebalance it; collect a
 /// support bundle.
 #[derive(Debug, Parser)]
-#[command(name = "kubectl-strimzi", bin_name = "kubectl strimzi", version)]
+#[command(
+    name = "kubectl-strimzi",
+    bin_name = "kubectl strimzi",
+    version,
+    after_long_help = AFTER_HELP
+)]
 pub struct Cli {
     /// The kubeconfig file (else KUBECONFIG, else ~/.kube/config, else in-cluster).
     #[arg(long, global = true)]
@@ -26,6 +31,28 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The end of `--help`: exit statuses, permissions and examples, as a man page has them.
+const AFTER_HELP: &str = "\
+Exit status:
+  0  done (plan: the change would be applied)
+  1  the API server failed a request, or a local file could not be written
+  2  the command, its input file or its kubeconfig is not usable, or a named resource is missing
+  3  the user's credentials lack a permission (the message names the verb and resource)
+  4  plan: the operator would refuse the change (the reason is printed)
+
+Permissions:
+  plan, status, certs and support-bundle only read (get, list; plan and certs read Secrets,
+  whose data is never printed); pause, resume, roll, rebalance and certs --renew patch the
+  annotations of one kind of object each.
+
+Examples:
+  kubectl strimzi plan -f my-cluster.yaml
+  kubectl strimzi plan my-cluster --set spec.kafka.config.log.retention.hours=72 -o json
+  kubectl strimzi status my-cluster
+  kubectl strimzi roll pool broker
+  kubectl strimzi certs my-cluster --renew cluster-ca
+  kubectl strimzi support-bundle my-cluster --output-file bundle.tar";
 
 /// How a command prints its result.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -155,6 +182,9 @@ pub enum Command {
         #[arg(short, long, value_enum, default_value_t)]
         output: Output,
     },
+    /// Print this command line's man page (roff), for `man -l -` or a `man1` folder.
+    #[command(hide = true)]
+    Man,
     /// Collect a Kafka cluster's resources, status, Events and operator logs into a tar file.
     /// Secrets are listed by name and keys only: their data is never included.
     SupportBundle {
@@ -181,6 +211,12 @@ impl Cli {
 
     /// Runs the command: what it prints, and its exit status.
     pub async fn run(self) -> Result<Printed, PluginError> {
+        if let Command::Man = self.command {
+            return Ok(Printed {
+                text: man_page()?,
+                exit_code: 0,
+            });
+        }
         let cluster = Cluster::connect(&self.target()).await?;
         let text = match self.command {
             Command::Plan {
@@ -222,9 +258,35 @@ impl Cli {
                 output_file,
                 operator,
             } => crate::bundle::support_bundle(&cluster, &kafka, &output_file, &operator).await,
+            Command::Man => man_page(),
         }?;
         Ok(Printed { text, exit_code: 0 })
     }
+}
+
+/// The man page of the command line, with a section per command.
+pub fn man_page() -> Result<String, PluginError> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let mut page = Vec::new();
+    let written = clap_mangen::Man::new(command.clone())
+        .render(&mut page)
+        .and_then(|()| {
+            for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+                let name = format!("kubectl-strimzi-{}", sub.get_name());
+                let sub = sub
+                    .clone()
+                    .name(name.clone())
+                    .bin_name(format!("kubectl strimzi {}", sub.get_name()));
+                clap_mangen::Man::new(sub).title(name).render(&mut page)?;
+            }
+            Ok(())
+        });
+    written.map_err(|source| PluginError::File {
+        what: "writing the man page".to_owned(),
+        source,
+    })?;
+    Ok(String::from_utf8_lossy(&page).into_owned())
 }
 
 /// The exit status of `plan` when the operator would refuse the change.

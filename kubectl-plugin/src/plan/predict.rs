@@ -9,7 +9,9 @@ use serde_json::Value;
 use strimzi_cluster_model::model::KafkaCluster;
 use strimzi_cluster_model::model::config::options::Properties;
 use strimzi_cluster_model::model::desired::DesiredObjects;
-use strimzi_cluster_model::rolling::config_diff::{NodeConfiguration, static_changes};
+use strimzi_cluster_model::rolling::config_diff::{
+    NodeConfiguration, StaticChange, static_changes,
+};
 use strimzi_cluster_model::rolling::reload::{ReloadOutlook, reload_outlook};
 use strimzi_cluster_model::rolling::{self, NodeToRoll, RestartReason, RollClock};
 use strimzi_kafka_model::{ConfigEntry, ConfigSource};
@@ -158,20 +160,60 @@ fn planned(node: &NodeToRoll, extra: Option<Note>) -> PlannedRestart {
     }
 }
 
-/// The static options of `server_config` as a node describes the options of its
-/// configuration file.
-fn described_from_file(server_config: &str) -> Vec<ConfigEntry> {
-    Properties::parse(server_config)
+/// The options of `running` (a node's `server.config` now) as the node describes them: from
+/// its configuration file; and each option of `desired` that `running` lacks as Kafka
+/// describes an option left at its default, whose value is not known offline.
+fn described_from_file(running: &str, desired: &str) -> Vec<ConfigEntry> {
+    let file = Properties::parse(running);
+    let entry = |name: &str, value: Option<&str>, source| ConfigEntry {
+        name: name.to_owned(),
+        value: value.map(str::to_owned),
+        source,
+        read_only: true,
+        sensitive: false,
+    };
+    let mut described: Vec<ConfigEntry> = file
         .entries()
         .iter()
-        .map(|(name, value)| ConfigEntry {
-            name: name.clone(),
-            value: Some(value.clone()),
-            source: ConfigSource::StaticBroker,
-            read_only: true,
-            sensitive: false,
-        })
-        .collect()
+        .map(|(name, value)| entry(name, Some(value), ConfigSource::StaticBroker))
+        .collect();
+    described.extend(
+        Properties::parse(desired)
+            .entries()
+            .iter()
+            .filter(|(name, _)| file.get(name).is_none())
+            .map(|(name, _)| entry(name, None, ConfigSource::Default)),
+    );
+    described
+}
+
+/// The note of a restart for static options `changes`: their names; those newly set are
+/// compared with Kafka's default when the operator checks the running node, which the plan
+/// cannot know.
+fn static_note(changes: &[StaticChange]) -> Note {
+    let names = |newly_set: bool| -> Vec<&str> {
+        changes
+            .iter()
+            .filter(|change| change.running.is_none() == newly_set)
+            .map(|change| change.name.as_str())
+            .collect()
+    };
+    let mut message = RestartReason::ConfigChangeRequiresRestart.explanation();
+    let (changed, newly_set) = (names(false), names(true));
+    if !changed.is_empty() {
+        message.push_str(&format!(": {}", changed.join(", ")));
+    }
+    if !newly_set.is_empty() {
+        message.push_str(&format!(
+            "{} newly set: {} (no restart if the value is Kafka's default)",
+            if changed.is_empty() { ":" } else { ";" },
+            newly_set.join(", ")
+        ));
+    }
+    Note {
+        reason: RestartReason::ConfigChangeRequiresRestart.name().to_owned(),
+        message,
+    }
 }
 
 /// The restarts and reloads the rolling step would carry out once the desired objects are
@@ -227,7 +269,7 @@ pub fn restarts(
         ) else {
             continue;
         };
-        let described = described_from_file(now);
+        let described = described_from_file(now, then);
         let changes = static_changes(&NodeConfiguration {
             node_id: node.node_id,
             controller: node.is_controller(),
@@ -238,15 +280,7 @@ pub fn restarts(
         if changes.is_empty() {
             continue;
         }
-        let names: Vec<&str> = changes.iter().map(|change| change.name.as_str()).collect();
-        let note = Note {
-            reason: RestartReason::ConfigChangeRequiresRestart.name().to_owned(),
-            message: format!(
-                "{}: {}",
-                RestartReason::ConfigChangeRequiresRestart.explanation(),
-                names.join(", ")
-            ),
-        };
+        let note = static_note(&changes);
         if let Some((_, extra)) = restarting
             .iter_mut()
             .find(|(restarting, _)| restarting.pod == node.pod_name)
@@ -411,7 +445,16 @@ fn same_scalar(wanted: &Value, have: &Value) -> bool {
 /// The lines of `after` not in `before` (`+ line`) and of `before` not in `after`
 /// (`- line`), in the texts' order.
 fn changed_lines(before: &str, after: &str) -> Vec<String> {
-    similar::TextDiff::from_lines(before, after)
+    // A last line without its newline is the same line.
+    let ended = |text: &str| {
+        let mut text = text.to_owned();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    };
+    let (before, after) = (ended(before), ended(after));
+    similar::TextDiff::from_lines(&before, &after)
         .iter_all_changes()
         .filter_map(|change| {
             let sign = match change.tag() {
