@@ -273,12 +273,11 @@ pub fn man_page() -> Result<String, PluginError> {
         .render(&mut page)
         .and_then(|()| {
             for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
-                let name = format!("kubectl-strimzi-{}", sub.get_name());
+                let title = format!("kubectl-strimzi-{}", sub.get_name());
                 let sub = sub
                     .clone()
-                    .name(name.clone())
                     .bin_name(format!("kubectl strimzi {}", sub.get_name()));
-                clap_mangen::Man::new(sub).title(name).render(&mut page)?;
+                clap_mangen::Man::new(sub).title(title).render(&mut page)?;
             }
             Ok(())
         });

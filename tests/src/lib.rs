@@ -1,6 +1,7 @@
 //! Test environment of the workspace: where the reference data and our examples live. The
 //! local Kubernetes control plane and Kafka broker are added by the testenv issue.
 
+pub mod binaries;
 pub mod bundle;
 pub mod certs;
 pub mod clients;

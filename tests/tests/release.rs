@@ -157,14 +157,41 @@ fn small_image() -> &'static Path {
     })
 }
 
-/// `release.sh` with the test's repository and image, into `out`; its standard output.
+/// The `kubectl-strimzi` binary the test build made (the plugin's own tests need it, so
+/// `cargo test --workspace` builds it).
+fn plugin_binary() -> PathBuf {
+    let binary = strimzi_tests::binaries::binaries_dir().join("kubectl-strimzi");
+    assert!(
+        binary.exists(),
+        "{} is missing: run this program with `cargo test --workspace`, which builds it",
+        binary.display()
+    );
+    binary
+}
+
+fn plugin_archive() -> String {
+    format!("kubectl-strimzi-{VERSION}-linux-amd64.tar.gz")
+}
+
+fn krew_manifest() -> String {
+    format!("strimzi-krew-{VERSION}.yaml")
+}
+
+/// Where the test's release is downloaded from.
+const DOWNLOAD_URL: &str = "https://downloads.example.com/strimzi-rs";
+
+/// `release.sh` with the test's repository, image and plugin binary, into `out`; its
+/// standard output.
 fn run_release(out: &Path) -> String {
     run(Command::new("bash")
         .arg(workspace_root().join("deploy/release.sh"))
         .arg("--out")
         .arg(out)
         .args(["--image-repository", REPOSITORY, "--image-archive"])
-        .arg(small_image()))
+        .arg(small_image())
+        .arg("--plugin-binary")
+        .arg(plugin_binary())
+        .args(["--download-url", DOWNLOAD_URL]))
 }
 
 /// The release folder, written once per test process.
@@ -224,7 +251,12 @@ fn files_under(dir: &Path) -> BTreeSet<PathBuf> {
 #[test]
 fn every_artifact_is_written_and_sha256sums_verifies_them() {
     let mut expected: BTreeSet<String> = manifests().into_iter().map(|(name, _)| name).collect();
-    expected.extend([chart_archive(), image_archive()]);
+    expected.extend([
+        chart_archive(),
+        image_archive(),
+        plugin_archive(),
+        krew_manifest(),
+    ]);
     let written: BTreeSet<String> = fs::read_dir(release())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
@@ -543,4 +575,65 @@ fn the_image_packers_unit_tests_pass() {
     assert!(result.status.success(), "{report}");
     assert!(report.contains("\nOK"), "{report}");
     assert!(!report.contains("Ran 0 tests"), "{report}");
+}
+
+#[test]
+fn the_kubectl_plugin_is_packed_with_its_man_page_and_a_krew_manifest_naming_its_digest() {
+    let dir = scratch().join("plugin");
+    fs::create_dir_all(&dir).unwrap();
+    run(Command::new("tar")
+        .arg("-xzf")
+        .arg(release().join(plugin_archive()))
+        .arg("-C")
+        .arg(&dir));
+    let files: BTreeSet<String> = files_under(&dir)
+        .iter()
+        .map(|path| path.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files,
+        ["LICENSE", "kubectl-strimzi", "kubectl-strimzi.1"]
+            .map(str::to_owned)
+            .into(),
+    );
+    let version = run(Command::new(dir.join("kubectl-strimzi")).arg("--version"));
+    assert_eq!(version.trim(), format!("kubectl-strimzi {VERSION}"));
+    let man = read(&dir.join("kubectl-strimzi.1"));
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH kubectl-strimzi"),
+        "{man}"
+    );
+    for command in [
+        "plan",
+        "status",
+        "certs",
+        "support-bundle",
+        "roll",
+        "rebalance",
+    ] {
+        assert!(
+            man.contains(&format!(".TH kubectl-strimzi-{command}")),
+            "the man page has no page of {command}"
+        );
+    }
+    let manifest = &documents(&read(&release().join(krew_manifest())))[0];
+    assert_eq!(manifest["kind"], "Plugin");
+    assert_eq!(manifest["metadata"]["name"], "strimzi");
+    assert_eq!(manifest["spec"]["version"], format!("v{VERSION}"));
+    let platform = &manifest["spec"]["platforms"][0];
+    assert_eq!(
+        platform["uri"],
+        format!("{DOWNLOAD_URL}/{}", plugin_archive()).as_str()
+    );
+    let digest = run(Command::new("sha256sum").arg(release().join(plugin_archive())));
+    assert_eq!(platform["sha256"], &digest[..64]);
+    assert_eq!(platform["bin"], "kubectl-strimzi");
+    assert_eq!(platform["selector"]["matchLabels"]["arch"], "amd64");
+    let text = read(&release().join(krew_manifest()));
+    for placeholder in ["VERSION", "HOMEPAGE", "URI", "SHA256", "ARCH"] {
+        assert!(
+            !text.contains(placeholder),
+            "{placeholder} left in:\n{text}"
+        );
+    }
 }
