@@ -9,103 +9,15 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_cluster_model::model::nodes::pods::definition_revisions;
-
-/// Runs `kubectl-strimzi` with the admin kubeconfig in `namespace`; its exit code and output.
-fn kubectl_strimzi(namespace: &str, args: &[&str]) -> (i32, String, String) {
-    static BINARIES: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let dir = BINARIES.get_or_init(support::build_operator_binaries);
-    let kubeconfig = support::env().control_plane().kubeconfig().to_path_buf();
-    let output = Command::new(dir.join("kubectl-strimzi"))
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["-n", namespace])
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    println!("$ kubectl strimzi {}\n{stdout}{stderr}", args.join(" "));
-    (output.status.code().unwrap_or(-1), stdout, stderr)
-}
-
-/// The plan of `args` as JSON, which must succeed.
-fn plan(namespace: &str, args: &[&str]) -> Value {
-    let mut all = vec!["plan", "--output", "json"];
-    all.extend_from_slice(args);
-    let (code, stdout, stderr) = kubectl_strimzi(namespace, &all);
-    assert_eq!(code, 0, "plan failed: {stderr}");
-    serde_json::from_str(&stdout).unwrap()
-}
-
-/// The pods a plan restarts, in its order, each with its reasons.
-fn restarts(plan: &Value) -> Vec<(String, Vec<String>)> {
-    plan["restarts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|restart| {
-            let reasons = restart["reasons"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|reason| reason["reason"].as_str().unwrap().to_owned())
-                .collect();
-            (restart["pod"].as_str().unwrap().to_owned(), reasons)
-        })
-        .collect()
-}
-
-/// The changed objects of a plan as `action kind name`.
-fn objects(plan: &Value) -> Vec<String> {
-    plan["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|object| {
-            format!(
-                "{} {} {}",
-                object["action"].as_str().unwrap(),
-                object["kind"].as_str().unwrap(),
-                object["name"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
-
-/// A stand-in for the cluster operator's Deployment, whose environment `plan` reads: the one
-/// the in-process operator of these tests runs with ([`support::config_for`]).
-async fn operator_deployment(client: &Client, namespace: &str) {
-    let deployment = json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "strimzi-cluster-operator"},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"name": "strimzi-cluster-operator"}},
-            "template": {
-                "metadata": {"labels": {"name": "strimzi-cluster-operator"}},
-                "spec": {"containers": [{
-                    "name": "strimzi-cluster-operator",
-                    "image": "strimzi-rs/operator:test",
-                    "env": [
-                        {"name": "STRIMZI_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-                        {"name": "STRIMZI_FULL_RECONCILIATION_INTERVAL_MS", "value": "120000"},
-                        {"name": "STRIMZI_KAFKA_HOST_RESOLUTION", "value": "ip-addresses-only"},
-                    ],
-                }]},
-            },
-        },
-    });
-    support::apply(client, namespace, &deployment).await;
-}
+use support::plugin::{
+    kubectl_strimzi, objects, operator_deployment, plan, plan_documents, restarts,
+};
 
 /// The pods whose running `strimzi.io/revision` is not the one their StrimziPodSet now
 /// describes.
@@ -162,7 +74,12 @@ async fn rolling_order(client: &Client, namespace: &str) -> Vec<String> {
 async fn plan_predicts_what_the_operator_does() {
     let (client, ns) = support::namespace("plan").await;
     let _operator = support::Operator::on(&ns);
-    operator_deployment(&client, &ns).await;
+    operator_deployment(
+        &client,
+        &ns,
+        &[("STRIMZI_KAFKA_HOST_RESOLUTION", "ip-addresses-only")],
+    )
+    .await;
     for document in support::cluster("c", 1, 2) {
         support::apply(&client, &ns, &document).await;
     }
@@ -212,13 +129,7 @@ async fn plan_predicts_what_the_operator_does() {
     assert_eq!(static_option["liveChanges"], json!([]));
 
     // A pool scaled: a node, its objects, no restart.
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        file.path(),
-        serde_yaml_ng::to_string(&support::node_pool("c", "broker", 3, &["broker"])).unwrap(),
-    )
-    .unwrap();
-    let scaled = plan(&ns, &["-f", file.path().to_str().unwrap()]);
+    let scaled = plan_documents(&ns, &[support::node_pool("c", "broker", 3, &["broker"])]);
     let added = scaled["nodesAdded"].as_array().unwrap().clone();
     assert_eq!(added.len(), 1, "{scaled:#}");
     assert_eq!(restarts(&scaled), Vec::new(), "{scaled:#}");

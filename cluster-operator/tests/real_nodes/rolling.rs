@@ -19,6 +19,9 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::env;
+use crate::support::plugin::{
+    live_options, operator_deployment, plan, plan_documents, planned_pods,
+};
 use crate::support::real_nodes::{
     ConnectionsRefused, Startup, all_pods_ready, binaries, bootstrap, delete_when_done, eventually,
     kill_jvm_of, persistent_cluster, stop_and_check_nothing_lost,
@@ -178,6 +181,8 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     }
     let kafka = ready(&client, &ns, CLUSTER).await;
     let pods = all_pods_ready(&client, &ns, CLUSTER, 6).await;
+    // `kubectl strimzi plan` reads the operator's settings from its Deployment.
+    operator_deployment(&client, &ns, &[]).await;
     let node_id = |pod: &str| pod.rsplit('-').next().unwrap().parse::<i32>().unwrap();
     let brokers: Vec<i32> = pods
         .iter()
@@ -201,7 +206,18 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         (1, 3)
     );
 
-    // A dynamically updatable option reaches every broker without a restart.
+    // A dynamically updatable option reaches every broker without a restart, as
+    // `kubectl strimzi plan` says beforehand.
+    let planned = plan(
+        &ns,
+        &[
+            CLUSTER,
+            "--set",
+            "spec.kafka.config.log.retention.ms=3600000",
+        ],
+    );
+    assert_eq!(live_options(&planned), ["log.retention.ms"], "{planned:#}");
+    assert_eq!(planned_pods(&planned, "restarts"), Vec::<String>::new());
     let before = pod_uids(&client, &ns, CLUSTER).await;
     let changed = Instant::now();
     set_live_option(
@@ -227,6 +243,14 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     // and it is not restarted again, as it came back with the new configuration. Once four
     // nodes are back, the operator's API server stops for a minute, then starts again: the
     // roll goes on from where it was.
+    let planned_static = plan(
+        &ns,
+        &[
+            CLUSTER,
+            "--set",
+            "spec.kafka.config.queued.max.requests=600",
+        ],
+    );
     let mut operator_restarted = false;
     let mut crashed: Option<String> = None;
     let mut outage: Option<Instant> = None;
@@ -301,6 +325,17 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         roll.most_restarting, 1,
         "more than one pod restarting at once"
     );
+    // The plan named these pods, controllers first.
+    let predicted = planned_pods(&planned_static, "restarts");
+    assert_eq!(
+        predicted.iter().collect::<BTreeSet<_>>(),
+        unique,
+        "planned restarts {predicted:?}, done {order:?}"
+    );
+    assert!(
+        predicted[..3].iter().all(|name| is_controller(name)),
+        "planned: {predicted:?}"
+    );
     let after_roll = pod_uids(&client, &ns, CLUSTER).await;
 
     // In parallel: with min.insync.replicas=1, two brokers of three may restart together.
@@ -370,20 +405,43 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
         drop(refused);
         println!("while unreachable, the Kafka said: {message}");
     };
+    let template = json!({"spec": {"kafka": {"template": {"pod": {"metadata": {
+        "annotations": {"example.com/fault": "brokers unreachable"},
+    }}}}}});
+    // The plan of the change as a user writes it to a file: the live Kafka, changed.
+    let mut changed = serde_json::to_value(
+        Api::<Kafka>::namespaced(client.clone(), &ns)
+            .get(CLUSTER)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    changed["spec"]["kafka"]["template"]["pod"]["metadata"]["annotations"]["example.com/fault"] =
+        json!("brokers unreachable");
+    let planned_template = plan_documents(&ns, &[changed]);
     let (parallel_report, parallel) = Box::pin(roll_under_load(
         &client,
         &ns,
         &plain,
         "parallel",
         Redelivery::Refused,
-        json!({"spec": {"kafka": {"template": {"pod": {"metadata": {
-            "annotations": {"example.com/fault": "brokers unreachable"},
-        }}}}}}),
+        template,
         unreachable,
         |_| {},
     ))
     .await;
     assert_eq!(parallel.most_restarting, 2, "two brokers at once at most");
+    let done: BTreeSet<String> = restarted_in_order(&client, &ns, "PodHasOldRevision")
+        .await
+        .into_iter()
+        .collect();
+    let predicted = planned_pods(&planned_template, "restarts");
+    assert_eq!(
+        predicted.iter().cloned().collect::<BTreeSet<_>>(),
+        done,
+        "planned restarts {predicted:?}"
+    );
+    assert_eq!(done.len(), 6, "{done:?}");
 
     // The metadata version is raised once every node runs Kafka 4.3.1; a Kafka version that
     // cannot run it is refused before anything rolls.

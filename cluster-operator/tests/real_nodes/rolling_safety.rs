@@ -21,10 +21,11 @@
 //! with evictions under a steady producer: the PodDisruptionBudget lets one pod go at a time,
 //! each comes back on the environment's standby node, and no record is lost.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use super::env;
+use crate::support::plugin::{kubectl_strimzi, operator_deployment, plan, planned_pods};
 use crate::support::real_nodes::{
     POD_WAIT, Startup, all_pods_ready, binaries, bootstrap, client_certificate, cluster_ca_file,
     delete_when_done, drain_busiest_node, eventually, in_node_network, is_ready, openssl,
@@ -227,6 +228,8 @@ async fn removals_rolls_and_certificates() {
     }
     let kafka = ready(&client, &ns, CLUSTER).await;
     let pods = all_pods_ready(&client, &ns, CLUSTER, 5).await;
+    // `kubectl strimzi plan` reads the operator's settings from its Deployment.
+    operator_deployment(&client, &ns, &[]).await;
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
     let plain = ClusterClient::new(
         &binaries().join("strimzi-kafka-client"),
@@ -829,13 +832,33 @@ async fn renew_cluster_ca_by_reload(
     let stop_file = env().log_dir().join(format!("{ns}-renewal-stop"));
     let producer = plain.produce_steadily("renewal", 20, &stop_file).unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    force(
-        client,
-        ns,
-        &format!("{CLUSTER}-cluster-ca-cert"),
-        "strimzi.io/force-renew",
-    )
+    // As a user previews it: the reconciliation paused, the renewal asked for and planned
+    // (every node reloads, none restarts), then resumed.
+    let run = |args: &[&str]| {
+        let (code, stdout, stderr) = kubectl_strimzi(ns, args);
+        assert_eq!(code, 0, "kubectl strimzi {args:?}: {stdout}{stderr}");
+    };
+    run(&["pause", CLUSTER]);
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);
+    wait_for(&kafkas, CLUSTER, "ReconciliationPaused", |kafka| {
+        crate::support::condition(kafka?, "ReconciliationPaused").map(|_| ())
+    })
     .await;
+    run(&["certs", CLUSTER, "--renew", "cluster-ca"]);
+    let planned = plan(ns, &[CLUSTER]);
+    assert_eq!(
+        planned_pods(&planned, "restarts"),
+        Vec::<String>::new(),
+        "{planned:#}"
+    );
+    assert_eq!(
+        planned_pods(&planned, "reloads")
+            .into_iter()
+            .collect::<BTreeSet<_>>(),
+        before.keys().cloned().collect::<BTreeSet<_>>(),
+        "{planned:#}"
+    );
+    run(&["resume", CLUSTER]);
     let took = wait_for_reloads(client, ns, &before, &reloaded_before).await;
     ready(client, ns, CLUSTER).await;
     assert_eq!(

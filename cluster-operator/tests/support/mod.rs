@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 pub mod fast_start;
+pub mod plugin;
 pub mod real_nodes;
 pub mod rolls;
 pub mod strimzi_recorded;
@@ -394,8 +395,6 @@ where
 {
     wait_for(api, name, what, |object| object.is_none().then_some(())).await;
 }
-
-pub use strimzi_tests::binaries::binaries_dir;
 
 /// Builds the cluster, topic and user operator binaries, the kubectl plugin and the test
 /// environment's programs ([`strimzi_tests::binaries::workspace_binaries`]); their folder.
