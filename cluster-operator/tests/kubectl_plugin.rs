@@ -317,7 +317,8 @@ async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
     // roll, while paused (the operator leaves the annotations alone meanwhile).
     let rolled = run(&ns, &["roll", "pool", "broker"]);
     assert!(
-        rolled.contains("strimzipodset.core.strimzi.io/my-cluster-broker annotated"),
+        rolled.contains("strimzipodset.core.strimzi.io/my-cluster-broker annotated")
+            && rolled.contains("Kafka my-cluster is paused: nothing restarts until"),
         "{rolled}"
     );
     let pod_sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
@@ -339,6 +340,36 @@ async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
     );
     let missing = fails(&ns, &["roll", "pod", "no-such-pod"], 2);
     assert!(missing.contains("Pod no-such-pod not found"), "{missing}");
+    apply(
+        &client,
+        &ns,
+        &json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "not-kafka"},
+            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+        }),
+    )
+    .await;
+    let refused = fails(&ns, &["roll", "pod", "not-kafka"], 2);
+    assert!(
+        refused.contains("pod not-kafka has no strimzi.io/cluster label"),
+        "{refused}"
+    );
+    let rolled = run(&ns, &["roll", "cluster", KAFKA]);
+    for pod_set in ["my-cluster-broker", "my-cluster-controller"] {
+        assert!(
+            rolled.contains(&format!(
+                "strimzipodset.core.strimzi.io/{pod_set} annotated"
+            )),
+            "{rolled}"
+        );
+    }
+    let missing = fails(&ns, &["status", "no-such-kafka"], 2);
+    assert!(
+        missing.contains(&format!("Kafka no-such-kafka not found in namespace {ns}")),
+        "{missing}"
+    );
     let facts: Value = serde_json::from_str(&run(&ns, &["status", KAFKA, "-o", "json"])).unwrap();
     assert_eq!(facts["paused"], true);
     let pending: Vec<String> = facts["pools"]
@@ -421,15 +452,8 @@ async fn missing_permissions_are_named() {
         apply(&client, &ns, &document).await;
     }
     let kubeconfig = impersonating(&ns, "reader");
-    let ns_for_run = ns.clone();
-    let (status, pause) = tokio::task::spawn_blocking(move || {
-        (
-            run_with(&kubeconfig, &ns_for_run, &["status", KAFKA]),
-            run_with(&kubeconfig, &ns_for_run, &["pause", KAFKA]),
-        )
-    })
-    .await
-    .unwrap();
+    let status = run_with(&kubeconfig, &ns, &["status", KAFKA]);
+    let pause = run_with(&kubeconfig, &ns, &["pause", KAFKA]);
     assert_eq!(status.code, 3, "{status:?}");
     assert_eq!(
         status.stderr.trim_end(),
@@ -444,6 +468,57 @@ async fn missing_permissions_are_named() {
         )),
         "{pause:?}"
     );
+    // support-bundle goes on without what it may not read, and says so in the bundle.
+    let file = support::env().log_dir().join(format!("bundle-{ns}.tar"));
+    let bundled = run_with(
+        &kubeconfig,
+        &ns,
+        &[
+            "support-bundle",
+            KAFKA,
+            "--output-file",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(bundled.code, 0, "{bundled:?}");
+    assert!(
+        bundled.stdout.contains("could not be collected"),
+        "{bundled:?}"
+    );
+    let entries = tar_entries(&file);
+    assert!(
+        entries.contains_key("kafkas/my-cluster.yaml"),
+        "{:?}",
+        entries.keys()
+    );
+    assert!(
+        entries["notes/pods.txt"].contains(&format!("not allowed to list pods in namespace {ns}")),
+        "{:?}",
+        entries.get("notes/pods.txt")
+    );
+    assert!(
+        entries["notes/secrets.txt"].contains("not allowed to list secrets"),
+        "{:?}",
+        entries.get("notes/secrets.txt")
+    );
+
+    // As the admin, a Kafka no operator has looked at yet: no status, no nodes, no error.
+    let admin = support::env().control_plane().kubeconfig();
+    let unreconciled = run_with(admin, &ns, &["status", KAFKA]);
+    assert_eq!(unreconciled.code, 0, "{unreconciled:?}");
+    for expected in [
+        "State:           Unknown",
+        "(not observed yet)",
+        "none yet: the operator has not reported a status",
+        "none: no node pools and no pods yet",
+        "none yet: the operator has not created the CA Secrets",
+    ] {
+        assert!(
+            unreconciled.stdout.contains(expected),
+            "{expected}: {unreconciled:?}"
+        );
+    }
+
     // The Kafka is unchanged.
     let kafka = Api::<Kafka>::namespaced(client.clone(), &ns)
         .get(KAFKA)
@@ -458,11 +533,7 @@ async fn missing_permissions_are_named() {
 
 #[tokio::test]
 async fn a_missing_kubeconfig_is_one_line_and_exit_code_2() {
-    let missing = tokio::task::spawn_blocking(|| {
-        run_with(Path::new("/nonexistent"), "default", &["status", KAFKA])
-    })
-    .await
-    .unwrap();
+    let missing = run_with(Path::new("/nonexistent"), "default", &["status", KAFKA]);
     assert_eq!(missing.code, 2, "{missing:?}");
     assert_eq!(missing.stderr.lines().count(), 1, "{missing:?}");
     assert!(

@@ -55,18 +55,25 @@ pub fn is_paused(kafka: &Kafka) -> bool {
         .is_some_and(|value| value == "true")
 }
 
+/// What `roll` annotated, and the Kafka it belongs to.
+struct Rolled {
+    kafka: String,
+    annotated: Vec<String>,
+}
+
 /// Sets `strimzi.io/manual-rolling-update=true` on what `target` and `name` say.
 pub async fn roll(
     cluster: &Cluster,
     target: RollTarget,
     name: &str,
 ) -> Result<String, PluginError> {
-    let annotated = match target {
+    let rolled = match target {
         RollTarget::Pod => roll_pod(cluster, name).await?,
         RollTarget::Pool => roll_pool(cluster, name).await?,
         RollTarget::Cluster => roll_cluster(cluster, name).await?,
     };
-    let mut printed: String = annotated
+    let mut printed: String = rolled
+        .annotated
         .iter()
         .map(|object| {
             format!(
@@ -79,61 +86,68 @@ pub async fn roll(
         "The cluster operator restarts these pods at its next reconciliation, one at a time, \
          each only when its partitions stay available, and then removes the annotation.\n",
     );
+    let kafka: Option<Kafka> = cluster.get_opt(&rolled.kafka).await?;
+    if kafka.as_ref().is_some_and(is_paused) {
+        printed.push_str(&format!(
+            "Kafka {} is paused: nothing restarts until `kubectl strimzi resume {}`.\n",
+            rolled.kafka, rolled.kafka
+        ));
+    }
     Ok(printed)
 }
 
 /// Annotates pod `name`, a Kafka node of a StrimziPodSet.
-async fn roll_pod(cluster: &Cluster, name: &str) -> Result<Vec<String>, PluginError> {
+async fn roll_pod(cluster: &Cluster, name: &str) -> Result<Rolled, PluginError> {
     let pod: Pod = cluster.get(name).await?;
-    let kafka = pod.labels().get(labels::CLUSTER).cloned();
+    let Some(kafka) = pod.labels().get(labels::CLUSTER).cloned() else {
+        return Err(PluginError::Input(format!(
+            "pod {name} has no {} label: it is not a pod of a Kafka cluster",
+            labels::CLUSTER
+        )));
+    };
     let is_kafka_node = pod.labels().get(labels::KIND).map(String::as_str) == Some("Kafka");
     let owned_by_pod_set = pod
         .owner_references()
         .iter()
         .any(|owner| owner.kind == "StrimziPodSet");
-    match kafka {
-        Some(_) if is_kafka_node && owned_by_pod_set => {}
-        Some(kafka) => {
-            return Err(PluginError::Input(format!(
-                "pod {name} belongs to {kafka} but is not a Kafka node of a StrimziPodSet \
-                 (label {}=Kafka): roll only restarts Kafka nodes",
-                labels::KIND
-            )));
-        }
-        None => {
-            return Err(PluginError::Input(format!(
-                "pod {name} has no {} label: it is not a pod of a Kafka cluster",
-                labels::CLUSTER
-            )));
-        }
+    if !(is_kafka_node && owned_by_pod_set) {
+        return Err(PluginError::Input(format!(
+            "pod {name} belongs to {kafka} but is not a Kafka node of a StrimziPodSet \
+             (label {}=Kafka): roll restarts Kafka nodes only",
+            labels::KIND
+        )));
     }
     cluster
         .annotate::<Pod>(name, &setting(annotations::MANUAL_ROLLING_UPDATE, "true"))
         .await?;
-    Ok(vec![qualified::<Pod>(name)])
+    Ok(Rolled {
+        kafka,
+        annotated: vec![qualified::<Pod>(name)],
+    })
 }
 
 /// Annotates the StrimziPodSet of KafkaNodePool `pool`.
-async fn roll_pool(cluster: &Cluster, pool: &str) -> Result<Vec<String>, PluginError> {
+async fn roll_pool(cluster: &Cluster, pool: &str) -> Result<Rolled, PluginError> {
     let node_pool: KafkaNodePool = cluster.get(pool).await?;
-    let kafka = node_pool.labels().get(labels::CLUSTER).ok_or_else(|| {
-        PluginError::Input(format!(
+    let Some(kafka) = node_pool.labels().get(labels::CLUSTER).cloned() else {
+        return Err(PluginError::Input(format!(
             "KafkaNodePool {pool} has no {} label: it belongs to no Kafka",
             labels::CLUSTER
-        ))
-    })?;
-    let pod_set = naming::pool_pod_set(kafka, pool);
+        )));
+    };
+    let pod_set = naming::pool_pod_set(&kafka, pool);
     if cluster.get_opt::<StrimziPodSet>(&pod_set).await?.is_none() {
         return Err(PluginError::Input(format!(
             "KafkaNodePool {pool} has no StrimziPodSet {pod_set} yet: the operator has not \
              created its pods, there is nothing to restart"
         )));
     }
-    annotate_pod_set(cluster, &pod_set).await
+    let annotated = vec![annotate_pod_set(cluster, &pod_set).await?];
+    Ok(Rolled { kafka, annotated })
 }
 
 /// Annotates every StrimziPodSet of Kafka `kafka`.
-async fn roll_cluster(cluster: &Cluster, kafka: &str) -> Result<Vec<String>, PluginError> {
+async fn roll_cluster(cluster: &Cluster, kafka: &str) -> Result<Rolled, PluginError> {
     cluster.get::<Kafka>(kafka).await?;
     let pod_sets = cluster.kafka_pod_sets(kafka).await?;
     if pod_sets.is_empty() {
@@ -144,17 +158,20 @@ async fn roll_cluster(cluster: &Cluster, kafka: &str) -> Result<Vec<String>, Plu
     }
     let mut annotated = Vec::new();
     for pod_set in &pod_sets {
-        annotated.extend(annotate_pod_set(cluster, &pod_set.name_any()).await?);
+        annotated.push(annotate_pod_set(cluster, &pod_set.name_any()).await?);
     }
-    Ok(annotated)
+    Ok(Rolled {
+        kafka: kafka.to_owned(),
+        annotated,
+    })
 }
 
-/// Sets the manual rolling update annotation on StrimziPodSet `name`.
-async fn annotate_pod_set(cluster: &Cluster, name: &str) -> Result<Vec<String>, PluginError> {
+/// Sets the manual rolling update annotation on StrimziPodSet `name`; its kubectl name.
+async fn annotate_pod_set(cluster: &Cluster, name: &str) -> Result<String, PluginError> {
     cluster
         .annotate::<StrimziPodSet>(name, &setting(annotations::MANUAL_ROLLING_UPDATE, "true"))
         .await?;
-    Ok(vec![qualified::<StrimziPodSet>(name)])
+    Ok(qualified::<StrimziPodSet>(name))
 }
 
 /// The annotation value of `action`.
@@ -227,4 +244,57 @@ pub async fn rebalance(
         annotations::REBALANCE,
         state.as_str()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_taken_where_strimzi_takes_them() {
+        let takes = |action| {
+            State::ALL
+                .into_iter()
+                .filter(|state| accepted_in(action).contains(state))
+                .map(State::as_str)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(takes(RebalanceAction::Approve), ["ProposalReady"]);
+        assert_eq!(
+            takes(RebalanceAction::Stop),
+            ["PendingProposal", "ProposalReady", "Rebalancing"]
+        );
+        assert_eq!(
+            takes(RebalanceAction::Refresh),
+            [
+                "PendingProposal",
+                "ProposalReady",
+                "Rebalancing",
+                "Stopped",
+                "Ready",
+                "NotReady"
+            ]
+        );
+    }
+
+    #[test]
+    fn paused_only_with_true() {
+        let with = |value: Option<&str>| {
+            let kafka: Kafka = serde_json::from_value(serde_json::json!({
+                "apiVersion": "kafka.strimzi.io/v1",
+                "kind": "Kafka",
+                "metadata": {
+                    "name": "k",
+                    "annotations": value
+                        .map(|value| serde_json::json!({annotations::PAUSE_RECONCILIATION: value})),
+                },
+                "spec": {"kafka": {"listeners": []}},
+            }))
+            .unwrap();
+            is_paused(&kafka)
+        };
+        assert!(with(Some("true")));
+        assert!(!with(Some("false")));
+        assert!(!with(None));
+    }
 }

@@ -301,3 +301,53 @@ pub async fn support_bundle(
     }
     Ok(printed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_keep_their_key_names_only() {
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {
+                "name": "c-cluster-ca",
+                "labels": {"strimzi.io/cluster": "c"},
+                "annotations": {LAST_APPLIED: "{\"data\":{\"ca.key\":\"c2VjcmV0\"}}", "a": "b"},
+            },
+            "type": "Opaque",
+            "data": {"ca.key": "c2VjcmV0"},
+        }))
+        .unwrap();
+        let summary = secret_summary(&secret);
+        assert_eq!(
+            summary,
+            json!({
+                "name": "c-cluster-ca",
+                "type": "Opaque",
+                "labels": {"strimzi.io/cluster": "c"},
+                "annotations": {"a": "b"},
+                "keys": ["ca.key"],
+            })
+        );
+    }
+
+    #[test]
+    fn objects_lose_managed_fields_and_the_last_applied_configuration() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {
+                "name": "p",
+                "annotations": {LAST_APPLIED: "{}", "kept": "yes"},
+                "managedFields": [{"manager": "kubectl", "operation": "Apply"}],
+            },
+        }))
+        .unwrap();
+        assert_eq!(
+            cleaned(&pod),
+            json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p", "annotations": {"kept": "yes"}},
+            })
+        );
+    }
+}

@@ -3,7 +3,6 @@
 //! never printed nor kept.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
@@ -18,6 +17,7 @@ use time::OffsetDateTime;
 use crate::cli::{CaChoice, Output};
 use crate::connection::{Cluster, kafka_nodes_selector};
 use crate::error::PluginError;
+use crate::text::{columns, json, rfc3339};
 
 /// The data key of a CA Secret's current certificate.
 const CA_CERTIFICATE_KEY: &str = "ca.crt";
@@ -57,20 +57,6 @@ fn kind_of(choice: CaChoice) -> CaKind {
         CaChoice::ClusterCa => CaKind::Cluster,
         CaChoice::ClientsCa => CaKind::Clients,
     }
-}
-
-/// `2027-12-01T04:05:06Z`.
-pub fn rfc3339(at: OffsetDateTime) -> String {
-    let at = at.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
 }
 
 /// The `CN` of a distinguished name (else the whole name).
@@ -132,11 +118,6 @@ async fn ca_certificates_of(
         .collect())
 }
 
-/// The role shown for a CA kind.
-fn ca_role(kind: CaKind) -> String {
-    kind.to_string()
-}
-
 /// The row of `found`, its signer looked up among `authorities`.
 fn row(
     role: String,
@@ -162,7 +143,7 @@ fn row(
     }
 }
 
-/// Every CA certificate of both CAs of Kafka `kafka`, as rows.
+/// Every CA certificate of both CAs of Kafka `kafka`, with its CA.
 async fn authorities(cluster: &Cluster, kafka: &str) -> Result<Vec<(CaKind, Found)>, PluginError> {
     let mut all = Vec::new();
     for kind in [CaKind::Cluster, CaKind::Clients] {
@@ -179,12 +160,16 @@ async fn authorities(cluster: &Cluster, kafka: &str) -> Result<Vec<(CaKind, Foun
 /// The CA certificates of Kafka `kafka`: the cluster CA's, then the clients CA's, each current
 /// one first.
 pub async fn ca_rows(cluster: &Cluster, kafka: &str) -> Result<Vec<CertificateRow>, PluginError> {
-    let now = OffsetDateTime::now_utc();
     let authorities = authorities(cluster, kafka).await?;
-    Ok(authorities
+    Ok(authority_rows(&authorities, OffsetDateTime::now_utc()))
+}
+
+/// The rows of `authorities`.
+fn authority_rows(authorities: &[(CaKind, Found)], now: OffsetDateTime) -> Vec<CertificateRow> {
+    authorities
         .iter()
-        .map(|(kind, found)| row(ca_role(*kind), found, &authorities, now))
-        .collect())
+        .map(|(kind, found)| row(kind.to_string(), found, authorities, now))
+        .collect()
 }
 
 /// Every certificate of Kafka `kafka`: the CAs', each node's (the Secrets named after the
@@ -192,10 +177,7 @@ pub async fn ca_rows(cluster: &Cluster, kafka: &str) -> Result<Vec<CertificateRo
 async fn all_rows(cluster: &Cluster, kafka: &str) -> Result<Vec<CertificateRow>, PluginError> {
     let now = OffsetDateTime::now_utc();
     let authorities = authorities(cluster, kafka).await?;
-    let mut rows: Vec<CertificateRow> = authorities
-        .iter()
-        .map(|(kind, found)| row(ca_role(*kind), found, &authorities, now))
-        .collect();
+    let mut rows = authority_rows(&authorities, now);
     let node_secrets: Vec<Secret> = cluster.list(&kafka_nodes_selector(kafka)).await?;
     for secret in &node_secrets {
         if let Some(found) = certificate_in(secret, &format!("{}.crt", secret.name_any())) {
@@ -268,30 +250,6 @@ fn table(rows: &[CertificateRow]) -> String {
     columns(&lines)
 }
 
-/// Rows of cells as left-aligned columns, two spaces apart.
-pub fn columns<const N: usize>(lines: &[[String; N]]) -> String {
-    let mut widths = [0; N];
-    for line in lines {
-        for (width, cell) in widths.iter_mut().zip(line) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut printed = String::new();
-    for line in lines {
-        let mut text = String::new();
-        for (index, (cell, width)) in line.iter().zip(widths).enumerate() {
-            if index + 1 == N {
-                text.push_str(cell);
-            } else {
-                let _ = write!(text, "{cell:width$}  ");
-            }
-        }
-        printed.push_str(text.trim_end());
-        printed.push('\n');
-    }
-    printed
-}
-
 /// The certificate expiry table of Kafka `kafka`; with `renew`, first sets
 /// `strimzi.io/force-renew` on that CA's certificate Secret.
 pub async fn certs(
@@ -321,9 +279,29 @@ pub async fn certs(
     }
 }
 
-/// `value` as pretty JSON, with a final newline.
-pub fn json<T: Serialize>(value: &T) -> String {
-    let mut printed = serde_json::to_string_pretty(value).unwrap_or_default();
-    printed.push('\n');
-    printed
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ca_certificate_keys_are_the_current_and_the_kept_ones() {
+        assert!(is_ca_certificate_key("ca.crt"));
+        assert!(is_ca_certificate_key("ca-2027-12-01T04-05-06Z.crt"));
+        assert!(!is_ca_certificate_key("ca.key"));
+        assert!(!is_ca_certificate_key("ca.p12"));
+        assert!(!is_ca_certificate_key("my-cluster-broker-0.crt"));
+    }
+
+    #[test]
+    fn common_names_are_read_from_distinguished_names() {
+        assert_eq!(
+            common_name("CN=cluster-ca v0, O=io.strimzi"),
+            "cluster-ca v0"
+        );
+        assert_eq!(
+            common_name("O=io.strimzi, CN=my-cluster-kafka"),
+            "my-cluster-kafka"
+        );
+        assert_eq!(common_name("O=io.strimzi"), "O=io.strimzi");
+    }
 }

@@ -19,10 +19,11 @@ use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_cluster_operator::rebalance::State;
 
 use crate::annotate::is_paused;
-use crate::certs::{CertificateRow, ca_rows, columns, json};
+use crate::certs::{CertificateRow, ca_rows};
 use crate::cli::Output;
 use crate::connection::{Cluster, cluster_selector};
 use crate::error::PluginError;
+use crate::text::{columns, json};
 
 /// A status condition, as shown.
 #[derive(Clone, Debug, Serialize)]
@@ -507,4 +508,69 @@ pub async fn status(cluster: &Cluster, kafka: &str, output: Output) -> Result<St
         Output::Text => render_text(&status),
         Output::Json => json(&status),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_are_the_pod_names_last_part() {
+        assert_eq!(node_id("my-cluster-broker-12"), Some(12));
+        assert_eq!(node_id("my-cluster-broker"), None);
+    }
+
+    #[test]
+    fn a_pod_runs_the_revision_its_pod_set_describes_or_waits_for_a_restart() {
+        let pod_set: StrimziPodSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "core.strimzi.io/v1",
+            "kind": "StrimziPodSet",
+            "metadata": {"name": "c-b"},
+            "spec": {
+                "selector": {"matchLabels": {"strimzi.io/cluster": "c"}},
+                "pods": [{"metadata": {"name": "c-b-0", "annotations": {"strimzi.io/revision": "r2"}}}],
+            },
+        }))
+        .unwrap();
+        let pod = |revision: &str| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {
+                    "name": "c-b-0",
+                    "labels": {"strimzi.io/pool-name": "b", "strimzi.io/broker-role": "true"},
+                    "annotations": {"strimzi.io/revision": revision},
+                },
+            }))
+            .unwrap()
+        };
+        let sets = [pod_set];
+        assert_eq!(node_view(&pod("r2"), "c", &sets).revision, "current");
+        assert_eq!(
+            node_view(&pod("r1"), "c", &sets).revision,
+            "restart pending"
+        );
+        assert_eq!(
+            node_view(&pod("r2"), "other", &[]).revision,
+            "not in a StrimziPodSet"
+        );
+        assert_eq!(node_view(&pod("r2"), "c", &sets).roles, ["broker"]);
+    }
+
+    #[test]
+    fn the_state_is_the_first_true_of_ready_not_ready_and_paused() {
+        let condition = |r#type: &str, status: &str| ConditionView {
+            r#type: r#type.to_owned(),
+            status: status.to_owned(),
+            reason: None,
+            message: None,
+        };
+        assert_eq!(state_of(&[]), "Unknown");
+        assert_eq!(
+            state_of(&[condition("Warning", "True"), condition("NotReady", "True")]),
+            "NotReady"
+        );
+        assert_eq!(
+            state_of(&[condition("ReconciliationPaused", "True")]),
+            "ReconciliationPaused"
+        );
+    }
 }
