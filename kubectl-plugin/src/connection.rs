@@ -5,11 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::NamespaceResourceScope;
 use kube::{Client, Config, Resource};
 use serde::de::DeserializeOwned;
+use strimzi_api::labels;
+use strimzi_api::pod_set::StrimziPodSet;
 
 use crate::error::PluginError;
 
@@ -44,6 +47,30 @@ pub fn resource_name<K: Resource<DynamicType = ()>>() -> String {
     } else {
         format!("{plural}.{group}")
     }
+}
+
+/// `kind.group/name`, as kubectl names an object in what it prints
+/// (`kafka.kafka.strimzi.io/my-cluster`, `pod/my-cluster-broker-0`).
+pub fn qualified<K: Resource<DynamicType = ()>>(name: &str) -> String {
+    let group = K::group(&());
+    let kind = K::kind(&()).to_lowercase();
+    if group.is_empty() {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}.{group}/{name}")
+    }
+}
+
+/// The label selector of every object of Kafka `kafka` (`strimzi.io/cluster=<kafka>`):
+/// its node pools, topics, users, rebalances and the objects the operator made for it.
+pub fn cluster_selector(kafka: &str) -> String {
+    format!("{}={kafka}", labels::CLUSTER)
+}
+
+/// The label selector of the Kafka nodes of Kafka `kafka` and their StrimziPodSets
+/// (`strimzi.io/cluster=<kafka>,strimzi.io/kind=Kafka`).
+pub fn kafka_nodes_selector(kafka: &str) -> String {
+    format!("{}={kafka},{}=Kafka", labels::CLUSTER, labels::KIND)
 }
 
 impl Cluster {
@@ -129,6 +156,16 @@ impl Cluster {
             .await
             .map(|list| list.items)
             .map_err(|source| self.failed::<K>("list", source))
+    }
+
+    /// The pods of the Kafka nodes of Kafka `kafka`, by name.
+    pub async fn kafka_pods(&self, kafka: &str) -> Result<Vec<Pod>, PluginError> {
+        self.list(&kafka_nodes_selector(kafka)).await
+    }
+
+    /// The StrimziPodSets of the node pools of Kafka `kafka`, by name.
+    pub async fn kafka_pod_sets(&self, kafka: &str) -> Result<Vec<StrimziPodSet>, PluginError> {
+        self.list(&kafka_nodes_selector(kafka)).await
     }
 
     /// Sets (`Some`) or removes (`None`) annotations of `K` `name` with a merge patch.

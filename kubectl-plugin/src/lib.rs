@@ -18,5 +18,6 @@ pub mod error;
 pub mod operator;
 pub mod plan;
 pub mod status;
+pub mod text;
 
 pub use error::PluginError;

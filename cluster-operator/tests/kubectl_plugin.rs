@@ -1,0 +1,546 @@
+//! The `kubectl-strimzi` binary run as a user runs it, with a kubeconfig, against a Kafka the
+//! operator made Ready on kwok nodes: `status`, `certs`, `support-bundle`, `rebalance`,
+//! `pause`/`resume`, `roll` and `certs --renew`; its errors for missing permissions (a
+//! kubeconfig impersonating a ServiceAccount that may only read Kafkas) and for a missing
+//! kubeconfig.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::ResourceExt;
+use kube::api::Api;
+use serde_json::{Value, json};
+use strimzi_api::kafka::Kafka;
+use strimzi_api::pod_set::StrimziPodSet;
+use support::{Operator, apply, cluster, condition, namespace, ready, wait_for};
+
+const KAFKA: &str = "my-cluster";
+
+/// The `kubectl-strimzi` binary, built once for the program.
+fn plugin() -> PathBuf {
+    static BINARIES: OnceLock<PathBuf> = OnceLock::new();
+    BINARIES
+        .get_or_init(support::build_operator_binaries)
+        .join("kubectl-strimzi")
+}
+
+/// What one run of the plugin printed, and its exit code.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `kubectl-strimzi --kubeconfig <kubeconfig> -n <ns> <args>`.
+fn run_with(kubeconfig: &Path, ns: &str, args: &[&str]) -> Run {
+    let output = std::process::Command::new(plugin())
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--namespace", ns])
+        .args(args)
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// Runs the plugin as the environment's admin; asserts it succeeds and returns its output.
+fn run(ns: &str, args: &[&str]) -> String {
+    let run = run_with(support::env().control_plane().kubeconfig(), ns, args);
+    assert_eq!(run.code, 0, "kubectl strimzi {args:?}: {run:?}");
+    run.stdout
+}
+
+/// Runs the plugin as the admin; asserts it fails with `code` and returns its standard error.
+fn fails(ns: &str, args: &[&str], code: i32) -> String {
+    let run = run_with(support::env().control_plane().kubeconfig(), ns, args);
+    assert_eq!(run.code, code, "kubectl strimzi {args:?}: {run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
+    run.stderr
+}
+
+/// The value of annotation `key` on `object`.
+fn annotation<K: kube::Resource>(object: &K, key: &str) -> Option<String> {
+    object.meta().annotations.as_ref()?.get(key).cloned()
+}
+
+/// The text of `status` with what changes from run to run (namespace, cluster id, CA dates
+/// and days left) replaced, from the JSON facts of the same cluster.
+fn stable_status_text(text: &str, facts: &Value, ns: &str) -> String {
+    let mut stable = text.replace(ns, "[namespace]");
+    if let Some(id) = facts["clusterId"].as_str() {
+        stable = stable.replace(id, "[cluster-id]");
+    }
+    for authority in facts["certificateAuthorities"].as_array().unwrap() {
+        let dated = format!(
+            "{}  {}",
+            authority["notAfter"].as_str().unwrap(),
+            authority["daysLeft"]
+        );
+        stable = stable.replace(&dated, "[not-after]  [days]");
+    }
+    stable
+}
+
+/// Every entry of the tar file `path`: its path and content.
+fn tar_entries(path: &Path) -> BTreeMap<String, String> {
+    let mut archive = tar::Archive::new(std::fs::File::open(path).unwrap());
+    archive
+        .entries()
+        .unwrap()
+        .map(|entry| {
+            let mut entry = entry.unwrap();
+            let name = entry.path().unwrap().to_string_lossy().into_owned();
+            let mut content = String::new();
+            entry.read_to_string(&mut content).unwrap();
+            (name, content)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
+    let (client, ns) = namespace("kubectl-plugin").await;
+    let operator = Operator::on(&ns);
+    for document in cluster(KAFKA, 1, 2) {
+        apply(&client, &ns, &document).await;
+    }
+    let binary = tokio::task::spawn_blocking(plugin);
+    ready(&client, &ns, KAFKA).await;
+    binary.await.unwrap();
+
+    // status, as JSON: the facts; as text: stable, once the run's own values are replaced.
+    let facts: Value = serde_json::from_str(&run(&ns, &["status", KAFKA, "-o", "json"])).unwrap();
+    assert_eq!(facts["state"], "Ready", "{facts:#}");
+    assert_eq!(facts["paused"], false);
+    assert_eq!(facts["generation"], facts["observedGeneration"]);
+    let pools = facts["pools"].as_array().unwrap();
+    let pool_nodes: Vec<(String, usize)> = pools
+        .iter()
+        .map(|pool| {
+            (
+                pool["name"].as_str().unwrap().to_owned(),
+                pool["nodes"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pool_nodes,
+        [("broker".to_owned(), 2), ("controller".to_owned(), 1)]
+    );
+    let pods_of = |pool: &str| -> Vec<String> {
+        pools
+            .iter()
+            .filter(|view| view["name"] == pool)
+            .flat_map(|view| view["nodes"].as_array().unwrap())
+            .map(|node| node["pod"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (brokers, controllers) = (pods_of("broker"), pods_of("controller"));
+    let controller = controllers[0].clone();
+    for node in pools
+        .iter()
+        .flat_map(|pool| pool["nodes"].as_array().unwrap())
+    {
+        assert_eq!(node["ready"], true, "{node}");
+        assert_eq!(node["revision"], "current", "{node}");
+        assert_eq!(node["manualRollingUpdate"], false, "{node}");
+    }
+    let authorities: Vec<&str> = facts["certificateAuthorities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(authorities, ["cluster CA", "clients CA"]);
+    let stable_facts: Value =
+        serde_json::from_str(&facts.to_string().replace(&ns, "[namespace]")).unwrap();
+    insta::assert_yaml_snapshot!("status_json", stable_facts, {
+        ".clusterId" => "[cluster-id]",
+        ".certificateAuthorities[].notAfter" => "[not-after]",
+        ".certificateAuthorities[].daysLeft" => "[days]",
+    });
+    let text = run(&ns, &["status", KAFKA]);
+    insta::assert_snapshot!("status_text", stable_status_text(&text, &facts, &ns));
+
+    // certs: both CAs, every node, the cluster operator; each signed by the current CA.
+    let table = run(&ns, &["certs", KAFKA]);
+    for expected in [
+        "cluster CA",
+        "clients CA",
+        "my-cluster-cluster-operator-certs",
+    ]
+    .into_iter()
+    .chain(brokers.iter().chain(&controllers).map(String::as_str))
+    {
+        assert!(table.contains(expected), "{expected} missing in:\n{table}");
+    }
+    let certificates: Value =
+        serde_json::from_str(&run(&ns, &["certs", KAFKA, "--output", "json"])).unwrap();
+    let nodes: Vec<&Value> = certificates["certificates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["role"] == "node")
+        .collect();
+    assert_eq!(nodes.len(), 3, "{certificates:#}");
+    for node in nodes {
+        assert_eq!(node["signedBy"], "cluster CA ca.crt", "{node}");
+        assert_eq!(node["subject"], "my-cluster-kafka", "{node}");
+        assert!(node["daysLeft"].as_i64().unwrap() > 300, "{node}");
+    }
+
+    // support-bundle: the resources, and the Secrets' keys without their values.
+    let file = std::env::temp_dir().join(format!("kubectl-strimzi-{}.tar", std::process::id()));
+    let printed = run(
+        &ns,
+        &[
+            "support-bundle",
+            KAFKA,
+            "--output-file",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(printed.contains("entries"), "{printed}");
+    let entries = tar_entries(&file);
+    std::fs::remove_file(&file).unwrap();
+    for expected in [
+        "README.txt".to_owned(),
+        "kafkas/my-cluster.yaml".to_owned(),
+        "kafkanodepools/broker.yaml".to_owned(),
+        "strimzipodsets/my-cluster-broker.yaml".to_owned(),
+        format!("pods/{}.yaml", brokers[0]),
+        format!("pods/{controller}.yaml"),
+        format!("configmaps/{}.yaml", brokers[0]),
+        "services/my-cluster-kafka-bootstrap.yaml".to_owned(),
+        "events.yaml".to_owned(),
+        "secrets.yaml".to_owned(),
+    ] {
+        assert!(
+            entries.contains_key(&expected),
+            "{expected} missing: {:?}",
+            entries.keys()
+        );
+    }
+    // The operator runs in the test, without a Deployment: a note says so.
+    assert!(
+        entries.contains_key("notes/cluster-operator.txt"),
+        "{:?}",
+        entries.keys()
+    );
+    let secrets = &entries["secrets.yaml"];
+    for key in ["ca.crt", "ca.key", &format!("{}.crt", brokers[0])] {
+        assert!(secrets.contains(key), "{key} missing in:\n{secrets}");
+    }
+    // No Secret value: neither the node certificate nor the CA key, as stored (PEM) or as the
+    // API gives it (base64). The only certificate in the bundle is the CA certificate the
+    // Kafka's status publishes for its TLS listener (`status.listeners[].certificates`).
+    let secrets_api = Api::<Secret>::namespaced(client.clone(), &ns);
+    let node_secret = secrets_api.get(&brokers[0]).await.unwrap();
+    let ca_key_secret = secrets_api.get("my-cluster-cluster-ca").await.unwrap();
+    let values = [
+        node_secret.data.unwrap()[&format!("{}.crt", brokers[0])].clone(),
+        ca_key_secret.data.unwrap()["ca.key"].clone(),
+    ];
+    let mut forbidden = vec!["PRIVATE KEY".to_owned()];
+    for value in values {
+        let encoded = serde_json::to_value(&value).unwrap();
+        forbidden.push(encoded.as_str().unwrap()[..40].to_owned());
+        let pem = String::from_utf8(value.0).unwrap();
+        forbidden.push(pem.lines().nth(1).unwrap().to_owned());
+    }
+    for (path, content) in &entries {
+        for secret in &forbidden {
+            assert!(!content.contains(secret.as_str()), "{path} holds {secret}");
+        }
+        if path != "kafkas/my-cluster.yaml" {
+            assert!(
+                !content.contains("BEGIN CERTIFICATE"),
+                "{path} holds a certificate"
+            );
+        }
+    }
+
+    // rebalance: approve is refused before there is a proposal.
+    apply(
+        &client,
+        &ns,
+        &json!({
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaRebalance",
+            "metadata": {"name": "my-rebalance", "labels": {"strimzi.io/cluster": KAFKA}},
+            "spec": {},
+        }),
+    )
+    .await;
+    let refused = fails(&ns, &["rebalance", "approve", "my-rebalance"], 2);
+    assert!(
+        refused.contains("KafkaRebalance my-rebalance is ")
+            && refused.contains("approve needs a proposal to approve (state ProposalReady)"),
+        "{refused}"
+    );
+
+    // pause: the annotation, then the operator reports the reconciliation paused.
+    let paused = run(&ns, &["pause", KAFKA]);
+    assert!(
+        paused.starts_with("kafka.kafka.strimzi.io/my-cluster paused"),
+        "{paused}"
+    );
+    let kafkas: Api<Kafka> = Api::namespaced(client.clone(), &ns);
+    let kafka = kafkas.get(KAFKA).await.unwrap();
+    assert_eq!(
+        annotation(&kafka, "strimzi.io/pause-reconciliation").as_deref(),
+        Some("true")
+    );
+    wait_for(
+        &kafkas,
+        KAFKA,
+        "the Kafka to be ReconciliationPaused",
+        |kafka| {
+            let paused = condition(kafka?, "ReconciliationPaused")?;
+            (paused.status.as_deref() == Some("True")).then_some(())
+        },
+    )
+    .await;
+
+    // roll, while paused (the operator leaves the annotations alone meanwhile).
+    let rolled = run(&ns, &["roll", "pool", "broker"]);
+    assert!(
+        rolled.contains("strimzipodset.core.strimzi.io/my-cluster-broker annotated")
+            && rolled.contains("Kafka my-cluster is paused: nothing restarts until"),
+        "{rolled}"
+    );
+    let pod_sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    let broker_set = pod_sets.get("my-cluster-broker").await.unwrap();
+    assert_eq!(
+        annotation(&broker_set, "strimzi.io/manual-rolling-update").as_deref(),
+        Some("true")
+    );
+    let rolled = run(&ns, &["roll", "pod", &controller]);
+    assert!(
+        rolled.contains(&format!("pod/{controller} annotated")),
+        "{rolled}"
+    );
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let controller_pod = pods.get(&controller).await.unwrap();
+    assert_eq!(
+        annotation(&controller_pod, "strimzi.io/manual-rolling-update").as_deref(),
+        Some("true")
+    );
+    let missing = fails(&ns, &["roll", "pod", "no-such-pod"], 2);
+    assert!(missing.contains("Pod no-such-pod not found"), "{missing}");
+    apply(
+        &client,
+        &ns,
+        &json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "not-kafka"},
+            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+        }),
+    )
+    .await;
+    let refused = fails(&ns, &["roll", "pod", "not-kafka"], 2);
+    assert!(
+        refused.contains("pod not-kafka has no strimzi.io/cluster label"),
+        "{refused}"
+    );
+    let rolled = run(&ns, &["roll", "cluster", KAFKA]);
+    for pod_set in ["my-cluster-broker", "my-cluster-controller"] {
+        assert!(
+            rolled.contains(&format!(
+                "strimzipodset.core.strimzi.io/{pod_set} annotated"
+            )),
+            "{rolled}"
+        );
+    }
+    let missing = fails(&ns, &["status", "no-such-kafka"], 2);
+    assert!(
+        missing.contains(&format!("Kafka no-such-kafka not found in namespace {ns}")),
+        "{missing}"
+    );
+    let facts: Value = serde_json::from_str(&run(&ns, &["status", KAFKA, "-o", "json"])).unwrap();
+    assert_eq!(facts["paused"], true);
+    let pending: Vec<String> = facts["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|pool| pool["nodes"].as_array().unwrap())
+        .filter(|node| node["manualRollingUpdate"] == true)
+        .map(|node| node["pod"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(pending, [brokers.clone(), controllers.clone()].concat());
+
+    // certs --renew: force-renew on the CA's certificate Secret.
+    let renewed = run(&ns, &["certs", KAFKA, "--renew", "cluster-ca"]);
+    assert!(
+        renewed.contains("secret/my-cluster-cluster-ca-cert annotated strimzi.io/force-renew=true"),
+        "{renewed}"
+    );
+    let ca = Api::<Secret>::namespaced(client.clone(), &ns)
+        .get("my-cluster-cluster-ca-cert")
+        .await
+        .unwrap();
+    assert_eq!(
+        annotation(&ca, "strimzi.io/force-renew").as_deref(),
+        Some("true")
+    );
+
+    // resume: the annotation is gone; resuming again says there was nothing to resume.
+    let resumed = run(&ns, &["resume", KAFKA]);
+    assert!(
+        resumed.starts_with("kafka.kafka.strimzi.io/my-cluster resumed"),
+        "{resumed}"
+    );
+    let kafka = kafkas.get(KAFKA).await.unwrap();
+    assert_eq!(annotation(&kafka, "strimzi.io/pause-reconciliation"), None);
+    let again = run(&ns, &["resume", KAFKA]);
+    assert!(again.contains("is not paused"), "{again}");
+
+    operator.stop().await;
+}
+
+/// A copy of the admin kubeconfig whose user impersonates ServiceAccount `account` of `ns`.
+fn impersonating(ns: &str, account: &str) -> PathBuf {
+    let admin = std::fs::read_to_string(support::env().control_plane().kubeconfig()).unwrap();
+    let mut document: serde_yaml_ng::Value = serde_yaml_ng::from_str(&admin).unwrap();
+    for user in document["users"].as_sequence_mut().unwrap() {
+        user["user"]["as"] = format!("system:serviceaccount:{ns}:{account}").into();
+    }
+    let path = support::env()
+        .log_dir()
+        .join(format!("kubeconfig-{ns}-{account}"));
+    std::fs::write(&path, serde_yaml_ng::to_string(&document).unwrap()).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn missing_permissions_are_named() {
+    let (client, ns) = namespace("kubectl-plugin-rbac").await;
+    apply(&client, &ns, &support::kafka(KAFKA, 1)).await;
+    for document in [
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "reader"}}),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "kafka-reader"},
+            "rules": [{
+                "apiGroups": ["kafka.strimzi.io"],
+                "resources": ["kafkas"],
+                "verbs": ["get", "list"],
+            }],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "kafka-reader"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kafka-reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}],
+        }),
+    ] {
+        apply(&client, &ns, &document).await;
+    }
+    let kubeconfig = impersonating(&ns, "reader");
+    let status = run_with(&kubeconfig, &ns, &["status", KAFKA]);
+    let pause = run_with(&kubeconfig, &ns, &["pause", KAFKA]);
+    assert_eq!(status.code, 3, "{status:?}");
+    assert_eq!(
+        status.stderr.trim_end(),
+        format!(
+            "kubectl strimzi: not allowed to list pods in namespace {ns}: ask for RBAC permission to list pods"
+        )
+    );
+    assert_eq!(pause.code, 3, "{pause:?}");
+    assert!(
+        pause.stderr.contains(&format!(
+            "not allowed to patch kafkas.kafka.strimzi.io in namespace {ns}"
+        )),
+        "{pause:?}"
+    );
+    // support-bundle goes on without what it may not read, and says so in the bundle.
+    let file = support::env().log_dir().join(format!("bundle-{ns}.tar"));
+    let bundled = run_with(
+        &kubeconfig,
+        &ns,
+        &[
+            "support-bundle",
+            KAFKA,
+            "--output-file",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(bundled.code, 0, "{bundled:?}");
+    assert!(
+        bundled.stdout.contains("could not be collected"),
+        "{bundled:?}"
+    );
+    let entries = tar_entries(&file);
+    assert!(
+        entries.contains_key("kafkas/my-cluster.yaml"),
+        "{:?}",
+        entries.keys()
+    );
+    assert!(
+        entries["notes/pods.txt"].contains(&format!("not allowed to list pods in namespace {ns}")),
+        "{:?}",
+        entries.get("notes/pods.txt")
+    );
+    assert!(
+        entries["notes/secrets.txt"].contains("not allowed to list secrets"),
+        "{:?}",
+        entries.get("notes/secrets.txt")
+    );
+
+    // As the admin, a Kafka no operator has looked at yet: no status, no nodes, no error.
+    let admin = support::env().control_plane().kubeconfig();
+    let unreconciled = run_with(admin, &ns, &["status", KAFKA]);
+    assert_eq!(unreconciled.code, 0, "{unreconciled:?}");
+    for expected in [
+        "State:           Unknown",
+        "(not observed yet)",
+        "none yet: the operator has not reported a status",
+        "none: no node pools and no pods yet",
+        "none yet: the operator has not created the CA Secrets",
+    ] {
+        assert!(
+            unreconciled.stdout.contains(expected),
+            "{expected}: {unreconciled:?}"
+        );
+    }
+
+    // The Kafka is unchanged.
+    let kafka = Api::<Kafka>::namespaced(client.clone(), &ns)
+        .get(KAFKA)
+        .await
+        .unwrap();
+    assert!(
+        !kafka
+            .annotations()
+            .contains_key("strimzi.io/pause-reconciliation")
+    );
+}
+
+#[tokio::test]
+async fn a_missing_kubeconfig_is_one_line_and_exit_code_2() {
+    let missing = run_with(Path::new("/nonexistent"), "default", &["status", KAFKA]);
+    assert_eq!(missing.code, 2, "{missing:?}");
+    assert_eq!(missing.stderr.lines().count(), 1, "{missing:?}");
+    assert!(
+        missing
+            .stderr
+            .starts_with("kubectl strimzi: no usable Kubernetes configuration (/nonexistent"),
+        "{missing:?}"
+    );
+    assert!(missing.stdout.is_empty(), "{missing:?}");
+}
