@@ -86,13 +86,13 @@ pub enum ReloadOutlook {
     /// the pod).
     Restart,
     /// A restart, though only certificates changed, because the cluster CA key is being
-    /// replaced ([`reload_allowed`]): the end of the node's restart Event.
-    RestartWhileKeyReplaced(&'static str),
+    /// replaced ([`reload_allowed`]): [`NEW_KEY_NEEDS_RESTART`] says why.
+    RestartWhileKeyReplaced,
 }
 
-/// The end of the restart Event of a node that restarts, not reloads, while the cluster CA
-/// key is replaced.
-pub const NEW_KEY_NEEDS_RESTART: &str = " (a restart, not a reload, while the cluster CA key is replaced: a node's KRaft quorum client keeps the trust and the certificate it started with)";
+/// Why a node whose certificates alone changed restarts, not reloads, while the cluster CA
+/// key is replaced (said at the end of its restart Event).
+pub const NEW_KEY_NEEDS_RESTART: &str = "a restart, not a reload, while the cluster CA key is replaced: a node's KRaft quorum client keeps the trust and the certificate it started with";
 
 /// Whether `node`, which must restart, may reload its certificates instead, given its running
 /// pod's annotations (`running`), the pod its StrimziPodSet describes (`desired`) and how
@@ -107,7 +107,7 @@ pub fn reload_outlook(
     if !node.reasons.iter().all(reloadable_reason) || !only_certificates_changed(running, desired) {
         ReloadOutlook::Restart
     } else if !reload_allowed(trusted_cluster_ca_certificates) {
-        ReloadOutlook::RestartWhileKeyReplaced(NEW_KEY_NEEDS_RESTART)
+        ReloadOutlook::RestartWhileKeyReplaced
     } else {
         ReloadOutlook::Reload
     }

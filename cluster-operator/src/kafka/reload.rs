@@ -29,9 +29,9 @@ use crate::model::desired::DesiredObjects;
 use crate::model::listeners::services::{CONTROL_PLANE_PORT, REPLICATION_PORT};
 use crate::rolling::NodeToRoll;
 use crate::rolling::reload::{
-    ReloadOutlook, ReloadedListener, STARTUP_CERTIFICATE_NOT_AFTER, TrustingListener,
-    annotations_after_reload, expected_certificates, reload_options, reload_outlook,
-    reload_visible, startup_certificate_not_after, trust_checks,
+    NEW_KEY_NEEDS_RESTART, ReloadOutlook, ReloadedListener, STARTUP_CERTIFICATE_NOT_AFTER,
+    TrustingListener, annotations_after_reload, expected_certificates, reload_options,
+    reload_outlook, reload_visible, startup_certificate_not_after, trust_checks,
 };
 
 /// The Event reason of a node that loaded new certificates without a restart.
@@ -133,8 +133,8 @@ impl Reconciliation<'_> {
                     still_to_restart.push(node);
                     continue;
                 }
-                ReloadOutlook::RestartWhileKeyReplaced(note) => {
-                    restart_notes.insert(node.pod.clone(), note.to_owned());
+                ReloadOutlook::RestartWhileKeyReplaced => {
+                    restart_notes.insert(node.pod.clone(), format!(" ({NEW_KEY_NEEDS_RESTART})"));
                     still_to_restart.push(node);
                     continue;
                 }

@@ -12,7 +12,9 @@ use strimzi_cluster_model::model::desired::DesiredObjects;
 use strimzi_cluster_model::rolling::config_diff::{
     NodeConfiguration, StaticChange, static_changes,
 };
-use strimzi_cluster_model::rolling::reload::{ReloadOutlook, reload_outlook};
+use strimzi_cluster_model::rolling::reload::{
+    NEW_KEY_NEEDS_RESTART, ReloadOutlook, reload_outlook,
+};
 use strimzi_cluster_model::rolling::{self, NodeToRoll, RestartReason, RollClock};
 use strimzi_kafka_model::{ConfigEntry, ConfigSource};
 
@@ -84,6 +86,9 @@ pub struct PlannedRestart {
     /// Why, as the operator's Events say it: the reason (`PodHasOldRevision`) and the
     /// sentence.
     pub reasons: Vec<Note>,
+    /// More about it: the static options its restart also applies, or why it restarts
+    /// instead of reloading.
+    pub note: Option<String>,
 }
 
 /// An option set on the running brokers.
@@ -145,8 +150,8 @@ fn note_of(reason: &RestartReason) -> Note {
     }
 }
 
-/// `node` as planned, with `extra` at the end of its reasons.
-fn planned(node: &NodeToRoll, extra: Option<Note>) -> PlannedRestart {
+/// `node` as planned: its reasons, `extra` after them, and a `note`.
+fn planned(node: &NodeToRoll, extra: Option<Note>, note: Option<String>) -> PlannedRestart {
     let roles = match (node.controller, node.broker) {
         (true, true) => "controller,broker",
         (true, false) => "controller",
@@ -157,6 +162,7 @@ fn planned(node: &NodeToRoll, extra: Option<Note>) -> PlannedRestart {
         node_id: node.node_id,
         roles: roles.to_owned(),
         reasons: node.reasons.iter().map(note_of).chain(extra).collect(),
+        note,
     }
 }
 
@@ -187,10 +193,10 @@ fn described_from_file(running: &str, desired: &str) -> Vec<ConfigEntry> {
     described
 }
 
-/// The note of a restart for static options `changes`: their names; those newly set are
+/// The reason of a restart for static options `changes`, naming them; those newly set are
 /// compared with Kafka's default when the operator checks the running node, which the plan
 /// cannot know.
-fn static_note(changes: &[StaticChange]) -> Note {
+fn static_reason(changes: &[StaticChange]) -> Note {
     let names = |newly_set: bool| -> Vec<&str> {
         changes
             .iter()
@@ -216,13 +222,38 @@ fn static_note(changes: &[StaticChange]) -> Note {
     }
 }
 
+/// The static options each node's restart would change, by pod: its desired `server.config`
+/// compared with the one its ConfigMap holds now ([`static_changes`]).
+fn static_reasons(
+    cluster: &KafkaCluster,
+    desired: &DesiredObjects,
+    running: &Running,
+) -> BTreeMap<String, Note> {
+    cluster
+        .nodes()
+        .filter_map(|node| {
+            let now = running.server_configs.get(&node.pod_name)?;
+            let then = desired.server_configs.get(&node.pod_name)?;
+            let described = described_from_file(now, then);
+            let changes = static_changes(&NodeConfiguration {
+                node_id: node.node_id,
+                controller: node.is_controller(),
+                kafka_version: &cluster.version.version,
+                desired: then,
+                described: &described,
+            });
+            (!changes.is_empty()).then(|| (node.pod_name, static_reason(&changes)))
+        })
+        .collect()
+}
+
 /// The restarts and reloads the rolling step would carry out once the desired objects are
-/// applied: the nodes whose pods differ from their desired pods ([`rolling::nodes_to_roll`]),
-/// those of them that reload certificates instead ([`reload_outlook`], when
-/// `reload_certificates`), then the nodes whose static options differ
-/// ([`static_changes`], comparing with the options their ConfigMap holds now: the ones they
-/// run once the last roll is done). In the operator's order; the active controller is not
-/// known offline, so controllers come in node-ID order.
+/// applied, as it decides them: the nodes whose pods differ from their desired pods
+/// ([`rolling::nodes_to_roll`]), those of them that reload certificates instead
+/// ([`reload_outlook`], unless `reload_certificates` is off), then the nodes whose static
+/// options differ ([`static_changes`], compared with the options their ConfigMap holds now:
+/// the ones they run once the last roll is done). Restarts in the roller's order; the active
+/// controller is not known offline, so controllers come in node-ID order.
 pub fn restarts(
     cluster: &KafkaCluster,
     desired: &DesiredObjects,
@@ -231,10 +262,11 @@ pub fn restarts(
     trusted_cluster_ca_certificates: usize,
     reload_certificates: bool,
 ) -> (Vec<PlannedRestart>, Vec<PlannedRestart>) {
-    let nodes = rolling::nodes_to_roll(cluster, &desired.pods, &running.pods, clock);
+    let mut statics = static_reasons(cluster, desired, running);
     let mut restarting = Vec::new();
+    let mut notes: BTreeMap<String, String> = BTreeMap::new();
     let mut reloads = Vec::new();
-    for node in nodes {
+    for node in rolling::nodes_to_roll(cluster, &desired.pods, &running.pods, clock) {
         let (Some(pod), Some(desired_pod)) =
             (running.pods.get(&node.pod), desired.pods.get(&node.pod))
         else {
@@ -247,69 +279,41 @@ pub fn restarts(
             desired_pod,
             trusted_cluster_ca_certificates,
         );
-        match outlook {
-            ReloadOutlook::Reload if reload_certificates => reloads.push(planned(&node, None)),
-            ReloadOutlook::RestartWhileKeyReplaced(note) if reload_certificates => {
-                let extra = Note {
-                    reason: "ClusterCaKeyReplacement".to_owned(),
-                    message: note
-                        .trim_start_matches(" (")
-                        .trim_end_matches(')')
-                        .to_owned(),
-                };
-                restarting.push((node, Some(extra)));
+        // A node whose static options change restarts (after its reload, when it reloads).
+        match (outlook, statics.remove(&node.pod)) {
+            (ReloadOutlook::Reload, None) if reload_certificates => {
+                reloads.push(planned(&node, None, None));
+                continue;
             }
-            _ => restarting.push((node, None)),
+            (ReloadOutlook::RestartWhileKeyReplaced, None) if reload_certificates => {
+                notes.insert(node.pod.clone(), NEW_KEY_NEEDS_RESTART.to_owned());
+            }
+            (_, Some(options)) => {
+                notes.insert(
+                    node.pod.clone(),
+                    format!("its restart also applies {}", options.message),
+                );
+            }
+            (_, None) => {}
         }
+        restarting.push(node);
     }
+    let mut static_only = BTreeMap::new();
     for node in cluster.nodes() {
-        let (Some(now), Some(then)) = (
-            running.server_configs.get(&node.pod_name),
-            desired.server_configs.get(&node.pod_name),
-        ) else {
-            continue;
-        };
-        let described = described_from_file(now, then);
-        let changes = static_changes(&NodeConfiguration {
-            node_id: node.node_id,
-            controller: node.is_controller(),
-            kafka_version: &cluster.version.version,
-            desired: then,
-            described: &described,
-        });
-        if changes.is_empty() {
-            continue;
-        }
-        let note = static_note(&changes);
-        if let Some((_, extra)) = restarting
-            .iter_mut()
-            .find(|(restarting, _)| restarting.pod == node.pod_name)
-        {
-            // Its restart takes the new options along.
-            extra.get_or_insert(note);
-            continue;
-        }
-        reloads.retain(|reload| reload.pod != node.pod_name);
-        restarting.push((
-            NodeToRoll {
+        if let Some(reason) = statics.remove(&node.pod_name) {
+            static_only.insert(node.pod_name.clone(), reason);
+            restarting.push(NodeToRoll {
                 pod: node.pod_name.clone(),
                 node_id: node.node_id,
                 controller: node.is_controller(),
                 broker: node.is_broker(),
                 reasons: Vec::new(),
-            },
-            Some(note),
-        ));
+            });
+        }
     }
-    let extras: BTreeMap<String, Note> = restarting
+    let restarts = rolling::rolling_order(restarting, None)
         .iter()
-        .filter_map(|(node, extra)| Some((node.pod.clone(), extra.clone()?)))
-        .collect();
-    let ordered =
-        rolling::rolling_order(restarting.into_iter().map(|(node, _)| node).collect(), None);
-    let restarts = ordered
-        .iter()
-        .map(|node| planned(node, extras.get(&node.pod).cloned()))
+        .map(|node| planned(node, static_only.remove(&node.pod), notes.remove(&node.pod)))
         .collect();
     (restarts, reloads)
 }

@@ -31,6 +31,9 @@ fn restart_lines(out: &mut String, index: Option<usize>, restart: &PlannedRestar
     for reason in &restart.reasons {
         let _ = writeln!(out, "       {}: {}", reason.reason, reason.message);
     }
+    if let Some(note) = &restart.note {
+        let _ = writeln!(out, "       ({note})");
+    }
 }
 
 /// The plan as text.
