@@ -408,6 +408,72 @@ async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
     let again = run(&ns, &["resume", KAFKA]);
     assert!(again.contains("is not paused"), "{again}");
 
+    // Once resumed, the operator renews the cluster CA; replaced (a new key), the CA keeps its
+    // old certificate for trust, and certs lists both, each node signed by one of them.
+    let secrets_api = Api::<Secret>::namespaced(client.clone(), &ns);
+    wait_for(
+        &secrets_api,
+        "my-cluster-cluster-ca-cert",
+        "the cluster CA renewed",
+        |secret| {
+            let secret = secret?;
+            (annotation(secret, "strimzi.io/force-renew").is_none()).then_some(())
+        },
+    )
+    .await;
+    support::force(
+        &client,
+        &ns,
+        "my-cluster-cluster-ca",
+        "strimzi.io/force-replace",
+    )
+    .await;
+    wait_for(
+        &secrets_api,
+        "my-cluster-cluster-ca-cert",
+        "the old cluster CA certificate kept",
+        |secret| {
+            let secret = secret?;
+            secret
+                .data
+                .as_ref()?
+                .keys()
+                .any(|key| key.starts_with("ca-"))
+                .then_some(())
+        },
+    )
+    .await;
+    let certificates: Value =
+        serde_json::from_str(&run(&ns, &["certs", KAFKA, "--output", "json"])).unwrap();
+    let rows = certificates["certificates"].as_array().unwrap();
+    let cluster_ca: Vec<(&str, &Value, &str)> = rows
+        .iter()
+        .filter(|row| row["role"] == "cluster CA")
+        .map(|row| {
+            (
+                row["key"].as_str().unwrap(),
+                &row["current"],
+                row["subject"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(cluster_ca.len(), 2, "{certificates:#}");
+    assert_eq!(cluster_ca[0], ("ca.crt", &json!(true), "cluster-ca v1"));
+    assert!(cluster_ca[1].0.starts_with("ca-20") && cluster_ca[1].0.ends_with("Z.crt"));
+    assert_eq!(
+        (cluster_ca[1].1, cluster_ca[1].2),
+        (&json!(false), "cluster-ca v0")
+    );
+    for row in rows.iter().filter(|row| row["role"] == "node") {
+        assert!(
+            row["signedBy"]
+                .as_str()
+                .unwrap()
+                .starts_with("cluster CA ca"),
+            "{row}"
+        );
+    }
+
     operator.stop().await;
 }
 

@@ -203,6 +203,16 @@ async fn renew(cluster: &Cluster, kafka: &Kafka, choice: CaChoice) -> Result<Str
     let kind = kind_of(choice);
     let name = kafka.name_any();
     let secret = kind.cert_secret_name(&name);
+    let authority = match kind {
+        CaKind::Cluster => kafka.spec.cluster_ca.as_ref(),
+        CaKind::Clients => kafka.spec.clients_ca.as_ref(),
+    };
+    if authority.and_then(|ca| ca.generate_certificate_authority) == Some(false) {
+        return Err(PluginError::Input(format!(
+            "the {kind} of Kafka {name} is your own (generateCertificateAuthority: false): the \
+             operator does not renew it; replace the certificate in Secret {secret} yourself"
+        )));
+    }
     let change = BTreeMap::from([(annotations::FORCE_RENEW.to_owned(), Some("true".to_owned()))]);
     cluster.annotate::<Secret>(&secret, &change).await?;
     let windows = kafka
