@@ -76,7 +76,7 @@ fn a_plan_without_a_file_or_a_kafka_is_refused_by_the_command_line() {
     let output = run(&["plan"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("--filename"),
+        stderr(&output).contains("required arguments were not provided"),
         "{}",
         stderr(&output)
     );
