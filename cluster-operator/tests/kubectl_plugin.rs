@@ -2,7 +2,7 @@
 //! operator made Ready on kwok nodes: `status`, `certs`, `support-bundle`, `rebalance`,
 //! `pause`/`resume`, `roll` and `certs --renew`; its errors for missing permissions (a
 //! kubeconfig impersonating a ServiceAccount that may only read Kafkas) and for a missing
-//! kubeconfig.
+//! kubeconfig; and `plan` (see [`plan_predicts_what_the_operator_does`]).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -11,60 +11,33 @@ mod support;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::Client;
 use kube::ResourceExt;
 use kube::api::Api;
+use kube::api::ListParams;
 use serde_json::{Value, json};
 use strimzi_api::kafka::Kafka;
 use strimzi_api::pod_set::StrimziPodSet;
+use strimzi_cluster_model::model::nodes::pods::definition_revisions;
+use support::plugin::{
+    kubectl_strimzi, objects, operator_deployment, plan, plan_documents, restarts, run_as,
+};
 use support::{Operator, apply, cluster, condition, namespace, ready, wait_for};
 
 const KAFKA: &str = "my-cluster";
 
-/// The `kubectl-strimzi` binary, built once for the program.
-fn plugin() -> PathBuf {
-    static BINARIES: OnceLock<PathBuf> = OnceLock::new();
-    BINARIES
-        .get_or_init(support::build_operator_binaries)
-        .join("kubectl-strimzi")
-}
-
-/// What one run of the plugin printed, and its exit code.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `kubectl-strimzi --kubeconfig <kubeconfig> -n <ns> <args>`.
-fn run_with(kubeconfig: &Path, ns: &str, args: &[&str]) -> Run {
-    let output = std::process::Command::new(plugin())
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["--namespace", ns])
-        .args(args)
-        .output()
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
-
 /// Runs the plugin as the environment's admin; asserts it succeeds and returns its output.
 fn run(ns: &str, args: &[&str]) -> String {
-    let run = run_with(support::env().control_plane().kubeconfig(), ns, args);
+    let run = kubectl_strimzi(ns, args);
     assert_eq!(run.code, 0, "kubectl strimzi {args:?}: {run:?}");
     run.stdout
 }
 
 /// Runs the plugin as the admin; asserts it fails with `code` and returns its standard error.
 fn fails(ns: &str, args: &[&str], code: i32) -> String {
-    let run = run_with(support::env().control_plane().kubeconfig(), ns, args);
+    let run = kubectl_strimzi(ns, args);
     assert_eq!(run.code, code, "kubectl strimzi {args:?}: {run:?}");
     assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
     run.stderr
@@ -116,7 +89,8 @@ async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
     for document in cluster(KAFKA, 1, 2) {
         apply(&client, &ns, &document).await;
     }
-    let binary = tokio::task::spawn_blocking(plugin);
+    // Built while the cluster gets ready.
+    let binary = tokio::task::spawn_blocking(support::plugin::binary);
     ready(&client, &ns, KAFKA).await;
     binary.await.unwrap();
 
@@ -518,8 +492,8 @@ async fn missing_permissions_are_named() {
         apply(&client, &ns, &document).await;
     }
     let kubeconfig = impersonating(&ns, "reader");
-    let status = run_with(&kubeconfig, &ns, &["status", KAFKA]);
-    let pause = run_with(&kubeconfig, &ns, &["pause", KAFKA]);
+    let status = run_as(&kubeconfig, &ns, &["status", KAFKA]);
+    let pause = run_as(&kubeconfig, &ns, &["pause", KAFKA]);
     assert_eq!(status.code, 3, "{status:?}");
     assert_eq!(
         status.stderr.trim_end(),
@@ -536,7 +510,7 @@ async fn missing_permissions_are_named() {
     );
     // support-bundle goes on without what it may not read, and says so in the bundle.
     let file = support::env().log_dir().join(format!("bundle-{ns}.tar"));
-    let bundled = run_with(
+    let bundled = run_as(
         &kubeconfig,
         &ns,
         &[
@@ -570,7 +544,7 @@ async fn missing_permissions_are_named() {
 
     // As the admin, a Kafka no operator has looked at yet: no status, no nodes, no error.
     let admin = support::env().control_plane().kubeconfig();
-    let unreconciled = run_with(admin, &ns, &["status", KAFKA]);
+    let unreconciled = run_as(admin, &ns, &["status", KAFKA]);
     assert_eq!(unreconciled.code, 0, "{unreconciled:?}");
     for expected in [
         "State:           Unknown",
@@ -597,16 +571,176 @@ async fn missing_permissions_are_named() {
     );
 }
 
-#[tokio::test]
-async fn a_missing_kubeconfig_is_one_line_and_exit_code_2() {
-    let missing = run_with(Path::new("/nonexistent"), "default", &["status", KAFKA]);
-    assert_eq!(missing.code, 2, "{missing:?}");
-    assert_eq!(missing.stderr.lines().count(), 1, "{missing:?}");
-    assert!(
-        missing
-            .stderr
-            .starts_with("kubectl strimzi: no usable Kubernetes configuration (/nonexistent"),
-        "{missing:?}"
+/// The pods whose running `strimzi.io/revision` is not the one their StrimziPodSet now
+/// describes.
+async fn outdated_pods(client: &Client, namespace: &str) -> Vec<String> {
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), namespace);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let described = strimzi_cluster_operator::pod_set::described_annotations(
+        &sets.list(&ListParams::default()).await.unwrap().items,
     );
-    assert!(missing.stdout.is_empty(), "{missing:?}");
+    let mut outdated: Vec<String> = pods
+        .list(&ListParams::default().labels("strimzi.io/kind=Kafka"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|pod| {
+            described.get(&pod.name_any()).is_some_and(|wanted| {
+                definition_revisions(Some(wanted))
+                    != definition_revisions(pod.metadata.annotations.as_ref())
+            })
+        })
+        .map(ResourceExt::name_any)
+        .collect();
+    outdated.sort();
+    outdated
+}
+
+/// The Kafka pods in the order the roller restarts them: controllers, then brokers, each by
+/// node ID.
+async fn rolling_order(client: &Client, namespace: &str) -> Vec<String> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let mut ranked: Vec<(bool, i32, String)> = pods
+        .list(&ListParams::default().labels("strimzi.io/kind=Kafka"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|pod| {
+            let name = pod.name_any();
+            let controller = pod
+                .labels()
+                .get("strimzi.io/controller-role")
+                .map(String::as_str)
+                == Some("true");
+            let id = name.rsplit('-').next().unwrap().parse().unwrap();
+            (!controller, id, name)
+        })
+        .collect();
+    ranked.sort();
+    ranked.into_iter().map(|(_, _, name)| name).collect()
+}
+
+/// `kubectl strimzi plan` on a cluster the operator made Ready: an unchanged Kafka plans
+/// nothing (the plan builds exactly the objects the operator applied); a dynamic option, a
+/// static option, a pool scaled and a template label are planned as the operator's model and
+/// roller decide, and for the template label the pods the plan restarts are the ones whose
+/// pods the operator then describes anew; an invalid change is refused with the operator's
+/// reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_predicts_what_the_operator_does() {
+    let (client, ns) = support::namespace("plan").await;
+    let _operator = support::Operator::on(&ns);
+    operator_deployment(
+        &client,
+        &ns,
+        &[("STRIMZI_KAFKA_HOST_RESOLUTION", "ip-addresses-only")],
+    )
+    .await;
+    for document in support::cluster("c", 1, 2) {
+        support::apply(&client, &ns, &document).await;
+    }
+    support::ready(&client, &ns, "c").await;
+    // In the roller's order: the controller, then the brokers by node ID.
+    let pods = rolling_order(&client, &ns).await;
+    let with_reason = |reason: &str| -> Vec<(String, Vec<String>)> {
+        pods.iter()
+            .map(|pod| (pod.clone(), vec![reason.to_owned()]))
+            .collect()
+    };
+
+    // Nothing changed: nothing planned.
+    let unchanged = plan(&ns, &["c"]);
+    assert_eq!(unchanged["refused"], Value::Null, "{unchanged:#}");
+    assert_eq!(objects(&unchanged), Vec::<String>::new(), "{unchanged:#}");
+    assert_eq!(restarts(&unchanged), Vec::new());
+    assert_eq!(unchanged["liveChanges"], json!([]));
+    assert_eq!(unchanged["reloads"], json!([]));
+
+    // A dynamic option: set on the running brokers, nothing restarts.
+    let dynamic = plan(
+        &ns,
+        &["c", "--set", "spec.kafka.config.log.retention.ms=3600000"],
+    );
+    assert_eq!(restarts(&dynamic), Vec::new(), "{dynamic:#}");
+    assert_eq!(
+        dynamic["liveChanges"],
+        json!([{"option": "log.retention.ms", "from": null, "to": "3600000"}])
+    );
+
+    // A static option (of every node's configuration): each node restarts, one after the
+    // other, controllers first.
+    let static_option = plan(
+        &ns,
+        &[
+            "c",
+            "--set",
+            "spec.kafka.config.auto.create.topics.enable=false",
+        ],
+    );
+    assert_eq!(
+        restarts(&static_option),
+        with_reason("ConfigChangeRequiresRestart"),
+        "{static_option:#}"
+    );
+    assert_eq!(static_option["liveChanges"], json!([]));
+
+    // A pool scaled: a node, its objects, no restart.
+    let scaled = plan_documents(&ns, &[support::node_pool("c", "broker", 3, &["broker"])]);
+    let added = scaled["nodesAdded"].as_array().unwrap().clone();
+    assert_eq!(added.len(), 1, "{scaled:#}");
+    assert_eq!(restarts(&scaled), Vec::new(), "{scaled:#}");
+    let config_map = format!("create ConfigMap {}", added[0].as_str().unwrap());
+    assert!(objects(&scaled).contains(&config_map), "{scaled:#}");
+
+    // An invalid change: refused with the operator's reason, exit code 4.
+    let refused = kubectl_strimzi(&ns, &["plan", "c", "--set", "spec.kafka.version=3.0.0"]);
+    assert_eq!(refused.code, 4, "{refused:?}");
+    assert!(refused.stdout.contains("Refused"), "{refused:?}");
+
+    // A template label: every pod restarts, controllers first; once applied, the pods the
+    // operator describes anew are exactly those.
+    let labelled = plan(
+        &ns,
+        &[
+            "c",
+            "--set",
+            "spec.kafka.template.pod.metadata.labels.team=blue",
+        ],
+    );
+    let planned = restarts(&labelled);
+    assert_eq!(planned, with_reason("PodHasOldRevision"), "{labelled:#}");
+    let text = run(
+        &ns,
+        &[
+            "plan",
+            "c",
+            "--set",
+            "spec.kafka.template.pod.metadata.labels.team=blue",
+        ],
+    );
+    let first = format!("Restarts (in this order):\n  1. {} (node ", pods[0]);
+    assert!(text.contains(&first), "{text}");
+    support::merge_patch::<strimzi_api::kafka::Kafka>(
+        &client,
+        &ns,
+        "c",
+        json!({"spec": {"kafka": {"template": {"pod": {"metadata": {"labels": {"team": "blue"}}}}}}}),
+    )
+    .await;
+    let mut planned_pods: Vec<String> = planned.into_iter().map(|(pod, _)| pod).collect();
+    planned_pods.sort();
+    let deadline = std::time::Instant::now() + support::WAIT;
+    loop {
+        let outdated = outdated_pods(&client, &ns).await;
+        if outdated == planned_pods {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the operator's outdated pods {outdated:?}, planned {planned_pods:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
 }

@@ -835,8 +835,8 @@ async fn renew_cluster_ca_by_reload(
     // As a user previews it: the reconciliation paused, the renewal asked for and planned
     // (every node reloads, none restarts), then resumed.
     let run = |args: &[&str]| {
-        let (code, stdout, stderr) = kubectl_strimzi(ns, args);
-        assert_eq!(code, 0, "kubectl strimzi {args:?}: {stdout}{stderr}");
+        let run = kubectl_strimzi(ns, args);
+        assert_eq!(run.code, 0, "kubectl strimzi {args:?}: {run:?}");
     };
     run(&["pause", CLUSTER]);
     let kafkas: Api<Kafka> = Api::namespaced(client.clone(), ns);

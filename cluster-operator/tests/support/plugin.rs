@@ -1,37 +1,64 @@
 //! `kubectl strimzi`, the binary a user runs, against the test environment with the admin's
 //! kubeconfig; what its plans say.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kube::Client;
 use serde_json::{Value, json};
 
-/// Runs `kubectl-strimzi` with the admin kubeconfig in `namespace`; its exit code and output.
-pub fn kubectl_strimzi(namespace: &str, args: &[&str]) -> (i32, String, String) {
+/// What one run of the plugin printed, and its exit code.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The `kubectl-strimzi` binary, built once per program.
+pub fn binary() -> PathBuf {
     static BINARIES: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let dir = BINARIES.get_or_init(super::build_operator_binaries);
-    let kubeconfig = super::env().control_plane().kubeconfig().to_path_buf();
-    let output = Command::new(dir.join("kubectl-strimzi"))
+    BINARIES
+        .get_or_init(super::build_operator_binaries)
+        .join("kubectl-strimzi")
+}
+
+/// Runs `kubectl-strimzi --kubeconfig <kubeconfig> --namespace <namespace> <args>`.
+pub fn run_as(kubeconfig: &Path, namespace: &str, args: &[&str]) -> Run {
+    let output = Command::new(binary())
         .arg("--kubeconfig")
         .arg(kubeconfig)
-        .args(["-n", namespace])
+        .args(["--namespace", namespace])
         .args(args)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    println!("$ kubectl strimzi {}\n{stdout}{stderr}", args.join(" "));
-    (output.status.code().unwrap_or(-1), stdout, stderr)
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    println!(
+        "$ kubectl strimzi {} (exit {})\n{}{}",
+        args.join(" "),
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    run
+}
+
+/// Runs the plugin with the environment admin's kubeconfig in `namespace`.
+pub fn kubectl_strimzi(namespace: &str, args: &[&str]) -> Run {
+    run_as(super::env().control_plane().kubeconfig(), namespace, args)
 }
 
 /// The plan of `args` as JSON, which must succeed.
 pub fn plan(namespace: &str, args: &[&str]) -> Value {
     let mut all = vec!["plan", "--output", "json"];
     all.extend_from_slice(args);
-    let (code, stdout, stderr) = kubectl_strimzi(namespace, &all);
-    assert_eq!(code, 0, "plan failed: {stderr}");
-    serde_json::from_str(&stdout).unwrap()
+    let run = kubectl_strimzi(namespace, &all);
+    assert_eq!(run.code, 0, "plan failed: {run:?}");
+    serde_json::from_str(&run.stdout).unwrap()
 }
 
 /// The pods a plan restarts, in its order, each with its reasons.
