@@ -21,7 +21,7 @@ pub struct Proposed {
 impl Proposed {
     /// The Kafka's name: the Kafka's, else the node pools' `strimzi.io/cluster` label.
     pub fn kafka_name(&self) -> Result<String, PluginError> {
-        let kafka_name = self.kafka.as_ref().and_then(|kafka| name_of(kafka));
+        let kafka_name = self.kafka.as_ref().and_then(name_of);
         let pool_cluster = self.pools.iter().find_map(|pool| {
             pool.pointer(&format!(
                 "/metadata/labels/{}",
