@@ -470,3 +470,90 @@ fn changed_lines(before: &str, after: &str) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_the_operator_sets_differ_secret_values_are_never_shown() {
+        let mut out = Vec::new();
+        let desired = json!({
+            "metadata": {"labels": {"a": "1"}},
+            "data": {"tls.key": "bmV3", "tls.crt": "c2FtZQ=="},
+        });
+        let live = json!({
+            "metadata": {"labels": {"a": "1", "extra": "kept"}, "uid": "x"},
+            "data": {"tls.key": "b2xk", "tls.crt": "c2FtZQ=="},
+        });
+        differences(&desired, &live, "", "Secret", &mut out);
+        assert_eq!(out, ["data.tls.key (value not shown)"]);
+        assert!(!out.concat().contains("bmV3"));
+    }
+
+    #[test]
+    fn a_config_map_shows_its_changed_lines_and_numbers_match_their_text() {
+        let mut out = Vec::new();
+        differences(
+            &json!({"data": {"server.config": "a=1\nb=2\n"}, "spec": {"port": 9092}}),
+            &json!({"data": {"server.config": "a=1\nb=3"}, "spec": {"port": "9092"}}),
+            "",
+            "ConfigMap",
+            &mut out,
+        );
+        assert_eq!(out, ["data.server.config:", "  - b=3", "  + b=2"]);
+    }
+
+    #[test]
+    fn live_changes_list_set_changed_and_removed_options() {
+        let before = BTreeMap::from([
+            ("a".to_owned(), "1".to_owned()),
+            ("b".to_owned(), "2".to_owned()),
+        ]);
+        let after = BTreeMap::from([
+            ("b".to_owned(), "3".to_owned()),
+            ("c".to_owned(), "4".to_owned()),
+        ]);
+        let options: Vec<(String, Option<String>, Option<String>)> = live_changes(&before, &after)
+            .into_iter()
+            .map(|change| (change.option, change.from, change.to))
+            .collect();
+        assert_eq!(
+            options,
+            [
+                ("a".to_owned(), Some("1".to_owned()), None),
+                ("b".to_owned(), Some("2".to_owned()), Some("3".to_owned())),
+                ("c".to_owned(), None, Some("4".to_owned())),
+            ]
+        );
+    }
+
+    #[test]
+    fn newly_set_static_options_are_told_apart() {
+        let change = |name: &str, running: Option<&str>| StaticChange {
+            name: name.to_owned(),
+            running: running.map(str::to_owned),
+            desired: Some("x".to_owned()),
+        };
+        let reason = static_reason(&[change("a", Some("1")), change("b", None)]);
+        assert_eq!(reason.reason, "ConfigChangeRequiresRestart");
+        assert!(
+            reason
+                .message
+                .ends_with(": a; newly set: b (no restart if the value is Kafka's default)"),
+            "{}",
+            reason.message
+        );
+        // Options the file has are described from it; those it lacks are Kafka's defaults.
+        let described = described_from_file("a=1\n", "a=2\nb=3\n");
+        assert_eq!(described.len(), 2);
+        assert_eq!(described[0].source, ConfigSource::StaticBroker);
+        assert_eq!(
+            (described[1].name.as_str(), &described[1].value),
+            ("b", &None)
+        );
+        assert_eq!(described[1].source, ConfigSource::Default);
+    }
+}
