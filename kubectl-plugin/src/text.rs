@@ -5,18 +5,13 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-/// `2027-12-01T04:05:06Z`.
+/// `2027-12-01T04:05:06Z`: RFC 3339 in UTC, to the second.
 pub fn rfc3339(at: OffsetDateTime) -> String {
-    let at = at.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
+    at.to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .unwrap_or(at)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| at.unix_timestamp().to_string())
 }
 
 /// Rows of cells as left-aligned columns, two spaces apart.

@@ -352,18 +352,10 @@ impl Reconciliation<'_> {
         &self,
         cluster: &KafkaCluster,
     ) -> Result<ExternalConfiguration, ReconcileError> {
-        use strimzi_api::common::{Logging, MetricsConfig};
-        let logging = match &cluster.spec.logging {
-            Some(Logging::External(external)) => external.value_from.as_ref(),
-            _ => None,
-        };
-        let metrics = match &cluster.spec.metrics_config {
-            Some(MetricsConfig::JmxPrometheusExporter(exporter)) => exporter.value_from.as_ref(),
-            _ => None,
-        };
+        let sources = cluster.external_configuration_sources();
         Ok(ExternalConfiguration {
-            logging: self.config_map_value(logging).await?,
-            metrics: self.config_map_value(metrics).await?,
+            logging: self.config_map_value(sources.logging).await?,
+            metrics: self.config_map_value(sources.metrics).await?,
         })
     }
 

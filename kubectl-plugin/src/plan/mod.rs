@@ -154,13 +154,7 @@ pub async fn plan(cluster: &Cluster, request: &PlanRequest) -> Result<Plan, Plug
     }) {
         Ok(kafka_cluster) => kafka_cluster,
         Err(error) => {
-            return Ok(refused_plan(
-                plan,
-                Note {
-                    reason: error.reason().to_owned(),
-                    message: error.to_string(),
-                },
-            ));
+            return Ok(refused_plan(plan, refusal(error.reason(), &error)));
         }
     };
     plan.warnings = kafka_cluster
@@ -206,13 +200,7 @@ pub async fn plan(cluster: &Cluster, request: &PlanRequest) -> Result<Plan, Plug
     let (issued, operator_certificate) = match issued {
         Ok(issued) => issued,
         Err(error) => {
-            return Ok(refused_plan(
-                plan,
-                Note {
-                    reason: error.reason().to_owned(),
-                    message: error.to_string(),
-                },
-            ));
+            return Ok(refused_plan(plan, refusal(error.reason(), &error)));
         }
     };
     let custom_secrets: Vec<Secret> = kafka_cluster
@@ -244,13 +232,7 @@ pub async fn plan(cluster: &Cluster, request: &PlanRequest) -> Result<Plan, Plug
     let desired = match built {
         Ok(desired) => desired,
         Err(error) => {
-            return Ok(refused_plan(
-                plan,
-                Note {
-                    reason: error.reason().to_owned(),
-                    message: error.to_string(),
-                },
-            ));
+            return Ok(refused_plan(plan, refusal(error.reason(), &error)));
         }
     };
     let mut running = live.running;
@@ -313,6 +295,14 @@ fn refused_plan(mut plan: Plan, refused: Note) -> Plan {
     plan
 }
 
+/// The refusal of an error with a stable `reason`.
+fn refusal(reason: &str, error: &dyn std::fmt::Display) -> Note {
+    Note {
+        reason: reason.to_owned(),
+        message: error.to_string(),
+    }
+}
+
 /// Whether a maintenance window is open now (always without windows); a window that does
 /// not parse is refused as the operator refuses it.
 fn maintenance_window_open(kafka: &Kafka, now: OffsetDateTime) -> Result<bool, Note> {
@@ -326,10 +316,7 @@ fn maintenance_window_open(kafka: &Kafka, now: OffsetDateTime) -> Result<bool, N
     }
     MaintenanceWindows::parse(&windows)
         .map(|parsed| parsed.contains(now))
-        .map_err(|error| Note {
-            reason: error.reason().to_owned(),
-            message: error.to_string(),
-        })
+        .map_err(|error| refusal(error.reason(), &error))
 }
 
 /// The cluster ID the operator would use: the Kafka's, else a node pool's, else a new one.
@@ -396,10 +383,7 @@ async fn certificate_authorities(
         ) {
             Ok(ca) => reconciled.push(ca),
             Err(error) => {
-                return Ok(Err(Note {
-                    reason: error.reason().to_owned(),
-                    message: error.to_string(),
-                }));
+                return Ok(Err(refusal(error.reason(), &error)));
             }
         }
     }
@@ -593,28 +577,25 @@ async fn external_configuration(
     cluster: &Cluster,
     kafka_cluster: &KafkaCluster,
 ) -> Result<ExternalConfiguration, PluginError> {
-    use strimzi_api::common::{Logging, MetricsConfig};
-    let logging = match &kafka_cluster.spec.logging {
-        Some(Logging::External(external)) => external.value_from.as_ref(),
-        _ => None,
+    let sources = kafka_cluster.external_configuration_sources();
+    Ok(ExternalConfiguration {
+        logging: config_map_value(cluster, sources.logging).await?,
+        metrics: config_map_value(cluster, sources.metrics).await?,
+    })
+}
+
+/// The value of the ConfigMap key `reference` names; `None` when the ConfigMap or key is
+/// missing.
+async fn config_map_value(
+    cluster: &Cluster,
+    reference: Option<&strimzi_api::common::ExternalConfigurationReference>,
+) -> Result<Option<String>, PluginError> {
+    let Some(selector) = reference.and_then(|reference| reference.config_map_key_ref.as_ref())
+    else {
+        return Ok(None);
     };
-    let metrics = match &kafka_cluster.spec.metrics_config {
-        Some(MetricsConfig::JmxPrometheusExporter(exporter)) => exporter.value_from.as_ref(),
-        _ => None,
-    };
-    let mut values = Vec::new();
-    for reference in [logging, metrics] {
-        let selector = reference.and_then(|reference| reference.config_map_key_ref.as_ref());
-        let value = match selector {
-            Some(selector) => cluster
-                .get_opt::<ConfigMap>(&selector.name)
-                .await?
-                .and_then(|map| map.data?.get(&selector.key).cloned()),
-            None => None,
-        };
-        values.push(value);
-    }
-    let metrics = values.pop().flatten();
-    let logging = values.pop().flatten();
-    Ok(ExternalConfiguration { logging, metrics })
+    Ok(cluster
+        .get_opt::<ConfigMap>(&selector.name)
+        .await?
+        .and_then(|map| map.data?.get(&selector.key).cloned()))
 }

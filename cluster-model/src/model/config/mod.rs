@@ -42,6 +42,34 @@ pub struct ExternalConfiguration {
     pub metrics: Option<String>,
 }
 
+/// The user ConfigMap keys a Kafka's external configuration comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExternalConfigurationSources<'a> {
+    /// `spec.kafka.logging.valueFrom`, when logging is `external`.
+    pub logging: Option<&'a strimzi_api::common::ExternalConfigurationReference>,
+    /// `spec.kafka.metricsConfig.valueFrom`, when metrics are `jmxPrometheusExporter`.
+    pub metrics: Option<&'a strimzi_api::common::ExternalConfigurationReference>,
+}
+
+impl KafkaCluster {
+    /// Where [`ExternalConfiguration`]'s values are to be read from.
+    pub fn external_configuration_sources(&self) -> ExternalConfigurationSources<'_> {
+        use strimzi_api::common::{Logging, MetricsConfig};
+        ExternalConfigurationSources {
+            logging: match &self.spec.logging {
+                Some(Logging::External(external)) => external.value_from.as_ref(),
+                _ => None,
+            },
+            metrics: match &self.spec.metrics_config {
+                Some(MetricsConfig::JmxPrometheusExporter(exporter)) => {
+                    exporter.value_from.as_ref()
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
 /// Strimzi's hash stub: the first eight hex digits of the SHA-1 digest of `text` in
 /// US-ASCII, where a character outside ASCII counts as `?` (as Java encodes it).
 pub fn hash_stub(text: &str) -> String {
