@@ -30,14 +30,14 @@ const KAFKA: &str = "my-cluster";
 
 /// Runs the plugin as the environment's admin; asserts it succeeds and returns its output.
 fn run(ns: &str, args: &[&str]) -> String {
-    let run = kubectl_strimzi(ns, args);
+    let run = kubectl_strimzi(support::env(), ns, args);
     assert_eq!(run.code, 0, "kubectl strimzi {args:?}: {run:?}");
     run.stdout
 }
 
 /// Runs the plugin as the admin; asserts it fails with `code` and returns its standard error.
 fn fails(ns: &str, args: &[&str], code: i32) -> String {
-    let run = kubectl_strimzi(ns, args);
+    let run = kubectl_strimzi(support::env(), ns, args);
     assert_eq!(run.code, code, "kubectl strimzi {args:?}: {run:?}");
     assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
     run.stderr
@@ -651,7 +651,7 @@ async fn plan_predicts_what_the_operator_does() {
     };
 
     // Nothing changed: nothing planned.
-    let unchanged = plan(&ns, &["c"]);
+    let unchanged = plan(support::env(), &ns, &["c"]);
     assert_eq!(unchanged["refused"], Value::Null, "{unchanged:#}");
     assert_eq!(objects(&unchanged), Vec::<String>::new(), "{unchanged:#}");
     assert_eq!(restarts(&unchanged), Vec::new());
@@ -660,6 +660,7 @@ async fn plan_predicts_what_the_operator_does() {
 
     // A dynamic option: set on the running brokers, nothing restarts.
     let dynamic = plan(
+        support::env(),
         &ns,
         &["c", "--set", "spec.kafka.config.log.retention.ms=3600000"],
     );
@@ -672,6 +673,7 @@ async fn plan_predicts_what_the_operator_does() {
     // A static option (of every node's configuration): each node restarts, one after the
     // other, controllers first.
     let static_option = plan(
+        support::env(),
         &ns,
         &[
             "c",
@@ -687,7 +689,11 @@ async fn plan_predicts_what_the_operator_does() {
     assert_eq!(static_option["liveChanges"], json!([]));
 
     // A pool scaled: a node, its objects, no restart.
-    let scaled = plan_documents(&ns, &[support::node_pool("c", "broker", 3, &["broker"])]);
+    let scaled = plan_documents(
+        support::env(),
+        &ns,
+        &[support::node_pool("c", "broker", 3, &["broker"])],
+    );
     let added = scaled["nodesAdded"].as_array().unwrap().clone();
     assert_eq!(added.len(), 1, "{scaled:#}");
     assert_eq!(restarts(&scaled), Vec::new(), "{scaled:#}");
@@ -695,13 +701,18 @@ async fn plan_predicts_what_the_operator_does() {
     assert!(objects(&scaled).contains(&config_map), "{scaled:#}");
 
     // An invalid change: refused with the operator's reason, exit code 4.
-    let refused = kubectl_strimzi(&ns, &["plan", "c", "--set", "spec.kafka.version=3.0.0"]);
+    let refused = kubectl_strimzi(
+        support::env(),
+        &ns,
+        &["plan", "c", "--set", "spec.kafka.version=3.0.0"],
+    );
     assert_eq!(refused.code, 4, "{refused:?}");
     assert!(refused.stdout.contains("Refused"), "{refused:?}");
 
     // A template label: every pod restarts, controllers first; once applied, the pods the
     // operator describes anew are exactly those.
     let labelled = plan(
+        support::env(),
         &ns,
         &[
             "c",

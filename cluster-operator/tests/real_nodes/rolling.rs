@@ -209,6 +209,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     // A dynamically updatable option reaches every broker without a restart, as
     // `kubectl strimzi plan` says beforehand.
     let planned = plan(
+        env,
         &ns,
         &[
             CLUSTER,
@@ -244,6 +245,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     // nodes are back, the operator's API server stops for a minute, then starts again: the
     // roll goes on from where it was.
     let planned_static = plan(
+        env,
         &ns,
         &[
             CLUSTER,
@@ -418,7 +420,7 @@ async fn options_apply_live_and_a_static_change_rolls_each_node_once_in_order_lo
     .unwrap();
     changed["spec"]["kafka"]["template"]["pod"]["metadata"]["annotations"]["example.com/fault"] =
         json!("brokers unreachable");
-    let planned_template = plan_documents(&ns, &[changed]);
+    let planned_template = plan_documents(env, &ns, &[changed]);
     let (parallel_report, parallel) = Box::pin(roll_under_load(
         &client,
         &ns,

@@ -835,7 +835,7 @@ async fn renew_cluster_ca_by_reload(
     // As a user previews it: the reconciliation paused, the renewal asked for and planned
     // (every node reloads, none restarts), then resumed.
     let run = |args: &[&str]| {
-        let run = kubectl_strimzi(ns, args);
+        let run = kubectl_strimzi(env(), ns, args);
         assert_eq!(run.code, 0, "kubectl strimzi {args:?}: {run:?}");
     };
     run(&["pause", CLUSTER]);
@@ -845,7 +845,7 @@ async fn renew_cluster_ca_by_reload(
     })
     .await;
     run(&["certs", CLUSTER, "--renew", "cluster-ca"]);
-    let planned = plan(ns, &[CLUSTER]);
+    let planned = plan(env(), ns, &[CLUSTER]);
     assert_eq!(
         planned_pods(&planned, "restarts"),
         Vec::<String>::new(),

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use kube::Client;
 use serde_json::{Value, json};
+use strimzi_tests::environment::TestEnv;
 
 /// What one run of the plugin printed, and its exit code.
 #[derive(Debug)]
@@ -47,16 +48,17 @@ pub fn run_as(kubeconfig: &Path, namespace: &str, args: &[&str]) -> Run {
     run
 }
 
-/// Runs the plugin with the environment admin's kubeconfig in `namespace`.
-pub fn kubectl_strimzi(namespace: &str, args: &[&str]) -> Run {
-    run_as(super::env().control_plane().kubeconfig(), namespace, args)
+/// Runs the plugin with the admin kubeconfig of `env` (the shared environment's, or the
+/// real-node environment's) in `namespace`.
+pub fn kubectl_strimzi(env: &TestEnv, namespace: &str, args: &[&str]) -> Run {
+    run_as(env.control_plane().kubeconfig(), namespace, args)
 }
 
 /// The plan of `args` as JSON, which must succeed.
-pub fn plan(namespace: &str, args: &[&str]) -> Value {
+pub fn plan(env: &TestEnv, namespace: &str, args: &[&str]) -> Value {
     let mut all = vec!["plan", "--output", "json"];
     all.extend_from_slice(args);
-    let run = kubectl_strimzi(namespace, &all);
+    let run = kubectl_strimzi(env, namespace, &all);
     assert_eq!(run.code, 0, "plan failed: {run:?}");
     serde_json::from_str(&run.stdout).unwrap()
 }
@@ -150,12 +152,12 @@ pub fn live_options(plan: &Value) -> Vec<String> {
 
 /// The plan of `documents` (Kafka and KafkaNodePool documents) as a user writes them to a
 /// file, in `namespace`.
-pub fn plan_documents(namespace: &str, documents: &[Value]) -> Value {
+pub fn plan_documents(env: &TestEnv, namespace: &str, documents: &[Value]) -> Value {
     let file = tempfile::NamedTempFile::new().unwrap();
     let text: Vec<String> = documents
         .iter()
         .map(|document| serde_yaml_ng::to_string(document).unwrap())
         .collect();
     std::fs::write(file.path(), text.join("---\n")).unwrap();
-    plan(namespace, &["-f", file.path().to_str().unwrap()])
+    plan(env, namespace, &["-f", file.path().to_str().unwrap()])
 }
