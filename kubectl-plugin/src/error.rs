@@ -121,3 +121,49 @@ impl PluginError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answered(code: u16, message: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(message, "")
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn a_refusal_names_the_verb_and_resource_a_missing_type_its_crd() {
+        let forbidden = PluginError::from_api("list", "pods", Some("kafka"), answered(403, "no"));
+        assert_eq!(
+            forbidden.to_string(),
+            "not allowed to list pods in namespace kafka: ask for RBAC permission to list pods"
+        );
+        assert_eq!(forbidden.exit_code(), 3);
+        let missing_type = PluginError::from_api(
+            "get",
+            "kafkas.kafka.strimzi.io",
+            Some("kafka"),
+            answered(404, "the server could not find the requested resource"),
+        );
+        assert!(
+            matches!(&missing_type, PluginError::CrdMissing { crd } if crd == "kafkas.kafka.strimzi.io"),
+            "{missing_type}"
+        );
+        let missing_object = PluginError::from_api(
+            "get",
+            "kafkas.kafka.strimzi.io",
+            Some("kafka"),
+            answered(404, "kafkas.kafka.strimzi.io \"my-cluster\" not found"),
+        );
+        assert!(missing_object.is_not_found(), "{missing_object}");
+        let cluster_wide =
+            PluginError::from_api("list", "deployments.apps", None, answered(403, ""));
+        assert!(
+            cluster_wide.to_string().contains("in the cluster"),
+            "{cluster_wide}"
+        );
+    }
+}
