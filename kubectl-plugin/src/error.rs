@@ -100,17 +100,6 @@ impl PluginError {
         }
     }
 
-    /// Whether this is a 404 of an object (not of its type).
-    pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            Self::Api {
-                source: kube::Error::Api(response),
-                ..
-            } if response.code == 404
-        )
-    }
-
     /// The exit status of the binary for this error: 2 for what the user must change in the
     /// command or its input, 3 for missing permissions, 1 for anything else.
     pub fn exit_code(&self) -> u8 {
@@ -158,7 +147,10 @@ mod tests {
             Some("kafka"),
             answered(404, "kafkas.kafka.strimzi.io \"my-cluster\" not found"),
         );
-        assert!(missing_object.is_not_found(), "{missing_object}");
+        assert!(
+            matches!(&missing_object, PluginError::Api { source: kube::Error::Api(status), .. } if status.code == 404),
+            "{missing_object}"
+        );
         let cluster_wide =
             PluginError::from_api("list", "deployments.apps", None, answered(403, ""));
         assert!(
