@@ -693,6 +693,17 @@ async fn plan_predicts_what_the_operator_does() {
         "{static_option:#}"
     );
     assert_eq!(static_option["liveChanges"], json!([]));
+    // The same plan as people read it.
+    let text = run(
+        &ns,
+        &[
+            "plan",
+            "c",
+            "--set",
+            "spec.kafka.config.auto.create.topics.enable=false",
+        ],
+    );
+    insta::assert_snapshot!("plan_static_option_text", text.replace(&ns, "[namespace]"));
 
     // A pool scaled: a node, its objects, no restart.
     let scaled = plan_documents(
