@@ -228,7 +228,7 @@ async fn renew(cluster: &Cluster, kafka: &Kafka, choice: CaChoice) -> Result<Str
         None => "at its next reconciliation".to_owned(),
     };
     Ok(format!(
-        "secret/{secret} annotated {}=true: the operator renews the {kind} certificate {when}, then rolls the pods that must trust or use it\n\n",
+        "secret/{secret} annotated {}=true: the operator renews the {kind} certificate {when}, then the Kafka nodes load it, by a reload or a restart (`kubectl strimzi plan` says which)\n\n",
         annotations::FORCE_RENEW
     ))
 }
