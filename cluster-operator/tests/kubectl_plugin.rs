@@ -176,6 +176,8 @@ async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
     }
 
     // support-bundle: the resources, and the Secrets' keys without their values.
+    // The operator runs in the test: its Deployment is a stand-in without pods.
+    operator_deployment(&client, &ns, &[]).await;
     let file = std::env::temp_dir().join(format!("kubectl-strimzi-{}.tar", std::process::id()));
     let printed = run(
         &ns,
@@ -184,6 +186,8 @@ async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
             KAFKA,
             "--output-file",
             file.to_str().unwrap(),
+            "--operator-namespace",
+            &ns,
         ],
     );
     assert!(printed.contains("entries"), "{printed}");
@@ -207,9 +211,8 @@ async fn a_ready_cluster_read_and_annotated_through_the_plugin() {
             entries.keys()
         );
     }
-    // The operator runs in the test, without a Deployment: a note says so.
     assert!(
-        entries.contains_key("notes/cluster-operator.txt"),
+        entries.contains_key("cluster-operator/deployment.yaml"),
         "{:?}",
         entries.keys()
     );
