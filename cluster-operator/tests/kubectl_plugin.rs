@@ -576,14 +576,15 @@ async fn missing_permissions_are_named() {
 
 /// The pods whose running `strimzi.io/revision` is not the one their StrimziPodSet now
 /// describes.
-async fn outdated_pods(client: &Client, namespace: &str) -> Vec<String> {
+async fn outdated_pods(client: &Client, namespace: &str, cluster: &str) -> Vec<String> {
     let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), namespace);
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let described = strimzi_cluster_operator::pod_set::described_annotations(
         &sets.list(&ListParams::default()).await.unwrap().items,
     );
+    let selector = format!("strimzi.io/kind=Kafka,strimzi.io/cluster={cluster}");
     let mut outdated: Vec<String> = pods
-        .list(&ListParams::default().labels("strimzi.io/kind=Kafka"))
+        .list(&ListParams::default().labels(&selector))
         .await
         .unwrap()
         .items
@@ -602,10 +603,11 @@ async fn outdated_pods(client: &Client, namespace: &str) -> Vec<String> {
 
 /// The Kafka pods in the order the roller restarts them: controllers, then brokers, each by
 /// node ID.
-async fn rolling_order(client: &Client, namespace: &str) -> Vec<String> {
+async fn rolling_order(client: &Client, namespace: &str, cluster: &str) -> Vec<String> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let selector = format!("strimzi.io/kind=Kafka,strimzi.io/cluster={cluster}");
     let mut ranked: Vec<(bool, i32, String)> = pods
-        .list(&ListParams::default().labels("strimzi.io/kind=Kafka"))
+        .list(&ListParams::default().labels(&selector))
         .await
         .unwrap()
         .items
@@ -627,10 +629,10 @@ async fn rolling_order(client: &Client, namespace: &str) -> Vec<String> {
 
 /// `kubectl strimzi plan` on a cluster the operator made Ready: an unchanged Kafka plans
 /// nothing (the plan builds exactly the objects the operator applied); a dynamic option, a
-/// static option, a pool scaled and a template label are planned as the operator's model and
-/// roller decide, and for the template label the pods the plan restarts are the ones whose
-/// pods the operator then describes anew; an invalid change is refused with the operator's
-/// reason.
+/// static option, a pool scaled, a template label, a listener added and resources changed are
+/// planned as the operator's model and roller decide, and for the last three the pods the plan
+/// restarts are the ones whose pods the operator then describes anew; an invalid change is
+/// refused with the operator's reason.
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_predicts_what_the_operator_does() {
     let (client, ns) = support::namespace("plan").await;
@@ -641,12 +643,20 @@ async fn plan_predicts_what_the_operator_does() {
         &[("STRIMZI_KAFKA_HOST_RESOLUTION", "ip-addresses-only")],
     )
     .await;
-    for document in support::cluster("c", 1, 2) {
+    // "c" for most changes; "l" and "r" (pools of their own names) for a listener added and
+    // resources changed, each compared with what the operator then does.
+    for document in support::cluster("c", 1, 2)
+        .into_iter()
+        .chain(small_cluster("l"))
+        .chain(small_cluster("r"))
+    {
         support::apply(&client, &ns, &document).await;
     }
-    support::ready(&client, &ns, "c").await;
+    for name in ["c", "l", "r"] {
+        support::ready(&client, &ns, name).await;
+    }
     // In the roller's order: the controller, then the brokers by node ID.
-    let pods = rolling_order(&client, &ns).await;
+    let pods = rolling_order(&client, &ns, "c").await;
     let with_reason = |reason: &str| -> Vec<(String, Vec<String>)> {
         pods.iter()
             .map(|pod| (pod.clone(), vec![reason.to_owned()]))
@@ -764,7 +774,7 @@ async fn plan_predicts_what_the_operator_does() {
     planned_pods.sort();
     let deadline = std::time::Instant::now() + support::WAIT;
     loop {
-        let outdated = outdated_pods(&client, &ns).await;
+        let outdated = outdated_pods(&client, &ns, "c").await;
         if outdated == planned_pods {
             break;
         }
@@ -773,5 +783,85 @@ async fn plan_predicts_what_the_operator_does() {
             "the operator's outdated pods {outdated:?}, planned {planned_pods:?}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+
+    // A listener added: the brokers restart (their certificates and configuration change),
+    // the controller does not; the brokers are then what the operator describes anew.
+    let listeners = json!({"spec": {"kafka": {"listeners": [
+        {"name": "plain", "port": 9092, "type": "internal", "tls": false},
+        {"name": "tls", "port": 9093, "type": "internal", "tls": true},
+        {"name": "extra", "port": 9094, "type": "internal", "tls": true},
+    ]}}});
+    let added = planned_restarts_are_done(&client, &ns, "l", &listeners).await;
+    assert!(
+        added.iter().all(|pod| pod.starts_with("l-brokers-")) && added.len() == 2,
+        "{added:?}"
+    );
+    // Resources changed: every pod restarts.
+    let resources = json!({"spec": {"kafka": {"resources": {
+        "requests": {"memory": "1536Mi", "cpu": "500m"},
+    }}}});
+    let resized = planned_restarts_are_done(&client, &ns, "r", &resources).await;
+    assert_eq!(resized.len(), 3, "{resized:?}");
+}
+
+/// Kafka `name` of one controller and two brokers, in pools named after it (so that clusters
+/// share a namespace).
+fn small_cluster(name: &str) -> Vec<Value> {
+    vec![
+        support::node_pool(name, &format!("{name}-controllers"), 1, &["controller"]),
+        support::node_pool(name, &format!("{name}-brokers"), 2, &["broker"]),
+        support::kafka(name, 2),
+    ]
+}
+
+/// Plans `change` (a merge patch of Kafka `cluster`) from a file as a user writes it, applies
+/// it, and waits until the pods whose definition the operator changed are exactly the pods
+/// the plan restarts; those pods, sorted.
+async fn planned_restarts_are_done(
+    client: &Client,
+    ns: &str,
+    cluster: &str,
+    change: &Value,
+) -> Vec<String> {
+    let mut changed = serde_json::to_value(
+        Api::<Kafka>::namespaced(client.clone(), ns)
+            .get(cluster)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    merge(&mut changed, change);
+    let planned = plan_documents(support::env(), ns, &[changed]);
+    let mut pods: Vec<String> = restarts(&planned).into_iter().map(|(pod, _)| pod).collect();
+    pods.sort();
+    support::merge_patch::<Kafka>(client, ns, cluster, change.clone()).await;
+    let deadline = std::time::Instant::now() + support::WAIT;
+    loop {
+        let outdated = outdated_pods(client, ns, cluster).await;
+        if outdated == pods {
+            return pods;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{cluster}: the operator's outdated pods {outdated:?}, planned {pods:?}: {planned:#}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
+/// `target` with the JSON merge patch `patch` made (RFC 7386).
+fn merge(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(target), Value::Object(patch)) => {
+            for (key, value) in patch {
+                if value.is_null() {
+                    target.remove(key);
+                } else {
+                    merge(target.entry(key.clone()).or_insert(Value::Null), value);
+                }
+            }
+        }
+        (target, patch) => *target = patch.clone(),
     }
 }

@@ -13,9 +13,9 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_cluster_operator::rebalance::State;
 
-use crate::cli::{RebalanceAction, RollTarget};
 use crate::connection::{Cluster, qualified};
 use crate::error::PluginError;
+use crate::options::{RebalanceAction, RollTarget};
 
 /// The annotations that set `key` to `value`.
 fn setting(key: &str, value: &str) -> BTreeMap<String, Option<String>> {

@@ -22,9 +22,9 @@ use strimzi_api::rebalance::KafkaRebalance;
 use strimzi_api::topic::KafkaTopic;
 use strimzi_api::user::KafkaUser;
 
-use crate::cli::OperatorLocation;
 use crate::connection::{Cluster, cluster_selector, resource_name};
 use crate::error::PluginError;
+use crate::options::OperatorLocation;
 
 /// The lines of the cluster operator's logs kept per pod.
 const LOG_TAIL_LINES: i64 = 5000;

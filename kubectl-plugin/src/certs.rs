@@ -14,9 +14,9 @@ use strimzi_certificate_manager::authority::CaKind;
 use strimzi_certificate_manager::certificate::ParsedCertificate;
 use time::OffsetDateTime;
 
-use crate::cli::{CaChoice, Output};
 use crate::connection::{Cluster, kafka_nodes_selector};
 use crate::error::PluginError;
+use crate::options::{CaChoice, Output};
 use crate::text::{columns, json, rfc3339};
 
 /// The data key of a CA Secret's current certificate.

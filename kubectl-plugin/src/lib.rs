@@ -16,6 +16,7 @@ pub mod cli;
 pub mod connection;
 pub mod error;
 pub mod operator;
+pub mod options;
 pub mod plan;
 pub mod status;
 pub mod text;

@@ -7,9 +7,9 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use strimzi_cluster_operator::config::ClusterOperatorConfig;
 
-use crate::cli::OperatorLocation;
 use crate::connection::{Cluster, resource_name};
 use crate::error::PluginError;
+use crate::options::OperatorLocation;
 
 /// The cluster operator's Deployment as `location` says, looked for in its namespace, else in
 /// the Kafka's (`cluster`'s) namespace, else in every namespace the user may list.

@@ -20,9 +20,9 @@ use strimzi_cluster_operator::rebalance::State;
 
 use crate::annotate::is_paused;
 use crate::certs::{CertificateRow, ca_rows};
-use crate::cli::Output;
 use crate::connection::{Cluster, cluster_selector};
 use crate::error::PluginError;
+use crate::options::Output;
 use crate::text::{columns, json};
 
 /// A status condition, as shown.

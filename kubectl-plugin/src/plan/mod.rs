@@ -48,9 +48,9 @@ use time::OffsetDateTime;
 pub use predict::Plan;
 pub use render::render;
 
-use crate::cli::OperatorLocation;
 use crate::connection::Cluster;
 use crate::error::PluginError;
+use crate::options::OperatorLocation;
 use predict::{Note, Running};
 
 /// What `plan` was asked.

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::predict::{Plan, PlannedRestart};
-use crate::cli::Output;
+use crate::options::Output;
 
 /// `plan` printed as `output` says.
 pub fn render(plan: &Plan, output: Output) -> String {
