@@ -23,7 +23,7 @@
 #   SHA256SUMS                        the digest of every file above (`sha256sum -c SHA256SUMS`)
 #
 # Usage: release.sh [--out DIR] [--image-repository REPO] [--image-archive FILE | --without-image]
-#                   [--plugin-binary FILE] [--download-url URL]
+#                   [--plugin-binary FILE | --without-plugin] [--download-url URL]
 #
 #   --out DIR                 where to write (default target/release-artifacts/V); an existing
 #                             folder is replaced only if it is empty or an earlier release folder
@@ -41,6 +41,8 @@
 #   --plugin-binary FILE      the kubectl-strimzi binary to pack, instead of building it with
 #                             `cargo build --release` (a static or glibc binary of this machine's
 #                             architecture)
+#   --without-plugin          no plugin archive and krew manifest (the chart's check needs
+#                             neither)
 #   --download-url URL        where the release's files are downloaded from, for the krew
 #                             manifest (default: the workspace's repository URL followed by
 #                             /releases/download/vV)
@@ -57,7 +59,7 @@
 # give the same bytes. Prints one line per artifact; any problem is one line and a non-zero exit.
 set -euo pipefail
 
-usage="usage: release.sh [--out DIR] [--image-repository REPO] [--image-archive FILE | --without-image] [--plugin-binary FILE] [--download-url URL]"
+usage="usage: release.sh [--out DIR] [--image-repository REPO] [--image-archive FILE | --without-image] [--plugin-binary FILE | --without-plugin] [--download-url URL]"
 fail() {
     echo "release.sh: $*" >&2
     exit 1
@@ -73,6 +75,7 @@ repository=$default_repository
 image_archive=""
 with_image=true
 plugin_binary=""
+with_plugin=true
 download_url=""
 while (($#)); do
     case $1 in
@@ -88,10 +91,15 @@ while (($#)); do
             shift 2
             ;;
         --without-image) with_image=false; shift ;;
+        --without-plugin) with_plugin=false; shift ;;
         -h | --help) echo "$usage"; exit 0 ;;
         *) echo "release.sh: unknown argument '$1' ($usage)" >&2; exit 2 ;;
     esac
 done
+if [[ -n $plugin_binary ]] && ! $with_plugin; then
+    echo "release.sh: --plugin-binary and --without-plugin exclude each other ($usage)" >&2
+    exit 2
+fi
 if [[ -n $image_archive ]] && ! $with_image; then
     echo "release.sh: --image-archive and --without-image exclude each other ($usage)" >&2
     exit 2
@@ -220,39 +228,41 @@ fi
 
 # The kubectl plugin: its archive (binary, man page, LICENSE; entries dated as the chart's) and
 # its krew manifest.
-case $(uname -m) in
-    x86_64) plugin_arch=amd64 ;;
-    aarch64 | arm64) plugin_arch=arm64 ;;
-    *) fail "kubectl plugin: no krew architecture name for $(uname -m)" ;;
-esac
-if [[ -z $plugin_binary ]]; then
-    echo "kubectl-strimzi: building with cargo build --release (cold: minutes)"
-    cargo build --quiet --release --locked --manifest-path "$workspace/Cargo.toml" -p strimzi-kubectl-plugin --bin kubectl-strimzi ||
-        fail "building kubectl-strimzi failed (above)"
-    plugin_binary=$(cargo metadata --format-version 1 --no-deps --manifest-path "$workspace/Cargo.toml" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/kubectl-strimzi
+if $with_plugin; then
+    case $(uname -m) in
+        x86_64) plugin_arch=amd64 ;;
+        aarch64 | arm64) plugin_arch=arm64 ;;
+        *) fail "kubectl plugin: no krew architecture name for $(uname -m)" ;;
+    esac
+    if [[ -z $plugin_binary ]]; then
+        echo "kubectl-strimzi: building with cargo build --release (cold: minutes)"
+        cargo build --quiet --release --locked --manifest-path "$workspace/Cargo.toml" -p strimzi-kubectl-plugin --bin kubectl-strimzi ||
+            fail "building kubectl-strimzi failed (above)"
+        plugin_binary=$(cargo metadata --format-version 1 --no-deps --manifest-path "$workspace/Cargo.toml" |
+            python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/kubectl-strimzi
+    fi
+    [[ -x $plugin_binary ]] || fail "--plugin-binary $plugin_binary: no such executable"
+    plugin_version=$("$plugin_binary" --version 2>/dev/null | awk '{print $2}')
+    [[ $plugin_version == "$version" ]] ||
+        fail "--plugin-binary $plugin_binary is version '${plugin_version}', not $version"
+    plugin_dir=$staging/plugin
+    mkdir -p "$plugin_dir"
+    install -m 0755 "$plugin_binary" "$plugin_dir/kubectl-strimzi"
+    "$plugin_binary" man >"$plugin_dir/kubectl-strimzi.1" || fail "kubectl-strimzi man failed"
+    install -m 0644 "$workspace/LICENSE" "$plugin_dir/LICENSE"
+    chmod 0644 "$plugin_dir/kubectl-strimzi.1"
+    plugin_archive=kubectl-strimzi-$version-linux-$plugin_arch.tar.gz
+    tar --create --directory="$plugin_dir" --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
+        --mtime="@$epoch" kubectl-strimzi kubectl-strimzi.1 LICENSE | gzip -n -9 >"$staging/$plugin_archive"
+    rm -rf "$plugin_dir"
+    homepage=$(sed -n 's/^repository = "\(.*\)"$/\1/p' "$workspace/Cargo.toml" | head -1)
+    [[ -n $homepage ]] || fail "Cargo.toml: no repository URL in [workspace.package]"
+    download_url=${download_url:-$homepage/releases/download/v$version}
+    plugin_sha=$(sha256sum "$staging/$plugin_archive" | cut -d' ' -f1)
+    sed -e "s#vVERSION#v$version#" -e "s#HOMEPAGE#$homepage#" -e "s#ARCH#$plugin_arch#" \
+        -e "s#URI#${download_url%/}/$plugin_archive#" -e "s#SHA256#$plugin_sha#" -e "/^#/d" \
+        "$workspace/deploy/krew/strimzi.yaml" >"$staging/strimzi-krew-$version.yaml"
 fi
-[[ -x $plugin_binary ]] || fail "--plugin-binary $plugin_binary: no such executable"
-plugin_version=$("$plugin_binary" --version 2>/dev/null | awk '{print $2}')
-[[ $plugin_version == "$version" ]] ||
-    fail "--plugin-binary $plugin_binary is version '${plugin_version}', not $version"
-plugin_dir=$staging/plugin
-mkdir -p "$plugin_dir"
-install -m 0755 "$plugin_binary" "$plugin_dir/kubectl-strimzi"
-"$plugin_binary" man >"$plugin_dir/kubectl-strimzi.1" || fail "kubectl-strimzi man failed"
-install -m 0644 "$workspace/LICENSE" "$plugin_dir/LICENSE"
-chmod 0644 "$plugin_dir/kubectl-strimzi.1"
-plugin_archive=kubectl-strimzi-$version-linux-$plugin_arch.tar.gz
-tar --create --directory="$plugin_dir" --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
-    --mtime="@$epoch" kubectl-strimzi kubectl-strimzi.1 LICENSE | gzip -n -9 >"$staging/$plugin_archive"
-rm -rf "$plugin_dir"
-homepage=$(sed -n 's/^repository = "\(.*\)"$/\1/p' "$workspace/Cargo.toml" | head -1)
-[[ -n $homepage ]] || fail "Cargo.toml: no repository URL in [workspace.package]"
-download_url=${download_url:-$homepage/releases/download/v$version}
-plugin_sha=$(sha256sum "$staging/$plugin_archive" | cut -d' ' -f1)
-sed -e "s#vVERSION#v$version#" -e "s#HOMEPAGE#$homepage#" -e "s#ARCH#$plugin_arch#" \
-    -e "s#URI#${download_url%/}/$plugin_archive#" -e "s#SHA256#$plugin_sha#" -e "/^#/d" \
-    "$workspace/deploy/krew/strimzi.yaml" >"$staging/strimzi-krew-$version.yaml"
 
 (cd "$staging" && LC_ALL=C sha256sum -- * >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
 rm -rf "$out"

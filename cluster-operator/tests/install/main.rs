@@ -98,6 +98,9 @@ impl UserShell {
                 .arg(workspace_root().join("deploy/release.sh"))
                 .arg("--image-archive")
                 .arg(&archive)
+                // The test build's plugin: a release build of it would take minutes.
+                .arg("--plugin-binary")
+                .arg(support::build_operator_binaries().join("kubectl-strimzi"))
                 .arg("--out")
                 .arg(&folder),
         );
