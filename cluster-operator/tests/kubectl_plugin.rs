@@ -794,7 +794,7 @@ async fn plan_predicts_what_the_operator_does() {
     ]}}});
     let added = planned_restarts_are_done(&client, &ns, "l", &listeners).await;
     assert!(
-        added.iter().all(|pod| pod.starts_with("l-brokers-")) && added.len() == 2,
+        added.iter().all(|pod| pod.starts_with("l-l-brokers-")) && added.len() == 2,
         "{added:?}"
     );
     // Resources changed: every pod restarts.
