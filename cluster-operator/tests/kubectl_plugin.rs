@@ -792,17 +792,24 @@ async fn plan_predicts_what_the_operator_does() {
         {"name": "tls", "port": 9093, "type": "internal", "tls": true},
         {"name": "extra", "port": 9094, "type": "internal", "tls": true},
     ]}}});
-    let added = planned_restarts_are_done(&client, &ns, "l", &listeners).await;
+    let added = planned_restarts_are_done::<Kafka>(&client, &ns, "l", "l", &listeners).await;
     assert!(
         added.iter().all(|pod| pod.starts_with("l-l-brokers-")) && added.len() == 2,
         "{added:?}"
     );
-    // Resources changed: every pod restarts.
-    let resources = json!({"spec": {"kafka": {"resources": {
+    // A pool's resources changed: its pods restart.
+    let resources = json!({"spec": {"resources": {
         "requests": {"memory": "1536Mi", "cpu": "500m"},
-    }}}});
-    let resized = planned_restarts_are_done(&client, &ns, "r", &resources).await;
-    assert_eq!(resized.len(), 3, "{resized:?}");
+    }}});
+    let resized = planned_restarts_are_done::<strimzi_api::node_pool::KafkaNodePool>(
+        &client,
+        &ns,
+        "r",
+        "r-brokers",
+        &resources,
+    )
+    .await;
+    assert_eq!(resized, ["r-r-brokers-0", "r-r-brokers-1"], "{resized:?}");
 }
 
 /// Kafka `name` of one controller and two brokers, in pools named after it (so that clusters
@@ -815,18 +822,27 @@ fn small_cluster(name: &str) -> Vec<Value> {
     ]
 }
 
-/// Plans `change` (a merge patch of Kafka `cluster`) from a file as a user writes it, applies
+/// Plans `change` (a merge patch of the `K` `name` of Kafka `cluster`) from a file as a user
+/// writes it, applies
 /// it, and waits until the pods whose definition the operator changed are exactly the pods
 /// the plan restarts; those pods, sorted.
-async fn planned_restarts_are_done(
+async fn planned_restarts_are_done<K>(
     client: &Client,
     ns: &str,
     cluster: &str,
+    name: &str,
     change: &Value,
-) -> Vec<String> {
+) -> Vec<String>
+where
+    K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + Clone
+        + std::fmt::Debug,
+{
     let mut changed = serde_json::to_value(
-        Api::<Kafka>::namespaced(client.clone(), ns)
-            .get(cluster)
+        Api::<K>::namespaced(client.clone(), ns)
+            .get(name)
             .await
             .unwrap(),
     )
@@ -835,7 +851,7 @@ async fn planned_restarts_are_done(
     let planned = plan_documents(support::env(), ns, &[changed]);
     let mut pods: Vec<String> = restarts(&planned).into_iter().map(|(pod, _)| pod).collect();
     pods.sort();
-    support::merge_patch::<Kafka>(client, ns, cluster, change.clone()).await;
+    support::merge_patch::<K>(client, ns, name, change.clone()).await;
     let deadline = std::time::Instant::now() + support::WAIT;
     loop {
         let outdated = outdated_pods(client, ns, cluster).await;
