@@ -847,7 +847,7 @@ where
             .unwrap(),
     )
     .unwrap();
-    merge(&mut changed, change);
+    json_patch::merge(&mut changed, change);
     let planned = plan_documents(support::env(), ns, &[changed]);
     let mut pods: Vec<String> = restarts(&planned).into_iter().map(|(pod, _)| pod).collect();
     pods.sort();
@@ -863,21 +863,5 @@ where
             "{cluster}: the operator's outdated pods {outdated:?}, planned {pods:?}: {planned:#}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    }
-}
-
-/// `target` with the JSON merge patch `patch` made (RFC 7386).
-fn merge(target: &mut Value, patch: &Value) {
-    match (target, patch) {
-        (Value::Object(target), Value::Object(patch)) => {
-            for (key, value) in patch {
-                if value.is_null() {
-                    target.remove(key);
-                } else {
-                    merge(target.entry(key.clone()).or_insert(Value::Null), value);
-                }
-            }
-        }
-        (target, patch) => *target = patch.clone(),
     }
 }

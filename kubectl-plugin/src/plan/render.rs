@@ -8,11 +8,7 @@ use crate::options::Output;
 /// `plan` printed as `output` says.
 pub fn render(plan: &Plan, output: Output) -> String {
     match output {
-        Output::Json => {
-            let mut text = serde_json::to_string_pretty(plan).unwrap_or_default();
-            text.push('\n');
-            text
-        }
+        Output::Json => crate::text::json(plan),
         Output::Text => text(plan),
     }
 }
