@@ -336,6 +336,17 @@ pub async fn topic_ready(client: &Client, ns: &str, name: &str) {
 
 /// The running pod of a component's Deployment (`strimzi.io/name=<name>`).
 pub async fn component_pod(client: &Client, ns: &str, name: &str) -> Pod {
+    ready_component_pod(client, ns, name, None).await
+}
+
+/// The running pod of a component's Deployment that replaced `old` (a rollout the test
+/// caused, which may not have begun when the test looks).
+pub async fn replaced_component_pod(client: &Client, ns: &str, name: &str, old: &Pod) -> Pod {
+    ready_component_pod(client, ns, name, old.metadata.uid.as_deref()).await
+}
+
+/// The one ready pod of a component's Deployment, other than the pod with UID `not`.
+async fn ready_component_pod(client: &Client, ns: &str, name: &str, not: Option<&str>) -> Pod {
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let selector = format!("strimzi.io/name={name}");
     strimzi_tests::resources::eventually_ok(&format!("a ready pod of {name}"), POD_WAIT, || {
@@ -350,6 +361,7 @@ pub async fn component_pod(client: &Client, ns: &str, name: &str) -> Pod {
                 .items
                 .into_iter()
                 .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+                .filter(|pod| not.is_none() || pod.metadata.uid.as_deref() != not)
                 .filter(is_ready)
                 .collect();
             match ready.as_slice() {
