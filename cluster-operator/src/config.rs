@@ -9,6 +9,7 @@ use strimzi_operator_common::config::{ConfigError, OperatorConfig, flag, positiv
 use strimzi_operator_common::kafka::HostResolution;
 use strimzi_operator_common::runtime::OperatorNames;
 
+use crate::model::connect::build::{BuildSettings, DEFAULT_BUILD_TIMEOUT, ImageBuilder};
 use crate::model::nodes::images::KafkaImages;
 use crate::model::{ModelConfig, PlatformFeatures, PodSecurityProfile};
 
@@ -54,6 +55,17 @@ pub const KAFKA_EXPORTER_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_EXPORTER_IMAGE";
 pub const CRUISE_CONTROL_IMAGE: &str = "STRIMZI_DEFAULT_CRUISE_CONTROL_IMAGE";
 /// Image of the HTTP Bridge pods of KafkaBridges without their own `image`.
 pub const KAFKA_BRIDGE_IMAGE: &str = "STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE";
+/// The Buildah image of KafkaConnect builds.
+pub const BUILDAH_IMAGE: &str = "STRIMZI_DEFAULT_BUILDAH_IMAGE";
+/// The Kaniko executor image of KafkaConnect builds (feature gate `UseConnectBuildWithBuildah`
+/// off).
+pub const KANIKO_EXECUTOR_IMAGE: &str = "STRIMZI_DEFAULT_KANIKO_EXECUTOR_IMAGE";
+/// The Maven builder image, the first stage of a Connect build with Maven artifacts.
+pub const MAVEN_BUILDER_IMAGE: &str = "STRIMZI_DEFAULT_MAVEN_BUILDER";
+/// How long a Connect build may run before it is reported stalled, in milliseconds.
+pub const CONNECT_BUILD_TIMEOUT_MS: &str = "STRIMZI_CONNECT_BUILD_TIMEOUT_MS";
+/// Labels every Connect builder pod gets (`key=value`, comma-separated).
+pub const CONNECT_BUILD_LABELS: &str = "STRIMZI_CUSTOM_KAFKA_CONNECT_BUILD_LABELS";
 /// The pod security provider: `baseline` (default) or `restricted`, or Strimzi's class names.
 pub const POD_SECURITY_PROVIDER_CLASS: &str = "STRIMZI_POD_SECURITY_PROVIDER_CLASS";
 /// Whether running Kafka nodes load renewed certificates without a restart where Kafka allows
@@ -91,7 +103,6 @@ pub struct IgnoredVariable {
 }
 
 /// Why the Connect build variables change nothing.
-const NO_CONNECT_BUILD: &str = "KafkaConnect spec.build is not run, only its Dockerfile is written";
 /// Why the JVM variables change nothing.
 const NO_JVM: &str = "the operator does not run on a JVM";
 /// Why the TLS sidecar images change nothing.
@@ -100,23 +111,7 @@ const NO_TLS_SIDECAR: &str = "there are no TLS sidecars (Strimzi 1.2 ignores it 
 /// The variables of Strimzi 1.2's cluster operator (its own, and its image's JVM launcher's)
 /// that this operator knows and does not act on. Each one set is named in a warning at
 /// start ([`set_ignored_variables`]).
-pub const IGNORED_VARIABLES: [IgnoredVariable; 16] = [
-    IgnoredVariable {
-        name: "STRIMZI_DEFAULT_KANIKO_EXECUTOR_IMAGE",
-        why: NO_CONNECT_BUILD,
-    },
-    IgnoredVariable {
-        name: "STRIMZI_DEFAULT_BUILDAH_IMAGE",
-        why: NO_CONNECT_BUILD,
-    },
-    IgnoredVariable {
-        name: "STRIMZI_DEFAULT_MAVEN_BUILDER",
-        why: NO_CONNECT_BUILD,
-    },
-    IgnoredVariable {
-        name: "STRIMZI_CONNECT_BUILD_TIMEOUT_MS",
-        why: NO_CONNECT_BUILD,
-    },
+pub const IGNORED_VARIABLES: [IgnoredVariable; 12] = [
     IgnoredVariable {
         name: "STRIMZI_CREATE_CLUSTER_ROLES",
         why: "the operator never creates ClusterRoles; the install bundle holds them",
@@ -328,6 +323,7 @@ impl ClusterOperatorConfig {
             cruise_control_image: get(CRUISE_CONTROL_IMAGE),
             bridge_image: get(KAFKA_BRIDGE_IMAGE)
                 .unwrap_or_else(|| crate::model::bridge::DEFAULT_BRIDGE_IMAGE.to_owned()),
+            connect_build: connect_build_settings(&get, &operator)?,
             label_exclusion: operator.labels_exclusion.clone(),
             managed_by: NAME.to_owned(),
             platform: PlatformFeatures::default(),
@@ -357,6 +353,37 @@ impl ClusterOperatorConfig {
             model,
         })
     }
+}
+
+/// How KafkaConnect images are built: the feature gate picks Buildah or Kaniko, the images,
+/// the builder pods' labels and the build timeout come from Strimzi's variables.
+fn connect_build_settings(
+    get: &impl Fn(&str) -> Option<String>,
+    operator: &OperatorConfig,
+) -> Result<BuildSettings, ConfigError> {
+    let defaults = BuildSettings::default();
+    Ok(BuildSettings {
+        builder: if operator
+            .feature_gates
+            .is_enabled(strimzi_operator_common::config::USE_CONNECT_BUILD_WITH_BUILDAH)
+        {
+            ImageBuilder::Buildah
+        } else {
+            ImageBuilder::Kaniko
+        },
+        buildah_image: get(BUILDAH_IMAGE).unwrap_or(defaults.buildah_image),
+        kaniko_image: get(KANIKO_EXECUTOR_IMAGE).unwrap_or(defaults.kaniko_image),
+        maven_builder_image: get(MAVEN_BUILDER_IMAGE).unwrap_or(defaults.maven_builder_image),
+        pod_labels: get(CONNECT_BUILD_LABELS)
+            .map(|value| parse_labels(CONNECT_BUILD_LABELS, &value))
+            .transpose()?
+            .unwrap_or_default(),
+        timeout: strimzi_operator_common::config::millis(
+            CONNECT_BUILD_TIMEOUT_MS,
+            get(CONNECT_BUILD_TIMEOUT_MS),
+            u64::try_from(DEFAULT_BUILD_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
+        )?,
+    })
 }
 
 fn invalid(variable: &'static str, value: &str, expected: &str) -> ConfigError {
@@ -679,14 +706,14 @@ mod tests {
     fn the_ignored_variables_that_are_set_are_named() {
         let set = [
             "JAVA_OPTS",
-            "STRIMZI_DEFAULT_MAVEN_BUILDER",
+            "STRIMZI_CREATE_CLUSTER_ROLES",
             NETWORK_POLICY_GENERATION,
         ];
         let named: Vec<&str> = set_ignored_variables(|name| set.contains(&name))
             .iter()
             .map(|ignored| ignored.name)
             .collect();
-        assert_eq!(named, ["STRIMZI_DEFAULT_MAVEN_BUILDER", "JAVA_OPTS"]);
+        assert_eq!(named, ["STRIMZI_CREATE_CLUSTER_ROLES", "JAVA_OPTS"]);
         assert!(set_ignored_variables(|_| false).is_empty());
         let mut names: Vec<&str> = IGNORED_VARIABLES
             .iter()

@@ -4,11 +4,13 @@
 //! subresource; a KafkaConnector of a KafkaConnect without
 //! `strimzi.io/use-connector-resources` refused; deleting the KafkaConnect removes
 //! everything. A rack adds the init ClusterRoleBinding, removed with the rack and when the
-//! KafkaConnect is deleted. A stuck worker makes the KafkaConnect `NotReady` at once.
+//! KafkaConnect is deleted. A stuck worker makes the KafkaConnect `NotReady` at once. A
+//! `spec.build` runs its builder pod and hands the pushed image to the workers (the builder's
+//! ending written by the test, as the kubelet would).
 //!
-//! Refusals that are decisions only (a missing trusted certificate Secret; `spec.build`
-//! refused with `ConnectBuildUnsupported` after its Dockerfile ConfigMap is applied) are
-//! tested against a mock API in `src/connect/decisions.rs`.
+//! Decisions only (a missing trusted certificate Secret; the first step of a `spec.build`,
+//! refused build options and a builder pod of another owner) are tested against a mock API
+//! in `src/connect/decisions.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -18,6 +20,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use strimzi_api::connect::KafkaConnect;
@@ -26,7 +29,7 @@ use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::reference::reference_examples_dir;
 use support::{
     Health, Operator, apply, binding_goes_with_the_resource, condition_of, documents, health_of,
-    names, wait_binding, wait_client_binding, wait_for, wait_gone,
+    merge_patch, names, wait_binding, wait_client_binding, wait_for, wait_gone,
 };
 
 fn example(file: &str) -> Value {
@@ -296,5 +299,185 @@ async fn a_stuck_worker_makes_the_connect_cluster_not_ready_at_once() {
         "{message}"
     );
     assert_eq!(status.observed_generation, stuck.metadata.generation);
+    operator.stop().await;
+}
+
+/// The builder pod's status as the kubelet writes it once its container `name` ended with
+/// `exit_code` and `message` in its termination log.
+fn builder_ended(name: &str, exit_code: i32, message: &str) -> Value {
+    let now = jiff::Timestamp::now().to_string();
+    json!({"status": {
+        "phase": if exit_code == 0 { "Succeeded" } else { "Failed" },
+        "containerStatuses": [{
+            "name": name,
+            "image": "quay.io/strimzi/buildah:1.2.0",
+            "imageID": "",
+            "ready": false,
+            "restartCount": 0,
+            "state": {"terminated": {
+                "exitCode": exit_code,
+                "reason": if exit_code == 0 { "Completed" } else { "Error" },
+                "message": message,
+                "startedAt": now,
+                "finishedAt": now,
+            }},
+        }],
+    }})
+}
+
+/// A `spec.build` on the API server, the builder's ending written as the kubelet would
+/// (no Buildah runs on kwok nodes): the builder pod runs Buildah
+/// with the Dockerfile ConfigMap and no worker is written while it builds; its pushed image
+/// (by digest) goes to the workers and the StrimziPodSet's record, and the finished builder
+/// is deleted. `strimzi.io/force-rebuild` on the StrimziPodSet starts a build once and is
+/// removed; a failed build makes the KafkaConnect `NotReady` with `ConnectBuildFailed` and
+/// the workers keep the last image; without `spec.build`, the build's objects are deleted.
+#[tokio::test]
+async fn a_build_hands_its_pushed_image_to_the_workers() {
+    let (client, ns) = support::namespace("connect-build").await;
+    let operator = Operator::on(&ns);
+    let connects: Api<KafkaConnect> = Api::namespaced(client.clone(), &ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let pod_sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    let builder = "built-connect-build";
+    let mut connect = example("kafka-connect-build.yaml");
+    connect["metadata"]["name"] = json!("built");
+    connect["spec"].as_object_mut().unwrap().remove("tls");
+    connect["spec"]["bootstrapServers"] = json!("my-cluster-kafka-bootstrap:9092");
+    connect["spec"]["build"]["output"] =
+        json!({"type": "docker", "image": "registry.invalid/built:latest"});
+    // The builder is never scheduled here: its status is the test's to write.
+    connect["spec"]["template"] = json!({"buildPod": {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "example.com/no-such-node", "operator": "Exists"}]},
+        ]},
+    }}}});
+    apply(&client, &ns, &connect).await;
+
+    let pod = wait_for(&pods, builder, "the builder pod", |pod| pod.cloned()).await;
+    let container = &pod.spec.as_ref().unwrap().containers[0];
+    assert_eq!(container.name, builder);
+    assert_eq!(
+        container.image.as_deref(),
+        Some("quay.io/strimzi/buildah:1.2.0")
+    );
+    let script = container.args.as_ref().unwrap().join(" ");
+    assert!(
+        script.contains("buildah build") && script.contains("--storage-driver=vfs"),
+        "{script}"
+    );
+    let dockerfile = Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .get("built-connect-dockerfile")
+        .await
+        .unwrap();
+    let dockerfile = &dockerfile.data.unwrap()["Dockerfile"];
+    assert!(
+        dockerfile.contains("FROM quay.io/strimzi/maven-builder:1.2.0 AS downloadArtifacts"),
+        "{dockerfile}"
+    );
+    let building = wait_for(&connects, "built", "the build reported", |connect| {
+        let condition = condition_of(connect?.status.as_ref()?.conditions.as_ref(), "Reconciling")?;
+        (condition.reason.as_deref() == Some("ConnectBuildRunning"))
+            .then(|| condition.message.clone().unwrap_or_default())
+    })
+    .await;
+    assert!(building.contains(builder), "{building}");
+    assert!(
+        pod_sets.get_opt("built-connect").await.unwrap().is_none(),
+        "no worker is written before the image is pushed"
+    );
+
+    // Pushed: the workers run the image by digest, the record says so, the builder goes.
+    let pushed = format!("registry.invalid/built@sha256:{}", "1".repeat(64));
+    pods.patch_status(
+        builder,
+        &PatchParams::default(),
+        &Patch::Merge(builder_ended(builder, 0, &pushed)),
+    )
+    .await
+    .unwrap();
+    let set = wait_for(
+        &pod_sets,
+        "built-connect",
+        "the workers on the pushed image",
+        |set| {
+            let set = set?;
+            (set.annotations().get("strimzi.io/connect-build-image") == Some(&pushed))
+                .then(|| set.clone())
+        },
+    )
+    .await;
+    let revision = set.annotations()["strimzi.io/connect-build-revision"].clone();
+    let worker = serde_json::to_value(&set.spec.pods[0]).unwrap();
+    assert_eq!(worker["spec"]["containers"][0]["image"], json!(pushed));
+    wait_gone(&pods, builder, "the finished builder deleted").await;
+
+    // A forced rebuild runs once; the annotation goes.
+    merge_patch::<StrimziPodSet>(
+        &client,
+        &ns,
+        "built-connect",
+        json!({"metadata": {"annotations": {"strimzi.io/force-rebuild": "true"}}}),
+    )
+    .await;
+    wait_for(&pods, builder, "the forced rebuild", |pod| pod.map(|_| ())).await;
+    wait_for(
+        &pod_sets,
+        "built-connect",
+        "the annotation removed",
+        |set| (!set?.annotations().contains_key("strimzi.io/force-rebuild")).then_some(()),
+    )
+    .await;
+
+    // It fails: NotReady with what the builder said, the workers keep the last image.
+    pods.patch_status(
+        builder,
+        &PatchParams::default(),
+        &Patch::Merge(builder_ended(
+            builder,
+            1,
+            "curl: (22) The requested URL returned error: 404",
+        )),
+    )
+    .await
+    .unwrap();
+    let failed = wait_for(&connects, "built", "the failed build reported", |connect| {
+        let condition = condition_of(connect?.status.as_ref()?.conditions.as_ref(), "NotReady")?;
+        (condition.reason.as_deref() == Some("ConnectBuildFailed"))
+            .then(|| condition.message.clone().unwrap_or_default())
+    })
+    .await;
+    assert!(
+        failed.contains("exited with code 1: curl: (22)"),
+        "{failed}"
+    );
+    let set = pod_sets.get("built-connect").await.unwrap();
+    assert_eq!(set.annotations()["strimzi.io/connect-build-image"], pushed);
+    assert_eq!(
+        set.annotations()["strimzi.io/connect-build-revision"],
+        revision
+    );
+    assert!(
+        pods.get_opt(builder).await.unwrap().is_some(),
+        "a failed builder is kept for its log"
+    );
+
+    // No build any more: its objects go.
+    connect["spec"].as_object_mut().unwrap().remove("build");
+    connect["spec"]["image"] = json!(pushed);
+    apply(&client, &ns, &connect).await;
+    wait_gone(&pods, builder, "the failed builder deleted").await;
+    wait_gone(
+        &Api::<ConfigMap>::namespaced(client.clone(), &ns),
+        "built-connect-dockerfile",
+        "the Dockerfile deleted",
+    )
+    .await;
+    wait_gone(
+        &Api::<ServiceAccount>::namespaced(client.clone(), &ns),
+        builder,
+        "the builder's ServiceAccount deleted",
+    )
+    .await;
     operator.stop().await;
 }

@@ -1,7 +1,8 @@
 //! The Kafka Connect model over every KafkaConnect of Strimzi's examples and ours: each builds
 //! (its trusted certificate Secrets given), with one pod per replica named after the cluster,
-//! the worker configuration naming its bootstrap servers and group, valid label values, the
-//! Dockerfile exactly when `spec.build` is there, and the same objects when built twice.
+//! the worker configuration naming its bootstrap servers and group, valid label values, a
+//! build with its Dockerfile exactly when `spec.build` pushes to a registry (an ImageStream
+//! output refused), and the same objects when built twice.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -11,7 +12,8 @@ mod model_support;
 
 use std::path::Path;
 
-use strimzi_api::connect::KafkaConnect;
+use strimzi_api::connect::{BuildOutput, KafkaConnect};
+use strimzi_cluster_operator::model::connect::build::ConnectBuild;
 use strimzi_cluster_operator::model::connect::{ConnectCluster, ConnectInputs};
 use strimzi_operator_common::labels::is_label_value;
 use strimzi_tests::reference::{own_examples_dir, reference_examples_dir, yaml_files};
@@ -42,6 +44,7 @@ fn inputs(connect: &KafkaConnect) -> ConnectInputs {
         external_logging: Some("rootLogger.level=INFO\n".to_owned()),
         external_metrics: Some("rules: []\n".to_owned()),
         jmx_secret: None,
+        built: None,
     }
 }
 
@@ -87,11 +90,19 @@ fn check(dir: &Path) {
         for value in objects.pod_set.metadata.labels.as_ref().unwrap().values() {
             assert!(is_label_value(value), "{name}: label value {value:?}");
         }
-        assert_eq!(
-            objects.dockerfile.is_some(),
-            connect.spec.build.is_some(),
-            "{name}"
-        );
+        match (
+            connect.spec.build.as_ref().map(|build| &build.output),
+            ConnectBuild::of(&cluster),
+        ) {
+            (None, Ok(None)) => {}
+            (Some(BuildOutput::Docker(_)), Ok(Some(build))) => {
+                assert!(build.dockerfile().contains("# Connector plugin"), "{name}");
+            }
+            (Some(BuildOutput::ImageStream(_)), Err(error)) => {
+                assert_eq!(error.reason(), "InvalidResourceException", "{name}");
+            }
+            (output, build) => panic!("{name}: {output:?} built as {build:?}"),
+        }
         let again = cluster.objects(&inputs).unwrap();
         assert_eq!(
             serde_json::to_value(&again.pod_set).unwrap(),

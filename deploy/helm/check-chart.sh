@@ -469,8 +469,7 @@ VERSIONS = ("4.2.0", "4.2.1", "4.3.0", "4.3.1")
 OURS = next(o for o in bundle.values() if o["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
 OURS_TAG = OURS.rpartition(":")[2]
 # Keys of Strimzi's values.yaml this chart does not have, each named in docs/differences.md.
-IGNORED = ("dashboards", "connectBuildTimeoutMs",
-           "kanikoExecutor", "buildah", "mavenBuilder")
+IGNORED = ("dashboards",)
 # Values the chart writes into the objects as they are: any key under them is accepted.
 FREE_FORM = ("securityContext", "podSecurityContext", "resources", "affinity", "nodeSelector", "annotations",
              "labels", "deploymentAnnotations", "deploymentLabels", "deploymentStrategy")

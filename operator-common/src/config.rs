@@ -174,10 +174,16 @@ pub const USE_STRETCH_CLUSTER: FeatureGate = FeatureGate {
     name: "UseStretchCluster",
     enabled_by_default: false,
 };
+/// KafkaConnect builds with Buildah; Kaniko when off.
+pub const USE_CONNECT_BUILD_WITH_BUILDAH: FeatureGate = FeatureGate {
+    name: "UseConnectBuildWithBuildah",
+    enabled_by_default: true,
+};
 /// Every feature gate Strimzi 1.2 knows.
-pub const KNOWN_FEATURE_GATES: [FeatureGate; 2] = [
+pub const KNOWN_FEATURE_GATES: [FeatureGate; 3] = [
     CONTINUE_ON_MANUAL_ROLLING_UPDATE_FAILURE,
     USE_STRETCH_CLUSTER,
+    USE_CONNECT_BUILD_WITH_BUILDAH,
 ];
 
 /// The feature gates set in [`FEATURE_GATES`]; the others have their default.
@@ -648,7 +654,7 @@ mod tests {
             ),
             (
                 &[(FEATURE_GATES, "+Nope")],
-                "STRIMZI_FEATURE_GATES=\"+Nope\" is not valid: expected comma-separated +Name or -Name, each gate once, with Name one of ContinueReconciliationOnManualRollingUpdateFailure, UseStretchCluster",
+                "STRIMZI_FEATURE_GATES=\"+Nope\" is not valid: expected comma-separated +Name or -Name, each gate once, with Name one of ContinueReconciliationOnManualRollingUpdateFailure, UseStretchCluster, UseConnectBuildWithBuildah",
             ),
             (
                 &[(FEATURE_GATES, "+UseStretchCluster,-UseStretchCluster")],

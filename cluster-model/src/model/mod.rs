@@ -139,6 +139,8 @@ pub struct ModelConfig {
     /// Image of the HTTP Bridge (`STRIMZI_DEFAULT_KAFKA_BRIDGE_IMAGE`,
     /// [`bridge::DEFAULT_BRIDGE_IMAGE`]); a KafkaBridge's `image` overrides it.
     pub bridge_image: String,
+    /// How KafkaConnect images are built (`spec.build`).
+    pub connect_build: connect::build::BuildSettings,
     /// What the operator found out about the cluster when it started (not from the
     /// environment: the default until the binary discovers it).
     pub platform: PlatformFeatures,
@@ -344,6 +346,10 @@ pub enum ModelError {
     /// The requested Kafka version has no image and no `image` was given.
     #[error("{0}")]
     UnsupportedKafkaVersion(String),
+    /// The resource asks for something Strimzi refuses as invalid (Connect build options,
+    /// plugins).
+    #[error("{0}")]
+    InvalidResource(String),
     /// The JMX Prometheus Exporter rules in the user's ConfigMap are not valid YAML.
     #[error("Failed to parse metrics configuration: {0}")]
     MetricsConfiguration(#[source] serde_yaml_ng::Error),
@@ -359,6 +365,7 @@ impl ModelError {
                 "InvalidConfigurationException"
             }
             Self::UnsupportedKafkaVersion(_) => "UnsupportedKafkaVersionException",
+            Self::InvalidResource(_) => "InvalidResourceException",
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The KafkaConnect reconciler's decisions against a mock Kubernetes API
 //! (`strimzi_tests::mock_api`): each test calls `apply_objects` or `reconcile` directly and
 //! states every Kubernetes request the decision makes, in order, with its answer; a request
-//! not stated fails the test. The refusals here (a missing trusted certificate Secret,
-//! `ConnectBuildUnsupported`) are tested here only; the objects of Strimzi's examples through
+//! not stated fails the test. The refusals here (a missing trusted certificate Secret, a
+//! builder pod of another owner) and the first step of a build are tested here only; the objects of Strimzi's examples through
 //! the real API server and the whole controller are in `tests/connect_objects.rs`, and the
 //! cleanup pass in `operator-common/tests/apply.rs`.
 
@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use http::Method;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -19,6 +19,7 @@ use kube::Resource;
 use serde::Serialize;
 use serde_json::{Value, json};
 use strimzi_api::connect::KafkaConnect;
+use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_operator_common::ErrorReason;
 use strimzi_operator_common::controller::Reconciler;
 use strimzi_operator_common::labels::selector_string;
@@ -28,6 +29,7 @@ use strimzi_tests::mock_api::{Scenario, status_body};
 use super::{ConnectError, ConnectReconciler};
 use crate::bindings::InitBindingKind;
 use crate::config::{ClusterOperatorConfig, FIELD_MANAGER, OPERATOR_NAMES};
+use crate::model::connect::build::ConnectBuild;
 use crate::model::connect::{ConnectCluster, ConnectInputs, ConnectObjects};
 
 /// The namespace of every KafkaConnect here.
@@ -293,18 +295,18 @@ async fn a_new_cluster_lists_each_pruned_kind_once_and_creates_every_object_in_o
 
 #[tokio::test]
 async fn objects_no_longer_desired_are_deleted_and_those_being_deleted_are_left() {
-    // The cluster had JMX authentication and a build, with NetworkPolicies generated; now it
-    // has neither, and the operator generates no NetworkPolicy.
+    // The cluster had JMX authentication, with NetworkPolicies generated; now it has
+    // neither, and the operator generates no NetworkPolicy. A ConfigMap of the cluster
+    // (labelled as its Dockerfile was by earlier versions) is being deleted.
     let (_, before) = cluster_and_objects(
-        &kafka_connect(json!({
-            "jmxOptions": jmx_with_password()["jmxOptions"],
-            "build": build()["build"],
-        })),
+        &kafka_connect(json!({"jmxOptions": jmx_with_password()["jmxOptions"]})),
         &operator_config(true),
     );
+    let mut old_dockerfile = before.config_map.clone();
+    old_dockerfile.metadata.name = Some(format!("{NAME}-connect-dockerfile"));
     let config = operator_config(false);
     let (cluster, objects) = cluster_and_objects(&kafka_connect(json!({})), &config);
-    assert!(objects.jmx_secret.is_none() && objects.dockerfile.is_none());
+    assert!(objects.jmx_secret.is_none());
     assert!(objects.network_policy.is_none());
     let old_jmx_secret = before.jmx_secret.as_ref().unwrap();
     let old_policy = before.network_policy.as_ref().unwrap();
@@ -316,7 +318,7 @@ async fn objects_no_longer_desired_are_deleted_and_those_being_deleted_are_left(
             &cluster,
             vec![
                 as_last_applied(&objects.config_map),
-                being_deleted(before.dockerfile.as_ref().unwrap()),
+                being_deleted(&old_dockerfile),
             ],
         )
         .lists_for::<NetworkPolicy>(&cluster, vec![as_last_applied(old_policy)])
@@ -364,38 +366,133 @@ async fn objects_as_last_applied_are_not_written_and_a_dropped_key_is_removed() 
     apply_objects(scenario, client, &config, &cluster, &objects).await;
 }
 
+/// An Event the API server accepted.
+fn event_answer() -> Value {
+    json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+           "metadata": {"name": "e", "namespace": NAMESPACE},
+           "eventTime": "2026-01-01T00:00:00.000000Z"})
+}
+
 #[tokio::test]
-async fn a_build_is_refused_after_its_dockerfile_is_applied_and_no_worker_is_written() {
+async fn a_new_build_starts_its_builder_and_writes_no_worker() {
     let config = operator_config(true);
     let connect = kafka_connect(build());
     let (cluster, objects) = cluster_and_objects(&connect, &config);
-    let dockerfile = objects.dockerfile.as_ref().unwrap();
+    let image_build = ConnectBuild::of(&cluster).unwrap().unwrap();
+    let pod = image_build.builder_pod();
+    let mut pod_set = StrimziPodSet::new(&format!("{NAME}-connect"), Default::default());
+    pod_set.metadata.namespace = Some(NAMESPACE.to_owned());
     let (client, scenario) = Scenario::new();
     let verifier = scenario
+        // Nothing recorded, no builder: the build starts.
+        .reads_absent(&pod_set)
+        .reads_absent(&pod)
+        .creates(&image_build.dockerfile_config_map())
+        .creates(&image_build.service_account())
+        .creates(&pod)
+        .expect(
+            Method::POST,
+            &format!("/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events"),
+        )
+        .inspect_body(|body| assert_eq!(body["reason"], "ConnectBuildStarted"))
+        .respond_json(201, event_answer())
         .starts_a_new_cluster(&cluster, &objects)
         .applies(&objects.config_map)
-        .applies(dockerfile)
         .creates(&objects.api_service)
         .creates(&objects.headless_service)
         .applies(objects.network_policy.as_ref().unwrap())
         .creates(objects.pod_disruption_budget.as_ref().unwrap())
-        // No StrimziPodSet: no worker runs.
+        // No StrimziPodSet: no worker runs until the image is pushed.
+        .start();
+    let reconciled = reconciler(client, &config)
+        .reconcile(Arc::new(connect))
+        .await
+        .unwrap();
+    verifier.finish().await;
+    let pending = reconciled.pending.unwrap();
+    assert_eq!(pending.reason, "ConnectBuildRunning");
+    assert!(!pending.stalled);
+    assert!(
+        pending.message.contains("registry.example/connect:1"),
+        "{}",
+        pending.message
+    );
+    // The builder pod builds the revision of the Dockerfile it mounts.
+    assert_eq!(
+        pod.metadata.annotations.as_ref().unwrap()["strimzi.io/connect-build-revision"],
+        image_build.revision()
+    );
+    assert!(image_build.dockerfile().contains("connect-file"));
+}
+
+#[tokio::test]
+async fn a_builder_pod_of_another_owner_is_neither_replaced_nor_deleted() {
+    let config = operator_config(true);
+    let connect = kafka_connect(build());
+    let (cluster, _) = cluster_and_objects(&connect, &config);
+    let image_build = ConnectBuild::of(&cluster).unwrap().unwrap();
+    let mut foreign = image_build.builder_pod();
+    foreign.metadata.owner_references = None;
+    let mut pod_set = StrimziPodSet::new(&format!("{NAME}-connect"), Default::default());
+    pod_set.metadata.namespace = Some(NAMESPACE.to_owned());
+    let (client, scenario) = Scenario::new();
+    let verifier = scenario
+        .reads_absent(&pod_set)
+        .expect(Method::GET, &path_of(&foreign))
+        .respond_json(200, json_of(&foreign))
+        // Nothing else: no delete, no write.
         .start();
     let error = refusal(&reconciler(client, &config), connect).await;
     verifier.finish().await;
-    assert_eq!(error.reason(), "ConnectBuildUnsupported");
-    assert!(error.is_permanent());
-    // The Dockerfile applied adds the plugin's artifact.
-    let dockerfile_text = &dockerfile.data.as_ref().unwrap()["Dockerfile"];
+    assert_eq!(error.reason(), "ConnectBuildPodConflict");
     assert!(
-        dockerfile_text.contains("connect-file-4.3.1.jar"),
-        "{dockerfile_text}"
-    );
-    assert!(
-        error
-            .to_string()
-            .contains(dockerfile.metadata.name.as_deref().unwrap()),
+        error.to_string().contains(&format!("{NAME}-connect-build")),
         "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_removed_build_deletes_its_objects_but_not_a_builder_pod_of_another_owner() {
+    let config = operator_config(true);
+    let connect = kafka_connect(build());
+    let (cluster, _) = cluster_and_objects(&connect, &config);
+    let image_build = ConnectBuild::of(&cluster).unwrap().unwrap();
+    let dockerfile = image_build.dockerfile_config_map();
+    let account = image_build.service_account();
+    // A pod with the builder's name and labels that the KafkaConnect does not own.
+    let mut foreign = image_build.builder_pod();
+    foreign.metadata.owner_references = None;
+    let selector = super::build::build_selector(&cluster);
+    let (client, scenario) = Scenario::new();
+    let verifier = scenario
+        .lists::<ConfigMap>(NAMESPACE, &selector, vec![as_last_applied(&dockerfile)])
+        .lists::<Pod>(NAMESPACE, &selector, vec![json_of(&foreign)])
+        .lists::<ServiceAccount>(NAMESPACE, &selector, vec![as_last_applied(&account)])
+        // The pod is left: no delete of it.
+        .deletes(&account)
+        .deletes(&dockerfile)
+        .start();
+    reconciler(client, &config)
+        .remove_build(&connect, &cluster)
+        .await
+        .unwrap();
+    verifier.finish().await;
+}
+
+#[tokio::test]
+async fn build_options_the_builder_does_not_allow_are_refused_before_any_request() {
+    let config = operator_config(true);
+    let mut spec = build();
+    spec["build"]["output"]["additionalBuildOptions"] = json!(["--retry=2", "--volume=/:/host"]);
+    let (client, scenario) = Scenario::new();
+    let verifier = scenario.start();
+    let error = refusal(&reconciler(client, &config), kafka_connect(spec)).await;
+    verifier.finish().await;
+    assert_eq!(error.reason(), "InvalidResourceException");
+    assert!(error.is_permanent());
+    assert_eq!(
+        error.to_string(),
+        ".spec.build.output.additionalBuildOptions contains forbidden options: [--volume]"
     );
 }
 

@@ -12,10 +12,11 @@
 //! keeps crashing); then it asks the REST API for the connector plugins (`status.connectorPlugins`)
 //! and, with `strimzi.io/use-connector-resources: "true"`, removes the connectors no
 //! KafkaConnector describes. Owner references make deleting the KafkaConnect delete
-//! everything. With `spec.build` the Dockerfile is applied, but no image is built: that needs
-//! an image builder and registry, so the cluster is `NotReady` with
-//! `ConnectBuildUnsupported` and no worker runs.
+//! everything. With `spec.build` the workers' image is built first ([`build`]): the
+//! reconciliation reports `ConnectBuildRunning` while the builder pod runs (its changes wake
+//! the controller), and the workers change only once the image is pushed.
 
+mod build;
 pub mod connector;
 #[cfg(test)]
 mod decisions;
@@ -53,11 +54,13 @@ use strimzi_operator_common::sync::{Listed, ObjectSync};
 
 use crate::bindings::{InitBindingKind, delete_init_binding};
 use crate::config::ClusterOperatorConfig;
+use crate::model::connect::build::ConnectBuild;
 use crate::model::connect::{
     ConnectCluster, ConnectInputs, ConnectObjects, external_logging_reference, jmx_secret_name,
 };
 use crate::model::nodes::pods::definition_revisions;
 use crate::model::{ModelConfig, ModelError};
+use build::BuildProgress;
 use rest::{ConnectApi, RestError, api_host};
 
 /// How soon a cluster waiting for its workers is looked at again (a StrimziPodSet's ready
@@ -79,15 +82,14 @@ pub enum ConnectError {
     /// The REST API refused or failed a call.
     #[error(transparent)]
     Rest(#[from] RestError),
-    /// `spec.build` asks for an image build, which this operator does not run.
+    /// A pod with the builder's name exists that this KafkaConnect does not own.
     #[error(
-        "spec.build asks for a Connect image with added plugins; the Dockerfile is in ConfigMap \
-         {dockerfile}, but this operator does not run image builds (they need Kaniko or Buildah \
-         and a registry to push to): build the image yourself and set spec.image instead"
+        "pod {pod} exists but was not created for this KafkaConnect: it is neither replaced nor \
+         deleted; remove it so that the build can run"
     )]
-    BuildUnsupported {
-        /// The Dockerfile ConfigMap.
-        dockerfile: String,
+    BuilderPodNotOurs {
+        /// The pod.
+        pod: String,
     },
 }
 
@@ -98,16 +100,17 @@ impl ErrorReason for ConnectError {
             Self::Apply(error) => error.reason(),
             Self::Api(_) => "KubernetesApiError",
             Self::Rest(error) => error.reason(),
-            Self::BuildUnsupported { .. } => "ConnectBuildUnsupported",
+            Self::BuilderPodNotOurs { .. } => "ConnectBuildPodConflict",
         }
     }
 
-    /// A Secret or ConfigMap the spec names may appear later, so only the version and the
-    /// build wait for a change of the KafkaConnect; the rest is retried with backoff.
+    /// A Secret or ConfigMap the spec names may appear later, so only the version and what
+    /// the spec refuses outright wait for a change of the KafkaConnect; the rest is retried
+    /// with backoff.
     fn is_permanent(&self) -> bool {
         matches!(
             self,
-            Self::Model(ModelError::UnsupportedKafkaVersion(_)) | Self::BuildUnsupported { .. }
+            Self::Model(ModelError::UnsupportedKafkaVersion(_) | ModelError::InvalidResource(_))
         )
     }
 }
@@ -118,6 +121,9 @@ pub struct ConnectReconciler {
     model: ModelConfig,
     host_resolution: HostResolution,
     call_timeout: Duration,
+    /// When a failed image build is tried again: at the periodic reconciliation, as Strimzi
+    /// tries it.
+    build_retry: Duration,
 }
 
 /// The selector of every object the operator makes for Connect clusters.
@@ -135,6 +141,8 @@ impl ConnectReconciler {
         ControllerBuilder::new(runtime, Self::new(runtime, config))
             .concurrency(config.concurrency)
             .owns_metadata::<StrimziPodSet>(&owned_selector())
+            // A builder pod progressing, finishing or going.
+            .owns_metadata::<Pod>(&build::builder_pods_selector())
             // A KafkaConnector created or deleted: its connector may have to go.
             .watches_metadata::<KafkaConnector, _>(labels::CLUSTER, |connector| {
                 let namespace = connector.metadata.namespace.as_ref()?;
@@ -151,6 +159,7 @@ impl ConnectReconciler {
             model: config.model.clone(),
             host_resolution: config.kafka_host_resolution,
             call_timeout: config.rest_call_timeout(),
+            build_retry: config.operator.full_reconciliation_interval,
         }
     }
 
@@ -239,7 +248,6 @@ impl ConnectReconciler {
             trusted_certificates,
             config_map,
             jmx_secret,
-            dockerfile,
             api_service,
             headless_service,
             network_policy,
@@ -258,7 +266,7 @@ impl ConnectReconciler {
         let listed_policies: Listed<NetworkPolicy> =
             Listed::list(client, namespace, &selector).await?;
         let secrets = || trusted_certificates.iter().chain(jmx_secret);
-        let config_maps = || std::iter::once(config_map).chain(dockerfile);
+        let config_maps = || std::iter::once(config_map);
         let mut sync = ObjectSync::new(self.runtime.applier());
         sync.apply_read([service_account]).await?;
         sync.apply_read([role]).await?;
@@ -536,9 +544,9 @@ impl Reconciler for ConnectReconciler {
         connect: Arc<KafkaConnect>,
     ) -> Result<Reconciled<KafkaConnectStatus>, ConnectError> {
         let cluster = ConnectCluster::from_kafka_connect(&connect, &self.model)?;
-        let inputs = self.inputs(&cluster).await?;
+        let image_build = ConnectBuild::of(&cluster)?;
+        let mut inputs = self.inputs(&cluster).await?;
         cluster.validate(&inputs)?;
-        let objects = cluster.objects(&inputs)?;
         let previous = connect.status.clone().unwrap_or_default();
         let mut status = with_cluster_fields(
             KafkaConnectStatus {
@@ -547,22 +555,42 @@ impl Reconciler for ConnectReconciler {
             },
             &cluster,
         );
-        self.apply_objects(&cluster, &objects).await?;
-        if let Some(dockerfile) = &objects.dockerfile {
-            return Err(ConnectError::BuildUnsupported {
-                dockerfile: dockerfile.metadata.name.clone().unwrap_or_default(),
-            });
+        // The build goes first: its image is what the workers run.
+        let progress = match &image_build {
+            Some(image_build) => Some(
+                self.build_step(&connect, &cluster, image_build, self.build_retry)
+                    .await?,
+            ),
+            None => {
+                self.remove_build(&connect, &cluster).await?;
+                None
+            }
+        };
+        let mut finished_build = false;
+        if let Some(BuildProgress::Ready { built, finished }) = &progress {
+            inputs.built = Some(built.clone());
+            finished_build = *finished;
         }
+        let objects = cluster.objects(&inputs)?;
+        self.apply_objects(&cluster, &objects).await?;
         let warn = |mut reconciled: Reconciled<KafkaConnectStatus>| {
             for warning in &objects.warnings {
                 reconciled = reconciled.warn(&warning.reason, &warning.message);
             }
             reconciled
         };
-        let api = match self
+        // Until the image is pushed, the workers stay as they are.
+        if let Some(BuildProgress::Waiting(waiting)) = progress {
+            return Ok(warn(waiting.reconciled(status)));
+        }
+        let workers = self
             .run_workers(&connect.object_ref(&()), &cluster, &objects)
-            .await?
-        {
+            .await?;
+        // The StrimziPodSet records the pushed image now: its builder pod may go.
+        if finished_build {
+            self.finish_build(&cluster).await?;
+        }
+        let api = match workers {
             Workers::Pending { message, stuck } => {
                 return Ok(warn(waiting_for_workers(status, &message, stuck)));
             }

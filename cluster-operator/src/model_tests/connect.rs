@@ -172,7 +172,7 @@ fn objects_carry_strimzis_names_labels_and_owner() {
         Some(IntOrString::Int(1))
     );
     assert!(objects.network_policy.is_some());
-    assert!(objects.dockerfile.is_none());
+    assert!(build::ConnectBuild::of(&cluster).unwrap().is_none());
 }
 
 #[test]
@@ -267,13 +267,14 @@ fn patterns_match_like_globs() {
     assert!(!matches_pattern("*.crt", "ca.p12"));
 }
 
-#[test]
-fn build_makes_a_dockerfile_and_a_build_revision() {
-    let cluster = connect(
+/// A KafkaConnect `built` with a build of two plugins, a push Secret and `output` merged into
+/// its output, under the operator configured by `variables`.
+fn built(output: serde_json::Value, variables: &[(&str, &str)]) -> ConnectCluster {
+    let mut resource: KafkaConnect = serde_yaml_ng::from_str(
         r#"
 apiVersion: kafka.strimzi.io/v1
 kind: KafkaConnect
-metadata: {name: built}
+metadata: {name: built, namespace: ns, uid: uid-1}
 spec:
   replicas: 1
   bootstrapServers: b:9092
@@ -282,43 +283,202 @@ spec:
   statusStorageTopic: s
   offsetStorageTopic: o
   build:
-    output: {type: docker, image: "registry.example/connect:1"}
+    output: {type: docker, image: "registry.example/connect:1", pushSecret: push}
     plugins:
       - name: file
         artifacts:
           - {type: maven, group: org.apache.kafka, artifact: connect-file, version: 4.3.1}
           - {type: tgz, url: "https://example.com/a.tgz", sha512sum: abc}
 "#,
+    )
+    .unwrap();
+    let spec_output = &mut resource.spec.build.as_mut().unwrap().output;
+    let mut merged = serde_json::to_value(&*spec_output).unwrap();
+    merged
+        .as_object_mut()
+        .unwrap()
+        .extend(output.as_object().unwrap().clone());
+    *spec_output = serde_json::from_value(merged).unwrap();
+    let config = ClusterOperatorConfig::from_lookup(|name| {
+        variables
+            .iter()
+            .find(|(variable, _)| *variable == name)
+            .map(|(_, value)| (*value).to_owned())
+            .or_else(|| (name == "STRIMZI_NAMESPACE").then(|| "*".to_owned()))
+    })
+    .unwrap()
+    .model;
+    ConnectCluster::from_kafka_connect(&resource, &config).unwrap()
+}
+
+#[test]
+fn a_build_runs_buildah_with_the_dockerfile_the_push_secret_and_the_options() {
+    let cluster = built(
+        serde_json::json!({"additionalBuildOptions": ["--retry=2"], "additionalPushOptions": ["--tls-verify=false"]}),
+        &[],
     );
-    let objects = cluster.objects(&ConnectInputs::default()).unwrap();
-    let dockerfile = objects.dockerfile.unwrap();
+    let image_build = build::ConnectBuild::of(&cluster).unwrap().unwrap();
+    let config_map = image_build.dockerfile_config_map();
     assert_eq!(
-        dockerfile.metadata.name.as_deref(),
+        config_map.metadata.name.as_deref(),
         Some("built-connect-dockerfile")
     );
-    let text = &dockerfile.data.unwrap()[build::DOCKERFILE_KEY];
+    let text = &config_map.data.unwrap()[build::DOCKERFILE_KEY];
     assert!(text.starts_with("####"));
+    assert!(text.contains("FROM quay.io/strimzi/maven-builder:1.2.0 AS downloadArtifacts"));
     assert!(text.contains("FROM quay.io/strimzi/kafka:1.2.0-kafka-4.3.1"));
     assert!(text.contains(
-        "'https://repo1.maven.org/maven2/org/apache/kafka/connect-file/4.3.1/connect-file-4.3.1.jar'"
+        "'https://repo1.maven.org/maven2/org/apache/kafka/connect-file/4.3.1/connect-file-4.3.1.pom'"
     ));
-    assert!(text.contains("sha512sum --check"));
-    assert!(text.contains("'tar' 'xvfz'"));
-    let (configuration, _) = cluster.worker_configuration().unwrap();
-    assert!(configuration.contains("security.protocol=PLAINTEXT"));
-    let pod = build::builder_pod(&cluster, cluster.spec.build.as_ref().unwrap()).unwrap();
+    assert!(text.contains("'sha512sum' '--check'"));
+    assert_eq!(
+        image_build.revision(),
+        format!(
+            "{}{}",
+            crate::model::config::hash_stub(text),
+            crate::model::config::hash_stub("registry.example/connect:1")
+        )
+    );
+    let labels = config_map.metadata.labels.unwrap();
+    assert_eq!(labels["strimzi.io/name"], "built-connect-build");
+    assert_eq!(labels["strimzi.io/component-type"], "kafka-connect-build");
+    assert_eq!(labels["strimzi.io/cluster"], "built");
+
+    let pod = image_build.builder_pod();
     assert_eq!(pod.metadata.name.as_deref(), Some("built-connect-build"));
+    assert_eq!(
+        pod.metadata.annotations.as_ref().unwrap()["strimzi.io/connect-build-revision"],
+        image_build.revision()
+    );
+    let spec = pod.spec.as_ref().unwrap();
+    assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
+    assert_eq!(
+        spec.service_account_name.as_deref(),
+        Some("built-connect-build")
+    );
+    let container = &spec.containers[0];
+    assert_eq!(container.name, "built-connect-build");
+    assert_eq!(
+        container.image.as_deref(),
+        Some(build::DEFAULT_BUILDAH_IMAGE)
+    );
+    let args = container.args.as_ref().unwrap();
+    assert_eq!(args[..2], ["/bin/bash".to_owned(), "-ec".to_owned()]);
+    assert_eq!(
+        args[2],
+        "buildah build --file=/dockerfile/Dockerfile --tag=registry.example/connect:1 \
+         --storage-driver=vfs '--retry=2'\n\
+         buildah push --storage-driver=vfs --digestfile=/tmp/digest '--tls-verify=false' \
+         registry.example/connect:1\n\
+         echo \"$(buildah images --storage-driver=vfs --format '{{.Name}}' \
+         registry.example/connect:1)@$(cat /tmp/digest)\" > /dev/termination-log"
+    );
+    let mounts: Vec<(&str, &str)> = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|mount| (mount.name.as_str(), mount.mount_path.as_str()))
+        .collect();
+    assert_eq!(
+        mounts,
+        [
+            ("dockerfile", "/dockerfile"),
+            ("docker-credentials", "/build/.docker"),
+            ("var-tmp", "/var/tmp")
+        ]
+    );
+    let env = container.env.as_ref().unwrap();
+    assert_eq!(env[0].name, "REGISTRY_AUTH_FILE");
+    assert_eq!(env[0].value.as_deref(), Some("/build/.docker/config.json"));
+    let secret = spec.volumes.as_ref().unwrap()[1].secret.as_ref().unwrap();
+    assert_eq!(secret.secret_name.as_deref(), Some("push"));
+    assert_eq!(secret.items.as_ref().unwrap()[0].key, ".dockerconfigjson");
+}
+
+#[test]
+fn with_the_buildah_gate_off_kaniko_builds_and_its_own_options_are_checked() {
+    let cluster = built(
+        serde_json::json!({"additionalBuildOptions": ["--skip-tls-verify"]}),
+        &[("STRIMZI_FEATURE_GATES", "-UseConnectBuildWithBuildah")],
+    );
+    let pod = build::ConnectBuild::of(&cluster)
+        .unwrap()
+        .unwrap()
+        .builder_pod();
     let container = &pod.spec.as_ref().unwrap().containers[0];
     assert_eq!(
         container.image.as_deref(),
-        Some(build::KANIKO_EXECUTOR_IMAGE)
+        Some(build::DEFAULT_KANIKO_EXECUTOR_IMAGE)
     );
+    assert_eq!(
+        container.args.as_ref().unwrap(),
+        &[
+            "--dockerfile=/dockerfile/Dockerfile",
+            "--image-name-with-digest-file=/dev/termination-log",
+            "--destination=registry.example/connect:1",
+            "--skip-tls-verify"
+        ]
+    );
+    assert_eq!(
+        container.volume_mounts.as_ref().unwrap()[1].mount_path,
+        "/kaniko/.docker"
+    );
+    // A Buildah option is not one of Kaniko's.
+    let cluster = built(
+        serde_json::json!({"additionalBuildOptions": ["--tls-verify=false"]}),
+        &[("STRIMZI_FEATURE_GATES", "-UseConnectBuildWithBuildah")],
+    );
+    let error = build::ConnectBuild::of(&cluster).unwrap_err();
+    assert_eq!(error.reason(), "InvalidResourceException");
+}
+
+#[test]
+fn a_build_is_refused_under_the_restricted_profile_and_for_the_specs_own_image() {
+    let cluster = built(
+        serde_json::json!({}),
+        &[("STRIMZI_POD_SECURITY_PROVIDER_CLASS", "restricted")],
+    );
+    let error = build::ConnectBuild::of(&cluster).unwrap_err();
     assert!(
-        container
-            .args
-            .as_ref()
-            .unwrap()
-            .contains(&"--destination=registry.example/connect:1".to_owned())
+        error
+            .to_string()
+            .contains("not available under the restricted security profile"),
+        "{error}"
+    );
+    let mut cluster = built(serde_json::json!({}), &[]);
+    cluster.spec.image = Some("registry.example/connect:1".to_owned());
+    let error = build::ConnectBuild::of(&cluster).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "KafkaConnect .spec.image cannot be the same as .spec.build.output.image"
+    );
+}
+
+#[test]
+fn the_workers_run_the_pushed_image_and_their_set_records_it() {
+    let cluster = built(serde_json::json!({}), &[]);
+    let inputs = ConnectInputs {
+        built: Some(BuiltImage {
+            image: "registry.example/connect@sha256:abc".to_owned(),
+            revision: "rev".to_owned(),
+        }),
+        ..ConnectInputs::default()
+    };
+    let pod_set = cluster.objects(&inputs).unwrap().pod_set;
+    let annotations = pod_set.metadata.annotations.as_ref().unwrap();
+    assert_eq!(annotations["strimzi.io/connect-build-revision"], "rev");
+    assert_eq!(
+        annotations["strimzi.io/connect-build-image"],
+        "registry.example/connect@sha256:abc"
+    );
+    let pod = &pod_set.spec.pods[0];
+    assert_eq!(
+        pod["spec"]["containers"][0]["image"],
+        "registry.example/connect@sha256:abc"
+    );
+    assert_eq!(
+        pod["metadata"]["annotations"]["strimzi.io/connect-build-revision"],
+        "rev"
     );
 }
 

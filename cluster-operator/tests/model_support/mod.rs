@@ -102,6 +102,7 @@ pub fn default_model_config() -> ModelConfig {
         kafka_exporter_image: None,
         cruise_control_image: None,
         bridge_image: "quay.io/strimzi/kafka-bridge:1.1.0".to_owned(),
+        connect_build: Default::default(),
         platform: Default::default(),
     }
 }

@@ -20,7 +20,8 @@
 //!   made);
 //! - Services `<name>-connect-api` (REST API, 8083) and `<name>-connect` (headless, the pods'
 //!   DNS names), PodDisruptionBudget and NetworkPolicy `<name>-connect`;
-//! - with `spec.build`, the Dockerfile ConfigMap `<name>-connect-dockerfile` ([`build`]).
+//! - with `spec.build`, the objects that build the workers' image ([`build`]), and the
+//!   workers run that image once pushed ([`ConnectInputs::built`]).
 //!
 //! Pure code: the caller reads the user's Secrets and ConfigMaps and hands in their content
 //! ([`ConnectInputs`]).
@@ -186,6 +187,18 @@ pub struct ConnectInputs {
     pub external_metrics: Option<String>,
     /// The JMX Secret as it is, whose credentials are kept.
     pub jmx_secret: Option<Secret>,
+    /// With `spec.build`, the image built for it that the workers run.
+    pub built: Option<BuiltImage>,
+}
+
+/// A pushed build of `spec.build`: what the workers run, and what the StrimziPodSet records
+/// (`strimzi.io/connect-build-revision`, `strimzi.io/connect-build-image`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuiltImage {
+    /// The image by digest.
+    pub image: String,
+    /// The build's revision ([`build::build_revision`]).
+    pub revision: String,
 }
 
 /// Every object of a Connect cluster, in the order they are applied.
@@ -203,8 +216,6 @@ pub struct ConnectObjects {
     pub config_map: ConfigMap,
     /// `<name>-connect-jmx`, with JMX password authentication.
     pub jmx_secret: Option<Secret>,
-    /// `<name>-connect-dockerfile`, with `spec.build`.
-    pub dockerfile: Option<ConfigMap>,
     /// `<name>-connect-api`.
     pub api_service: Service,
     /// `<name>-connect` (headless).
@@ -448,11 +459,34 @@ impl ConnectCluster {
         if let Some(hash) = auth_hash {
             pod_annotations.insert(annotations::AUTH_HASH.to_owned(), hash);
         }
-        if let Some(build) = &self.spec.build {
+        // With a build, the workers run its image, and the set records it.
+        let built = self.spec.build.as_ref().and(inputs.built.as_ref());
+        if let Some(built) = built {
             pod_annotations.insert(
                 annotations::CONNECT_BUILD_REVISION.to_owned(),
-                build::build_revision(&build::dockerfile(&self.image, build)),
+                built.revision.clone(),
             );
+        }
+        let workers = built.map(|built| ConnectCluster {
+            image: built.image.clone(),
+            ..self.clone()
+        });
+        let mut pod_set = workers.as_ref().unwrap_or(self).pod_set(&pod_annotations);
+        if let Some(built) = built {
+            pod_set
+                .metadata
+                .annotations
+                .get_or_insert_default()
+                .extend([
+                    (
+                        annotations::CONNECT_BUILD_REVISION.to_owned(),
+                        built.revision.clone(),
+                    ),
+                    (
+                        build::progress::CONNECT_BUILD_IMAGE.to_owned(),
+                        built.image.clone(),
+                    ),
+                ]);
         }
         let (role, role_binding) = self.rbac();
         Ok(ConnectObjects {
@@ -489,19 +523,11 @@ impl ConnectCluster {
                 data: Some(jmx_credentials(inputs.jmx_secret.as_ref())),
                 ..Secret::default()
             }),
-            dockerfile: self.spec.build.as_ref().map(|build| ConfigMap {
-                metadata: self.meta(&build::dockerfile_config_map(&self.component_name), None),
-                data: Some(BTreeMap::from([(
-                    build::DOCKERFILE_KEY.to_owned(),
-                    build::dockerfile(&self.image, build),
-                )])),
-                ..ConfigMap::default()
-            }),
             api_service: self.api_service(),
             headless_service: self.headless_service(),
             network_policy: self.network_policy(),
             pod_disruption_budget: self.pod_disruption_budget(),
-            pod_set: self.pod_set(&pod_annotations),
+            pod_set,
             init_cluster_role_binding: self.init_cluster_role_binding(),
             warnings,
         })
