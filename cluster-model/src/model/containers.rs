@@ -77,6 +77,16 @@ pub(crate) fn empty_dir(name: &str, size_limit: Option<String>, medium: Option<&
     }
 }
 
+/// The template's extra volumes (`template.pod.volumes`), as Kubernetes volumes.
+pub(crate) fn template_volumes(
+    pod: Option<&strimzi_api::common::PodTemplate>,
+) -> impl Iterator<Item = Volume> + '_ {
+    pod.and_then(|pod| pod.volumes.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(convert::<_, Volume>)
+}
+
 /// Converts between two types that share a JSON shape (template types to Kubernetes types).
 pub(crate) fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Option<U> {
     serde_json::to_value(value)

@@ -36,7 +36,7 @@ use super::meta::{
 };
 use super::nodes::templates::metadata;
 use super::{KafkaCluster, ModelError};
-use crate::model::containers::{convert, empty_dir, templated_pod_spec};
+use crate::model::containers::{convert, empty_dir, template_volumes, templated_pod_spec};
 
 /// The component type of the topic operator's own objects (its Cruise Control API user's
 /// Secret among them).
@@ -194,12 +194,7 @@ impl ObjectScope<'_> {
             },
         };
         let mut volumes = parts.volumes;
-        volumes.extend(
-            pod.and_then(|pod| pod.volumes.as_ref())
-                .into_iter()
-                .flatten()
-                .filter_map(convert::<_, Volume>),
-        );
+        volumes.extend(template_volumes(pod));
         Deployment {
             metadata: self.object_meta(
                 &parts.labels.component_name,

@@ -59,7 +59,7 @@ use crate::model::components::{
 use crate::model::config::hash_stub;
 use crate::model::config::options::Properties;
 use crate::model::containers::{
-    add_shared_and_template_env, container_port, convert, env, mount, template_mounts,
+    add_shared_and_template_env, container_port, env, mount, template_mounts, template_volumes,
     templated_pod_spec,
 };
 use crate::model::meta::{
@@ -885,13 +885,7 @@ impl ConnectCluster {
             }),
             ..Volume::default()
         }));
-        volumes.extend(
-            pod_template
-                .and_then(|pod| pod.volumes.as_ref())
-                .into_iter()
-                .flatten()
-                .filter_map(convert::<_, Volume>),
-        );
+        volumes.extend(template_volumes(pod_template));
         let spec = templated_pod_spec(pod_template);
         let affinity = match self.topology_key() {
             Some(key) => Some(rack::with_rack_affinity(spec.affinity.clone(), key)),

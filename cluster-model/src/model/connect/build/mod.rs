@@ -30,7 +30,7 @@ use strimzi_api::selectors::ComponentLabels;
 use super::ConnectCluster;
 use crate::model::config::hash_stub;
 use crate::model::containers::{
-    add_shared_and_template_env, convert, empty_dir, env, mount, template_mounts,
+    add_shared_and_template_env, empty_dir, env, mount, template_mounts, template_volumes,
     templated_pod_spec,
 };
 use crate::model::meta::{
@@ -482,13 +482,7 @@ impl<'a> ConnectBuild<'a> {
             volumes.push(empty_dir("var-tmp", None, None));
             mounts.push(mount("var-tmp", "/var/tmp"));
         }
-        volumes.extend(
-            pod_template
-                .and_then(|pod| pod.volumes.as_ref())
-                .into_iter()
-                .flatten()
-                .filter_map(convert::<_, Volume>),
-        );
+        volumes.extend(template_volumes(pod_template));
         mounts.extend(template_mounts(container_template));
         add_shared_and_template_env(&mut vars, &cluster.config.shared_env, container_template);
         let image = match settings.builder {
