@@ -20,4 +20,5 @@ pub mod nodes;
 pub mod process;
 pub mod prometheus;
 pub mod reference;
+pub mod registry;
 pub mod resources;

@@ -23,6 +23,7 @@ use crate::layout::{Provision, cache_dir, parse_versions, provision, write};
 use crate::measure::rss_mib;
 use crate::network::{CLUSTER_DNS_IP, CNI_BIN_DIR, NodeNetwork, POD_NETWORK};
 use crate::process::{Lifetime, ManagedProcess, ProcessSpec};
+use crate::registry::{LocalRegistry, containerd_hosts};
 
 /// Zones of the fake nodes, one node each, named as a cloud region's zones.
 pub const ZONES: [&str; 3] = ["eu-west-1a", "eu-west-1b", "eu-west-1c"];
@@ -71,12 +72,13 @@ pub fn images_dir() -> PathBuf {
 #[derive(Debug)]
 pub struct RealNodes {
     // Dropped in this order: cluster services, then the standby node (its kubelet, then its
-    // containerd), then kubelets, then containerds.
+    // containerd), then kubelets, then containerds, then the registry they pull from.
     coredns: ManagedProcess,
     kube_proxy: ManagedProcess,
     standby: tokio::sync::Mutex<Option<(ManagedProcess, ManagedProcess)>>,
     kubelets: Vec<ManagedProcess>,
     containerds: Vec<ManagedProcess>,
+    registry: LocalRegistry,
     node_start: NodeStart,
     /// The containerd socket of each node started with the environment.
     sockets: Vec<PathBuf>,
@@ -189,6 +191,7 @@ impl RealNodes {
         let kube_proxy_bin = kubernetes("kube-proxy")?;
         let coredns_bin = binary("coredns", "COREDNS_VERSION", "coredns")?;
         prepare_host(network)?;
+        let registry = LocalRegistry::start(network, log_dir, lifetime)?;
         let client = control_plane.client().await?;
         install_cluster_dns(&client, network).await?;
 
@@ -238,6 +241,7 @@ impl RealNodes {
             standby: tokio::sync::Mutex::new(None),
             kubelets,
             containerds,
+            registry,
             sockets,
             node_start,
             started: begun.elapsed(),
@@ -338,7 +342,13 @@ impl RealNodes {
         }
         processes.push(("kube-proxy".to_owned(), self.kube_proxy.pid()));
         processes.push(("coredns".to_owned(), self.coredns.pid()));
+        processes.push(("registry".to_owned(), self.registry.pid()));
         processes
+    }
+
+    /// The environment's container registry, which every node pulls from.
+    pub fn registry(&self) -> &LocalRegistry {
+        &self.registry
     }
 }
 
@@ -384,9 +394,10 @@ impl NodeDirs {
             kubelet_root: root.join("kubelet"),
             socket: containerd_socket(network, node),
         };
+        let registry_hosts = containerd_hosts(network, &root)?;
         write(
             &dirs.containerd_config,
-            &containerd_config(&root, &dirs.socket),
+            &containerd_config(&root, &dirs.socket, &registry_hosts),
         )?;
         write(
             &root.join("cni/net.d/10-testenv.conflist"),
@@ -535,7 +546,7 @@ fn node_labels(node: usize) -> String {
     )
 }
 
-fn containerd_config(root: &Path, socket: &Path) -> String {
+fn containerd_config(root: &Path, socket: &Path, registry_hosts: &Path) -> String {
     let root = root.display();
     format!(
         r#"version = 3
@@ -548,6 +559,8 @@ state = "{root}/containerd/state"
 [plugins]
   [plugins.'io.containerd.cri.v1.images']
     snapshotter = "overlayfs"
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = "{registry_hosts}"
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = "{pause}"
   [plugins.'io.containerd.cri.v1.runtime']
@@ -572,6 +585,7 @@ state = "{root}/containerd/state"
     disable = true
 "#,
         socket = socket.display(),
+        registry_hosts = registry_hosts.display(),
         pause = image_version("PAUSE_IMAGE"),
     )
 }

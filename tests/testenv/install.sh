@@ -206,7 +206,9 @@ build_helm() {
 # Debian packages the real nodes, the image build and the tests use, as "<file it provides>
 # <package>"; promtool (Prometheus's rule tester, from the `prometheus` package) evaluates
 # Strimzi's alert rules and dashboard queries over our operators' metrics; skopeo reads the
-# release's image archive as a docker archive and as an OCI archive (the `release` test).
+# release's image archive as a docker archive and as an OCI archive (the `release` test) and
+# pushes the Kafka image to the real nodes' registry, which is Debian's docker-registry (the
+# Connect build test pushes to it and the nodes pull from it).
 debian_packages=(
     "/usr/bin/promtool prometheus"
     "/usr/sbin/runc runc"
@@ -222,6 +224,7 @@ debian_packages=(
     "/usr/bin/openssl openssl"
     "/usr/bin/gcc gcc"
     "/usr/bin/skopeo skopeo"
+    "/usr/bin/docker-registry docker-registry"
 )
 install_debian_packages() {
     local entry file package missing=()

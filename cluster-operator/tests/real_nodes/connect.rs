@@ -93,8 +93,13 @@ fn connector(name: &str, class: &str, extra: Value) -> Value {
 
 /// Waits until the KafkaConnect is Ready for its current generation.
 async fn connect_ready(client: &Client, ns: &str) -> KafkaConnect {
+    named_connect_ready(client, ns, CONNECT).await
+}
+
+/// Waits until KafkaConnect `name` is Ready for its current generation.
+pub(super) async fn named_connect_ready(client: &Client, ns: &str, name: &str) -> KafkaConnect {
     let api: Api<KafkaConnect> = Api::namespaced(client.clone(), ns);
-    wait_for(&api, CONNECT, "the KafkaConnect to be Ready", |connect| {
+    wait_for(&api, name, "the KafkaConnect to be Ready", |connect| {
         let connect = connect?;
         let status = connect.status.as_ref()?;
         (condition_of(status.conditions.as_ref(), "Ready").is_some()
@@ -105,7 +110,12 @@ async fn connect_ready(client: &Client, ns: &str) -> KafkaConnect {
 }
 
 /// Waits until connector `name` reports `state` with a Ready condition.
-async fn connector_in_state(client: &Client, ns: &str, name: &str, state: &str) -> KafkaConnector {
+pub(super) async fn connector_in_state(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    state: &str,
+) -> KafkaConnector {
     let api: Api<KafkaConnector> = Api::namespaced(client.clone(), ns);
     wait_for(
         &api,

@@ -21,6 +21,7 @@ mod support;
 
 mod bridge;
 mod connect;
+mod connect_build;
 mod cruise_control;
 mod entity_operator;
 mod examples;

@@ -7,6 +7,7 @@
 #     kafka-<strimzi>-<kafka>.oci.tar        quay.io/strimzi/kafka:<strimzi>-kafka-<kafka>, one for
 #                                            each Kafka version of KAFKA_VERSIONS
 #     kafka-bridge-<bridge>.oci.tar          quay.io/strimzi/kafka-bridge:<bridge>
+#     buildah-<strimzi>.oci.tar              quay.io/strimzi/buildah:<strimzi> (Connect builds)
 #     operator.oci.tar                       <OPERATOR_IMAGE_REPOSITORY>:<workspace version>
 #                                            (only with --with-operator or --operator-only)
 #     <archive>.inputs                       what the archive was built from
@@ -31,6 +32,8 @@
 #     metrics reporter built with Maven from standins/cruise-control/metrics-reporter);
 #   - HTTP Bridge: the same Debian root filesystem without Java, with our bridge stand-in
 #     (standins/bridge) and its start script;
+#   - Buildah, the builder of KafkaConnect's spec.build: Debian's minimal base with Debian's
+#     buildah, isolation `chroot` as Strimzi's image sets it;
 #   - with --with-operator (or --operator-only), our operator image from the workspace's
 #     Dockerfile: its build stage's script runs here and its root is packed with the final
 #     stage's settings.
@@ -125,6 +128,11 @@ kafka_version_is() {
 }
 operator_archive=$images/operator.oci.tar
 bridge_archive=$images/kafka-bridge-$BRIDGE_VERSION.oci.tar
+buildah_archive=$images/buildah-$STRIMZI_VERSION.oci.tar
+# What the Buildah image holds besides Debian's minimal base: buildah (with the containers'
+# policy and registries files it depends on, not what it recommends: the builder runs no
+# containers of its own) and the CA certificates a push over TLS needs.
+buildah_packages=(buildah ca-certificates)
 created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # What the Kafka image's root filesystem holds besides Debian's minimal base: the JRE and what
@@ -337,6 +345,21 @@ EOF
     cd "$here"
 }
 
+# strip_root <root>: removes from a debootstrapped root what a container runtime provides at
+# start or a build leaves behind (caches, package lists, docs, logs, the host's resolver and
+# name), with a plain /etc/hosts.
+strip_root() {
+    local root=$1
+    rm -rf "${root:?}"/dev/* "${root:?}"/proc/* "${root:?}"/sys/* "${root:?}"/run/* "${root:?}"/tmp/* \
+        "${root:?}"/var/tmp/* "${root:?}"/var/lib/apt/lists/* "${root:?}"/var/cache/apt/* \
+        "${root:?}"/var/cache/debconf/*-old "${root:?}"/var/lib/dpkg/*-old \
+        "${root:?}"/usr/share/doc/* "${root:?}"/usr/share/man/* "${root:?}"/usr/share/info/* \
+        "${root:?}"/usr/share/locale/* "${root:?}"/usr/share/lintian "${root:?}"/debootstrap \
+        "${root:?}"/etc/resolv.conf "${root:?}"/etc/hostname "${root:?}"/root/.bash_history
+    find "$root/var/log" -type f -delete
+    printf '%s\n' '127.0.0.1 localhost' '::1 localhost ip6-localhost ip6-loopback' >"$root/etc/hosts"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Parts of the Kafka image.
 
@@ -359,15 +382,7 @@ build_rootfs() {
     java=$(chroot "$root" readlink -f /usr/bin/java)
     [[ $java == /usr/lib/jvm/*/bin/java ]] || { note "unexpected java path $java"; false; }
     echo "JAVA_HOME=${java%/bin/java}" >"$work/out/java.env"
-    # What a container runtime provides at start, or a build leaves behind.
-    rm -rf "${root:?}"/dev/* "${root:?}"/proc/* "${root:?}"/sys/* "${root:?}"/run/* "${root:?}"/tmp/* \
-        "${root:?}"/var/tmp/* "${root:?}"/var/lib/apt/lists/* "${root:?}"/var/cache/apt/* \
-        "${root:?}"/var/cache/debconf/*-old "${root:?}"/var/lib/dpkg/*-old \
-        "${root:?}"/usr/share/doc/* "${root:?}"/usr/share/man/* "${root:?}"/usr/share/info/* \
-        "${root:?}"/usr/share/locale/* "${root:?}"/usr/share/lintian "${root:?}"/debootstrap \
-        "${root:?}"/etc/resolv.conf "${root:?}"/etc/hostname "${root:?}"/root/.bash_history
-    find "$root/var/log" -type f -delete
-    printf '%s\n' '127.0.0.1 localhost' '::1 localhost ip6-localhost ip6-loopback' >"$root/etc/hosts"
+    strip_root "$root"
     log in_root "$root" 1001:0 /usr/bin/java -version
     log in_root "$root" 1001:0 /usr/bin/tini --version
     # What the JVM left (its perf data directory).
@@ -760,6 +775,46 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
+# The Buildah image a KafkaConnect build runs (STRIMZI_DEFAULT_BUILDAH_IMAGE's name): Debian's
+# minimal base with Debian's buildah, run as root with `chroot` isolation (BUILDAH_ISOLATION,
+# as Strimzi's image sets it: a builder pod has no privileges to run containers of its own).
+build_buildah_image() {
+    local root=$work/root
+    # buildah's dependencies do not configure in debootstrap's own order (containers-common
+    # fails): the base first, then apt inside it.
+    log debootstrap --variant=minbase --arch="$deb_arch" "$DEBIAN_SUITE" "$root" "$DEBIAN_MIRROR"
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    log in_root "$root" 0:0 apt-get update
+    log in_root "$root" 0:0 env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends "${buildah_packages[@]}"
+    if awk -v prefix="$root/" 'index($2, prefix) == 1' /proc/self/mounts | grep -q .; then
+        note "debootstrap left file systems mounted in $root"
+        false
+    fi
+    log in_root "$root" 0:0 buildah --version
+    [[ -f $root/etc/containers/policy.json ]] || { note "/etc/containers/policy.json missing"; false; }
+    strip_root "$root"
+    note "root filesystem: $(du -sm "$root" | cut -f1) MB"
+    find "$root" -exec touch -h -d "@$IMAGE_EPOCH" {} +
+    cat >"$work/config.json" <<EOF
+{
+  "User": "0",
+  "Env": [
+    "PATH=$image_path",
+    "container=oci",
+    "BUILDAH_ISOLATION=chroot"
+  ],
+  "Cmd": ["/bin/bash"],
+  "Labels": {
+    "org.opencontainers.image.description": "Buildah image with the name of Strimzi's $STRIMZI_VERSION, for the strimzi-rs test environment (Debian $DEBIAN_SUITE's buildah)"
+  }
+}
+EOF
+    pack_image "$root" "$work/config.json" "$BUILDAH_IMAGE"
+    remove "$root"
+}
+
+# ---------------------------------------------------------------------------------------------
 # The operator image (only with --with-operator), from the workspace's Dockerfile: the root and
 # settings of the binaries' part, smoke-tested, in one layer. No registry, no daemon.
 build_operator_image() {
@@ -878,7 +933,7 @@ fi
 pause_inputs="image=$PAUSE_IMAGE kubernetes=$KUBERNETES_VERSION epoch=$IMAGE_EPOCH
 oci.py=$oci_hash code=$(code_hash build_pause pack_image)"
 rootfs_inputs="suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${rootfs_packages[*]}
-code=$(code_hash build_rootfs in_root)"
+code=$(code_hash build_rootfs in_root strip_root)"
 kafka_agent_inputs="jar=$agent_jar sources=$(tree_hash "$kafka_own" agent/pom.xml agent/src)
 code=$(code_hash build_kafka_agent mvn_package mvn_run)"
 reporter_inputs="jar=$reporter_jar sources=$(tree_hash "$standins/cruise-control" metrics-reporter/pom.xml metrics-reporter/src/main)
@@ -910,10 +965,13 @@ bridge_image_inputs="image=$BRIDGE_IMAGE epoch=$IMAGE_EPOCH
 rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
 stand-in=$(tree_hash "$stages/binaries/standins" "$bridge_standin") $(tree_hash "$standins" bridge/scripts)
 $standin_code code=$(code_hash build_bridge_image)"
+buildah_inputs="image=$BUILDAH_IMAGE suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${buildah_packages[*]}
+epoch=$IMAGE_EPOCH oci.py=$oci_hash code=$(code_hash build_buildah_image in_root strip_root pack_image)"
 
 pause_ready=false
 kafka_ready=true
 bridge_ready=false
+buildah_ready=false
 is_current "$pause_archive.inputs" "$pause_inputs" && [[ -f $pause_archive ]] && pause_ready=true
 # The default version must be one of those built, under the pinned name.
 kafka_version_is "$KAFKA_VERSION"
@@ -924,16 +982,17 @@ for version in "${kafka_versions[@]}"; do
     is_current "$kafka_archive.inputs" "$(kafka_inputs)" && [[ -f $kafka_archive ]] || kafka_ready=false
 done
 is_current "$bridge_archive.inputs" "$bridge_image_inputs" && [[ -f $bridge_archive ]] && bridge_ready=true
+is_current "$buildah_archive.inputs" "$buildah_inputs" && [[ -f $buildah_archive ]] && buildah_ready=true
 
-if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || $with_operator; then
+if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || ! $buildah_ready || $with_operator; then
     image_arch
 fi
 if ! $pause_ready; then
     need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
     need gcc "apt-get install -y gcc libc6-dev"
 fi
-if ! $kafka_ready || ! $bridge_ready; then
-    [[ $(id -u) -eq 0 ]] || fail "building the Kafka and Bridge images needs root (debootstrap, chroot, root-owned files)"
+if ! $kafka_ready || ! $bridge_ready || ! $buildah_ready; then
+    [[ $(id -u) -eq 0 ]] || fail "building the Kafka, Bridge and Buildah images needs root (debootstrap, chroot, root-owned files)"
     need debootstrap "apt-get install -y debootstrap"
     [[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] ||
         fail "Debian's archive keys not found: apt-get install -y debian-archive-keyring"
@@ -991,6 +1050,14 @@ else
     finish_archive "$bridge_archive" "$bridge_image_inputs" "bridge image"
 fi
 
+if $buildah_ready; then
+    cached "buildah image $BUILDAH_IMAGE"
+else
+    start buildah "buildah image $BUILDAH_IMAGE" "1 to 2 minutes"
+    build_buildah_image
+    finish_archive "$buildah_archive" "$buildah_inputs" "buildah image"
+fi
+
 if $with_operator; then
     operator_image_part
 fi
@@ -1002,6 +1069,7 @@ for version in "${kafka_versions[@]}"; do
     echo "kafka image: $kafka_archive"
 done
 echo "bridge image: $bridge_archive"
+echo "buildah image: $buildah_archive"
 if $with_operator; then
     echo "operator image: $operator_archive"
 fi
