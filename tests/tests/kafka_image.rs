@@ -4,7 +4,8 @@
 //! and our contract stand-ins for Cruise Control and Kafka Exporter (`standins/`), named as
 //! stand-ins, and runs with the settings of Strimzi's image; the bridge image runs our bridge
 //! stand-in with Strimzi's bridge image's paths and no Java; the pause image is Kubernetes'
-//! pause program; the archives are valid OCI image archives named as the kubelet and the
+//! pause program; the Connect build's Buildah and Maven builder images hold those tools under
+//! Strimzi's names; the archives are valid OCI image archives named as the kubelet and the
 //! cluster operator refer to them, and a second run of the script is a no-op.
 //!
 //! The archives are read with the `tar` command (and `sha256sum`), not unpacked to disk.
@@ -683,10 +684,10 @@ fn second_run_is_a_no_op() {
         !stdout.contains("building"),
         "a warm run rebuilt something:\n{stdout}"
     );
-    // The pause image, a Kafka image per version and the Bridge image.
+    // The pause image, a Kafka image per version, the Bridge, Buildah and Maven builder images.
     assert_eq!(
         stdout.matches(": cached").count(),
-        2 + kafka_versions().len(),
+        4 + kafka_versions().len(),
         "{stdout}"
     );
     println!("figure: a warm run of build-images.sh took {elapsed:.1?}");
@@ -846,6 +847,35 @@ fn kafka_image_stand_ins_are_ours_and_named_as_such() {
         }),
         "Cruise Control's own jars are in the image"
     );
+}
+
+/// The builders of KafkaConnect's `spec.build` under Strimzi's names: Buildah run as root with
+/// `chroot` isolation, with the containers' policy it pulls under and what the operator's
+/// script calls; Maven with the `curl` and Java a build's first stage runs.
+#[test]
+fn connect_build_images_hold_buildah_and_maven() {
+    built();
+    let strimzi = version("STRIMZI_VERSION");
+    let buildah = Archive::open(&images_dir().join(format!("buildah-{strimzi}.oci.tar")));
+    assert_valid_oci_archive(&buildah, version("BUILDAH_IMAGE"));
+    assert_eq!(buildah.config["config"]["User"], "0");
+    assert_eq!(
+        buildah.env().get("BUILDAH_ISOLATION").map(String::as_str),
+        Some("chroot")
+    );
+    for name in ["usr/bin/buildah", "usr/bin/bash", "usr/bin/cat"] {
+        let entry = buildah.entry(name);
+        assert!(entry.is_file() && entry.executable(), "{name}: {entry:?}");
+    }
+    assert!(buildah.entry("etc/containers/policy.json").is_file());
+    let maven =
+        Archive::open(&images_dir().join(format!("registry/maven-builder-{strimzi}.oci.tar")));
+    assert_valid_oci_archive(&maven, version("MAVEN_BUILDER_IMAGE"));
+    for name in ["usr/share/maven/bin/mvn", "usr/bin/curl", "usr/bin/bash"] {
+        let entry = maven.entry(name);
+        assert!(entry.is_file() && entry.executable(), "{name}: {entry:?}");
+    }
+    assert!(maven.env().contains_key("JAVA_HOME"), "{:?}", maven.env());
 }
 
 /// The bridge image: Strimzi's bridge image's name, user, paths and settings (CONTRACT.md 8),

@@ -2,13 +2,16 @@
 //! Kubernetes: a Buildah builder pod (the environment's Buildah image under Strimzi's name)
 //! builds `FROM` the Kafka image in the environment's registry, downloads the plugins' `jar`,
 //! `tgz`, `zip` and `other` artifacts from a file server inside the node network, checks their
-//! checksums, pushes to that registry, and the workers run the pushed image by digest.
+//! checksums, resolves a `maven` artifact in a first stage on the Maven builder image (pushed to
+//! the registry, given by `STRIMZI_DEFAULT_MAVEN_BUILDER`) through a Maven repository on that
+//! file server, pushes to the registry, and the workers run the pushed image by digest.
 //!
 //! One cluster for every check: an artifact with a wrong checksum fails the build with a
 //! `ConnectBuildFailed` condition; fixed, the build pushes and the worker runs the image, whose
 //! plugin (Kafka's FileStream connectors, which the Kafka image leaves off the class path) a
 //! KafkaConnector runs; an option unrelated to the build changes the workers without a build;
-//! a changed artifact builds again and rolls the worker; `strimzi.io/force-rebuild` on the
+//! changed artifacts (the connectors now a `maven` artifact) build again and roll the worker,
+//! the connector running on what Maven resolved; `strimzi.io/force-rebuild` on the
 //! StrimziPodSet builds once more and is removed.
 
 use std::path::Path;
@@ -29,6 +32,7 @@ use strimzi_api::connect::KafkaConnect;
 use strimzi_api::pod_set::StrimziPodSet;
 use strimzi_tests::nodes::{image_version, images_dir};
 use strimzi_tests::process::{Lifetime, ManagedProcess, ProcessSpec};
+use strimzi_tests::registry::LocalRegistry;
 
 const CLUSTER: &str = "cb";
 const CONNECT: &str = "cb-connect";
@@ -55,9 +59,25 @@ impl Artifacts {
     }
 }
 
+/// Where the test's KafkaConnect takes Kafka's FileStream connectors from.
+#[derive(Clone, Copy)]
+enum FileConnectors {
+    /// The `connect-file` jar, a `jar` artifact.
+    Jar,
+    /// The same module as a `maven` artifact (`MAVEN_TEST_ARTIFACT`), resolved with its
+    /// dependencies in the Maven builder stage through the file server's Maven repository.
+    Maven,
+}
+
 /// Writes the artifacts into a folder of their own: Kafka's `connect-file` jar (from the
-/// image build's Maven libraries), two versions of a `tgz` plugin, a `zip` and a plain file.
+/// image build's Maven libraries), two versions of a `tgz` plugin, a `zip` and a plain file;
+/// and links the image build's Maven repository for the `maven` artifact there as `maven/`.
 fn write_artifacts(dir: &Path) {
+    std::os::unix::fs::symlink(
+        images_dir().join("stages/maven-repo/repository"),
+        dir.join("maven"),
+    )
+    .unwrap();
     let jar = format!("connect-file-{}.jar", image_version("KAFKA_VERSION"));
     let libs = images_dir().join(format!(
         "stages/kafka-dist-{}/libs",
@@ -141,9 +161,30 @@ impl BuildSetup {
     /// The KafkaConnect `FROM` the registry's Kafka image, pushing to the registry, with the
     /// `extras` plugin's `tgz` of `extras` and its `zip` checked against `zip_sum`, and the
     /// worker options `extra_config` beside the replication factors of a one-broker cluster.
-    fn connect(&self, extras: &str, zip_sum: &str, extra_config: Value) -> Value {
+    fn connect(
+        &self,
+        file_connectors: FileConnectors,
+        extras: &str,
+        zip_sum: &str,
+        extra_config: Value,
+    ) -> Value {
         let artifacts = &self.artifacts;
-        let (jar_url, jar_sum) = artifacts.artifact("connect-file.jar");
+        let file_connectors = match file_connectors {
+            FileConnectors::Jar => {
+                let (url, sum) = artifacts.artifact("connect-file.jar");
+                json!({"type": "jar", "url": url, "sha512sum": sum})
+            }
+            FileConnectors::Maven => {
+                let mut coordinates = image_version("MAVEN_TEST_ARTIFACT").split(':');
+                json!({
+                    "type": "maven",
+                    "group": coordinates.next(),
+                    "artifact": coordinates.next(),
+                    "version": coordinates.next(),
+                    "mirrors": [{"url": format!("{}/maven/", artifacts.base_url)}],
+                })
+            }
+        };
         let (tgz_url, tgz_sum) = artifacts.artifact(extras);
         let (zip_url, _) = artifacts.artifact("notes.zip");
         let (note_url, note_sum) = artifacts.artifact("notes.txt");
@@ -183,9 +224,7 @@ impl BuildSetup {
                         "additionalPushOptions": ["--tls-verify=false"],
                     },
                     "plugins": [
-                        {"name": "file-connectors", "artifacts": [
-                            {"type": "jar", "url": jar_url, "sha512sum": jar_sum},
-                        ]},
+                        {"name": "file-connectors", "artifacts": [file_connectors]},
                         {"name": "extras", "artifacts": [
                             {"type": "tgz", "url": tgz_url, "sha512sum": tgz_sum},
                             {"type": "zip", "url": zip_url, "sha512sum": zip_sum},
@@ -199,11 +238,17 @@ impl BuildSetup {
     }
 
     /// Applies [`Self::connect`].
-    async fn apply_connect(&self, extras: &str, zip_sum: &str, extra_config: Value) {
+    async fn apply_connect(
+        &self,
+        file_connectors: FileConnectors,
+        extras: &str,
+        zip_sum: &str,
+        extra_config: Value,
+    ) {
         apply(
             &self.client,
             &self.ns,
-            &self.connect(extras, zip_sum, extra_config),
+            &self.connect(file_connectors, extras, zip_sum, extra_config),
         )
         .await;
     }
@@ -236,43 +281,80 @@ async fn worker_image(client: &Client, ns: &str, other_than: Option<&str>) -> St
     .await
 }
 
+/// Asserts that Connect lists Kafka's FileStream source connector, which only a built plugin
+/// brings.
+fn assert_file_connectors(connect: &KafkaConnect) {
+    let classes: Vec<String> = connect
+        .status
+        .as_ref()
+        .and_then(|status| status.connector_plugins.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|plugin| plugin.class)
+        .collect();
+    assert!(
+        classes
+            .iter()
+            .any(|class| class == "org.apache.kafka.connect.file.FileStreamSourceConnector"),
+        "{classes:?}"
+    );
+}
+
+/// Pushes the archive `archive` of the images folder to `registry` as `strimzi/<name:tag>` of
+/// `image` (a `quay.io/strimzi/...` name); the pushed name.
+async fn push(registry: &'static LocalRegistry, archive: &str, image: &str) -> String {
+    let archive = images_dir().join(archive);
+    let name = image.rsplit_once('/').map(|(_, name)| name).unwrap();
+    let repository = format!("strimzi/{name}");
+    tokio::task::spawn_blocking(move || registry.push_archive(&archive, &repository))
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_connect_build_pushes_an_image_the_workers_run() {
-    let _room = super::room_for(super::Weight::Light).await;
+    let _room = super::room_for(super::Weight::Alone).await;
     let env = env();
     let client = env.client().await;
     let ns = env.namespace("connect-build").await;
     let _deleted = delete_when_done(env, &[&ns]);
-    // A build runs past the default timeout (5 minutes) when the machine is busy.
-    let _operator = super::operator_with(&ns, &[("STRIMZI_CONNECT_BUILD_TIMEOUT_MS", "900000")]);
-    for document in small_ephemeral_cluster(CLUSTER, "512m") {
-        apply(&client, &ns, &document).await;
-    }
 
-    // The Kafka image in the environment's registry, for the build's `FROM`.
+    // The Kafka image in the environment's registry, for the build's `FROM`, and the Maven
+    // builder image, for the first stage of a build with a `maven` artifact.
     let registry = env
         .real_nodes()
         .expect("a real-node environment")
         .registry();
-    let archive = images_dir().join(format!(
-        "kafka-{}-{}.oci.tar",
-        image_version("STRIMZI_VERSION"),
-        image_version("KAFKA_VERSION")
-    ));
     let pushed = Instant::now();
-    let tag = image_version("KAFKA_IMAGE")
-        .rsplit_once('/')
-        .map(|(_, tag)| tag.to_owned())
-        .unwrap();
-    let repository = format!("strimzi/{tag}");
-    let base = tokio::task::spawn_blocking(move || registry.push_archive(&archive, &repository))
-        .await
-        .unwrap()
-        .unwrap();
+    let strimzi = image_version("STRIMZI_VERSION");
+    let base = push(
+        registry,
+        &format!("kafka-{strimzi}-{}.oci.tar", image_version("KAFKA_VERSION")),
+        image_version("KAFKA_IMAGE"),
+    )
+    .await;
+    let maven_builder = push(
+        registry,
+        &format!("registry/maven-builder-{strimzi}.oci.tar"),
+        image_version("MAVEN_BUILDER_IMAGE"),
+    )
+    .await;
     println!(
-        "figure: the Kafka image pushed to the environment's registry in {:.1}s",
+        "figure: the Kafka and Maven builder images pushed to the environment's registry in {:.1}s",
         pushed.elapsed().as_secs_f64()
     );
+    // A build runs past the default timeout (5 minutes) when the machine is busy.
+    let _operator = super::operator_with(
+        &ns,
+        &[
+            ("STRIMZI_CONNECT_BUILD_TIMEOUT_MS", "900000"),
+            ("STRIMZI_DEFAULT_MAVEN_BUILDER", &maven_builder),
+        ],
+    );
+    for document in small_ephemeral_cluster(CLUSTER, "512m") {
+        apply(&client, &ns, &document).await;
+    }
     let output = format!("{}/{ns}/connect-build:latest", registry.host());
 
     let artifacts_dir = tempfile::tempdir().unwrap();
@@ -295,7 +377,7 @@ async fn a_connect_build_pushes_an_image_the_workers_run() {
     let wrong_sum = "0".repeat(128);
     let connects: Api<KafkaConnect> = Api::namespaced(client.clone(), &ns);
     setup
-        .apply_connect("extras-v1.tgz", &wrong_sum, json!({}))
+        .apply_connect(FileConnectors::Jar, "extras-v1.tgz", &wrong_sum, json!({}))
         .await;
     let failure = wait_for_within(
         &connects,
@@ -326,7 +408,7 @@ async fn a_connect_build_pushes_an_image_the_workers_run() {
     // Fixed: the build pushes, and the worker runs the pushed image by digest.
     let built = Instant::now();
     setup
-        .apply_connect("extras-v1.tgz", &zip_sum, json!({}))
+        .apply_connect(FileConnectors::Jar, "extras-v1.tgz", &zip_sum, json!({}))
         .await;
     let first = worker_image(&client, &ns, None).await;
     println!(
@@ -337,22 +419,7 @@ async fn a_connect_build_pushes_an_image_the_workers_run() {
         first.starts_with(&format!("{}/{ns}/connect-build@sha256:", registry.host())),
         "{first}"
     );
-    let status = named_connect_ready(&client, &ns, CONNECT)
-        .await
-        .status
-        .unwrap();
-    let classes: Vec<String> = status
-        .connector_plugins
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|plugin| plugin.class)
-        .collect();
-    assert!(
-        classes
-            .iter()
-            .any(|class| class == "org.apache.kafka.connect.file.FileStreamSourceConnector"),
-        "{classes:?}"
-    );
+    assert_file_connectors(&named_connect_ready(&client, &ns, CONNECT).await);
 
     // A connector of the built plugin runs.
     apply(
@@ -375,6 +442,7 @@ async fn a_connect_build_pushes_an_image_the_workers_run() {
     // An option unrelated to the build: the worker changes, the image does not.
     setup
         .apply_connect(
+            FileConnectors::Jar,
             "extras-v1.tgz",
             &zip_sum,
             json!({"offset.flush.interval.ms": 5000}),
@@ -390,9 +458,12 @@ async fn a_connect_build_pushes_an_image_the_workers_run() {
     );
     assert_eq!(unrelated.metadata.generation, Some(3));
 
-    // A changed artifact: a new build, and the worker rolls onto it.
+    // Changed artifacts (a new `tgz`, the FileStream connectors as a `maven` artifact): a new
+    // build with the Maven builder stage, and the worker rolls onto it; the connector runs on
+    // the plugin Maven resolved.
     setup
         .apply_connect(
+            FileConnectors::Maven,
             "extras-v2.tgz",
             &zip_sum,
             json!({"offset.flush.interval.ms": 5000}),
@@ -400,7 +471,8 @@ async fn a_connect_build_pushes_an_image_the_workers_run() {
         .await;
     let second = worker_image(&client, &ns, Some(&first)).await;
     assert!(second.contains("@sha256:"), "{second}");
-    named_connect_ready(&client, &ns, CONNECT).await;
+    assert_file_connectors(&named_connect_ready(&client, &ns, CONNECT).await);
+    connector_in_state(&client, &ns, "lines", "RUNNING").await;
 
     // A forced rebuild (the annotation on the StrimziPodSet, as Strimzi reads it): once, the
     // annotation removed.

@@ -46,6 +46,11 @@ enum Weight {
     Light = 1,
     /// A cluster of three brokers or more.
     Heavy = 2,
+    /// A test whose work loads the disk and cores so that a test beside it misses its
+    /// timings (a Connect build: Buildah copies the Kafka image's files several times): runs
+    /// alone. Beside it, `rolling`'s steady producer timed out once during a graceful roll
+    /// and wrote a record twice.
+    Alone = 4,
 }
 
 /// Our cluster operator binary watching `namespace` alone, with its metrics on a free port,

@@ -8,6 +8,10 @@
 #                                            each Kafka version of KAFKA_VERSIONS
 #     kafka-bridge-<bridge>.oci.tar          quay.io/strimzi/kafka-bridge:<bridge>
 #     buildah-<strimzi>.oci.tar              quay.io/strimzi/buildah:<strimzi> (Connect builds)
+#     registry/maven-builder-<strimzi>.oci.tar
+#                                            quay.io/strimzi/maven-builder:<strimzi>, pushed to the
+#                                            environment's registry by the Connect build test (not
+#                                            imported into the nodes)
 #     operator.oci.tar                       <OPERATOR_IMAGE_REPOSITORY>:<workspace version>
 #                                            (only with --with-operator or --operator-only)
 #     <archive>.inputs                       what the archive was built from
@@ -34,6 +38,8 @@
 #     (standins/bridge) and its start script;
 #   - Buildah, the builder of KafkaConnect's spec.build: Debian's minimal base with Debian's
 #     buildah, isolation `chroot` as Strimzi's image sets it;
+#   - the Maven builder of a Connect build's `maven` artifacts: the Kafka root filesystem with
+#     Debian's maven, and a Maven repository (stages/maven-repo) for the test's artifact;
 #   - with --with-operator (or --operator-only), our operator image from the workspace's
 #     Dockerfile: its build stage's script runs here and its root is packed with the final
 #     stage's settings.
@@ -133,6 +139,7 @@ buildah_archive=$images/buildah-$STRIMZI_VERSION.oci.tar
 # policy and registries files it depends on, not what it recommends: the builder runs no
 # containers of its own) and the CA certificates a push over TLS needs.
 buildah_packages=(buildah ca-certificates)
+maven_builder_archive=$images/registry/maven-builder-$STRIMZI_VERSION.oci.tar
 created=$(date -u -d "@$IMAGE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # What the Kafka image's root filesystem holds besides Debian's minimal base: the JRE and what
@@ -815,6 +822,62 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
+# The Maven builder image, the first stage of a Connect build with `maven` artifacts
+# (STRIMZI_DEFAULT_MAVEN_BUILDER's name): the Kafka image's root filesystem (a JRE, curl) with
+# Debian's Maven, run as root. Not imported into the nodes: the Connect build test pushes it to
+# the environment's registry, where Buildah pulls it from.
+build_maven_builder_image() {
+    local root=$work/root
+    cp -a "$stages/rootfs/rootfs" "$root"
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # Maven's post-installation links its manual page there (the root filesystem has no manuals).
+    mkdir -p "$root/usr/share/man/man1"
+    log in_root "$root" 0:0 apt-get update
+    log in_root "$root" 0:0 env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends maven
+    log in_root "$root" 0:0 mvn --version
+    strip_root "$root"
+    find "$root" -exec touch -h -d "@$IMAGE_EPOCH" {} +
+    cat >"$work/config.json" <<EOF
+{
+  "User": "0",
+  "Env": [
+    "PATH=$image_path",
+    "container=oci",
+    "JAVA_HOME=$(sed -n 's/^JAVA_HOME=//p' "$stages/rootfs/java.env")"
+  ],
+  "Cmd": ["/bin/bash"],
+  "Labels": {
+    "org.opencontainers.image.description": "Maven builder image with the name of Strimzi's $STRIMZI_VERSION, for the strimzi-rs test environment (Debian $DEBIAN_SUITE's maven)"
+  }
+}
+EOF
+    pack_image "$root" "$work/config.json" "$MAVEN_BUILDER_IMAGE"
+    remove "$root"
+}
+
+# A Maven repository for the Connect build test's `maven` artifact (MAVEN_TEST_ARTIFACT), which
+# the test serves inside the node network as the artifact's mirror: what the Dockerfile's
+# `mvn dependency:copy-dependencies` on that artifact's POM needs (the plugin, its own
+# dependencies, the artifact's), resolved from Maven Central by the same Maven version as the
+# builder image's, and the artifact's POM and JAR.
+build_maven_repo() {
+    local group artifact version path
+    IFS=: read -r group artifact version <<<"$MAVEN_TEST_ARTIFACT"
+    path=${group//.//}/$artifact/$version/$artifact-$version
+    cd "$work"
+    mvn_run "-Dmaven.repo.local=$work/out/repository" \
+        "org.apache.maven.plugins:maven-dependency-plugin:$MAVEN_DEPENDENCY_PLUGIN_VERSION:get" \
+        "-Dartifact=$MAVEN_TEST_ARTIFACT" -Dtransitive=false
+    cp "$work/out/repository/$path.pom" "$work/pom.xml"
+    mvn_run "-Dmaven.repo.local=$work/out/repository" dependency:copy-dependencies \
+        "-DoutputDirectory=$work/deps" -f "$work/pom.xml"
+    [[ -f $work/out/repository/$path.jar ]] || { note "$path.jar missing"; false; }
+    note "maven repository: $(du -sm "$work/out/repository" | cut -f1) MB, $(find "$work/deps" -name '*.jar' | wc -l) dependencies"
+    cd "$here"
+}
+
+# ---------------------------------------------------------------------------------------------
 # The operator image (only with --with-operator), from the workspace's Dockerfile: the root and
 # settings of the binaries' part, smoke-tested, in one layer. No registry, no daemon.
 build_operator_image() {
@@ -967,11 +1030,16 @@ stand-in=$(tree_hash "$stages/binaries/standins" "$bridge_standin") $(tree_hash 
 $standin_code code=$(code_hash build_bridge_image)"
 buildah_inputs="image=$BUILDAH_IMAGE suite=$DEBIAN_SUITE mirror=$DEBIAN_MIRROR packages=${buildah_packages[*]}
 epoch=$IMAGE_EPOCH oci.py=$oci_hash code=$(code_hash build_buildah_image in_root strip_root pack_image)"
+maven_builder_inputs="image=$MAVEN_BUILDER_IMAGE epoch=$IMAGE_EPOCH
+rootfs=$(echo "$rootfs_inputs" | sha256sum | cut -c1-64)
+oci.py=$oci_hash code=$(code_hash build_maven_builder_image in_root strip_root pack_image)"
+maven_repo_inputs="artifact=$MAVEN_TEST_ARTIFACT plugin=$MAVEN_DEPENDENCY_PLUGIN_VERSION code=$(code_hash build_maven_repo mvn_run)"
 
 pause_ready=false
 kafka_ready=true
 bridge_ready=false
 buildah_ready=false
+maven_builder_ready=false
 is_current "$pause_archive.inputs" "$pause_inputs" && [[ -f $pause_archive ]] && pause_ready=true
 # The default version must be one of those built, under the pinned name.
 kafka_version_is "$KAFKA_VERSION"
@@ -983,16 +1051,18 @@ for version in "${kafka_versions[@]}"; do
 done
 is_current "$bridge_archive.inputs" "$bridge_image_inputs" && [[ -f $bridge_archive ]] && bridge_ready=true
 is_current "$buildah_archive.inputs" "$buildah_inputs" && [[ -f $buildah_archive ]] && buildah_ready=true
+is_current "$maven_builder_archive.inputs" "$maven_builder_inputs" && [[ -f $maven_builder_archive ]] &&
+    is_current "$stages/maven-repo/.inputs" "$maven_repo_inputs" && maven_builder_ready=true
 
-if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || ! $buildah_ready || $with_operator; then
+if ! $pause_ready || ! $kafka_ready || ! $bridge_ready || ! $buildah_ready || ! $maven_builder_ready || $with_operator; then
     image_arch
 fi
 if ! $pause_ready; then
     need go "install Go 1.24 or newer (Debian 12's golang-go is too old)"
     need gcc "apt-get install -y gcc libc6-dev"
 fi
-if ! $kafka_ready || ! $bridge_ready || ! $buildah_ready; then
-    [[ $(id -u) -eq 0 ]] || fail "building the Kafka, Bridge and Buildah images needs root (debootstrap, chroot, root-owned files)"
+if ! $kafka_ready || ! $bridge_ready || ! $buildah_ready || ! $maven_builder_ready; then
+    [[ $(id -u) -eq 0 ]] || fail "building the Kafka, Bridge, Buildah and Maven builder images needs root (debootstrap, chroot, root-owned files)"
     need debootstrap "apt-get install -y debootstrap"
     [[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] ||
         fail "Debian's archive keys not found: apt-get install -y debian-archive-keyring"
@@ -1058,6 +1128,21 @@ else
     finish_archive "$buildah_archive" "$buildah_inputs" "buildah image"
 fi
 
+if $maven_builder_ready; then
+    cached "maven builder image $MAVEN_BUILDER_IMAGE"
+else
+    stage rootfs "$rootfs_inputs" "root filesystem (debootstrap $DEBIAN_SUITE, $JAVA_PACKAGE)" "1 to 3 minutes" build_rootfs
+    stage maven-repo "$maven_repo_inputs" "Maven repository of the Connect build test (Maven Central)" "1.5 minutes" build_maven_repo
+    if is_current "$maven_builder_archive.inputs" "$maven_builder_inputs" && [[ -f $maven_builder_archive ]]; then
+        cached "maven builder image $MAVEN_BUILDER_IMAGE"
+    else
+        mkdir -p "$(dirname "$maven_builder_archive")"
+        start maven-builder "maven builder image $MAVEN_BUILDER_IMAGE" "1 minute"
+        build_maven_builder_image
+        finish_archive "$maven_builder_archive" "$maven_builder_inputs" "maven builder image"
+    fi
+fi
+
 if $with_operator; then
     operator_image_part
 fi
@@ -1070,6 +1155,7 @@ for version in "${kafka_versions[@]}"; do
 done
 echo "bridge image: $bridge_archive"
 echo "buildah image: $buildah_archive"
+echo "maven builder image: $maven_builder_archive (Maven repository: $stages/maven-repo/repository)"
 if $with_operator; then
     echo "operator image: $operator_archive"
 fi
