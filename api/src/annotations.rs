@@ -19,6 +19,10 @@ pub const FORCE_RENEW: &str = "strimzi.io/force-renew";
 pub const FORCE_REPLACE: &str = "strimzi.io/force-replace";
 /// `"true"` on a Kafka skips the check that brokers being removed hold no partitions.
 pub const SKIP_BROKER_SCALEDOWN_CHECK: &str = "strimzi.io/skip-broker-scaledown-check";
+/// `"dynamic"` on a Kafka moves its KRaft controller quorum to the dynamic form (KIP-853,
+/// `kraft.version` 1), whose controllers can then be scaled. Not in Strimzi, and one-way:
+/// Strimzi 1.2 cannot change the controllers of a dynamic quorum.
+pub const KRAFT_QUORUM: &str = "strimzi.io/kraft-quorum";
 /// `"true"` on a KafkaConnect lets KafkaConnector resources manage its connectors.
 pub const USE_CONNECTOR_RESOURCES: &str = "strimzi.io/use-connector-resources";
 /// `"true"` on a KafkaConnect rebuilds its image even when the build did not change.

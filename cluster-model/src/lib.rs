@@ -1,6 +1,7 @@
 //! The cluster operator's pure parts, in a crate of their own so that the compiler keeps them
 //! pure: [`model`] turns custom resources, and what was read for them, into the desired
-//! Kubernetes objects, and [`rolling`] decides which pods to restart and when.
+//! Kubernetes objects, [`rolling`] decides which pods to restart and when, and [`quorum`] how
+//! the KRaft controller quorum's voters change.
 //!
 //! Nothing here talks to the API server or to Kafka, and nothing can: the crate depends on no
 //! Kubernetes client and no async runtime (no `kube` client or runtime, no `tokio`, no
@@ -11,4 +12,5 @@
 //! (`strimzi_cluster_operator::model`, `strimzi_cluster_operator::rolling`).
 
 pub mod model;
+pub mod quorum;
 pub mod rolling;

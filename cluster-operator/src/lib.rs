@@ -23,7 +23,7 @@ pub mod pod_set;
 pub mod readiness;
 pub mod rebalance;
 
-pub use strimzi_cluster_model::{model, rolling};
+pub use strimzi_cluster_model::{model, quorum, rolling};
 
 #[cfg(test)]
 mod model_tests;

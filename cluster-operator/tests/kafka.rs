@@ -542,6 +542,49 @@ async fn refused_while_kept(
     }
 }
 
+/// A running cluster's controllers do not change while its quorum cannot be read (the kwok
+/// pods run no Kafka): a bigger controller pool is refused, and neither its StrimziPodSet nor
+/// any node's configuration changes.
+#[tokio::test]
+async fn a_controller_change_is_refused_while_the_quorum_cannot_be_read() {
+    let (client, ns) = namespace("voters").await;
+    let operator = Operator::on(&ns);
+    let documents = cluster("voters", 1, 1);
+    apply_all(&client, &ns, &documents).await;
+    ready(&client, &ns, "voters").await;
+    let sets: Api<StrimziPodSet> = Api::namespaced(client.clone(), &ns);
+    let controllers_before = sets.get("voters-controller").await.unwrap().spec.pods.len();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let broker_config = || async {
+        config_maps
+            .get("voters-broker-0")
+            .await
+            .ok()
+            .and_then(|map| map.data?.get("server.config").cloned())
+    };
+    let before = broker_config().await;
+    assert!(before.is_some(), "the broker's ConfigMap");
+    merge_patch::<KafkaNodePool>(&client, &ns, "controller", json!({"spec": {"replicas": 3}}))
+        .await;
+    let message = not_ready_with(&client, &ns, "voters", "ControllerScalingRefused").await;
+    assert!(
+        message.contains("running [1], desired [1, 2, 3]")
+            && message.contains("the metadata quorum cannot be read"),
+        "{message}"
+    );
+    assert_eq!(
+        sets.get("voters-controller").await.unwrap().spec.pods.len(),
+        controllers_before,
+        "a controller was added to a quorum that could not be read"
+    );
+    assert_eq!(
+        broker_config().await,
+        before,
+        "a node's configuration changed"
+    );
+    operator.stop().await;
+}
+
 #[tokio::test]
 async fn a_scale_down_is_refused_while_the_operator_certificate_secret_is_missing() {
     use k8s_openapi::api::core::v1::PersistentVolumeClaim;

@@ -62,6 +62,7 @@ fn cluster(kafka: &Kafka, pools: &[KafkaNodePool]) -> KafkaCluster {
         pools: node_pools,
         config: model_support::default_model_config(),
         warnings: Vec::new(),
+        quorum_voters: None,
     }
 }
 

@@ -573,12 +573,35 @@ pub struct QuotaAlteration {
 pub struct QuorumReplica {
     /// The node id.
     pub replica_id: i32,
+    /// The ID of its metadata log directory (all zeros where the quorum is static, or
+    /// from a Kafka too old to tell); a voter is the pair of ID and directory.
+    pub directory_id: uuid::Uuid,
     /// Its log end offset.
     pub log_end_offset: i64,
     /// When the leader last heard from it (ms since the epoch, `-1` if unknown).
     pub last_fetch_timestamp: i64,
     /// When it last caught up (ms since the epoch, `-1` if unknown).
     pub last_caught_up_timestamp: i64,
+}
+
+/// A member of a dynamic metadata quorum: a node and its metadata log directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QuorumMember {
+    /// The node id.
+    pub node_id: i32,
+    /// The ID of its metadata log directory.
+    pub directory_id: uuid::Uuid,
+}
+
+/// Where a voter takes requests: a controller listener's name, host and port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VoterEndpoint {
+    /// The listener name, e.g. `CONTROLPLANE-9090`.
+    pub listener: String,
+    /// The host name.
+    pub host: String,
+    /// The port.
+    pub port: u16,
 }
 
 /// The KRaft metadata quorum.

@@ -496,6 +496,54 @@ impl KafkaTools {
         }
     }
 
+    /// The metadata quorum's leader and the node IDs of its voters, with Kafka's quorum
+    /// tool (`kafka-metadata-quorum.sh describe --status`).
+    pub fn quorum_status(&self) -> Result<(i32, std::collections::BTreeSet<i32>), String> {
+        let output = self.run(
+            "org.apache.kafka.tools.MetadataQuorumCommand",
+            &["describe", "--status"],
+        )?;
+        let leader = output
+            .lines()
+            .find_map(|line| line.trim_start().strip_prefix("LeaderId:"))
+            .and_then(|id| id.trim().parse().ok())
+            .ok_or_else(|| format!("no LeaderId in: {output}"))?;
+        let line = output
+            .lines()
+            .find(|line| line.trim_start().starts_with("CurrentVoters:"))
+            .ok_or_else(|| format!("no CurrentVoters in: {output}"))?;
+        line.split("\"id\":")
+            .skip(1)
+            .map(|rest| {
+                let digits: String = rest
+                    .trim_start()
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                digits
+                    .parse()
+                    .map_err(|_| format!("no voter ID in: {line}"))
+            })
+            .collect::<Result<_, _>>()
+            .map(|voters| (leader, voters))
+    }
+
+    /// The finalized level of feature `name` (0 when none is finalized), with Kafka's
+    /// feature tool (`kafka-features.sh describe`).
+    pub fn finalized_feature(&self, name: &str) -> Result<i16, String> {
+        let output = self.run("org.apache.kafka.tools.FeatureCommand", &["describe"])?;
+        let Some(line) = output.lines().find(|line| {
+            line.split_whitespace().nth(1) == Some(name) && line.starts_with("Feature:")
+        }) else {
+            return Ok(0);
+        };
+        line.split_whitespace()
+            .skip_while(|word| *word != "FinalizedVersionLevel:")
+            .nth(1)
+            .and_then(|level| level.parse().ok())
+            .ok_or_else(|| format!("no finalized level in: {line}"))
+    }
+
     /// Sets the options `set` (`key=value,...`) of topic `topic`, keeping its others, with
     /// Kafka's config tool.
     pub fn set_topic_config(&self, topic: &str, set: &str) -> Result<(), String> {

@@ -421,6 +421,10 @@ pub struct KafkaCluster {
     pub config: ModelConfig,
     /// Warnings found while resolving.
     pub warnings: Vec<ModelWarning>,
+    /// The voters of a dynamic KRaft quorum (`kraft.version` 1) as Kafka reports them; `None`
+    /// for a static quorum, whose voters are the cluster's controllers. See
+    /// [`KafkaCluster::configured_voters`].
+    pub quorum_voters: Option<BTreeSet<i32>>,
 }
 
 /// One node pool with its node IDs and its settings after the Kafka-level defaults were
@@ -506,6 +510,33 @@ impl KafkaCluster {
     /// The nodes with the controller role.
     pub fn controllers(&self) -> impl Iterator<Item = KafkaNode> + '_ {
         self.nodes().filter(KafkaNode::is_controller)
+    }
+
+    /// The nodes `node`'s `controller.quorum.voters` lists, sorted by node ID.
+    ///
+    /// In a static quorum: the cluster's controllers, as Strimzi writes them. In a dynamic
+    /// one the voter set lives in the metadata log, and Kafka takes the option only as where
+    /// to find the quorum (Strimzi's image formats every node without `--standalone`,
+    /// `--initial-controllers` or `--no-initial-controllers`, which Kafka refuses for a
+    /// controller without `controller.quorum.voters`, so the option stays). Each node then
+    /// lists the current voters, and a controller itself too, as Kafka requires: a new
+    /// controller, its log empty, counts itself the only voter without a log, so it can never
+    /// be elected without the vote of a current voter, which goes to a log at least as long
+    /// as its own only. A voter without a node in the model (none while the operator keeps
+    /// the nodes it still has to remove) is left out.
+    pub fn configured_voters(&self, node: &KafkaNode) -> Vec<KafkaNode> {
+        let mut listed: Vec<KafkaNode> = match &self.quorum_voters {
+            None => self.controllers().collect(),
+            Some(voters) => self
+                .nodes()
+                .filter(|other| {
+                    voters.contains(&other.node_id)
+                        || (other.node_id == node.node_id && node.is_controller())
+                })
+                .collect(),
+        };
+        listed.sort_by_key(|controller| controller.node_id);
+        listed
     }
 
     /// The Kafka-level template.

@@ -42,7 +42,14 @@ pub struct NodeConfiguration<'a> {
     pub desired: &'a str,
     /// The node's configuration as it describes it.
     pub described: &'a [ConfigEntry],
+    /// Whether the quorum is dynamic: its voters live in the metadata log, and
+    /// `controller.quorum.voters` only tells a node where to find them, so a change of it
+    /// restarts nothing (it is read at the next start).
+    pub dynamic_quorum: bool,
 }
+
+/// The option that lists the voters of a static quorum.
+const QUORUM_VOTERS: &str = "controller.quorum.voters";
 
 /// One static option whose running value is not the desired one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,7 +69,8 @@ pub struct StaticChange {
 /// operator does not apply while the node runs (see [`is_dynamic_option`]; per-broker
 /// dynamic options of Kafka, such as `ssl.cipher.suites`, are applied by a restart too), it is
 /// not one of the options never compared (`broker.id`, `advertised.listeners`, `broker.rack`,
-/// and `controller.quorum.*` on a node without the controller role), and either
+/// `controller.quorum.*` on a node without the controller role, and
+/// `controller.quorum.voters` in a dynamic quorum), and either
 ///
 /// - the desired value differs from the described one, where the described value comes from
 ///   the node's configuration file or Kafka's default (values set through the admin API stay
@@ -75,6 +83,7 @@ pub fn static_changes(node: &NodeConfiguration<'_>) -> Vec<StaticChange> {
             && !is_dynamic_option(name)
             && !NEVER_COMPARED.contains(&name)
             && (node.controller || !name.starts_with(QUORUM_PREFIX))
+            && (!node.dynamic_quorum || name != QUORUM_VOTERS)
     };
     let node_id = node.node_id.to_string();
     let desired = Properties::parse(node.desired);
@@ -217,6 +226,7 @@ mod tests {
             kafka_version: "4.3.1",
             desired,
             described,
+            dynamic_quorum: false,
         })
     }
 
@@ -418,6 +428,23 @@ mod tests {
             names(&changes(&desired, &controller_entries(), true)),
             ["controller.quorum.voters"]
         );
+        // A dynamic quorum's voters live in the metadata log: the option restarts nothing.
+        let in_dynamic_quorum = |desired: &str| {
+            static_changes(&NodeConfiguration {
+                node_id: 0,
+                controller: true,
+                kafka_version: "4.3.1",
+                desired,
+                described: &controller_entries(),
+                dynamic_quorum: true,
+            })
+        };
+        assert_eq!(in_dynamic_quorum(&desired), []);
+        let desired = format!("{desired}\ncontroller.quorum.fetch.timeout.ms=3000\n");
+        assert_eq!(
+            names(&in_dynamic_quorum(&desired)),
+            ["controller.quorum.fetch.timeout.ms"]
+        );
         let desired = with(
             BROKER_CONFIG,
             "advertised.listeners",
@@ -436,6 +463,7 @@ mod tests {
             kafka_version: "4.3.1",
             desired: &desired,
             described: &broker_entries(),
+            dynamic_quorum: false,
         });
         assert_eq!(names(&other), ["node.id"]);
     }
@@ -458,6 +486,7 @@ mod tests {
                 kafka_version,
                 desired: &desired,
                 described: &described,
+                dynamic_quorum: false,
             })
         };
         assert_eq!(names(&for_version("4.3.1")), ["cordoned.log.dirs"]);

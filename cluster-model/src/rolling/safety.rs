@@ -111,6 +111,7 @@ mod tests {
                 .iter()
                 .map(|&(replica_id, at)| QuorumReplica {
                     replica_id,
+                    directory_id: Default::default(),
                     log_end_offset: 100,
                     last_fetch_timestamp: at,
                     last_caught_up_timestamp: at,

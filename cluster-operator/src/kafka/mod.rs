@@ -8,6 +8,10 @@
 //! 2. Model: keep each pool's storage where the desired change is one its volumes cannot
 //!    follow (module `storage`, a `KafkaStorage` warning), validate the resources, assign
 //!    node IDs, collect warnings.
+//!    When the controllers change, or the Kafka asks for a dynamic KRaft quorum, the quorum
+//!    is read (module `quorum`): a static quorum's controllers never change (`NotReady`
+//!    `ControllerScalingRefused`) unless it first moves to the dynamic form, and the nodes of
+//!    a dynamic quorum's voters still to be removed keep running.
 //! 3. List the objects labelled for the Kafka component, once per kind; apply the listener
 //!    Services/Ingresses/Routes and read their addresses (none yet: the reconciliation ends
 //!    pending, `WaitingForListenerAddresses`).
@@ -24,7 +28,10 @@
 //!    reconciliation ends pending (`WaitingForPods`, `WaitingForEndpoints`). Stuck pods
 //!    (unschedulable, image pull failing, crash looping) of an older definition are deleted,
 //!    so that their StrimziPodSet recreates them as now desired.
-//! 8. Roll (module `roll`): with every pod ready, restart the next nodes that must restart
+//! 8. Quorum (module `quorum`): with every pod ready, one voter change of a dynamic quorum
+//!    (a caught-up new controller added, else an undesired voter removed while a caught-up
+//!    majority stays), ending pending (`ControllerQuorumChange`).
+//!    Roll (module `roll`): with every pod ready, restart the next nodes that must restart
 //!    (outdated definition, manual rolling update) when it is safe, controllers first (the
 //!    active controller last of them) and then brokers, and end pending (`RollingUpdate`, `RollingUpdateBlocked`,
 //!    `WaitingForNodesToRejoin`); with nothing to restart, apply the dynamically updatable
@@ -59,6 +66,7 @@ mod components;
 #[cfg(test)]
 mod decisions;
 mod objects;
+mod quorum;
 mod reload;
 mod renewal;
 mod roll;
@@ -137,6 +145,9 @@ pub enum ReconcileError {
     /// Brokers to be removed still hold partition replicas (or cannot be checked).
     #[error("{0}")]
     ScaleDownBlocked(String),
+    /// The controllers cannot change now (module `quorum`).
+    #[error(transparent)]
+    Quorum(#[from] crate::quorum::QuorumRefusal),
     /// The brokers answered an admin request with an error, or not in time.
     #[error("Kafka admin request failed: {0}")]
     Kafka(#[from] strimzi_operator_common::kafka::AdminError),
@@ -192,6 +203,7 @@ impl ErrorReason for ReconcileError {
             Self::Claim(error) => error.reason(),
             Self::Kafka(error) => error.reason(),
             Self::ScaleDownBlocked(_) => "InvalidResourceException",
+            Self::Quorum(refusal) => refusal.reason,
             Self::Api(_) => "KubernetesApiError",
             Self::Stopping => "OperatorStopping",
             Self::RouteApiUnavailable => "RouteApiUnavailable",
@@ -405,6 +417,7 @@ impl Reconciler for KafkaAssembly {
                     .status
                     .as_ref()
                     .and_then(|status| status.auto_rebalance.clone()),
+                desired_controllers: BTreeSet::new(),
             }
             .run(),
         )
@@ -459,6 +472,9 @@ pub(crate) struct Reconciliation<'a> {
     metadata_version: Option<String>,
     /// `status.autoRebalance` as this reconciliation leaves it.
     auto_rebalance: Option<KafkaAutoRebalanceStatus>,
+    /// The node IDs of the controllers the spec asks for, before any node is kept for a
+    /// voter still to be removed (module `quorum`).
+    desired_controllers: BTreeSet<i32>,
 }
 
 impl Reconciliation<'_> {
@@ -514,6 +530,9 @@ impl Reconciliation<'_> {
             }
             kept
         };
+        let cluster = self
+            .plan_quorum(cluster, &live, cas, warnings_before_model)
+            .await?;
         self.record_added_brokers(&cluster, &live.broker_node_ids());
         let observed = self.apply_listeners(&cluster, &mut live).await?;
         let addresses = cluster.listener_addresses(&observed);
@@ -534,14 +553,20 @@ impl Reconciliation<'_> {
             Some(waiting) => Some(waiting),
             None => match self.check_endpoints(&cluster).await? {
                 Some(waiting) => Some(waiting),
-                None => match self.roll(&cluster, &desired, cas, &sets).await? {
+                None => match self
+                    .change_quorum(&cluster, &desired.cluster_operator_certificate, cas)
+                    .await?
+                {
                     Some(waiting) => Some(waiting),
-                    None => match self.reconcile_components(&cluster, cas).await? {
+                    None => match self.roll(&cluster, &desired, cas, &sets).await? {
                         Some(waiting) => Some(waiting),
-                        None => {
-                            self.reconcile_auto_rebalance(&blocked).await?;
-                            None
-                        }
+                        None => match self.reconcile_components(&cluster, cas).await? {
+                            Some(waiting) => Some(waiting),
+                            None => {
+                                self.reconcile_auto_rebalance(&blocked).await?;
+                                None
+                            }
+                        },
                     },
                 },
             },

@@ -54,16 +54,45 @@ impl LiveObjects {
 
     /// The node IDs of the pods the listed StrimziPodSets run with the broker role.
     pub(super) fn broker_node_ids(&self) -> BTreeSet<i32> {
+        self.node_ids_with_role(labels::BROKER_ROLE)
+    }
+
+    /// The node IDs of the controllers the live StrimziPodSets run.
+    pub(super) fn controller_node_ids(&self) -> BTreeSet<i32> {
+        self.node_ids_with_role(labels::CONTROLLER_ROLE)
+    }
+
+    /// The node IDs each live node ConfigMap's `server.config` lists in
+    /// `controller.quorum.voters` (one set per ConfigMap that has the option).
+    pub(super) fn configured_voter_ids(&self) -> Vec<BTreeSet<i32>> {
+        self.config_maps
+            .iter()
+            .filter_map(|map| {
+                let config = map.data.as_ref()?.get("server.config")?;
+                let properties = crate::model::config::options::Properties::parse(config);
+                let voters = properties.get("controller.quorum.voters")?;
+                Some(
+                    voters
+                        .split(',')
+                        .filter_map(|voter| voter.split('@').next()?.trim().parse().ok())
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// The node IDs of the pods of the live StrimziPodSets labelled with `role_label`
+    /// `true`.
+    fn node_ids_with_role(&self, role_label: &str) -> BTreeSet<i32> {
         self.pod_sets
             .iter()
             .flat_map(|set| &set.spec.pods)
             .filter_map(|pod| {
                 let metadata = pod.0.get("metadata")?;
-                let is_broker =
-                    metadata.get("labels")?.get(labels::BROKER_ROLE)?.as_str()? == "true";
+                let has_role = metadata.get("labels")?.get(role_label)?.as_str()? == "true";
                 let name = metadata.get("name")?.as_str()?;
                 let id = name.rsplit('-').next()?.parse().ok()?;
-                is_broker.then_some(id)
+                has_role.then_some(id)
             })
             .collect()
     }

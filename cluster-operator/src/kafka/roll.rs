@@ -293,7 +293,7 @@ pub(super) async fn describe_all_topics(
 }
 
 /// An integer option of the user's configuration, if set and valid.
-fn user_option(cluster: &KafkaCluster, key: &str) -> Option<i64> {
+pub(super) fn user_option(cluster: &KafkaCluster, key: &str) -> Option<i64> {
     cluster
         .user_options
         .properties
@@ -591,6 +591,7 @@ impl Reconciliation<'_> {
                 kafka_version: &cluster.version.version,
                 desired,
                 described: entries,
+                dynamic_quorum: cluster.quorum_voters.is_some(),
             });
             if changes.is_empty() {
                 continue;
@@ -999,6 +1000,7 @@ mod tests {
     fn at_minimum_isr() -> ClusterState {
         let voter = |replica_id| QuorumReplica {
             replica_id,
+            directory_id: Default::default(),
             log_end_offset: 10,
             last_fetch_timestamp: -1,
             last_caught_up_timestamp: -1,

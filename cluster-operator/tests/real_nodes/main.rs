@@ -26,6 +26,7 @@ mod cruise_control;
 mod entity_operator;
 mod examples;
 mod mirror_maker2;
+mod quorum;
 mod real_kafka;
 mod rolling;
 mod rolling_safety;

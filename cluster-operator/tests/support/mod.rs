@@ -589,6 +589,20 @@ pub fn condition_of<'a>(
         .find(|condition| condition.r#type.as_deref() == Some(kind))
 }
 
+/// The first condition of the Kafka's status (of any type) with `reason`.
+pub fn condition_with_reason<'a>(
+    kafka: &'a Kafka,
+    reason: &str,
+) -> Option<&'a strimzi_api::common::Condition> {
+    kafka
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| condition.reason.as_deref() == Some(reason))
+}
+
 /// Waits until the Kafka `name` has a condition of type `type` with `reason` and returns the
 /// condition's message.
 async fn kafka_condition_with(

@@ -440,10 +440,15 @@ pub async fn stop_and_check_nothing_lost(
 
 /// Scales the node pool `broker` of the test clusters to `replicas`.
 pub async fn scale_brokers(client: &Client, ns: &str, replicas: i32) {
+    scale_pool(client, ns, "broker", replicas).await;
+}
+
+/// Sets the replicas of the KafkaNodePool `pool` in `ns`, as a user scales it.
+pub async fn scale_pool(client: &Client, ns: &str, pool: &str, replicas: i32) {
     use kube::api::{Patch, PatchParams};
     Api::<strimzi_api::node_pool::KafkaNodePool>::namespaced(client.clone(), ns)
         .patch(
-            "broker",
+            pool,
             &PatchParams::default(),
             &Patch::Merge(&serde_json::json!({"spec": {"replicas": replicas}})),
         )
@@ -568,6 +573,12 @@ impl Drop for ConnectionsRefused {
 /// the pod's name and run on this machine's kernel), as a crash of the process would: the
 /// kubelet restarts the container, the pod keeps its UID. Panics when no such JVM runs.
 pub fn kill_jvm_of(pod: &str) {
+    signal_jvm_of(pod, nix::sys::signal::Signal::SIGKILL);
+}
+
+/// Sends `signal` to the JVM of pod `pod` (found by its `HOSTNAME`), e.g. `SIGSTOP` to
+/// freeze a node and `SIGCONT` to let it go on.
+pub fn signal_jvm_of(pod: &str, signal: nix::sys::signal::Signal) {
     let hostname = format!("HOSTNAME={pod}");
     let pids: Vec<i32> = std::fs::read_dir("/proc")
         .unwrap()
@@ -584,11 +595,7 @@ pub fn kill_jvm_of(pod: &str) {
         .collect();
     assert!(!pids.is_empty(), "no JVM of pod {pod} runs");
     for pid in pids {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        )
-        .unwrap();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).unwrap();
     }
 }
 

@@ -241,6 +241,7 @@ fn static_reasons(
                 kafka_version: &cluster.version.version,
                 desired: then,
                 described: &described,
+                dynamic_quorum: cluster.quorum_voters.is_some(),
             });
             (!changes.is_empty()).then(|| (node.pod_name, static_reason(&changes)))
         })

@@ -131,6 +131,28 @@ pub trait KafkaAdmin: Send + Sync {
         updates: &[FeatureUpdate],
         validate_only: bool,
     ) -> Result<BTreeMap<String, ItemResult<()>>, AdminError>;
+    /// Makes `voter`, an observer of a dynamic quorum (`kraft.version` 1) caught up with the
+    /// leader, a voter reached at `endpoints`; answers once the new voter set is committed.
+    /// Not every implementation can: the default says so.
+    async fn add_raft_voter(
+        &self,
+        voter: &QuorumMember,
+        endpoints: &[VoterEndpoint],
+    ) -> Result<(), AdminError> {
+        let _ = endpoints;
+        Err(AdminError::Protocol(format!(
+            "adding voter {} is not supported",
+            voter.node_id
+        )))
+    }
+    /// Removes `voter` from the voters of a dynamic quorum; answers once the new voter set
+    /// is committed. Not every implementation can: the default says so.
+    async fn remove_raft_voter(&self, voter: &QuorumMember) -> Result<(), AdminError> {
+        Err(AdminError::Protocol(format!(
+            "removing voter {} is not supported",
+            voter.node_id
+        )))
+    }
 }
 
 /// Which broker a request must go to.

@@ -6,18 +6,19 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{
-    AlterClientQuotasRequest, AlterPartitionReassignmentsRequest, AlterUserScramCredentialsRequest,
-    ApiVersionsRequest, CreateAclsRequest, CreatePartitionsRequest, CreateTopicsRequest,
-    DeleteAclsRequest, DeleteTopicsRequest, DescribeAclsRequest, DescribeClientQuotasRequest,
-    DescribeClusterRequest, DescribeConfigsRequest, DescribeLogDirsRequest, DescribeQuorumRequest,
+    AddRaftVoterRequest, AlterClientQuotasRequest, AlterPartitionReassignmentsRequest,
+    AlterUserScramCredentialsRequest, ApiVersionsRequest, CreateAclsRequest,
+    CreatePartitionsRequest, CreateTopicsRequest, DeleteAclsRequest, DeleteTopicsRequest,
+    DescribeAclsRequest, DescribeClientQuotasRequest, DescribeClusterRequest,
+    DescribeConfigsRequest, DescribeLogDirsRequest, DescribeQuorumRequest,
     DescribeUserScramCredentialsRequest, IncrementalAlterConfigsRequest,
-    ListPartitionReassignmentsRequest, TopicName, UnregisterBrokerRequest, UpdateFeaturesRequest,
-    alter_client_quotas_request, alter_partition_reassignments_request,
-    alter_user_scram_credentials_request, create_acls_request, create_partitions_request,
-    create_topics_request, delete_acls_request, describe_client_quotas_request,
-    describe_configs_request, describe_quorum_request, describe_user_scram_credentials_request,
-    incremental_alter_configs_request, list_partition_reassignments_request, metadata_request,
-    update_features_request,
+    ListPartitionReassignmentsRequest, RemoveRaftVoterRequest, TopicName, UnregisterBrokerRequest,
+    UpdateFeaturesRequest, add_raft_voter_request, alter_client_quotas_request,
+    alter_partition_reassignments_request, alter_user_scram_credentials_request,
+    create_acls_request, create_partitions_request, create_topics_request, delete_acls_request,
+    describe_client_quotas_request, describe_configs_request, describe_quorum_request,
+    describe_user_scram_credentials_request, incremental_alter_configs_request,
+    list_partition_reassignments_request, metadata_request, update_features_request,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -694,6 +695,7 @@ impl KafkaAdmin for AdminClient {
                     .iter()
                     .map(|state| QuorumReplica {
                         replica_id: state.replica_id.0,
+                        directory_id: state.replica_directory_id,
                         log_end_offset: state.log_end_offset,
                         last_fetch_timestamp: state.last_fetch_timestamp,
                         last_caught_up_timestamp: state.last_caught_up_timestamp,
@@ -815,6 +817,45 @@ impl KafkaAdmin for AdminClient {
             );
         }
         Ok(results)
+    }
+
+    async fn add_raft_voter(
+        &self,
+        voter: &QuorumMember,
+        endpoints: &[VoterEndpoint],
+    ) -> Result<(), AdminError> {
+        // Kafka checks the cluster ID the request names, and an empty one does not match.
+        let cluster_id = self.cluster().await?.cluster_id;
+        let request = AddRaftVoterRequest::default()
+            .with_cluster_id(Some(text(&cluster_id)))
+            .with_timeout_ms(timeout_ms(self.config().request_timeout))
+            .with_voter_id(voter.node_id)
+            .with_voter_directory_id(voter.directory_id)
+            .with_listeners(
+                endpoints
+                    .iter()
+                    .map(|endpoint| {
+                        add_raft_voter_request::Listener::default()
+                            .with_name(text(&endpoint.listener))
+                            .with_host(text(&endpoint.host))
+                            .with_port(endpoint.port)
+                    })
+                    .collect(),
+            );
+        // Sent once: a voter change answers when it is committed, and one Kafka refuses now
+        // (an observer still catching up, another change under way) is for a later look.
+        let response = self.send(Target::Any, &request).await?;
+        item(response.error_code, response.error_message.as_ref())
+    }
+
+    async fn remove_raft_voter(&self, voter: &QuorumMember) -> Result<(), AdminError> {
+        let cluster_id = self.cluster().await?.cluster_id;
+        let request = RemoveRaftVoterRequest::default()
+            .with_cluster_id(Some(text(&cluster_id)))
+            .with_voter_id(voter.node_id)
+            .with_voter_directory_id(voter.directory_id);
+        let response = self.send(Target::Any, &request).await?;
+        item(response.error_code, response.error_message.as_ref())
     }
 }
 

@@ -177,9 +177,8 @@ impl KafkaCluster {
         };
         out.line("process.roles", roles);
         out.line("controller.listener.names", CONTROL_PLANE_LISTENER);
-        let mut controllers: Vec<KafkaNode> = self.controllers().collect();
-        controllers.sort_by_key(|controller| controller.node_id);
-        let voters: Vec<String> = controllers
+        let voters: Vec<String> = self
+            .configured_voters(node)
             .iter()
             .map(|controller| {
                 format!(

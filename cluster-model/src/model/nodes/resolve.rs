@@ -76,6 +76,7 @@ pub fn resolve(input: &ModelInput<'_>) -> Result<KafkaCluster, ModelError> {
         pools,
         config: input.config.clone(),
         warnings: Vec::new(),
+        quorum_voters: None,
         name,
         namespace,
     };
