@@ -15,6 +15,8 @@ use std::collections::BTreeSet;
 
 use strimzi_kafka_model::{QuorumInfo, QuorumMember, QuorumReplica};
 
+use crate::rolling::safety::caught_up_voters;
+
 /// Kafka's feature that tells a static quorum (0) from a dynamic one (1).
 pub const KRAFT_VERSION_FEATURE: &str = "kraft.version";
 
@@ -102,27 +104,6 @@ pub fn static_change_refusal(
             id_list(desired)
         ),
     })
-}
-
-/// The voters of `quorum` that are caught up with its leader: the leader itself, and each
-/// voter whose last catch-up is within `fetch_timeout_ms` of the leader's.
-fn caught_up_voters(quorum: &QuorumInfo, fetch_timeout_ms: i64) -> BTreeSet<i32> {
-    let leader_caught_up = quorum
-        .voters
-        .iter()
-        .find(|voter| voter.replica_id == quorum.leader_id)
-        .map_or(-1, |leader| leader.last_caught_up_timestamp);
-    quorum
-        .voters
-        .iter()
-        .filter(|voter| {
-            voter.replica_id == quorum.leader_id
-                || (leader_caught_up >= 0
-                    && voter.last_caught_up_timestamp >= 0
-                    && leader_caught_up - voter.last_caught_up_timestamp < fetch_timeout_ms)
-        })
-        .map(|voter| voter.replica_id)
-        .collect()
 }
 
 /// The member (node and directory) of a replica.

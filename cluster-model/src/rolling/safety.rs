@@ -20,27 +20,20 @@ pub fn quorum_blocker(node_id: i32, quorum: &QuorumInfo, fetch_timeout_ms: i64) 
     if voters <= 1 {
         return None;
     }
-    let leader_caught_up = quorum
+    if quorum
         .voters
         .iter()
         .find(|voter| voter.replica_id == quorum.leader_id)
-        .map_or(-1, |leader| leader.last_caught_up_timestamp);
-    if leader_caught_up < 0 {
+        .is_none_or(|leader| leader.last_caught_up_timestamp < 0)
+    {
         return Some(format!(
             "the quorum leader {} reports no catch-up time",
             quorum.leader_id
         ));
     }
-    let caught_up: BTreeSet<i32> = quorum
-        .voters
-        .iter()
-        .filter(|voter| voter.replica_id != node_id)
-        .filter(|voter| {
-            voter.replica_id == quorum.leader_id
-                || (voter.last_caught_up_timestamp >= 0
-                    && leader_caught_up - voter.last_caught_up_timestamp < fetch_timeout_ms)
-        })
-        .map(|voter| voter.replica_id)
+    let caught_up: BTreeSet<i32> = caught_up_voters(quorum, fetch_timeout_ms)
+        .into_iter()
+        .filter(|&id| id != node_id)
         .collect();
     let majority = voters / 2 + 1;
     (caught_up.len() < majority).then(|| {
@@ -49,6 +42,28 @@ pub fn quorum_blocker(node_id: i32, quorum: &QuorumInfo, fetch_timeout_ms: i64) 
             caught_up.len()
         )
     })
+}
+
+/// The voters of `quorum` caught up with its leader: the leader itself, and each voter whose
+/// last catch-up is within `fetch_timeout_ms` of the leader's (none but the leader when the
+/// leader reports no catch-up time).
+pub fn caught_up_voters(quorum: &QuorumInfo, fetch_timeout_ms: i64) -> BTreeSet<i32> {
+    let leader_caught_up = quorum
+        .voters
+        .iter()
+        .find(|voter| voter.replica_id == quorum.leader_id)
+        .map_or(-1, |leader| leader.last_caught_up_timestamp);
+    quorum
+        .voters
+        .iter()
+        .filter(|voter| {
+            voter.replica_id == quorum.leader_id
+                || (leader_caught_up >= 0
+                    && voter.last_caught_up_timestamp >= 0
+                    && leader_caught_up - voter.last_caught_up_timestamp < fetch_timeout_ms)
+        })
+        .map(|voter| voter.replica_id)
+        .collect()
 }
 
 /// The partitions whose availability restarting all of `brokers` at once would harm, as
