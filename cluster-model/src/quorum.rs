@@ -13,9 +13,12 @@
 
 use std::collections::BTreeSet;
 
+use strimzi_api::kafka::Kafka;
 use strimzi_kafka_model::{QuorumInfo, QuorumMember, QuorumReplica};
 
-use crate::rolling::safety::caught_up_voters;
+use crate::model::config::options::Properties;
+use crate::rolling::config_diff::QUORUM_VOTERS;
+use crate::rolling::safety::{caught_up_voters, is_caught_up};
 
 /// Kafka's feature that tells a static quorum (0) from a dynamic one (1).
 pub const KRAFT_VERSION_FEATURE: &str = "kraft.version";
@@ -48,6 +51,9 @@ pub enum QuorumStep {
     Add(QuorumMember),
     /// Remove this voter.
     Remove(QuorumMember),
+    /// Remove this voter: its node came back with another metadata directory (its disk was
+    /// replaced) and observes the quorum under it, caught up; the new directory is added next.
+    RemoveStale(QuorumMember),
     /// Nothing can change now, for this reason; a later look may find it possible.
     Wait(String),
     /// The change is refused until the user changes something.
@@ -75,6 +81,17 @@ pub const QUORUM_WOULD_BE_LOST: &str = "QuorumWouldBeLost";
 /// The annotation value (on the Kafka, key [`strimzi_api::annotations::KRAFT_QUORUM`]) that
 /// asks for a dynamic quorum.
 pub const DYNAMIC: &str = "dynamic";
+
+/// Whether `kafka` asks for a dynamic quorum (annotation
+/// [`strimzi_api::annotations::KRAFT_QUORUM`] set to [`DYNAMIC`]).
+pub fn dynamic_quorum_requested(kafka: &Kafka) -> bool {
+    kafka
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get(strimzi_api::annotations::KRAFT_QUORUM))
+        .is_some_and(|value| value == DYNAMIC)
+}
 
 /// The node IDs of `ids` as a sorted list, `[0, 1, 2]`, as messages show them.
 pub fn id_list(ids: &BTreeSet<i32>) -> String {
@@ -106,6 +123,63 @@ pub fn static_change_refusal(
     })
 }
 
+/// The node IDs a node's `server.config` lists in `controller.quorum.voters` (`None` when it
+/// has no such option).
+pub fn listed_voter_ids(server_config: &str) -> Option<BTreeSet<i32>> {
+    let properties = Properties::parse(server_config);
+    let voters = properties.get(QUORUM_VOTERS)?;
+    Some(
+        voters
+            .split(',')
+            .filter_map(|voter| voter.split('@').next()?.trim().parse().ok())
+            .collect(),
+    )
+}
+
+/// What a cluster's node configurations and its annotation tell of its quorum, before Kafka
+/// is asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfiguredQuorum {
+    /// Nothing runs yet, or the controllers stay, no dynamic quorum is asked for and every
+    /// node lists the running controllers: the configuration stays as Strimzi writes it, and
+    /// Kafka need not be asked.
+    Unchanged,
+    /// The controllers change while every node lists the running ones and no dynamic quorum
+    /// is asked for: a static quorum's controllers would change (refused), unless Kafka
+    /// reports the quorum dynamic already.
+    ControllersChange,
+    /// A dynamic quorum is asked for, or is changing (a node lists other voters than the
+    /// running controllers, as only a dynamic quorum's new controllers do).
+    Dynamic {
+        /// The IDs every node lists: the voters when the nodes were configured (each
+        /// controller also lists itself).
+        listed_by_all: BTreeSet<i32>,
+    },
+}
+
+/// What the configurations `listed` (one set per node that has `controller.quorum.voters`)
+/// tell of a cluster whose running controllers are `running` and desired ones `desired`,
+/// with `dynamic_requested` the Kafka's annotation.
+pub fn configured_quorum(
+    running: &BTreeSet<i32>,
+    listed: &[BTreeSet<i32>],
+    desired: &BTreeSet<i32>,
+    dynamic_requested: bool,
+) -> ConfiguredQuorum {
+    let settled = listed.iter().all(|voters| voters == running);
+    if running.is_empty() || (!dynamic_requested && running == desired && settled) {
+        return ConfiguredQuorum::Unchanged;
+    }
+    if !dynamic_requested && settled {
+        return ConfiguredQuorum::ControllersChange;
+    }
+    let mut sets = listed.iter();
+    let first = sets.next().cloned().unwrap_or_else(|| running.clone());
+    ConfiguredQuorum::Dynamic {
+        listed_by_all: sets.fold(first, |all, voters| &all & voters),
+    }
+}
+
 /// The member (node and directory) of a replica.
 fn member(replica: &QuorumReplica) -> QuorumMember {
     QuorumMember {
@@ -123,8 +197,14 @@ fn member(replica: &QuorumReplica) -> QuorumMember {
 /// - A dynamic quorum adds the lowest desired controller that is not a voter, once it
 ///   observes the quorum (Kafka itself refuses an observer that has not caught up), before
 ///   it removes anything, so that a replaced controller is added before the old one goes.
-/// - Then it removes the highest voter that is not desired, the leader last, only when the
-///   voters left keep a caught-up majority among them; never the last voter.
+/// - A voter whose node came back with a new metadata directory (a replaced disk: Kafka
+///   counts the new directory an observer, the old one a voter that no longer fetches) is
+///   removed once the node, under its new directory, has caught up and the old voter has
+///   not, so that the new directory is added next (Kafka keeps one directory per node ID
+///   among the voters).
+/// - Then it removes the highest voter that is not desired, the leader last.
+/// - A removal happens only when the voters left keep a caught-up majority among them; never
+///   the last voter.
 pub fn next_step(
     desired: &BTreeSet<i32>,
     view: &QuorumView<'_>,
@@ -168,29 +248,31 @@ pub fn next_step(
             )),
         };
     }
+    let replaced = quorum.voters.iter().find(|voter| {
+        !voter.directory_id.is_nil()
+            && voter.replica_id != quorum.leader_id
+            && !is_caught_up(quorum, voter, view.fetch_timeout_ms)
+            && quorum.observers.iter().any(|observer| {
+                observer.replica_id == voter.replica_id
+                    && !observer.directory_id.is_nil()
+                    && observer.directory_id != voter.directory_id
+                    && is_caught_up(quorum, observer, view.fetch_timeout_ms)
+            })
+    });
+    if let Some(stale) = replaced {
+        return match removal_refusal(view, &voters, stale.replica_id) {
+            Some(refusal) => QuorumStep::Refuse(refusal),
+            None => QuorumStep::RemoveStale(member(stale)),
+        };
+    }
     let mut removed: Vec<i32> = voters.difference(desired).copied().collect();
     // Highest first, the leader last: removing it makes the quorum elect another.
     removed.sort_by_key(|&id| (id == quorum.leader_id, std::cmp::Reverse(id)));
     let Some(&removed) = removed.first() else {
         return QuorumStep::Settled;
     };
-    let left: BTreeSet<i32> = voters.iter().copied().filter(|&id| id != removed).collect();
-    let caught_up_left: BTreeSet<i32> = caught_up_voters(quorum, view.fetch_timeout_ms)
-        .into_iter()
-        .filter(|&id| id != removed)
-        .collect();
-    let majority = left.len() / 2 + 1;
-    if left.is_empty() || caught_up_left.len() < majority {
-        return QuorumStep::Refuse(QuorumRefusal {
-            reason: QUORUM_WOULD_BE_LOST,
-            message: format!(
-                "Removing controller {removed} from the voters {} would leave {} of {} voters caught up with the leader (caught up: {}), fewer than the majority of {majority}: the controller stays until enough voters catch up",
-                id_list(&voters),
-                caught_up_left.len(),
-                left.len(),
-                id_list(&caught_up_left)
-            ),
-        });
+    if let Some(refusal) = removal_refusal(view, &voters, removed) {
+        return QuorumStep::Refuse(refusal);
     }
     let voter = quorum
         .voters
@@ -202,6 +284,31 @@ pub fn next_step(
             directory_id: Default::default(),
         });
     QuorumStep::Remove(voter)
+}
+
+/// Why `removed` may not leave the `voters` (`None` when it may): the voters left must keep
+/// a caught-up majority among them, and at least one must stay.
+fn removal_refusal(
+    view: &QuorumView<'_>,
+    voters: &BTreeSet<i32>,
+    removed: i32,
+) -> Option<QuorumRefusal> {
+    let left: BTreeSet<i32> = voters.iter().copied().filter(|&id| id != removed).collect();
+    let caught_up_left: BTreeSet<i32> = caught_up_voters(view.quorum, view.fetch_timeout_ms)
+        .into_iter()
+        .filter(|&id| id != removed)
+        .collect();
+    let majority = left.len() / 2 + 1;
+    (left.is_empty() || caught_up_left.len() < majority).then(|| QuorumRefusal {
+        reason: QUORUM_WOULD_BE_LOST,
+        message: format!(
+            "Removing controller {removed} from the voters {} would leave {} of {} voters caught up with the leader (caught up: {}), fewer than the majority of {majority}: the controller stays until enough voters catch up",
+            id_list(voters),
+            caught_up_left.len(),
+            left.len(),
+            id_list(&caught_up_left)
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -385,5 +492,102 @@ mod tests {
             next_step(&ids(&[]), &view(&one, 1), false),
             QuorumStep::Refuse(_)
         ));
+    }
+
+    #[test]
+    fn a_voter_whose_disk_was_replaced_is_removed_once_its_new_directory_caught_up() {
+        // Voter 2 stopped fetching; node 2 observes the quorum under a new directory.
+        let mut replaced = quorum(0, &[(0, 10_000), (1, 10_000), (2, 4_000)], &[]);
+        let mut new_directory = replica(2, 10_000);
+        new_directory.directory_id = uuid(9);
+        replaced.observers.push(new_directory);
+        let desired = ids(&[0, 1, 2]);
+        assert_eq!(
+            next_step(&desired, &view(&replaced, 1), true),
+            QuorumStep::RemoveStale(QuorumMember {
+                node_id: 2,
+                directory_id: uuid(3)
+            })
+        );
+        // Removed: the new directory is added like any new controller.
+        let mut removed = replaced.clone();
+        removed.voters.retain(|voter| voter.replica_id != 2);
+        assert_eq!(
+            next_step(&desired, &view(&removed, 1), true),
+            QuorumStep::Add(QuorumMember {
+                node_id: 2,
+                directory_id: uuid(9)
+            })
+        );
+        // The new directory has not caught up yet: the voter stays.
+        let mut behind = replaced.clone();
+        behind.observers[0].last_caught_up_timestamp = 5_000;
+        assert_eq!(
+            next_step(&desired, &view(&behind, 1), true),
+            QuorumStep::Settled
+        );
+        // The voter still fetches (the observer is another process, or left over): it stays.
+        let mut alive = replaced.clone();
+        alive.voters[2].last_caught_up_timestamp = 9_900;
+        assert_eq!(
+            next_step(&desired, &view(&alive, 1), true),
+            QuorumStep::Settled
+        );
+        // Voters without directories (moved from a static quorum by an old Kafka) are never
+        // taken for replaced.
+        let mut nil = replaced.clone();
+        nil.voters[2].directory_id = uuid::Uuid::nil();
+        assert_eq!(
+            next_step(&desired, &view(&nil, 1), true),
+            QuorumStep::Settled
+        );
+        // Another voter lagging too: removing 2 would leave 0 caught up of 0 and 1.
+        let mut lagging = replaced.clone();
+        lagging.voters[1].last_caught_up_timestamp = 4_000;
+        let step = next_step(&desired, &view(&lagging, 1), true);
+        assert!(
+            matches!(step, QuorumStep::Refuse(ref refusal) if refusal.reason == QUORUM_WOULD_BE_LOST),
+            "{step:?}"
+        );
+    }
+
+    #[test]
+    fn the_configurations_tell_an_unchanged_quorum_from_a_changing_one() {
+        let config = |voters: &str| format!("node.id=3\ncontroller.quorum.voters={voters}\n");
+        assert_eq!(
+            listed_voter_ids(&config("3@a-3.b:9090,4@a-4.b:9090")),
+            Some(ids(&[3, 4]))
+        );
+        assert_eq!(listed_voter_ids("node.id=3\n"), None);
+        let running = ids(&[3, 4, 5]);
+        let all = vec![running.clone(), running.clone()];
+        assert_eq!(
+            configured_quorum(&running, &all, &running, false),
+            ConfiguredQuorum::Unchanged
+        );
+        assert_eq!(
+            configured_quorum(&ids(&[]), &[], &running, false),
+            ConfiguredQuorum::Unchanged
+        );
+        assert_eq!(
+            configured_quorum(&running, &all, &ids(&[3, 4, 5, 6]), false),
+            ConfiguredQuorum::ControllersChange
+        );
+        assert_eq!(
+            configured_quorum(&running, &all, &running, true),
+            ConfiguredQuorum::Dynamic {
+                listed_by_all: running.clone()
+            }
+        );
+        // A new controller 6 lists the voters and itself: a dynamic quorum changing, even
+        // without the annotation; the voters are what every node lists.
+        let changing = vec![running.clone(), ids(&[3, 4, 5, 6])];
+        let with_six = ids(&[3, 4, 5, 6]);
+        assert_eq!(
+            configured_quorum(&with_six, &changing, &with_six, false),
+            ConfiguredQuorum::Dynamic {
+                listed_by_all: running
+            }
+        );
     }
 }

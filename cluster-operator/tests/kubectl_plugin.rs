@@ -631,8 +631,9 @@ async fn rolling_order(client: &Client, namespace: &str, cluster: &str) -> Vec<S
 /// nothing (the plan builds exactly the objects the operator applied); a dynamic option, a
 /// static option, a pool scaled, a template label, a listener added and resources changed are
 /// planned as the operator's model and roller decide, and for the last three the pods the plan
-/// restarts are the ones whose pods the operator then describes anew; an invalid change is
-/// refused with the operator's reason.
+/// restarts are the ones whose pods the operator then describes anew; an invalid change, and a
+/// static quorum's controllers scaled, are refused with the operator's reason, and a dynamic
+/// quorum's voter changes restart nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn plan_predicts_what_the_operator_does() {
     let (client, ns) = support::namespace("plan").await;
@@ -729,6 +730,46 @@ async fn plan_predicts_what_the_operator_does() {
     assert_eq!(restarts(&scaled), Vec::new(), "{scaled:#}");
     let config_map = format!("create ConfigMap {}", added[0].as_str().unwrap());
     assert!(objects(&scaled).contains(&config_map), "{scaled:#}");
+
+    // The controller pool scaled: a static quorum's controllers never change, refused as the
+    // operator refuses it.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let three_controllers = support::node_pool("c", "controller", 3, &["controller"]);
+    std::fs::write(
+        file.path(),
+        serde_yaml_ng::to_string(&three_controllers).unwrap(),
+    )
+    .unwrap();
+    let path = file.path().to_str().unwrap();
+    let static_quorum = kubectl_strimzi(
+        support::env(),
+        &ns,
+        &["plan", "--output", "json", "-f", path],
+    );
+    assert_eq!(static_quorum.code, 4, "{static_quorum:?}");
+    let refused: Value = serde_json::from_str(&static_quorum.stdout).unwrap();
+    assert_eq!(
+        refused["refused"]["reason"], "ControllerScalingRefused",
+        "{refused:#}"
+    );
+    // Asked to move to a dynamic quorum: the controllers are added as voters one by one and
+    // the voter lists that change restart nothing.
+    let mut dynamic_kafka = support::kafka("c", 2);
+    dynamic_kafka["metadata"]["annotations"] = json!({"strimzi.io/kraft-quorum": "dynamic"});
+    let dynamic_quorum = plan_documents(support::env(), &ns, &[dynamic_kafka, three_controllers]);
+    assert_eq!(dynamic_quorum["refused"], Value::Null, "{dynamic_quorum:#}");
+    assert_eq!(
+        dynamic_quorum["nodesAdded"].as_array().unwrap().len(),
+        2,
+        "{dynamic_quorum:#}"
+    );
+    assert_eq!(restarts(&dynamic_quorum), Vec::new(), "{dynamic_quorum:#}");
+    assert!(
+        dynamic_quorum["unknown"]
+            .to_string()
+            .contains("dynamic KRaft quorum"),
+        "{dynamic_quorum:#}"
+    );
 
     // An invalid change: refused with the operator's reason, exit code 4.
     let refused = kubectl_strimzi(

@@ -49,7 +49,7 @@ pub struct NodeConfiguration<'a> {
 }
 
 /// The option that lists the voters of a static quorum.
-const QUORUM_VOTERS: &str = "controller.quorum.voters";
+pub const QUORUM_VOTERS: &str = "controller.quorum.voters";
 
 /// One static option whose running value is not the desired one.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use strimzi_kafka_model::{QuorumInfo, TopicDescription};
+use strimzi_kafka_model::{QuorumInfo, QuorumReplica, TopicDescription};
 
 /// Kafka's default of `controller.quorum.fetch.timeout.ms`.
 pub const DEFAULT_QUORUM_FETCH_TIMEOUT_MS: i64 = 2000;
@@ -48,22 +48,27 @@ pub fn quorum_blocker(node_id: i32, quorum: &QuorumInfo, fetch_timeout_ms: i64) 
 /// last catch-up is within `fetch_timeout_ms` of the leader's (none but the leader when the
 /// leader reports no catch-up time).
 pub fn caught_up_voters(quorum: &QuorumInfo, fetch_timeout_ms: i64) -> BTreeSet<i32> {
+    quorum
+        .voters
+        .iter()
+        .filter(|voter| {
+            voter.replica_id == quorum.leader_id || is_caught_up(quorum, voter, fetch_timeout_ms)
+        })
+        .map(|voter| voter.replica_id)
+        .collect()
+}
+
+/// Whether `replica` (a voter or an observer of `quorum`) last caught up within
+/// `fetch_timeout_ms` of the leader's last catch-up (never when the leader reports none).
+pub fn is_caught_up(quorum: &QuorumInfo, replica: &QuorumReplica, fetch_timeout_ms: i64) -> bool {
     let leader_caught_up = quorum
         .voters
         .iter()
         .find(|voter| voter.replica_id == quorum.leader_id)
         .map_or(-1, |leader| leader.last_caught_up_timestamp);
-    quorum
-        .voters
-        .iter()
-        .filter(|voter| {
-            voter.replica_id == quorum.leader_id
-                || (leader_caught_up >= 0
-                    && voter.last_caught_up_timestamp >= 0
-                    && leader_caught_up - voter.last_caught_up_timestamp < fetch_timeout_ms)
-        })
-        .map(|voter| voter.replica_id)
-        .collect()
+    leader_caught_up >= 0
+        && replica.last_caught_up_timestamp >= 0
+        && leader_caught_up - replica.last_caught_up_timestamp < fetch_timeout_ms
 }
 
 /// The partitions whose availability restarting all of `brokers` at once would harm, as

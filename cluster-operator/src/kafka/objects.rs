@@ -68,15 +68,7 @@ impl LiveObjects {
         self.config_maps
             .iter()
             .filter_map(|map| {
-                let config = map.data.as_ref()?.get("server.config")?;
-                let properties = crate::model::config::options::Properties::parse(config);
-                let voters = properties.get("controller.quorum.voters")?;
-                Some(
-                    voters
-                        .split(',')
-                        .filter_map(|voter| voter.split('@').next()?.trim().parse().ok())
-                        .collect(),
-                )
+                crate::quorum::listed_voter_ids(map.data.as_ref()?.get("server.config")?)
             })
             .collect()
     }

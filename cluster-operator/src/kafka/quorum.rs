@@ -25,7 +25,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
-use strimzi_api::annotations;
 use strimzi_operator_common::kafka::{
     AdminClient, AdminError, FeatureUpdate, FeatureUpgradeType, KafkaAdmin, QuorumInfo,
     QuorumMember, VoterEndpoint,
@@ -37,8 +36,9 @@ use crate::model::KafkaCluster;
 use crate::model::config::broker::CONTROL_PLANE_LISTENER;
 use crate::model::listeners::services::CONTROL_PLANE_PORT;
 use crate::quorum::{
-    CONTROLLER_SCALING_REFUSED, DYNAMIC, DYNAMIC_KRAFT_VERSION, KRAFT_VERSION_FEATURE,
-    QuorumRefusal, QuorumStep, QuorumView, id_list, next_step, static_change_refusal,
+    CONTROLLER_SCALING_REFUSED, ConfiguredQuorum, DYNAMIC_KRAFT_VERSION, KRAFT_VERSION_FEATURE,
+    QuorumRefusal, QuorumStep, QuorumView, configured_quorum, dynamic_quorum_requested, id_list,
+    next_step, static_change_refusal,
 };
 use crate::rolling::safety::DEFAULT_QUORUM_FETCH_TIMEOUT_MS;
 
@@ -104,12 +104,7 @@ fn controller_ids(cluster: &KafkaCluster) -> BTreeSet<i32> {
 impl Reconciliation<'_> {
     /// Whether the Kafka asks for a dynamic quorum.
     fn dynamic_quorum_requested(&self) -> bool {
-        self.kafka
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|annotations| annotations.get(annotations::KRAFT_QUORUM))
-            .is_some_and(|value| value == DYNAMIC)
+        dynamic_quorum_requested(self.kafka)
     }
 
     /// Decides the quorum's form before the desired objects are built: refuses a change of a
@@ -128,14 +123,10 @@ impl Reconciliation<'_> {
         let running = live.controller_node_ids();
         let desired = controller_ids(&cluster);
         self.desired_controllers = desired.clone();
-        // Every node lists the running controllers: a static quorum, or a dynamic one whose
-        // voters are those controllers. Otherwise (a new controller that lists itself and
-        // the voters only) a dynamic quorum is changing, even without the annotation.
-        let settled = live
-            .configured_voter_ids()
-            .iter()
-            .all(|listed| *listed == running);
-        if running.is_empty() || (!requested && running == desired && settled) {
+        let listed = live.configured_voter_ids();
+        let settled = listed.iter().all(|voters| *voters == running);
+        if configured_quorum(&running, &listed, &desired, requested) == ConfiguredQuorum::Unchanged
+        {
             // A new cluster, or nothing to change: the static form, as Strimzi writes it.
             return Ok(cluster);
         }
@@ -265,6 +256,7 @@ impl Reconciliation<'_> {
                 stalled: false,
             })
         };
+        let replaced_disk = matches!(step, QuorumStep::RemoveStale(_));
         match step {
             QuorumStep::Settled | QuorumStep::MoveToDynamic => Ok(None),
             QuorumStep::Wait(message) => Ok(waiting(message)),
@@ -299,14 +291,19 @@ impl Reconciliation<'_> {
                 };
                 self.after_voter_change(result, change).await.map(waiting)
             }
-            QuorumStep::Remove(member) => {
+            QuorumStep::Remove(member) | QuorumStep::RemoveStale(member) => {
                 let result = admin.remove_raft_voter(&member).await;
+                let then = if replaced_disk {
+                    "its node came back with a new metadata directory (a replaced disk), which is added next"
+                } else {
+                    "its node goes next"
+                };
                 let change = VoterChange {
                     reason: "ControllerRemoved",
                     action: "RemoveVoter",
                     done: format!(
-                        "Removed controller {} from the voters of the KRaft quorum; its node goes next",
-                        member.node_id
+                        "Removed controller {} (directory {}) from the voters of the KRaft quorum; {then}",
+                        member.node_id, member.directory_id
                     ),
                     refused: format!(
                         "Kafka did not remove controller {} from the voters yet",

@@ -4,7 +4,9 @@
 //! `strimzi.io/kraft-quorum: dynamic`, its quorum moves to the dynamic form (`kraft.version`
 //! 1, as Kafka's own feature tool reads it) without restarting a node, and the controllers
 //! grow to three, each new one added as a voter once it caught up, the operator killed and
-//! started again after the first addition; then, with a remaining voter frozen, a scale-down
+//! started again after the first addition; a controller's disk replaced, its old metadata
+//! directory leaves the voters and its new one joins; then, with a remaining voter frozen, a
+//! scale-down
 //! to two is refused (`QuorumWouldBeLost`) and the controller stays; let go, the voter is
 //! removed first and its pod deleted after.
 
@@ -158,6 +160,60 @@ async fn a_static_quorum_moves_to_dynamic_and_its_controllers_scale_up_and_down_
     );
     assert_eq!(event_notes(&client, &ns, "ControllerAdded").await.len(), 2);
 
+    // A controller's disk replaced (its claim and pod deleted): it comes back formatted
+    // anew, under a new metadata directory, and observes the quorum while its old
+    // directory stays a voter that no longer fetches; once it caught up, the old directory
+    // is removed from the voters and the new one added, restarting nothing else.
+    let (leader, _) = tools.quorum_status().unwrap();
+    let replaced = *three.iter().find(|&&id| id != leader).unwrap();
+    let replaced_pod = format!("{CLUSTER}-controller-{replaced}");
+    let claims: kube::Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> =
+        kube::Api::namespaced(client.clone(), &ns);
+    let claim = crate::support::names::<k8s_openapi::api::core::v1::PersistentVolumeClaim>(
+        &client,
+        &ns,
+        &format!("strimzi.io/cluster={CLUSTER}"),
+    )
+    .await
+    .into_iter()
+    .find(|name| name.ends_with(&format!("-{replaced_pod}")))
+    .expect("the replaced controller's claim");
+    claims.delete(&claim, &Default::default()).await.unwrap();
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(client.clone(), &ns);
+    pods.delete(&replaced_pod, &Default::default())
+        .await
+        .unwrap();
+    eventually_ok(
+        "the old directory removed and the new one added",
+        POD_WAIT,
+        || async {
+            let added = event_notes(&client, &ns, "ControllerAdded").await.len();
+            let removed = event_notes(&client, &ns, "ControllerRemoved").await;
+            if added == 3 && removed.len() == 1 {
+                Ok(removed)
+            } else {
+                Err(format!("{added} additions, removals {removed:?}"))
+            }
+        },
+    )
+    .await
+    .iter()
+    .for_each(|note| assert!(note.contains("replaced disk"), "{note}"));
+    voters_become(&tools, &three).await;
+    ready(&client, &ns, CLUSTER).await;
+    all_pods_ready(&client, &ns, CLUSTER, 4).await;
+    let after_replacement = pod_uids(&client, &ns, CLUSTER).await;
+    for (pod, uid) in &after {
+        if *pod != replaced_pod {
+            assert_eq!(
+                after_replacement.get(pod),
+                Some(uid),
+                "{pod} restarted when another controller's disk was replaced"
+            );
+        }
+    }
+
     // A scale-down to two would remove the highest controller; with the other one left
     // that does not lead frozen, only one voter would be caught up: refused (a Warning
     // while the frozen pod is not ready), and the controller stays.
@@ -195,7 +251,7 @@ async fn a_static_quorum_moves_to_dynamic_and_its_controllers_scale_up_and_down_
     .await;
     assert_eq!(
         event_notes(&client, &ns, "ControllerRemoved").await.len(),
-        1
+        2
     );
     let report = stop_and_check_nothing_lost(producer, &plain, "steady", Redelivery::Refused).await;
     println!(

@@ -41,6 +41,7 @@ use strimzi_cluster_model::model::config::ExternalConfiguration;
 use strimzi_cluster_model::model::desired::{self, BuildInputs};
 use strimzi_cluster_model::model::listeners::ObservedListeners;
 use strimzi_cluster_model::model::{self, KafkaCluster, ModelInput};
+use strimzi_cluster_model::quorum;
 use strimzi_cluster_model::rolling::RollClock;
 use strimzi_cluster_operator::config::ClusterOperatorConfig;
 use time::OffsetDateTime;
@@ -145,7 +146,7 @@ pub async fn plan(cluster: &Cluster, request: &PlanRequest) -> Result<Plan, Plug
     };
     plan.certificate_authorities = cas.iter().filter_map(describe_ca_action).collect();
     let cluster_id = cluster_id(&resources);
-    let kafka_cluster = match model::resolve(&ModelInput {
+    let mut kafka_cluster = match model::resolve(&ModelInput {
         kafka: &resources.kafka,
         pools: &resources.pools,
         cluster_id: &cluster_id,
@@ -166,6 +167,24 @@ pub async fn plan(cluster: &Cluster, request: &PlanRequest) -> Result<Plan, Plug
         })
         .collect();
     let live = read_live(cluster, &kafka_cluster, &config).await?;
+    let dynamic_requested = quorum::dynamic_quorum_requested(&resources.kafka);
+    match predict::quorum_outlook(&kafka_cluster, dynamic_requested, &live.running) {
+        Ok(None) => {}
+        Ok(Some(voters)) => {
+            let desired: BTreeSet<i32> = kafka_cluster
+                .controllers()
+                .map(|node| node.node_id)
+                .collect();
+            let changing = voters != desired;
+            kafka_cluster.quorum_voters = Some(voters);
+            if changing {
+                plan.unknown.push(
+                "the voters of the dynamic KRaft quorum: the operator reads them from Kafka; each new controller becomes a voter once it has caught up, each removed controller leaves the voters before its pod goes, one at a time, a removal that would leave no caught-up majority refused (QuorumWouldBeLost); changed voter lists restart nothing".to_owned(),
+                );
+            }
+        }
+        Err(refused) => return Ok(refused_plan(plan, refused)),
+    }
     let observed = ObservedListeners {
         services: typed(&live.running, "Service"),
         ingresses: typed(&live.running, "Ingress"),

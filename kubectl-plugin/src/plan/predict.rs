@@ -9,6 +9,7 @@ use serde_json::Value;
 use strimzi_cluster_model::model::KafkaCluster;
 use strimzi_cluster_model::model::config::options::Properties;
 use strimzi_cluster_model::model::desired::DesiredObjects;
+use strimzi_cluster_model::quorum::{self, ConfiguredQuorum};
 use strimzi_cluster_model::rolling::config_diff::{
     NodeConfiguration, StaticChange, static_changes,
 };
@@ -116,6 +117,59 @@ pub struct Running {
     pub pruned_kinds: BTreeSet<String>,
     /// Objects that could not be read, by kind and name, with why.
     pub unreadable: BTreeMap<(String, String), String>,
+}
+
+/// The node IDs of the running pods labelled as controllers.
+fn running_controllers(running: &Running) -> BTreeSet<i32> {
+    running
+        .pods
+        .iter()
+        .filter(|(_, pod)| {
+            pod.metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(strimzi_api::labels::CONTROLLER_ROLE))
+                .is_some_and(|role| role == "true")
+        })
+        .filter_map(|(name, _)| name.rsplit('-').next()?.parse().ok())
+        .collect()
+}
+
+/// What the operator's quorum step would decide, as far as it can be told offline (Kafka
+/// is not asked): `Ok(None)` for a quorum whose configuration stays as Strimzi writes it,
+/// `Ok(Some(voters))` for a dynamic one (asked for with `dynamic_requested`, or changing),
+/// whose nodes list `voters` (each controller also itself) and restart for none of them, and
+/// the refusal of a static quorum's controller change.
+pub fn quorum_outlook(
+    cluster: &KafkaCluster,
+    dynamic_requested: bool,
+    running: &Running,
+) -> Result<Option<BTreeSet<i32>>, Note> {
+    let running_controllers = running_controllers(running);
+    let listed: Vec<BTreeSet<i32>> = running
+        .server_configs
+        .values()
+        .filter_map(|config| quorum::listed_voter_ids(config))
+        .collect();
+    let desired: BTreeSet<i32> = cluster.controllers().map(|node| node.node_id).collect();
+    match quorum::configured_quorum(&running_controllers, &listed, &desired, dynamic_requested) {
+        ConfiguredQuorum::Unchanged => Ok(None),
+        ConfiguredQuorum::ControllersChange => {
+            match quorum::static_change_refusal(&running_controllers, &desired, false) {
+                Some(refusal) => Err(Note {
+                    reason: refusal.reason.to_owned(),
+                    message: format!(
+                        "{refusal} (unless the quorum is dynamic already, kraft.version 1 finalized without the annotation: the plan does not ask Kafka)"
+                    ),
+                }),
+                None => Ok(None),
+            }
+        }
+        ConfiguredQuorum::Dynamic { listed_by_all } if listed_by_all.is_empty() => {
+            Ok(Some(running_controllers))
+        }
+        ConfiguredQuorum::Dynamic { listed_by_all } => Ok(Some(listed_by_all)),
+    }
 }
 
 /// The options of `kafka.spec.kafka.config` the operator applies to running brokers.
