@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
-use strimzi_tests::measure::{http_get, metric, rss_mib};
+use strimzi_tests::measure::{growth_by_labels, http_get, metric, metric_with_label, rss_mib};
 
 /// Full reconciliation interval of the benchmarked operator.
 const INTERVAL: Duration = Duration::from_secs(20);
@@ -114,8 +114,9 @@ async fn main() {
         per(writes, reconciliations),
         per(reads, reconciliations),
     );
-    let kafka_reconciliations = labelled(&after, "strimzi_reconciliations_total", "kind=\"Kafka\"")
-        - labelled(&before, "strimzi_reconciliations_total", "kind=\"Kafka\"");
+    let kafka_reconciliations =
+        metric_with_label(&after, "strimzi_reconciliations_total", "kind=\"Kafka\"")
+            - metric_with_label(&before, "strimzi_reconciliations_total", "kind=\"Kafka\"");
     println!(
         "  of which Kafka reconciliations:   {kafka_reconciliations:>7.0}, reads per Kafka reconciliation (all reads): {:.1}",
         per(reads, kafka_reconciliations)
@@ -136,34 +137,12 @@ async fn main() {
     println!("(pods are simulated by kwok; no Kafka runs in them)");
 }
 
-/// The sum of the samples of metric `name` whose labels contain `label` (e.g.
-/// `kind="Kafka"`).
-fn labelled(text: &str, name: &str, label: &str) -> f64 {
-    text.lines()
-        .filter(|line| line.starts_with(&format!("{name}{{")) && line.contains(label))
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 /// How much each sample of the counter `metric` grew between two `/metrics` texts, as
 /// `labels: growth` for those that grew, e.g. `kind="secrets",verb="get": 42`.
 fn by_labels(metric: &str, before: &str, after: &str) -> String {
-    let prefix = format!("{metric}{{");
-    let samples = |text: &str| -> std::collections::BTreeMap<String, f64> {
-        text.lines()
-            .filter_map(|line| {
-                let (labels, value) = line.strip_prefix(&prefix)?.rsplit_once(' ')?;
-                Some((labels.trim_end_matches('}').to_owned(), value.parse().ok()?))
-            })
-            .collect()
-    };
-    let earlier = samples(before);
-    samples(after)
+    growth_by_labels(metric, before, after)
         .into_iter()
-        .filter_map(|(labels, value)| {
-            let delta = value - earlier.get(&labels).copied().unwrap_or(0.0);
-            (delta > 0.0).then(|| format!("{labels}: {delta:.0}"))
-        })
+        .map(|(labels, delta)| format!("{labels}: {delta:.0}"))
         .collect::<Vec<_>>()
         .join(", ")
 }
