@@ -200,13 +200,7 @@ async fn apply_and_time(client: &Client, namespace: &str, names: &[String]) -> T
     const NODES: usize = 6;
     let started = Instant::now();
     for name in names {
-        for document in support::cluster(name, 3, 3) {
-            let mut document = document;
-            // Pool names are per namespace: prefix them with the cluster's.
-            if document["kind"] == "KafkaNodePool" {
-                let pool = document["metadata"]["name"].as_str().unwrap().to_owned();
-                document["metadata"]["name"] = format!("{name}-{pool}").into();
-            }
+        for document in support::cluster_with_own_pool_names(name, 3, 3) {
             support::apply(client, namespace, &document).await;
         }
     }

@@ -261,12 +261,7 @@ async fn fleet(
     let names: Vec<String> = (0..clusters).map(|i| format!("c{i}")).collect();
     let before = Snapshot::take(port, pid);
     for name in &names {
-        for mut document in support::cluster(name, 3, 3) {
-            // Pool names are per namespace: prefixed with the cluster's.
-            if document["kind"] == "KafkaNodePool" {
-                let pool = document["metadata"]["name"].as_str().unwrap().to_owned();
-                document["metadata"]["name"] = format!("{name}-{pool}").into();
-            }
+        for document in support::cluster_with_own_pool_names(name, 3, 3) {
             support::apply(client, &ns, &document).await;
         }
     }
@@ -351,13 +346,7 @@ async fn ready_kafkas(client: &Client, ns: &str) -> usize {
         .unwrap()
         .items
         .iter()
-        .filter(|kafka| {
-            kafka.status.as_ref().is_some_and(|status| {
-                status.observed_generation == kafka.metadata.generation
-                    && support::condition(kafka, "Ready").is_some()
-                    && support::condition(kafka, "Reconciling").is_none()
-            })
-        })
+        .filter(|kafka| support::is_ready(kafka))
         .count()
 }
 

@@ -530,6 +530,22 @@ pub fn cluster(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
     ]
 }
 
+/// [`cluster`] with its node pools named after the cluster (`<name>-controller`,
+/// `<name>-broker`), so that many clusters fit in one namespace.
+pub fn cluster_with_own_pool_names(name: &str, controllers: i32, brokers: i32) -> Vec<Value> {
+    let mut documents = cluster(name, controllers, brokers);
+    for document in &mut documents {
+        if document["kind"] == "KafkaNodePool" {
+            let pool = document["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            document["metadata"]["name"] = format!("{name}-{pool}").into();
+        }
+    }
+    documents
+}
+
 /// The KafkaNodePool `pool` of Kafka `cluster`: `replicas` nodes of `roles`, ephemeral
 /// storage.
 pub fn node_pool(cluster: &str, pool: &str, replicas: i32, roles: &[&str]) -> Value {
@@ -839,16 +855,18 @@ pub async fn ready_within(client: &Client, ns: &str, name: &str, timeout: Durati
         name,
         &format!("Kafka {ns}/{name} to be Ready"),
         timeout,
-        |kafka| {
-            let kafka = kafka?;
-            let status = kafka.status.as_ref()?;
-            (condition(kafka, "Ready").is_some()
-                && condition(kafka, "Reconciling").is_none()
-                && status.observed_generation == kafka.metadata.generation)
-                .then(|| kafka.clone())
-        },
+        |kafka| kafka.filter(|kafka| is_ready(kafka)).cloned(),
     )
     .await
+}
+
+/// Whether `kafka` is Ready and done reconciling its latest spec.
+pub fn is_ready(kafka: &Kafka) -> bool {
+    kafka.status.as_ref().is_some_and(|status| {
+        condition(kafka, "Ready").is_some()
+            && condition(kafka, "Reconciling").is_none()
+            && status.observed_generation == kafka.metadata.generation
+    })
 }
 
 /// The names of the objects of kind `K` in `ns` matching `selector` and not being deleted,
